@@ -1,0 +1,92 @@
+// JobSpec: what a user asks for when submitting a training job. One schema, accepted
+// as YAML or JSON (job_spec_parse.h); every field is documented in docs/jobspec.md.
+//
+// A JobSpec held anywhere in Corral has passed validation: the parser fills defaults
+// and resolves derived fields (e.g. `preemptible` from the priority class), so the
+// scheduler never sees an unset value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/time.h"
+
+namespace corral::core {
+
+// How tightly a gang must be packed. Each level contains the ones before it.
+enum class PackLevel {
+  kNvlink,  // one NVLink/NVSwitch domain (a multi-node NVLink rack counts as one)
+  kNode,    // one node
+  kLeaf,    // nodes under one leaf switch
+  kSpine,   // nodes under one spine
+  kNone,    // anywhere
+};
+std::string_view to_string(PackLevel level);
+
+enum class TopologyMode {
+  kPreferred,  // pack as asked when possible, else place wider
+  kRequired,   // pack as asked or wait
+};
+std::string_view to_string(TopologyMode mode);
+
+struct TopologyConstraint {
+  PackLevel pack = PackLevel::kNone;
+  TopologyMode mode = TopologyMode::kPreferred;
+};
+
+struct Resources {
+  std::int32_t gpus = 1;
+  std::vector<GpuTypeId> gpu_types;  // acceptable types; empty means any type
+  std::int32_t gpus_per_node = 0;    // 0: the scheduler chooses the split
+  std::int32_t cpus_per_gpu = 1;
+  std::int64_t memory_per_gpu_mib = 8 * 1024;
+};
+
+// Elastic jobs run with any GPU count in [min_gpus, max_gpus] that the step allows.
+enum class ElasticStep {
+  kMultiple,    // counts are multiples of `step_multiple`
+  kPowerOfTwo,  // counts are powers of two
+};
+
+struct ElasticRange {
+  std::int32_t min_gpus = 0;
+  std::int32_t max_gpus = 0;
+  ElasticStep step = ElasticStep::kMultiple;
+  std::int32_t step_multiple = 1;
+};
+
+struct CheckpointPolicy {
+  std::string dir;           // where the worker writes checkpoints
+  Duration interval{0};      // how often the worker checkpoints
+  Duration restore_time{0};  // expected time to resume from a checkpoint
+};
+
+struct Lineage {
+  std::string dataset;  // e.g. "webtext@v12"
+  std::string code;     // e.g. "git:3f9c2e1"
+};
+
+struct JobSpec {
+  std::string name;
+  TenantId tenant{"default"};
+  std::string priority_class = "standard";
+  Resources resources;
+  TopologyConstraint topology;
+  std::optional<ElasticRange> elastic;
+  bool preemptible = false;  // resolved: the spec's value, else the priority class's
+  std::optional<CheckpointPolicy> checkpoint;
+  Duration max_runtime = seconds(72 * 3600);
+  std::optional<ReservationId> reservation;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> secret_env;  // never echoed back or logged
+  Lineage lineage;
+  std::map<std::string, std::string> labels;
+};
+
+}  // namespace corral::core

@@ -1,0 +1,20 @@
+// Priority classes: named tiers. A higher tier is scheduled first and may preempt
+// preemptible work of lower tiers. Fair share orders jobs within one tier.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace corral::core {
+
+struct PriorityClass {
+  std::string name;
+  std::int32_t tier = 0;     // higher runs first
+  bool preemptible = false;  // the default for jobs of this class
+};
+
+// production (tier 2), standard (tier 1), preemptible (tier 0, preemptible by default).
+std::vector<PriorityClass> default_priority_classes();
+
+}  // namespace corral::core

@@ -1,0 +1,43 @@
+// Tenants, their place in the sharing hierarchy, and their quotas.
+//
+// A tenant may have a parent (an organisation); siblings share their parent's weight in
+// fair share. Quotas are per GPU type:
+//   guaranteed    GPUs of the type the tenant is entitled to at any time; borrowers
+//                 on them are reclaimed (preempted) when the tenant wants them back.
+//   borrow_limit  how many GPUs beyond `guaranteed` the tenant may use when others
+//                 leave capacity idle; such allocations are marked borrowed.
+// A type with no quota entry uses `default_quota`.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "core/ids.h"
+
+namespace corral::core {
+
+inline constexpr std::int64_t kUnlimited = std::numeric_limits<std::int32_t>::max();
+
+struct Quota {
+  std::int64_t guaranteed = 0;
+  std::int64_t borrow_limit = kUnlimited;
+
+  std::int64_t max_total() const { return guaranteed + borrow_limit; }
+};
+
+struct Tenant {
+  TenantId id;
+  std::optional<TenantId> parent;
+  double weight = 1.0;  // > 0
+  std::map<GpuTypeId, Quota> quotas;
+  Quota default_quota;  // for GPU types not in `quotas`
+
+  const Quota& quota_for(const GpuTypeId& type) const {
+    const auto it = quotas.find(type);
+    return it == quotas.end() ? default_quota : it->second;
+  }
+};
+
+}  // namespace corral::core

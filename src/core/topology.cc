@@ -1,0 +1,17 @@
+#include "core/topology.h"
+
+namespace corral::core {
+
+std::string_view to_string(NodeAdminState state) {
+  switch (state) {
+    case NodeAdminState::kActive:
+      return "active";
+    case NodeAdminState::kCordoned:
+      return "cordoned";
+    case NodeAdminState::kDraining:
+      return "draining";
+  }
+  return "unknown";
+}
+
+}  // namespace corral::core

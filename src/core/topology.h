@@ -1,0 +1,62 @@
+// The physical fleet: nodes, their GPUs, and where they sit in the network.
+//
+//   region > cluster > spine > leaf switch > node > NVLink/NVSwitch domain > GPU
+//                        rack (power budget; may be one multi-node NVLink domain)
+//
+// Inside a node, GPUs that share an NVLink/NVSwitch fabric have the same
+// `nvlink_domain` (a DGX H100 has one domain of 8; a PCIe server with NVLink bridges has
+// pairs). A multi-node NVLink rack (GB200 NVL72) sets `labels.nvlink_rack`: every GPU on
+// every node with that label is one NVLink domain.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.h"
+
+namespace corral::core {
+
+struct TopologyLabels {
+  std::string region;
+  std::string cluster;
+  std::string spine;
+  std::string leaf;         // the InfiniBand/Ethernet leaf switch the node hangs off
+  std::string rack;         // the power (and physical) rack
+  std::string nvlink_rack;  // non-empty: a multi-node NVLink domain spanning the rack
+};
+
+// Admin state is desired state set by people or the health controller.
+enum class NodeAdminState {
+  kActive,    // schedulable
+  kCordoned,  // no new work; running work stays
+  kDraining,  // no new work; running work is asked to checkpoint and leave
+};
+std::string_view to_string(NodeAdminState state);
+
+struct Gpu {
+  std::int32_t index = 0;  // the device index on its node
+  std::string uuid;        // stable across reboots (NVML's GPU-… string)
+  GpuTypeId type;
+  std::int32_t nvlink_domain = 0;  // GPUs on a node with the same value share NVLink
+  std::int32_t numa_node = 0;      // the CPU socket the GPU's PCIe root hangs off
+  bool healthy = true;
+};
+
+struct Node {
+  NodeId id;
+  TopologyLabels labels;
+  std::vector<Gpu> gpus;  // sorted by index
+  std::int32_t cpus = 0;
+  std::int64_t memory_mib = 0;
+  NodeAdminState admin = NodeAdminState::kActive;
+};
+
+// A rack's power budget: the sum of allocated GPUs' TDP must stay within it.
+struct Rack {
+  std::string name;
+  std::int64_t power_cap_watts = 0;  // 0: no cap
+};
+
+}  // namespace corral::core

@@ -1,0 +1,25 @@
+// Parsing and printing of the human units that job specs and configs use:
+// durations ("90s", "30m", "24h", "2d", "1h30m") and byte sizes ("120Gi", "512Mi",
+// "80G", plain bytes). Errors say what was expected; the caller adds the field path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "core/time.h"
+
+namespace corral::core {
+
+// Accepts one or more <integer><unit> parts, unit in ms|s|m|h|d, e.g. "1h30m".
+Result<Duration> parse_duration(std::string_view text);
+// The shortest exact form: 5400000ms -> "1h30m"; zero -> "0s".
+std::string format_duration(Duration d);
+
+// Accepts <integer>[Ki|Mi|Gi|Ti|K|M|G|T]; returns mebibytes (rounded up).
+Result<std::int64_t> parse_memory_mib(std::string_view text);
+// 122880 -> "120Gi"; a whole Gi when exact, else Mi.
+std::string format_memory_mib(std::int64_t mib);
+
+}  // namespace corral::core

@@ -1,0 +1,60 @@
+#include "core/units.h"
+
+#include <gtest/gtest.h>
+
+namespace corral::core {
+namespace {
+
+TEST(ParseDuration, AcceptsUnitsAndCompounds) {
+  EXPECT_EQ(*parse_duration("90s"), seconds(90));
+  EXPECT_EQ(*parse_duration("30m"), seconds(1800));
+  EXPECT_EQ(*parse_duration("24h"), seconds(86400));
+  EXPECT_EQ(*parse_duration("2d"), seconds(2 * 86400));
+  EXPECT_EQ(*parse_duration("1h30m"), seconds(5400));
+  EXPECT_EQ(*parse_duration("250ms"), Duration(250));
+}
+
+TEST(ParseDuration, RejectsWithAReason) {
+  for (const char* bad : {"", "h", "10", "10x", "-5s", "1.5h", "1h 30m", "99999999999999999999s",
+                          "9999999999999999d"}) {
+    SCOPED_TRACE(bad);
+    const auto got = parse_duration(bad);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(got.status().message().find(std::string("\"") + bad + "\""), std::string::npos);
+  }
+}
+
+TEST(FormatDuration, IsCanonicalAndRoundTrips) {
+  EXPECT_EQ(format_duration(seconds(86400)), "1d");
+  EXPECT_EQ(format_duration(seconds(90)), "1m30s");
+  EXPECT_EQ(format_duration(Duration(0)), "0s");
+  for (const char* text : {"1h30m", "24h", "2d", "90s", "250ms", "1d2h3m4s5ms"}) {
+    const Duration d = *parse_duration(text);
+    EXPECT_EQ(*parse_duration(format_duration(d)), d) << text;
+  }
+}
+
+TEST(ParseMemory, BinaryAndDecimalUnits) {
+  EXPECT_EQ(*parse_memory_mib("120Gi"), 120 * 1024);
+  EXPECT_EQ(*parse_memory_mib("512Mi"), 512);
+  EXPECT_EQ(*parse_memory_mib("1Ti"), 1024 * 1024);
+  EXPECT_EQ(*parse_memory_mib("1Ki"), 1);      // rounded up to a whole MiB
+  EXPECT_EQ(*parse_memory_mib("80G"), 76294);  // 80e9 bytes, rounded up
+  EXPECT_EQ(*parse_memory_mib("1048576"), 1);
+}
+
+TEST(ParseMemory, RejectsWithAReason) {
+  for (const char* bad : {"", "Gi", "12GB", "1.5Gi", "-1Gi", "99999999999Ti"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(parse_memory_mib(bad).ok());
+  }
+}
+
+TEST(FormatMemory, PrefersWholeGi) {
+  EXPECT_EQ(format_memory_mib(120 * 1024), "120Gi");
+  EXPECT_EQ(format_memory_mib(1536), "1536Mi");
+}
+
+}  // namespace
+}  // namespace corral::core

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Enforces the dependency rule of ARCHITECTURE.md at the include level (CMake's link
+# lists enforce it at link time): a module may include only the modules it may use, no
+# other module's internal/ headers, and src/sched nothing that does I/O, reads a clock,
+# starts a thread or draws unseeded randomness.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -A allowed=(
+  [core]="core"
+  [sched]="core sched"
+  [store]="core store"
+  [server]="core sched store server"
+  [agent]="core agent"
+  [cli]="core cli"
+  [sim]="core sched sim"
+)
+modules="core sched store server agent cli sim"
+fail=0
+
+for mod in $modules; do
+  [[ -d src/$mod ]] || continue
+  while IFS=: read -r file line text; do
+    dep=$(sed -E 's/.*#include "([a-z]+)\/.*/\1/' <<<"$text")
+    [[ " $modules " == *" $dep "* ]] || continue
+    if [[ " ${allowed[$mod]} " != *" $dep "* ]]; then
+      echo "$file:$line: module $mod may not include $dep ($text)"
+      fail=1
+    elif [[ "$dep" != "$mod" && "$text" == *"/internal/"* ]]; then
+      echo "$file:$line: $mod includes another module's internal header ($text)"
+      fail=1
+    fi
+  done < <(grep -rnE '^#include "[a-z]+/' "src/$mod" || true)
+done
+
+# sched is a pure function: no I/O, clocks, threads or ambient randomness.
+forbidden='#include <(thread|fstream|iostream|random|chrono|mutex|future|cstdio|filesystem|ctime)>|std::chrono::(system|steady|high_resolution)_clock|\btime\(|\brand\(|getenv'
+if grep -rnE "$forbidden" src/sched; then
+  echo "src/sched must stay pure: no I/O, clock reads, threads or unseeded randomness"
+  fail=1
+fi
+
+exit $fail
