@@ -1,0 +1,61 @@
+// Decisions: what one decide() call concludes, as a list of deltas for someone else to
+// apply (the server in one store transaction, the simulator in virtual time).
+//
+// The order is stable: placements in the order they were made, pending jobs by queue
+// position. to_json() is byte-for-byte deterministic, which golden tests, the server's
+// decision log and the simulator's traces rely on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/job_spec.h"
+#include "sched/snapshot.h"
+
+namespace corral::sched {
+
+// A gang placed all-or-nothing: every GPU it asked for, on one GPU type.
+struct Placement {
+  core::JobId job;
+  core::GpuTypeId gpu_type;
+  std::vector<GpuRef> gpus;  // sorted
+  bool borrowed = false;     // some of it is capacity lent beyond the tenant's guarantee
+  core::PackLevel packed = core::PackLevel::kNone;  // the tightest level that contains it
+};
+
+enum class PendingKind {
+  kQuota,          // the tenant's quota (with borrowing) does not allow it
+  kCapacity,       // not enough free usable GPUs of an acceptable type
+  kTopology,       // enough GPUs, but not packed as the job requires
+  kPower,          // placing it would exceed a rack's power cap
+  kUnschedulable,  // can never fit this fleet as asked (e.g. more GPUs than exist)
+};
+std::string_view to_string(PendingKind kind);
+
+struct Pending {
+  core::JobId job;
+  std::int32_t position = 0;  // 1-based place in the queue after this cycle
+  PendingKind kind = PendingKind::kCapacity;
+  std::string reason;  // short, for a user to act on
+};
+
+// One step of the queue: the order in which this cycle considered pending jobs, with
+// the tenant's fair-share standing at that moment (0 under FIFO). Shown to users so
+// they can see why a job is behind another.
+struct QueueEntry {
+  core::JobId job;
+  double standing = 0;
+};
+
+struct Decisions {
+  std::vector<Placement> placements;  // in the order they were made
+  std::vector<Pending> pending;       // by position
+  std::vector<QueueEntry> queue;      // every pending job of the snapshot, in the order considered
+};
+
+std::string to_json(const Decisions& decisions);
+
+}  // namespace corral::sched

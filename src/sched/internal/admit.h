@@ -1,0 +1,21 @@
+// Quota admission: may this tenant take `gpus` more GPUs of this type?
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sched/internal/plan.h"
+
+namespace corral::sched::detail {
+
+struct Admission {
+  bool ok = false;
+  bool borrowed = false;  // some of the GPUs are beyond the tenant's guarantee
+  std::string reason;     // when not ok
+};
+
+// Up to the guarantee the GPUs are the tenant's own; beyond it, up to the borrow limit,
+// they are capacity lent by others (marked borrowed, reclaimable); beyond that, no.
+Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus);
+
+}  // namespace corral::sched::detail

@@ -1,0 +1,114 @@
+// Plan: the scheduler's working state for one decide() call.
+//
+// The snapshot is const for the whole cycle; the plan holds only what changes as jobs
+// are placed: which GPUs are free, how much each tenant holds, rack power in use, and
+// aggregates over the topology (free GPUs and a histogram of nodes by free count, per
+// GPU type, for every leaf, spine, cluster and NVLink rack) so that placement asks
+// "can this domain hold the gang?" in O(1) instead of scanning GPUs.
+//
+// Every change goes through take()/give_back() and is journaled, so what-if search
+// (preemption, backfill) can mark() and rollback() instead of copying.
+//
+// Thread safety: needs external synchronization (one decide() call owns it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "sched/snapshot.h"
+
+namespace corral::sched::detail {
+
+// A GPU type's usage factor in thousandths.
+std::int64_t usage_milli(const core::GpuType& type);
+
+// The topology levels that aggregate nodes.
+enum class Level { kNvlRack, kLeaf, kSpine, kCluster };
+inline constexpr std::int32_t kLevelCount = 4;
+
+// Free GPUs of one type in one domain, and how many of its nodes have exactly c free.
+struct DomainStats {
+  std::int32_t free = 0;
+  std::array<std::int32_t, kMaxGpusPerNode + 1> nodes_by_free{};
+
+  // Nodes with at least `k` free GPUs. O(64).
+  std::int32_t nodes_with_at_least(std::int32_t k) const;
+};
+
+class Plan {
+ public:
+  // Starts from the snapshot: usable GPUs not held by running jobs are free.
+  explicit Plan(const ClusterSnapshot& snapshot);
+
+  const ClusterSnapshot& snapshot() const { return s_; }
+
+  std::uint64_t free_mask(NodeIx node) const { return free_mask_[node]; }
+  std::int32_t free_count(NodeIx node) const;
+  std::int32_t free_cpus(NodeIx node) const { return free_cpus_[node]; }
+  std::int64_t free_memory_mib(NodeIx node) const { return free_mem_[node]; }
+  std::int64_t rack_power_used(RackIx rack) const { return rack_watts_[rack]; }
+
+  // Free GPUs of `type` in the whole fleet.
+  std::int32_t type_free(TypeIx type) const { return type_free_[type]; }
+  // Aggregates for domain `domain` of `level`.
+  const DomainStats& stats(Level level, std::int32_t domain, TypeIx type) const;
+  std::int32_t domain_count(Level level) const;
+  // Nodes of `type` in a domain, in index order.
+  const std::vector<NodeIx>& domain_nodes(Level level, std::int32_t domain, TypeIx type) const;
+  // Nodes of `type` with exactly `count` free GPUs, in index order.
+  const std::set<NodeIx>& nodes_with_free(TypeIx type, std::int32_t count) const {
+    return buckets_[type][count];
+  }
+
+  // GPUs of `type` held by `tenant` (running and placed this cycle).
+  std::int64_t tenant_used(TenantIx tenant, TypeIx type) const;
+  // Sum over the tenant's held GPUs of their type's usage factor, in thousandths (an
+  // integer, so taking and rolling back leaves it exactly as it was).
+  std::int64_t tenant_weighted_held_milli(TenantIx tenant) const {
+    return weighted_held_milli_[tenant];
+  }
+
+  struct Take {
+    NodeIx node = -1;
+    std::uint64_t mask = 0;
+  };
+  // Gives the GPUs in each take's mask (all free) to `tenant`, with per-GPU cpus and memory.
+  void take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
+            std::int64_t memory_per_gpu_mib);
+
+  using Mark = std::size_t;
+  Mark mark() const { return journal_.size(); }
+  // Undoes every take since `mark`.
+  void rollback(Mark mark);
+
+ private:
+  struct Entry {
+    NodeIx node;
+    std::uint64_t mask;
+    TenantIx tenant;
+    std::int32_t cpus;
+    std::int64_t memory_mib;
+  };
+  // Moves the GPUs in `e.mask` between free and held; sign +1 takes, -1 gives back.
+  void apply(const Entry& e, int sign);
+  std::int32_t domain_of(Level level, NodeIx node) const;
+  DomainStats& stats_mut(Level level, std::int32_t domain, TypeIx type);
+
+  const ClusterSnapshot& s_;
+  std::int32_t type_count_;
+  std::vector<std::uint64_t> free_mask_;
+  std::vector<std::int32_t> free_cpus_;
+  std::vector<std::int64_t> free_mem_;
+  std::vector<std::int64_t> rack_watts_;
+  std::vector<std::int32_t> type_free_;
+  std::array<std::vector<DomainStats>, kLevelCount> stats_;  // [level][domain * types + type]
+  std::array<std::vector<std::vector<NodeIx>>, kLevelCount> nodes_;         // same indexing
+  std::vector<std::array<std::set<NodeIx>, kMaxGpusPerNode + 1>> buckets_;  // [type][free]
+  std::vector<std::int64_t> tenant_used_;          // [tenant * types + type]
+  std::vector<std::int64_t> weighted_held_milli_;  // [tenant]
+  std::vector<Entry> journal_;
+};
+
+}  // namespace corral::sched::detail

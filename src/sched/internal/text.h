@@ -1,0 +1,41 @@
+// Small string helpers for sched's messages. sched links no formatting library, and
+// GCC 12 has no std::format, so messages are concatenated from pieces.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/ids.h"
+
+namespace corral::sched::detail {
+
+inline void append(std::string& out, std::string_view s) { out += s; }
+inline void append(std::string& out, const char* s) { out += s; }
+inline void append(std::string& out, const std::string& s) { out += s; }
+inline void append(std::string& out, char c) { out += c; }
+template <std::integral T>
+void append(std::string& out, T v) {
+  out += std::to_string(v);
+}
+
+// cat("a", 1, "b") == "a1b"
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::string out;
+  (append(out, parts), ...);
+  return out;
+}
+
+template <typename Tag, typename Rep>
+std::string id_text(const core::Id<Tag, Rep>& id) {
+  if constexpr (std::is_same_v<Rep, std::string>) {
+    return id.value;
+  } else {
+    return std::to_string(id.value);
+  }
+}
+
+}  // namespace corral::sched::detail

@@ -1,0 +1,332 @@
+// Gang placement. Levels are tried from the tightest that could hold the gang outward:
+//
+//   1. one NVLink domain inside one node   (best fit: the fullest node that still fits)
+//   2. one node, spread over its domains   (fewest domains)
+//   3. one multi-node NVLink rack          (NVL72-style)
+//   4. one leaf switch, 5. one spine, 6. the cluster
+//
+// A required topology stops at its level; preferred and none go on outward. At levels
+// 3-6 the candidate domains are tried smallest-free-first (best fit), which keeps whole
+// nodes and whole leaves free for the large gangs that need them. Inside a domain, whole
+// free nodes are used first and the remainder goes to the fullest node that can take it.
+#include "sched/internal/place.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+namespace corral::sched::detail {
+namespace {
+
+using core::PackLevel;
+using core::TopologyMode;
+
+// Lowest `count` set bits of `mask`.
+std::uint64_t lowest_bits(std::uint64_t mask, std::int32_t count) {
+  std::uint64_t out = 0;
+  for (std::int32_t i = 0; i < count && mask != 0; ++i) {
+    const std::uint64_t bit = mask & (~mask + 1);
+    out |= bit;
+    mask &= ~bit;
+  }
+  return out;
+}
+
+// Checks one node for `gpus` GPUs beyond what `extra_watts` already adds to its rack
+// in this selection.
+class NodeFit {
+ public:
+  NodeFit(const Plan& plan, const PlaceRequest& r, PlaceMiss& miss)
+      : plan_(plan), r_(r), miss_(miss), tdp_(plan.snapshot().gpu_types()[r.type].tdp_watts) {}
+
+  bool fits(NodeIx node, std::int32_t gpus) {
+    if (plan_.free_count(node) < gpus) return false;
+    const core::Node& n = plan_.snapshot().nodes()[node];
+    if ((n.cpus > 0 && plan_.free_cpus(node) < gpus * r_.cpus_per_gpu) ||
+        (n.memory_mib > 0 && plan_.free_memory_mib(node) < gpus * r_.memory_per_gpu_mib)) {
+      miss_.resources_blocked = true;
+      return false;
+    }
+    const RackIx rack = plan_.snapshot().topo()[node].rack;
+    const std::int64_t cap = plan_.snapshot().rack_power_cap_watts(rack);
+    if (cap > 0 && plan_.rack_power_used(rack) + extra_[rack] + gpus * tdp_ > cap) {
+      miss_.power_blocked = true;
+      miss_.power_rack = rack;
+      return false;
+    }
+    return true;
+  }
+  // Counts `gpus` on `node` toward its rack for the rest of this selection.
+  void hold(NodeIx node, std::int32_t gpus) {
+    extra_[plan_.snapshot().topo()[node].rack] += gpus * tdp_;
+  }
+
+ private:
+  const Plan& plan_;
+  const PlaceRequest& r_;
+  PlaceMiss& miss_;
+  std::int64_t tdp_;
+  std::map<RackIx, std::int64_t> extra_;
+};
+
+// `gpus` free GPUs of `node` inside one NVLink domain, best fit (the domain with the
+// fewest free GPUs that still fits); 0 when no domain has that many.
+std::uint64_t mask_in_one_domain(const Plan& plan, NodeIx node, std::int32_t gpus) {
+  const NodeTopo& topo = plan.snapshot().topo()[node];
+  std::uint64_t best = 0;
+  std::int32_t best_free = kMaxGpusPerNode + 1;
+  for (std::uint64_t domain : topo.domain_masks) {
+    const std::uint64_t free = domain & plan.free_mask(node);
+    const std::int32_t n = std::popcount(free);
+    if (n >= gpus && n < best_free) {
+      best = free;
+      best_free = n;
+    }
+  }
+  return best == 0 ? 0 : lowest_bits(best, gpus);
+}
+
+// `gpus` free GPUs of `node` spread over the fewest NVLink domains (fullest first).
+std::uint64_t mask_fewest_domains(const Plan& plan, NodeIx node, std::int32_t gpus) {
+  const NodeTopo& topo = plan.snapshot().topo()[node];
+  std::vector<std::uint64_t> domains;
+  for (std::uint64_t d : topo.domain_masks) {
+    if ((d & plan.free_mask(node)) != 0) domains.push_back(d & plan.free_mask(node));
+  }
+  std::stable_sort(domains.begin(), domains.end(), [](std::uint64_t a, std::uint64_t b) {
+    return std::popcount(a) > std::popcount(b);
+  });
+  std::uint64_t out = 0;
+  std::int32_t left = gpus;
+  for (std::uint64_t d : domains) {
+    const std::uint64_t part = lowest_bits(d, left);
+    out |= part;
+    left -= std::popcount(part);
+    if (left == 0) break;
+  }
+  return left == 0 ? out : 0;
+}
+
+std::uint64_t mask_on_node(const Plan& plan, NodeIx node, std::int32_t gpus, bool scoring) {
+  if (!scoring) return lowest_bits(plan.free_mask(node), gpus);
+  const std::uint64_t packed = mask_in_one_domain(plan, node, gpus);
+  return packed != 0 ? packed : mask_fewest_domains(plan, node, gpus);
+}
+
+// Levels 1-2: the whole gang on one node. With scoring, nodes are visited fullest
+// first (best fit), else in index order.
+std::optional<PlaceResult> place_on_one_node(const Plan& plan, const PlaceRequest& r,
+                                             bool one_domain, PlaceMiss& miss) {
+  NodeFit fit(plan, r, miss);
+  const auto try_node = [&](NodeIx node) -> std::optional<PlaceResult> {
+    if (!fit.fits(node, r.gpus)) return std::nullopt;
+    const std::uint64_t mask = one_domain ? mask_in_one_domain(plan, node, r.gpus)
+                                          : mask_on_node(plan, node, r.gpus, r.scoring);
+    if (mask == 0) return std::nullopt;
+    return PlaceResult{.takes = {{node, mask}}};
+  };
+  if (r.scoring) {
+    for (std::int32_t free = r.gpus; free <= kMaxGpusPerNode; ++free) {
+      for (NodeIx node : plan.nodes_with_free(r.type, free)) {
+        if (auto placed = try_node(node)) return placed;
+      }
+    }
+    return std::nullopt;
+  }
+  for (ClusterIx c = 0; c < plan.domain_count(Level::kCluster); ++c) {
+    for (NodeIx node : plan.domain_nodes(Level::kCluster, c, r.type)) {
+      if (auto placed = try_node(node)) return placed;
+    }
+  }
+  return std::nullopt;
+}
+
+// Picks nodes inside one domain for the gang, or nothing.
+std::optional<PlaceResult> place_in_domain(const Plan& plan, const PlaceRequest& r,
+                                           const std::vector<NodeIx>& domain_nodes,
+                                           PlaceMiss& miss) {
+  NodeFit fit(plan, r, miss);
+  std::vector<NodeIx> nodes;
+  for (NodeIx n : domain_nodes) {
+    if (plan.free_count(n) > 0) nodes.push_back(n);
+  }
+  PlaceResult out;
+  if (r.per_node > 0) {
+    // A fixed split: gpus / per_node nodes, each the fullest node that fits per_node.
+    if (r.scoring) {
+      std::stable_sort(nodes.begin(), nodes.end(),
+                       [&](NodeIx a, NodeIx b) { return plan.free_count(a) < plan.free_count(b); });
+    }
+    std::int32_t need = r.gpus / r.per_node;
+    for (NodeIx n : nodes) {
+      if (need == 0) break;
+      if (!fit.fits(n, r.per_node)) continue;
+      const std::uint64_t mask = mask_on_node(plan, n, r.per_node, r.scoring);
+      if (mask == 0) continue;
+      fit.hold(n, r.per_node);
+      out.takes.push_back({n, mask});
+      --need;
+    }
+    if (need > 0) return std::nullopt;
+  } else {
+    // Any split: whole free nodes first (emptiest first), then the remainder on the
+    // fullest node that can take all of it, so no extra node is cut into.
+    if (r.scoring) {
+      std::stable_sort(nodes.begin(), nodes.end(),
+                       [&](NodeIx a, NodeIx b) { return plan.free_count(a) > plan.free_count(b); });
+    }
+    std::int32_t left = r.gpus;
+    std::vector<bool> used(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size() && left > 0; ++i) {
+      const NodeIx n = nodes[i];
+      const std::int32_t free = plan.free_count(n);
+      if (free > left && r.scoring) {
+        // Best fit for the remainder: the last (fullest) node that still has `left` free.
+        for (size_t k = nodes.size(); k-- > i;) {
+          if (!used[k] && plan.free_count(nodes[k]) >= left && fit.fits(nodes[k], left)) {
+            fit.hold(nodes[k], left);
+            out.takes.push_back({nodes[k], mask_on_node(plan, nodes[k], left, true)});
+            used[k] = true;
+            left = 0;
+            break;
+          }
+        }
+        break;
+      }
+      const std::int32_t count = std::min(free, left);
+      if (!fit.fits(n, count)) continue;
+      fit.hold(n, count);
+      out.takes.push_back({n, mask_on_node(plan, n, count, r.scoring)});
+      used[i] = true;
+      left -= count;
+    }
+    if (left > 0) return std::nullopt;
+  }
+  std::sort(out.takes.begin(), out.takes.end(),
+            [](const Plan::Take& a, const Plan::Take& b) { return a.node < b.node; });
+  return out;
+}
+
+// Levels 3-6: the gang across nodes of one domain at `level`. Candidate domains whose
+// aggregates show they cannot hold the gang are skipped without looking at their nodes.
+std::optional<PlaceResult> place_across_nodes(const Plan& plan, const PlaceRequest& r, Level level,
+                                              PlaceMiss& miss) {
+  std::vector<std::int32_t> candidates;
+  for (std::int32_t d = 0; d < plan.domain_count(level); ++d) {
+    const DomainStats& st = plan.stats(level, d, r.type);
+    if (st.free < r.gpus) continue;
+    if (r.per_node > 0 && st.nodes_with_at_least(r.per_node) < r.gpus / r.per_node) continue;
+    candidates.push_back(d);
+  }
+  if (r.scoring) {
+    std::stable_sort(candidates.begin(), candidates.end(), [&](std::int32_t a, std::int32_t b) {
+      return plan.stats(level, a, r.type).free < plan.stats(level, b, r.type).free;
+    });
+  }
+  for (std::int32_t d : candidates) {
+    if (auto placed = place_in_domain(plan, r, plan.domain_nodes(level, d, r.type), miss)) {
+      return placed;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool satisfies(const ClusterSnapshot& s, const std::vector<Plan::Take>& takes, PackLevel wanted) {
+  if (takes.empty()) return false;
+  const auto& topo = s.topo();
+  const auto all_same = [&](auto field) {
+    return std::all_of(takes.begin(), takes.end(), [&](const Plan::Take& t) {
+      return field(topo[t.node]) == field(topo[takes[0].node]);
+    });
+  };
+  switch (wanted) {
+    case PackLevel::kNvlink: {
+      if (takes.size() > 1) {
+        return topo[takes[0].node].nvl_rack >= 0 &&
+               all_same([](const NodeTopo& t) { return t.nvl_rack; });
+      }
+      if (topo[takes[0].node].nvl_rack >= 0) return true;
+      for (std::uint64_t d : topo[takes[0].node].domain_masks) {
+        if ((takes[0].mask & ~d) == 0) return true;
+      }
+      return false;
+    }
+    case PackLevel::kNode:
+      return takes.size() == 1;
+    case PackLevel::kLeaf:
+      return all_same([](const NodeTopo& t) { return t.leaf; });
+    case PackLevel::kSpine:
+      return all_same([](const NodeTopo& t) { return t.spine; });
+    case PackLevel::kNone:
+      return true;
+  }
+  return false;
+}
+
+PackLevel packed_level(const ClusterSnapshot& s, const std::vector<Plan::Take>& takes) {
+  for (PackLevel level :
+       {PackLevel::kNvlink, PackLevel::kNode, PackLevel::kLeaf, PackLevel::kSpine}) {
+    if (satisfies(s, takes, level)) return level;
+  }
+  return PackLevel::kNone;
+}
+
+std::optional<PlaceResult> find_placement(const Plan& plan, const PlaceRequest& r,
+                                          PlaceMiss& miss) {
+  if (plan.type_free(r.type) < r.gpus) return std::nullopt;
+  const bool required = r.topology.mode == TopologyMode::kRequired;
+  const PackLevel want = r.topology.pack;
+  const bool one_node_ok = r.per_node == 0 || r.per_node == r.gpus;
+  const bool many_nodes_ok = r.per_node != r.gpus;
+
+  std::optional<PlaceResult> placed;
+  if (!r.scoring) {
+    // Baseline policies: no topology preference at all, just first fit.
+    if (one_node_ok && (!required || want != PackLevel::kNvlink)) {
+      placed = place_on_one_node(plan, r, false, miss);
+    }
+    if (!placed && many_nodes_ok && !required) {
+      placed = place_across_nodes(plan, r, Level::kCluster, miss);
+    }
+  } else {
+    // The search steps, tightest first, and which of them a required constraint admits.
+    enum Step { kOneDomain, kOneNode, kNvlRack, kLeaf, kSpine, kCluster };
+    const auto allowed = [&](Step step) {
+      if (!required) return true;
+      switch (want) {
+        case PackLevel::kNvlink:
+          return step == kOneDomain || step == kNvlRack;
+        case PackLevel::kNode:
+          return step == kOneDomain || step == kOneNode;
+        case PackLevel::kLeaf:
+          return step <= kLeaf;
+        case PackLevel::kSpine:
+          return step <= kSpine;
+        case PackLevel::kNone:
+          return true;
+      }
+      return true;
+    };
+    if (one_node_ok && allowed(kOneDomain)) placed = place_on_one_node(plan, r, true, miss);
+    if (!placed && one_node_ok && allowed(kOneNode)) {
+      placed = place_on_one_node(plan, r, false, miss);
+    }
+    const std::pair<Step, Level> wider[] = {{kNvlRack, Level::kNvlRack},
+                                            {kLeaf, Level::kLeaf},
+                                            {kSpine, Level::kSpine},
+                                            {kCluster, Level::kCluster}};
+    for (const auto& [step, level] : wider) {
+      if (placed || !many_nodes_ok) break;
+      if (allowed(step)) placed = place_across_nodes(plan, r, level, miss);
+    }
+  }
+  if (!placed) return std::nullopt;
+  placed->packed = packed_level(plan.snapshot(), placed->takes);
+  // A required constraint holds on the result itself, whatever level found it.
+  if (required && !satisfies(plan.snapshot(), placed->takes, want)) return std::nullopt;
+  return placed;
+}
+
+}  // namespace corral::sched::detail

@@ -1,0 +1,174 @@
+#include "sched/internal/plan.h"
+
+#include <bit>
+#include <cmath>
+
+#include "core/check.h"
+
+namespace corral::sched::detail {
+
+std::int32_t DomainStats::nodes_with_at_least(std::int32_t k) const {
+  std::int32_t n = 0;
+  for (std::int32_t c = std::max(k, 0); c <= kMaxGpusPerNode; ++c) n += nodes_by_free[c];
+  return n;
+}
+
+Plan::Plan(const ClusterSnapshot& snapshot)
+    : s_(snapshot), type_count_(static_cast<std::int32_t>(snapshot.gpu_types().size())) {
+  const auto& nodes = s_.nodes();
+  const auto& topo = s_.topo();
+  const size_t node_count = nodes.size();
+
+  // 1. Every usable GPU starts free; GPUs of running jobs are then taken back out.
+  free_mask_.resize(node_count);
+  free_cpus_.resize(node_count);
+  free_mem_.resize(node_count);
+  for (size_t n = 0; n < node_count; ++n) {
+    free_mask_[n] = topo[n].usable_mask;
+    free_cpus_[n] = nodes[n].cpus;
+    free_mem_[n] = nodes[n].memory_mib;
+  }
+  std::int32_t rack_count = 0;
+  for (const NodeTopo& t : topo) rack_count = std::max(rack_count, t.rack + 1);
+  rack_watts_.assign(rack_count, 0);
+  type_free_.assign(type_count_, 0);
+  tenant_used_.assign(s_.tenants().size() * type_count_, 0);
+  weighted_held_milli_.assign(s_.tenants().size(), 0);
+
+  const std::array<std::int32_t, kLevelCount> domain_counts = {
+      s_.nvl_rack_count(), s_.leaf_count(), s_.spine_count(), s_.cluster_count()};
+  for (std::int32_t l = 0; l < kLevelCount; ++l) {
+    stats_[l].assign(static_cast<size_t>(domain_counts[l]) * type_count_, DomainStats{});
+    nodes_[l].assign(static_cast<size_t>(domain_counts[l]) * type_count_, {});
+  }
+  buckets_.resize(type_count_);
+
+  // 2. Aggregates over the free GPUs, per level, domain and type.
+  for (size_t n = 0; n < node_count; ++n) {
+    const NodeIx node = static_cast<NodeIx>(n);
+    const TypeIx type = topo[n].type;
+    if (type < 0) continue;
+    const std::int32_t free = std::popcount(free_mask_[n]);
+    type_free_[type] += free;
+    buckets_[type][free].insert(node);
+    for (std::int32_t l = 0; l < kLevelCount; ++l) {
+      const std::int32_t d = domain_of(static_cast<Level>(l), node);
+      if (d < 0) continue;
+      DomainStats& st = stats_mut(static_cast<Level>(l), d, type);
+      st.free += free;
+      st.nodes_by_free[free] += 1;
+      nodes_[l][static_cast<size_t>(d) * type_count_ + type].push_back(node);
+    }
+  }
+
+  // 3. What running jobs hold: their GPUs leave the free pool (if they were in it), and
+  //    count toward their tenant's quota, fair share, node CPUs/memory and rack power.
+  for (const RunningJob& job : s_.running()) {
+    const TenantIx tenant = *s_.find_tenant(job.request.tenant);
+    std::vector<Take> takes;
+    for (const GpuRef& g : job.gpus) {
+      const NodeIx node = *s_.find_node(g.node);
+      if (takes.empty() || takes.back().node != node) takes.push_back({node, 0});
+      takes.back().mask |= std::uint64_t{1} << g.index;
+    }
+    for (const Take& t : takes) {
+      apply({t.node, t.mask, tenant, job.request.cpus_per_gpu, job.request.memory_per_gpu_mib}, +1);
+    }
+  }
+  journal_.clear();  // the starting state is not something to roll back
+}
+
+std::int64_t usage_milli(const core::GpuType& type) {
+  return std::llround(type.usage_factor * 1000);
+}
+
+std::int32_t Plan::free_count(NodeIx node) const { return std::popcount(free_mask_[node]); }
+
+std::int32_t Plan::domain_of(Level level, NodeIx node) const {
+  const NodeTopo& t = s_.topo()[node];
+  switch (level) {
+    case Level::kNvlRack:
+      return t.nvl_rack;
+    case Level::kLeaf:
+      return t.leaf;
+    case Level::kSpine:
+      return t.spine;
+    case Level::kCluster:
+      return t.cluster;
+  }
+  return -1;
+}
+
+std::int32_t Plan::domain_count(Level level) const {
+  return static_cast<std::int32_t>(stats_[static_cast<size_t>(level)].size()) / type_count_;
+}
+
+const DomainStats& Plan::stats(Level level, std::int32_t domain, TypeIx type) const {
+  return stats_[static_cast<size_t>(level)][static_cast<size_t>(domain) * type_count_ + type];
+}
+
+DomainStats& Plan::stats_mut(Level level, std::int32_t domain, TypeIx type) {
+  return stats_[static_cast<size_t>(level)][static_cast<size_t>(domain) * type_count_ + type];
+}
+
+const std::vector<NodeIx>& Plan::domain_nodes(Level level, std::int32_t domain, TypeIx type) const {
+  return nodes_[static_cast<size_t>(level)][static_cast<size_t>(domain) * type_count_ + type];
+}
+
+std::int64_t Plan::tenant_used(TenantIx tenant, TypeIx type) const {
+  return tenant_used_[static_cast<size_t>(tenant) * type_count_ + type];
+}
+
+void Plan::take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
+                std::int64_t memory_per_gpu_mib) {
+  for (const Take& t : takes) {
+    CORRAL_CHECK((t.mask & ~free_mask_[t.node]) == 0);  // only free GPUs can be taken
+    const Entry e{t.node, t.mask, tenant, cpus_per_gpu, memory_per_gpu_mib};
+    apply(e, +1);
+    journal_.push_back(e);
+  }
+}
+
+void Plan::rollback(Mark mark) {
+  CORRAL_CHECK(mark <= journal_.size());
+  while (journal_.size() > mark) {
+    apply(journal_.back(), -1);
+    journal_.pop_back();
+  }
+}
+
+void Plan::apply(const Entry& e, int sign) {
+  const NodeTopo& topo = s_.topo()[e.node];
+  const TypeIx type = topo.type;
+  const std::int32_t gpus = std::popcount(e.mask);
+  // Running jobs may hold GPUs that are no longer usable (unhealthy, node draining):
+  // those were never in the free pool, so only the usable part moves in or out of it.
+  const std::uint64_t pool_part = e.mask & topo.usable_mask;
+  const std::int32_t before = std::popcount(free_mask_[e.node]);
+  if (sign > 0) {
+    free_mask_[e.node] &= ~pool_part;
+  } else {
+    free_mask_[e.node] |= pool_part;
+  }
+  const std::int32_t after = std::popcount(free_mask_[e.node]);
+  if (before != after) {
+    type_free_[type] += after - before;
+    buckets_[type][before].erase(e.node);
+    buckets_[type][after].insert(e.node);
+    for (std::int32_t l = 0; l < kLevelCount; ++l) {
+      const std::int32_t d = domain_of(static_cast<Level>(l), e.node);
+      if (d < 0) continue;
+      DomainStats& st = stats_mut(static_cast<Level>(l), d, type);
+      st.free += after - before;
+      st.nodes_by_free[before] -= 1;
+      st.nodes_by_free[after] += 1;
+    }
+  }
+  free_cpus_[e.node] -= sign * gpus * e.cpus;
+  free_mem_[e.node] -= sign * gpus * e.memory_mib;
+  rack_watts_[topo.rack] += sign * gpus * s_.gpu_types()[type].tdp_watts;
+  tenant_used_[static_cast<size_t>(e.tenant) * type_count_ + type] += sign * gpus;
+  weighted_held_milli_[e.tenant] += sign * gpus * usage_milli(s_.gpu_types()[type]);
+}
+
+}  // namespace corral::sched::detail

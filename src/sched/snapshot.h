@@ -1,0 +1,172 @@
+// ClusterSnapshot: everything decide() may know, as plain data validated once.
+//
+// Both adapters (corrald from its store, corral-sim from its fleet model) fill a
+// SnapshotInput and call build_snapshot(), which checks consistency (no GPU held twice,
+// known GPU types, tenants and nodes, a tenant tree without cycles) and derives the
+// indices the scheduler works with: dense vectors sorted by id and addressed by index,
+// and the topology (cluster > spine > leaf > node > NVLink domain) as index arrays.
+//
+// A ClusterSnapshot is immutable; it is safe to share across threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gpu_type.h"
+#include "core/ids.h"
+#include "core/job_spec.h"
+#include "core/reservation.h"
+#include "core/result.h"
+#include "core/tenant.h"
+#include "core/time.h"
+#include "core/topology.h"
+
+namespace corral::sched {
+
+// Indices into the snapshot's sorted vectors. -1 means none.
+using NodeIx = std::int32_t;
+using TypeIx = std::int32_t;
+using TenantIx = std::int32_t;
+using LeafIx = std::int32_t;
+using SpineIx = std::int32_t;
+using ClusterIx = std::int32_t;
+using RackIx = std::int32_t;
+using NvlRackIx = std::int32_t;
+
+// A node's GPUs are tracked as a bit mask, so a node has at most this many GPUs.
+inline constexpr std::int32_t kMaxGpusPerNode = 64;
+
+// One GPU, named as the outside world names it.
+struct GpuRef {
+  core::NodeId node;
+  std::int32_t index = 0;
+  friend auto operator<=>(const GpuRef&, const GpuRef&) = default;
+  friend bool operator==(const GpuRef&, const GpuRef&) = default;
+};
+
+// What the scheduler needs to know of a job: its spec's resource-related fields plus
+// the tier of its priority class. job_request_from_spec() fills one from a JobSpec.
+struct JobRequest {
+  core::JobId id;
+  core::TenantId tenant;
+  std::int32_t tier = 1;
+  std::int32_t gpus = 1;
+  std::vector<core::GpuTypeId> gpu_types;  // acceptable types, preferred first; empty: any
+  std::int32_t gpus_per_node = 0;          // 0: the scheduler chooses the split
+  std::int32_t cpus_per_gpu = 0;
+  std::int64_t memory_per_gpu_mib = 0;
+  core::TopologyConstraint topology;
+  std::optional<core::ElasticRange> elastic;
+  bool preemptible = false;
+  core::Duration max_runtime = core::seconds(72 * 3600);
+  core::Duration checkpoint_interval{0};  // 0: the job does not checkpoint
+  core::Duration restore_time{0};
+  std::optional<core::ReservationId> reservation;
+};
+
+JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std::int32_t tier);
+
+struct PendingJob {
+  JobRequest request;
+  core::Time queued_at;      // when it (re-)entered the queue
+  std::int32_t attempt = 0;  // launches so far
+};
+
+struct RunningJob {
+  JobRequest request;
+  core::Time started_at;
+  std::optional<core::Time> last_checkpoint_at;
+  std::int32_t preemptions = 0;  // times this job has been preempted so far
+  std::vector<GpuRef> gpus;
+  bool borrowed = false;  // placed on capacity lent beyond its tenant's guarantee
+};
+
+// The builder's input: what the caller knows, in any order.
+struct SnapshotInput {
+  std::vector<core::GpuType> gpu_types;
+  std::vector<core::Node> nodes;
+  std::vector<core::Rack> racks;  // power caps; racks named by nodes but absent here are uncapped
+  std::vector<core::Tenant> tenants;
+  // Each tenant's fair-share usage: GPU-seconds weighted by the GPU type's usage factor
+  // and decayed to the decision time (see usage.h). Absent tenants have none.
+  std::map<core::TenantId, double> usage;
+  std::vector<core::Reservation> reservations;
+  std::vector<RunningJob> running;
+  std::vector<PendingJob> pending;
+};
+
+// Per-node facts derived once.
+struct NodeTopo {
+  TypeIx type = -1;  // a node's GPUs are all one type (-1: the node has no GPUs)
+  ClusterIx cluster = -1;
+  SpineIx spine = -1;
+  LeafIx leaf = -1;
+  RackIx rack = -1;
+  NvlRackIx nvl_rack = -1;
+  std::uint64_t all_mask = 0;     // every GPU on the node
+  std::uint64_t usable_mask = 0;  // healthy GPUs on an active (not cordoned/draining) node
+  std::vector<std::uint64_t> domain_masks;  // one per NVLink domain, by domain number
+};
+
+struct TenantInfo {
+  TenantIx parent = -1;
+  std::vector<TenantIx> children;
+};
+
+class ClusterSnapshot {
+ public:
+  const std::vector<core::GpuType>& gpu_types() const { return gpu_types_; }
+  const std::vector<core::Node>& nodes() const { return nodes_; }
+  const std::vector<NodeTopo>& topo() const { return topo_; }
+  const std::vector<core::Tenant>& tenants() const { return tenants_; }
+  const std::vector<TenantInfo>& tenant_tree() const { return tenant_tree_; }
+  const std::vector<double>& usage() const { return usage_; }  // by TenantIx
+  const std::vector<core::Reservation>& reservations() const { return reservations_; }
+  const std::vector<RunningJob>& running() const { return running_; }  // sorted by id
+  const std::vector<PendingJob>& pending() const { return pending_; }  // sorted by id
+
+  std::int32_t cluster_count() const { return static_cast<std::int32_t>(cluster_names_.size()); }
+  std::int32_t spine_count() const { return static_cast<std::int32_t>(spine_names_.size()); }
+  std::int32_t leaf_count() const { return static_cast<std::int32_t>(leaf_names_.size()); }
+  std::int32_t nvl_rack_count() const { return static_cast<std::int32_t>(nvl_rack_names_.size()); }
+  const std::string& leaf_name(LeafIx ix) const { return leaf_names_[ix]; }
+  const std::string& spine_name(SpineIx ix) const { return spine_names_[ix]; }
+  const std::string& rack_name(RackIx ix) const { return rack_names_[ix]; }
+  std::int64_t rack_power_cap_watts(RackIx ix) const { return rack_caps_[ix]; }  // 0: none
+  SpineIx spine_of_leaf(LeafIx ix) const { return leaf_spine_[ix]; }
+  ClusterIx cluster_of_spine(SpineIx ix) const { return spine_cluster_[ix]; }
+
+  std::optional<TypeIx> find_type(const core::GpuTypeId& id) const;
+  std::optional<NodeIx> find_node(const core::NodeId& id) const;
+  std::optional<TenantIx> find_tenant(const core::TenantId& id) const;
+
+  // The largest number of GPUs any node of `type` has.
+  std::int32_t max_node_gpus(TypeIx type) const { return max_node_gpus_[type]; }
+
+ private:
+  friend core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
+
+  std::vector<core::GpuType> gpu_types_;
+  std::vector<core::Node> nodes_;
+  std::vector<NodeTopo> topo_;
+  std::vector<core::Tenant> tenants_;
+  std::vector<TenantInfo> tenant_tree_;
+  std::vector<double> usage_;
+  std::vector<core::Reservation> reservations_;
+  std::vector<RunningJob> running_;
+  std::vector<PendingJob> pending_;
+  std::vector<std::string> cluster_names_, spine_names_, leaf_names_, rack_names_, nvl_rack_names_;
+  std::vector<SpineIx> leaf_spine_;
+  std::vector<ClusterIx> spine_cluster_;
+  std::vector<std::int64_t> rack_caps_;
+  std::vector<std::int32_t> max_node_gpus_;
+};
+
+// Validates `input` and derives the indices. InvalidArgument names the first problem
+// (a GPU held by two running jobs, an unknown GPU type, a tenant cycle, ...).
+core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
+
+}  // namespace corral::sched

@@ -1,0 +1,48 @@
+// Small helpers for reading Decisions in tests.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "sched/check.h"
+#include "sched/decide.h"
+
+namespace corral::testing {
+
+// decide() at time zero, also asserting that check() finds nothing.
+inline sched::Decisions decide_checked(const sched::ClusterSnapshot& s,
+                                       const sched::SchedulerConfig& config = {}) {
+  sched::Decisions d = sched::decide(s, config, core::Time{});
+  for (const std::string& v : sched::check(s, d)) ADD_FAILURE() << "invariant: " << v;
+  return d;
+}
+
+inline const sched::Placement* placement_of(const sched::Decisions& d, std::int64_t job) {
+  for (const auto& p : d.placements) {
+    if (p.job.value == job) return &p;
+  }
+  return nullptr;
+}
+
+inline const sched::Pending* pending_of(const sched::Decisions& d, std::int64_t job) {
+  for (const auto& p : d.pending) {
+    if (p.job.value == job) return &p;
+  }
+  return nullptr;
+}
+
+inline std::set<std::string> nodes_of(const sched::Placement& p) {
+  std::set<std::string> nodes;
+  for (const auto& g : p.gpus) nodes.insert(g.node.value);
+  return nodes;
+}
+
+inline std::set<std::int32_t> indices_on(const sched::Placement& p, const std::string& node) {
+  std::set<std::int32_t> out;
+  for (const auto& g : p.gpus) {
+    if (g.node.value == node) out.insert(g.index);
+  }
+  return out;
+}
+
+}  // namespace corral::testing

@@ -1,0 +1,152 @@
+// Fluent builders for scheduler inputs, shared by tests and benchmarks (never linked
+// into a shipped binary). Clusters in tests are tiny and hand-drawn, so the reader can
+// see the right answer:
+//
+//   auto s = FleetBuilder()
+//                .dgx("n1", "H100", {.leaf = "l1"})
+//                .dgx("n2", "H100", {.leaf = "l1"})
+//                .unhealthy("n1", 3)
+//                .pending(JobBuilder(1).tenant("nlp").gpus(8))
+//                .build();
+//
+// Tenants named by jobs are added on first use with weight 1 and no quota limit.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/check.h"
+#include "core/gpu_type.h"
+#include "sched/snapshot.h"
+
+namespace corral::testing {
+
+struct Where {
+  std::string leaf = "l1";
+  std::string spine = "s1";
+  std::string rack = "r1";
+  std::string nvl_rack;
+  std::string cluster = "c1";
+  std::string region = "local";
+};
+
+class JobBuilder {
+ public:
+  explicit JobBuilder(std::int64_t id) {
+    r_.id = core::JobId(id);
+    r_.tenant = core::TenantId("t1");
+  }
+
+  JobBuilder& tenant(const std::string& t) {
+    r_.tenant = core::TenantId(t);
+    return *this;
+  }
+  JobBuilder& tier(std::int32_t tier) {
+    r_.tier = tier;
+    return *this;
+  }
+  JobBuilder& gpus(std::int32_t n) {
+    r_.gpus = n;
+    return *this;
+  }
+  JobBuilder& types(std::initializer_list<const char*> names) {
+    r_.gpu_types.clear();
+    for (const char* n : names) r_.gpu_types.emplace_back(n);
+    return *this;
+  }
+  JobBuilder& per_node(std::int32_t n) {
+    r_.gpus_per_node = n;
+    return *this;
+  }
+  JobBuilder& cpus_per_gpu(std::int32_t n) {
+    r_.cpus_per_gpu = n;
+    return *this;
+  }
+  JobBuilder& memory_per_gpu_mib(std::int64_t n) {
+    r_.memory_per_gpu_mib = n;
+    return *this;
+  }
+  JobBuilder& pack(core::PackLevel level, core::TopologyMode mode = core::TopologyMode::kRequired) {
+    r_.topology = {level, mode};
+    return *this;
+  }
+  JobBuilder& preemptible(bool p = true) {
+    r_.preemptible = p;
+    return *this;
+  }
+  JobBuilder& max_runtime(core::Duration d) {
+    r_.max_runtime = d;
+    return *this;
+  }
+  JobBuilder& queued_at(std::int64_t ms) {
+    queued_at_ = core::time_from_ms(ms);
+    return *this;
+  }
+
+  const sched::JobRequest& request() const { return r_; }
+  sched::PendingJob pending() const { return {.request = r_, .queued_at = queued_at_}; }
+
+ private:
+  sched::JobRequest r_;
+  core::Time queued_at_{};
+};
+
+class FleetBuilder {
+ public:
+  // A node of `gpus` GPUs of `type`, in NVLink domains of `domain_size` consecutive GPUs.
+  FleetBuilder& node(const std::string& name, const std::string& type, std::int32_t gpus,
+                     std::int32_t domain_size, const Where& where = {});
+  // DGX-style: 8 GPUs on one NVSwitch.
+  FleetBuilder& dgx(const std::string& name, const std::string& type = "H100",
+                    const Where& where = {}) {
+    return node(name, type, 8, 8, where);
+  }
+  // An 8-GPU PCIe server whose GPUs are bridged in NVLink pairs.
+  FleetBuilder& pcie_pairs(const std::string& name, const std::string& type = "L40S",
+                           const Where& where = {}) {
+    return node(name, type, 8, 2, where);
+  }
+  // A GB200 NVL72-style rack: `trays` nodes of 4 GPUs in one rack-wide NVLink domain.
+  FleetBuilder& nvl_rack(const std::string& rack, std::int32_t trays = 18, const Where& where = {});
+
+  FleetBuilder& unhealthy(const std::string& node, std::int32_t gpu);
+  FleetBuilder& admin(const std::string& node, core::NodeAdminState state);
+  FleetBuilder& cpus(const std::string& node, std::int32_t cpus, std::int64_t memory_mib);
+  FleetBuilder& rack_cap(const std::string& rack, std::int64_t watts);
+
+  FleetBuilder& tenant(const std::string& name, double weight = 1.0,
+                       std::optional<std::string> parent = std::nullopt);
+  FleetBuilder& quota(const std::string& tenant, const std::string& type, std::int64_t guaranteed,
+                      std::int64_t borrow_limit);
+  FleetBuilder& default_quota(const std::string& tenant, std::int64_t guaranteed,
+                              std::int64_t borrow_limit);
+  FleetBuilder& usage(const std::string& tenant, double weighted_gpu_seconds);
+
+  FleetBuilder& pending(const JobBuilder& job);
+  // A running job holding `gpus` ({node, index} pairs).
+  FleetBuilder& running(const JobBuilder& job,
+                        std::vector<std::pair<std::string, std::int32_t>> gpus,
+                        bool borrowed = false);
+
+  sched::SnapshotInput input() const;
+  // CHECKs that the snapshot is valid: builders are for inputs tests know to be good.
+  sched::ClusterSnapshot build() const;
+
+ private:
+  void ensure_tenant(const core::TenantId& id);
+  core::Node& find(const std::string& name);
+
+  std::vector<core::Node> nodes_;
+  std::map<std::string, core::Rack> racks_;
+  std::map<core::TenantId, core::Tenant> tenants_;
+  std::map<core::TenantId, double> usage_;
+  std::vector<sched::PendingJob> pending_;
+  std::vector<sched::RunningJob> running_;
+};
+
+}  // namespace corral::testing

@@ -1,0 +1,190 @@
+#include "testing/random_fleet.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "core/check.h"
+#include "core/gpu_type.h"
+#include "sched/decide.h"
+
+namespace corral::testing {
+
+std::uint64_t Rng::next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::int64_t Rng::uniform(std::int64_t lo, std::int64_t hi) {
+  CORRAL_CHECK(lo <= hi);
+  const std::uint64_t span = static_cast<std::uint64_t>(hi - lo) + 1;
+  return lo + static_cast<std::int64_t>(next() % span);
+}
+
+bool Rng::chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
+
+sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape) {
+  sched::SnapshotInput in;
+  static const char* kTypes[] = {"H100", "A100-80GB", "L40S", "H200", "T4", "B200"};
+  const std::int32_t type_count = std::min<std::int32_t>(shape.gpu_types, 6);
+  for (std::int32_t t = 0; t < type_count; ++t) {
+    in.gpu_types.push_back(*core::find_builtin_gpu_type(kTypes[t]));
+  }
+  std::int32_t nvl_nodes = static_cast<std::int32_t>(shape.nodes * shape.nvl_rack_fraction);
+  for (std::int32_t i = 0; i < shape.nodes; ++i) {
+    core::Node n;
+    n.id = core::NodeId("node" + std::to_string(100000 + i));
+    const std::int32_t leaf = i * shape.leaves / shape.nodes;
+    const std::int32_t spine = leaf * shape.spines / shape.leaves;
+    n.labels = {.region = "local",
+                .cluster = "c1",
+                .spine = "s" + std::to_string(spine),
+                .leaf = "l" + std::to_string(leaf),
+                .rack = "rack" + std::to_string(i / 4)};
+    const char* type = kTypes[(leaf + i / 7) % type_count];
+    std::int32_t gpus = 8, domain = 8;
+    if (i < nvl_nodes) {
+      type = "GB200";
+      gpus = 4;
+      domain = 4;
+      n.labels.nvlink_rack = "nvl" + std::to_string(i / 8);
+      n.labels.rack = n.labels.nvlink_rack;
+    } else if (shape.mixed_node_shapes) {
+      const auto r = rng.uniform(0, 9);
+      if (r == 0) domain = 2;  // PCIe with NVLink pairs
+      if (r == 1) gpus = domain = 4;
+    }
+    for (std::int32_t g = 0; g < gpus; ++g) {
+      n.gpus.push_back({.index = g,
+                        .uuid = n.id.value + "-" + std::to_string(g),
+                        .type = core::GpuTypeId(type),
+                        .nvlink_domain = g / domain,
+                        .numa_node = g * 2 / gpus,
+                        .healthy = !rng.chance(shape.unhealthy_gpu_fraction)});
+    }
+    if (rng.chance(shape.cordoned_node_fraction)) {
+      n.admin = rng.chance(0.5) ? core::NodeAdminState::kCordoned : core::NodeAdminState::kDraining;
+    }
+    if (shape.cpu_limits) {
+      n.cpus = static_cast<std::int32_t>(rng.uniform(gpus * 4, gpus * 16));
+      n.memory_mib = rng.uniform(gpus * 32, gpus * 256) * 1024;
+    }
+    in.nodes.push_back(std::move(n));
+  }
+  if (nvl_nodes > 0 && std::none_of(in.gpu_types.begin(), in.gpu_types.end(),
+                                    [](const core::GpuType& t) { return t.id.value == "GB200"; })) {
+    in.gpu_types.push_back(*core::find_builtin_gpu_type("GB200"));
+  }
+  if (shape.rack_power_caps) {
+    for (std::int32_t r = 0; r * 4 < shape.nodes; ++r) {
+      // Between half and all of four 8-GPU nodes at 700 W each.
+      if (rng.chance(0.5)) {
+        in.racks.push_back(
+            {.name = "rack" + std::to_string(r), .power_cap_watts = rng.uniform(11'200, 22'400)});
+      }
+    }
+  }
+  for (std::int32_t o = 0; o < shape.org_tenants; ++o) {
+    in.tenants.push_back({.id = core::TenantId("org" + std::to_string(o)),
+                          .weight = static_cast<double>(rng.uniform(1, 4))});
+  }
+  for (std::int32_t t = 0; t < shape.tenants; ++t) {
+    core::Tenant tenant{.id = core::TenantId("tenant" + std::to_string(t)),
+                        .weight = static_cast<double>(rng.uniform(1, 4))};
+    if (shape.org_tenants > 0 && rng.chance(0.7)) {
+      tenant.parent = core::TenantId("org" + std::to_string(rng.uniform(0, shape.org_tenants - 1)));
+    }
+    if (shape.quotas) {
+      for (const core::GpuType& type : in.gpu_types) {
+        if (rng.chance(0.6)) {
+          tenant.quotas[type.id] = {.guaranteed = rng.uniform(0, 32),
+                                    .borrow_limit = rng.chance(0.2) ? 0 : rng.uniform(0, 64)};
+        }
+      }
+    }
+    in.usage[tenant.id] = static_cast<double>(rng.uniform(0, 1'000'000));
+    in.tenants.push_back(std::move(tenant));
+  }
+  return in;
+}
+
+std::vector<sched::PendingJob> random_jobs(Rng& rng, const sched::SnapshotInput& fleet,
+                                           const WorkloadShape& shape, std::int64_t first_id,
+                                           std::int32_t count) {
+  std::vector<core::TenantId> leaves;
+  for (const core::Tenant& t : fleet.tenants) {
+    const bool is_parent = std::any_of(fleet.tenants.begin(), fleet.tenants.end(),
+                                       [&](const core::Tenant& c) { return c.parent == t.id; });
+    if (!is_parent) leaves.push_back(t.id);
+  }
+  CORRAL_CHECK(!leaves.empty());
+  std::vector<sched::PendingJob> jobs;
+  for (std::int32_t i = 0; i < count; ++i) {
+    sched::JobRequest r;
+    r.id = core::JobId(first_id + i);
+    r.tenant = leaves[rng.uniform(0, static_cast<std::int64_t>(leaves.size()) - 1)];
+    r.tier = static_cast<std::int32_t>(rng.uniform(0, shape.tiers - 1));
+    // Mostly small jobs, some whole nodes, a few large gangs.
+    const auto size_class = rng.uniform(0, 99);
+    if (size_class < 40)
+      r.gpus = 1;
+    else if (size_class < 60)
+      r.gpus = 1 << rng.uniform(1, 2);
+    else if (size_class < 80)
+      r.gpus = 8;
+    else if (size_class < 95)
+      r.gpus = 8 << rng.uniform(1, 3);
+    else
+      r.gpus = 8 << rng.uniform(4, 6);
+    r.gpus = std::min(r.gpus, shape.max_gpus);
+    if (r.gpus >= 8 && r.gpus % 8 == 0 && rng.chance(0.5)) r.gpus_per_node = 8;
+    if (rng.chance(0.5)) {
+      const auto& types = fleet.gpu_types;
+      r.gpu_types.push_back(types[rng.uniform(0, static_cast<std::int64_t>(types.size()) - 1)].id);
+      if (rng.chance(0.3)) {
+        const auto& other = types[rng.uniform(0, static_cast<std::int64_t>(types.size()) - 1)].id;
+        if (other != r.gpu_types[0]) r.gpu_types.push_back(other);
+      }
+    }
+    static constexpr core::PackLevel kPacks[] = {core::PackLevel::kNvlink, core::PackLevel::kNode,
+                                                 core::PackLevel::kLeaf, core::PackLevel::kSpine,
+                                                 core::PackLevel::kNone};
+    r.topology.pack = kPacks[rng.uniform(0, 4)];
+    r.topology.mode =
+        rng.chance(0.3) ? core::TopologyMode::kRequired : core::TopologyMode::kPreferred;
+    r.cpus_per_gpu = static_cast<std::int32_t>(rng.uniform(0, 8));
+    r.memory_per_gpu_mib = rng.uniform(0, 64) * 1024;
+    r.preemptible = rng.chance(0.3);
+    r.max_runtime = core::seconds(rng.uniform(600, 3 * 86400));
+    jobs.push_back({.request = std::move(r),
+                    .queued_at = core::time_from_ms(rng.uniform(0, 3'600'000)),
+                    .attempt = 0});
+  }
+  return jobs;
+}
+
+sched::SnapshotInput random_workload(Rng& rng, sched::SnapshotInput fleet,
+                                     const WorkloadShape& shape) {
+  // Place the would-be running jobs with decide() itself, then turn placements into
+  // running jobs: the running state is consistent by construction.
+  fleet.pending = random_jobs(rng, fleet, shape, 1, shape.running);
+  auto empty = sched::build_snapshot(fleet);
+  if (!empty.ok())
+    std::fprintf(stderr, "random_workload: %s\n", empty.status().to_string().c_str());
+  CORRAL_CHECK(empty.ok());
+  const sched::Decisions placed = sched::decide(*empty, sched::SchedulerConfig{}, core::Time{});
+  std::map<core::JobId, const sched::PendingJob*> by_id;
+  for (const auto& p : fleet.pending) by_id[p.request.id] = &p;
+  for (const sched::Placement& p : placed.placements) {
+    fleet.running.push_back({.request = by_id[p.job]->request,
+                             .started_at = core::time_from_ms(0),
+                             .gpus = p.gpus,
+                             .borrowed = p.borrowed});
+  }
+  fleet.pending = random_jobs(rng, fleet, shape, 1'000'000, shape.pending);
+  return fleet;
+}
+
+}  // namespace corral::testing
