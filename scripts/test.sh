@@ -9,4 +9,5 @@ tools/check_deps.sh
 tools/format.sh --check
 cmake --preset asan >/dev/null
 cmake --build --preset asan
-ctest --preset asan "$@"
+# PostgreSQL tests need a server: a throwaway one lives for the length of ctest.
+scripts/with_postgres.sh ctest --preset asan "$@"

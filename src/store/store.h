@@ -1,0 +1,300 @@
+// Store: Corral's durable state behind one narrow interface.
+//
+// Two implementations sit behind it: SQLite (sqlite/, the embedded default: one file,
+// WAL, synchronous=FULL) and PostgreSQL (postgres/, libpq). Both run the same versioned
+// schema migrations (migrations/NNNN_*.sql) at open, and the same conformance suite
+// (tests/store/store_conformance_test.cc).
+//
+// State is kept apart by writer, as ARCHITECTURE.md's table says:
+//   desired      jobs (spec, phase, attempt, reason), allocations, node admin state,
+//                tenants, reservations
+//   observed     node inventory and heartbeats (node_inventory), never desired state
+//   telemetry    telemetry_samples
+//   checkpoints  checkpoint metadata (the bytes live at the uri)
+//   billing      billing_ledger, append-only, one idempotency key per entry
+//   audit        audit_log, append-only, hash-chained (the chain is computed by the
+//                server, which owns the hash function; the store keeps the head row)
+//
+// Every change happens inside Store::transact(): the callback gets a Tx, and its
+// writes commit together, durably, before transact() returns OK; or none do. The store
+// refuses a second active allocation of one GPU with a unique index, whatever the
+// caller believes, and fences scheduler writes by epoch (check_epoch).
+//
+// Thread safety: a Store is safe for concurrent use; transact() may be called from any
+// thread. A Tx is used only by the thread running the callback, only during it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/checkpoint.h"
+#include "core/ids.h"
+#include "core/job_phase.h"
+#include "core/result.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "core/topology.h"
+
+namespace corral::store {
+
+// ---- desired state -------------------------------------------------------------------
+
+struct JobRow {
+  core::JobId id;
+  core::TenantId tenant;
+  std::string name;
+  std::string priority_class;
+  std::int32_t tier = 1;
+  std::int32_t gpus = 0;
+  std::string spec_json;  // normalized spec with secret values masked
+  core::JobPhase phase = core::JobPhase::kPending;
+  std::int32_t attempt = 0;
+  std::string reason;               // why it is where it is (pending reason, cancel note, ...)
+  std::string pending_kind;         // the scheduler's PendingKind name while pending, else empty
+  std::int32_t queue_position = 0;  // 1-based while pending, else 0
+  core::Time created_at;
+  core::Time updated_at;
+  core::Time queued_at;  // when it (re-)entered the queue
+};
+
+// What insert_job() needs; the id and timestamps come from the store and `now`.
+struct NewJob {
+  core::TenantId tenant;
+  std::string name;
+  std::string priority_class;
+  std::int32_t tier = 1;
+  std::int32_t gpus = 0;
+  std::string spec_json;
+  std::string secret_env_json = "{}";  // kept in its own table, read only to launch
+  core::Time now;
+};
+
+struct JobFilter {
+  std::optional<core::TenantId> tenant;
+  std::vector<core::JobPhase> phases;  // empty: any phase
+  std::int64_t after_id = 0;           // ids greater than this (pagination)
+  std::int32_t limit = 1000;
+};
+
+struct JobEventRow {
+  std::int64_t id = 0;  // assigned by the store
+  core::JobId job;
+  core::Time time;
+  std::string kind;  // "submitted", "placed", "pending", "cancelled", ...
+  std::string message;
+};
+
+// One GPU held by one job attempt. Released rows stay as history (active = false).
+struct AllocationRow {
+  std::int64_t id = 0;  // assigned by the store
+  core::JobId job;
+  std::int32_t attempt = 0;
+  core::NodeId node;
+  std::int32_t gpu_index = 0;
+  core::GpuTypeId gpu_type;
+  std::int64_t epoch = 0;  // the scheduler epoch that made it
+  bool active = true;
+  bool borrowed = false;
+  core::Time created_at;
+  std::optional<core::Time> released_at;
+};
+
+// A node as registered: its place in the fleet and its admin state (desired).
+struct NodeRow {
+  core::NodeId id;
+  std::string spec_json;  // labels, cpus, memory, GPUs as registered
+  core::NodeAdminState admin = core::NodeAdminState::kActive;
+  core::Time created_at;
+  core::Time updated_at;
+};
+
+struct TenantRow {
+  core::TenantId id;
+  std::string config_json;  // weight, parent, quotas, admission limits
+  core::Time updated_at;
+};
+
+struct ReservationRow {
+  core::ReservationId id;
+  core::TenantId tenant;
+  std::string spec_json;
+  core::Time created_at;
+};
+
+// ---- observations, telemetry, billing -------------------------------------------------
+
+// What a node's agent last reported. Never overwrites NodeRow.
+struct InventoryRow {
+  core::NodeId node;
+  std::string inventory_json;  // GPUs with health as observed
+  core::Time heartbeat_at;
+};
+
+struct TelemetrySample {
+  core::NodeId node;
+  std::int32_t gpu_index = 0;
+  core::Time time;
+  double utilization = 0;  // 0..1
+  double power_watts = 0;
+};
+
+struct LedgerEntry {
+  std::string idempotency_key;  // a second entry with the same key is ignored
+  core::TenantId tenant;
+  core::JobId job;
+  core::GpuTypeId gpu_type;
+  std::int64_t gpu_ms = 0;
+  std::int64_t amount_micros = 0;
+  core::Time start;
+  core::Time end;
+};
+
+// ---- auth, idempotency, audit ---------------------------------------------------------
+
+struct TokenRow {
+  std::string hash;  // hex SHA-256 of the bearer token; the token itself is never stored
+  std::string role;  // "admin", "member", "agent"
+  std::string tenant;
+  std::string node;
+  core::Time created_at;
+};
+
+// The first answer to a mutating request, returned again to every retry with the same
+// key. `scope` is the caller's identity so keys of different callers never collide.
+struct IdempotencyRow {
+  std::string scope;
+  std::string key;
+  std::string request_hash;
+  std::int32_t status = 0;
+  std::string response_body;
+  core::Time created_at;
+};
+
+struct AuditRow {
+  std::int64_t seq = 0;  // 1, 2, 3, ... with no gaps
+  core::Time time;
+  std::string actor;
+  std::string action;
+  std::string target;
+  std::string before;  // summaries, never secrets
+  std::string after;
+  std::string request_id;
+  std::string prev_hash;  // the hash of entry seq-1 ("" for the first)
+  std::string hash;
+};
+
+// The chain's head, locked for the rest of the transaction by lock_audit_head().
+struct AuditHead {
+  std::int64_t next_seq = 1;
+  std::string prev_hash;
+};
+
+// ---- transactions ---------------------------------------------------------------------
+
+// The operations available inside one transaction. Reads see the transaction's own
+// writes. Errors: AlreadyExists for a unique-key clash (a second active allocation of a
+// GPU, a duplicate id), Aborted for a stale epoch or a serialization conflict (transact
+// retries those), Unavailable when the database cannot be reached.
+class Tx {
+ public:
+  virtual ~Tx() = default;
+
+  // Jobs.
+  virtual core::Result<JobRow> insert_job(const NewJob& job) = 0;
+  virtual core::Result<std::optional<JobRow>> get_job(core::JobId id) = 0;
+  virtual core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) = 0;
+  // Writes every mutable field of `row` if the job is still in `expected`; false (and
+  // nothing written) when its phase changed meanwhile (compare-and-set).
+  virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
+  virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
+  virtual core::Result<std::int64_t> count_jobs(const core::TenantId& tenant,
+                                                core::JobPhase phase) = 0;
+  virtual core::Status append_job_event(const JobEventRow& event) = 0;
+  virtual core::Result<std::vector<JobEventRow>> list_job_events(core::JobId job) = 0;
+
+  // Allocations, one row per GPU.
+  virtual core::Status insert_allocation(const AllocationRow& row) = 0;
+  // Marks every active allocation of `job` released at `now`; returns how many.
+  virtual core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) = 0;
+  virtual core::Result<std::vector<AllocationRow>> list_active_allocations() = 0;
+  virtual core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) = 0;
+
+  // Nodes: admin state (desired) and inventory (observed).
+  virtual core::Status upsert_node(const NodeRow& row) = 0;
+  virtual core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) = 0;
+  virtual core::Result<std::vector<NodeRow>> list_nodes() = 0;
+  virtual core::Status upsert_inventory(const InventoryRow& row) = 0;
+  virtual core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) = 0;
+
+  // Tenants and reservations.
+  virtual core::Status put_tenant(const TenantRow& row) = 0;
+  virtual core::Result<std::optional<TenantRow>> get_tenant(const core::TenantId& id) = 0;
+  virtual core::Result<std::vector<TenantRow>> list_tenants() = 0;
+  virtual core::Status insert_reservation(const ReservationRow& row) = 0;
+  virtual core::Result<std::vector<ReservationRow>> list_reservations() = 0;
+
+  // Checkpoints, telemetry, billing.
+  virtual core::Status insert_checkpoint(const core::Checkpoint& checkpoint) = 0;
+  virtual core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) = 0;
+  virtual core::Status insert_telemetry(const TelemetrySample& sample) = 0;
+  // False when an entry with the same idempotency key exists (nothing written).
+  virtual core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) = 0;
+  virtual core::Result<std::vector<LedgerEntry>> list_ledger(const core::TenantId& tenant) = 0;
+
+  // Auth and idempotency.
+  virtual core::Status insert_token(const TokenRow& row) = 0;
+  virtual core::Result<std::optional<TokenRow>> find_token(std::string_view hash) = 0;
+  virtual core::Result<std::int64_t> count_tokens() = 0;
+  virtual core::Result<std::optional<IdempotencyRow>> get_idempotency(std::string_view scope,
+                                                                      std::string_view key) = 0;
+  // AlreadyExists when (scope, key) is taken, e.g. by a concurrent first attempt.
+  virtual core::Status put_idempotency(const IdempotencyRow& row) = 0;
+
+  // Audit. lock_audit_head() serializes appenders until the transaction ends; the
+  // caller computes the entry's hash and inserts it with insert_audit().
+  virtual core::Result<AuditHead> lock_audit_head() = 0;
+  virtual core::Status insert_audit(const AuditRow& row) = 0;
+  virtual core::Result<std::vector<AuditRow>> list_audit(std::int64_t after_seq,
+                                                         std::int32_t limit) = 0;
+
+  // Scheduler fencing. acquire_epoch() bumps and returns the shard's epoch: every
+  // earlier holder is fenced. check_epoch() is Aborted unless `epoch` is current, and
+  // holds the lease row for the rest of the transaction.
+  virtual core::Result<std::int64_t> acquire_epoch(std::string_view shard,
+                                                   std::string_view holder) = 0;
+  virtual core::Status check_epoch(std::string_view shard, std::int64_t epoch) = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Runs `fn` in one transaction and commits when it returns OK; rolls back otherwise
+  // and returns its Status. Retries `fn` (from the start, so it must be repeatable) a
+  // few times when the database reports a serialization conflict. OK means durable.
+  virtual core::Status transact(const std::function<core::Status(Tx&)>& fn) = 0;
+
+  // "sqlite" or "postgresql".
+  virtual std::string_view kind() const = 0;
+  // The schema version the database is at after open's migrations.
+  virtual std::int64_t schema_version() const = 0;
+};
+
+// Opens (creating if missing) the SQLite database at `path` and migrates it.
+core::Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+// Connects to PostgreSQL at `url` (postgresql://user@host:port/db) with a pool of
+// `connections`, and migrates the schema.
+core::Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
+                                                         int connections = 4);
+// postgresql:// or postgres:// URLs go to PostgreSQL; anything else is a SQLite path.
+core::Result<std::unique_ptr<Store>> open_store(const std::string& url_or_path);
+
+// The schema version this build migrates to.
+std::int64_t latest_schema_version();
+
+}  // namespace corral::store

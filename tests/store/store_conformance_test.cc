@@ -1,0 +1,399 @@
+// The Store conformance suite: one typed suite, run over SQLite and PostgreSQL.
+//
+// PostgreSQL needs a server: scripts/test.sh starts a throwaway one
+// (scripts/with_postgres.sh) and exports CORRAL_TEST_POSTGRES_URL. When the variable is
+// set and the server cannot be reached, the PostgreSQL tests fail. Only a developer
+// running ctest by hand without the variable sees them skipped, with a note saying so.
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/store.h"
+#include "testing/store_fixture.h"
+
+namespace corral::store {
+namespace {
+
+using core::JobPhase;
+using core::Status;
+using core::StatusCode;
+using testing::PostgresFactory;
+using testing::SqliteFactory;
+
+template <typename Factory>
+class StoreConformance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = factory_.open();
+    if (!store.ok() && store.status().code() == StatusCode::kNotFound) {
+      GTEST_SKIP() << store.status().message();
+    }
+    ASSERT_TRUE(store.ok()) << store.status().to_string();
+    store_ = std::move(store).value();
+  }
+
+  NewJob job(const std::string& tenant, std::int64_t now_ms = 1000) {
+    return NewJob{.tenant = core::TenantId(tenant),
+                  .name = "train",
+                  .priority_class = "standard",
+                  .tier = 1,
+                  .gpus = 2,
+                  .spec_json = R"({"name":"train"})",
+                  .secret_env_json = R"({"TOKEN":"s3cret"})",
+                  .now = core::time_from_ms(now_ms)};
+  }
+
+  Factory factory_;
+  std::unique_ptr<Store> store_;
+};
+
+using Implementations = ::testing::Types<SqliteFactory, PostgresFactory>;
+class ImplNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+TYPED_TEST_SUITE(StoreConformance, Implementations, ImplNames);
+
+TYPED_TEST(StoreConformance, MigratesToLatestVersion) {
+  EXPECT_EQ(this->store_->schema_version(), latest_schema_version());
+  EXPECT_GE(latest_schema_version(), 1);
+}
+
+TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
+  JobRow inserted;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(inserted, tx.insert_job(this->job("nlp")));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_GT(inserted.id.value, 0);
+  EXPECT_EQ(inserted.phase, JobPhase::kPending);
+  std::optional<JobRow> read;
+  std::string secrets;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(read, tx.get_job(inserted.id));
+                    CORRAL_ASSIGN_OR_RETURN(secrets, tx.get_job_secrets(inserted.id));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->tenant.value, "nlp");
+  EXPECT_EQ(read->gpus, 2);
+  EXPECT_EQ(read->spec_json, R"({"name":"train"})");
+  EXPECT_EQ(core::to_ms(read->queued_at), 1000);
+  EXPECT_EQ(secrets, R"({"TOKEN":"s3cret"})");
+}
+
+TYPED_TEST(StoreConformance, FiltersJobsByTenantAndPhase) {
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (const char* t : {"a", "b", "a"}) {
+                      CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job(t)).status());
+                    }
+                    return Status();
+                  })
+                  .ok());
+  std::vector<JobRow> a, running;
+  std::int64_t pending_a = 0;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(a, tx.list_jobs({.tenant = core::TenantId("a")}));
+                    CORRAL_ASSIGN_OR_RETURN(running,
+                                            tx.list_jobs({.phases = {JobPhase::kRunning}}));
+                    CORRAL_ASSIGN_OR_RETURN(pending_a,
+                                            tx.count_jobs(core::TenantId("a"), JobPhase::kPending));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_TRUE(running.empty());
+  EXPECT_EQ(pending_a, 2);
+}
+
+TYPED_TEST(StoreConformance, UpdateJobIsCompareAndSet) {
+  JobRow row;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(row, tx.insert_job(this->job("a")));
+                    return Status();
+                  })
+                  .ok());
+  bool first = false, second = true;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    JobRow next = row;
+                    next.phase = JobPhase::kCancelled;
+                    next.reason = "cancelled by test";
+                    CORRAL_ASSIGN_OR_RETURN(first, tx.update_job(next, JobPhase::kPending));
+                    next.phase = JobPhase::kLaunching;
+                    CORRAL_ASSIGN_OR_RETURN(second, tx.update_job(next, JobPhase::kPending));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_TRUE(first);
+  EXPECT_FALSE(second);
+}
+
+TYPED_TEST(StoreConformance, RollsBackWhenTheCallbackFails) {
+  const Status s = this->store_->transact([&](Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job("rollback")).status());
+    return core::failed_precondition("changed my mind");
+  });
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  std::vector<JobRow> jobs;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(jobs,
+                                            tx.list_jobs({.tenant = core::TenantId("rollback")}));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_TRUE(jobs.empty());
+}
+
+TYPED_TEST(StoreConformance, RefusesSecondActiveAllocationOfAGpu) {
+  auto alloc = [](std::int64_t job) {
+    return AllocationRow{.job = core::JobId(job),
+                         .attempt = 1,
+                         .node = core::NodeId("n1"),
+                         .gpu_index = 3,
+                         .gpu_type = core::GpuTypeId("H100"),
+                         .epoch = 1,
+                         .created_at = core::time_from_ms(5)};
+  };
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_allocation(alloc(1)); }).ok());
+  // The same GPU, another job: the unique index refuses it, and nothing is written.
+  const Status clash =
+      this->store_->transact([&](Tx& tx) { return tx.insert_allocation(alloc(2)); });
+  EXPECT_EQ(clash.code(), StatusCode::kAlreadyExists) << clash.to_string();
+  // Once released, the GPU may be allocated again; history stays.
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        auto n, tx.release_allocations(core::JobId(1), core::time_from_ms(9)));
+                    EXPECT_EQ(n, 1);
+                    return tx.insert_allocation(alloc(2));
+                  })
+                  .ok());
+  std::vector<AllocationRow> active, history;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(active, tx.list_active_allocations());
+                    CORRAL_ASSIGN_OR_RETURN(history, tx.list_allocations(core::JobId(1)));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_EQ(active.size(), 1u);
+  EXPECT_EQ(active[0].job.value, 2);
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_FALSE(history[0].active);
+  ASSERT_TRUE(history[0].released_at.has_value());
+}
+
+TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
+  // Eight threads race to allocate the same four GPUs; each GPU goes to exactly one.
+  std::atomic<int> won{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int gpu = 0; gpu < 4; ++gpu) {
+        const Status s = this->store_->transact([&](Tx& tx) {
+          return tx.insert_allocation({.job = core::JobId(100 + t),
+                                       .node = core::NodeId("race"),
+                                       .gpu_index = gpu,
+                                       .gpu_type = core::GpuTypeId("A100"),
+                                       .epoch = 1});
+        });
+        if (s.ok()) ++won;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(won.load(), 4);
+}
+
+TYPED_TEST(StoreConformance, EpochFencesStaleSchedulers) {
+  std::int64_t first = 0, second = 0;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(first, tx.acquire_epoch("default", "a"));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(second, tx.acquire_epoch("default", "b"));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(second, first + 1);
+  EXPECT_EQ(this->store_->transact([&](Tx& tx) { return tx.check_epoch("default", first); }).code(),
+            StatusCode::kAborted);
+  EXPECT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.check_epoch("default", second); }).ok());
+}
+
+TYPED_TEST(StoreConformance, IdempotencyKeysAreUniquePerScope) {
+  const IdempotencyRow row{.scope = "alice",
+                           .key = "k1",
+                           .request_hash = "h",
+                           .status = 201,
+                           .response_body = R"({"id":1})"};
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(row); }).ok());
+  EXPECT_EQ(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(row); }).code(),
+            StatusCode::kAlreadyExists);
+  IdempotencyRow other = row;
+  other.scope = "bob";
+  EXPECT_TRUE(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(other); }).ok());
+  std::optional<IdempotencyRow> got;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(got, tx.get_idempotency("alice", "k1"));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, 201);
+  EXPECT_EQ(got->response_body, R"({"id":1})");
+}
+
+TYPED_TEST(StoreConformance, AuditHeadChainsEntries) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(this->store_
+                    ->transact([&](Tx& tx) {
+                      CORRAL_ASSIGN_OR_RETURN(auto head, tx.lock_audit_head());
+                      return tx.insert_audit({.seq = head.next_seq,
+                                              .actor = "admin",
+                                              .action = "test",
+                                              .target = "x",
+                                              .prev_hash = head.prev_hash,
+                                              .hash = "h" + std::to_string(head.next_seq)});
+                    })
+                    .ok());
+  }
+  std::vector<AuditRow> rows;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_audit(0, 100));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].seq, 1);
+  EXPECT_EQ(rows[0].prev_hash, "");
+  EXPECT_EQ(rows[2].prev_hash, "h2");
+}
+
+TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n1"),
+                                                   .spec_json = "{}",
+                                                   .admin = core::NodeAdminState::kActive}));
+            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n1"),
+                                                   .spec_json = "{\"v\":2}",
+                                                   .admin = core::NodeAdminState::kCordoned}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.upsert_inventory({.node = core::NodeId("n1"), .inventory_json = "[]"}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.put_tenant({.id = core::TenantId("nlp"), .config_json = "{}"}));
+            CORRAL_RETURN_IF_ERROR(tx.insert_reservation(
+                {.id = core::ReservationId("r1"), .tenant = core::TenantId("nlp")}));
+            return tx.insert_token({.hash = "abc", .role = "admin"});
+          })
+          .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(core::NodeId("n1")));
+                    EXPECT_TRUE(node.has_value());
+                    if (node) {
+                      EXPECT_EQ(node->admin, core::NodeAdminState::kCordoned);
+                      EXPECT_EQ(node->spec_json, "{\"v\":2}");
+                    }
+                    CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(core::NodeId("n1")));
+                    EXPECT_TRUE(inv.has_value());
+                    CORRAL_ASSIGN_OR_RETURN(auto tenants, tx.list_tenants());
+                    EXPECT_EQ(tenants.size(), 1u);
+                    CORRAL_ASSIGN_OR_RETURN(auto res, tx.list_reservations());
+                    EXPECT_EQ(res.size(), 1u);
+                    CORRAL_ASSIGN_OR_RETURN(auto token, tx.find_token("abc"));
+                    EXPECT_TRUE(token.has_value());
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.find_token("zzz"));
+                    EXPECT_FALSE(none.has_value());
+                    return Status();
+                  })
+                  .ok());
+}
+
+TYPED_TEST(StoreConformance, KeepsCheckpointsTelemetryAndLedger) {
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (int step : {100, 200}) {
+                      CORRAL_RETURN_IF_ERROR(
+                          tx.insert_checkpoint({.job = core::JobId(7),
+                                                .attempt = 1,
+                                                .step = step,
+                                                .uri = "file:///ckpt/" + std::to_string(step),
+                                                .time = core::time_from_ms(step)}));
+                    }
+                    CORRAL_RETURN_IF_ERROR(tx.insert_telemetry(
+                        {.node = core::NodeId("n1"), .utilization = 0.5, .power_watts = 400}));
+                    LedgerEntry e{.idempotency_key = "job7/attempt1/0",
+                                  .tenant = core::TenantId("nlp"),
+                                  .gpu_ms = 1000};
+                    CORRAL_ASSIGN_OR_RETURN(bool first, tx.insert_ledger_entry(e));
+                    CORRAL_ASSIGN_OR_RETURN(bool second, tx.insert_ledger_entry(e));
+                    EXPECT_TRUE(first);
+                    EXPECT_FALSE(second);
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto latest, tx.latest_checkpoint(core::JobId(7)));
+                    EXPECT_TRUE(latest.has_value());
+                    if (latest) {
+                      EXPECT_EQ(latest->step, 200);
+                    }
+                    CORRAL_ASSIGN_OR_RETURN(auto ledger, tx.list_ledger(core::TenantId("nlp")));
+                    EXPECT_EQ(ledger.size(), 1u);
+                    return Status();
+                  })
+                  .ok());
+}
+
+TYPED_TEST(StoreConformance, JobEventsComeBackInOrder) {
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (const char* kind : {"submitted", "pending", "placed"}) {
+                      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+                          {.job = core::JobId(3), .kind = kind, .message = kind}));
+                    }
+                    return Status();
+                  })
+                  .ok());
+  std::vector<JobEventRow> events;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(events, tx.list_job_events(core::JobId(3)));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].kind, "placed");
+}
+
+}  // namespace
+}  // namespace corral::store

@@ -1,0 +1,55 @@
+// Fresh, empty stores for tests: a SQLite file in a temp directory, or a new database
+// on the PostgreSQL server named by CORRAL_TEST_POSTGRES_URL (scripts/with_postgres.sh
+// starts one). Shared by the store conformance suite and the server tests.
+//
+// Thread safety: a factory is used by one test at a time.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "store/store.h"
+
+namespace corral::testing {
+
+// A new directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The URL of a new, empty database on the test PostgreSQL server; NotFound when
+// CORRAL_TEST_POSTGRES_URL is unset (a developer running ctest by hand), Unavailable
+// when the server cannot be reached.
+core::Result<std::string> fresh_postgres_database();
+
+struct SqliteFactory {
+  static constexpr const char* kName = "Sqlite";
+  TempDir dir;
+  std::string url() const { return (dir.path() / "corral.db").string(); }
+  core::Result<std::unique_ptr<store::Store>> open() { return store::open_sqlite_store(url()); }
+};
+
+struct PostgresFactory {
+  static constexpr const char* kName = "Postgres";
+  std::string url_;
+  core::Result<std::unique_ptr<store::Store>> open() {
+    auto url = fresh_postgres_database();
+    if (!url.ok()) return url.status();
+    url_ = *url;
+    return store::open_postgres_store(url_);
+  }
+  const std::string& url() const { return url_; }
+};
+
+}  // namespace corral::testing
