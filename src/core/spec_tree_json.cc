@@ -105,7 +105,7 @@ class TreeBuilder {
     } else if (stack_.back().kind == TreeKind::kList) {
       stack_.back().items.push_back(std::move(node));
     } else {
-      stack_.back().entries.emplace_back(std::move(keys_.back()), std::move(node));
+      stack_.back().entries.push_back(TreeEntry{std::move(keys_.back()), std::move(node)});
     }
     return true;
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/internal/spec_tree.h"
@@ -117,7 +118,7 @@ class Converter {
             throw ConvertError{
                 fmt::format("mapping keys must be plain strings{}", at(entry.first.Mark()))};
           }
-          out.entries.emplace_back(std::move(key), convert(entry.second, depth + 1));
+          out.entries.push_back(TreeEntry{std::move(key), convert(entry.second, depth + 1)});
         }
         return out;
     }
@@ -142,6 +143,10 @@ TreeReadResult read_yaml_tree(std::string_view text) {
     return {.root = converter.convert(doc, 0)};
   } catch (const ConvertError& e) {
     return {.error = TreeError{e.reason}};
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at its own depth limit before ours sees the tree.
+    return {.error = TreeError{
+                fmt::format("nesting is deeper than {} levels{}", kMaxTreeDepth, at(e.mark))}};
   } catch (const YAML::Exception& e) {
     return {.error = TreeError{fmt::format("invalid yaml{}: {}", at(e.mark), e.msg)}};
   } catch (const std::exception& e) {

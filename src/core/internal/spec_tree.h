@@ -21,6 +21,8 @@ namespace corral::core::internal {
 
 enum class TreeKind { kNull, kBool, kInt, kFloat, kString, kList, kMap };
 
+struct TreeEntry;
+
 struct TreeNode {
   TreeKind kind = TreeKind::kNull;
   bool bool_value = false;
@@ -29,7 +31,13 @@ struct TreeNode {
   double float_value = 0.0;
   std::string text;  // the string value, or the scalar as written (for messages)
   std::vector<TreeNode> items;
-  std::vector<std::pair<std::string, TreeNode>> entries;
+  std::vector<TreeEntry> entries;  // a mapping's keys and values, in document order
+};
+
+// std::vector allows an element type completed later; std::pair would not.
+struct TreeEntry {
+  std::string key;
+  TreeNode value;
 };
 
 // Limits that keep a hostile document from costing more than a small, valid one would.
