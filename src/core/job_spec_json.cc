@@ -14,7 +14,9 @@ using Json = nlohmann::ordered_json;
 
 Json string_map(const std::map<std::string, std::string>& m) {
   Json out = Json::object();
-  for (const auto& [key, value] : m) out[key] = value;
+  for (const auto& [key, value] : m) {
+    out[key] = value;
+  }
   return out;
 }
 
@@ -29,7 +31,9 @@ std::string job_spec_to_json(const JobSpec& spec) {
   Json resources = Json::object();
   resources["gpus"] = spec.resources.gpus;
   Json types = Json::array();
-  for (const auto& type : spec.resources.gpu_types) types.push_back(type.value);
+  for (const auto& type : spec.resources.gpu_types) {
+    types.push_back(type.value);
+  }
   resources["gpuTypes"] = std::move(types);
   resources["gpusPerNode"] = spec.resources.gpus_per_node;
   resources["cpusPerGpu"] = spec.resources.cpus_per_gpu;
@@ -55,12 +59,16 @@ std::string job_spec_to_json(const JobSpec& spec) {
                          {"restoreSeconds", to_ms(spec.checkpoint->restore_time) / 1000}};
   }
   out["maxRuntime"] = format_duration(spec.max_runtime);
-  if (spec.reservation) out["reservation"] = spec.reservation->value;
+  if (spec.reservation) {
+    out["reservation"] = spec.reservation->value;
+  }
   out["command"] = spec.command;
   out["env"] = string_map(spec.env);
   Json secrets = Json::object();
   // Secrets are never echoed: only their names leave the process.
-  for (const auto& [key, value] : spec.secret_env) secrets[key] = kSecretMask;
+  for (const auto& [key, value] : spec.secret_env) {
+    secrets[key] = kSecretMask;
+  }
   out["secretEnv"] = std::move(secrets);
   out["lineage"] = {{"dataset", spec.lineage.dataset}, {"code", spec.lineage.code}};
   out["labels"] = string_map(spec.labels);

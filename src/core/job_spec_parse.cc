@@ -33,8 +33,8 @@ constexpr std::size_t kMaxNameLength = 63;
 constexpr std::size_t kMaxPathLength = 4096;
 constexpr std::size_t kMaxLineageLength = 256;
 constexpr std::size_t kMaxEnvNameLength = 256;
-const Duration kMinRuntime = seconds(60);
-const Duration kMaxRuntime = seconds(30LL * 24 * 3600);
+constexpr Duration kMinRuntime = seconds(60);
+constexpr Duration kMaxRuntime = seconds(30LL * 24 * 3600);
 
 // Variables the launcher sets for every worker (torchrun's contract); a spec may not
 // override them, or ranks would disagree about the world.
@@ -65,7 +65,9 @@ std::string quote(std::string_view s) {
       out += c;
     }
   }
-  if (s.size() > kShown) out += "...";
+  if (s.size() > kShown) {
+    out += "...";
+  }
   return out + "\"";
 }
 
@@ -95,20 +97,26 @@ bool is_alnum(char c) {
 
 // [a-z0-9]([-a-z0-9]*[a-z0-9])?
 bool is_dns_label(std::string_view s) {
-  if (s.empty() || !is_dns_label_char(s.front()) || !is_dns_label_char(s.back())) return false;
+  if (s.empty() || !is_dns_label_char(s.front()) || !is_dns_label_char(s.back())) {
+    return false;
+  }
   return std::all_of(s.begin(), s.end(), [](char c) { return is_dns_label_char(c) || c == '-'; });
 }
 
 // Kubernetes' label name/value syntax: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
 bool is_label_text(std::string_view s) {
-  if (s.empty() || !is_alnum(s.front()) || !is_alnum(s.back())) return false;
+  if (s.empty() || !is_alnum(s.front()) || !is_alnum(s.back())) {
+    return false;
+  }
   return std::all_of(s.begin(), s.end(),
                      [](char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 // [A-Za-z_][A-Za-z0-9_]*, what a POSIX shell accepts as a variable name.
 bool is_env_name(std::string_view s) {
-  if (s.empty() || (s.front() >= '0' && s.front() <= '9')) return false;
+  if (s.empty() || (s.front() >= '0' && s.front() <= '9')) {
+    return false;
+  }
   return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '_'; });
 }
 
@@ -116,7 +124,9 @@ bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 std::string join(std::initializer_list<std::string_view> words) {
   std::string out;
-  for (const auto word : words) out += out.empty() ? std::string(word) : fmt::format(", {}", word);
+  for (const auto word : words) {
+    out += out.empty() ? std::string(word) : fmt::format(", {}", word);
+  }
   return out;
 }
 
@@ -128,7 +138,9 @@ class FieldMap {
     return it == found_.end() ? nullptr : it->second;
   }
   void put(std::string_view key, const TreeNode* node) {
-    if (node->kind != TreeKind::kNull) found_.emplace(std::string(key), node);
+    if (node->kind != TreeKind::kNull) {
+      found_.emplace(std::string(key), node);
+    }
   }
 
  private:
@@ -190,7 +202,9 @@ class Validator {
 
   // A present mapping, or nullptr (with an error when the value is something else).
   const TreeNode* as_map(const TreeNode* node, const std::string& path) {
-    if (node == nullptr) return nullptr;
+    if (node == nullptr) {
+      return nullptr;
+    }
     if (node->kind != TreeKind::kMap) {
       fail(path, fmt::format("must be a mapping, got {}", describe(*node)));
       return nullptr;
@@ -200,7 +214,9 @@ class Validator {
 
   std::optional<std::int64_t> read_int(const TreeNode* node, const std::string& path,
                                        std::int64_t min, std::int64_t max) {
-    if (node == nullptr) return std::nullopt;
+    if (node == nullptr) {
+      return std::nullopt;
+    }
     if (node->kind != TreeKind::kInt) {
       fail(path, fmt::format("must be an integer, got {}", describe(*node)));
       return std::nullopt;
@@ -213,7 +229,9 @@ class Validator {
   }
 
   std::optional<std::string> read_string(const TreeNode* node, const std::string& path) {
-    if (node == nullptr) return std::nullopt;
+    if (node == nullptr) {
+      return std::nullopt;
+    }
     if (node->kind != TreeKind::kString) {
       // A YAML author who wrote `VALUE: 4` meant a string; say how to write one.
       const bool scalar = node->kind == TreeKind::kInt || node->kind == TreeKind::kFloat ||
@@ -231,7 +249,9 @@ class Validator {
   }
 
   std::optional<bool> read_bool(const TreeNode* node, const std::string& path) {
-    if (node == nullptr) return std::nullopt;
+    if (node == nullptr) {
+      return std::nullopt;
+    }
     if (node->kind != TreeKind::kBool) {
       fail(path, fmt::format("must be true or false, got {}", describe(*node)));
       return std::nullopt;
@@ -241,7 +261,9 @@ class Validator {
 
   std::optional<std::string> read_dns_label(const TreeNode* node, const std::string& path) {
     auto s = read_string(node, path);
-    if (!s) return std::nullopt;
+    if (!s) {
+      return std::nullopt;
+    }
     if (s->size() > kMaxNameLength) {
       fail(path, fmt::format("must be at most {} characters, got {} ({})", kMaxNameLength,
                              s->size(), quote(*s)));
@@ -260,7 +282,9 @@ class Validator {
   std::optional<std::size_t> read_choice(const TreeNode* node, const std::string& path,
                                          std::initializer_list<std::string_view> choices) {
     auto s = read_string(node, path);
-    if (!s) return std::nullopt;
+    if (!s) {
+      return std::nullopt;
+    }
     const auto it = std::find(choices.begin(), choices.end(), *s);
     if (it == choices.end()) {
       fail(path, fmt::format("must be one of {}, got {}", join(choices), quote(*s)));
@@ -270,8 +294,12 @@ class Validator {
   }
 
   void read_identity(const FieldMap& top) {
-    if (top.get("name") == nullptr) fail("name", "is required");
-    if (auto name = read_dns_label(top.get("name"), "name")) spec_.name = std::move(*name);
+    if (top.get("name") == nullptr) {
+      fail("name", "is required");
+    }
+    if (auto name = read_dns_label(top.get("name"), "name")) {
+      spec_.name = std::move(*name);
+    }
     if (auto tenant = read_dns_label(top.get("tenant"), "tenant")) {
       spec_.tenant = TenantId(std::move(*tenant));
     }
@@ -281,7 +309,9 @@ class Validator {
                                    [&](const PriorityClass& c) { return c.name == *s; });
       if (it == classes.end()) {
         std::string names;
-        for (const auto& c : classes) names += names.empty() ? c.name : ", " + c.name;
+        for (const auto& c : classes) {
+          names += names.empty() ? c.name : ", " + c.name;
+        }
         fail("priorityClass", fmt::format("must be one of {}, got {}", names, quote(*s)));
       } else {
         spec_.priority_class = *s;
@@ -304,10 +334,14 @@ class Validator {
       fail("resources.gpus", "is required");
     }
     gpus_ = read_int(f.get("gpus"), "resources.gpus", 1, kMaxGpus);
-    if (gpus_) r.gpus = static_cast<std::int32_t>(*gpus_);
+    if (gpus_) {
+      r.gpus = static_cast<std::int32_t>(*gpus_);
+    }
     read_gpu_types(f.get("gpuTypes"));
     gpus_per_node_ = read_int(f.get("gpusPerNode"), "resources.gpusPerNode", 0, kMaxGpusPerNode);
-    if (gpus_per_node_) r.gpus_per_node = static_cast<std::int32_t>(*gpus_per_node_);
+    if (gpus_per_node_) {
+      r.gpus_per_node = static_cast<std::int32_t>(*gpus_per_node_);
+    }
     if (auto cpus = read_int(f.get("cpusPerGpu"), "resources.cpusPerGpu", 0, kMaxCpusPerGpu)) {
       r.cpus_per_gpu = static_cast<std::int32_t>(*cpus);
     }
@@ -318,7 +352,9 @@ class Validator {
 
   void read_gpu_types(const TreeNode* node) {
     const std::string path = "resources.gpuTypes";
-    if (node == nullptr) return;
+    if (node == nullptr) {
+      return;
+    }
     if (node->kind != TreeKind::kList) {
       fail(path, fmt::format("must be a list of gpu types, got {}", describe(*node)));
       return;
@@ -326,7 +362,9 @@ class Validator {
     for (std::size_t i = 0; i < node->items.size(); ++i) {
       const std::string item_path = element(path, i);
       auto s = read_string(&node->items[i], item_path);
-      if (!s) continue;
+      if (!s) {
+        continue;
+      }
       if (!find_builtin_gpu_type(*s)) {
         std::string known;
         for (const auto& t : builtin_gpu_types()) {
@@ -347,7 +385,9 @@ class Validator {
 
   // A size string ("120Gi") or a plain number of bytes.
   std::optional<std::int64_t> read_memory(const TreeNode* node, const std::string& path) {
-    if (node == nullptr) return std::nullopt;
+    if (node == nullptr) {
+      return std::nullopt;
+    }
     if (node->kind != TreeKind::kString && node->kind != TreeKind::kInt) {
       fail(path, fmt::format("must be a size like 512Mi, 120Gi or 80G, got {}", describe(*node)));
       return std::nullopt;
@@ -367,7 +407,9 @@ class Validator {
 
   void read_topology(const TreeNode* node) {
     const TreeNode* map = as_map(node, "topology");
-    if (map == nullptr) return;
+    if (map == nullptr) {
+      return;
+    }
     const FieldMap f = fields(*map, "topology", {"pack", "mode"});
     static constexpr PackLevel kLevels[] = {PackLevel::kNvlink, PackLevel::kNode, PackLevel::kLeaf,
                                             PackLevel::kSpine, PackLevel::kNone};
@@ -383,11 +425,17 @@ class Validator {
   void read_elastic(const TreeNode* node) {
     const std::string path = "elastic";
     const TreeNode* map = as_map(node, path);
-    if (map == nullptr) return;
+    if (map == nullptr) {
+      return;
+    }
     const FieldMap f = fields(*map, path, {"minGpus", "maxGpus", "step"});
     elastic_present_ = true;
-    if (f.get("minGpus") == nullptr) fail("elastic.minGpus", "is required");
-    if (f.get("maxGpus") == nullptr) fail("elastic.maxGpus", "is required");
+    if (f.get("minGpus") == nullptr) {
+      fail("elastic.minGpus", "is required");
+    }
+    if (f.get("maxGpus") == nullptr) {
+      fail("elastic.maxGpus", "is required");
+    }
     ElasticRange range;
     const auto min = read_int(f.get("minGpus"), "elastic.minGpus", 1, kMaxGpus);
     const auto max = read_int(f.get("maxGpus"), "elastic.maxGpus", 1, kMaxGpus);
@@ -404,7 +452,9 @@ class Validator {
         step_ok = false;
       }
     }
-    if (!min || !max || !step_ok) return;
+    if (!min || !max || !step_ok) {
+      return;
+    }
     range.min_gpus = static_cast<std::int32_t>(*min);
     range.max_gpus = static_cast<std::int32_t>(*max);
     spec_.elastic = range;
@@ -413,11 +463,17 @@ class Validator {
   void read_checkpoint(const TreeNode* node) {
     const std::string path = "checkpoint";
     const TreeNode* map = as_map(node, path);
-    if (map == nullptr) return;
+    if (map == nullptr) {
+      return;
+    }
     checkpoint_present_ = true;
     const FieldMap f = fields(*map, path, {"dir", "intervalSeconds", "restoreSeconds"});
-    if (f.get("dir") == nullptr) fail("checkpoint.dir", "is required");
-    if (f.get("intervalSeconds") == nullptr) fail("checkpoint.intervalSeconds", "is required");
+    if (f.get("dir") == nullptr) {
+      fail("checkpoint.dir", "is required");
+    }
+    if (f.get("intervalSeconds") == nullptr) {
+      fail("checkpoint.intervalSeconds", "is required");
+    }
     CheckpointPolicy policy;
     bool ok = true;
     if (auto dir = read_string(f.get("dir"), "checkpoint.dir")) {
@@ -436,20 +492,28 @@ class Validator {
     }
     const auto interval =
         read_int(f.get("intervalSeconds"), "checkpoint.intervalSeconds", 1, kMaxCheckpointSeconds);
-    if (interval) policy.interval = seconds(*interval);
+    if (interval) {
+      policy.interval = seconds(*interval);
+    }
     ok = ok && interval.has_value();
     if (const TreeNode* restore_node = f.get("restoreSeconds")) {
       const auto restore =
           read_int(restore_node, "checkpoint.restoreSeconds", 0, kMaxCheckpointSeconds);
-      if (restore) policy.restore_time = seconds(*restore);
+      if (restore) {
+        policy.restore_time = seconds(*restore);
+      }
       ok = ok && restore.has_value();
     }
-    if (ok) spec_.checkpoint = std::move(policy);
+    if (ok) {
+      spec_.checkpoint = std::move(policy);
+    }
   }
 
   void read_runtime(const TreeNode* node) {
     const std::string path = "maxRuntime";
-    if (node == nullptr) return;
+    if (node == nullptr) {
+      return;
+    }
     if (node->kind != TreeKind::kString) {
       fail(path, fmt::format("must be a duration like 90m, 24h or 1d12h, got {}", describe(*node)));
       return;
@@ -485,7 +549,9 @@ class Validator {
     for (std::size_t i = 0; i < node->items.size(); ++i) {
       const std::string item_path = element(path, i);
       auto arg = read_string(&node->items[i], item_path);
-      if (!arg) continue;
+      if (!arg) {
+        continue;
+      }
       if (arg->empty()) {
         fail(item_path, "must not be an empty string");
         continue;
@@ -499,7 +565,9 @@ class Validator {
                                                                    const std::string& path) {
     std::vector<std::pair<std::string, std::string>> out;
     const TreeNode* map = as_map(node, path);
-    if (map == nullptr) return out;
+    if (map == nullptr) {
+      return out;
+    }
     std::map<std::string_view, bool> seen;
     for (const auto& [key, value] : map->entries) {
       const std::string key_path = child(path, key);
@@ -512,7 +580,9 @@ class Validator {
         fail(key_path, "must be a string, got null");
         continue;
       }
-      if (auto s = read_string(&value, key_path)) out.emplace_back(key, std::move(*s));
+      if (auto s = read_string(&value, key_path)) {
+        out.emplace_back(key, std::move(*s));
+      }
     }
     return out;
   }
@@ -540,12 +610,16 @@ class Validator {
 
   void read_lineage(const TreeNode* node) {
     const TreeNode* map = as_map(node, "lineage");
-    if (map == nullptr) return;
+    if (map == nullptr) {
+      return;
+    }
     const FieldMap f = fields(*map, "lineage", {"dataset", "code"});
     const auto read = [&](std::string_view key, std::string& out) {
       const std::string path = child("lineage", key);
       auto s = read_string(f.get(key), path);
-      if (!s) return;
+      if (!s) {
+        return;
+      }
       if (s->size() > kMaxLineageLength) {
         fail(path,
              fmt::format("must be at most {} characters, got {}", kMaxLineageLength, s->size()));
@@ -573,7 +647,9 @@ class Validator {
                                    kMaxNameLength, quote(value)));
         ok = false;
       }
-      if (ok) spec_.labels.emplace(key, std::move(value));
+      if (ok) {
+        spec_.labels.emplace(key, std::move(value));
+      }
     }
   }
 
@@ -622,7 +698,9 @@ class Validator {
     }
 
     // 4. Elastic ranges: ordered, containing the starting size, and on the step.
-    if (spec_.elastic) check_elastic(*spec_.elastic, gpus_ok, per_node_ok);
+    if (spec_.elastic) {
+      check_elastic(*spec_.elastic, gpus_ok, per_node_ok);
+    }
     if (elastic_present_ && !checkpoint_present_) {
       fail("checkpoint",
            "is required for an elastic job (it resizes by restarting from a "
@@ -662,7 +740,9 @@ class Validator {
     };
     on_step(e.min_gpus, "elastic.minGpus");
     on_step(e.max_gpus, "elastic.maxGpus");
-    if (gpus_ok) on_step(r.gpus, "resources.gpus");
+    if (gpus_ok) {
+      on_step(r.gpus, "resources.gpus");
+    }
   }
 
   JobSpec spec_;
@@ -678,7 +758,9 @@ class Validator {
 }  // namespace
 
 std::string to_string(const FieldError& error) {
-  if (error.path.empty()) return error.reason;
+  if (error.path.empty()) {
+    return error.reason;
+  }
   return fmt::format("{}: {}", error.path, error.reason);
 }
 
@@ -692,16 +774,22 @@ ParseOutcome parse_job_spec(std::string_view text, SpecFormat format) {
     return fail(fmt::format("document must be at most {} bytes (1 MiB), got {} bytes",
                             kMaxSpecBytes, text.size()));
   }
-  if (!internal::is_valid_utf8(text)) return fail("document must be valid UTF-8");
+  if (!internal::is_valid_utf8(text)) {
+    return fail("document must be valid UTF-8");
+  }
   internal::TreeReadResult tree =
       format == SpecFormat::kJson ? internal::read_json_tree(text) : internal::read_yaml_tree(text);
-  if (!tree.root) return fail(tree.error ? tree.error->reason : "unreadable document");
+  if (!tree.root) {
+    return fail(tree.error ? tree.error->reason : "unreadable document");
+  }
   if (tree.root->kind != TreeKind::kMap) {
     return fail(fmt::format("document must be a mapping of fields, got {}", describe(*tree.root)));
   }
   Validator validator;
   out.errors = validator.run(*tree.root);
-  if (out.errors.empty()) out.spec = validator.take_spec();
+  if (out.errors.empty()) {
+    out.spec = validator.take_spec();
+  }
   return out;
 }
 

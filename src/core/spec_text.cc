@@ -30,13 +30,19 @@ bool is_valid_utf8(std::string_view text) {
     } else {
       return false;
     }
-    if (i + len > text.size()) return false;
+    if (i + len > text.size()) {
+      return false;
+    }
     for (std::size_t k = 1; k < len; ++k) {
-      if ((byte(i + k) & 0xC0) != 0x80) return false;
+      if ((byte(i + k) & 0xC0) != 0x80) {
+        return false;
+      }
       cp = (cp << 6) | (byte(i + k) & 0x3F);
     }
     static constexpr std::uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
     i += len;
   }
   return true;

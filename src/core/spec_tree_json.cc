@@ -65,7 +65,9 @@ class TreeBuilder {
     std::string detail = e.what();
     const auto column = detail.find("column ");
     const auto colon = column == std::string::npos ? column : detail.find(": ", column);
-    if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    if (colon != std::string::npos) {
+      detail = detail.substr(colon + 2);
+    }
     error_ = fmt::format("invalid json at {}: {}", describe_position(text_, position), detail);
     return false;
   }

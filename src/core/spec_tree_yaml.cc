@@ -18,15 +18,21 @@ struct ConvertError {
 };
 
 std::string at(const YAML::Mark& mark) {
-  if (mark.is_null()) return "";
+  if (mark.is_null()) {
+    return "";
+  }
   return fmt::format(" at line {}, column {}", mark.line + 1, mark.column + 1);
 }
 
 bool is_decimal_integer(std::string_view s) {
   std::size_t pos = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (pos == s.size()) return false;
+  if (pos == s.size()) {
+    return false;
+  }
   for (; pos < s.size(); ++pos) {
-    if (s[pos] < '0' || s[pos] > '9') return false;
+    if (s[pos] < '0' || s[pos] > '9') {
+      return false;
+    }
   }
   return true;
 }
@@ -34,7 +40,9 @@ bool is_decimal_integer(std::string_view s) {
 // A plain scalar is a float when it reads as one entirely and starts like a number, so
 // words such as "inf" or "nan" stay strings.
 bool parse_float(std::string_view s, double& out) {
-  if (s.empty()) return false;
+  if (s.empty()) {
+    return false;
+  }
   const char first = s[0];
   if (!(first == '-' || first == '+' || first == '.' || (first >= '0' && first <= '9'))) {
     return false;
@@ -105,7 +113,9 @@ class Converter {
       }
       case YAML::NodeType::Sequence:
         out.kind = TreeKind::kList;
-        for (const auto& item : node) out.items.push_back(convert(item, depth + 1));
+        for (const auto& item : node) {
+          out.items.push_back(convert(item, depth + 1));
+        }
         return out;
       case YAML::NodeType::Map:
         out.kind = TreeKind::kMap;
@@ -128,7 +138,9 @@ class Converter {
  private:
   // Escapes such as "\uD800" can yield bytes that are not UTF-8 from valid input.
   static void check_utf8(const std::string& s, const YAML::Mark& mark) {
-    if (!is_valid_utf8(s)) throw ConvertError{fmt::format("string is not valid UTF-8{}", at(mark))};
+    if (!is_valid_utf8(s)) {
+      throw ConvertError{fmt::format("string is not valid UTF-8{}", at(mark))};
+    }
   }
 
   std::size_t count_ = 0;

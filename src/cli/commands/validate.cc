@@ -75,11 +75,17 @@ int run_validate(const ValidateOptions& options, std::istream& in, std::ostream&
     const core::ParseOutcome outcome = core::parse_job_spec(*text, format_for(file));
     if (!outcome.ok()) {
       const std::string name = file == "-" ? "<stdin>" : file;
-      for (const auto& error : outcome.errors) err << name << ": " << to_string(error) << "\n";
-      if (exit_code == kExitOk) exit_code = kExitInvalid;
+      for (const auto& error : outcome.errors) {
+        err << name << ": " << to_string(error) << "\n";
+      }
+      if (exit_code == kExitOk) {
+        exit_code = kExitInvalid;
+      }
       continue;
     }
-    if (!options.quiet) out << core::job_spec_to_json(*outcome.spec) << "\n";
+    if (!options.quiet) {
+      out << core::job_spec_to_json(*outcome.spec) << "\n";
+    }
   }
   return exit_code;
 }

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-namespace CLI {
+// CLI11's own namespace, declared here so this header does not pull in CLI11.
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11 names it, not us
 class App;
-}
+}  // namespace CLI
 
 namespace corral::cli {
 
