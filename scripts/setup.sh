@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
 # Installs every package listed in deps/debian.txt that is not installed yet.
 # Idempotent, and quiet when nothing is missing. Runs as root (or through sudo).
+# Lines tagged [fuzz] are optional and installed only with --fuzz (scripts/fuzz.sh).
+# Usage: scripts/setup.sh [--fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' deps/debian.txt | grep -v '^$')
+fuzz=0
+case "${1:-}" in
+  "") ;;
+  --fuzz) fuzz=1 ;;
+  *)
+    echo "usage: scripts/setup.sh [--fuzz]" >&2
+    exit 2
+    ;;
+esac
+
+# One package name per line: comments dropped, [fuzz] lines kept only with --fuzz.
+mapfile -t wanted < <(awk -v fuzz="$fuzz" '
+  { tagged = ($0 ~ /\[fuzz\][[:space:]]*$/); sub(/#.*/, ""); gsub(/[[:space:]]+/, "") }
+  $0 == "" || (tagged && !fuzz) { next }
+  { print }' deps/debian.txt)
 missing=()
 for pkg in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)

@@ -1,6 +1,8 @@
 // JobSpec: what a user asks for when submitting a training job. One schema, accepted
 // as YAML or JSON (job_spec_parse.h); every field is documented in docs/jobspec.md.
 //
+// Specs compare field by field (tests check that parse -> JSON -> parse is lossless).
+//
 // A JobSpec held anywhere in Corral has passed validation: the parser fills defaults
 // and resolves derived fields (e.g. `preemptible` from the priority class), so the
 // scheduler never sees an unset value.
@@ -37,6 +39,8 @@ std::string_view to_string(TopologyMode mode);
 struct TopologyConstraint {
   PackLevel pack = PackLevel::kNone;
   TopologyMode mode = TopologyMode::kPreferred;
+
+  friend bool operator==(const TopologyConstraint&, const TopologyConstraint&) = default;
 };
 
 struct Resources {
@@ -45,6 +49,8 @@ struct Resources {
   std::int32_t gpus_per_node = 0;    // 0: the scheduler chooses the split
   std::int32_t cpus_per_gpu = 1;
   std::int64_t memory_per_gpu_mib = 8 * 1024;
+
+  friend bool operator==(const Resources&, const Resources&) = default;
 };
 
 // Elastic jobs run with any GPU count in [min_gpus, max_gpus] that the step allows.
@@ -58,17 +64,23 @@ struct ElasticRange {
   std::int32_t max_gpus = 0;
   ElasticStep step = ElasticStep::kMultiple;
   std::int32_t step_multiple = 1;
+
+  friend bool operator==(const ElasticRange&, const ElasticRange&) = default;
 };
 
 struct CheckpointPolicy {
   std::string dir;           // where the worker writes checkpoints
   Duration interval{0};      // how often the worker checkpoints
   Duration restore_time{0};  // expected time to resume from a checkpoint
+
+  friend bool operator==(const CheckpointPolicy&, const CheckpointPolicy&) = default;
 };
 
 struct Lineage {
   std::string dataset;  // e.g. "webtext@v12"
   std::string code;     // e.g. "git:3f9c2e1"
+
+  friend bool operator==(const Lineage&, const Lineage&) = default;
 };
 
 struct JobSpec {
@@ -87,6 +99,8 @@ struct JobSpec {
   std::map<std::string, std::string> secret_env;  // never echoed back or logged
   Lineage lineage;
   std::map<std::string, std::string> labels;
+
+  friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 
 }  // namespace corral::core

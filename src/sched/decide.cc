@@ -5,6 +5,7 @@
 
 #include "sched/internal/admit.h"
 #include "sched/internal/explain.h"
+#include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
 #include "sched/internal/place.h"
 #include "sched/internal/plan.h"
@@ -40,7 +41,7 @@ struct Attempt {
 // Tries each acceptable type; keeps the tightest placement, the earliest type on ties.
 // A placement that already meets the job's own packing wish ends the search early.
 Attempt try_job(const Plan& plan, const SchedulerConfig& config, const JobRequest& r,
-                TenantIx tenant) {
+                TenantIx tenant, detail::NoFitMemo& memo) {
   const ClusterSnapshot& s = plan.snapshot();
   Attempt best;
   std::string quota_reason;
@@ -61,7 +62,13 @@ Attempt try_job(const Plan& plan, const SchedulerConfig& config, const JobReques
                                        .topology = r.topology,
                                        .scoring = config.topology_scoring};
     detail::PlaceMiss miss;
-    auto placed = detail::find_placement(plan, request, miss);
+    std::optional<detail::PlaceResult> placed;
+    if (const detail::PlaceMiss* known = memo.find(request)) {
+      miss = *known;
+    } else {
+      placed = detail::find_placement(plan, request, miss);
+      if (!placed) memo.remember(request, miss);
+    }
     if (!placed) {
       // The first type's reason stands (the user's preference), unless it was quota.
       if (best.reason.empty()) {
@@ -109,6 +116,7 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
                  core::Time /*now*/) {
   Plan plan(snapshot);
   detail::JobQueue queue(snapshot, config);
+  detail::NoFitMemo memo;
   Decisions out;
 
   // 1. order: take jobs in queue order; each is admitted, placed or explained before
@@ -120,7 +128,7 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     const TenantIx tenant = *snapshot.find_tenant(r.tenant);
 
     // 2-3. admit and place, all or nothing.
-    Attempt attempt = try_job(plan, config, r, tenant);
+    Attempt attempt = try_job(plan, config, r, tenant, memo);
     if (attempt.placement) {
       plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
       out.placements.push_back(std::move(*attempt.placement));

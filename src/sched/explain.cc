@@ -9,15 +9,6 @@ namespace {
 
 using core::PackLevel;
 
-// GPUs of `type` in the whole fleet, usable or not.
-std::int32_t fleet_gpus(const ClusterSnapshot& s, TypeIx type) {
-  std::int32_t n = 0;
-  for (size_t i = 0; i < s.nodes().size(); ++i) {
-    if (s.topo()[i].type == type) n += static_cast<std::int32_t>(s.nodes()[i].gpus.size());
-  }
-  return n;
-}
-
 // The largest free count in any domain of `level`.
 std::int32_t best_domain_free(const Plan& plan, Level level, TypeIx type) {
   std::int32_t best = 0;
@@ -42,7 +33,7 @@ Explanation explain_no_fit(const Plan& plan, const PlaceRequest& r, const PlaceM
   const bool required = r.topology.mode == core::TopologyMode::kRequired;
 
   // 1. Shapes this fleet can never hold, whatever runs.
-  const std::int32_t total = fleet_gpus(s, r.type);
+  const std::int32_t total = s.total_gpus(r.type);
   if (r.gpus > total) {
     return {PendingKind::kUnschedulable,
             cat("unschedulable: asks for ", r.gpus, " ", type, " but the fleet has ", total)};

@@ -13,7 +13,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
+#include <utility>
 
 namespace corral::sched::detail {
 namespace {
@@ -49,7 +49,7 @@ class NodeFit {
     }
     const RackIx rack = plan_.snapshot().topo()[node].rack;
     const std::int64_t cap = plan_.snapshot().rack_power_cap_watts(rack);
-    if (cap > 0 && plan_.rack_power_used(rack) + extra_[rack] + gpus * tdp_ > cap) {
+    if (cap > 0 && plan_.rack_power_used(rack) + extra(rack) + gpus * tdp_ > cap) {
       miss_.power_blocked = true;
       miss_.power_rack = rack;
       return false;
@@ -58,15 +58,30 @@ class NodeFit {
   }
   // Counts `gpus` on `node` toward its rack for the rest of this selection.
   void hold(NodeIx node, std::int32_t gpus) {
-    extra_[plan_.snapshot().topo()[node].rack] += gpus * tdp_;
+    const RackIx rack = plan_.snapshot().topo()[node].rack;
+    for (auto& [r, watts] : extra_) {
+      if (r == rack) {
+        watts += gpus * tdp_;
+        return;
+      }
+    }
+    extra_.push_back({rack, gpus * tdp_});
   }
 
  private:
+  // Watts this selection already put on `rack`. A gang spans few racks: a flat list.
+  std::int64_t extra(RackIx rack) const {
+    for (const auto& [r, watts] : extra_) {
+      if (r == rack) return watts;
+    }
+    return 0;
+  }
+
   const Plan& plan_;
   const PlaceRequest& r_;
   PlaceMiss& miss_;
   std::int64_t tdp_;
-  std::map<RackIx, std::int64_t> extra_;
+  std::vector<std::pair<RackIx, std::int64_t>> extra_;
 };
 
 // `gpus` free GPUs of `node` inside one NVLink domain, best fit (the domain with the

@@ -21,10 +21,12 @@ Plan::Plan(const ClusterSnapshot& snapshot)
 
   // 1. Every usable GPU starts free; GPUs of running jobs are then taken back out.
   free_mask_.resize(node_count);
+  free_count_.reserve(node_count);
   free_cpus_.resize(node_count);
   free_mem_.resize(node_count);
   for (size_t n = 0; n < node_count; ++n) {
     free_mask_[n] = topo[n].usable_mask;
+    free_count_.push_back(std::popcount(free_mask_[n]));
     free_cpus_[n] = nodes[n].cpus;
     free_mem_[n] = nodes[n].memory_mib;
   }
@@ -81,8 +83,6 @@ Plan::Plan(const ClusterSnapshot& snapshot)
 std::int64_t usage_milli(const core::GpuType& type) {
   return std::llround(type.usage_factor * 1000);
 }
-
-std::int32_t Plan::free_count(NodeIx node) const { return std::popcount(free_mask_[node]); }
 
 std::int32_t Plan::domain_of(Level level, NodeIx node) const {
   const NodeTopo& t = s_.topo()[node];
@@ -151,6 +151,7 @@ void Plan::apply(const Entry& e, int sign) {
     free_mask_[e.node] |= pool_part;
   }
   const std::int32_t after = std::popcount(free_mask_[e.node]);
+  free_count_[e.node] = after;
   if (before != after) {
     type_free_[type] += after - before;
     buckets_[type][before].erase(e.node);

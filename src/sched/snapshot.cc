@@ -169,6 +169,7 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     caps[r.name] = r.power_cap_watts;
   }
   s.max_node_gpus_.assign(s.gpu_types_.size(), 0);
+  s.total_gpus_.assign(s.gpu_types_.size(), 0);
   s.topo_.resize(s.nodes_.size());
   for (size_t n = 0; n < s.nodes_.size(); ++n) {
     core::Node& node = s.nodes_[n];
@@ -217,6 +218,7 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     if (topo.type != -1) {
       s.max_node_gpus_[topo.type] =
           std::max(s.max_node_gpus_[topo.type], static_cast<std::int32_t>(node.gpus.size()));
+      s.total_gpus_[topo.type] += static_cast<std::int32_t>(node.gpus.size());
     }
   }
   s.cluster_names_ = clusters.take_names();

@@ -145,6 +145,8 @@ class ClusterSnapshot {
 
   // The largest number of GPUs any node of `type` has.
   std::int32_t max_node_gpus(TypeIx type) const { return max_node_gpus_[type]; }
+  // GPUs of `type` in the fleet, usable or not.
+  std::int32_t total_gpus(TypeIx type) const { return total_gpus_[type]; }
 
  private:
   friend core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
@@ -163,6 +165,7 @@ class ClusterSnapshot {
   std::vector<ClusterIx> spine_cluster_;
   std::vector<std::int64_t> rack_caps_;
   std::vector<std::int32_t> max_node_gpus_;
+  std::vector<std::int32_t> total_gpus_;
 };
 
 // Validates `input` and derives the indices. InvalidArgument names the first problem

@@ -45,7 +45,7 @@ class Plan {
   const ClusterSnapshot& snapshot() const { return s_; }
 
   std::uint64_t free_mask(NodeIx node) const { return free_mask_[node]; }
-  std::int32_t free_count(NodeIx node) const;
+  std::int32_t free_count(NodeIx node) const { return free_count_[node]; }
   std::int32_t free_cpus(NodeIx node) const { return free_cpus_[node]; }
   std::int64_t free_memory_mib(NodeIx node) const { return free_mem_[node]; }
   std::int64_t rack_power_used(RackIx rack) const { return rack_watts_[rack]; }
@@ -99,6 +99,7 @@ class Plan {
   const ClusterSnapshot& s_;
   std::int32_t type_count_;
   std::vector<std::uint64_t> free_mask_;
+  std::vector<std::int32_t> free_count_;  // popcount of free_mask_, kept in step
   std::vector<std::int32_t> free_cpus_;
   std::vector<std::int64_t> free_mem_;
   std::vector<std::int64_t> rack_watts_;

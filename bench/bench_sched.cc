@@ -1,0 +1,119 @@
+// decide() on a 10,000-GPU fleet: 1,250 nodes x 8 GPUs, 4 GPU types, 40 leaf switches,
+// 5 spines, 50 tenants, 2,000 running jobs filling it and 5,000 pending jobs of 1-512
+// GPUs. Run:  build/release/bench/bench_sched --benchmark_repetitions=5
+//                 --benchmark_report_aggregates_only=true
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include <benchmark/benchmark.h>
+
+#include "sched/check.h"
+#include "sched/decide.h"
+#include "testing/random_fleet.h"
+
+namespace corral::sched {
+namespace {
+
+using testing::Rng;
+
+constexpr std::int32_t kRunning = 2'000;
+constexpr std::int32_t kPending = 5'000;
+
+testing::FleetShape fleet_shape() {
+  return {.nodes = 1'250,
+          .gpu_types = 4,
+          .leaves = 40,
+          .spines = 5,
+          .tenants = 50,
+          .unhealthy_gpu_fraction = 0.005,
+          .cordoned_node_fraction = 0.01,
+          .mixed_node_shapes = false,
+          .rack_power_caps = true,
+          .cpu_limits = true,
+          .quotas = true};
+}
+
+// The fleet with kRunning jobs placed by decide() itself (so the running state is
+// consistent), and `pending` jobs queued.
+SnapshotInput make_input(std::int32_t pending) {
+  Rng rng(42);
+  SnapshotInput in = testing::random_fleet(rng, fleet_shape());
+  // Generous borrow limits so the fleet fills up; quotas still bind some tenants.
+  for (core::Tenant& t : in.tenants) {
+    for (auto& [type, q] : t.quotas) q.borrow_limit = std::max<std::int64_t>(q.borrow_limit, 400);
+  }
+  const testing::WorkloadShape small{.max_gpus = 8};
+  std::int64_t next_id = 1;
+  while (static_cast<std::int32_t>(in.running.size()) < kRunning) {
+    in.pending = testing::random_jobs(rng, in, small, next_id, 500);
+    next_id += 500;
+    auto s = build_snapshot(in);
+    const Decisions d = decide(*s, SchedulerConfig{}, core::Time{});
+    if (d.placements.empty()) break;
+    std::map<core::JobId, const JobRequest*> by_id;
+    for (const auto& p : in.pending) by_id[p.request.id] = &p.request;
+    for (const Placement& p : d.placements) {
+      if (static_cast<std::int32_t>(in.running.size()) == kRunning) break;
+      in.running.push_back({.request = *by_id[p.job], .gpus = p.gpus, .borrowed = p.borrowed});
+    }
+  }
+  const testing::WorkloadShape big{.max_gpus = 512};
+  in.pending = testing::random_jobs(rng, in, big, 1'000'000, pending);
+  return in;
+}
+
+ClusterSnapshot make_snapshot(std::int32_t pending) {
+  auto s = build_snapshot(make_input(pending));
+  if (!s.ok()) std::fprintf(stderr, "%s\n", s.status().to_string().c_str());
+  return std::move(s).value();
+}
+
+void BM_DecideFull10k(benchmark::State& state) {
+  const ClusterSnapshot s = make_snapshot(kPending);
+  std::size_t placed = 0;
+  for (auto _ : state) {
+    const Decisions d = decide(s, SchedulerConfig{}, core::Time{});
+    placed = d.placements.size();
+    benchmark::DoNotOptimize(d);
+  }
+  std::size_t held = 0;
+  for (const auto& r : s.running()) held += r.gpus.size();
+  state.counters["running"] = static_cast<double>(s.running().size());
+  state.counters["gpus_held"] = static_cast<double>(held);
+  state.counters["pending"] = static_cast<double>(s.pending().size());
+  state.counters["placed"] = static_cast<double>(placed);
+}
+BENCHMARK(BM_DecideFull10k)->Unit(benchmark::kMillisecond);
+
+// The added cost of one more pending job: decide() on 5,000 + 500 pending minus decide()
+// on 5,000, divided by 500 (one job alone is below the timer's noise).
+void BM_DecideOneMore10k(benchmark::State& state) {
+  constexpr std::int32_t kExtra = 500;
+  const ClusterSnapshot base = make_snapshot(kPending);
+  const ClusterSnapshot more = make_snapshot(kPending + kExtra);
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(decide(base, SchedulerConfig{}, core::Time{}));
+    const auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(decide(more, SchedulerConfig{}, core::Time{}));
+    const auto t2 = std::chrono::steady_clock::now();
+    const double extra = std::chrono::duration<double>((t2 - t1) - (t1 - t0)).count();
+    state.SetIterationTime(std::max(extra, 0.0) / kExtra);
+  }
+}
+BENCHMARK(BM_DecideOneMore10k)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_BuildSnapshot10k(benchmark::State& state) {
+  const SnapshotInput in = make_input(kPending);
+  for (auto _ : state) {
+    auto s = build_snapshot(in);
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_BuildSnapshot10k)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace corral::sched
+
+BENCHMARK_MAIN();

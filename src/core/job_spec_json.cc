@@ -1,0 +1,80 @@
+// job_spec_to_json: the normalized JSON form of a JobSpec (see job_spec_parse.h).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job_spec_parse.h"
+#include "core/units.h"
+
+namespace corral::core {
+namespace {
+
+// ordered_json keeps keys in schema order, so the output reads like the docs.
+using Json = nlohmann::ordered_json;
+
+Json string_map(const std::map<std::string, std::string>& m) {
+  Json out = Json::object();
+  for (const auto& [key, value] : m) {
+    out[key] = value;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string job_spec_to_json(const JobSpec& spec) {
+  Json out = Json::object();
+  out["name"] = spec.name;
+  out["tenant"] = spec.tenant.value;
+  out["priorityClass"] = spec.priority_class;
+
+  Json resources = Json::object();
+  resources["gpus"] = spec.resources.gpus;
+  Json types = Json::array();
+  for (const auto& type : spec.resources.gpu_types) {
+    types.push_back(type.value);
+  }
+  resources["gpuTypes"] = std::move(types);
+  resources["gpusPerNode"] = spec.resources.gpus_per_node;
+  resources["cpusPerGpu"] = spec.resources.cpus_per_gpu;
+  resources["memoryPerGpu"] = format_memory_mib(spec.resources.memory_per_gpu_mib);
+  out["resources"] = std::move(resources);
+
+  out["topology"] = {{"pack", to_string(spec.topology.pack)},
+                     {"mode", to_string(spec.topology.mode)}};
+  if (spec.elastic) {
+    Json elastic = {{"minGpus", spec.elastic->min_gpus}, {"maxGpus", spec.elastic->max_gpus}};
+    if (spec.elastic->step == ElasticStep::kPowerOfTwo) {
+      elastic["step"] = "pow2";
+    } else {
+      elastic["step"] = spec.elastic->step_multiple;
+    }
+    out["elastic"] = std::move(elastic);
+  }
+  out["preemptible"] = spec.preemptible;
+  if (spec.checkpoint) {
+    // The schema counts whole seconds; the parser only produces whole seconds.
+    out["checkpoint"] = {{"dir", spec.checkpoint->dir},
+                         {"intervalSeconds", to_ms(spec.checkpoint->interval) / 1000},
+                         {"restoreSeconds", to_ms(spec.checkpoint->restore_time) / 1000}};
+  }
+  out["maxRuntime"] = format_duration(spec.max_runtime);
+  if (spec.reservation) {
+    out["reservation"] = spec.reservation->value;
+  }
+  out["command"] = spec.command;
+  out["env"] = string_map(spec.env);
+  Json secrets = Json::object();
+  // Secrets are never echoed: only their names leave the process.
+  for (const auto& [key, value] : spec.secret_env) {
+    secrets[key] = kSecretMask;
+  }
+  out["secretEnv"] = std::move(secrets);
+  out["lineage"] = {{"dataset", spec.lineage.dataset}, {"code", spec.lineage.code}};
+  out["labels"] = string_map(spec.labels);
+  // A spec built in code may hold bytes that are not UTF-8; replace them rather than
+  // throw (parsed specs are always valid UTF-8, so they round-trip exactly).
+  return out.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace corral::core

@@ -1,0 +1,503 @@
+// Job spec parsing: every rule of docs/jobspec.md as a bad-input case with its exact
+// field path, the defaults, both formats, the normalized JSON round trip, and the
+// example specs shipped in examples/jobs.
+#include "core/job_spec_parse.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace corral::core {
+namespace {
+
+// The smallest valid spec; bad cases add or replace one thing.
+constexpr std::string_view kMinimal = "name: job\nresources: {gpus: 1}\ncommand: [python]\n";
+
+std::string describe(const std::vector<FieldError>& errors) {
+  std::string out;
+  for (const auto& e : errors) out += "  " + to_string(e) + "\n";
+  return out.empty() ? "  (no errors)\n" : out;
+}
+
+// Parses a spec that must be valid, failing the test with every error otherwise.
+JobSpec parse_ok(std::string_view text, SpecFormat format = SpecFormat::kYaml) {
+  ParseOutcome outcome = parse_job_spec(text, format);
+  EXPECT_TRUE(outcome.ok()) << describe(outcome.errors);
+  if (!outcome.spec) return JobSpec{};
+  return std::move(*outcome.spec);
+}
+
+// The spec as it comes back from its own JSON: secrets read "***".
+JobSpec masked(JobSpec spec) {
+  for (auto& [key, value] : spec.secret_env) value = std::string(kSecretMask);
+  return spec;
+}
+
+void expect_round_trip(const JobSpec& spec) {
+  const std::string json = job_spec_to_json(spec);
+  const JobSpec again = parse_ok(json, SpecFormat::kJson);
+  EXPECT_EQ(again, masked(spec)) << json;
+  EXPECT_EQ(job_spec_to_json(again), json) << "normalized JSON is not a fixed point";
+}
+
+std::filesystem::path source_dir() { return CORRAL_SOURCE_DIR; }
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+SpecFormat format_of(const std::filesystem::path& path) {
+  return path.extension() == ".json" ? SpecFormat::kJson : SpecFormat::kYaml;
+}
+
+struct BadCase {
+  std::string name;
+  std::string text;
+  std::string path;      // the exact path one of the errors must carry
+  std::string fragment;  // ... and a piece of its reason
+  SpecFormat format = SpecFormat::kYaml;
+};
+
+std::string with(std::string_view extra) { return std::string(kMinimal) + std::string(extra); }
+std::string with_resources(std::string_view resources, std::string_view extra = "") {
+  return "name: job\ncommand: [python]\nresources: " + std::string(resources) + "\n" +
+         std::string(extra);
+}
+constexpr std::string_view kCheckpoint = "checkpoint: {dir: /ckpt/x, intervalSeconds: 600}\n";
+
+std::vector<BadCase> bad_cases() {
+  const std::string long_name(64, 'a');
+  const std::string deep_json =
+      "{\"labels\": " + std::string(100, '[') + std::string(100, ']') + "}";
+  const std::string deep_yaml = "labels: " + std::string(100, '[') + std::string(100, ']') + "\n";
+  return {
+      // resources
+      {"GpusZero", with_resources("{gpus: 0}"), "resources.gpus",
+       "must be between 1 and 16384, got 0"},
+      {"GpusTooMany", with_resources("{gpus: 16385}"), "resources.gpus", "got 16385"},
+      {"GpusNotInteger", with_resources("{gpus: many}"), "resources.gpus",
+       "must be an integer, got \"many\""},
+      {"GpusFloat", with_resources("{gpus: 1.5}"), "resources.gpus", "must be an integer, got 1.5"},
+      {"GpusQuotedYaml", with_resources("{gpus: \"16\"}"), "resources.gpus",
+       "must be an integer, got \"16\""},
+      {"GpusHuge", with_resources("{gpus: 99999999999999999999}"), "resources.gpus",
+       "must be between 1 and 16384, got 99999999999999999999"},
+      {"GpusMissing", with_resources("{cpusPerGpu: 2}"), "resources.gpus", "is required"},
+      {"ResourcesMissing", "name: job\ncommand: [python]\n", "resources.gpus", "is required"},
+      {"ResourcesNotMapping", with_resources("5"), "resources", "must be a mapping, got 5"},
+      {"ResourcesUnknownField", with_resources("{gpus: 1, gpuz: 2}"), "resources.gpuz",
+       "unknown field"},
+      {"GpuTypeUnknown", with_resources("{gpus: 1, gpuTypes: [H100, H1000]}"),
+       "resources.gpuTypes[1]", "unknown gpu type \"H1000\", known types: A10, A100-40GB"},
+      {"GpuTypeDuplicate", with_resources("{gpus: 1, gpuTypes: [H100, A10, H100]}"),
+       "resources.gpuTypes[2]", "duplicate gpu type \"H100\""},
+      {"GpuTypesNotList", with_resources("{gpus: 1, gpuTypes: H100}"), "resources.gpuTypes",
+       "must be a list"},
+      {"GpusPerNodeTooMany", with_resources("{gpus: 144, gpusPerNode: 73}"),
+       "resources.gpusPerNode", "must be between 0 and 72, got 73"},
+      {"GpusPerNodeNotDividing", with_resources("{gpus: 16, gpusPerNode: 6}"),
+       "resources.gpusPerNode", "must divide resources.gpus (16), got 6"},
+      {"GpusPerNodeAboveGpus", with_resources("{gpus: 4, gpusPerNode: 8}"), "resources.gpusPerNode",
+       "must not exceed resources.gpus (4), got 8"},
+      {"CpusPerGpuTooMany", with_resources("{gpus: 1, cpusPerGpu: 257}"), "resources.cpusPerGpu",
+       "must be between 0 and 256, got 257"},
+      {"MemoryBadUnit", with_resources("{gpus: 1, memoryPerGpu: 12Gb}"), "resources.memoryPerGpu",
+       "unit must be one of"},
+      {"MemoryZero", with_resources("{gpus: 1, memoryPerGpu: 0Gi}"), "resources.memoryPerGpu",
+       "must be between 1Mi and 4096Gi"},
+      {"MemoryList", with_resources("{gpus: 1, memoryPerGpu: [1]}"), "resources.memoryPerGpu",
+       "must be a size"},
+      // identity
+      {"NameMissing", "resources: {gpus: 1}\ncommand: [python]\n", "name", "is required"},
+      {"NameNull", "name:\nresources: {gpus: 1}\ncommand: [python]\n", "name", "is required"},
+      {"NameUppercase", "name: Llama\nresources: {gpus: 1}\ncommand: [python]\n", "name",
+       "must be a DNS label"},
+      {"NameLeadingDash", "name: -llama\nresources: {gpus: 1}\ncommand: [python]\n", "name",
+       "got \"-llama\""},
+      {"NameTooLong", "name: " + long_name + "\nresources: {gpus: 1}\ncommand: [python]\n", "name",
+       "must be at most 63 characters, got 64"},
+      {"TenantBad", with("tenant: NLP_team\n"), "tenant", "must be a DNS label"},
+      {"PriorityClassUnknown", with("priorityClass: gold\n"), "priorityClass",
+       "must be one of production, standard, preemptible, got \"gold\""},
+      {"ReservationBad", with("reservation: Launch!\n"), "reservation", "must be a DNS label"},
+      // topology
+      {"PackUnknown", with("topology: {pack: rack}\n"), "topology.pack",
+       "must be one of nvlink, node, leaf, spine, none, got \"rack\""},
+      {"ModeUnknown", with("topology: {mode: strict}\n"), "topology.mode",
+       "must be one of preferred, required"},
+      {"TopologyUnknownField", with("topology: {packing: leaf}\n"), "topology.packing",
+       "unknown field"},
+      {"PackNodeTooBig", with_resources("{gpus: 128}", "topology: {pack: node}\n"), "topology.pack",
+       "\"node\" packing holds at most 72 gpus, but the job asks for up to 128"},
+      {"PackNvlinkElasticTooBig",
+       with_resources("{gpus: 64}",
+                      "topology: {pack: nvlink}\nelastic: {minGpus: 64, maxGpus: "
+                      "128, step: 64}\n" +
+                          std::string(kCheckpoint)),
+       "topology.pack", "up to 128"},
+      {"PackNodeSplit", with_resources("{gpus: 8, gpusPerNode: 4}", "topology: {pack: node}\n"),
+       "resources.gpusPerNode", "must equal resources.gpus (8) when topology.pack is \"node\""},
+      // elastic
+      {"ElasticGpusOutsideRange",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 32, maxGpus: 64, step: 8}\n" + std::string(kCheckpoint)),
+       "resources.gpus", "must be between elastic.minGpus (32) and elastic.maxGpus (64)"},
+      {"ElasticMaxBelowMin",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 16, maxGpus: 8}\n" + std::string(kCheckpoint)),
+       "elastic.maxGpus", "must be at least elastic.minGpus (16), got 8"},
+      {"ElasticStepWord",
+       with_resources("{gpus: 16}", "elastic: {minGpus: 8, maxGpus: 32, step: pow3}\n" +
+                                        std::string(kCheckpoint)),
+       "elastic.step", "or \"pow2\", got \"pow3\""},
+      {"ElasticStepZero",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 8, maxGpus: 32, step: 0}\n" + std::string(kCheckpoint)),
+       "elastic.step", "got 0"},
+      {"ElasticMinOffStep",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 12, maxGpus: 32, step: 8}\n" + std::string(kCheckpoint)),
+       "elastic.minGpus", "must be a multiple of elastic.step (8), got 12"},
+      {"ElasticMaxNotPow2",
+       with_resources("{gpus: 16}", "elastic: {minGpus: 8, maxGpus: 24, step: pow2}\n" +
+                                        std::string(kCheckpoint)),
+       "elastic.maxGpus", "must be a power of two (elastic.step is \"pow2\"), got 24"},
+      {"ElasticGpusOffStep",
+       with_resources("{gpus: 12}",
+                      "elastic: {minGpus: 8, maxGpus: 32, step: 8}\n" + std::string(kCheckpoint)),
+       "resources.gpus", "must be a multiple of elastic.step (8), got 12"},
+      {"ElasticMinOffNodeSplit",
+       with_resources("{gpus: 16, gpusPerNode: 8}",
+                      "elastic: {minGpus: 4, maxGpus: 32, step: 4}\n" + std::string(kCheckpoint)),
+       "elastic.minGpus", "must be a multiple of resources.gpusPerNode (8), got 4"},
+      {"ElasticNeedsCheckpoint",
+       with_resources("{gpus: 16}", "elastic: {minGpus: 8, maxGpus: 32}\n"), "checkpoint",
+       "is required for an elastic job"},
+      {"ElasticMinMissing",
+       with_resources("{gpus: 16}", "elastic: {maxGpus: 32}\n" + std::string(kCheckpoint)),
+       "elastic.minGpus", "is required"},
+      // preemptible
+      {"PreemptibleClassCannotOptOut", with("priorityClass: preemptible\npreemptible: false\n"),
+       "preemptible", "must be true for priority class \"preemptible\", got false"},
+      {"PreemptibleYes", with("preemptible: yes\n"), "preemptible",
+       "must be true or false, got \"yes\""},
+      // checkpoint
+      {"CheckpointRelativeDir", with("checkpoint: {dir: ckpt/x, intervalSeconds: 60}\n"),
+       "checkpoint.dir", "must be an absolute path, got \"ckpt/x\""},
+      {"CheckpointDirMissing", with("checkpoint: {intervalSeconds: 60}\n"), "checkpoint.dir",
+       "is required"},
+      {"CheckpointIntervalZero", with("checkpoint: {dir: /c, intervalSeconds: 0}\n"),
+       "checkpoint.intervalSeconds", "must be between 1 and 2592000, got 0"},
+      {"CheckpointIntervalMissing", with("checkpoint: {dir: /c}\n"), "checkpoint.intervalSeconds",
+       "is required"},
+      {"CheckpointRestoreNegative",
+       with("checkpoint: {dir: /c, intervalSeconds: 60, restoreSeconds: -1}\n"),
+       "checkpoint.restoreSeconds", "got -1"},
+      {"CheckpointNotMapping", with("checkpoint: /ckpt\n"), "checkpoint",
+       "must be a mapping, got \"/ckpt\""},
+      // maxRuntime
+      {"RuntimeTooShort", with("maxRuntime: 30s\n"), "maxRuntime",
+       "must be between 1m and 30d, got \"30s\""},
+      {"RuntimeTooLong", with("maxRuntime: 31d\n"), "maxRuntime", "got \"31d\""},
+      {"RuntimeWord", with("maxRuntime: forever\n"), "maxRuntime", "got \"forever\""},
+      {"RuntimeBareNumber", with("maxRuntime: 3600\n"), "maxRuntime", "must be a duration"},
+      // command
+      {"CommandMissing", "name: job\nresources: {gpus: 1}\n", "command", "is required"},
+      {"CommandEmpty", "name: job\nresources: {gpus: 1}\ncommand: []\n", "command",
+       "must not be empty"},
+      {"CommandEmptyArg", "name: job\nresources: {gpus: 1}\ncommand: [python, \"\"]\n",
+       "command[1]", "must not be an empty string"},
+      {"CommandString", "name: job\nresources: {gpus: 1}\ncommand: python train.py\n", "command",
+       "must be a list of strings"},
+      {"CommandNumberArg", "name: job\nresources: {gpus: 1}\ncommand: [python, 3]\n", "command[1]",
+       "must be a string (quote it: \"3\"), got 3"},
+      // env and secretEnv
+      {"EnvLauncherReserved", with("env: {RANK: \"0\"}\n"), "env.RANK", "is reserved"},
+      {"EnvCorralPrefix", with("env: {CORRAL_JOB_ID: x}\n"), "env.CORRAL_JOB_ID",
+       "names starting with CORRAL_"},
+      {"EnvBadName", with("env: {1BAD: x}\n"), "env.1BAD", "must be a variable name"},
+      {"EnvNumberValue", with("env: {OMP_NUM_THREADS: 4}\n"), "env.OMP_NUM_THREADS",
+       "must be a string (quote it: \"4\"), got 4"},
+      {"EnvNullValue", with("env: {A: }\n"), "env.A", "must be a string, got null"},
+      {"EnvDuplicate", with("env: {A: x, A: y}\n"), "env.A", "duplicate key"},
+      {"SecretEnvReserved", with("secretEnv: {MASTER_PORT: \"1\"}\n"), "secretEnv.MASTER_PORT",
+       "is reserved"},
+      {"SecretEnvAlsoInEnv", with("env: {TOKEN: a}\nsecretEnv: {TOKEN: b}\n"), "secretEnv.TOKEN",
+       "is also set in env"},
+      // lineage and labels
+      {"LineageUnknownField", with("lineage: {commit: abc}\n"), "lineage.commit", "unknown field"},
+      {"LineageNotString", with("lineage: {dataset: 12}\n"), "lineage.dataset", "must be a string"},
+      {"LabelBadKey", with("labels: {-team: x}\n"), "labels.-team", "label names must be"},
+      {"LabelValueTooLong", with("labels: {team: " + long_name + "}\n"), "labels.team",
+       "label values must be"},
+      {"LabelsNotMapping", with("labels: [a, b]\n"), "labels", "must be a mapping, got a list"},
+      // the document
+      {"UnknownTopLevel", with("gpus: 4\n"), "gpus", "unknown field, expected one of name"},
+      {"DuplicateKeyJson",
+       R"({"name": "a", "name": "b", "resources": {"gpus": 1}, "command": ["x"]})", "name",
+       "duplicate key", SpecFormat::kJson},
+      {"GpusStringJson", R"({"name": "a", "resources": {"gpus": "16"}, "command": ["x"]})",
+       "resources.gpus", "must be an integer, got \"16\"", SpecFormat::kJson},
+      {"YamlSyntax", "name: [unclosed\n", "", "invalid yaml at line"},
+      {"JsonSyntax", "{\"name\": \"a\",\n  \"resources\": }", "", "invalid json at line 2, column",
+       SpecFormat::kJson},
+      {"JsonTrailingGarbage", R"({"name": "a"} x)", "", "invalid json", SpecFormat::kJson},
+      {"TopLevelList", "- name: job\n", "", "document must be a mapping of fields, got a list"},
+      {"EmptyDocument", "", "", "document must be a mapping of fields, got null"},
+      {"TopLevelScalarJson", "42", "", "got 42", SpecFormat::kJson},
+      {"TooLarge", with("# " + std::string(kMaxSpecBytes, 'x') + "\n"), "",
+       "document must be at most 1048576 bytes"},
+      {"NotUtf8", with("labels: {team: \"\xff\xfe\"}\n"), "", "valid UTF-8"},
+      {"DeepJson", deep_json, "", "nesting is deeper than 32 levels", SpecFormat::kJson},
+      {"DeepYaml", deep_yaml, "", "nesting is deeper than 32 levels"},
+  };
+}
+
+TEST(ParseJobSpec, RejectsBadInputWithExactFieldPath) {
+  const auto cases = bad_cases();
+  ASSERT_GE(cases.size(), 40u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ParseOutcome outcome = parse_job_spec(c.text, c.format);
+    EXPECT_FALSE(outcome.ok());
+    EXPECT_FALSE(outcome.spec.has_value());
+    bool found = false;
+    for (const auto& e : outcome.errors) {
+      found = found || (e.path == c.path && e.reason.find(c.fragment) != std::string::npos);
+      // Messages are lowercase sentences without a trailing period (STYLE.md 6.2).
+      EXPECT_FALSE(e.reason.empty());
+      EXPECT_NE(e.reason.back(), '.') << e.reason;
+    }
+    EXPECT_TRUE(found) << "want " << c.path << ": ..." << c.fragment << "...\ngot:\n"
+                       << describe(outcome.errors);
+  }
+}
+
+TEST(ParseJobSpec, ReportsEveryErrorNotJustTheFirst) {
+  const ParseOutcome outcome = parse_job_spec(
+      "name: Bad_Name\nresources: {gpus: 0, gpuTypes: [Z80]}\ncommand: []\nenv: {RANK: \"1\"}\n",
+      SpecFormat::kYaml);
+  std::vector<std::string> paths;
+  for (const auto& e : outcome.errors) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"name", "resources.gpus", "resources.gpuTypes[0]",
+                                             "command", "env.RANK"}))
+      << describe(outcome.errors);
+}
+
+TEST(ParseJobSpec, SyntaxErrorNamesLineAndColumn) {
+  const ParseOutcome outcome =
+      parse_job_spec("name: job\nresources:\n  gpus: 1\n   bad: [\n", SpecFormat::kYaml);
+  ASSERT_EQ(outcome.errors.size(), 1u) << describe(outcome.errors);
+  EXPECT_EQ(outcome.errors[0].path, "");
+  EXPECT_NE(outcome.errors[0].reason.find("line 4"), std::string::npos) << outcome.errors[0].reason;
+}
+
+TEST(ParseJobSpec, FillsDefaults) {
+  const JobSpec spec = parse_ok(kMinimal);
+  EXPECT_EQ(spec.name, "job");
+  EXPECT_EQ(spec.tenant, TenantId("default"));
+  EXPECT_EQ(spec.priority_class, "standard");
+  EXPECT_EQ(spec.resources.gpus, 1);
+  EXPECT_TRUE(spec.resources.gpu_types.empty());
+  EXPECT_EQ(spec.resources.gpus_per_node, 0);
+  EXPECT_EQ(spec.resources.cpus_per_gpu, 1);
+  EXPECT_EQ(spec.resources.memory_per_gpu_mib, 8 * 1024);
+  EXPECT_EQ(spec.topology.pack, PackLevel::kNone);
+  EXPECT_EQ(spec.topology.mode, TopologyMode::kPreferred);
+  EXPECT_FALSE(spec.elastic.has_value());
+  EXPECT_FALSE(spec.preemptible);
+  EXPECT_FALSE(spec.checkpoint.has_value());
+  EXPECT_EQ(spec.max_runtime, seconds(72 * 3600));
+  EXPECT_FALSE(spec.reservation.has_value());
+  EXPECT_EQ(spec.command, std::vector<std::string>{"python"});
+  EXPECT_TRUE(spec.env.empty());
+  EXPECT_TRUE(spec.secret_env.empty());
+  EXPECT_TRUE(spec.labels.empty());
+}
+
+TEST(ParseJobSpec, ResolvesPreemptibleFromPriorityClass) {
+  EXPECT_TRUE(parse_ok(with("priorityClass: preemptible\n")).preemptible);
+  EXPECT_FALSE(parse_ok(with("priorityClass: production\n")).preemptible);
+  EXPECT_TRUE(parse_ok(with("priorityClass: production\npreemptible: true\n")).preemptible);
+  EXPECT_TRUE(parse_ok(with("priorityClass: preemptible\npreemptible: true\n")).preemptible);
+}
+
+TEST(ParseJobSpec, ReadsEveryFieldFromYaml) {
+  const JobSpec spec = parse_ok(R"(
+name: llama-8b-finetune
+tenant: nlp
+priorityClass: standard
+resources:
+  gpus: 16
+  gpuTypes: [H100, A100-80GB]
+  gpusPerNode: 8
+  cpusPerGpu: 12
+  memoryPerGpu: 120Gi
+topology: {pack: leaf, mode: required}
+elastic: {minGpus: 8, maxGpus: 32, step: pow2}
+preemptible: true
+checkpoint: {dir: /ckpt/llama-8b, intervalSeconds: 1800, restoreSeconds: 120}
+maxRuntime: 24h
+reservation: nlp-launch
+command: [python, train.py, --config, cfg.yaml]
+env: {NCCL_DEBUG: WARN}
+secretEnv: {WANDB_API_KEY: "s3cr3t"}
+lineage: {dataset: "webtext@v12", code: "git:3f9c2e1"}
+labels: {team: pretraining}
+)");
+  EXPECT_EQ(spec.tenant, TenantId("nlp"));
+  EXPECT_EQ(spec.resources.gpus, 16);
+  EXPECT_EQ(spec.resources.gpu_types,
+            (std::vector<GpuTypeId>{GpuTypeId("H100"), GpuTypeId("A100-80GB")}));
+  EXPECT_EQ(spec.resources.gpus_per_node, 8);
+  EXPECT_EQ(spec.resources.cpus_per_gpu, 12);
+  EXPECT_EQ(spec.resources.memory_per_gpu_mib, 120 * 1024);
+  EXPECT_EQ(spec.topology.pack, PackLevel::kLeaf);
+  EXPECT_EQ(spec.topology.mode, TopologyMode::kRequired);
+  ASSERT_TRUE(spec.elastic.has_value());
+  EXPECT_EQ(spec.elastic->min_gpus, 8);
+  EXPECT_EQ(spec.elastic->max_gpus, 32);
+  EXPECT_EQ(spec.elastic->step, ElasticStep::kPowerOfTwo);
+  EXPECT_TRUE(spec.preemptible);
+  ASSERT_TRUE(spec.checkpoint.has_value());
+  EXPECT_EQ(spec.checkpoint->dir, "/ckpt/llama-8b");
+  EXPECT_EQ(spec.checkpoint->interval, seconds(1800));
+  EXPECT_EQ(spec.checkpoint->restore_time, seconds(120));
+  EXPECT_EQ(spec.max_runtime, seconds(24 * 3600));
+  EXPECT_EQ(spec.reservation, ReservationId("nlp-launch"));
+  EXPECT_EQ(spec.command.size(), 4u);
+  EXPECT_EQ(spec.env.at("NCCL_DEBUG"), "WARN");
+  EXPECT_EQ(spec.secret_env.at("WANDB_API_KEY"), "s3cr3t");
+  EXPECT_EQ(spec.lineage.dataset, "webtext@v12");
+  EXPECT_EQ(spec.lineage.code, "git:3f9c2e1");
+  EXPECT_EQ(spec.labels.at("team"), "pretraining");
+  expect_round_trip(spec);
+}
+
+TEST(ParseJobSpec, ReadsJsonAndAgreesWithYaml) {
+  constexpr std::string_view kJson = R"({
+    "name": "bert-large", "tenant": "nlp",
+    "resources": {"gpus": 8, "memoryPerGpu": "64Gi"},
+    "topology": {"pack": "nvlink", "mode": "required"},
+    "elastic": {"minGpus": 4, "maxGpus": 8, "step": 4},
+    "checkpoint": {"dir": "/ckpt/bert", "intervalSeconds": 600},
+    "command": ["python", "train.py"],
+    "env": {"OMP_NUM_THREADS": "4"}
+  })";
+  const JobSpec from_json = parse_ok(kJson, SpecFormat::kJson);
+  EXPECT_EQ(from_json.resources.gpus, 8);
+  ASSERT_TRUE(from_json.elastic.has_value());
+  EXPECT_EQ(from_json.elastic->step, ElasticStep::kMultiple);
+  EXPECT_EQ(from_json.elastic->step_multiple, 4);
+  EXPECT_EQ(from_json.checkpoint->restore_time, Duration(0));
+  // YAML is a superset of JSON: the YAML reader must agree.
+  EXPECT_EQ(parse_ok(kJson, SpecFormat::kYaml), from_json);
+  expect_round_trip(from_json);
+}
+
+TEST(ParseJobSpec, Yaml11BooleansStayStrings) {
+  // `on` and `yes` are booleans in YAML 1.1 only; a label value "on" must stay a string.
+  const JobSpec spec = parse_ok(with("labels: {enabled: on}\nenv: {FLAG: yes}\n"));
+  EXPECT_EQ(spec.labels.at("enabled"), "on");
+  EXPECT_EQ(spec.env.at("FLAG"), "yes");
+}
+
+TEST(ParseJobSpec, MemoryAcceptsPlainBytes) {
+  const JobSpec spec = parse_ok(with_resources("{gpus: 1, memoryPerGpu: 1073741824}"));
+  EXPECT_EQ(spec.resources.memory_per_gpu_mib, 1024);
+}
+
+TEST(JobSpecToJson, MasksSecretsButKeepsTheirNames) {
+  const JobSpec spec = parse_ok(with("secretEnv: {WANDB_API_KEY: hunter2, HF_TOKEN: abc}\n"));
+  const std::string json = job_spec_to_json(spec);
+  EXPECT_EQ(json.find("hunter2"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"abc\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"WANDB_API_KEY\": \"***\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"HF_TOKEN\": \"***\""), std::string::npos) << json;
+}
+
+TEST(JobSpecToJson, WritesDefaultsWithSchemaNames) {
+  const std::string json = job_spec_to_json(parse_ok(kMinimal));
+  for (const char* expected :
+       {"\"tenant\": \"default\"", "\"priorityClass\": \"standard\"", "\"gpusPerNode\": 0",
+        "\"cpusPerGpu\": 1", "\"memoryPerGpu\": \"8Gi\"", "\"pack\": \"none\"",
+        "\"mode\": \"preferred\"", "\"preemptible\": false", "\"maxRuntime\": \"3d\""}) {
+    EXPECT_NE(json.find(expected), std::string::npos) << expected << " in\n" << json;
+  }
+  EXPECT_EQ(json.find("elastic"), std::string::npos);
+  EXPECT_EQ(json.find("checkpoint"), std::string::npos);
+}
+
+TEST(ExampleJobs, EveryExampleParsesAndRoundTrips) {
+  const auto dir = source_dir() / "examples" / "jobs";
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 6u);
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const JobSpec spec = parse_ok(read_file(file), format_of(file));
+    EXPECT_FALSE(spec.name.empty());
+    expect_round_trip(spec);
+  }
+}
+
+TEST(ExampleJobs, BadGpusZeroFailsOnResourcesGpus) {
+  const auto file = source_dir() / "tests" / "core" / "testdata" / "bad-gpus-zero.yaml";
+  const ParseOutcome outcome = parse_job_spec(read_file(file), SpecFormat::kYaml);
+  ASSERT_EQ(outcome.errors.size(), 1u) << describe(outcome.errors);
+  EXPECT_EQ(to_string(outcome.errors[0]), "resources.gpus: must be between 1 and 16384, got 0");
+}
+
+// Property: damaged versions of the examples never crash the parser, and any that
+// still parse round-trip through their JSON. A failure prints its seed.
+TEST(ParseJobSpecProperty, MutatedExamplesNeverCrashAndRoundTrip) {
+  const auto dir = source_dir() / "examples" / "jobs";
+  std::vector<std::pair<std::string, SpecFormat>> seeds;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    seeds.emplace_back(read_file(entry.path()), format_of(entry.path()));
+  }
+  std::sort(seeds.begin(), seeds.end());
+  std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+  const auto next = [&] {  // xorshift64: deterministic, no <random> needed
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  constexpr std::string_view kAlphabet = "{}[]:,-\"'#\n &*!|>0123456789aZ";
+  for (int iteration = 0; iteration < 1500; ++iteration) {
+    const std::uint64_t seed = state;
+    auto [text, format] = seeds[next() % seeds.size()];
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int k = 0; k < edits && !text.empty(); ++k) {
+      const std::size_t pos = next() % text.size();
+      switch (next() % 3) {
+        case 0:
+          text[pos] = kAlphabet[next() % kAlphabet.size()];
+          break;
+        case 1:
+          text.erase(pos, 1 + next() % 8);
+          break;
+        default:
+          text.insert(pos, 1, kAlphabet[next() % kAlphabet.size()]);
+          break;
+      }
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const ParseOutcome outcome = parse_job_spec(text, format);
+    EXPECT_NE(outcome.ok(), outcome.errors.size() > 0);
+    if (outcome.ok()) expect_round_trip(*outcome.spec);
+  }
+}
+
+}  // namespace
+}  // namespace corral::core
