@@ -29,10 +29,10 @@ trap cleanup EXIT INT TERM
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 "${run_as[@]}" "$pgbin/initdb" -D "$dir/data" -U "$user" --auth=trust -E UTF8 --no-sync >/dev/null
-# Throwaway data: fsync off keeps the suite fast; durability is tested on SQLite and in
-# the crash test (whose server is killed, not the machine).
+# Throwaway data: fsync off keeps the suite fast (the crash test kills corrald, not the
+# machine, so it does not need PostgreSQL's fsync); benchmarks set CORRAL_PG_FSYNC=on.
 "${run_as[@]}" "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" start >/dev/null
+  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=${CORRAL_PG_FSYNC:-off} -c max_connections=200" start >/dev/null
 
 export CORRAL_TEST_POSTGRES_URL="postgresql://$user@127.0.0.1:$port/postgres"
 echo "with_postgres: PostgreSQL at $CORRAL_TEST_POSTGRES_URL"

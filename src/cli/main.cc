@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
 
 namespace {
@@ -15,6 +16,7 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<int()> run;
   corral::cli::add_validate_command(app, run);
+  corral::cli::add_remote_commands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

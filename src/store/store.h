@@ -212,8 +212,9 @@ class Tx {
   // nothing written) when its phase changed meanwhile (compare-and-set).
   virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
   virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
-  virtual core::Result<std::int64_t> count_jobs(const core::TenantId& tenant,
-                                                core::JobPhase phase) = 0;
+  // How many of `tenant`'s jobs are pending: one row read (a counter kept by
+  // insert_job and update_job), not a count over the queue.
+  virtual core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) = 0;
   virtual core::Status append_job_event(const JobEventRow& event) = 0;
   virtual core::Result<std::vector<JobEventRow>> list_job_events(core::JobId job) = 0;
 
@@ -259,6 +260,8 @@ class Tx {
   // caller computes the entry's hash and inserts it with insert_audit().
   virtual core::Result<AuditHead> lock_audit_head() = 0;
   virtual core::Status insert_audit(const AuditRow& row) = 0;
+  // The head as it stands, without locking it (for verification).
+  virtual core::Result<AuditHead> read_audit_head() = 0;
   virtual core::Result<std::vector<AuditRow>> list_audit(std::int64_t after_seq,
                                                          std::int32_t limit) = 0;
 
@@ -277,6 +280,9 @@ class Store {
   // Runs `fn` in one transaction and commits when it returns OK; rolls back otherwise
   // and returns its Status. Retries `fn` (from the start, so it must be repeatable) a
   // few times when the database reports a serialization conflict. OK means durable.
+  // SQLite groups concurrent calls into one commit (each `fn` in its own savepoint, so
+  // one failing rolls back only its own writes); each call still returns only after
+  // the commit that holds its writes is durable.
   virtual core::Status transact(const std::function<core::Status(Tx&)>& fn) = 0;
 
   // "sqlite" or "postgresql".

@@ -111,8 +111,7 @@ TYPED_TEST(StoreConformance, FiltersJobsByTenantAndPhase) {
                     CORRAL_ASSIGN_OR_RETURN(a, tx.list_jobs({.tenant = core::TenantId("a")}));
                     CORRAL_ASSIGN_OR_RETURN(running,
                                             tx.list_jobs({.phases = {JobPhase::kRunning}}));
-                    CORRAL_ASSIGN_OR_RETURN(pending_a,
-                                            tx.count_jobs(core::TenantId("a"), JobPhase::kPending));
+                    CORRAL_ASSIGN_OR_RETURN(pending_a, tx.count_pending_jobs(core::TenantId("a")));
                     return Status();
                   })
                   .ok());
@@ -143,6 +142,50 @@ TYPED_TEST(StoreConformance, UpdateJobIsCompareAndSet) {
                   .ok());
   EXPECT_TRUE(first);
   EXPECT_FALSE(second);
+  std::int64_t pending = -1;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(pending, tx.count_pending_jobs(core::TenantId("a")));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(pending, 0);  // the counter followed the job out of pending
+}
+
+TYPED_TEST(StoreConformance, ConcurrentCallsCommitOrRollBackIndependently) {
+  // Many threads at once (SQLite groups them into shared commits): the calls that fail
+  // leave nothing behind, the others all land.
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        const bool fail = (t + i) % 2 == 0;
+        const Status s = this->store_->transact([&](Tx& tx) {
+          CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job(fail ? "failed" : "kept")).status());
+          return fail ? core::failed_precondition("no") : Status();
+        });
+        if (s.ok()) ++ok;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<JobRow> kept, failed;
+  std::int64_t pending_failed = -1;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(kept, tx.list_jobs({.tenant = core::TenantId("kept")}));
+                    CORRAL_ASSIGN_OR_RETURN(failed,
+                                            tx.list_jobs({.tenant = core::TenantId("failed")}));
+                    CORRAL_ASSIGN_OR_RETURN(pending_failed,
+                                            tx.count_pending_jobs(core::TenantId("failed")));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(ok.load(), 40);
+  EXPECT_EQ(kept.size(), 40u);
+  EXPECT_TRUE(failed.empty());
+  EXPECT_EQ(pending_failed, 0);
 }
 
 TYPED_TEST(StoreConformance, RollsBackWhenTheCallbackFails) {

@@ -78,6 +78,9 @@ class ConnPool {
 };
 
 // The Store over a pool of connections. `schema_version` is what migrate() reached.
-std::unique_ptr<Store> make_sql_store(std::unique_ptr<ConnPool> pool, std::int64_t schema_version);
+// `group_commit`: batch concurrent transactions into one commit (SQLite, whose single
+// writer would otherwise pay one fsync per call).
+std::unique_ptr<Store> make_sql_store(std::unique_ptr<ConnPool> pool, std::int64_t schema_version,
+                                      bool group_commit);
 
 }  // namespace corral::store::detail

@@ -168,7 +168,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url, int c
   auto version = detail::migrate(*conn);
   pool->release(std::move(conn));
   if (!version.ok()) return version.status();
-  return detail::make_sql_store(std::move(pool), *version);
+  return detail::make_sql_store(std::move(pool), *version, /*group_commit=*/false);
 }
 
 }  // namespace corral::store

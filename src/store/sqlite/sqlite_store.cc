@@ -3,8 +3,8 @@
 // Why FULL and not NORMAL: with WAL, NORMAL survives a process crash (kill -9) but may
 // lose the last commits on power loss or an OS crash, because the WAL is fsynced only
 // at checkpoints. The API promises that an acknowledged submission is durable, so each
-// commit fsyncs the WAL (FULL). The cost is one fsync per transaction, which group
-// commit in the server amortizes.
+// commit fsyncs the WAL (FULL). The cost is one fsync per commit, which group commit
+// (sql_store.cc) shares among every transaction waiting at that moment.
 //
 // One connection, used by one transaction at a time: SQLite has a single writer
 // anyway, and serializing in-process is cheaper than SQLITE_BUSY retries.
@@ -162,7 +162,8 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
       conn->exec_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
                         "PRAGMA busy_timeout=5000;"));
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t version, detail::migrate(*conn));
-  return detail::make_sql_store(std::make_unique<SqlitePool>(std::move(conn)), version);
+  return detail::make_sql_store(std::make_unique<SqlitePool>(std::move(conn)), version,
+                                /*group_commit=*/true);
 }
 
 }  // namespace corral::store

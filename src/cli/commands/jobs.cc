@@ -1,0 +1,93 @@
+// `corral jobs [--tenant T] [--phase P] [--gpu-type G]` lists jobs; `corral job ID`
+// shows one job with its allocation, attempts and events.
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/remote.h"
+#include "cli/commands/remote_commands.h"
+#include "cli/commands/validate.h"
+
+namespace corral::cli {
+
+namespace {
+
+std::string query(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string q;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    q += (q.empty() ? "?" : "&") + k + "=" + v;
+  }
+  return q;
+}
+
+}  // namespace
+
+void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
+  auto tenant = std::make_shared<std::string>();
+  auto phase = std::make_shared<std::string>();
+  auto gpu_type = std::make_shared<std::string>();
+  CLI::App* jobs = add_remote_command(app, run, "jobs", "List jobs", [=](const RemoteOptions& o) {
+    const Answer a =
+        call(o, "GET",
+             "/v1/jobs" + query({{"tenant", *tenant}, {"phase", *phase}, {"gpuType", *gpu_type}}));
+    if (a.status != 200) return report_failure("jobs", a, std::cerr);
+    if (o.output == "json") {
+      std::cout << a.body.dump(2) << "\n";
+      return kExitOk;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& j : a.body["jobs"]) {
+      rows.push_back({text(j["id"]), text(j["name"]), text(j["tenant"]), text(j["gpus"]),
+                      text(j["phase"]), text(j["reason"])});
+    }
+    print_table(std::cout, {"ID", "NAME", "TENANT", "GPUS", "PHASE", "REASON"}, rows);
+    return kExitOk;
+  });
+  jobs->add_option("--tenant", *tenant, "only this tenant's jobs");
+  jobs->add_option("--phase", *phase, "only jobs in this phase");
+  jobs->add_option("--gpu-type", *gpu_type, "only jobs that accept this GPU type");
+
+  auto id = std::make_shared<std::string>();
+  CLI::App* job = add_remote_command(app, run, "job", "Show one job", [=](const RemoteOptions& o) {
+    const Answer a = call(o, "GET", "/v1/jobs/" + *id);
+    if (a.status != 200) return report_failure("job", a, std::cerr);
+    const Answer e = call(o, "GET", "/v1/jobs/" + *id + "/events");
+    if (o.output == "json") {
+      nlohmann::json out = a.body;
+      if (e.status == 200) out["events"] = e.body["events"];
+      std::cout << out.dump(2) << "\n";
+      return kExitOk;
+    }
+    const auto& j = a.body;
+    std::cout << "job " << text(j["id"]) << " " << text(j["name"]) << " (tenant "
+              << text(j["tenant"]) << ", " << text(j["priorityClass"]) << ")\n"
+              << "phase:    " << text(j["phase"]) << "\n"
+              << "reason:   " << text(j["reason"]) << "\n"
+              << "gpus:     " << text(j["gpus"]) << "\n"
+              << "attempt:  " << text(j["attempt"]) << "\n";
+    if (j["allocation"].is_object()) {
+      std::cout << "placed:   " << text(j["allocation"]["gpuType"]) << " on";
+      for (const auto& g : j["allocation"]["gpus"]) {
+        std::cout << " " << text(g["node"]) << "/" << text(g["index"]);
+      }
+      std::cout << " (epoch " << text(j["allocation"]["epoch"]) << ")\n";
+    }
+    if (j["lastCheckpoint"].is_object()) {
+      std::cout << "checkpoint: step " << text(j["lastCheckpoint"]["step"]) << " at "
+                << text(j["lastCheckpoint"]["uri"]) << "\n";
+    }
+    if (e.status == 200) {
+      std::cout << "events:\n";
+      for (const auto& ev : e.body["events"]) {
+        std::cout << "  " << text(ev["timeMs"]) << "  " << text(ev["kind"]) << "  "
+                  << text(ev["message"]) << "\n";
+      }
+    }
+    return kExitOk;
+  });
+  job->add_option("id", *id, "job id")->required();
+}
+
+}  // namespace corral::cli

@@ -1,0 +1,143 @@
+#include "cli/commands/remote.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <httplib.h>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/validate.h"
+
+namespace corral::cli {
+namespace {
+
+// `key: value` lines of ~/.config/corral/config.yaml (a flat map is all it holds).
+std::map<std::string, std::string> read_config() {
+  std::map<std::string, std::string> out;
+  const char* home = std::getenv("HOME");
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const std::string path =
+      xdg != nullptr && *xdg != '\0'
+          ? std::string(xdg) + "/corral/config.yaml"
+          : std::string(home != nullptr ? home : "") + "/.config/corral/config.yaml";
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t\"'"));
+      s.erase(s.find_last_not_of(" \t\r\"'") + 1);
+      return s;
+    };
+    out[trim(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  }
+  return out;
+}
+
+std::string resolve(const std::string& flag, const char* env, const std::string& key,
+                    const std::string& fallback) {
+  if (!flag.empty()) return flag;
+  if (const char* v = std::getenv(env); v != nullptr && *v != '\0') return v;
+  const auto config = read_config();
+  if (const auto it = config.find(key); it != config.end() && !it->second.empty()) {
+    return it->second;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+void add_remote_flags(CLI::App& cmd, RemoteOptions& options) {
+  cmd.add_option("--server", options.server,
+                 "corrald URL (else CORRAL_SERVER, else config.yaml, else "
+                 "http://127.0.0.1:8470)");
+  cmd.add_option("--token", options.token, "bearer token (else CORRAL_TOKEN, else config.yaml)");
+  cmd.add_option("-o,--output", options.output, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+}
+
+Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
+            const std::string& body, const std::string& content_type,
+            const std::map<std::string, std::string>& headers) {
+  const std::string server =
+      resolve(options.server, "CORRAL_SERVER", "server", "http://127.0.0.1:8470");
+  const std::string token = resolve(options.token, "CORRAL_TOKEN", "token", "");
+  Answer answer;
+  httplib::Client client(server);
+  if (!client.is_valid()) {
+    answer.error = "bad server URL " + server;
+    return answer;
+  }
+  client.set_connection_timeout(10, 0);
+  client.set_read_timeout(60, 0);
+  httplib::Headers h;
+  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+  for (const auto& [k, v] : headers) h.emplace(k, v);
+  httplib::Result r = method == "GET"   ? client.Get(path, h)
+                      : method == "PUT" ? client.Put(path, h, body, content_type)
+                                        : client.Post(path, h, body, content_type);
+  if (!r) {
+    answer.error = "cannot reach " + server + ": " + httplib::to_string(r.error());
+    return answer;
+  }
+  answer.status = r->status;
+  answer.body = nlohmann::json::parse(r->body, nullptr, false);
+  if (answer.body.is_discarded()) answer.body = nlohmann::json(r->body);
+  return answer;
+}
+
+int report_failure(const std::string& command, const Answer& answer, std::ostream& err) {
+  if (answer.status == 0) {
+    err << "corral " << command << ": " << answer.error << "\n";
+    return kExitUsage;
+  }
+  const auto& e = answer.body.is_object() ? answer.body.value("error", nlohmann::json::object())
+                                          : nlohmann::json::object();
+  err << "corral " << command << ": " << answer.status << " " << e.value("code", "error");
+  const std::string field = e.value("field", "");
+  if (!field.empty()) err << ": " << field;
+  err << ": " << e.value("message", answer.body.dump()) << "\n";
+  return kExitInvalid;
+}
+
+void print_table(std::ostream& out, const std::vector<std::string>& headers,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(headers.size());
+  for (std::size_t c = 0; c < headers.size(); ++c) width[c] = headers[c].size();
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      out << cells[c];
+      if (c + 1 < cells.size()) out << std::string(width[c] - cells[c].size() + 2, ' ');
+    }
+    out << "\n";
+  };
+  line(headers);
+  for (const auto& row : rows) line(row);
+}
+
+std::string text(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+CLI::App* add_remote_command(CLI::App& app, std::function<int()>& run, const std::string& name,
+                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
+                             std::shared_ptr<RemoteOptions> options) {
+  if (!options) options = std::make_shared<RemoteOptions>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  add_remote_flags(*cmd, *options);
+  cmd->callback(
+      [options, fn = std::move(fn), &run] { run = [options, fn] { return fn(*options); }; });
+  return cmd;
+}
+
+}  // namespace corral::cli

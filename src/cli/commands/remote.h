@@ -1,0 +1,60 @@
+// What every command that talks to corrald shares: where the server is and which token
+// to send (flags, then CORRAL_SERVER / CORRAL_TOKEN, then ~/.config/corral/config.yaml
+// with `server:` and `token:` lines), one HTTP call, and printing the answer as JSON
+// (-o json) or as a table.
+//
+// Thread safety: not for concurrent use (writes to the streams it is given).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11 names it, not us
+class App;
+}  // namespace CLI
+
+namespace corral::cli {
+
+struct RemoteOptions {
+  std::string server;  // http://127.0.0.1:8470
+  std::string token;
+  std::string output = "table";  // or "json"
+};
+
+// Adds --server, --token and -o/--output to `cmd`.
+void add_remote_flags(CLI::App& cmd, RemoteOptions& options);
+
+struct Answer {
+  int status = 0;  // 0: no answer
+  nlohmann::json body;
+  std::string error;  // transport error, when status is 0
+};
+
+// One call to corrald. `body` empty: no body. Resolves the server and token first.
+Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
+            const std::string& body = {}, const std::string& content_type = "application/json",
+            const std::map<std::string, std::string>& headers = {});
+
+// Prints an error answer (the API's {"error": ...} or the transport error) to `err` and
+// returns the exit code for it: 1 for a refusal by the server, 2 for no answer.
+int report_failure(const std::string& command, const Answer& answer, std::ostream& err);
+
+// Prints `rows` as aligned columns under `headers`.
+void print_table(std::ostream& out, const std::vector<std::string>& headers,
+                 const std::vector<std::vector<std::string>>& rows);
+
+// A JSON scalar as text ("" for null).
+std::string text(const nlohmann::json& value);
+
+// Registers a command whose body is `fn(options)`; `run` is set when it is selected.
+CLI::App* add_remote_command(CLI::App& app, std::function<int()>& run, const std::string& name,
+                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
+                             std::shared_ptr<RemoteOptions> options = nullptr);
+
+}  // namespace corral::cli

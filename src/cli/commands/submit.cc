@@ -1,0 +1,60 @@
+// `corral submit -f spec.yaml [--idempotency-key K]`: sends a job spec (YAML, or JSON
+// for *.json files and stdin starting with '{') and prints the new job.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/remote.h"
+#include "cli/commands/remote_commands.h"
+#include "cli/commands/validate.h"
+
+namespace corral::cli {
+
+void add_submit_command(CLI::App& app, std::function<int()>& run) {
+  auto file = std::make_shared<std::string>();
+  auto key = std::make_shared<std::string>();
+  CLI::App* cmd = add_remote_command(
+      app, run, "submit", "Submit a job spec file to corrald", [file, key](const RemoteOptions& o) {
+        std::stringstream input;
+        if (*file == "-") {
+          input << std::cin.rdbuf();
+        } else {
+          std::ifstream in(*file);
+          if (!in) {
+            std::cerr << "corral submit: cannot read " << *file << "\n";
+            return kExitUsage;
+          }
+          input << in.rdbuf();
+        }
+        const std::string body = input.str();
+        const bool json = file->ends_with(".json") || body.starts_with("{");
+        // A key per invocation unless given: retries inside this call cannot duplicate.
+        std::string k = *key;
+        if (k.empty())
+          k = "cli-" + std::to_string(std::random_device{}()) + "-" +
+              std::to_string(std::random_device{}());
+        Answer a = call(o, "POST", "/v1/jobs", body, json ? "application/json" : "application/yaml",
+                        {{"Idempotency-Key", k}});
+        if (a.status == 0)
+          a = call(o, "POST", "/v1/jobs", body, json ? "application/json" : "application/yaml",
+                   {{"Idempotency-Key", k}});
+        if (a.status != 201) return report_failure("submit", a, std::cerr);
+        if (o.output == "json") {
+          std::cout << a.body.dump(2) << "\n";
+        } else {
+          std::cout << "job " << text(a.body["id"]) << " submitted (" << text(a.body["phase"])
+                    << ")\n";
+        }
+        return kExitOk;
+      });
+  cmd->add_option("-f,--file", *file, "job spec (YAML or JSON); - reads standard input")
+      ->required();
+  cmd->add_option("--idempotency-key", *key, "retries with the same key create one job");
+}
+
+}  // namespace corral::cli

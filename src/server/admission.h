@@ -1,0 +1,42 @@
+// Per-tenant admission control for submissions: a token bucket bounds the submit rate
+// (refilled at `rate_per_second`, holding at most `burst`), and the API separately caps
+// pending jobs per tenant from the store. Both answer 429 with Retry-After.
+//
+// The buckets are in memory: a restart refills them, which errs towards admitting.
+//
+// Thread safety: safe for concurrent use (one mutex).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/clock.h"
+#include "server/thread_annotations.h"
+
+namespace corral::server {
+
+struct RateLimit {
+  double rate_per_second = 1000;
+  double burst = 2000;
+};
+
+class AdmissionControl {
+ public:
+  explicit AdmissionControl(const core::Clock& clock) : clock_(clock) {}
+
+  // Takes one token from `tenant`'s bucket. Returns 0 when admitted, else the whole
+  // seconds (at least 1) until a token will be available.
+  int try_admit(const std::string& tenant, const RateLimit& limit) CORRAL_EXCLUDES(mu_);
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    std::int64_t as_of_ms = 0;
+  };
+  const core::Clock& clock_;
+  std::mutex mu_;
+  std::map<std::string, Bucket> buckets_ CORRAL_GUARDED_BY(mu_);
+};
+
+}  // namespace corral::server

@@ -1,0 +1,854 @@
+#include "server/api.h"
+
+#include <atomic>
+#include <httplib.h>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job_phase.h"
+#include "core/job_spec_parse.h"
+#include "core/priority.h"
+#include "server/audit.h"
+#include "server/crypto.h"
+#include "server/http_status.h"
+#include "server/model_json.h"
+
+namespace corral::server {
+
+using core::JobPhase;
+using core::Result;
+using core::Status;
+using core::StatusCode;
+using nlohmann::json;
+
+namespace {
+
+// What a handler answers. Errors travel as a Status instead.
+struct Reply {
+  int status = 200;
+  std::string body;
+  bool wake_scheduler = false;
+};
+
+// Seconds a 429 asks the caller to wait; set by the handler on the worker thread that
+// then formats the error (the transaction runs on that same thread).
+thread_local int retry_after_s = 1;
+
+Reply ok_json(const json& body, int status = 200) { return Reply{status, body.dump(), false}; }
+
+Status unauthenticated(std::string m) { return Status(StatusCode::kUnauthenticated, std::move(m)); }
+Status forbidden(std::string m) { return Status(StatusCode::kPermissionDenied, std::move(m)); }
+
+json parse_or_null(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+json job_json(const store::JobRow& j) {
+  return {{"id", j.id.value},
+          {"name", j.name},
+          {"tenant", j.tenant.value},
+          {"priorityClass", j.priority_class},
+          {"gpus", j.gpus},
+          {"phase", std::string(core::to_string(j.phase))},
+          {"reason", j.reason},
+          {"pendingKind", j.pending_kind},
+          {"queuePosition", j.queue_position},
+          {"attempt", j.attempt},
+          {"createdAtMs", core::to_ms(j.created_at)},
+          {"updatedAtMs", core::to_ms(j.updated_at)},
+          {"queuedAtMs", core::to_ms(j.queued_at)},
+          {"spec", parse_or_null(j.spec_json)}};
+}
+
+// Allocation rows of one attempt, as {attempt, gpuType, epoch, gpus: [{node, index}]}.
+json allocation_json(const std::vector<store::AllocationRow>& rows) {
+  json gpus = json::array();
+  for (const auto& a : rows) gpus.push_back({{"node", a.node.value}, {"index", a.gpu_index}});
+  const auto& first = rows.front();
+  return {{"job", first.job.value},
+          {"attempt", first.attempt},
+          {"gpuType", first.gpu_type.value},
+          {"epoch", first.epoch},
+          {"borrowed", first.borrowed},
+          {"active", first.active},
+          {"createdAtMs", core::to_ms(first.created_at)},
+          {"gpus", gpus}};
+}
+
+bool can_see_tenant(const Principal& p, const std::string& tenant) {
+  return p.role == "admin" || (p.role == "member" && p.tenant == tenant);
+}
+
+Status require_role(const Principal& p, std::initializer_list<const char*> roles) {
+  for (const char* r : roles) {
+    if (p.role == r) return Status();
+  }
+  return forbidden("role " + p.role + " may not do this");
+}
+
+std::optional<std::int64_t> parse_id(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::string summary(const store::JobRow& j) {
+  return "phase=" + std::string(core::to_string(j.phase)) + " tenant=" + j.tenant.value +
+         " gpus=" + std::to_string(j.gpus) + " attempt=" + std::to_string(j.attempt);
+}
+
+std::int32_t tier_of(const std::string& priority_class) {
+  for (const auto& pc : core::default_priority_classes()) {
+    if (pc.name == priority_class) return pc.tier;
+  }
+  return 1;
+}
+
+// A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
+Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p, const std::string& id_text) {
+  const auto id = parse_id(id_text);
+  if (!id) return core::not_found("job " + id_text.substr(0, 32) + " not found");
+  CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*id)));
+  if (!job || !can_see_tenant(p, job->tenant.value)) {
+    return core::not_found("job " + std::to_string(*id) + " not found");
+  }
+  return *job;
+}
+
+Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name) {
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_tenant(core::TenantId(name)));
+  if (!row) return core::not_found("tenant " + name + " not found");
+  return tenant_config_from_json(name, row->config_json);
+}
+
+}  // namespace
+
+// The route table and the request wrapper. A struct so the handlers can reach Api's
+// private members without each being a member function.
+struct ApiRoutes {
+  explicit ApiRoutes(Api& a) : api(a) {}
+  Api& api;
+  std::atomic<std::int64_t> next_request{0};
+  std::string request_prefix = new_token().substr(4, 8);
+
+  using Read = std::function<Result<Reply>(const httplib::Request&, const Principal&, store::Tx&)>;
+  using Write = std::function<Result<Reply>(const httplib::Request&, const Principal&, store::Tx&,
+                                            const std::string& request_id)>;
+
+  void send(httplib::Response& res, const std::string& request_id, int status,
+            const std::string& body) {
+    res.status = status;
+    res.set_header("X-Request-Id", request_id);
+    res.set_content(body, "application/json");
+    const int cls = status / 100 - 2;
+    if (cls >= 0 && cls < 4) ++api.metrics_.http_responses[static_cast<std::size_t>(cls)];
+  }
+
+  void fail(httplib::Response& res, const std::string& request_id, const Status& s) {
+    if (s.code() == StatusCode::kInternal || s.code() == StatusCode::kUnavailable ||
+        s.code() == StatusCode::kDataLoss) {
+      ++api.metrics_.store_errors;
+      std::fprintf(stderr, "corrald: request %s failed: %s\n", request_id.c_str(),
+                   s.to_string().c_str());
+    }
+    if (s.code() == StatusCode::kResourceExhausted) {
+      res.set_header("Retry-After", std::to_string(retry_after_s));
+    }
+    send(res, request_id, http_status(s.code()), error_json(s));
+  }
+
+  std::string new_request_id() { return request_prefix + "-" + std::to_string(++next_request); }
+
+  Result<Principal> auth(const httplib::Request& req) {
+    return api.authenticate(req.get_header_value("Authorization"));
+  }
+
+  // A read: authenticated, run in one transaction.
+  httplib::Server::Handler read(Read fn) {
+    return [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
+      const std::string rid = new_request_id();
+      auto p = auth(req);
+      if (!p.ok()) return fail(res, rid, p.status());
+      Reply reply;
+      const Status s = api.store_.transact([&](store::Tx& tx) {
+        CORRAL_ASSIGN_OR_RETURN(reply, fn(req, *p, tx));
+        return Status();
+      });
+      if (!s.ok()) return fail(res, rid, s);
+      send(res, rid, reply.status, reply.body);
+    };
+  }
+
+  // A change: authenticated, one transaction with its audit entry and idempotency row.
+  httplib::Server::Handler write(Write fn) {
+    return [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
+      const std::string rid = new_request_id();
+      auto p = auth(req);
+      if (!p.ok()) return fail(res, rid, p.status());
+      const std::string key = req.get_header_value("Idempotency-Key");
+      if (key.size() > 255) {
+        return fail(res, rid, core::invalid_argument("Idempotency-Key", "longer than 255"));
+      }
+      const std::string request_hash = sha256_hex(req.method + " " + req.path + "\n" + req.body);
+      Reply reply;
+      bool replayed = false;
+      const Status s = api.store_.transact([&](store::Tx& tx) {
+        replayed = false;
+        if (!key.empty()) {
+          CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_idempotency(p->id, key));
+          if (seen) {
+            if (seen->request_hash != request_hash) {
+              return core::invalid_argument("Idempotency-Key",
+                                            "was already used for a different request");
+            }
+            reply = Reply{seen->status, seen->response_body, false};
+            replayed = true;
+            return Status();
+          }
+        }
+        CORRAL_ASSIGN_OR_RETURN(reply, fn(req, *p, tx, rid));
+        if (!key.empty()) {
+          const Status put = tx.put_idempotency({.scope = p->id,
+                                                 .key = key,
+                                                 .request_hash = request_hash,
+                                                 .status = reply.status,
+                                                 .response_body = reply.body,
+                                                 .created_at = api.clock_.now()});
+          // A concurrent first attempt with the same key committed meanwhile: run again
+          // from the start (transact retries Aborted), which finds its answer.
+          if (put.code() == StatusCode::kAlreadyExists) {
+            return Status(StatusCode::kAborted, "idempotency key raced");
+          }
+          CORRAL_RETURN_IF_ERROR(put);
+        }
+        return Status();
+      });
+      if (!s.ok()) return fail(res, rid, s);
+      if (replayed) {
+        ++api.metrics_.idempotent_replays;
+        res.set_header("Idempotent-Replayed", "true");
+      }
+      if (reply.wake_scheduler && !replayed) api.loop_.wake();
+      send(res, rid, reply.status, reply.body);
+    };
+  }
+
+  Status audit(store::Tx& tx, const Principal& p, const std::string& rid, std::string action,
+               std::string target, std::string before, std::string after) {
+    return append_audit(
+        tx, {.actor = p.id + "(" + p.role + (p.tenant.empty() ? "" : ":") + p.tenant + ")",
+             .action = std::move(action),
+             .target = std::move(target),
+             .before = std::move(before),
+             .after = std::move(after),
+             .request_id = rid,
+             .time = api.clock_.now()});
+  }
+
+  // ---- jobs ---------------------------------------------------------------------------
+
+  Result<Reply> submit(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                       const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    const std::string type = req.get_header_value("Content-Type");
+    core::SpecFormat format = core::SpecFormat::kJson;
+    if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
+        type.starts_with("text/yaml")) {
+      format = core::SpecFormat::kYaml;
+    } else if (!type.empty() && !type.starts_with("application/json")) {
+      return core::invalid_argument("Content-Type", "must be application/json or application/yaml");
+    }
+    const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
+    if (!parsed.ok()) {
+      std::string message;
+      for (const auto& e : parsed.errors) {
+        if (!message.empty()) message += "; ";
+        message += core::to_string(e);
+      }
+      return core::invalid_argument(parsed.errors.front().path, message);
+    }
+    const core::JobSpec& spec = *parsed.spec;
+    if (p.role == "member" && spec.tenant.value != p.tenant) {
+      return forbidden("a member of tenant " + p.tenant + " may not submit to tenant " +
+                       spec.tenant.value);
+    }
+    auto tenant = load_tenant(tx, spec.tenant.value);
+    if (!tenant.ok()) {
+      if (tenant.status().code() == StatusCode::kNotFound) {
+        return core::invalid_argument("tenant", "unknown tenant \"" + spec.tenant.value + "\"");
+      }
+      return tenant.status();
+    }
+    if (const int wait_s = api.admission_.try_admit(spec.tenant.value, tenant->submit);
+        wait_s > 0) {
+      ++api.metrics_.admission_rejections;
+      retry_after_s = wait_s;
+      return Status(StatusCode::kResourceExhausted,
+                    "tenant " + spec.tenant.value + " is over its submit rate of " +
+                        std::to_string(tenant->submit.rate_per_second) + "/s");
+    }
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.count_pending_jobs(spec.tenant));
+    if (pending >= tenant->max_pending_jobs) {
+      ++api.metrics_.admission_rejections;
+      retry_after_s = 10;
+      return Status(StatusCode::kResourceExhausted, "tenant " + spec.tenant.value + " has " +
+                                                        std::to_string(pending) +
+                                                        " pending jobs, the most it may have");
+    }
+    json secrets = json::object();
+    for (const auto& [k, v] : spec.secret_env) secrets[k] = v;
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
+                                                     .name = spec.name,
+                                                     .priority_class = spec.priority_class,
+                                                     .tier = tier_of(spec.priority_class),
+                                                     .gpus = spec.resources.gpus,
+                                                     .spec_json = core::job_spec_to_json(spec),
+                                                     .secret_env_json = secrets.dump(),
+                                                     .now = api.clock_.now()}));
+    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+        {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
+    CORRAL_RETURN_IF_ERROR(
+        audit(tx, p, rid, "job.submit", "job/" + std::to_string(row.id.value), "", summary(row)));
+    ++api.metrics_.jobs_submitted;
+    Reply reply = ok_json(job_json(row), 201);
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  Result<Reply> get_job(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+    json out = job_json(job);
+    CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
+    std::map<std::int32_t, std::vector<store::AllocationRow>> by_attempt;
+    for (auto& a : allocs) by_attempt[a.attempt].push_back(std::move(a));
+    json attempts = json::array();
+    out["allocation"] = nullptr;
+    for (const auto& [attempt, rows] : by_attempt) {
+      json a = allocation_json(rows);
+      attempts.push_back(a);
+      if (rows.front().active) out["allocation"] = a;
+    }
+    out["attempts"] = attempts;
+    CORRAL_ASSIGN_OR_RETURN(auto ckpt, tx.latest_checkpoint(job.id));
+    out["lastCheckpoint"] =
+        ckpt ? json{{"attempt", ckpt->attempt},   {"step", ckpt->step},
+                    {"uri", ckpt->uri},           {"bytes", ckpt->bytes},
+                    {"checksum", ckpt->checksum}, {"timeMs", core::to_ms(ckpt->time)}}
+             : json(nullptr);
+    return ok_json(out);
+  }
+
+  Result<Reply> list_jobs(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    store::JobFilter filter;
+    if (req.has_param("tenant")) {
+      const std::string t = req.get_param_value("tenant");
+      if (!can_see_tenant(p, t)) return forbidden("may not list tenant " + t.substr(0, 64));
+      filter.tenant = core::TenantId(t);
+    } else if (p.role == "member") {
+      filter.tenant = core::TenantId(p.tenant);
+    }
+    if (req.has_param("phase")) {
+      const auto phase = core::job_phase_from_string(req.get_param_value("phase"));
+      if (!phase) return core::invalid_argument("phase", "unknown phase");
+      filter.phases.push_back(*phase);
+    }
+    if (req.has_param("after")) {
+      const auto after = parse_id(req.get_param_value("after"));
+      if (!after) return core::invalid_argument("after", "must be a job id");
+      filter.after_id = *after;
+    }
+    if (req.has_param("limit")) {
+      const auto limit = parse_id(req.get_param_value("limit"));
+      if (!limit || *limit < 1 || *limit > 10000) {
+        return core::invalid_argument("limit", "must be between 1 and 10000");
+      }
+      filter.limit = static_cast<std::int32_t>(*limit);
+    }
+    const std::string gpu_type = req.has_param("gpuType") ? req.get_param_value("gpuType") : "";
+    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+    json items = json::array();
+    for (const auto& j : jobs) {
+      json view = job_json(j);
+      if (!gpu_type.empty()) {
+        const json types = view["spec"].is_object() && view["spec"].contains("resources")
+                               ? view["spec"]["resources"].value("gpuTypes", json::array())
+                               : json::array();
+        bool match = types.empty();
+        for (const auto& t : types) match = match || (t.is_string() && t == gpu_type);
+        if (!match) continue;
+      }
+      items.push_back(std::move(view));
+    }
+    return ok_json({{"jobs", items}});
+  }
+
+  Result<Reply> job_events(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+    CORRAL_ASSIGN_OR_RETURN(auto events, tx.list_job_events(job.id));
+    json items = json::array();
+    for (const auto& e : events) {
+      items.push_back({{"timeMs", core::to_ms(e.time)}, {"kind", e.kind}, {"message", e.message}});
+    }
+    return ok_json({{"job", job.id.value}, {"events", items}});
+  }
+
+  Result<Reply> cancel(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                       const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    std::string note = "cancelled by " + p.id;
+    if (!req.body.empty()) {
+      const json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) {
+        return core::invalid_argument("", "body must be a JSON object");
+      }
+      for (const auto& [k, v] : body.items()) {
+        if (k != "reason") return core::invalid_argument(k, "unknown field");
+        if (!v.is_string() || v.get<std::string>().size() > 1024) {
+          return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
+        }
+        note += ": " + v.get<std::string>();
+      }
+    }
+    CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+    auto next_phase = core::next_phase(job.phase, core::JobEvent::kCancel);
+    if (!next_phase.ok()) {
+      return core::failed_precondition("job " + std::to_string(job.id.value) + " is " +
+                                       std::string(core::to_string(job.phase)) +
+                                       "; only a job that has not ended can be cancelled");
+    }
+    store::JobRow next = job;
+    next.phase = *next_phase;
+    next.reason = note;
+    next.pending_kind.clear();
+    next.queue_position = 0;
+    next.updated_at = api.clock_.now();
+    CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
+    if (!won) return Status(StatusCode::kAborted, "job changed while cancelling");
+    // TODO(server): #agents: once agents exist, GPUs of a launching or running job are
+    // released when its agent confirms the workers are gone, not here.
+    CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
+    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+        {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
+    CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "job.cancel", "job/" + std::to_string(job.id.value),
+                                 summary(job), summary(next)));
+    ++api.metrics_.jobs_cancelled;
+    Reply reply = ok_json(job_json(next));
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  Result<Reply> queue(const httplib::Request&, const Principal& p, store::Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    store::JobFilter filter{.phases = {JobPhase::kPending}, .limit = 1'000'000};
+    if (p.role == "member") filter.tenant = core::TenantId(p.tenant);
+    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+    // Jobs the scheduler has not seen yet (position 0) go last, in submission order.
+    std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+      const auto key = [](const store::JobRow& j) {
+        return j.queue_position == 0 ? INT32_MAX : j.queue_position;
+      };
+      return key(a) < key(b);
+    });
+    json items = json::array();
+    for (const auto& j : jobs) {
+      items.push_back({{"job", j.id.value},
+                       {"name", j.name},
+                       {"tenant", j.tenant.value},
+                       {"position", j.queue_position},
+                       {"kind", j.pending_kind},
+                       {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason}});
+    }
+    return ok_json({{"queue", items}});
+  }
+
+  // ---- nodes ----------------------------------------------------------------------------
+
+  Result<json> node_view(store::Tx& tx, const store::NodeRow& row,
+                         const std::vector<store::AllocationRow>& active) {
+    json out = parse_or_null(row.spec_json);
+    CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(row.id));
+    if (inv) {
+      const json observed = parse_or_null(inv->inventory_json);
+      if (observed.is_object() && observed.contains("gpus")) out["gpus"] = observed["gpus"];
+      out["heartbeatAtMs"] = core::to_ms(inv->heartbeat_at);
+    }
+    out["admin"] = std::string(core::to_string(row.admin));
+    json allocated = json::array();
+    for (const auto& a : active) {
+      if (a.node == row.id) {
+        allocated.push_back({{"index", a.gpu_index}, {"job", a.job.value}});
+      }
+    }
+    out["allocated"] = allocated;
+    return out;
+  }
+
+  Result<Reply> list_nodes(const httplib::Request&, const Principal&, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
+    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
+    json items = json::array();
+    for (const auto& r : rows) {
+      CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, r, active));
+      items.push_back(std::move(v));
+    }
+    return ok_json({{"nodes", items}});
+  }
+
+  Result<Reply> get_node(const httplib::Request& req, const Principal&, store::Tx& tx) {
+    const std::string id = req.matches[1];
+    if (!valid_name(id)) return core::not_found("node not found");
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+    if (!row) return core::not_found("node " + id + " not found");
+    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
+    CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, *row, active));
+    return ok_json(v);
+  }
+
+  Result<Reply> register_node(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                              const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "agent"}));
+    CORRAL_ASSIGN_OR_RETURN(const core::Node node, node_from_json(req.body));
+    if (p.role == "agent" && p.node != node.id.value) {
+      return forbidden("an agent of node " + p.node + " may not report for node " + node.id.value);
+    }
+    const core::Time now = api.clock_.now();
+    CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node.id));
+    // The registration's labels are desired state; its GPUs and health are observed.
+    // Re-registering keeps the admin state an operator set.
+    const std::string spec = node_to_json(node);
+    CORRAL_RETURN_IF_ERROR(
+        tx.upsert_node({.id = node.id,
+                        .spec_json = spec,
+                        .admin = existing ? existing->admin : core::NodeAdminState::kActive,
+                        .created_at = existing ? existing->created_at : now,
+                        .updated_at = now}));
+    CORRAL_RETURN_IF_ERROR(
+        tx.upsert_inventory({.node = node.id, .inventory_json = spec, .heartbeat_at = now}));
+    CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, existing ? "node.update" : "node.register",
+                                 "node/" + node.id.value, existing ? "registered" : "",
+                                 std::to_string(node.gpus.size()) + " gpus"));
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(node.id));
+    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
+    CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, *row, active));
+    Reply reply = ok_json(v, existing ? 200 : 201);
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  Result<Reply> set_admin(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                          const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    const std::string id = req.matches[1];
+    const std::string verb = req.matches[2];
+    if (!valid_name(id)) return core::not_found("node not found");
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+    if (!row) return core::not_found("node " + id + " not found");
+    const core::NodeAdminState before = row->admin;
+    // TODO(server): #agents: draining should ask running work to checkpoint and leave;
+    // until agents exist it only stops new placements, like cordon.
+    row->admin = verb == "cordon"  ? core::NodeAdminState::kCordoned
+                 : verb == "drain" ? core::NodeAdminState::kDraining
+                                   : core::NodeAdminState::kActive;
+    row->updated_at = api.clock_.now();
+    CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+    CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "node." + verb, "node/" + id,
+                                 std::string(core::to_string(before)),
+                                 std::string(core::to_string(row->admin))));
+    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
+    CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, *row, active));
+    Reply reply = ok_json(v);
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  // ---- tenants, reservations, allocations -------------------------------------------------
+
+  Result<Reply> list_tenants(const httplib::Request&, const Principal& p, store::Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_tenants());
+    json items = json::array();
+    for (const auto& r : rows) {
+      if (!can_see_tenant(p, r.id.value)) continue;
+      items.push_back(parse_or_null(r.config_json));
+    }
+    return ok_json({{"tenants", items}});
+  }
+
+  Result<Reply> get_tenant(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    const std::string name = req.matches[1];
+    if (!valid_name(name) || !can_see_tenant(p, name)) return core::not_found("tenant not found");
+    CORRAL_ASSIGN_OR_RETURN(auto cfg, load_tenant(tx, name));
+    json out = json::parse(tenant_config_to_json(cfg));
+    CORRAL_ASSIGN_OR_RETURN(auto pending, tx.count_pending_jobs(cfg.tenant.id));
+    out["pendingJobs"] = pending;
+    return ok_json(out);
+  }
+
+  Result<Reply> put_tenant(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                           const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    const std::string name = req.matches[1];
+    CORRAL_ASSIGN_OR_RETURN(auto cfg, tenant_config_from_json(name, req.body));
+    CORRAL_ASSIGN_OR_RETURN(auto before, tx.get_tenant(cfg.tenant.id));
+    const std::string text = tenant_config_to_json(cfg);
+    CORRAL_RETURN_IF_ERROR(
+        tx.put_tenant({.id = cfg.tenant.id, .config_json = text, .updated_at = api.clock_.now()}));
+    CORRAL_RETURN_IF_ERROR(
+        audit(tx, p, rid, "tenant.put", "tenant/" + name, before ? before->config_json : "", text));
+    Reply reply = ok_json(json::parse(text), before ? 200 : 201);
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  Result<Reply> list_reservations(const httplib::Request&, const Principal& p, store::Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
+    json items = json::array();
+    for (const auto& r : rows) {
+      if (can_see_tenant(p, r.tenant.value)) items.push_back(parse_or_null(r.spec_json));
+    }
+    return ok_json({{"reservations", items}});
+  }
+
+  Result<Reply> create_reservation(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                                   const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_ASSIGN_OR_RETURN(const core::Reservation r, reservation_from_json(req.body));
+    CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.get_tenant(r.tenant));
+    if (!tenant)
+      return core::invalid_argument("tenant", "unknown tenant \"" + r.tenant.value + "\"");
+    const std::string text = reservation_to_json(r);
+    const Status inserted = tx.insert_reservation(
+        {.id = r.id, .tenant = r.tenant, .spec_json = text, .created_at = api.clock_.now()});
+    if (inserted.code() == StatusCode::kAlreadyExists) {
+      return Status(StatusCode::kAlreadyExists, "reservation " + r.id.value + " exists");
+    }
+    CORRAL_RETURN_IF_ERROR(inserted);
+    CORRAL_RETURN_IF_ERROR(
+        audit(tx, p, rid, "reservation.create", "reservation/" + r.id.value, "", text));
+    Reply reply = ok_json(json::parse(text), 201);
+    reply.wake_scheduler = true;
+    return reply;
+  }
+
+  Result<Reply> list_allocations(const httplib::Request&, const Principal& p, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_active_allocations());
+    std::map<std::int64_t, std::vector<store::AllocationRow>> by_job;
+    for (auto& a : rows) {
+      if (p.role == "agent" && a.node.value != p.node) continue;
+      by_job[a.job.value].push_back(std::move(a));
+    }
+    json items = json::array();
+    for (auto& [job_id, allocs] : by_job) {
+      if (p.role == "member") {
+        CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
+        if (!job || job->tenant.value != p.tenant) continue;
+      }
+      items.push_back(allocation_json(allocs));
+    }
+    return ok_json({{"allocations", items}});
+  }
+
+  // ---- admin: tokens and audit -------------------------------------------------------------
+
+  Result<Reply> create_token(const httplib::Request& req, const Principal& p, store::Tx& tx,
+                             const std::string& rid) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    const json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return core::invalid_argument("", "body must be a JSON object");
+    }
+    std::string role, tenant, node;
+    for (const auto& [k, v] : body.items()) {
+      if (k != "role" && k != "tenant" && k != "node")
+        return core::invalid_argument(k, "unknown field");
+      if (!v.is_string()) return core::invalid_argument(k, "must be a string");
+      (k == "role" ? role : k == "tenant" ? tenant : node) = v.get<std::string>();
+    }
+    if (role != "admin" && role != "member" && role != "agent") {
+      return core::invalid_argument("role", "must be admin, member or agent");
+    }
+    if (role == "member") {
+      if (!valid_name(tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
+      CORRAL_ASSIGN_OR_RETURN(auto t, tx.get_tenant(core::TenantId(tenant)));
+      if (!t) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
+    } else if (!tenant.empty()) {
+      return core::invalid_argument("tenant", "only a member token has a tenant");
+    }
+    if (role == "agent") {
+      if (!valid_name(node)) return core::invalid_argument("node", "an agent needs a node name");
+    } else if (!node.empty()) {
+      return core::invalid_argument("node", "only an agent token has a node");
+    }
+    const std::string token = new_token();
+    const std::string hash = sha256_hex(token);
+    CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = hash,
+                                            .role = role,
+                                            .tenant = tenant,
+                                            .node = node,
+                                            .created_at = api.clock_.now()}));
+    CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "token.create", "token:" + hash.substr(0, 12), "",
+                                 "role=" + role + " tenant=" + tenant + " node=" + node));
+    // The token is shown once; the idempotency row keeps this answer so a retry of the
+    // same request gets the same token rather than minting a second one.
+    return ok_json({{"token", token},
+                    {"id", "token:" + hash.substr(0, 12)},
+                    {"role", role},
+                    {"tenant", tenant},
+                    {"node", node}},
+                   201);
+  }
+
+  Result<Reply> list_audit(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    std::int64_t after = 0, limit = 1000;
+    if (req.has_param("after")) {
+      const auto a = parse_id(req.get_param_value("after"));
+      if (!a) return core::invalid_argument("after", "must be a sequence number");
+      after = *a;
+    }
+    if (req.has_param("limit")) {
+      const auto l = parse_id(req.get_param_value("limit"));
+      if (!l || *l < 1 || *l > 10000) return core::invalid_argument("limit", "1 to 10000");
+      limit = *l;
+    }
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_audit(after, static_cast<std::int32_t>(limit)));
+    json items = json::array();
+    for (const auto& r : rows) {
+      items.push_back({{"seq", r.seq},
+                       {"timeMs", core::to_ms(r.time)},
+                       {"actor", r.actor},
+                       {"action", r.action},
+                       {"target", r.target},
+                       {"before", r.before},
+                       {"after", r.after},
+                       {"requestId", r.request_id},
+                       {"prevHash", r.prev_hash},
+                       {"hash", r.hash}});
+    }
+    return ok_json({{"entries", items}});
+  }
+
+  void install(httplib::Server& http) {
+    using R = const httplib::Request&;
+    using P = const Principal&;
+    using T = store::Tx&;
+    using I = const std::string&;
+    http.Post("/v1/jobs", write([this](R q, P p, T t, I i) { return submit(q, p, t, i); }));
+    http.Get("/v1/jobs", read([this](R q, P p, T t) { return list_jobs(q, p, t); }));
+    http.Get(R"(/v1/jobs/([^/]+))", read([this](R q, P p, T t) { return get_job(q, p, t); }));
+    http.Get(R"(/v1/jobs/([^/]+)/events)",
+             read([this](R q, P p, T t) { return job_events(q, p, t); }));
+    http.Post(R"(/v1/jobs/([^/]+)/cancel)",
+              write([this](R q, P p, T t, I i) { return cancel(q, p, t, i); }));
+    http.Get("/v1/queue", read([this](R q, P p, T t) { return queue(q, p, t); }));
+    http.Get("/v1/nodes", read([this](R q, P p, T t) { return list_nodes(q, p, t); }));
+    http.Post("/v1/nodes", write([this](R q, P p, T t, I i) { return register_node(q, p, t, i); }));
+    http.Get(R"(/v1/nodes/([^/]+))", read([this](R q, P p, T t) { return get_node(q, p, t); }));
+    http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|undrain))",
+              write([this](R q, P p, T t, I i) { return set_admin(q, p, t, i); }));
+    http.Get("/v1/tenants", read([this](R q, P p, T t) { return list_tenants(q, p, t); }));
+    http.Get(R"(/v1/tenants/([^/]+))", read([this](R q, P p, T t) { return get_tenant(q, p, t); }));
+    http.Put(R"(/v1/tenants/([^/]+))",
+             write([this](R q, P p, T t, I i) { return put_tenant(q, p, t, i); }));
+    http.Get("/v1/reservations",
+             read([this](R q, P p, T t) { return list_reservations(q, p, t); }));
+    http.Post("/v1/reservations",
+              write([this](R q, P p, T t, I i) { return create_reservation(q, p, t, i); }));
+    http.Get("/v1/allocations", read([this](R q, P p, T t) { return list_allocations(q, p, t); }));
+    http.Post("/v1/tokens", write([this](R q, P p, T t, I i) { return create_token(q, p, t, i); }));
+    http.Get("/v1/audit", read([this](R q, P p, T t) { return list_audit(q, p, t); }));
+    http.Get("/v1/audit/verify", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string rid = new_request_id();
+      auto p = auth(req);
+      if (!p.ok()) return fail(res, rid, p.status());
+      if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+      auto verdict = verify_audit(api.store_);
+      if (!verdict.ok()) return fail(res, rid, verdict.status());
+      send(res, rid, 200,
+           json{{"ok", verdict->ok},
+                {"entries", verdict->entries},
+                {"firstBadSeq", verdict->first_bad_seq},
+                {"problem", verdict->problem}}
+               .dump());
+    });
+    http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+      send(res, new_request_id(), 200, R"({"status":"ok"})");
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(api.metrics_.render(), "text/plain; version=0.0.4");
+    });
+    // Routes nobody matched, bodies over the limit and other httplib-level refusals
+    // still answer in the API's error format.
+    http.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request&, httplib::Response& res) {
+          // Our handlers' errors already carry their JSON body; keep it.
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          const std::string rid = new_request_id();
+          Status s(StatusCode::kNotFound, "no such endpoint");
+          if (res.status == 413) s = core::invalid_argument("", "request body larger than 1 MiB");
+          if (res.status == 400) s = core::invalid_argument("", "malformed request");
+          if (res.status == 405) s = core::invalid_argument("", "method not allowed");
+          const int status = res.status == 404 || res.status == 0 ? 404 : res.status;
+          res.status = status;
+          res.set_header("X-Request-Id", rid);
+          res.set_content(error_json(s), "application/json");
+          return httplib::Server::HandlerResponse::Handled;
+        }));
+    http.set_exception_handler(
+        [this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+          fail(res, new_request_id(), core::internal_error("unexpected error"));
+        });
+    http.set_payload_max_length(kMaxBodyBytes);
+  }
+};
+
+Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics)
+    : store_(store), clock_(clock), loop_(loop), metrics_(metrics), admission_(clock) {}
+
+Result<Principal> Api::authenticate(const std::string& authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.empty()) return unauthenticated("missing bearer token");
+  if (!authorization.starts_with(kBearer) || authorization.size() > 512) {
+    return unauthenticated("the Authorization header must be \"Bearer <token>\"");
+  }
+  const std::string hash = sha256_hex(authorization.substr(kBearer.size()));
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = principals_.find(hash); it != principals_.end()) return it->second;
+  }
+  std::optional<store::TokenRow> row;
+  const Status transacted = store_.transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(row, tx.find_token(hash));
+    return Status();
+  });
+  if (!transacted.ok()) return transacted;
+  if (!row) return unauthenticated("unknown token");
+  Principal p{.id = "token:" + hash.substr(0, 12),
+              .role = row->role,
+              .tenant = row->tenant,
+              .node = row->node};
+  std::lock_guard lock(mu_);
+  principals_[hash] = p;
+  return p;
+}
+
+Api::~Api() = default;
+
+void Api::install(httplib::Server& http) {
+  routes_ = std::make_unique<ApiRoutes>(*this);
+  routes_->install(http);
+}
+
+}  // namespace corral::server

@@ -1,0 +1,72 @@
+// The HTTP/JSON API under /v1 (docs/api/openapi.yaml), served by cpp-httplib.
+//
+// Every handler goes through one wrapper that: assigns a request id; authenticates the
+// bearer token (stored hashed); for mutating calls, runs the change in ONE store
+// transaction together with its audit entry and, when the caller sent an
+// Idempotency-Key, the stored answer (a retry gets the first answer back and creates
+// nothing); and turns any Status into the JSON error body with the status from
+// http_status(). Bodies over kMaxBodyBytes are refused with 413 before parsing.
+//
+// Roles: admin (everything), member (its own tenant's jobs; other tenants' job ids are
+// 404), agent (reports for its own node only).
+//
+// Thread safety: handlers run on httplib's worker threads; Api is safe for that use.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/clock.h"
+#include "server/admission.h"
+#include "server/metrics.h"
+#include "server/sched_loop.h"
+#include "server/thread_annotations.h"
+#include "store/store.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace corral::server {
+
+inline constexpr std::size_t kMaxBodyBytes = 1 << 20;
+
+struct Principal {
+  std::string id;    // a stable name for the caller: "token:<hash prefix>"
+  std::string role;  // "admin", "member", "agent"
+  std::string tenant;
+  std::string node;
+};
+
+struct ApiRoutes;
+
+class Api {
+ public:
+  Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  // Registers every route on `http`.
+  void install(httplib::Server& http);
+
+ private:
+  friend struct ApiRoutes;
+  core::Result<Principal> authenticate(const std::string& authorization) CORRAL_EXCLUDES(mu_);
+
+  store::Store& store_;
+  const core::Clock& clock_;
+  SchedLoop& loop_;
+  Metrics& metrics_;
+  AdmissionControl admission_;
+
+  // Tokens are never revoked in this version, so a verified hash can be cached.
+  std::mutex mu_;
+  std::map<std::string, Principal> principals_ CORRAL_GUARDED_BY(mu_);
+  std::unique_ptr<ApiRoutes> routes_;
+};
+
+}  // namespace corral::server

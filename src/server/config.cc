@@ -1,0 +1,108 @@
+#include "server/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace corral::server {
+namespace {
+
+// YAML scalars become JSON numbers, booleans or strings by their look, so the tenant
+// section can go through the same strict parser as PUT /v1/tenants.
+nlohmann::json to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(to_json(item));
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = node.Scalar();
+      if (node.Tag() != "!") {
+        if (s == "true" || s == "false") return s == "true";
+        std::int64_t i = 0;
+        double d = 0;
+        if (YAML::convert<std::int64_t>::decode(node, i)) return i;
+        if (YAML::convert<double>::decode(node, d)) return d;
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+ServerConfig default_server_config() {
+  ServerConfig c;
+  c.tenants.push_back(default_tenant_config(core::TenantId("default")));
+  return c;
+}
+
+core::Result<ServerConfig> load_server_config(const std::string& path) {
+  ServerConfig c = default_server_config();
+  std::ifstream in(path);
+  if (!in) return core::invalid_argument("--config", "cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const YAML::Node root = YAML::Load(text.str());
+    if (!root.IsDefined() || root.IsNull()) return c;
+    if (!root.IsMap()) return core::invalid_argument("", "the config must be a map");
+    for (const auto& kv : root) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "tenants") {
+        if (!kv.second.IsMap()) return core::invalid_argument("tenants", "must be a map");
+        for (const auto& t : kv.second) {
+          const std::string name = t.first.as<std::string>();
+          const nlohmann::json body =
+              t.second.IsNull() ? nlohmann::json::object() : to_json(t.second);
+          auto cfg = tenant_config_from_json(name, body.dump());
+          if (!cfg.ok()) {
+            return core::invalid_argument("tenants." + name + "." + cfg.status().field(),
+                                          cfg.status().message());
+          }
+          std::erase_if(c.tenants,
+                        [&](const TenantConfig& x) { return x.tenant.id.value == name; });
+          c.tenants.push_back(std::move(*cfg));
+        }
+      } else if (key == "scheduler") {
+        if (!kv.second.IsMap()) return core::invalid_argument("scheduler", "must be a map");
+        for (const auto& s : kv.second) {
+          const std::string k = s.first.as<std::string>();
+          if (k == "order") {
+            const std::string v = s.second.as<std::string>();
+            if (v == "fairShare") {
+              c.sched.config.order = sched::QueueOrder::kFairShare;
+            } else if (v == "fifo") {
+              c.sched.config.order = sched::QueueOrder::kFifo;
+            } else {
+              return core::invalid_argument("scheduler.order", "must be fairShare or fifo");
+            }
+          } else if (k == "batchWindowMs") {
+            c.sched.batch_window = core::Duration(s.second.as<std::int64_t>());
+          } else if (k == "tickMs") {
+            c.sched.tick = core::Duration(s.second.as<std::int64_t>());
+          } else {
+            return core::invalid_argument("scheduler." + k, "unknown field");
+          }
+        }
+      } else {
+        return core::invalid_argument(key, "unknown field");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return core::invalid_argument("", std::string("config is not valid YAML: ") + e.what());
+  }
+  return c;
+}
+
+}  // namespace corral::server

@@ -1,0 +1,47 @@
+// corrald: the Corral control plane. Flags only; everything else is run_corrald().
+//   corrald --data-dir DIR --listen 127.0.0.1:PORT [--store postgresql://...] [--config FILE]
+#include <cstdio>
+#include <exception>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+
+#include "core/clock.h"
+#include "server/server.h"
+
+int main(int argc, char** argv) {
+  try {
+    CLI::App app("corrald: the Corral control plane (API, scheduler loop, durable store)");
+    corral::server::ServerOptions options;
+    app.add_option("--data-dir", options.data_dir,
+                   "directory for the SQLite store, admin.token and corrald.addr")
+        ->required();
+    app.add_option("--listen", options.listen, "host:port to serve on (port 0: any free port)")
+        ->capture_default_str();
+    app.add_option("--store", options.store,
+                   "postgresql://user@host:port/db (default: SQLite file in --data-dir)");
+    app.add_option("--config", options.config_path, "YAML config: tenants, scheduler knobs");
+    app.add_option("--http-threads", options.http_threads, "API worker threads")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    // Blocked before any thread starts, so only run_corrald's watcher receives them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    const corral::core::SystemClock clock;
+    const corral::core::Status s = corral::server::run_corrald(options, clock);
+    if (!s.ok()) {
+      std::fprintf(stderr, "corrald: %s\n", s.to_string().c_str());
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "corrald: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,52 @@
+// JSON forms of the objects the API manages besides jobs: tenant settings, node
+// registrations and reservations. Parsing is strict (unknown fields, wrong types and
+// out-of-range values are InvalidArgument naming the field path) because these bodies
+// come from the network. The same forms are stored in the store's *_json columns.
+//
+// Thread safety: free functions, safe to call concurrently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/reservation.h"
+#include "core/result.h"
+#include "core/tenant.h"
+#include "core/topology.h"
+#include "server/admission.h"
+
+namespace corral::server {
+
+// A tenant as configured: its scheduling settings and admission limits.
+struct TenantConfig {
+  core::Tenant tenant;
+  std::int64_t max_pending_jobs = 100000;
+  RateLimit submit;
+};
+
+// The `default` tenant of a fresh corrald: weight 1, bounded only by capacity.
+TenantConfig default_tenant_config(const core::TenantId& id);
+
+// {"weight", "parent", "quotas": {TYPE: {"guaranteed", "borrowLimit"}}, "defaultQuota",
+//  "maxPendingJobs", "submitRatePerSecond", "submitBurst"}; absent fields keep defaults.
+core::Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text);
+std::string tenant_config_to_json(const TenantConfig& config);
+
+// {"id", "labels": {"region", "cluster", "spine", "leaf", "rack", "nvlinkRack"},
+//  "cpus", "memoryMib", "gpus": [{"index", "uuid", "type", "nvlinkDomain", "numaNode",
+//  "healthy"}]} or, for simulated nodes, "gpuType" and "gpuCount" instead of "gpus"
+// (one NVLink domain). GPU types must be in the built-in catalog.
+core::Result<core::Node> node_from_json(std::string_view text);
+std::string node_to_json(const core::Node& node);
+
+// {"id", "tenant", "gpuType", "count", "nodes": [...], "startMs", "endMs"}.
+core::Result<core::Reservation> reservation_from_json(std::string_view text);
+std::string reservation_to_json(const core::Reservation& reservation);
+
+// Names of tenants, nodes and reservations: 1 to 63 of [a-z0-9A-Z._-], starting with a
+// letter or digit (no '/', no '..', so they are safe in paths and logs).
+bool valid_name(std::string_view name);
+
+}  // namespace corral::server

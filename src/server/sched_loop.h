@@ -1,0 +1,87 @@
+// The scheduler loop: a thread that turns store state into decisions and applies them.
+//
+//   wake() (submit, cancel, node or tenant change) ──> wait batch_window ──> cycle:
+//     1. read a consistent view of the store (one transaction)
+//     2. build the ClusterSnapshot (snapshot_from_store.cc) and call sched::decide()
+//     3. apply the Decisions in ONE transaction fenced by this loop's epoch: placed
+//        jobs go pending -> admitted -> launching (core/job_phase.h) with one
+//        allocation row per GPU; pending jobs get their position and reason
+//
+// Until agents exist, a placed job stays in `launching`; an agent will report `started`
+// (JobEvent::kStarted) to move it to running. If the store refuses the transaction (a
+// GPU already actively allocated, a stale epoch) nothing of it is applied; a stale
+// epoch means another corrald took over, and this loop stops scheduling.
+//
+// Thread safety: start/stop from one thread; wake() from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "sched/config.h"
+#include "sched/snapshot.h"
+#include "sched/usage.h"
+#include "server/metrics.h"
+#include "server/thread_annotations.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+struct SchedLoopOptions {
+  sched::SchedulerConfig config;
+  // Events arriving within this window after the first are handled by one cycle.
+  core::Duration batch_window{20};
+  // A cycle runs at least this often, so time-based policy (reservations, decay) moves.
+  core::Duration tick{2000};
+  std::string shard = "default";
+  std::string holder = "corrald";
+};
+
+class SchedLoop {
+ public:
+  SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
+            SchedLoopOptions options);
+  ~SchedLoop();
+  SchedLoop(const SchedLoop&) = delete;
+  SchedLoop& operator=(const SchedLoop&) = delete;
+
+  // Takes the shard's lease (bumping its epoch, which fences any earlier holder) and
+  // starts the thread.
+  core::Status start();
+  void stop() CORRAL_EXCLUDES(mu_);
+  // Asks for a cycle soon; cheap, never blocks on a cycle.
+  void wake() CORRAL_EXCLUDES(mu_);
+
+  // One cycle on the caller's thread (tests). REQUIRES: the thread is not running.
+  core::Status run_cycle();
+  std::int64_t epoch() const { return epoch_; }
+
+ private:
+  void run() CORRAL_EXCLUDES(mu_);
+
+  store::Store& store_;
+  const core::Clock& clock_;
+  Metrics& metrics_;
+  const SchedLoopOptions options_;
+  std::int64_t epoch_ = 0;
+  bool fenced_ = false;  // loop thread only
+
+  // Loop-thread state: parsed job requests by id (specs never change), decayed usage.
+  std::map<std::int64_t, sched::JobRequest> requests_;
+  std::map<core::TenantId, sched::DecayedUsage> usage_;
+  core::Time last_cycle_{};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool wake_ CORRAL_GUARDED_BY(mu_) = false;
+  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace corral::server

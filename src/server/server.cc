@@ -1,0 +1,159 @@
+#include "server/server.h"
+
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <httplib.h>
+#include <memory>
+#include <signal.h>
+#include <thread>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include "server/api.h"
+#include "server/audit.h"
+#include "server/config.h"
+#include "server/crypto.h"
+#include "server/metrics.h"
+#include "server/model_json.h"
+#include "server/sched_loop.h"
+#include "store/store.h"
+
+namespace corral::server {
+namespace {
+
+using core::Status;
+
+// Writes `text` to `path` with mode 0600, atomically (temp file, fsync, rename).
+Status write_private_file(const std::filesystem::path& path, const std::string& text) {
+  const std::string tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status(core::StatusCode::kUnavailable, "cannot write " + tmp);
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status(core::StatusCode::kUnavailable, "cannot write " + path.string());
+  }
+  return Status();
+}
+
+// A fresh store gets the configured tenants that are missing and, when there is no
+// token at all, an admin token written to DATA_DIR/admin.token.
+Status bootstrap(store::Store& store, const ServerConfig& config,
+                 const std::filesystem::path& data_dir, const core::Clock& clock) {
+  std::string token;
+  const Status transacted = store.transact([&](store::Tx& tx) {
+    for (const auto& t : config.tenants) {
+      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_tenant(t.tenant.id));
+      if (existing) continue;
+      CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+          {.id = t.tenant.id, .config_json = tenant_config_to_json(t), .updated_at = clock.now()}));
+      CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
+                                               .action = "tenant.bootstrap",
+                                               .target = "tenant/" + t.tenant.id.value,
+                                               .after = tenant_config_to_json(t),
+                                               .time = clock.now()}));
+    }
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t tokens, tx.count_tokens());
+    if (tokens > 0) return Status();
+    // The file is written before the commit: if the commit fails, the next start
+    // finds no token and writes a new file.
+    token = new_token();
+    CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "admin.token", token + "\n"));
+    CORRAL_RETURN_IF_ERROR(
+        tx.insert_token({.hash = sha256_hex(token), .role = "admin", .created_at = clock.now()}));
+    return append_audit(tx, {.actor = "corrald",
+                             .action = "token.bootstrap",
+                             .target = "token:" + sha256_hex(token).substr(0, 12),
+                             .after = "role=admin",
+                             .time = clock.now()});
+  });
+  if (!transacted.ok()) return transacted;
+  if (!token.empty()) {
+    std::printf("corrald: admin token written to %s (mode 0600)\n",
+                (data_dir / "admin.token").c_str());
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
+  namespace fs = std::filesystem;
+  if (options.data_dir.empty()) return core::invalid_argument("--data-dir", "is required");
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec) return core::invalid_argument("--data-dir", "cannot create: " + ec.message());
+  ::chmod(options.data_dir.c_str(), 0700);
+
+  const auto colon = options.listen.rfind(':');
+  if (colon == std::string::npos) return core::invalid_argument("--listen", "must be host:port");
+  const std::string host = options.listen.substr(0, colon);
+  int port = -1;
+  try {
+    port = std::stoi(options.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) return core::invalid_argument("--listen", "bad port");
+
+  ServerConfig config = default_server_config();
+  if (!options.config_path.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(config, load_server_config(options.config_path));
+  }
+  const std::string store_url =
+      options.store.empty() ? (fs::path(options.data_dir) / "corral.db").string() : options.store;
+  CORRAL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, store::open_store(store_url));
+  CORRAL_RETURN_IF_ERROR(bootstrap(*store, config, options.data_dir, clock));
+
+  Metrics metrics;
+  SchedLoop loop(*store, clock, metrics, config.sched);
+  CORRAL_RETURN_IF_ERROR(loop.start());
+  Api api(*store, clock, loop, metrics);
+  httplib::Server http;
+  const int threads = options.http_threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  api.install(http);
+
+  if (port == 0) {
+    port = http.bind_to_any_port(host);
+  } else if (!http.bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    loop.stop();
+    return Status(core::StatusCode::kUnavailable, "cannot listen on " + options.listen);
+  }
+  const std::string addr = host + ":" + std::to_string(port);
+  CORRAL_RETURN_IF_ERROR(
+      write_private_file(fs::path(options.data_dir) / "corrald.addr", addr + "\n"));
+  std::printf("corrald: %s store (schema v%lld), scheduler epoch %lld, listening on http://%s\n",
+              std::string(store->kind()).c_str(), static_cast<long long>(store->schema_version()),
+              static_cast<long long>(loop.epoch()), addr.c_str());
+  std::fflush(stdout);
+
+  // SIGINT/SIGTERM stop the server: blocked here (threads inherit the mask) and
+  // taken by a watcher thread with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig == SIGINT || sig == SIGTERM) http.stop();
+  });
+  http.listen_after_bind();
+  // listen returned: either a signal stopped it (watcher done) or it failed; wake the
+  // watcher so it can be joined.
+  ::kill(::getpid(), SIGTERM);
+  watcher.join();
+  loop.stop();
+  std::printf("corrald: stopped\n");
+  return Status();
+}
+
+}  // namespace corral::server

@@ -1,0 +1,28 @@
+// corrald as a library call: opens the store, bootstraps a fresh data directory (the
+// `default` tenant, config tenants, the first admin token), starts the scheduler loop
+// and serves the API until stop() or SIGINT/SIGTERM.
+//
+// Thread safety: run() on one thread; request_stop() from any thread or a signal
+// watcher.
+#pragma once
+
+#include <string>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace corral::server {
+
+struct ServerOptions {
+  std::string data_dir;
+  std::string listen = "127.0.0.1:8470";  // host:port; port 0 picks a free one
+  std::string store;                      // postgresql://... ; empty: DATA_DIR/corral.db
+  std::string config_path;                // empty: defaults
+  int http_threads = 16;
+};
+
+// Serves until SIGINT or SIGTERM. Writes DATA_DIR/corrald.addr ("host:port") once
+// listening, so a caller that asked for port 0 can find it.
+core::Status run_corrald(const ServerOptions& options, const core::Clock& clock);
+
+}  // namespace corral::server

@@ -1,0 +1,433 @@
+// API tests through real HTTP against a real corrald on loopback, for both stores.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/corrald_process.h"
+#include "testing/store_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kJob = R"({"name": "train", "tenant": "default",
+  "resources": {"gpus": 2, "gpuTypes": ["H100"]}, "command": ["python", "train.py"],
+  "secretEnv": {"WANDB_API_KEY": "hunter2"}})";
+
+std::string job_for(const std::string& tenant, int gpus = 1) {
+  return json{{"name", "j"},
+              {"tenant", tenant},
+              {"resources", {{"gpus", gpus}, {"gpuTypes", {"H100"}}}},
+              {"command", {"true"}}}
+      .dump();
+}
+
+json body(const HttpReply& r) {
+  json j = json::parse(r.body, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
+template <typename Factory>
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string url;
+    if constexpr (std::is_same_v<Factory, PostgresFactory>) {
+      auto fresh = fresh_postgres_database();
+      if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
+        GTEST_SKIP() << fresh.status().message();
+      }
+      ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
+      url = *fresh;
+    }
+    store_url_ = url.empty() ? (dir_.path() / "corral.db").string() : url;
+    server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
+    const auto s = server_->start();
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    admin_token_ = server_->admin_token();
+    ASSERT_FALSE(admin_token_.empty());
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  TestClient admin() { return server_->client(admin_token_); }
+
+  // A token of `role` minted by the admin.
+  std::string token(const json& request) {
+    auto r = admin().post("/v1/tokens", request.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return body(r).value("token", "");
+  }
+
+  void make_tenant(const std::string& name, const std::string& extra = "{}") {
+    auto r = admin().put("/v1/tenants/" + name, extra);
+    ASSERT_TRUE(r.status == 200 || r.status == 201) << r.body;
+  }
+
+  void add_node(const std::string& id, int gpus = 8) {
+    auto r =
+        admin().post("/v1/nodes", json{{"id", id}, {"gpuType", "H100"}, {"gpuCount", gpus}}.dump());
+    ASSERT_TRUE(r.status == 201 || r.status == 200) << r.body;
+  }
+
+  std::int64_t count(const std::string& path, const std::string& key) {
+    return static_cast<std::int64_t>(body(admin().get(path)).value(key, json::array()).size());
+  }
+
+  TempDir dir_;
+  std::string store_url_;
+  std::unique_ptr<CorraldProcess> server_;
+  std::string admin_token_;
+};
+
+using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
+class StoreNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+TYPED_TEST_SUITE(ApiTest, Stores, StoreNames);
+
+TYPED_TEST(ApiTest, SubmitsJsonAndYamlAndNeverReturnsSecrets) {
+  auto r = this->admin().post("/v1/jobs", kJob);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json job = body(r);
+  EXPECT_EQ(job["phase"], "pending");
+  EXPECT_EQ(job["spec"]["secretEnv"]["WANDB_API_KEY"], "***");
+  EXPECT_EQ(r.body.find("hunter2"), std::string::npos);
+  const std::string yaml =
+      "name: y\nresources:\n  gpus: 1\ncommand: [\"true\"]\nsecretEnv:\n  K: topsecret\n";
+  auto y = this->admin().post("/v1/jobs", yaml, {}, "application/yaml");
+  ASSERT_EQ(y.status, 201) << y.body;
+  auto got = this->admin().get("/v1/jobs/" + std::to_string(job["id"].template get<int>()));
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body.find("hunter2"), std::string::npos);
+  auto list = this->admin().get("/v1/jobs");
+  EXPECT_EQ(list.body.find("topsecret"), std::string::npos);
+  EXPECT_EQ(body(list)["jobs"].size(), 2u);
+  auto audit = this->admin().get("/v1/audit");
+  EXPECT_EQ(audit.body.find("hunter2"), std::string::npos);
+  auto events =
+      this->admin().get("/v1/jobs/" + std::to_string(job["id"].template get<int>()) + "/events");
+  ASSERT_EQ(events.status, 200);
+  EXPECT_EQ(body(events)["events"][0]["kind"], "submitted");
+}
+
+TYPED_TEST(ApiTest, IdempotencyKeyReturnsTheFirstAnswer) {
+  const std::map<std::string, std::string> key{{"Idempotency-Key", "submit-1"}};
+  auto first = this->admin().post("/v1/jobs", kJob, key);
+  auto second = this->admin().post("/v1/jobs", kJob, key);
+  ASSERT_EQ(first.status, 201);
+  EXPECT_EQ(second.status, 201);
+  EXPECT_EQ(body(first)["id"], body(second)["id"]);
+  EXPECT_EQ(second.headers["Idempotent-Replayed"], "true");
+  EXPECT_EQ(this->count("/v1/jobs", "jobs"), 1);
+  // The same key with a different body is refused, and creates nothing.
+  auto other = this->admin().post("/v1/jobs", job_for("default"), key);
+  EXPECT_EQ(other.status, 400) << other.body;
+  EXPECT_EQ(this->count("/v1/jobs", "jobs"), 1);
+}
+
+TYPED_TEST(ApiTest, SchedulesPlacesAndReleasesOnCancel) {
+  this->add_node("n1", 8);
+  auto r = this->admin().post("/v1/jobs", job_for("default", 4));
+  ASSERT_EQ(r.status, 201);
+  const std::string path = "/v1/jobs/" + std::to_string(body(r)["id"].template get<int>());
+  ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
+  const json job = body(this->admin().get(path));
+  EXPECT_EQ(job["attempt"], 1);
+  EXPECT_EQ(job["allocation"]["gpus"].size(), 4u);
+  EXPECT_EQ(job["allocation"]["gpus"][0]["node"], "n1");
+  auto allocs = body(this->admin().get("/v1/allocations"))["allocations"];
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_GE(allocs[0]["epoch"].template get<int>(), 1);
+  // A job that cannot fit waits with a reason and a queue position.
+  auto big = this->admin().post("/v1/jobs", job_for("default", 16));
+  ASSERT_EQ(big.status, 201);
+  ASSERT_TRUE(eventually([&] {
+    auto q = body(this->admin().get("/v1/queue"))["queue"];
+    return q.size() == 1 && q[0]["position"] == 1 &&
+           !q[0]["kind"].template get<std::string>().empty();
+  }));
+  auto cancelled = this->admin().post(path + "/cancel", R"({"reason": "done"})");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  EXPECT_EQ(body(cancelled)["phase"], "cancelled");
+  EXPECT_EQ(this->count("/v1/allocations", "allocations"), 0);
+  // Cancelling again is an illegal transition.
+  EXPECT_EQ(this->admin().post(path + "/cancel", "").status, 409);
+}
+
+TYPED_TEST(ApiTest, CordonKeepsNewWorkOffANode) {
+  this->add_node("n1", 8);
+  ASSERT_EQ(this->admin().post("/v1/nodes/n1/cordon", "").status, 200);
+  auto r = this->admin().post("/v1/jobs", job_for("default", 1));
+  const std::string path = "/v1/jobs/" + std::to_string(body(r)["id"].template get<int>());
+  ASSERT_TRUE(eventually([&] {
+    return !body(this->admin().get(path))["reason"].template get<std::string>().empty();
+  }));
+  EXPECT_EQ(body(this->admin().get(path))["phase"], "pending");
+  EXPECT_EQ(body(this->admin().get("/v1/nodes/n1"))["admin"], "cordoned");
+  ASSERT_EQ(this->admin().post("/v1/nodes/n1/undrain", "").status, 200);
+  ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
+}
+
+TYPED_TEST(ApiTest, MembersSeeOnlyTheirTenant) {
+  this->make_tenant("nlp");
+  this->make_tenant("vision");
+  const std::string nlp = this->token({{"role", "member"}, {"tenant", "nlp"}});
+  const std::string vision = this->token({{"role", "member"}, {"tenant", "vision"}});
+  auto a = this->server_->client(nlp).post("/v1/jobs", job_for("nlp"));
+  ASSERT_EQ(a.status, 201) << a.body;
+  const std::string path = "/v1/jobs/" + std::to_string(body(a)["id"].template get<int>());
+  auto as_vision = this->server_->client(vision);
+  EXPECT_EQ(as_vision.get(path).status, 404);
+  EXPECT_EQ(as_vision.get(path + "/events").status, 404);
+  EXPECT_EQ(as_vision.post(path + "/cancel", "").status, 404);
+  EXPECT_EQ(as_vision.post("/v1/jobs", job_for("nlp")).status, 403);
+  EXPECT_EQ(body(as_vision.get("/v1/jobs"))["jobs"].size(), 0u);
+  EXPECT_EQ(as_vision.get("/v1/audit").status, 403);
+  EXPECT_EQ(as_vision.post("/v1/tokens", R"({"role":"admin"})").status, 403);
+  EXPECT_EQ(this->server_->client(nlp).get(path).status, 200);
+}
+
+TYPED_TEST(ApiTest, AgentsReportOnlyForTheirNode) {
+  const std::string agent = this->token({{"role", "agent"}, {"node", "n7"}});
+  auto c = this->server_->client(agent);
+  EXPECT_EQ(c.post("/v1/nodes", R"({"id":"n7","gpuType":"A100-80GB","gpuCount":4})").status, 201);
+  EXPECT_EQ(c.post("/v1/nodes", R"({"id":"n8","gpuType":"A100-80GB","gpuCount":4})").status, 403);
+  EXPECT_EQ(c.post("/v1/jobs", job_for("default")).status, 403);
+}
+
+TYPED_TEST(ApiTest, AdmissionControlAnswers429WithRetryAfter) {
+  this->make_tenant("tiny", R"({"submitRatePerSecond": 0.01, "submitBurst": 2})");
+  int accepted = 0, limited = 0;
+  std::string retry_after;
+  for (int i = 0; i < 4; ++i) {
+    auto r = this->admin().post("/v1/jobs", job_for("tiny"));
+    if (r.status == 201) ++accepted;
+    if (r.status == 429) {
+      ++limited;
+      retry_after = r.headers["Retry-After"];
+    }
+  }
+  EXPECT_EQ(accepted, 2);
+  EXPECT_EQ(limited, 2);
+  EXPECT_FALSE(retry_after.empty());
+  this->make_tenant("capped", R"({"maxPendingJobs": 1})");
+  EXPECT_EQ(this->admin().post("/v1/jobs", job_for("capped")).status, 201);
+  EXPECT_EQ(this->admin().post("/v1/jobs", job_for("capped")).status, 429);
+}
+
+TYPED_TEST(ApiTest, AuditChainDetectsEditsAndDeletions) {
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(this->admin().post("/v1/jobs", job_for("default")).status, 201);
+  auto v = body(this->admin().get("/v1/audit/verify"));
+  EXPECT_TRUE(v["ok"].template get<bool>()) << v.dump();
+  EXPECT_GE(v["entries"].template get<int>(), 5);  // bootstrap entries plus three submissions
+  auto entries = body(this->admin().get("/v1/audit"))["entries"];
+  ASSERT_GE(entries.size(), 3u);
+  EXPECT_EQ(entries[1]["prevHash"], entries[0]["hash"]);
+  // Edit one row behind the server's back.
+  ASSERT_TRUE(
+      exec_sql(this->store_url_, "UPDATE audit_log SET actor = 'mallory' WHERE seq = 3").ok());
+  v = body(this->admin().get("/v1/audit/verify"));
+  EXPECT_FALSE(v["ok"].template get<bool>());
+  EXPECT_EQ(v["firstBadSeq"], 3);
+}
+
+TYPED_TEST(ApiTest, AuditChainDetectsADeletedNewestRow) {
+  ASSERT_EQ(this->admin().post("/v1/jobs", job_for("default")).status, 201);
+  ASSERT_TRUE(exec_sql(this->store_url_,
+                       "DELETE FROM audit_log WHERE seq = (SELECT MAX(seq) FROM audit_log)")
+                  .ok());
+  EXPECT_FALSE(body(this->admin().get("/v1/audit/verify"))["ok"].template get<bool>());
+}
+
+TYPED_TEST(ApiTest, MetricsAndHealth) {
+  EXPECT_EQ(this->admin().get("/healthz").status, 200);
+  auto m = this->admin().get("/metrics");
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("corral_sched_cycles_total"), std::string::npos);
+}
+
+// ---- hostile input: every case is refused with the right status, and nothing changes.
+
+struct Hostile {
+  std::string name;
+  std::string method;
+  std::string path;
+  std::string body;
+  std::string token;  // "admin", "none", "bad", "member" (tenant nlp), "agent" (node n1)
+  int want;
+  std::map<std::string, std::string> headers = {};
+  std::string content_type = "application/json";
+};
+
+std::vector<Hostile> hostile_cases() {
+  const std::string big((1 << 20) + 16, 'x');
+  std::vector<Hostile> c = {
+      {"no token", "POST", "/v1/jobs", job_for("default"), "none", 401},
+      {"unknown token", "POST", "/v1/jobs", job_for("default"), "bad", 401},
+      {"basic auth", "GET", "/v1/jobs", "", "basic", 401},
+      {"no token on read", "GET", "/v1/jobs", "", "none", 401},
+      {"no token on nodes", "GET", "/v1/nodes", "", "none", 401},
+      {"no token on audit", "GET", "/v1/audit", "", "none", 401},
+      {"empty body", "POST", "/v1/jobs", "", "admin", 400},
+      {"not json", "POST", "/v1/jobs", "{{{", "admin", 400},
+      {"json array", "POST", "/v1/jobs", "[1,2]", "admin", 400},
+      {"json string", "POST", "/v1/jobs", "\"job\"", "admin", 400},
+      {"truncated json", "POST", "/v1/jobs", R"({"name": "x", "resources": {"gpus": )", "admin",
+       400},
+      {"gpus as string", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":"8"},"command":["a"]})", "admin", 400},
+      {"gpus negative", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":-1},"command":["a"]})", "admin", 400},
+      {"gpus huge", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":99999999999999999999},"command":["a"]})", "admin", 400},
+      {"gpus float", "POST", "/v1/jobs", R"({"name":"x","resources":{"gpus":1.5},"command":["a"]})",
+       "admin", 400},
+      {"unknown field", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":1},"command":["a"],"rootAccess":true})", "admin", 400},
+      {"unknown nested field", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":1,"tpus":4},"command":["a"]})", "admin", 400},
+      {"unknown gpu type", "POST", "/v1/jobs",
+       R"({"name":"x","resources":{"gpus":1,"gpuTypes":["Z9000"]},"command":["a"]})", "admin", 400},
+      {"unknown tenant", "POST", "/v1/jobs", job_for("nosuch"), "admin", 400},
+      {"bad priority", "POST", "/v1/jobs",
+       R"({"name":"x","priorityClass":"urgent","resources":{"gpus":1},"command":["a"]})", "admin",
+       400},
+      {"tenant traversal", "POST", "/v1/jobs", job_for("../etc"), "admin", 400},
+      {"bad yaml", "POST", "/v1/jobs", "name: [unclosed", "admin", 400, {}, "application/yaml"},
+      {"yaml bomb",
+       "POST",
+       "/v1/jobs",
+       "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b]\n",
+       "admin",
+       400,
+       {},
+       "application/yaml"},
+      {"xml content type", "POST", "/v1/jobs", "<job/>", "admin", 400, {}, "application/xml"},
+      {"huge body", "POST", "/v1/jobs", big, "admin", 413},
+      {"huge node body", "POST", "/v1/nodes", big, "admin", 413},
+      {"member other tenant", "POST", "/v1/jobs", job_for("default"), "member", 403},
+      {"agent submits", "POST", "/v1/jobs", job_for("default"), "agent", 403},
+      {"job id not a number", "GET", "/v1/jobs/abc", "", "admin", 404},
+      {"job id traversal", "GET", "/v1/jobs/..%2f..%2fetc%2fpasswd", "", "admin", 404},
+      {"job id negative", "GET", "/v1/jobs/-1", "", "admin", 404},
+      {"job id overflow", "GET", "/v1/jobs/99999999999999999999999", "", "admin", 404},
+      {"job id missing", "GET", "/v1/jobs/424242", "", "admin", 404},
+      {"other tenant job", "GET", "/v1/jobs/1", "", "member", 404},
+      {"other tenant job events", "GET", "/v1/jobs/1/events", "", "member", 404},
+      {"other tenant cancel", "POST", "/v1/jobs/1/cancel", "", "member", 404},
+      {"cancel bad body", "POST", "/v1/jobs/1/cancel", "[]", "admin", 400},
+      {"cancel unknown field", "POST", "/v1/jobs/1/cancel", R"({"force":true})", "admin", 400},
+      {"cancel missing", "POST", "/v1/jobs/999999/cancel", "", "admin", 404},
+      {"bad phase filter", "GET", "/v1/jobs?phase=exploded", "", "admin", 400},
+      {"bad limit", "GET", "/v1/jobs?limit=0", "", "admin", 400},
+      {"bad after", "GET", "/v1/jobs?after=x", "", "admin", 400},
+      {"member lists other tenant", "GET", "/v1/jobs?tenant=default", "", "member", 403},
+      {"node without id", "POST", "/v1/nodes", R"({"gpuType":"H100","gpuCount":8})", "admin", 400},
+      {"node bad id", "POST", "/v1/nodes", R"({"id":"../../x","gpuType":"H100","gpuCount":8})",
+       "admin", 400},
+      {"node too many gpus", "POST", "/v1/nodes", R"({"id":"n9","gpuType":"H100","gpuCount":65})",
+       "admin", 400},
+      {"node unknown gpu type", "POST", "/v1/nodes", R"({"id":"n9","gpuType":"X","gpuCount":1})",
+       "admin", 400},
+      {"node unknown field", "POST", "/v1/nodes", R"({"id":"n9","evil":1})", "admin", 400},
+      {"node duplicate gpu", "POST", "/v1/nodes",
+       R"({"id":"n9","gpus":[{"index":0,"type":"H100"},{"index":0,"type":"H100"}]})", "admin", 400},
+      {"member registers node", "POST", "/v1/nodes", R"({"id":"n9","gpuType":"H100","gpuCount":1})",
+       "member", 403},
+      {"agent other node", "POST", "/v1/nodes", R"({"id":"n9","gpuType":"H100","gpuCount":1})",
+       "agent", 403},
+      {"cordon missing node", "POST", "/v1/nodes/nosuch/cordon", "", "admin", 404},
+      {"member cordons", "POST", "/v1/nodes/n1/cordon", "", "member", 403},
+      {"bad node verb", "POST", "/v1/nodes/n1/explode", "", "admin", 404},
+      {"get missing node", "GET", "/v1/nodes/nosuch", "", "admin", 404},
+      {"tenant bad weight", "PUT", "/v1/tenants/t2", R"({"weight":-1})", "admin", 400},
+      {"tenant weight string", "PUT", "/v1/tenants/t2", R"({"weight":"heavy"})", "admin", 400},
+      {"tenant unknown field", "PUT", "/v1/tenants/t2", R"({"admin":true})", "admin", 400},
+      {"tenant bad name", "PUT", "/v1/tenants/a..b", "{}", "admin", 400},
+      {"tenant own parent", "PUT", "/v1/tenants/t2", R"({"parent":"t2"})", "admin", 400},
+      {"member puts tenant", "PUT", "/v1/tenants/nlp", "{}", "member", 403},
+      {"member reads other tenant", "GET", "/v1/tenants/default", "", "member", 404},
+      {"reservation no id", "POST", "/v1/reservations", R"({"tenant":"nlp"})", "admin", 400},
+      {"reservation backwards", "POST", "/v1/reservations",
+       R"({"id":"r1","tenant":"nlp","gpuType":"H100","count":1,"startMs":10,"endMs":5})", "admin",
+       400},
+      {"reservation unknown tenant", "POST", "/v1/reservations",
+       R"({"id":"r1","tenant":"zz","gpuType":"H100","count":1,"startMs":1,"endMs":5})", "admin",
+       400},
+      {"member reserves", "POST", "/v1/reservations",
+       R"({"id":"r1","tenant":"nlp","gpuType":"H100","count":1,"startMs":1,"endMs":5})", "member",
+       403},
+      {"token bad role", "POST", "/v1/tokens", R"({"role":"root"})", "admin", 400},
+      {"token member without tenant", "POST", "/v1/tokens", R"({"role":"member"})", "admin", 400},
+      {"token member unknown tenant", "POST", "/v1/tokens", R"({"role":"member","tenant":"zz"})",
+       "admin", 400},
+      {"token agent without node", "POST", "/v1/tokens", R"({"role":"agent"})", "admin", 400},
+      {"token role not string", "POST", "/v1/tokens", R"({"role":1})", "admin", 400},
+      {"member mints token", "POST", "/v1/tokens", R"({"role":"admin"})", "member", 403},
+      {"agent mints token", "POST", "/v1/tokens", R"({"role":"admin"})", "agent", 403},
+      {"member reads audit", "GET", "/v1/audit", "", "member", 403},
+      {"member verifies audit", "GET", "/v1/audit/verify", "", "member", 403},
+      {"unknown endpoint", "GET", "/v1/secrets", "", "admin", 404},
+      {"path traversal endpoint", "GET", "/v1/../../etc/passwd", "", "admin", 404},
+      {"huge idempotency key",
+       "POST",
+       "/v1/jobs",
+       job_for("default"),
+       "admin",
+       400,
+       {{"Idempotency-Key", std::string(300, 'k')}}},
+  };
+  return c;
+}
+
+TYPED_TEST(ApiTest, RefusesHostileRequestsAndChangesNothing) {
+  this->make_tenant("nlp");
+  this->add_node("n1");
+  // Job 1 belongs to tenant default; the member token is of tenant nlp.
+  ASSERT_EQ(this->admin().post("/v1/jobs", job_for("default")).status, 201);
+  const std::map<std::string, std::string> tokens = {
+      {"admin", this->admin_token_},
+      {"none", ""},
+      {"bad", "crl_0000000000000000000000000000000000000000000000000000000000000000"},
+      {"member", this->token({{"role", "member"}, {"tenant", "nlp"}})},
+      {"agent", this->token({{"role", "agent"}, {"node", "n1"}})},
+  };
+  const auto audit_before = body(this->admin().get("/v1/audit?limit=10000"))["entries"].size();
+  const auto jobs_before = this->count("/v1/jobs", "jobs");
+  const auto cases = hostile_cases();
+  ASSERT_GE(cases.size(), 50u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    TestClient client(this->server_->addr(), "");
+    auto headers = c.headers;
+    if (c.token == "basic") {
+      headers["Authorization"] = "Basic YWRtaW46YWRtaW4=";
+    } else if (!tokens.at(c.token).empty()) {
+      client.set_token(tokens.at(c.token));
+    }
+    auto r = client.send(c.method, c.path, c.body, headers, c.content_type);
+    EXPECT_EQ(r.status, c.want) << r.body;
+    if (r.status != 413 && r.status != 0) {
+      // Every refusal is a JSON error with a code and a message.
+      const json e = body(r);
+      EXPECT_TRUE(e.contains("error") && e["error"].contains("code")) << r.body;
+    }
+  }
+  EXPECT_EQ(this->count("/v1/jobs", "jobs"), jobs_before);
+  EXPECT_EQ(body(this->admin().get("/v1/audit?limit=10000"))["entries"].size(), audit_before);
+  EXPECT_EQ(this->admin().get("/healthz").status, 200);
+  EXPECT_TRUE(body(this->admin().get("/v1/audit/verify"))["ok"].template get<bool>());
+}
+
+}  // namespace
+}  // namespace corral::testing

@@ -1,0 +1,97 @@
+// A real corrald process for integration and crash tests: started on 127.0.0.1 with
+// port 0 (it writes the port it got to DATA_DIR/corrald.addr), polled until /healthz
+// answers, stopped with SIGTERM or killed with SIGKILL.
+//
+// Thread safety: one test thread drives a CorraldProcess.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <sys/types.h>
+
+#include "core/result.h"
+
+namespace httplib {
+class Client;
+}  // namespace httplib
+
+namespace corral::testing {
+
+struct HttpReply {
+  int status = 0;  // 0: no answer (connection refused, reset, timeout)
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+// A tiny HTTP client over httplib for tests: bearer token, JSON bodies, extra headers.
+// Thread safety: needs external synchronization; make one per thread.
+class TestClient {
+ public:
+  TestClient(std::string addr, std::string token);
+  ~TestClient();
+  TestClient(TestClient&&) noexcept;
+  HttpReply get(const std::string& path);
+  HttpReply post(const std::string& path, const std::string& body,
+                 const std::map<std::string, std::string>& headers = {},
+                 const std::string& content_type = "application/json");
+  HttpReply put(const std::string& path, const std::string& body);
+  HttpReply send(const std::string& method, const std::string& path, const std::string& body,
+                 const std::map<std::string, std::string>& headers,
+                 const std::string& content_type);
+  void set_token(std::string token) { token_ = std::move(token); }
+
+ private:
+  std::string addr_;
+  std::string token_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+class CorraldProcess {
+ public:
+  // `store` empty: SQLite in `data_dir`.
+  CorraldProcess(std::filesystem::path data_dir, std::string store = {});
+  ~CorraldProcess();
+  CorraldProcess(const CorraldProcess&) = delete;
+  CorraldProcess& operator=(const CorraldProcess&) = delete;
+
+  // Starts it and waits (up to `deadline`) until /healthz answers.
+  core::Status start(std::chrono::milliseconds deadline = std::chrono::seconds(30));
+  void kill9();
+  void stop();  // SIGTERM, then wait
+  bool running() const { return pid_ > 0; }
+
+  const std::string& addr() const { return addr_; }
+  std::string admin_token() const;
+  TestClient client(const std::string& token) const { return TestClient(addr_, token); }
+  TestClient admin() const { return client(admin_token()); }
+
+ private:
+  std::filesystem::path data_dir_;
+  std::string store_;
+  pid_t pid_ = -1;
+  std::string addr_;
+};
+
+// Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way).
+core::Status exec_sql(const std::string& url_or_path, const std::string& sql);
+
+// Polls `cond` until it holds or `deadline` passes; true when it held.
+template <typename F>
+bool eventually(F cond, std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    struct timespec ts {
+      0, 10'000'000
+    };
+    nanosleep(&ts, nullptr);
+  }
+  return cond();
+}
+
+}  // namespace corral::testing
