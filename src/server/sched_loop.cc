@@ -1,5 +1,6 @@
 #include "server/sched_loop.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -203,7 +204,9 @@ Status SchedLoop::run_cycle() {
     if (req == nullptr || allocs == by_job.end() || known_tenants.count(job.tenant.value) == 0) {
       continue;
     }
-    sched::RunningJob running{.request = *req, .started_at = allocs->second.front()->created_at};
+    sched::RunningJob running{.request = *req,
+                              .started_at = allocs->second.front()->created_at,
+                              .stopping = job.phase == JobPhase::kPreempting};
     for (const auto* a : allocs->second) {
       running.gpus.push_back({a->node, a->gpu_index});
       running.borrowed = running.borrowed || a->borrowed;
@@ -234,7 +237,7 @@ Status SchedLoop::run_cycle() {
 #ifndef NDEBUG
   // Debug builds check the invariants before applying; the store's unique index stays
   // the last line of defence in every build.
-  const auto violations = sched::check(*snapshot, decisions);
+  const auto violations = sched::check(*snapshot, decisions, options_.config, now);
   CORRAL_CHECK(violations.empty());
 #endif
 
@@ -243,7 +246,40 @@ Status SchedLoop::run_cycle() {
   const Status applied = store_.transact([&](store::Tx& tx) {
     placed = 0;
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
+    // Preemptions first: a victim still `launching` has no workers yet (no agent has
+    // confirmed a start), so it stops at once: preempting -> requeued -> pending, its
+    // GPUs released in this transaction. A `running` victim only moves to preempting
+    // and keeps its GPUs until its agent confirms the workers are gone.
+    std::set<std::int64_t> stopped;
+    for (const auto& pre : decisions.preemptions) {
+      CORRAL_ASSIGN_OR_RETURN(auto victim, tx.get_job(pre.victim));
+      if (!victim || core::is_terminal(victim->phase)) continue;
+      auto preempting = core::next_phase(victim->phase, core::JobEvent::kPreempt);
+      if (!preempting.ok()) continue;  // already stopping
+      store::JobRow next = *victim;
+      next.phase = *preempting;
+      next.reason = "preempted for job " + std::to_string(pre.for_job.value) + ": " + pre.reason;
+      next.updated_at = now;
+      if (victim->phase == JobPhase::kLaunching) {
+        CORRAL_ASSIGN_OR_RETURN(const JobPhase requeued,
+                                core::next_phase(*preempting, core::JobEvent::kStopped));
+        CORRAL_ASSIGN_OR_RETURN(const JobPhase pending,
+                                core::next_phase(requeued, core::JobEvent::kRequeue));
+        next.phase = pending;
+        next.queued_at = now;
+        CORRAL_RETURN_IF_ERROR(tx.release_allocations(victim->id, now).status());
+        stopped.insert(victim->id.value);
+      }
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, victim->phase));
+      if (!won) return core::Status(core::StatusCode::kAborted, "victim changed while preempting");
+      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+          {.job = victim->id, .time = now, .kind = "preempted", .message = next.reason}));
+    }
     for (const auto& p : decisions.placements) {
+      // A placement on GPUs that preempted jobs still hold waits for them to stop.
+      const bool victims_gone = std::all_of(p.waits_for.begin(), p.waits_for.end(),
+                                            [&](core::JobId v) { return stopped.count(v.value); });
+      if (!victims_gone) continue;
       CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(p.job));
       if (!job || job->phase != JobPhase::kPending) continue;  // cancelled meanwhile
       CORRAL_ASSIGN_OR_RETURN(const JobPhase admitted,

@@ -151,6 +151,7 @@ core::Status exec_sql(const std::string& url, const std::string& sql) {
   }
   sqlite3* db = nullptr;
   sqlite3_open(url.c_str(), &db);
+  sqlite3_busy_timeout(db, 10000);  // corrald holds the database too
   char* error = nullptr;
   const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
   std::string message = error != nullptr ? error : "";
