@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, c] {
       httplib::Client client("http://" + server);
       client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);
       httplib::Headers headers{{"Authorization", "Bearer " + token}};
       auto& mine = latencies[static_cast<std::size_t>(c)];
       for (long i = 0; !stop; ++i) {

@@ -180,7 +180,7 @@ struct ApiRoutes {
       auto p = auth(req);
       if (!p.ok()) return fail(res, rid, p.status());
       Reply reply;
-      const Status s = api.store_.transact([&](store::Tx& tx) {
+      const Status s = api.store_.read([&](store::Tx& tx) {
         CORRAL_ASSIGN_OR_RETURN(reply, fn(req, *p, tx));
         return Status();
       });
@@ -829,7 +829,7 @@ Result<Principal> Api::authenticate(const std::string& authorization) {
     if (auto it = principals_.find(hash); it != principals_.end()) return it->second;
   }
   std::optional<store::TokenRow> row;
-  const Status transacted = store_.transact([&](store::Tx& tx) {
+  const Status transacted = store_.read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(row, tx.find_token(hash));
     return Status();
   });

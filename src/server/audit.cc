@@ -69,7 +69,7 @@ AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,
 core::Result<AuditVerdict> verify_audit(store::Store& store) {
   std::vector<store::AuditRow> rows;
   store::AuditHead head;
-  const core::Status transacted = store.transact([&](store::Tx& tx) {
+  const core::Status transacted = store.read([&](store::Tx& tx) {
     rows.clear();
     std::int64_t after = 0;
     while (true) {

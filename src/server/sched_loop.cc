@@ -98,15 +98,21 @@ void SchedLoop::wake() {
 
 void SchedLoop::run() {
   std::unique_lock lock(mu_);
+  auto last_start = std::chrono::steady_clock::now() - std::chrono::hours(1);
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::milliseconds(core::to_ms(options_.tick)),
                  [&] { return wake_ || stop_; });
     if (stop_) break;
-    // Batching: let events that arrive just after the first share its cycle.
-    cv_.wait_for(lock, std::chrono::milliseconds(core::to_ms(options_.batch_window)),
-                 [&] { return stop_; });
+    // Batching: let events that arrive just after the first share its cycle, and keep
+    // cycles at least min_interval apart.
+    const auto earliest =
+        last_start + std::chrono::milliseconds(core::to_ms(options_.min_interval));
+    const auto window = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(core::to_ms(options_.batch_window));
+    cv_.wait_until(lock, std::max(earliest, window), [&] { return stop_; });
     if (stop_) break;
     wake_ = false;
+    last_start = std::chrono::steady_clock::now();
     lock.unlock();
     if (!fenced_) {
       const Status s = run_cycle();
@@ -130,7 +136,7 @@ Status SchedLoop::run_cycle() {
 
   // 1. Read a consistent view.
   StoreView view;
-  const Status transacted1 = store_.transact([&](store::Tx& tx) {
+  const Status transacted1 = store_.read([&](store::Tx& tx) {
     view = StoreView();
     CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.list_nodes());
     for (const auto& n : view.nodes) {

@@ -40,6 +40,9 @@ struct SchedLoopOptions {
   sched::SchedulerConfig config;
   // Events arriving within this window after the first are handled by one cycle.
   core::Duration batch_window{20};
+  // Cycles start at most this often: under a stream of submissions each cycle takes a
+  // larger batch instead of re-reading the queue for every job.
+  core::Duration min_interval{100};
   // A cycle runs at least this often, so time-based policy (reservations, decay) moves.
   core::Duration tick{2000};
   std::string shard = "default";

@@ -534,8 +534,27 @@ class SqlTx final : public Tx {
 // connection (SQLite's pool has one, so its transactions run one at a time).
 class SqlStore final : public Store {
  public:
-  SqlStore(std::unique_ptr<ConnPool> pool, std::int64_t version, bool group_commit)
-      : pool_(std::move(pool)), version_(version), group_commit_(group_commit) {}
+  SqlStore(std::unique_ptr<ConnPool> pool, std::int64_t version, bool group_commit,
+           std::unique_ptr<ConnPool> readers)
+      : pool_(std::move(pool)),
+        readers_(std::move(readers)),
+        version_(version),
+        group_commit_(group_commit) {}
+
+  Status read(const std::function<Status(Tx&)>& fn) override {
+    if (!readers_) return transact(fn);
+    CORRAL_ASSIGN_OR_RETURN(auto conn, readers_->acquire());
+    // A deferred BEGIN takes a WAL read snapshot at the first read and never blocks the
+    // writer; the read is rolled back (it wrote nothing).
+    Status status = conn->exec_script("BEGIN");
+    if (status.ok()) {
+      SqlTx tx(*conn);
+      status = fn(tx);
+      conn->rollback();
+    }
+    readers_->release(std::move(conn));
+    return status;
+  }
 
   Status transact(const std::function<Status(Tx&)>& fn) override {
     if (group_commit_) return transact_grouped(fn);
@@ -647,6 +666,7 @@ class SqlStore final : public Store {
   }
 
   std::unique_ptr<ConnPool> pool_;
+  std::unique_ptr<ConnPool> readers_;  // may be null
   const std::int64_t version_;
   const bool group_commit_;
 
@@ -659,8 +679,8 @@ class SqlStore final : public Store {
 }  // namespace
 
 std::unique_ptr<Store> make_sql_store(std::unique_ptr<ConnPool> pool, std::int64_t version,
-                                      bool group_commit) {
-  return std::make_unique<SqlStore>(std::move(pool), version, group_commit);
+                                      bool group_commit, std::unique_ptr<ConnPool> readers) {
+  return std::make_unique<SqlStore>(std::move(pool), version, group_commit, std::move(readers));
 }
 
 std::string render_migration(std::string_view sql, Dialect dialect) {

@@ -285,6 +285,10 @@ class Store {
   // the commit that holds its writes is durable.
   virtual core::Status transact(const std::function<core::Status(Tx&)>& fn) = 0;
 
+  // Runs `fn` in a read-only transaction: a consistent snapshot that does not wait for
+  // writers (SQLite reads on their own WAL connections). REQUIRES: `fn` only reads.
+  virtual core::Status read(const std::function<core::Status(Tx&)>& fn) { return transact(fn); }
+
   // "sqlite" or "postgresql".
   virtual std::string_view kind() const = 0;
   // The schema version the database is at after open's migrations.

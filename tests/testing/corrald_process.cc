@@ -19,6 +19,7 @@ TestClient::TestClient(std::string addr, std::string token)
     : addr_(std::move(addr)), token_(std::move(token)) {
   client_ = std::make_unique<httplib::Client>("http://" + addr_);
   client_->set_connection_timeout(5, 0);
+  client_->set_tcp_nodelay(true);
   client_->set_read_timeout(30, 0);
   client_->set_write_timeout(30, 0);
 }

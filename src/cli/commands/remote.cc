@@ -72,6 +72,7 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
     return answer;
   }
   client.set_connection_timeout(10, 0);
+  client.set_tcp_nodelay(true);
   client.set_read_timeout(60, 0);
   httplib::Headers h;
   if (!token.empty()) h.emplace("Authorization", "Bearer " + token);

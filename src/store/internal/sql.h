@@ -80,7 +80,10 @@ class ConnPool {
 // The Store over a pool of connections. `schema_version` is what migrate() reached.
 // `group_commit`: batch concurrent transactions into one commit (SQLite, whose single
 // writer would otherwise pay one fsync per call).
+// `readers`: connections for Store::read (SQLite: WAL readers beside the writer);
+// null reads through `pool`.
 std::unique_ptr<Store> make_sql_store(std::unique_ptr<ConnPool> pool, std::int64_t schema_version,
-                                      bool group_commit);
+                                      bool group_commit,
+                                      std::unique_ptr<ConnPool> readers = nullptr);
 
 }  // namespace corral::store::detail

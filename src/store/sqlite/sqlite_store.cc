@@ -8,10 +8,13 @@
 //
 // One connection, used by one transaction at a time: SQLite has a single writer
 // anyway, and serializing in-process is cheaper than SQLITE_BUSY retries.
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <sqlite3.h>
 
@@ -57,20 +60,37 @@ Status sqlite_status(sqlite3* db, int rc, std::string_view what) {
 class SqliteConn final : public detail::SqlConn {
  public:
   explicit SqliteConn(sqlite3* db) : db_(db) {}
-  ~SqliteConn() override { sqlite3_close_v2(db_); }
+  ~SqliteConn() override {
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
   SqliteConn(const SqliteConn&) = delete;
   SqliteConn& operator=(const SqliteConn&) = delete;
 
   detail::Dialect dialect() const override { return detail::Dialect::kSqlite; }
 
   Result<SqlResult> query(std::string_view sql, std::span<const SqlValue> params) override {
-    const std::string text = to_sqlite_placeholders(sql);
+    // Statements are prepared once per connection and reused: the same few dozen SQL
+    // texts run for every request, and preparing is most of a small statement's cost.
+    int rc = SQLITE_OK;
     sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, text.data(), static_cast<int>(text.size()),
-                                SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK) return sqlite_status(db_, rc, "prepare");
-    // The statement is finalized on every path out.
-    std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+    if (auto it = statements_.find(sql); it != statements_.end()) {
+      stmt = it->second;
+    } else {
+      const std::string text = to_sqlite_placeholders(sql);
+      rc = sqlite3_prepare_v3(db_, text.data(), static_cast<int>(text.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+      if (rc != SQLITE_OK) return sqlite_status(db_, rc, "prepare");
+      statements_.emplace(std::string(sql), stmt);
+    }
+    // Reset on every path out, so the statement is ready (and holds no read lock) next time.
+    struct Reset {
+      sqlite3_stmt* s;
+      ~Reset() {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+      }
+    } reset{stmt};
     for (std::size_t i = 0; i < params.size(); ++i) {
       const int ix = static_cast<int>(i) + 1;
       if (const auto* n = std::get_if<std::int64_t>(&params[i])) {
@@ -123,6 +143,7 @@ class SqliteConn final : public detail::SqlConn {
 
  private:
   sqlite3* db_;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
 };
 
 // A pool of one: each transaction holds the only connection.
@@ -145,6 +166,46 @@ class SqlitePool final : public detail::ConnPool {
   std::unique_ptr<detail::SqlConn> conn_;
 };
 
+// Read connections: opened up front, handed out one per reader.
+class SqliteReadPool final : public detail::ConnPool {
+ public:
+  explicit SqliteReadPool(std::vector<std::unique_ptr<detail::SqlConn>> conns)
+      : idle_(std::move(conns)) {}
+
+  Result<std::unique_ptr<detail::SqlConn>> acquire() override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !idle_.empty(); });
+    auto conn = std::move(idle_.back());
+    idle_.pop_back();
+    return conn;
+  }
+  void release(std::unique_ptr<detail::SqlConn> conn) override {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(conn));
+    cv_.notify_one();
+  }
+  std::string_view kind() const override { return "sqlite"; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<detail::SqlConn>> idle_;  // guarded by mu_
+};
+
+Result<std::unique_ptr<detail::SqlConn>> open_reader(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  auto conn = std::make_unique<SqliteConn>(db);
+  if (rc != SQLITE_OK) {
+    return Status(StatusCode::kUnavailable,
+                  "sqlite: cannot open " + path + ": " + sqlite3_errstr(rc));
+  }
+  sqlite3_extended_result_codes(db, 1);
+  CORRAL_RETURN_IF_ERROR(conn->exec_script("PRAGMA busy_timeout=5000;"));
+  return std::unique_ptr<detail::SqlConn>(std::move(conn));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
@@ -162,8 +223,16 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
       conn->exec_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
                         "PRAGMA busy_timeout=5000;"));
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t version, detail::migrate(*conn));
+  // Readers see committed WAL snapshots while the writer works.
+  constexpr int kReaders = 4;
+  std::vector<std::unique_ptr<detail::SqlConn>> readers;
+  for (int i = 0; i < kReaders; ++i) {
+    CORRAL_ASSIGN_OR_RETURN(auto reader, open_reader(path));
+    readers.push_back(std::move(reader));
+  }
   return detail::make_sql_store(std::make_unique<SqlitePool>(std::move(conn)), version,
-                                /*group_commit=*/true);
+                                /*group_commit=*/true,
+                                std::make_unique<SqliteReadPool>(std::move(readers)));
 }
 
 }  // namespace corral::store
