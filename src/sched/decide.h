@@ -2,7 +2,7 @@
 //
 // Given the cluster as it is (snapshot), the policy (config) and the time, it returns
 // what should change. It reads nothing else and writes nothing else: no I/O, no clock,
-// no threads, no randomness but config.seed. The same call runs in corrald and in
+// no threads, no randomness (every tie is broken by id). The same call runs in corrald and in
 // corral-sim, so the simulator's answers are true of production. The same inputs give
 // byte-equal decisions.
 //
