@@ -28,7 +28,10 @@ class Checker {
  public:
   Checker(const ClusterSnapshot& s, const Decisions& d, const SchedulerConfig& config,
           core::Time now)
-      : s_(s), d_(d), config_(config), now_(now) {
+      : s_(s), d_(d), config_(config), now_(now), index_(s) {
+    for (std::size_t i = 0; i < s.running().size(); ++i) {
+      running_ix_[s.running()[i].request.id] = i;
+    }
     for (const PendingJob& p : s.pending()) pending_[p.request.id] = &p;
     for (const RunningJob& r : s.running()) running_[r.request.id] = &r;
     for (const Placement& p : d.placements) placed_[p.job] = &p;
@@ -116,15 +119,23 @@ class Checker {
       if (v->preemptions >= config_.preemption.max_preemptions_per_job) {
         fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
-      if (!v->request.preemptible && !v->borrowed) {
+      const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
+      if (!v->request.preemptible && !borrowed) {
         fail(cat("preemption of job ", p.victim.value, ", neither preemptible nor borrowed"));
       }
       const auto pj = pending_.find(p.for_job);
-      if (pj != pending_.end() && !v->borrowed && !pj->second->request.reservation &&
-          config_.order != QueueOrder::kAttainedService &&
-          pj->second->request.tier <= v->request.tier) {
-        fail(cat("job ", p.for_job.value, " preempted job ", p.victim.value,
-                 " of the same or a higher tier"));
+      if (pj != pending_.end()) {
+        const JobRequest& by = pj->second->request;
+        // A reservation's job takes its reserved GPUs back from preemptible work of any tier.
+        if (by.tier < v->request.tier && !by.reservation) {
+          fail(
+              cat("job ", p.for_job.value, " preempted job ", p.victim.value, " of a higher tier"));
+        }
+        if (!borrowed && !by.reservation && config_.order != QueueOrder::kAttainedService &&
+            by.tier <= v->request.tier) {
+          fail(cat("job ", p.for_job.value, " preempted job ", p.victim.value,
+                   " of the same tier without reclaiming"));
+        }
       }
       for (const GpuRef& g : v->gpus) released_to_[g] = p.for_job;
       expect_used(p.victim, p.for_job, v->gpus, "preemption");
@@ -344,6 +355,8 @@ class Checker {
   const Decisions& d_;
   const SchedulerConfig& config_;
   core::Time now_;
+  detail::RunningIndex index_;
+  std::map<core::JobId, std::size_t> running_ix_;
   std::map<core::JobId, const PendingJob*> pending_;
   std::map<core::JobId, const RunningJob*> running_;
   std::map<core::JobId, const Placement*> placed_;

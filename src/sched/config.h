@@ -34,9 +34,6 @@ struct SchedulerConfig {
   core::Duration usage_half_life = core::seconds(7 * 24 * 3600);
   // Score placements by topology (tight packing, best fit). Off: first fit in node order.
   bool topology_scoring = true;
-  // Seed for any randomized tie-breaking; decide() draws nothing else.
-  std::uint64_t seed = 0;
-
   PreemptionConfig preemption;
   // EASY backfill: the first blocked job gets a planned start from running jobs' max
   // runtimes, and later jobs start now only when they cannot delay it.

@@ -75,6 +75,7 @@ std::string Gate::reservation_problem(const JobRequest& r) const {
 
 View Gate::view_for(const JobRequest& r) const {
   View v;
+  if (s_.reservations().empty() && !shadow_at_) return v;  // the common case: nothing gated
   v.forbidden_reservation.assign(s_.reservations().size(), false);
   v.only_reservation = reservation_index(r);
   for (std::size_t i = 0; i < s_.reservations().size(); ++i) {

@@ -3,8 +3,8 @@
 //  1. Candidates are running jobs on that type that P may take GPUs from:
 //       - an elastic job above its minimum, of P's tier or lower: shrunk to its minimum
 //         (rank 0: always before anyone is preempted);
-//       - a borrowed job of another tenant while P stays inside its guarantee, or a
-//         preemptible stranger on P's open reservation (rank 1: reclaiming);
+//       - a borrowed job of another tenant, of P's tier or lower, while P stays inside its
+//         guarantee, or a preemptible stranger on P's open reservation (rank 1: reclaiming);
 //       - a preemptible job of a lower tier, or under attained-service order a
 //         preemptible job at a higher service level (rank 2).
 //     Protected, never candidates: jobs already stopping, jobs that ran less than
@@ -79,7 +79,10 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
       if ((t.mask & (*p.reservation_masks)[t.node]) != 0) on_reservation = true;
     }
   }
-  if (stranger && v.borrowed && p.within_guarantee) {
+  // Reclaiming never reaches up a tier: a job may take back its tenant's guarantee from
+  // borrowers of its own tier or below. (Otherwise a low-tier job reclaims from a
+  // high-tier borrower, which preempts it back by tier: a cycle.)
+  if (stranger && running.borrowed[ix] && p.within_guarantee && v.request.tier <= pr.tier) {
     out.rank = 1;
     out.reason = cat("reclaimed: tenant ", pr.tenant.value, " takes back its guaranteed ",
                      s.gpu_types()[type].id.value, " for job ", pr.id.value);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <tuple>
 
 namespace corral::sched::detail {
 
@@ -34,6 +35,22 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
     type.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].type);
   }
   touched.assign(running.size(), false);
+
+  std::vector<std::int32_t> order(running.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+  std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return std::tie(running[a].started_at, running[a].request.id) <
+           std::tie(running[b].started_at, running[b].request.id);
+  });
+  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> filled;
+  borrowed.assign(running.size(), false);
+  for (std::int32_t ix : order) {
+    if (type[ix] < 0) continue;
+    std::int64_t& used = filled[{tenant[ix], type[ix]}];
+    used += static_cast<std::int64_t>(running[ix].gpus.size());
+    const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[type[ix]].id);
+    borrowed[ix] = used > q.guaranteed;
+  }
 }
 
 std::vector<std::int32_t> allowed_sizes(const JobRequest& r) {

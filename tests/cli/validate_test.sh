@@ -41,6 +41,14 @@ case "$case_name" in
     [[ $rc -eq 1 ]] || fail "mixed run exited $rc, want 1"
     grep -q '"vit-huge-elastic"' "$scratch/out" || fail "good file not printed in mixed run"
     ;;
+  readme_spec_valid)
+    # The job spec README.md shows is a valid spec: README and the code agree.
+    awk '/^A job spec/{found=1} found && /^```yaml/{inblock=1; next} inblock && /^```/{exit}
+         inblock{print}' "$src/README.md" >"$scratch/readme.yaml"
+    [[ -s "$scratch/readme.yaml" ]] || fail "README.md has no job spec example"
+    run validate "$scratch/readme.yaml"
+    [[ $rc -eq 0 ]] || fail "README's spec is invalid: $(cat "$scratch/err")"
+    ;;
   secrets_masked)
     run validate "$src/examples/jobs/nvswitch-8gpu.yaml"
     [[ $rc -eq 0 ]] || fail "exit code $rc"

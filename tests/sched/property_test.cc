@@ -44,7 +44,8 @@ SnapshotInput random_case(std::uint64_t seed) {
                    .nvl_rack_fraction = rng.chance(0.2) ? 0.5 : 0.0,
                    .rack_power_caps = rng.chance(0.5),
                    .cpu_limits = rng.chance(0.5),
-                   .quotas = rng.chance(0.7)};
+                   .quotas = rng.chance(0.7),
+                   .reservations = rng.chance(0.3) ? 2 : 0};
   fleet.leaves = std::min(fleet.leaves, fleet.nodes);
   fleet.spines = static_cast<std::int32_t>(rng.uniform(1, fleet.leaves));
   WorkloadShape work{.pending = static_cast<std::int32_t>(rng.uniform(1, 60)),

@@ -16,6 +16,11 @@ struct RunningIndex {
   std::vector<TenantIx> tenant;                // per running job
   std::vector<TypeIx> type;                    // per running job (-1 if it holds no GPU)
   std::vector<bool> touched;                   // preempted or resized this cycle
+  // Whether the job is borrowing now: per tenant and GPU type, running jobs fill the
+  // guarantee oldest first; what lies beyond it is borrowed. Recomputed every cycle, so
+  // a job becomes guaranteed when older jobs of its tenant finish (a flag set at
+  // placement would go stale and let others reclaim what the tenant is owed).
+  std::vector<bool> borrowed;
 };
 
 // Takes for a list of GPUs, grouped by node in node order.
