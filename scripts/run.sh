@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # README's first command: installs what is missing, builds the release preset, and runs
-# the most useful thing Corral has today.
+# Corral's main job on its embedded default: corrald on a SQLite file in out/corral-data,
+# with four simulated 8-GPU H100 nodes on two leaf switches, the example jobs submitted,
+# and the scheduler's answer printed. corrald then keeps running (Ctrl-C stops it);
+# CORRAL_RUN_ONCE=1 stops it after the demo.
 #
-# Today that is the job-spec front door and the scheduler: `corral validate` checks and
-# normalizes the example jobs, and bench_sched runs the production scheduler, decide(), over
-# a simulated 10,000-GPU fleet. corrald (the control plane on SQLite with simulated GPU
-# nodes) replaces this once it lands.
+# There is no node agent yet: nodes are registered through the API with simulated GPUs,
+# and placed jobs stay in phase `launching` (nothing runs them) until agents land.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,12 +14,56 @@ scripts/setup.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 
-echo
-echo "== corral validate examples/jobs/* (normalized specs, secrets masked)"
-build/release/src/cli/corral validate -q examples/jobs/*
-for f in examples/jobs/*; do echo "ok  $f"; done
+port=${CORRAL_PORT:-8470}
+data=${CORRAL_DATA_DIR:-$PWD/out/corral-data}
+mkdir -p "$data"
+bin=build/release/src
+"$bin/server/corrald" --data-dir "$data" --listen "127.0.0.1:$port" \
+  --config examples/config/local.yaml &
+corrald=$!
+trap 'kill $corrald 2>/dev/null || true' EXIT
+
+export CORRAL_SERVER="http://127.0.0.1:$port"
+for _ in $(seq 100); do
+  curl -sf "$CORRAL_SERVER/healthz" >/dev/null && break
+  sleep 0.1
+done
+export CORRAL_TOKEN=$(cat "$data/admin.token")
+corral=("$bin/cli/corral")
+
+echo "== registering 4 simulated nodes (8x H100 each, 2 leaf switches)"
+for n in 1 2 3 4; do
+  leaf=leaf$(((n + 1) / 2))
+  curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H "Idempotency-Key: node-dgx$n" \
+    -d "{\"id\":\"dgx$n\",\"gpuType\":\"H100\",\"gpuCount\":8,\"cpus\":128,\"memoryMib\":2097152,\"labels\":{\"leaf\":\"$leaf\",\"spine\":\"spine1\",\"rack\":\"rack$n\"}}" \
+    "$CORRAL_SERVER/v1/nodes" >/dev/null
+done
+"${corral[@]}" nodes
 
 echo
-echo "== the scheduler on a simulated 10,000-GPU fleet (1,250 nodes, 5,000 pending jobs)"
-build/release/bench/bench_sched --benchmark_filter='BM_DecideFull10k' --benchmark_repetitions=3 \
-  --benchmark_report_aggregates_only=true
+echo "== submitting examples/jobs/*.yaml"
+for f in examples/jobs/*.yaml; do
+  "${corral[@]}" submit -f "$f" || true
+done
+sleep 1  # one scheduling cycle
+
+echo
+echo "== jobs"
+"${corral[@]}" jobs
+echo
+echo "== queue (pending jobs, their position and reason)"
+"${corral[@]}" queue
+echo
+echo "== audit log verification"
+"${corral[@]}" audit verify
+
+cat <<MSG
+
+corrald is serving $CORRAL_SERVER with its SQLite store in $data.
+In another shell:
+  export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
+  $bin/cli/corral jobs | queue | nodes | job ID | cancel ID | audit
+MSG
+if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
+echo "Ctrl-C stops it."
+wait $corrald
