@@ -53,6 +53,7 @@ struct SimJob {
   core::GpuTypeId type;
   bool borrowed = false;
   std::int32_t generation = 0;  // bumped on every start; stale completions are ignored
+  std::int32_t tenant = 0;      // index into the run's tenants
 };
 
 using core::to_ms;
@@ -77,6 +78,7 @@ class Engine {
       tenant_ix_[t.id] = static_cast<std::int32_t>(i);
       usage_.emplace_back(policy.config.usage_half_life);
       usage_rate_.push_back(0);
+      tenant_live_.push_back({});
     }
     for (const core::GpuType& t : fleet.gpu_types) usage_factor_[t.id] = t.usage_factor;
     for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -84,7 +86,16 @@ class Engine {
       owner_.emplace_back(nodes_[n].gpus.size(), -1);
       usable_gpus_ += static_cast<std::int32_t>(nodes_[n].gpus.size());
     }
-    free_usable_ = usable_gpus_;
+    for (const core::Node& n : nodes_) {
+      const auto it = std::find_if(
+          fleet.gpu_types.begin(), fleet.gpu_types.end(),
+          [&](const core::GpuType& t) { return !n.gpus.empty() && t.id == n.gpus[0].type; });
+      node_type_.push_back(static_cast<std::int32_t>(it - fleet.gpu_types.begin()));
+    }
+    free_by_type_.assign(fleet.gpu_types.size() + 1, 0);
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      free_by_type_[node_type_[n]] += static_cast<std::int32_t>(nodes_[n].gpus.size());
+    }
     derive_ideal_levels();
   }
 
@@ -134,6 +145,20 @@ class Engine {
 
   std::vector<sched::DecayedUsage> usage_;
   std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
+
+  // Per tenant, for the backlog fairness metric (metrics.h): jobs pending and active,
+  // GPUs held, and the integrals while it has pending work.
+  struct TenantLive {
+    std::int32_t pending = 0;
+    std::int32_t active = 0;  // pending or running
+    std::int64_t held = 0;
+    TenantBacklog backlog;
+  };
+  std::vector<TenantLive> tenant_live_;
+  double active_weight_ = 0;     // sum of weights of tenants with active jobs
+  std::int32_t backlogged_ = 0;  // tenants with pending jobs
+  void pending_delta(std::int32_t tenant, std::int32_t delta);
+  void active_delta(std::int32_t tenant, std::int32_t delta);
   std::int64_t usage_as_of_ms_ = 0;
 
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -146,7 +171,11 @@ class Engine {
 
   std::int32_t allocated_ = 0;
   std::int32_t usable_gpus_ = 0;
-  std::int32_t free_usable_ = 0;
+  // Free usable GPUs by the fleet's type index (a node's GPUs are all one type), and the
+  // GPU counts of pending jobs: together they tell when no pending job can fit.
+  std::vector<std::int32_t> node_type_;
+  std::vector<std::int32_t> free_by_type_;
+  std::multiset<std::int32_t> pending_sizes_;
   std::int64_t pending_gpus_ = 0;
 
   std::int32_t max_domain_ = 0, max_node_ = 0, max_leaf_ = 0, max_spine_ = 0;
@@ -193,6 +222,7 @@ core::Status Engine::prepare_jobs() {
     sched::JobRequest& r = j.request;
     r.id = core::JobId(static_cast<std::int64_t>(i) + 1);
     r.tenant = t.tenant;
+    j.tenant = tenant_ix_.at(t.tenant);
     r.gpus = t.gpus;
     if (!t.gpu_type.empty()) {
       if (!types.count(core::GpuTypeId(t.gpu_type))) {
@@ -237,7 +267,33 @@ void Engine::advance_to(std::int64_t t_ms) {
   CORRAL_CHECK(t_ms >= now_ms_);
   result_.allocated_gpu_ms += static_cast<std::int64_t>(allocated_) * (t_ms - now_ms_);
   result_.usable_gpu_ms += static_cast<std::int64_t>(usable_gpus_) * (t_ms - now_ms_);
+  if (backlogged_ > 0 && t_ms > now_ms_) {
+    const auto dt = static_cast<double>(t_ms - now_ms_);
+    for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
+      TenantLive& live = tenant_live_[t];
+      if (live.pending == 0) continue;
+      live.backlog.backlogged_ms += t_ms - now_ms_;
+      live.backlog.held_gpu_ms += static_cast<double>(live.held) * dt;
+      // Its weighted share of the fleet among the tenants that have work right now.
+      live.backlog.fair_gpu_ms +=
+          static_cast<double>(result_.total_gpus) * result_.tenants[t].weight / active_weight_ * dt;
+    }
+  }
   now_ms_ = t_ms;
+}
+
+void Engine::pending_delta(std::int32_t tenant, std::int32_t delta) {
+  TenantLive& live = tenant_live_[tenant];
+  const bool was = live.pending > 0;
+  live.pending += delta;
+  backlogged_ += (live.pending > 0 ? 1 : 0) - (was ? 1 : 0);
+}
+
+void Engine::active_delta(std::int32_t tenant, std::int32_t delta) {
+  TenantLive& live = tenant_live_[tenant];
+  if (live.active == 0 && delta > 0) active_weight_ += result_.tenants[tenant].weight;
+  live.active += delta;
+  if (live.active == 0) active_weight_ -= result_.tenants[tenant].weight;
 }
 
 void Engine::request_cycle() {
@@ -253,7 +309,10 @@ void Engine::arrive(std::int32_t job) {
   j.state = JobState::kPending;
   j.queued_at_ms = now_ms_;
   pending_.insert(job);
+  pending_sizes_.insert(j.request.gpus);
   pending_gpus_ += j.request.gpus;
+  pending_delta(j.tenant, 1);
+  active_delta(j.tenant, 1);
   placeable_change_ = true;
   request_cycle();
 }
@@ -267,12 +326,13 @@ void Engine::release(std::int32_t job) {
   out.run_ms += held_ms;
   out.gpu_ms += held_ms * gpus;
   result_.tenant_gpu_ms[j.request.tenant][j.type] += held_ms * gpus;
-  usage_rate_[tenant_ix_.at(j.request.tenant)] -= static_cast<double>(gpus) * usage_factor_[j.type];
+  usage_rate_[j.tenant] -= static_cast<double>(gpus) * usage_factor_[j.type];
+  tenant_live_[j.tenant].held -= gpus;
   for (const sched::GpuRef& g : j.gpus) {
     const std::int32_t node = node_ix_.at(g.node.value);
     CORRAL_CHECK(owner_[node][g.index] == job);
     owner_[node][g.index] = -1;
-    if (nodes_[node].gpus[g.index].healthy) ++free_usable_;
+    if (nodes_[node].gpus[g.index].healthy) ++free_by_type_[node_type_[node]];
   }
   allocated_ -= static_cast<std::int32_t>(gpus);
   j.gpus.clear();
@@ -286,6 +346,7 @@ void Engine::complete(std::int32_t job, std::int32_t generation) {
   release(job);
   j.state = JobState::kDone;
   j.remaining_work_ms = 0;
+  active_delta(j.tenant, -1);
   result_.jobs[job].finish_ms = now_ms_;
   request_cycle();
 }
@@ -305,7 +366,9 @@ void Engine::stop_and_requeue(std::int32_t job) {
   j.state = JobState::kPending;
   j.queued_at_ms = now_ms_;
   pending_.insert(job);
+  pending_sizes_.insert(j.request.gpus);
   pending_gpus_ += j.request.gpus;
+  pending_delta(j.tenant, 1);
   request_cycle();
 }
 
@@ -331,7 +394,7 @@ void Engine::fail_gpu(std::int32_t node) {
     stop_and_requeue(job);
   }
   nodes_[node].gpus[gpu].healthy = false;
-  --free_usable_;
+  --free_by_type_[node_type_[node]];
   --usable_gpus_;
   push(now_ms_ + to_ms(fleet_.failures.repair), EventKind::kRepair, node, gpu);
 }
@@ -339,7 +402,7 @@ void Engine::fail_gpu(std::int32_t node) {
 void Engine::repair_gpu(std::int32_t node, std::int32_t gpu) {
   nodes_[node].gpus[gpu].healthy = true;
   ++usable_gpus_;
-  if (owner_[node][gpu] < 0) ++free_usable_;
+  if (owner_[node][gpu] < 0) ++free_by_type_[node_type_[node]];
   placeable_change_ = true;
   request_cycle();
 }
@@ -374,6 +437,7 @@ core::Status Engine::start(const sched::Placement& p) {
   accrue_usage();
   for (const sched::GpuRef& g : p.gpus) owner_[node_ix_.at(g.node.value)][g.index] = job;
   pending_.erase(job);
+  pending_sizes_.erase(pending_sizes_.find(j.request.gpus));
   pending_gpus_ -= j.request.gpus;
   running_.insert(job);
   j.state = JobState::kRunning;
@@ -388,8 +452,10 @@ core::Status Engine::start(const sched::Placement& p) {
   ++j.generation;
   const auto gpus = static_cast<std::int32_t>(p.gpus.size());
   allocated_ += gpus;
-  free_usable_ -= gpus;
-  usage_rate_[tenant_ix_.at(j.request.tenant)] += gpus * usage_factor_[p.gpu_type];
+  free_by_type_[node_type_[node_ix_.at(p.gpus.front().node.value)]] -= gpus;
+  usage_rate_[j.tenant] += gpus * usage_factor_[p.gpu_type];
+  tenant_live_[j.tenant].held += gpus;
+  pending_delta(j.tenant, -1);
   if (out.start_ms < 0) out.start_ms = now_ms_;
   ++out.attempts;
   out.gpu_type = p.gpu_type.value;
@@ -405,9 +471,17 @@ core::Status Engine::start(const sched::Placement& p) {
 core::Status Engine::cycle() {
   cycle_at_ms_.reset();
   last_cycle_ms_ = now_ms_;
-  // Without free usable GPUs or without a change since the last cycle that could let a
-  // job start, decide() cannot place anything (it does not preempt yet): skip the call.
-  if (pending_.empty() || free_usable_ == 0 || !placeable_change_) {
+  // decide() cannot place anything (it does not preempt yet), so the call is skipped, when
+  //   - no pending job is smaller than the free usable GPUs of the freest type (a gang
+  //     takes one type), or
+  //   - nothing changed since the last call that could let a job start: no arrival, no
+  //     GPU freed or repaired. The last call placed what fit in the same state, and each
+  //     job left pending did not fit what remained; order alone cannot change that
+  //     because the snapshot has no time-dependent input yet (no reservations, no
+  //     planned starts).
+  const std::int32_t max_free = *std::max_element(free_by_type_.begin(), free_by_type_.end());
+  if (pending_.empty() ||
+      (options_.skip_futile_cycles && (*pending_sizes_.begin() > max_free || !placeable_change_))) {
     ++result_.cycles_skipped;
     record_sample();
     return core::ok_status();
@@ -528,6 +602,9 @@ core::Result<RunResult> Engine::run() {
   }
   result_.end_ms = now_ms_;
   accrue_usage();
+  for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
+    result_.backlog[result_.tenants[t].id] = tenant_live_[t].backlog;
+  }
   result_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return std::move(result_);

@@ -53,6 +53,9 @@ struct EngineOptions {
   // Run sched::check() on every Nth cycle (1: every cycle; 0: never).
   std::int32_t check_every = 1;
   bool failures = true;  // draw GPU failures from the fleet's failure model
+  // Skip decide() on cycles where it provably cannot place anything (engine.cc says
+  // when). Off only to test that the skip changes nothing.
+  bool skip_futile_cycles = true;
   std::uint64_t seed = 1;
   RuntimeModel runtime;
 };
@@ -89,6 +92,13 @@ struct Sample {
   std::int64_t pending_gpus = 0;
 };
 
+// A tenant's service while it had pending work (the backlog fairness metric, metrics.h).
+struct TenantBacklog {
+  std::int64_t backlogged_ms = 0;  // time with at least one pending job
+  double held_gpu_ms = 0;          // GPU-time it held meanwhile
+  double fair_gpu_ms = 0;  // its weighted share of the fleet among active tenants, meanwhile
+};
+
 struct RunResult {
   std::string policy;
   std::int64_t total_gpus = 0;
@@ -97,6 +107,7 @@ struct RunResult {
   std::vector<core::Tenant> tenants;
   // GPU-milliseconds by tenant and GPU type, over every attempt.
   std::map<core::TenantId, std::map<core::GpuTypeId, std::int64_t>> tenant_gpu_ms;
+  std::map<core::TenantId, TenantBacklog> backlog;
   std::int64_t start_ms = 0;          // the first submission
   std::int64_t end_ms = 0;            // the last event
   std::int64_t allocated_gpu_ms = 0;  // integral of allocated GPUs over time

@@ -77,6 +77,7 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
   std::vector<double> jct, queue, slowdowns;
   std::vector<std::vector<double>> bucket_jct(m.by_size.size()), bucket_queue(m.by_size.size());
   std::map<core::TenantId, std::pair<std::int64_t, double>> tenant_jobs;  // count, JCT sum
+  std::map<core::TenantId, std::int64_t> tenant_finished;
   std::int64_t last_finish = run.start_ms;
   std::int64_t lost_gpu_ms = 0;
   for (const JobResult& j : run.jobs) {
@@ -100,6 +101,7 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     jct.push_back(c);
     bucket_jct[b].push_back(c);
     tenant_jobs[j.tenant].second += c;
+    tenant_finished[j.tenant] += 1;
     last_finish = std::max(last_finish, j.finish_ms);
   }
   m.jct_s = distribution(jct);
@@ -147,20 +149,25 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     tm.gpu_hours = static_cast<double>(gpu_ms) / kMsPerHour;
     tm.share = total_gpu_ms > 0 ? static_cast<double>(gpu_ms) / total_gpu_ms : 0;
     tm.entitlement = entitled.count(t.id) ? entitled.at(t.id) : 0;
-    const auto finished_jobs = tenant_jobs[t.id];
-    tm.mean_jct_s = finished_jobs.first > 0
-                        ? finished_jobs.second / static_cast<double>(finished_jobs.first)
-                        : 0;
+    const std::int64_t finished = tenant_finished[t.id];
+    tm.mean_jct_s = finished > 0 ? tenant_jobs[t.id].second / static_cast<double>(finished) : 0;
     m.total_cost_usd += tm.cost_usd;
-    if (tm.entitlement > 0) {
-      const double x = tm.share / tm.entitlement;
+    if (const auto it = run.backlog.find(t.id);
+        it != run.backlog.end() && it->second.backlogged_ms > 0 && it->second.fair_gpu_ms > 0) {
+      tm.backlog_service = it->second.held_gpu_ms / it->second.fair_gpu_ms;
+      const double x = std::min(1.0, tm.backlog_service);
       sum_x += x;
       sum_x2 += x * x;
       ++n;
     }
     m.tenants.push_back(std::move(tm));
   }
-  m.jain_index = sum_x2 > 0 ? sum_x * sum_x / (static_cast<double>(n) * sum_x2) : 1.0;
+  // 1 by convention when nobody waited; 0 when those who waited got nothing meanwhile.
+  if (n == 0) {
+    m.jain_index = 1.0;
+  } else {
+    m.jain_index = sum_x2 > 0 ? sum_x * sum_x / (static_cast<double>(n) * sum_x2) : 0.0;
+  }
   return m;
 }
 

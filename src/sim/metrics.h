@@ -43,6 +43,9 @@ struct TenantMetrics {
   double entitlement = 0;  // weighted share among tenants with jobs, down the tenant tree
   double cost_usd = 0;
   double mean_jct_s = 0;
+  // While it had pending jobs: GPUs held / its weighted share of the fleet among tenants
+  // with work. >= 1: it got its share whenever it waited. -1: it never waited.
+  double backlog_service = -1;
 };
 
 struct Metrics {
@@ -54,7 +57,11 @@ struct Metrics {
   Distribution jct_s;         // finish - submit, finished jobs
   Distribution queue_s;       // first start - submit, started jobs
   double makespan_s = 0;      // last finish - first submit
-  double jain_index = 0;      // over share / entitlement of tenants with jobs
+  // Jain's index over min(1, backlog_service) of the tenants that ever waited: 1 when
+  // each got at least its weighted share whenever it had work queued; towards 1/n as
+  // one tenant gets it all. (Shares of total GPU-hours say little on their own: when every
+  // job finishes, each tenant's share is its demand whatever the policy.)
+  double jain_index = 0;
   std::int64_t preemptions = 0;
   std::int64_t failure_stops = 0;
   std::int64_t gpu_failures = 0;

@@ -100,7 +100,8 @@ json metrics_json(const Metrics& m, const RunResult& r) {
                        {"share", t.share},
                        {"entitlement", t.entitlement},
                        {"cost_usd", t.cost_usd},
-                       {"mean_jct_s", t.mean_jct_s}});
+                       {"mean_jct_s", t.mean_jct_s},
+                       {"backlog_service", t.backlog_service}});
   }
   j["tenants"] = tenants;
   return j;

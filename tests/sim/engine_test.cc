@@ -209,6 +209,31 @@ TEST(Engine, SameInputsSameRun) {
   }
 }
 
+// Skipping cycles where decide() cannot place anything must not change the schedule.
+TEST(Engine, SkippingFutileCyclesChangesNothing) {
+  auto f = load_fleet(std::string(CORRAL_SOURCE_DIR) + "/examples/fleets/small-4node.yaml");
+  ASSERT_TRUE(f.ok());
+  f->failures.mtbf_per_gpu = core::seconds(300 * 3600);
+  for (const std::string policy : {"fifo", "corral"}) {
+    SCOPED_TRACE(policy);
+    Workload w = generate_synthetic({.jobs = 200, .tenants = 3, .seed = 4, .load_factor = 1.5},
+                                    f->total_gpus());
+    for (TraceJob& j : w.jobs) {
+      j.gpus = std::min(j.gpus, 8);
+    }
+    EngineOptions skip{.seed = 2};
+    EngineOptions all = skip;
+    all.skip_futile_cycles = false;
+    const RunResult a = run_ok(*f, w, policy, skip);
+    const RunResult b = run_ok(*f, w, policy, all);
+    EXPECT_LT(a.cycles, b.cycles);
+    for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+      ASSERT_EQ(a.jobs[i].start_ms, b.jobs[i].start_ms) << a.jobs[i].name;
+      ASSERT_EQ(a.jobs[i].finish_ms, b.jobs[i].finish_ms) << a.jobs[i].name;
+    }
+  }
+}
+
 TEST(Engine, JobsThatCanNeverFitStayPendingWithAReason) {
   const Workload w{.source = "hand",
                    .jobs = {job("big", "a", 0, 64, 10), job("ok", "a", 0, 1, 10)}};

@@ -48,6 +48,11 @@ RunResult two_tenant_run(std::int64_t a_hours, std::int64_t b_hours) {
              .gpu_ms = b_hours * 3'600'000},
             {.name = "j3", .tenant = core::TenantId("b"), .gpus = 64, .submit_ms = 5'000}};
   r.allocated_gpu_ms = (a_hours + b_hours) * 3'600'000;
+  // While waiting, a held 1 GPU of its fair 2 (x = 0.5) and b all of its fair 6 (x = 1).
+  r.backlog[core::TenantId("a")] = {
+      .backlogged_ms = 1000, .held_gpu_ms = 1000, .fair_gpu_ms = 2000};
+  r.backlog[core::TenantId("b")] = {
+      .backlogged_ms = 1000, .held_gpu_ms = 8000, .fair_gpu_ms = 6000};
   r.end_ms = 200'000;
   return r;
 }
@@ -73,13 +78,17 @@ TEST(Metrics, SharesEntitlementsJainAndCost) {
   EXPECT_DOUBLE_EQ(m.tenants[0].share, 0.25);
   EXPECT_DOUBLE_EQ(m.tenants[0].entitlement, 0.25);
   EXPECT_DOUBLE_EQ(m.tenants[1].entitlement, 0.75);
-  EXPECT_DOUBLE_EQ(m.jain_index, 1.0);
+  EXPECT_DOUBLE_EQ(m.tenants[0].backlog_service, 0.5);
+  EXPECT_DOUBLE_EQ(m.tenants[1].backlog_service, 8.0 / 6.0);
+  // x = 0.5 and min(1, 4/3) = 1: Jain = 1.5^2 / (2 * 1.25) = 0.9.
+  EXPECT_NEAR(m.jain_index, 0.9, 1e-12);
   EXPECT_DOUBLE_EQ(m.tenants[0].cost_usd, 25.0);
   EXPECT_DOUBLE_EQ(m.total_cost_usd, 100.0);
   EXPECT_EQ(m.by_size[0].jct_s.count, 1);  // j1: 1 GPU
   EXPECT_EQ(m.by_size[2].jct_s.count, 1);  // j2: 8 GPUs
-  // Shares 0.5/0.5 against 0.25/0.75: x = 2 and 2/3, Jain = (8/3)^2 / (2 * (4 + 4/9)) = 0.8.
-  EXPECT_NEAR(compute_metrics(two_tenant_run(20, 20), priced_fleet()).jain_index, 0.8, 1e-12);
+  RunResult nobody_waited = two_tenant_run(10, 30);
+  nobody_waited.backlog.clear();
+  EXPECT_DOUBLE_EQ(compute_metrics(nobody_waited, priced_fleet()).jain_index, 1.0);
 }
 
 TEST(Report, SummaryJsonHasTheContractFieldsPerPolicy) {
