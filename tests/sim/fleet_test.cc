@@ -1,5 +1,6 @@
 #include "sim/fleet.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,31 @@ TEST(Fleet, SmallFleetHasPcieNvlinkPairsAndTenantTree) {
   EXPECT_EQ(f->tenants[1].parent, core::TenantId("research"));
   EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("A100-80GB")).guaranteed, 8);
   EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("L40S")).guaranteed, 0);
+}
+
+TEST(Fleet, EveryExampleFleetLoads) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
+    SCOPED_TRACE(entry.path().string());
+    auto f = load_fleet(entry.path().string());
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    EXPECT_GT(f->total_gpus(), 0);
+    ++count;
+  }
+  EXPECT_GE(count, 5);
+}
+
+TEST(Fleet, PhillyPerVcFleetPartitionsByQuota) {
+  auto f = load_fleet(kDir + "philly-2816-pervc.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->total_gpus(), 2816);
+  std::int64_t guaranteed = 0;
+  for (const core::Tenant& t : f->tenants) {
+    const core::Quota& q = t.quota_for(core::GpuTypeId("P100"));
+    guaranteed += q.guaranteed;
+    EXPECT_EQ(q.borrow_limit, 0) << t.id.value;
+  }
+  EXPECT_EQ(guaranteed, 2816);
 }
 
 TEST(Fleet, BadInputNamesTheFieldPath) {
