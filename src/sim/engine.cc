@@ -117,7 +117,8 @@ class Engine {
 
   void arrive(std::int32_t job);
   void complete(std::int32_t job, std::int32_t generation);
-  void fail_gpu(std::int32_t node);
+  // `gpu` -1: a random healthy GPU, and the node's next random failure is drawn.
+  void fail_gpu(std::int32_t node, std::int32_t gpu);
   void repair_gpu(std::int32_t node, std::int32_t gpu);
   core::Status cycle();
   core::Status start(const sched::Placement& p);
@@ -377,17 +378,21 @@ void Engine::schedule_failure(std::int32_t node) {
   const auto gpus = static_cast<double>(nodes_[node].gpus.size());
   if (mtbf <= 0 || gpus == 0) return;
   const double gap = rng_.exponential(static_cast<double>(mtbf) / gpus);
-  push(now_ms_ + std::max<std::int64_t>(1, std::llround(gap)), EventKind::kFailure, node);
+  push(now_ms_ + std::max<std::int64_t>(1, std::llround(gap)), EventKind::kFailure, node, -1);
 }
 
-void Engine::fail_gpu(std::int32_t node) {
-  schedule_failure(node);
-  std::vector<std::int32_t> healthy;
-  for (const core::Gpu& g : nodes_[node].gpus) {
-    if (g.healthy) healthy.push_back(g.index);
+void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
+  if (gpu < 0) {
+    schedule_failure(node);
+    std::vector<std::int32_t> healthy;
+    for (const core::Gpu& g : nodes_[node].gpus) {
+      if (g.healthy) healthy.push_back(g.index);
+    }
+    if (healthy.empty()) return;
+    gpu = healthy[rng_.next() % healthy.size()];
+  } else if (!nodes_[node].gpus[gpu].healthy) {
+    return;
   }
-  if (healthy.empty()) return;
-  const std::int32_t gpu = healthy[rng_.next() % healthy.size()];
   ++result_.gpu_failures;
   if (const std::int32_t job = owner_[node][gpu]; job >= 0) {
     ++result_.jobs[job].failures;
@@ -567,6 +572,15 @@ core::Result<RunResult> Engine::run() {
       schedule_failure(n);
     }
   }
+  for (const InjectedFailure& f : options_.injected_failures) {
+    const auto it = node_ix_.find(f.node);
+    if (it == node_ix_.end() || f.gpu < 0 ||
+        f.gpu >= static_cast<std::int32_t>(nodes_[it->second].gpus.size())) {
+      return core::invalid_argument("injected_failures",
+                                    fmt::format("no GPU {}/{} in the fleet", f.node, f.gpu));
+    }
+    push(origin + to_ms(f.at), EventKind::kFailure, it->second, f.gpu);
+  }
   std::size_t next_arrival = 0;
   while (next_arrival < jobs_.size() || live_events_ > 0) {
     // Arrivals come from the sorted workload; everything else from the event queue. At
@@ -590,7 +604,7 @@ core::Result<RunResult> Engine::run() {
         complete(e.a, e.b);
         break;
       case EventKind::kFailure:
-        fail_gpu(e.a);
+        fail_gpu(e.a, e.b);
         break;
       case EventKind::kRepair:
         repair_gpu(e.a, e.b);

@@ -48,6 +48,13 @@ struct RuntimeModel {
   double estimate_factor = 1.0;
 };
 
+// A GPU failure at a chosen time (from the first submission), for tests and what-ifs.
+struct InjectedFailure {
+  std::string node;
+  std::int32_t gpu = 0;
+  core::Duration at{0};
+};
+
 struct EngineOptions {
   core::Duration cycle_interval = core::seconds(10);
   // Run sched::check() on every Nth cycle (1: every cycle; 0: never).
@@ -56,6 +63,7 @@ struct EngineOptions {
   // Skip decide() on cycles where it provably cannot place anything (engine.cc says
   // when). Off only to test that the skip changes nothing.
   bool skip_futile_cycles = true;
+  std::vector<InjectedFailure> injected_failures;  // repaired after the fleet's repair time
   std::uint64_t seed = 1;
   RuntimeModel runtime;
 };

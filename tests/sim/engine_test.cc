@@ -146,6 +146,33 @@ TEST(Engine, SlowdownWhenPlacedWiderThanIdeal) {
   }
 }
 
+// A 4-GPU job of 100 s checkpoints every 30 s and restores in 5 s. Its GPU fails at 70 s:
+// the checkpoint at 60 s keeps 60 s of work, the 10 s since are lost (40 GPU-seconds).
+// It restarts at once on the other node (cycles at every event) and runs 5 s of restore
+// plus the 40 s left: finish at 115 s.
+TEST(Engine, FailureLosesWorkSinceTheLastCheckpointByHand) {
+  const Workload w{.source = "hand", .jobs = {job("j", "a", 0, 4, 100)}};
+  EngineOptions o = exact();
+  o.runtime.checkpoint_interval = core::seconds(30);
+  o.runtime.restore_time = core::seconds(5);
+  o.injected_failures = {{.node = "n-00000", .gpu = 2, .at = core::seconds(70)}};
+  const RunResult r = run_ok(tiny_fleet(2), w, "fifo", o);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  const JobResult& j = r.jobs[0];
+  EXPECT_EQ(j.start_ms, 0);
+  EXPECT_EQ(j.finish_ms, 115'000);
+  EXPECT_EQ(j.attempts, 2);
+  EXPECT_EQ(j.failures, 1);
+  EXPECT_EQ(j.lost_gpu_ms, 40'000);
+  EXPECT_EQ(j.run_ms, 70'000 + 45'000);
+  EXPECT_EQ(r.gpu_failures, 1);
+  // Without checkpoints all 70 s are lost and the job runs its 100 s again: 170 s.
+  o.runtime.checkpoint_interval = core::Duration(0);
+  const RunResult again = run_ok(tiny_fleet(2), w, "fifo", o);
+  EXPECT_EQ(again.jobs[0].finish_ms, 170'000);
+  EXPECT_EQ(again.jobs[0].lost_gpu_ms, 280'000);
+}
+
 // Conservation and safety over random workloads on the small example fleet, with GPU
 // failures: allocated GPU-time equals the sum over jobs of GPUs x time held; every
 // finished job's last attempt ran exactly its (slowed) duration; allocation never
