@@ -35,8 +35,10 @@ testing::FleetShape fleet_shape() {
 }
 
 // The fleet with kRunning jobs placed by decide() itself (so the running state is
-// consistent), and `pending` jobs queued.
-SnapshotInput make_input(std::int32_t pending) {
+// consistent), and `pending` jobs queued. With `preemptible`, half the running jobs are
+// preemptible tier-0 work that checkpoints every 30 minutes, so blocked production jobs
+// have victims to choose from.
+SnapshotInput make_input(std::int32_t pending, bool preemptible = false) {
   Rng rng(42);
   SnapshotInput in = testing::random_fleet(rng, fleet_shape());
   // Generous borrow limits so the fleet fills up; quotas still bind some tenants.
@@ -60,11 +62,21 @@ SnapshotInput make_input(std::int32_t pending) {
   }
   const testing::WorkloadShape big{.max_gpus = 512};
   in.pending = testing::random_jobs(rng, in, big, 1'000'000, pending);
+  if (preemptible) {
+    for (RunningJob& r : in.running) {
+      if (!rng.chance(0.5)) continue;
+      r.request.tier = 0;
+      r.request.preemptible = true;
+      r.request.checkpoint_interval = core::seconds(1800);
+      r.request.restore_time = core::seconds(120);
+      r.last_checkpoint_at = core::time_from_ms(rng.uniform(0, 1'800'000));
+    }
+  }
   return in;
 }
 
-ClusterSnapshot make_snapshot(std::int32_t pending) {
-  auto s = build_snapshot(make_input(pending));
+ClusterSnapshot make_snapshot(std::int32_t pending, bool preemptible = false) {
+  auto s = build_snapshot(make_input(pending, preemptible));
   if (!s.ok()) std::fprintf(stderr, "%s\n", s.status().to_string().c_str());
   return std::move(s).value();
 }
@@ -103,6 +115,23 @@ void BM_DecideOneMore10k(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DecideOneMore10k)->UseManualTime()->Iterations(20)->Unit(benchmark::kMicrosecond);
+
+// A full cluster with preemption candidates: half the running jobs are preemptible, a
+// third of the pending jobs are of a higher tier, and backfill plans the head's start.
+void BM_DecidePreempt10k(benchmark::State& state) {
+  const ClusterSnapshot s = make_snapshot(kPending, /*preemptible=*/true);
+  const core::Time now = core::time_from_ms(4 * 3'600'000);
+  std::size_t preempted = 0, placed = 0;
+  for (auto _ : state) {
+    const Decisions d = decide(s, SchedulerConfig{}, now);
+    preempted = d.preemptions.size() + d.resizes.size();
+    placed = d.placements.size();
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["preempted"] = static_cast<double>(preempted);
+  state.counters["placed"] = static_cast<double>(placed);
+}
+BENCHMARK(BM_DecidePreempt10k)->Unit(benchmark::kMillisecond);
 
 void BM_BuildSnapshot10k(benchmark::State& state) {
   const SnapshotInput in = make_input(kPending);

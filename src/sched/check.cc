@@ -5,7 +5,10 @@
 #include <map>
 #include <set>
 
+#include "sched/internal/gate.h"
 #include "sched/internal/place.h"
+#include "sched/internal/preempt.h"
+#include "sched/internal/running.h"
 #include "sched/internal/text.h"
 
 namespace corral::sched {
@@ -15,152 +18,366 @@ using detail::cat;
 
 std::string gpu_text(const GpuRef& g) { return cat(g.node.value, "/", g.index); }
 
-}  // namespace
+bool gpu_known(const ClusterSnapshot& s, const GpuRef& g) {
+  const auto node = s.find_node(g.node);
+  return node && g.index >= 0 && g.index < static_cast<std::int32_t>(s.nodes()[*node].gpus.size());
+}
 
-std::vector<std::string> check(const ClusterSnapshot& s, const Decisions& d) {
-  std::vector<std::string> bad;
-  std::map<core::JobId, const PendingJob*> pending;
-  for (const PendingJob& p : s.pending()) pending[p.request.id] = &p;
+// All checks share this state: who holds each GPU after the decisions are applied.
+class Checker {
+ public:
+  Checker(const ClusterSnapshot& s, const Decisions& d, const SchedulerConfig& config,
+          core::Time now)
+      : s_(s), d_(d), config_(config), now_(now), index_(s) {
+    for (std::size_t i = 0; i < s.running().size(); ++i) {
+      running_ix_[s.running()[i].request.id] = i;
+    }
+    for (const PendingJob& p : s.pending()) pending_[p.request.id] = &p;
+    for (const RunningJob& r : s.running()) running_[r.request.id] = &r;
+    for (const Placement& p : d.placements) placed_[p.job] = &p;
+  }
+
+  std::vector<std::string> run() {
+    decided_once();
+    victims();
+    resizes();
+    placements();
+    limits();
+    reservations_and_backfill();
+    return std::move(bad_);
+  }
+
+ private:
+  void fail(std::string message) { bad_.push_back(std::move(message)); }
 
   // 1. Every pending job is decided exactly once, and only pending jobs are.
-  std::map<core::JobId, int> seen;
-  for (const Placement& p : d.placements) seen[p.job]++;
-  for (const Pending& p : d.pending) seen[p.job]++;
-  for (const auto& [job, count] : seen) {
-    if (!pending.count(job)) bad.push_back(cat("job ", job.value, " is not pending"));
-    if (count > 1) bad.push_back(cat("job ", job.value, " decided ", count, " times"));
-  }
-  for (const auto& [job, p] : pending) {
-    if (!seen.count(job)) bad.push_back(cat("job ", job.value, " got no decision"));
-  }
-  for (size_t i = 0; i < d.pending.size(); ++i) {
-    if (d.pending[i].position != static_cast<std::int32_t>(i) + 1) {
-      bad.push_back(cat("pending job ", d.pending[i].job.value, " has position ",
-                        d.pending[i].position, ", expected ", i + 1));
+  void decided_once() {
+    std::map<core::JobId, int> seen;
+    for (const Placement& p : d_.placements) seen[p.job]++;
+    for (const Pending& p : d_.pending) seen[p.job]++;
+    for (const auto& [job, count] : seen) {
+      if (!pending_.count(job)) fail(cat("job ", job.value, " is not pending"));
+      if (count > 1) fail(cat("job ", job.value, " decided ", count, " times"));
     }
-    if (d.pending[i].reason.empty()) {
-      bad.push_back(cat("pending job ", d.pending[i].job.value, " has no reason"));
+    for (const auto& [job, p] : pending_) {
+      if (!seen.count(job)) fail(cat("job ", job.value, " got no decision"));
+    }
+    for (size_t i = 0; i < d_.pending.size(); ++i) {
+      if (d_.pending[i].position != static_cast<std::int32_t>(i) + 1) {
+        fail(cat("pending job ", d_.pending[i].job.value, " has position ", d_.pending[i].position,
+                 ", expected ", i + 1));
+      }
+      if (d_.pending[i].reason.empty()) {
+        fail(cat("pending job ", d_.pending[i].job.value, " has no reason"));
+      }
     }
   }
 
-  // 2. GPU ownership: what running jobs hold, then each placement.
-  std::set<GpuRef> held;
-  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> tenant_used;
-  std::map<NodeIx, std::pair<std::int64_t, std::int64_t>> node_use;  // cpus, memory
-  std::map<RackIx, std::int64_t> rack_watts;
-  const auto account = [&](const JobRequest& r, const GpuRef& g, NodeIx node) {
-    const TypeIx type = s.topo()[node].type;
-    tenant_used[{*s.find_tenant(r.tenant), type}] += 1;
-    node_use[node].first += r.cpus_per_gpu;
-    node_use[node].second += r.memory_per_gpu_mib;
-    rack_watts[s.topo()[node].rack] += s.gpu_types()[type].tdp_watts;
-    (void)g;
-  };
-  for (const RunningJob& r : s.running()) {
-    for (const GpuRef& g : r.gpus) {
-      held.insert(g);
-      account(r.request, g, *s.find_node(g.node));
+  // The placement made for `for_job`, if it waits for `victim` and uses one of `freed`.
+  void expect_used(const core::JobId& victim, const core::JobId& for_job,
+                   const std::vector<GpuRef>& freed, const char* what) {
+    const auto it = placed_.find(for_job);
+    if (it == placed_.end()) {
+      fail(cat(what, " of job ", victim.value, " for job ", for_job.value,
+               ", which was not placed (useless)"));
+      return;
+    }
+    const Placement& p = *it->second;
+    if (std::find(p.waits_for.begin(), p.waits_for.end(), victim) == p.waits_for.end()) {
+      fail(cat("job ", for_job.value, " does not wait for job ", victim.value));
+    }
+    const bool uses = std::any_of(freed.begin(), freed.end(), [&](const GpuRef& g) {
+      return std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end();
+    });
+    if (!uses) {
+      fail(cat(what, " of job ", victim.value, " frees no GPU that job ", for_job.value,
+               " uses (useless)"));
     }
   }
-  std::set<std::pair<TenantIx, TypeIx>> grew;
-  std::set<NodeIx> touched_nodes;
-  std::set<RackIx> touched_racks;
-  for (const Placement& p : d.placements) {
-    const auto it = pending.find(p.job);
-    if (it == pending.end()) continue;
-    const JobRequest& r = it->second->request;
-    const std::string job = cat("job ", p.job.value);
-    if (static_cast<std::int32_t>(p.gpus.size()) != r.gpus) {
-      bad.push_back(cat(job, " asked for ", r.gpus, " GPUs but got ", p.gpus.size()));
+
+  // Common protections of a job asked to give up GPUs.
+  const RunningJob* victim_of(const core::JobId& job, const char* what) {
+    const auto it = running_.find(job);
+    if (it == running_.end()) {
+      fail(cat(what, " of job ", job.value, ", which is not running"));
+      return nullptr;
     }
-    if (!r.gpu_types.empty() &&
-        std::find(r.gpu_types.begin(), r.gpu_types.end(), p.gpu_type) == r.gpu_types.end()) {
-      bad.push_back(cat(job, " placed on unacceptable type ", p.gpu_type.value));
+    if (!touched_.insert(job).second) fail(cat("job ", job.value, " touched twice"));
+    const RunningJob& v = *it->second;
+    if (v.stopping) fail(cat(what, " of job ", job.value, ", which is already stopping"));
+    if (now_ - v.started_at < config_.preemption.min_runtime) {
+      fail(cat(what, " of job ", job.value, " before its minimum runtime"));
     }
-    std::map<NodeIx, std::uint64_t> masks;
-    bool all_known = true;
-    for (const GpuRef& g : p.gpus) {
-      const auto node = s.find_node(g.node);
-      if (!node || g.index < 0 ||
-          g.index >= static_cast<std::int32_t>(s.nodes()[*node].gpus.size())) {
-        bad.push_back(cat(job, " placed on unknown GPU ", gpu_text(g)));
-        all_known = false;
-        continue;
+    return &v;
+  }
+
+  // 2. Preemptions: entitled, protected, and never useless.
+  void victims() {
+    for (const Preemption& p : d_.preemptions) {
+      const RunningJob* v = victim_of(p.victim, "preemption");
+      if (v == nullptr) continue;
+      if (v->preemptions >= config_.preemption.max_preemptions_per_job) {
+        fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
-      if (!held.insert(g).second) bad.push_back(cat("GPU ", gpu_text(g), " given twice"));
-      const core::Node& n = s.nodes()[*node];
-      if (!n.gpus[g.index].healthy)
-        bad.push_back(cat(job, " placed on unhealthy GPU ", gpu_text(g)));
-      if (n.admin != core::NodeAdminState::kActive) {
-        bad.push_back(cat(job, " placed on ", core::to_string(n.admin), " node ", n.id.value));
+      const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
+      if (!v->request.preemptible && !borrowed) {
+        fail(cat("preemption of job ", p.victim.value, ", neither preemptible nor borrowed"));
       }
-      if (n.gpus[g.index].type != p.gpu_type) {
-        bad.push_back(cat(job, " GPU ", gpu_text(g), " is not of type ", p.gpu_type.value));
+      const auto pj = pending_.find(p.for_job);
+      if (pj != pending_.end()) {
+        const JobRequest& by = pj->second->request;
+        // A reservation's job takes its reserved GPUs back from preemptible work of any tier.
+        if (by.tier < v->request.tier && !by.reservation) {
+          fail(
+              cat("job ", p.for_job.value, " preempted job ", p.victim.value, " of a higher tier"));
+        }
+        if (!borrowed && !by.reservation && config_.order != QueueOrder::kAttainedService &&
+            by.tier <= v->request.tier) {
+          fail(cat("job ", p.for_job.value, " preempted job ", p.victim.value,
+                   " of the same tier without reclaiming"));
+        }
       }
-      masks[*node] |= std::uint64_t{1} << g.index;
-      account(r, g, *node);
-      grew.insert({*s.find_tenant(r.tenant), s.topo()[*node].type});
-      touched_nodes.insert(*node);
-      touched_racks.insert(s.topo()[*node].rack);
+      for (const GpuRef& g : v->gpus) released_to_[g] = p.for_job;
+      expect_used(p.victim, p.for_job, v->gpus, "preemption");
     }
-    if (!all_known) continue;
-    std::vector<detail::Plan::Take> takes;
-    for (const auto& [node, mask] : masks) takes.push_back({node, mask});
-    if (r.gpus_per_node > 0) {
-      for (const auto& t : takes) {
-        if (std::popcount(t.mask) != r.gpus_per_node) {
-          bad.push_back(cat(job, " has ", std::popcount(t.mask), " GPUs on ",
-                            s.nodes()[t.node].id.value, ", asked for ", r.gpus_per_node,
-                            " per node"));
+  }
+
+  // 3. Resizes: inside the elastic range; shrink keeps a subset, grow a superset.
+  void resizes() {
+    for (const Resize& r : d_.resizes) {
+      const RunningJob* v = victim_of(r.job, "resize");
+      if (v == nullptr) continue;
+      const auto& e = v->request.elastic;
+      const auto sizes = detail::allowed_sizes(v->request);
+      if (!e || std::find(sizes.begin(), sizes.end(), r.to_gpus) == sizes.end()) {
+        fail(cat("job ", r.job.value, " resized to ", r.to_gpus, ", outside its elastic range"));
+      }
+      if (static_cast<std::int32_t>(r.gpus.size()) != r.to_gpus ||
+          r.from_gpus != static_cast<std::int32_t>(v->gpus.size())) {
+        fail(cat("job ", r.job.value, " resize counts do not match its GPUs"));
+      }
+      const std::set<GpuRef> old_set(v->gpus.begin(), v->gpus.end());
+      const std::set<GpuRef> new_set(r.gpus.begin(), r.gpus.end());
+      if (r.to_gpus < r.from_gpus) {
+        std::vector<GpuRef> freed;
+        for (const GpuRef& g : old_set) {
+          if (!new_set.count(g)) freed.push_back(g);
+        }
+        if (!std::includes(old_set.begin(), old_set.end(), new_set.begin(), new_set.end())) {
+          fail(cat("job ", r.job.value, " shrank onto GPUs it did not hold"));
+        }
+        for (const GpuRef& g : freed) released_to_[g] = r.for_job.value_or(core::JobId(-1));
+        if (r.for_job) expect_used(r.job, *r.for_job, freed, "shrink");
+      } else {
+        if (!std::includes(new_set.begin(), new_set.end(), old_set.begin(), old_set.end())) {
+          fail(cat("job ", r.job.value, " grew but dropped GPUs it held"));
+        }
+        for (const GpuRef& g : new_set) {
+          if (!old_set.count(g)) grown_.push_back({r.job, g});
         }
       }
     }
-    if (r.topology.mode == core::TopologyMode::kRequired &&
-        !detail::satisfies(s, takes, r.topology.pack)) {
-      bad.push_back(cat(job, " requires pack ", core::to_string(r.topology.pack),
-                        " but is packed at ", core::to_string(detail::packed_level(s, takes))));
+  }
+
+  void account(const JobRequest& r, NodeIx node, bool new_here) {
+    const TypeIx type = s_.topo()[node].type;
+    const std::pair<TenantIx, TypeIx> key{*s_.find_tenant(r.tenant), type};
+    tenant_used_[key] += 1;
+    node_use_[node].first += r.cpus_per_gpu;
+    node_use_[node].second += r.memory_per_gpu_mib;
+    rack_watts_[s_.topo()[node].rack] += s_.gpu_types()[type].tdp_watts;
+    if (new_here) {
+      grew_.insert(key);
+      touched_nodes_.insert(node);
+      touched_racks_.insert(s_.topo()[node].rack);
     }
-    // Borrowed flag: the tenant's total on this type after this placement.
-    const TenantIx tenant = *s.find_tenant(r.tenant);
-    const TypeIx type = takes.empty() ? -1 : s.topo()[takes[0].node].type;
-    if (type >= 0) {
-      const core::Quota& q = s.tenants()[tenant].quota_for(s.gpu_types()[type].id);
-      const bool beyond = tenant_used[{tenant, type}] > q.guaranteed;
-      if (beyond && !p.borrowed) {
-        bad.push_back(cat(job, " goes beyond its tenant's guarantee but is not marked borrowed"));
+  }
+
+  // 4. GPU ownership and the shape of every placement.
+  void placements() {
+    // What stays held: running jobs' GPUs that no preemption or shrink released.
+    for (const RunningJob& r : s_.running()) {
+      for (const GpuRef& g : r.gpus) {
+        if (released_to_.count(g)) continue;
+        held_.insert(g);
+        account(r.request, *s_.find_node(g.node), false);
+      }
+    }
+    for (const auto& [job, g] : grown_) {
+      if (!gpu_known(s_, g)) {
+        fail(cat("job ", job.value, " grew onto unknown GPU ", gpu_text(g)));
+        continue;
+      }
+      if (!held_.insert(g).second || released_to_.count(g)) {
+        fail(cat("GPU ", gpu_text(g), " given twice"));
+      }
+      check_usable(cat("job ", job.value), g);
+      account(running_.at(job)->request, *s_.find_node(g.node), true);
+    }
+    for (const Placement& p : d_.placements) {
+      const auto it = pending_.find(p.job);
+      if (it == pending_.end()) continue;
+      const JobRequest& r = it->second->request;
+      const std::string job = cat("job ", p.job.value);
+      const auto sizes = detail::allowed_sizes(r);
+      if (std::find(sizes.begin(), sizes.end(), static_cast<std::int32_t>(p.gpus.size())) ==
+          sizes.end()) {
+        fail(cat(job, " asked for ", r.gpus, " GPUs but got ", p.gpus.size()));
+      }
+      if (!r.gpu_types.empty() &&
+          std::find(r.gpu_types.begin(), r.gpu_types.end(), p.gpu_type) == r.gpu_types.end()) {
+        fail(cat(job, " placed on unacceptable type ", p.gpu_type.value));
+      }
+      std::map<NodeIx, std::uint64_t> masks;
+      bool all_known = true;
+      for (const GpuRef& g : p.gpus) {
+        if (!gpu_known(s_, g)) {
+          fail(cat(job, " placed on unknown GPU ", gpu_text(g)));
+          all_known = false;
+          continue;
+        }
+        const auto released = released_to_.find(g);
+        if (released != released_to_.end() && released->second != p.job) {
+          fail(cat("GPU ", gpu_text(g), " freed for job ", released->second.value, " but given to ",
+                   p.job.value));
+        }
+        if (!held_.insert(g).second) fail(cat("GPU ", gpu_text(g), " given twice"));
+        check_usable(job, g);
+        const NodeIx node = *s_.find_node(g.node);
+        if (s_.nodes()[node].gpus[g.index].type != p.gpu_type) {
+          fail(cat(job, " GPU ", gpu_text(g), " is not of type ", p.gpu_type.value));
+        }
+        masks[node] |= std::uint64_t{1} << g.index;
+        account(r, node, true);
+      }
+      if (!all_known || masks.empty()) continue;
+      std::vector<detail::Plan::Take> takes;
+      for (const auto& [node, mask] : masks) takes.push_back({node, mask});
+      if (r.gpus_per_node > 0) {
+        for (const auto& t : takes) {
+          if (std::popcount(t.mask) != r.gpus_per_node) {
+            fail(cat(job, " has ", std::popcount(t.mask), " GPUs on ", s_.nodes()[t.node].id.value,
+                     ", asked for ", r.gpus_per_node, " per node"));
+          }
+        }
+      }
+      if (r.topology.mode == core::TopologyMode::kRequired &&
+          !detail::satisfies(s_, takes, r.topology.pack)) {
+        fail(cat(job, " requires pack ", core::to_string(r.topology.pack), " but is packed at ",
+                 core::to_string(detail::packed_level(s_, takes))));
+      }
+      const TenantIx tenant = *s_.find_tenant(r.tenant);
+      const TypeIx type = s_.topo()[takes[0].node].type;
+      const core::Quota& q = s_.tenants()[tenant].quota_for(s_.gpu_types()[type].id);
+      if (tenant_used_[{tenant, type}] > q.guaranteed && !p.borrowed) {
+        fail(cat(job, " goes beyond its tenant's guarantee but is not marked borrowed"));
       }
     }
   }
 
-  // 3. Limits, checked where this decision added something.
-  for (const auto& [key, used] : tenant_used) {
-    if (!grew.count(key)) continue;
-    const core::Tenant& t = s.tenants()[key.first];
-    const core::Quota& q = t.quota_for(s.gpu_types()[key.second].id);
-    if (used > q.max_total()) {
-      bad.push_back(cat("tenant ", t.id.value, " holds ", used, " ",
-                        s.gpu_types()[key.second].id.value, ", past its limit of ", q.max_total()));
+  void check_usable(const std::string& who, const GpuRef& g) {
+    const core::Node& n = s_.nodes()[*s_.find_node(g.node)];
+    if (!n.gpus[g.index].healthy) fail(cat(who, " placed on unhealthy GPU ", gpu_text(g)));
+    if (n.admin != core::NodeAdminState::kActive) {
+      fail(cat(who, " placed on ", core::to_string(n.admin), " node ", n.id.value));
     }
   }
-  for (NodeIx node : touched_nodes) {
-    const core::Node& n = s.nodes()[node];
-    const auto [cpus, mem] = node_use[node];
-    if (n.cpus > 0 && cpus > n.cpus) {
-      bad.push_back(cat("node ", n.id.value, " CPUs overcommitted: ", cpus, " of ", n.cpus));
+
+  // 5. Quota, node and rack limits, checked where this decision added something.
+  void limits() {
+    for (const auto& [key, used] : tenant_used_) {
+      if (!grew_.count(key)) continue;
+      const core::Tenant& t = s_.tenants()[key.first];
+      const core::Quota& q = t.quota_for(s_.gpu_types()[key.second].id);
+      if (used > q.max_total()) {
+        fail(cat("tenant ", t.id.value, " holds ", used, " ", s_.gpu_types()[key.second].id.value,
+                 ", past its limit of ", q.max_total()));
+      }
     }
-    if (n.memory_mib > 0 && mem > n.memory_mib) {
-      bad.push_back(
-          cat("node ", n.id.value, " memory overcommitted: ", mem, " of ", n.memory_mib, " MiB"));
+    for (NodeIx node : touched_nodes_) {
+      const core::Node& n = s_.nodes()[node];
+      const auto [cpus, mem] = node_use_[node];
+      if (n.cpus > 0 && cpus > n.cpus) {
+        fail(cat("node ", n.id.value, " CPUs overcommitted: ", cpus, " of ", n.cpus));
+      }
+      if (n.memory_mib > 0 && mem > n.memory_mib) {
+        fail(
+            cat("node ", n.id.value, " memory overcommitted: ", mem, " of ", n.memory_mib, " MiB"));
+      }
+    }
+    for (RackIx rack : touched_racks_) {
+      const std::int64_t cap = s_.rack_power_cap_watts(rack);
+      if (cap > 0 && rack_watts_[rack] > cap) {
+        fail(cat("rack ", s_.rack_name(rack), " power ", rack_watts_[rack], " W past its cap ", cap,
+                 " W"));
+      }
     }
   }
-  for (RackIx rack : touched_racks) {
-    const std::int64_t cap = s.rack_power_cap_watts(rack);
-    if (cap > 0 && rack_watts[rack] > cap) {
-      bad.push_back(cat("rack ", s.rack_name(rack), " power ", rack_watts[rack], " W past its cap ",
-                        cap, " W"));
+
+  // 6. Reserved GPUs and the backfill head's promised GPUs.
+  void reservations_and_backfill() {
+    const auto reserved = detail::Gate::reserved_gpus(s_);
+    std::map<GpuRef, core::Time> promised;  // GPU -> the head's planned start
+    for (const PlannedStart& ps : d_.planned_starts) {
+      for (const GpuRef& g : ps.gpus) promised[g] = ps.at;
+    }
+    for (const Placement& p : d_.placements) {
+      const auto it = pending_.find(p.job);
+      if (it == pending_.end()) continue;
+      const JobRequest& r = it->second->request;
+      for (const GpuRef& g : p.gpus) {
+        if (!gpu_known(s_, g)) continue;
+        const NodeIx node = *s_.find_node(g.node);
+        for (std::size_t i = 0; i < reserved.size(); ++i) {
+          const core::Reservation& res = s_.reservations()[i];
+          const bool in_it = (reserved[i][node] >> g.index) & 1;
+          const bool names_it = r.reservation == res.id;
+          if (names_it && (!in_it || !res.active_at(now_) || res.tenant != r.tenant)) {
+            fail(cat("job ", p.job.value, " of reservation ", res.id.value, " placed on ",
+                     gpu_text(g), " outside it or its window"));
+          }
+          if (!in_it || names_it || now_ >= res.end || r.preemptible) continue;
+          if (res.active_at(now_) || now_ + r.max_runtime > res.start) {
+            fail(cat("job ", p.job.value, " holds reserved GPU ", gpu_text(g), " of ", res.id.value,
+                     " into its window"));
+          }
+        }
+        const auto head = promised.find(g);
+        if (head != promised.end() && now_ + r.max_runtime > head->second) {
+          fail(cat("job ", p.job.value, " takes GPU ", gpu_text(g),
+                   " promised to the backfill head and would delay it"));
+        }
+      }
     }
   }
-  return bad;
+
+  const ClusterSnapshot& s_;
+  const Decisions& d_;
+  const SchedulerConfig& config_;
+  core::Time now_;
+  detail::RunningIndex index_;
+  std::map<core::JobId, std::size_t> running_ix_;
+  std::map<core::JobId, const PendingJob*> pending_;
+  std::map<core::JobId, const RunningJob*> running_;
+  std::map<core::JobId, const Placement*> placed_;
+  std::set<core::JobId> touched_;
+  std::map<GpuRef, core::JobId> released_to_;
+  std::vector<std::pair<core::JobId, GpuRef>> grown_;
+  std::set<GpuRef> held_;
+  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> tenant_used_;
+  std::set<std::pair<TenantIx, TypeIx>> grew_;
+  std::map<NodeIx, std::pair<std::int64_t, std::int64_t>> node_use_;
+  std::map<RackIx, std::int64_t> rack_watts_;
+  std::set<NodeIx> touched_nodes_;
+  std::set<RackIx> touched_racks_;
+  std::vector<std::string> bad_;
+};
+
+}  // namespace
+
+std::vector<std::string> check(const ClusterSnapshot& snapshot, const Decisions& decisions,
+                               const SchedulerConfig& config, core::Time now) {
+  return Checker(snapshot, decisions, config, now).run();
 }
 
 }  // namespace corral::sched

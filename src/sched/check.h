@@ -10,16 +10,28 @@
 //   - gpusPerNode, a required topology, node CPUs/memory and rack power caps hold
 //   - no tenant passes guarantee + borrow limit on a type it was given more of, and an
 //     allocation beyond the guarantee is marked borrowed
+//   - a preemption or shrink frees GPUs that the job it was made for uses in this same
+//     decision (no useless preemption); its victim was entitled to be one (preemptible
+//     or borrowed, of a lower tier or being reclaimed), ran at least min_runtime and is
+//     under its preemption cap; a job is touched at most once
+//   - resizes stay inside the elastic range, keep (shrink) or extend (grow) the GPUs held
+//   - no placement takes reserved GPUs it may not use (a reservation's GPUs go to its
+//     own jobs inside the window; to others only when preemptible or ending before it)
+//   - nothing started now that runs past the backfill head's planned start takes a GPU
+//     promised to it
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "core/time.h"
+#include "sched/config.h"
 #include "sched/decisions.h"
 #include "sched/snapshot.h"
 
 namespace corral::sched {
 
-std::vector<std::string> check(const ClusterSnapshot& snapshot, const Decisions& decisions);
+std::vector<std::string> check(const ClusterSnapshot& snapshot, const Decisions& decisions,
+                               const SchedulerConfig& config, core::Time now);
 
 }  // namespace corral::sched

@@ -3,14 +3,29 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/time.h"
 
 namespace corral::sched {
 
 enum class QueueOrder {
-  kFairShare,  // tier, then weighted fair share over the tenant tree, then age
-  kFifo,       // tier, then age only
+  kFairShare,        // tier, then weighted fair share over the tenant tree, then age
+  kFifo,             // tier, then age only
+  kAttainedService,  // tier, then least attained GPU-service in discrete levels (Tiresias)
+};
+
+// Preemption: who may take GPUs from whom, and what protects a victim.
+struct PreemptionConfig {
+  bool enabled = true;
+  // A job runs at least this long (since its start) before it may be preempted or shrunk.
+  core::Duration min_runtime = core::seconds(10 * 60);
+  // After this many preemptions a job is protected until it finishes.
+  std::int32_t max_preemptions_per_job = 3;
+  // Time a victim has to checkpoint and stop after the request.
+  core::Duration grace = core::seconds(120);
+  // Preemption searches per cycle; past it blocked jobs wait for the next cycle.
+  std::int32_t max_searches_per_cycle = 64;
 };
 
 struct SchedulerConfig {
@@ -21,6 +36,19 @@ struct SchedulerConfig {
   bool topology_scoring = true;
   // Seed for any randomized tie-breaking; decide() draws nothing else.
   std::uint64_t seed = 0;
+
+  PreemptionConfig preemption;
+  // EASY backfill: the first blocked job gets a planned start from running jobs' max
+  // runtimes, and later jobs start now only when they cannot delay it.
+  bool backfill = true;
+  // A job waiting this long goes ahead of fair share in its tier (oldest first), so with
+  // backfill protecting the head of the queue nothing waits forever. 0: never.
+  core::Duration starvation_age = core::seconds(2 * 3600);
+  // Elastic jobs grow into GPUs no pending job could use.
+  bool elastic_growth = true;
+  // kAttainedService: a job's level is the number of thresholds (GPU-seconds) its
+  // attained service has passed; lower levels go first, FIFO within a level.
+  std::vector<double> las_thresholds_gpu_seconds = {3'600.0, 36'000.0};
 };
 
 }  // namespace corral::sched

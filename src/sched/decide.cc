@@ -2,107 +2,136 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
+#include <set>
 
 #include "sched/internal/admit.h"
+#include "sched/internal/backfill.h"
 #include "sched/internal/explain.h"
+#include "sched/internal/gate.h"
 #include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
 #include "sched/internal/place.h"
 #include "sched/internal/plan.h"
+#include "sched/internal/preempt.h"
+#include "sched/internal/running.h"
+#include "sched/internal/text.h"
 
 namespace corral::sched {
 namespace {
 
+using detail::cat;
 using detail::Plan;
+
+// The working state of one decide() call.
+struct Cycle {
+  Cycle(const ClusterSnapshot& snapshot, const SchedulerConfig& cfg, core::Time t)
+      : s(snapshot), config(cfg), now(t), plan(snapshot), running(snapshot), gate(snapshot, t) {}
+
+  const ClusterSnapshot& s;
+  const SchedulerConfig& config;
+  core::Time now;
+  Plan plan;
+  detail::RunningIndex running;
+  detail::Gate gate;
+  std::map<detail::View, detail::NoFitMemo> memos;  // valid while no GPU is given back
+  std::optional<core::JobId> head;                  // the backfill head, once found
+  std::int32_t searches = 0;                        // preemption searches made
+  Decisions out;
+};
 
 // The GPU types a job may use, most preferred first: the order the user listed them, or
 // for "any type" the cheapest in fair-share terms first (then by name), which keeps
-// premium GPUs for the jobs that ask for them.
+// premium GPUs for the jobs that ask for them. Types with no node in the fleet are left out.
 std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const JobRequest& r) {
   std::vector<TypeIx> types;
   if (!r.gpu_types.empty()) {
     for (const core::GpuTypeId& id : r.gpu_types) types.push_back(*s.find_type(id));
-    return types;
+  } else {
+    for (TypeIx t = 0; t < static_cast<TypeIx>(s.gpu_types().size()); ++t) types.push_back(t);
+    std::stable_sort(types.begin(), types.end(), [&](TypeIx a, TypeIx b) {
+      return s.gpu_types()[a].usage_factor < s.gpu_types()[b].usage_factor;
+    });
   }
-  for (TypeIx t = 0; t < static_cast<TypeIx>(s.gpu_types().size()); ++t) types.push_back(t);
-  std::stable_sort(types.begin(), types.end(), [&](TypeIx a, TypeIx b) {
-    return s.gpu_types()[a].usage_factor < s.gpu_types()[b].usage_factor;
-  });
+  std::erase_if(types, [&](TypeIx t) { return s.max_node_gpus(t) == 0; });
   return types;
+}
+
+detail::PlaceRequest place_request(const Cycle& c, const JobRequest& r, TypeIx type,
+                                   std::int32_t gpus) {
+  return {.type = type,
+          .gpus = gpus,
+          .per_node = r.gpus_per_node,
+          .cpus_per_gpu = r.cpus_per_gpu,
+          .memory_per_gpu_mib = r.memory_per_gpu_mib,
+          .topology = r.topology,
+          .scoring = c.config.topology_scoring};
+}
+
+Placement make_placement(const Cycle& c, const JobRequest& r, TypeIx type,
+                         const detail::PlaceResult& placed, bool borrowed) {
+  return {.job = r.id,
+          .gpu_type = c.s.gpu_types()[type].id,
+          .gpus = detail::gpus_of(c.s, placed.takes),
+          .borrowed = borrowed,
+          .packed = placed.packed,
+          .reservation = r.reservation};
 }
 
 struct Attempt {
   std::optional<Placement> placement;
-  std::vector<detail::Plan::Take> takes;
+  std::vector<Plan::Take> takes;
   PendingKind kind = PendingKind::kUnschedulable;
   std::string reason;
 };
 
-// Tries each acceptable type; keeps the tightest placement, the earliest type on ties.
-// A placement that already meets the job's own packing wish ends the search early.
-Attempt try_job(const Plan& plan, const SchedulerConfig& config, const JobRequest& r,
-                TenantIx tenant, detail::NoFitMemo& memo) {
-  const ClusterSnapshot& s = plan.snapshot();
+// Admission and placement without preemption: for each size (largest first; one size
+// for a rigid job), each acceptable type; the tightest placement wins, the earlier type on
+// ties, and a placement that meets the job's own packing wish ends the search early.
+Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   Attempt best;
   std::string quota_reason;
-  bool any_type = false;
-  for (TypeIx type : candidate_types(s, r)) {
-    if (s.max_node_gpus(type) == 0) continue;  // no node of this type in the fleet
-    any_type = true;
-    const detail::Admission admission = detail::admit(plan, tenant, type, r.gpus);
-    if (!admission.ok) {
-      if (quota_reason.empty()) quota_reason = admission.reason;
-      continue;
-    }
-    const detail::PlaceRequest request{.type = type,
-                                       .gpus = r.gpus,
-                                       .per_node = r.gpus_per_node,
-                                       .cpus_per_gpu = r.cpus_per_gpu,
-                                       .memory_per_gpu_mib = r.memory_per_gpu_mib,
-                                       .topology = r.topology,
-                                       .scoring = config.topology_scoring};
-    detail::PlaceMiss miss;
-    std::optional<detail::PlaceResult> placed;
-    if (const detail::PlaceMiss* known = memo.find(request)) {
-      miss = *known;
-    } else {
-      placed = detail::find_placement(plan, request, miss);
-      if (!placed) memo.remember(request, miss);
-    }
-    if (!placed) {
-      // The first type's reason stands (the user's preference), unless it was quota.
-      if (best.reason.empty()) {
-        const detail::Explanation why = detail::explain_no_fit(plan, request, miss);
-        best.kind = why.kind;
-        best.reason = why.reason;
+  const std::vector<TypeIx> types = candidate_types(c.s, r);
+  detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
+  for (std::int32_t size : detail::allowed_sizes(r)) {
+    for (TypeIx type : types) {
+      const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
+      if (!admission.ok) {
+        if (quota_reason.empty()) quota_reason = admission.reason;
+        continue;
       }
-      continue;
-    }
-    if (best.placement &&
-        static_cast<int>(placed->packed) >= static_cast<int>(best.placement->packed)) {
-      continue;
-    }
-    Placement p{.job = r.id,
-                .gpu_type = s.gpu_types()[type].id,
-                .borrowed = admission.borrowed,
-                .packed = placed->packed};
-    for (const Plan::Take& t : placed->takes) {
-      for (std::uint64_t m = t.mask; m != 0; m &= m - 1) {
-        p.gpus.push_back({s.nodes()[t.node].id, std::countr_zero(m)});
+      const detail::PlaceRequest request = place_request(c, r, type, size);
+      detail::PlaceMiss miss;
+      std::optional<detail::PlaceResult> placed;
+      if (const detail::PlaceMiss* known = memo.find(request)) {
+        miss = *known;
+      } else {
+        placed = detail::find_placement(c.plan, request, miss);
+        if (!placed) memo.remember(request, miss);
       }
+      if (!placed) {
+        // The first type's reason stands (the user's preference), unless it was quota.
+        if (best.reason.empty()) {
+          const detail::Explanation why = detail::explain_no_fit(c.plan, request, miss);
+          best.kind = why.kind;
+          best.reason = why.reason;
+        }
+        continue;
+      }
+      if (best.placement && placed->packed >= best.placement->packed) continue;
+      best.placement = make_placement(c, r, type, *placed, admission.borrowed);
+      best.takes = std::move(placed->takes);
+      const core::PackLevel wish =
+          r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
+      if (detail::satisfies(c.s, best.takes, wish)) break;
     }
-    std::sort(p.gpus.begin(), p.gpus.end());
-    best.placement = std::move(p);
-    best.takes = std::move(placed->takes);
-    const core::PackLevel wish =
-        r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
-    if (detail::satisfies(s, best.takes, wish)) break;
+    if (best.placement) break;
   }
   if (!best.placement && best.reason.empty()) {
     if (!quota_reason.empty()) {
       best.kind = PendingKind::kQuota;
       best.reason = quota_reason;
-    } else if (!any_type) {
+    } else if (types.empty()) {
       best.kind = PendingKind::kUnschedulable;
       best.reason = "unschedulable: the fleet has no node with an acceptable GPU type";
     }
@@ -110,37 +139,198 @@ Attempt try_job(const Plan& plan, const SchedulerConfig& config, const JobReques
   return best;
 }
 
-}  // namespace
+// Preemption for a blocked job: per acceptable type in order, at the smallest size the
+// job accepts, the cheapest set of victims that opens a placement. Applies it and
+// returns true when one is found.
+bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, TenantIx tenant) {
+  const JobRequest& r = job.request;
+  if (!c.config.preemption.enabled || c.searches >= c.config.preemption.max_searches_per_cycle) {
+    return false;
+  }
+  ++c.searches;
+  const std::int32_t size = detail::allowed_sizes(r).back();
+  const std::int32_t reservation = c.gate.reservation_index(r);
+  for (TypeIx type : candidate_types(c.s, r)) {
+    const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
+    if (!admission.ok) continue;
+    const detail::Preemptor preemptor{
+        .job = &job,
+        .tenant = tenant,
+        .within_guarantee = !admission.borrowed,
+        .level = detail::las_level(c.config, job.attained_gpu_seconds),
+        .reservation_masks = reservation >= 0 ? &c.gate.reserved(reservation) : nullptr,
+        .forbidden = &c.gate.forbidden()};
+    const detail::PlaceRequest request = place_request(c, r, type, size);
+    auto found = detail::find_preemption(c.plan, c.running, request, preemptor, c.config, c.now);
+    if (!found) continue;
 
-Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
-                 core::Time /*now*/) {
-  Plan plan(snapshot);
-  detail::JobQueue queue(snapshot, config);
-  detail::NoFitMemo memo;
-  Decisions out;
+    Placement placement = make_placement(c, r, type, found->placement, admission.borrowed);
+    for (const detail::Victim& v : found->victims) {
+      const RunningJob& victim = c.s.running()[v.running_ix];
+      c.plan.give_back(v.released, c.running.tenant[v.running_ix], victim.request.cpus_per_gpu,
+                       victim.request.memory_per_gpu_mib);
+      c.running.touched[v.running_ix] = true;
+      queue.refresh(c.plan, c.running.tenant[v.running_ix]);
+      placement.waits_for.push_back(victim.request.id);
+      if (v.shrink) {
+        c.out.resizes.push_back({.job = victim.request.id,
+                                 .from_gpus = static_cast<std::int32_t>(victim.gpus.size()),
+                                 .to_gpus = victim.request.elastic->min_gpus,
+                                 .gpus = detail::gpus_of(c.s, v.kept),
+                                 .for_job = r.id,
+                                 .reason = v.reason});
+      } else {
+        c.out.preemptions.push_back({.victim = victim.request.id,
+                                     .for_job = r.id,
+                                     .reason = v.reason,
+                                     .grace = c.config.preemption.grace});
+      }
+    }
+    c.plan.take(found->placement.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+    // Victims' GPUs the job does not use are not free until the victims are gone: no one
+    // else may have them in this decision.
+    std::vector<Plan::Take> leftover;
+    for (const detail::Victim& v : found->victims) {
+      for (const Plan::Take& t : v.released) {
+        const std::uint64_t still_free = t.mask & c.plan.free_mask(t.node);
+        if (still_free != 0) leftover.push_back({t.node, still_free});
+      }
+    }
+    c.plan.block(leftover);
+    c.out.placements.push_back(std::move(placement));
+    c.memos.clear();  // GPUs were given back: what did not fit before may fit now
+    return true;
+  }
+  return false;
+}
 
-  // 1. order: take jobs in queue order; each is admitted, placed or explained before
-  //    the next is looked at, so fair share sees every placement made before it.
-  while (auto next = queue.next(plan)) {
-    const auto [ix, standing] = *next;
-    const JobRequest& r = snapshot.pending()[ix].request;
-    out.queue.push_back({r.id, standing});
-    const TenantIx tenant = *snapshot.find_tenant(r.tenant);
+// EASY backfill: the first blocked job gets a planned start and the GPUs it will get are
+// promised to it; later jobs that would still run then may not take those. Returns the
+// pending reason for the head, or nothing if it can never start.
+std::optional<std::string> plan_head(Cycle& c, const JobRequest& r) {
+  for (TypeIx type : candidate_types(c.s, r)) {
+    const std::int32_t size = detail::allowed_sizes(r).back();
+    const detail::PlaceRequest request = place_request(c, r, type, size);
+    auto planned = detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
+                                      c.config.preemption.grace, c.now);
+    if (!planned) continue;
+    c.head = r.id;
+    c.gate.set_shadow(planned->takes, planned->at);
+    c.out.planned_starts.push_back(
+        {.job = r.id, .at = planned->at, .gpus = detail::gpus_of(c.s, planned->takes)});
+    return cat("waiting: planned start in ", detail::format_wait((planned->at - c.now).count()),
+               " on ", size, " ", c.s.gpu_types()[type].id.value, ", first in line");
+  }
+  return std::nullopt;
+}
 
-    // 2-3. admit and place, all or nothing.
-    Attempt attempt = try_job(plan, config, r, tenant, memo);
-    if (attempt.placement) {
-      plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
-      out.placements.push_back(std::move(*attempt.placement));
+// Running elastic jobs grow into GPUs that no job left pending could use, largest
+// allowed size first. Growing restarts the job from its checkpoint, so a job that ran
+// less than min_runtime waits, like a preemption victim would.
+void grow_elastic(Cycle& c) {
+  std::set<TypeIx> wanted;  // types some pending job could still use
+  std::map<core::JobId, const PendingJob*> pending;
+  for (const PendingJob& p : c.s.pending()) pending[p.request.id] = &p;
+  for (const Pending& p : c.out.pending) {
+    for (TypeIx t : candidate_types(c.s, pending.at(p.job)->request)) wanted.insert(t);
+  }
+  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
+    const RunningJob& job = c.s.running()[ix];
+    const JobRequest& r = job.request;
+    const TypeIx type = c.running.type[ix];
+    const auto current = static_cast<std::int32_t>(job.gpus.size());
+    if (!r.elastic || current >= r.elastic->max_gpus || c.running.touched[ix] || job.stopping ||
+        type < 0 || wanted.count(type) ||
+        c.now - job.started_at < c.config.preemption.min_runtime) {
       continue;
     }
-    // 4. explain.
-    out.pending.push_back({.job = r.id,
-                           .position = static_cast<std::int32_t>(out.pending.size()) + 1,
-                           .kind = attempt.kind,
-                           .reason = std::move(attempt.reason)});
+    c.gate.enter(c.plan, c.gate.view_for(r));
+    for (std::int32_t size : detail::allowed_sizes(r)) {
+      if (size <= current) break;
+      if (!detail::admit(c.plan, c.running.tenant[ix], type, size - current).ok) continue;
+      detail::PlaceRequest request = place_request(c, r, type, size - current);
+      request.topology.mode = core::TopologyMode::kPreferred;
+      detail::PlaceMiss miss;
+      auto placed = detail::find_placement(c.plan, request, miss);
+      if (!placed) continue;
+      std::vector<Plan::Take> all = c.running.takes[ix];
+      all.insert(all.end(), placed->takes.begin(), placed->takes.end());
+      if (r.topology.mode == core::TopologyMode::kRequired &&
+          !detail::satisfies(c.s, detail::takes_of(c.s, detail::gpus_of(c.s, all)),
+                             r.topology.pack)) {
+        continue;
+      }
+      c.plan.take(placed->takes, c.running.tenant[ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
+      c.running.touched[ix] = true;
+      c.out.resizes.push_back(
+          {.job = r.id,
+           .from_gpus = current,
+           .to_gpus = size,
+           .gpus = detail::gpus_of(c.s, all),
+           .reason = cat("grew from ", current, " to ", size, " GPUs into idle capacity")});
+      break;
+    }
   }
-  return out;
+}
+
+}  // namespace
+
+Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config, core::Time now) {
+  Cycle c(snapshot, config, now);
+  detail::JobQueue queue(snapshot, config, now);
+
+  // 1. order: jobs in queue order; each is admitted, placed or explained before the next
+  //    is looked at, so fair share sees every placement made before it.
+  while (auto next = queue.next(c.plan)) {
+    const auto [ix, standing] = *next;
+    const PendingJob& job = snapshot.pending()[ix];
+    const JobRequest& r = job.request;
+    c.out.queue.push_back({r.id, standing});
+    const TenantIx tenant = *snapshot.find_tenant(r.tenant);
+
+    const auto wait = [&](PendingKind kind, std::string reason) {
+      c.out.pending.push_back({.job = r.id,
+                               .position = static_cast<std::int32_t>(c.out.pending.size()) + 1,
+                               .kind = kind,
+                               .reason = std::move(reason)});
+    };
+    if (std::string problem = c.gate.reservation_problem(r); !problem.empty()) {
+      wait(PendingKind::kReservation, std::move(problem));
+      continue;
+    }
+    c.gate.enter(c.plan, c.gate.view_for(r));
+
+    // 2-3. admit and place, all or nothing.
+    Attempt attempt = try_place(c, r, tenant);
+    if (attempt.placement) {
+      c.plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+      c.out.placements.push_back(std::move(*attempt.placement));
+      continue;
+    }
+    const bool blocked_by_room = attempt.kind == PendingKind::kCapacity ||
+                                 attempt.kind == PendingKind::kTopology ||
+                                 attempt.kind == PendingKind::kPower;
+    // 4. preempt, for a job entitled to someone's GPUs.
+    if (blocked_by_room && try_preempt(c, queue, job, tenant)) continue;
+    // 5. backfill: the first job blocked for room is promised its planned start.
+    if (blocked_by_room && config.backfill && !c.head) {
+      if (auto reason = plan_head(c, r)) {
+        wait(PendingKind::kWaiting, std::move(*reason));
+        continue;
+      }
+    }
+    // 6. explain.
+    if (blocked_by_room && c.head) {
+      const PlannedStart& head = c.out.planned_starts.back();
+      attempt.reason += cat("; behind job ", head.job.value, " (planned start in ",
+                            detail::format_wait((head.at - now).count()), ")");
+    }
+    wait(attempt.kind, std::move(attempt.reason));
+  }
+
+  // 7. elastic jobs grow into what nobody pending can use.
+  if (config.elastic_growth) grow_elastic(c);
+  return std::move(c.out);
 }
 
 }  // namespace corral::sched

@@ -61,46 +61,98 @@ std::string_view to_string(PendingKind kind) {
       return "power";
     case PendingKind::kUnschedulable:
       return "unschedulable";
+    case PendingKind::kWaiting:
+      return "waiting";
+    case PendingKind::kReservation:
+      return "reservation";
   }
   return "unknown";
 }
 
-std::string to_json(const Decisions& d) {
-  std::string out = "{\"placements\":[";
-  for (size_t i = 0; i < d.placements.size(); ++i) {
-    const Placement& p = d.placements[i];
+namespace {
+
+void append_gpus(std::string& out, const std::vector<GpuRef>& gpus) {
+  out += '[';
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (g > 0) out += ',';
+    out += "{\"node\":";
+    append_string(out, gpus[g].node.value);
+    out += cat(",\"index\":", gpus[g].index, "}");
+  }
+  out += ']';
+}
+
+// Appends `"key":[item,...]` with each item written by `write`.
+template <typename T, typename Write>
+void append_list(std::string& out, std::string_view key, const std::vector<T>& items, Write write) {
+  out += '"';
+  out += key;
+  out += "\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ',';
-    out += cat("{\"job\":", p.job.value, ",\"gpuType\":");
-    append_string(out, p.gpu_type.value);
-    out += ",\"gpus\":[";
-    for (size_t g = 0; g < p.gpus.size(); ++g) {
-      if (g > 0) out += ',';
-      out += "{\"node\":";
-      append_string(out, p.gpus[g].node.value);
-      out += cat(",\"index\":", p.gpus[g].index, "}");
-    }
-    out += cat("],\"borrowed\":", p.borrowed ? "true" : "false", ",\"packed\":");
-    append_string(out, core::to_string(p.packed));
+    out += '{';
+    write(items[i]);
     out += '}';
   }
-  out += "],\"pending\":[";
-  for (size_t i = 0; i < d.pending.size(); ++i) {
-    const Pending& p = d.pending[i];
-    if (i > 0) out += ',';
-    out += cat("{\"job\":", p.job.value, ",\"position\":", p.position, ",\"kind\":");
+  out += ']';
+}
+
+}  // namespace
+
+std::string to_json(const Decisions& d) {
+  std::string out = "{";
+  append_list(out, "placements", d.placements, [&](const Placement& p) {
+    out += cat("\"job\":", p.job.value, ",\"gpuType\":");
+    append_string(out, p.gpu_type.value);
+    out += ",\"gpus\":";
+    append_gpus(out, p.gpus);
+    out += cat(",\"borrowed\":", p.borrowed ? "true" : "false", ",\"packed\":");
+    append_string(out, core::to_string(p.packed));
+    if (!p.waits_for.empty()) {
+      out += ",\"waitsFor\":[";
+      for (size_t i = 0; i < p.waits_for.size(); ++i) {
+        out += cat(i > 0 ? "," : "", p.waits_for[i].value);
+      }
+      out += ']';
+    }
+    if (p.reservation) {
+      out += ",\"reservation\":";
+      append_string(out, p.reservation->value);
+    }
+  });
+  out += ',';
+  append_list(out, "preemptions", d.preemptions, [&](const Preemption& p) {
+    out += cat("\"victim\":", p.victim.value, ",\"forJob\":", p.for_job.value,
+               ",\"graceMs\":", p.grace.count(), ",\"reason\":");
+    append_string(out, p.reason);
+  });
+  out += ',';
+  append_list(out, "resizes", d.resizes, [&](const Resize& r) {
+    out += cat("\"job\":", r.job.value, ",\"fromGpus\":", r.from_gpus, ",\"toGpus\":", r.to_gpus,
+               ",\"gpus\":");
+    append_gpus(out, r.gpus);
+    if (r.for_job) out += cat(",\"forJob\":", r.for_job->value);
+    out += ",\"reason\":";
+    append_string(out, r.reason);
+  });
+  out += ',';
+  append_list(out, "plannedStarts", d.planned_starts, [&](const PlannedStart& p) {
+    out += cat("\"job\":", p.job.value, ",\"atMs\":", core::to_ms(p.at), ",\"gpus\":");
+    append_gpus(out, p.gpus);
+  });
+  out += ',';
+  append_list(out, "pending", d.pending, [&](const Pending& p) {
+    out += cat("\"job\":", p.job.value, ",\"position\":", p.position, ",\"kind\":");
     append_string(out, to_string(p.kind));
     out += ",\"reason\":";
     append_string(out, p.reason);
-    out += '}';
-  }
-  out += "],\"queue\":[";
-  for (size_t i = 0; i < d.queue.size(); ++i) {
-    if (i > 0) out += ',';
-    out += cat("{\"job\":", d.queue[i].job.value, ",\"standing\":");
-    append_double(out, d.queue[i].standing);
-    out += '}';
-  }
-  out += "]}";
+  });
+  out += ',';
+  append_list(out, "queue", d.queue, [&](const QueueEntry& q) {
+    out += cat("\"job\":", q.job.value, ",\"standing\":");
+    append_double(out, q.standing);
+  });
+  out += '}';
   return out;
 }
 

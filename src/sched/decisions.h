@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,35 @@ struct Placement {
   std::vector<GpuRef> gpus;  // sorted
   bool borrowed = false;     // some of it is capacity lent beyond the tenant's guarantee
   core::PackLevel packed = core::PackLevel::kNone;  // the tightest level that contains it
+  // Jobs preempted or shrunk by this decision to free some of these GPUs: the job may
+  // launch only once every one of them has confirmed its processes are gone.
+  std::vector<core::JobId> waits_for;
+  std::optional<core::ReservationId> reservation;  // placed inside this reservation
+};
+
+// A request to checkpoint and stop within `grace`, never a bare kill.
+struct Preemption {
+  core::JobId victim;
+  core::JobId for_job;
+  std::string reason;
+  core::Duration grace{0};
+};
+
+// An elastic job restarted from its checkpoint at a new size. `gpus` is the whole new set.
+struct Resize {
+  core::JobId job;
+  std::int32_t from_gpus = 0;
+  std::int32_t to_gpus = 0;
+  std::vector<GpuRef> gpus;
+  std::optional<core::JobId> for_job;  // shrunk to make room for this job
+  std::string reason;
+};
+
+// The first blocked job's reserved start under EASY backfill.
+struct PlannedStart {
+  core::JobId job;
+  core::Time at;
+  std::vector<GpuRef> gpus;  // the GPUs it is expected to get; later jobs may not delay them
 };
 
 enum class PendingKind {
@@ -32,6 +62,8 @@ enum class PendingKind {
   kTopology,       // enough GPUs, but not packed as the job requires
   kPower,          // placing it would exceed a rack's power cap
   kUnschedulable,  // can never fit this fleet as asked (e.g. more GPUs than exist)
+  kWaiting,        // first in line: GPUs are reserved for it at its planned start
+  kReservation,    // its reservation's window is not open, or the reservation is full
 };
 std::string_view to_string(PendingKind kind);
 
@@ -52,8 +84,11 @@ struct QueueEntry {
 
 struct Decisions {
   std::vector<Placement> placements;  // in the order they were made
-  std::vector<Pending> pending;       // by position
-  std::vector<QueueEntry> queue;      // every pending job of the snapshot, in the order considered
+  std::vector<Preemption> preemptions;
+  std::vector<Resize> resizes;
+  std::vector<PlannedStart> planned_starts;
+  std::vector<Pending> pending;   // by position
+  std::vector<QueueEntry> queue;  // every pending job of the snapshot, in the order considered
 };
 
 std::string to_json(const Decisions& decisions);

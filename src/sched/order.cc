@@ -1,8 +1,11 @@
 #include "sched/internal/order.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
+
+#include "sched/internal/preempt.h"
 
 namespace corral::sched::detail {
 
@@ -54,7 +57,7 @@ double standing(std::int64_t held_milli, double usage, double share, core::Durat
   return (held + usage_gpus) / share;
 }
 
-JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config)
+JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core::Time now)
     : s_(s), config_(config) {
   const auto& pending = s.pending();
   const auto older = [&](std::size_t a, std::size_t b) {
@@ -63,28 +66,56 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config)
     }
     return pending[a].request.id < pending[b].request.id;
   };
-  if (config.order == QueueOrder::kFifo) {
+  if (config.order != QueueOrder::kFairShare) {
+    // Fixed orders: tier, then (attained-service level,) then age.
+    const auto level = [&](std::size_t i) {
+      return config.order == QueueOrder::kAttainedService
+                 ? las_level(config, pending[i].attained_gpu_seconds)
+                 : 0;
+    };
     for (std::size_t i = 0; i < pending.size(); ++i) fifo_.push_back(i);
     std::sort(fifo_.begin(), fifo_.end(), [&](std::size_t a, std::size_t b) {
       if (pending[a].request.tier != pending[b].request.tier) {
         return pending[a].request.tier > pending[b].request.tier;
       }
+      if (level(a) != level(b)) return level(a) < level(b);
       return older(a, b);
     });
-    std::reverse(fifo_.begin(), fifo_.end());  // consumed from the back
+    std::reverse(fifo_.begin(), fifo_.end());
     return;
   }
   shares_ = effective_shares(s, active_tenants(s));
-  std::map<std::int32_t, std::vector<std::vector<std::size_t>>, std::greater<>> tiers;
+  std::map<std::int32_t, std::pair<std::vector<std::size_t>, std::vector<std::vector<std::size_t>>>,
+           std::greater<>>
+      tiers;
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    auto& per_tenant = tiers[pending[i].request.tier];
+    auto& [starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
+    const bool is_starved =
+        config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age;
+    if (is_starved) starved.push_back(i);
     per_tenant[*s.find_tenant(pending[i].request.tenant)].push_back(i);
   }
-  for (auto& [tier, per_tenant] : tiers) {
+  served_.assign(pending.size(), false);
+  for (std::size_t n = 0; n < s.nodes().size(); ++n) {
+    const TypeIx type = s.topo()[n].type;
+    if (type < 0) continue;
+    capacity_milli_ += static_cast<double>(std::popcount(s.topo()[n].usable_mask) *
+                                           usage_milli(s.gpu_types()[type]));
+  }
+  for (auto& [tier, lists] : tiers) {
+    auto& [starved, per_tenant] = lists;
     for (auto& jobs : per_tenant) std::sort(jobs.begin(), jobs.end(), older);
+    std::sort(starved.begin(), starved.end(), older);
+    std::reverse(starved.begin(), starved.end());
+    starved_.push_back(std::move(starved));
     by_tier_.push_back(std::move(per_tenant));
   }
+}
+
+bool JobQueue::under_share(const Plan& plan, TenantIx tenant) const {
+  return static_cast<double>(plan.tenant_weighted_held_milli(tenant)) <
+         shares_[tenant] * capacity_milli_;
 }
 
 double JobQueue::standing_of(const Plan& plan, TenantIx tenant) const {
@@ -92,30 +123,60 @@ double JobQueue::standing_of(const Plan& plan, TenantIx tenant) const {
                   config_.usage_half_life);
 }
 
+void JobQueue::insert_ready(const Plan& plan, TenantIx tenant) {
+  ready_key_.resize(s_.tenants().size());
+  ready_key_[tenant] = standing_of(plan, tenant);
+  ready_.insert({ready_key_[tenant], tenant});
+}
+
+void JobQueue::refresh(const Plan& plan, TenantIx tenant) {
+  if (config_.order != QueueOrder::kFairShare || !tier_entered_) return;
+  if (ready_.erase({ready_key_.size() > static_cast<size_t>(tenant) ? ready_key_[tenant] : 0,
+                    tenant}) == 1) {
+    insert_ready(plan, tenant);
+  }
+}
+
+void JobQueue::skip_served(TenantIx tenant) {
+  const auto& jobs = by_tier_[tier_][tenant];
+  while (cursor_[tenant] < jobs.size() && served_[jobs[cursor_[tenant]]]) ++cursor_[tenant];
+}
+
 void JobQueue::enter_tier(const Plan& plan) {
   const auto& per_tenant = by_tier_[tier_];
   cursor_.assign(per_tenant.size(), 0);
   ready_.clear();
   for (TenantIx t = 0; t < static_cast<TenantIx>(per_tenant.size()); ++t) {
-    if (!per_tenant[t].empty()) ready_.insert({standing_of(plan, t), t});
+    skip_served(t);
+    if (cursor_[t] < per_tenant[t].size()) insert_ready(plan, t);
   }
   last_ = -1;
   tier_entered_ = true;
 }
 
 std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
-  if (config_.order == QueueOrder::kFifo) {
+  if (config_.order != QueueOrder::kFairShare) {
     if (fifo_.empty()) return std::nullopt;
     const std::size_t ix = fifo_.back();
     fifo_.pop_back();
     return std::make_pair(ix, 0.0);
   }
   while (tier_ < by_tier_.size()) {
+    // Starved jobs of under-served tenants first, oldest first; the tier's fair-share
+    // standings are taken after them, so they see what those got. A starved job whose
+    // tenant has its share waits for its tenant's turn like any other.
+    while (!tier_entered_ && !starved_[tier_].empty()) {
+      const std::size_t ix = starved_[tier_].back();
+      starved_[tier_].pop_back();
+      const TenantIx tenant = *s_.find_tenant(s_.pending()[ix].request.tenant);
+      if (!under_share(plan, tenant)) continue;
+      served_[ix] = true;
+      return std::make_pair(ix, standing_of(plan, tenant));
+    }
     if (!tier_entered_) enter_tier(plan);
     // The tenant served last may have placed a job: put it back at its new standing.
-    if (last_ != -1 && cursor_[last_] < by_tier_[tier_][last_].size()) {
-      ready_.insert({standing_of(plan, last_), last_});
-    }
+    if (last_ != -1) skip_served(last_);
+    if (last_ != -1 && cursor_[last_] < by_tier_[tier_][last_].size()) insert_ready(plan, last_);
     last_ = -1;
     if (ready_.empty()) {
       ++tier_;
@@ -125,7 +186,9 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
     const auto [key, tenant] = *ready_.begin();
     ready_.erase(ready_.begin());
     last_ = tenant;
-    return std::make_pair(by_tier_[tier_][tenant][cursor_[tenant]++], key);
+    const std::size_t ix = by_tier_[tier_][tenant][cursor_[tenant]++];
+    served_[ix] = true;
+    return std::make_pair(ix, key);
   }
   return std::nullopt;
 }

@@ -123,8 +123,27 @@ void Plan::take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cp
                 std::int64_t memory_per_gpu_mib) {
   for (const Take& t : takes) {
     CORRAL_CHECK((t.mask & ~free_mask_[t.node]) == 0);  // only free GPUs can be taken
-    const Entry e{t.node, t.mask, tenant, cpus_per_gpu, memory_per_gpu_mib};
-    apply(e, +1);
+  }
+  record(takes, tenant, cpus_per_gpu, memory_per_gpu_mib, +1);
+}
+
+void Plan::give_back(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
+                     std::int64_t memory_per_gpu_mib) {
+  for (const Take& t : takes) {
+    CORRAL_CHECK((t.mask & free_mask_[t.node]) == 0);  // only held GPUs can be given back
+  }
+  record(takes, tenant, cpus_per_gpu, memory_per_gpu_mib, -1);
+}
+
+void Plan::block(const std::vector<Take>& takes) { take(takes, -1, 0, 0); }
+
+void Plan::unblock(const std::vector<Take>& takes) { give_back(takes, -1, 0, 0); }
+
+void Plan::record(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus,
+                  std::int64_t memory_mib, int sign) {
+  for (const Take& t : takes) {
+    const Entry e{t.node, t.mask, tenant, cpus, memory_mib, sign};
+    apply(e, sign);
     journal_.push_back(e);
   }
 }
@@ -132,7 +151,7 @@ void Plan::take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cp
 void Plan::rollback(Mark mark) {
   CORRAL_CHECK(mark <= journal_.size());
   while (journal_.size() > mark) {
-    apply(journal_.back(), -1);
+    apply(journal_.back(), -journal_.back().sign);
     journal_.pop_back();
   }
 }
@@ -165,6 +184,7 @@ void Plan::apply(const Entry& e, int sign) {
       st.nodes_by_free[after] += 1;
     }
   }
+  if (e.tenant < 0) return;  // a block: nobody is charged
   free_cpus_[e.node] -= sign * gpus * e.cpus;
   free_mem_[e.node] -= sign * gpus * e.memory_mib;
   rack_watts_[topo.rack] += sign * gpus * s_.gpu_types()[type].tdp_watts;

@@ -71,17 +71,22 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
 
 struct PendingJob {
   JobRequest request;
-  core::Time queued_at;      // when it (re-)entered the queue
-  std::int32_t attempt = 0;  // launches so far
+  core::Time queued_at;             // when it (re-)entered the queue
+  std::int32_t attempt = 0;         // launches so far
+  std::int32_t preemptions = 0;     // times it was preempted so far
+  double attained_gpu_seconds = 0;  // service received in earlier attempts (Tiresias)
 };
 
 struct RunningJob {
   JobRequest request;
   core::Time started_at;
   std::optional<core::Time> last_checkpoint_at;
-  std::int32_t preemptions = 0;  // times this job has been preempted so far
-  std::vector<GpuRef> gpus;
-  bool borrowed = false;  // placed on capacity lent beyond its tenant's guarantee
+  std::int32_t preemptions = 0;     // times this job has been preempted so far
+  std::vector<GpuRef> gpus;         // for an elastic job, its current size
+  bool borrowed = false;            // placed on capacity lent beyond its tenant's guarantee
+  bool stopping = false;            // already asked to stop (preempting, cancelled, draining)
+  double attained_gpu_seconds = 0;  // service so far, this attempt included (Tiresias)
+  std::optional<core::ReservationId> reservation;  // placed inside this reservation
 };
 
 // The builder's input: what the caller knows, in any order.

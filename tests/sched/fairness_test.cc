@@ -61,7 +61,7 @@ TEST(Fairness, WeightedSharesHoldOverASimulatedDay) {
     const ClusterSnapshot s = f.build();
     const SchedulerConfig config{.usage_half_life = half_life};
     const Decisions d = decide(s, config, core::time_from_ms(now));
-    ASSERT_TRUE(check(s, d).empty());
+    ASSERT_TRUE(check(s, d, config, core::time_from_ms(now)).empty());
 
     for (const Placement& p : d.placements) {
       for (auto& [t, jobs] : queued) {

@@ -2,6 +2,8 @@
 #include "sched/internal/order.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -80,40 +82,35 @@ TEST(Order, DecayedUsageCountsAgainstATenant) {
   EXPECT_NE(pending_of(d, 1), nullptr);
 }
 
-// An organisation's tenants share its weight: org (weight 2) has x and y; z (weight 2)
-// stands alone. Shares: x 1/4, y 1/4, z 1/2.
-TEST(Order, HierarchySplitsParentShare) {
-  const auto s = FleetBuilder()
-                     .node("n", "H100", 1, 1)
-                     .tenant("org", 2)
-                     .tenant("x", 1, "org")
-                     .tenant("y", 1, "org")
-                     .tenant("z", 2)
-                     .pending(JobBuilder(1).tenant("x"))
-                     .pending(JobBuilder(2).tenant("y"))
-                     .pending(JobBuilder(3).tenant("z"))
-                     .build();
+// An organisation (weight 2) with tenants x and y, and z (weight 2) standing alone; the
+// listed tenants have a pending job each.
+std::map<std::string, double> shares_with_jobs_of(std::initializer_list<const char*> tenants) {
+  FleetBuilder f;
+  f.node("n", "H100", 1, 1).tenant("org", 2).tenant("x", 1, "org").tenant("y", 1, "org");
+  f.tenant("z", 2);
+  std::int64_t id = 1;
+  for (const char* t : tenants) f.pending(JobBuilder(id++).tenant(t));
+  const ClusterSnapshot s = f.build();
   const auto shares = detail::effective_shares(s, detail::active_tenants(s));
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("x"))], 0.25);
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("y"))], 0.25);
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("z"))], 0.5);
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("org"))], 0.5);
+  std::map<std::string, double> out;
+  for (const char* t : {"org", "x", "y", "z"}) out[t] = shares[*s.find_tenant(core::TenantId(t))];
+  return out;
+}
+
+// An organisation's tenants share its weight: x 1/4, y 1/4, z 1/2.
+TEST(Order, HierarchySplitsParentShare) {
+  const auto shares = shares_with_jobs_of({"x", "y", "z"});
+  EXPECT_DOUBLE_EQ(shares.at("x"), 0.25);
+  EXPECT_DOUBLE_EQ(shares.at("y"), 0.25);
+  EXPECT_DOUBLE_EQ(shares.at("z"), 0.5);
+  EXPECT_DOUBLE_EQ(shares.at("org"), 0.5);
 }
 
 // Inactive tenants take no share: with y idle, x gets all of org's half.
 TEST(Order, IdleTenantsTakeNoShare) {
-  const auto s = FleetBuilder()
-                     .node("n", "H100", 1, 1)
-                     .tenant("org", 2)
-                     .tenant("x", 1, "org")
-                     .tenant("y", 1, "org")
-                     .tenant("z", 2)
-                     .pending(JobBuilder(1).tenant("x"))
-                     .pending(JobBuilder(3).tenant("z"))
-                     .build();
-  const auto shares = detail::effective_shares(s, detail::active_tenants(s));
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("x"))], 0.5);
-  EXPECT_DOUBLE_EQ(shares[*s.find_tenant(core::TenantId("y"))], 0.0);
+  const auto shares = shares_with_jobs_of({"x", "z"});
+  EXPECT_DOUBLE_EQ(shares.at("x"), 0.5);
+  EXPECT_DOUBLE_EQ(shares.at("y"), 0.0);
 }
 
 // The documented formula: standing = (held + U * ln2 / half_life_s) / share.

@@ -17,6 +17,10 @@ using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
 
+// These tests look at placement and its reasons alone; backfill would turn the first
+// blocked job's reason into its planned start.
+const SchedulerConfig kNoBackfill{.backfill = false};
+
 // Two DGX nodes, one with a failed GPU: an 8-GPU job can only go to the healthy one.
 TEST(Place, EightGpuJobAvoidsNodeWithFailedGpu) {
   const auto s = FleetBuilder()
@@ -91,7 +95,7 @@ TEST(Place, RequiredNvlinkWaitsPreferredSpreads) {
       .running(JobBuilder(2).types({"L40S"}), {{"box", 2}});
   const auto required =
       FleetBuilder(f).pending(JobBuilder(3).gpus(2).pack(PackLevel::kNvlink)).build();
-  const Decisions d1 = decide_checked(required);
+  const Decisions d1 = decide_checked(required, kNoBackfill);
   ASSERT_NE(pending_of(d1, 3), nullptr);
   EXPECT_EQ(pending_of(d1, 3)->kind, PendingKind::kTopology);
   EXPECT_EQ(pending_of(d1, 3)->reason,
@@ -300,7 +304,7 @@ TEST(Place, GangIsAllOrNothing) {
                      .running(JobBuilder(1).gpus(4), {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
                      .pending(JobBuilder(2).gpus(16))
                      .build();
-  const Decisions d = decide_checked(s);
+  const Decisions d = decide_checked(s, kNoBackfill);
   EXPECT_TRUE(d.placements.empty());
   ASSERT_NE(pending_of(d, 2), nullptr);
   EXPECT_EQ(pending_of(d, 2)->reason, "capacity: 12 of 16 H100 free");

@@ -44,7 +44,8 @@ SnapshotInput random_case(std::uint64_t seed) {
                    .nvl_rack_fraction = rng.chance(0.2) ? 0.5 : 0.0,
                    .rack_power_caps = rng.chance(0.5),
                    .cpu_limits = rng.chance(0.5),
-                   .quotas = rng.chance(0.7)};
+                   .quotas = rng.chance(0.7),
+                   .reservations = rng.chance(0.3) ? 2 : 0};
   fleet.leaves = std::min(fleet.leaves, fleet.nodes);
   fleet.spines = static_cast<std::int32_t>(rng.uniform(1, fleet.leaves));
   WorkloadShape work{.pending = static_cast<std::int32_t>(rng.uniform(1, 60)),
@@ -114,6 +115,8 @@ void expect_fair_share_order(const ClusterSnapshot& s, const Decisions& d,
   for (const auto& p : s.pending()) jobs[p.request.id] = &p;
   std::map<core::JobId, const Placement*> placed;
   for (const auto& p : d.placements) placed[p.job] = &p;
+  std::map<core::JobId, const RunningJob*> running;
+  for (const auto& r : s.running()) running[r.request.id] = &r;
   std::set<core::JobId> left;
   for (const auto& p : s.pending()) left.insert(p.request.id);
   ASSERT_EQ(d.queue.size(), left.size());
@@ -124,7 +127,8 @@ void expect_fair_share_order(const ClusterSnapshot& s, const Decisions& d,
     for (const auto& id : left) top_tier = std::max(top_tier, jobs.at(id)->request.tier);
     ASSERT_EQ(job.request.tier, top_tier) << "job " << entry.job.value;
     const double mine = ref.standing(job.request.tenant);
-    EXPECT_NEAR(entry.standing, mine, 1e-9 * std::max(1.0, std::abs(mine)));
+    EXPECT_NEAR(entry.standing, mine, 1e-9 * std::max(1.0, std::abs(mine)))
+        << "job " << entry.job.value << " tenant " << job.request.tenant.value << " " << to_json(d);
     for (const auto& id : left) {
       const PendingJob& other = *jobs.at(id);
       if (other.request.tier != top_tier) continue;
@@ -143,6 +147,17 @@ void expect_fair_share_order(const ClusterSnapshot& s, const Decisions& d,
     left.erase(entry.job);
     if (const auto it = placed.find(entry.job); it != placed.end()) {
       for (const auto& g : it->second->gpus) ref.held[job.request.tenant] += ref.factor(g.node);
+      // Its victims' tenants lose what the victims gave up.
+      for (const core::JobId& victim : it->second->waits_for) {
+        const RunningJob& v = *running.at(victim);
+        std::set<GpuRef> kept;
+        for (const Resize& r : d.resizes) {
+          if (r.job == victim) kept.insert(r.gpus.begin(), r.gpus.end());
+        }
+        for (const GpuRef& g : v.gpus) {
+          if (!kept.count(g)) ref.held[v.request.tenant] -= ref.factor(g.node);
+        }
+      }
     }
   }
 }
@@ -155,7 +170,9 @@ TEST(SchedProperty, InvariantsHoldAndDecideIsDeterministic) {
     ASSERT_TRUE(s1.ok()) << s1.status().to_string();
     const SchedulerConfig config;
     const Decisions d1 = decide(*s1, config, core::time_from_ms(5'000'000));
-    for (const std::string& v : check(*s1, d1)) ADD_FAILURE() << v;
+    for (const std::string& v : check(*s1, d1, config, core::time_from_ms(5'000'000))) {
+      ADD_FAILURE() << v;
+    }
 
     // Determinism: a snapshot built again from the same input, shuffled, gives
     // byte-equal decisions.
@@ -179,7 +196,7 @@ TEST(SchedProperty, BaselineConfigsKeepInvariants) {
     ASSERT_TRUE(s.ok());
     const SchedulerConfig fifo{.order = QueueOrder::kFifo, .topology_scoring = false};
     const Decisions d = decide(*s, fifo, core::Time{});
-    for (const std::string& v : check(*s, d)) ADD_FAILURE() << v;
+    for (const std::string& v : check(*s, d, fifo, core::Time{})) ADD_FAILURE() << v;
     if (HasFailure()) return;
   }
 }
@@ -207,7 +224,7 @@ TEST(SchedProperty, NeverPendingWhenAPlacementExists) {
     auto s = build_snapshot(input);
     ASSERT_TRUE(s.ok());
     const Decisions d = decide(*s, SchedulerConfig{}, core::Time{});
-    for (const std::string& v : check(*s, d)) ADD_FAILURE() << v;
+    for (const std::string& v : check(*s, d, SchedulerConfig{}, core::Time{})) ADD_FAILURE() << v;
     if (d.pending.empty()) continue;
 
     // Every free GPU (not held by a running job), then every subset of the job's size.
@@ -233,7 +250,7 @@ TEST(SchedProperty, NeverPendingWhenAPlacementExists) {
       p.gpu_type = node.gpus[p.gpus[0].index].type;
       p.borrowed = true;  // quotas are off: borrowed-or-not is not what this tests
       Decisions alt{.placements = {p}};
-      ASSERT_FALSE(check(*s, alt).empty())
+      ASSERT_FALSE(check(*s, alt, SchedulerConfig{}, core::Time{}).empty())
           << "job " << job.request.id.value << " left pending (" << d.pending[0].reason
           << ") but this placement is valid: " << to_json(alt);
     } while (std::prev_permutation(pick.begin(), pick.end()));

@@ -94,7 +94,8 @@ TEST(Decisions, JsonIsStableAndEscaped) {
   d.queue.push_back({core::JobId(7), 0.5});
   EXPECT_EQ(to_json(d),
             "{\"placements\":[{\"job\":7,\"gpuType\":\"H100\",\"gpus\":[{\"node\":\"n1\","
-            "\"index\":0}],\"borrowed\":true,\"packed\":\"nvlink\"}],\"pending\":[{\"job\":8,"
+            "\"index\":0}],\"borrowed\":true,\"packed\":\"nvlink\"}],\"preemptions\":[],"
+            "\"resizes\":[],\"plannedStarts\":[],\"pending\":[{\"job\":8,"
             "\"position\":1,\"kind\":\"quota\",\"reason\":\"quota: \\\"x\\\"\"}],\"queue\":[{"
             "\"job\":7,\"standing\":0.5}]}");
 }

@@ -9,11 +9,14 @@
 
 namespace corral::testing {
 
-// decide() at time zero, also asserting that check() finds nothing.
+// decide() at `now` (default: time zero), also asserting that check() finds nothing.
 inline sched::Decisions decide_checked(const sched::ClusterSnapshot& s,
-                                       const sched::SchedulerConfig& config = {}) {
-  sched::Decisions d = sched::decide(s, config, core::Time{});
-  for (const std::string& v : sched::check(s, d)) ADD_FAILURE() << "invariant: " << v;
+                                       const sched::SchedulerConfig& config = {},
+                                       core::Time now = core::Time{}) {
+  sched::Decisions d = sched::decide(s, config, now);
+  for (const std::string& v : sched::check(s, d, config, now)) {
+    ADD_FAILURE() << "invariant: " << v;
+  }
   return d;
 }
 

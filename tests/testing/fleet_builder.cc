@@ -121,6 +121,45 @@ FleetBuilder& FleetBuilder::running(const JobBuilder& job,
   return *this;
 }
 
+FleetBuilder& FleetBuilder::reservation(const std::string& name, const std::string& tenant,
+                                        const std::string& type, std::int32_t count,
+                                        std::int64_t start_ms, std::int64_t end_ms) {
+  ensure_tenant(core::TenantId(tenant));
+  reservations_.push_back({.id = core::ReservationId(name),
+                           .tenant = core::TenantId(tenant),
+                           .gpu_type = core::GpuTypeId(type),
+                           .count = count,
+                           .start = core::time_from_ms(start_ms),
+                           .end = core::time_from_ms(end_ms)});
+  return *this;
+}
+
+FleetBuilder& FleetBuilder::reservation_nodes(const std::string& name, const std::string& tenant,
+                                              std::vector<std::string> nodes, std::int64_t start_ms,
+                                              std::int64_t end_ms) {
+  ensure_tenant(core::TenantId(tenant));
+  core::Reservation r{.id = core::ReservationId(name),
+                      .tenant = core::TenantId(tenant),
+                      .start = core::time_from_ms(start_ms),
+                      .end = core::time_from_ms(end_ms)};
+  for (auto& n : nodes) r.nodes.emplace_back(n);
+  reservations_.push_back(std::move(r));
+  return *this;
+}
+
+FleetBuilder& FleetBuilder::run_state(std::int64_t id, const RunState& state) {
+  for (sched::RunningJob& r : running_) {
+    if (r.request.id.value != id) continue;
+    r.started_at = core::time_from_ms(state.started_ms);
+    if (state.checkpoint_ms) r.last_checkpoint_at = core::time_from_ms(*state.checkpoint_ms);
+    r.preemptions = state.preemptions;
+    r.stopping = state.stopping;
+    return *this;
+  }
+  CORRAL_CHECK(false && "no such running job");
+  return *this;
+}
+
 sched::SnapshotInput FleetBuilder::input() const {
   sched::SnapshotInput in;
   std::set<std::string> types;
@@ -141,6 +180,7 @@ sched::SnapshotInput FleetBuilder::input() const {
   in.usage = usage_;
   in.pending = pending_;
   in.running = running_;
+  in.reservations = reservations_;
   return in;
 }
 

@@ -87,6 +87,22 @@ class JobBuilder {
     queued_at_ = core::time_from_ms(ms);
     return *this;
   }
+  JobBuilder& elastic(std::int32_t min_gpus, std::int32_t max_gpus, std::int32_t step = 1) {
+    r_.elastic = core::ElasticRange{.min_gpus = min_gpus,
+                                    .max_gpus = max_gpus,
+                                    .step = core::ElasticStep::kMultiple,
+                                    .step_multiple = step};
+    return *this;
+  }
+  JobBuilder& checkpoint(core::Duration interval, core::Duration restore) {
+    r_.checkpoint_interval = interval;
+    r_.restore_time = restore;
+    return *this;
+  }
+  JobBuilder& reservation(const std::string& name) {
+    r_.reservation = core::ReservationId(name);
+    return *this;
+  }
 
   const sched::JobRequest& request() const { return r_; }
   sched::PendingJob pending() const { return {.request = r_, .queued_at = queued_at_}; }
@@ -127,11 +143,27 @@ class FleetBuilder {
                               std::int64_t borrow_limit);
   FleetBuilder& usage(const std::string& tenant, double weighted_gpu_seconds);
 
+  FleetBuilder& reservation(const std::string& name, const std::string& tenant,
+                            const std::string& type, std::int32_t count, std::int64_t start_ms,
+                            std::int64_t end_ms);
+  FleetBuilder& reservation_nodes(const std::string& name, const std::string& tenant,
+                                  std::vector<std::string> nodes, std::int64_t start_ms,
+                                  std::int64_t end_ms);
+
   FleetBuilder& pending(const JobBuilder& job);
   // A running job holding `gpus` ({node, index} pairs).
   FleetBuilder& running(const JobBuilder& job,
                         std::vector<std::pair<std::string, std::int32_t>> gpus,
                         bool borrowed = false);
+
+  // Sets how the running job `id` has run so far.
+  struct RunState {
+    std::int64_t started_ms = 0;
+    std::optional<std::int64_t> checkpoint_ms;
+    std::int32_t preemptions = 0;
+    bool stopping = false;
+  };
+  FleetBuilder& run_state(std::int64_t id, const RunState& state);
 
   sched::SnapshotInput input() const;
   // CHECKs that the snapshot is valid: builders are for inputs tests know to be good.
@@ -147,6 +179,7 @@ class FleetBuilder {
   std::map<core::TenantId, double> usage_;
   std::vector<sched::PendingJob> pending_;
   std::vector<sched::RunningJob> running_;
+  std::vector<core::Reservation> reservations_;
 };
 
 }  // namespace corral::testing

@@ -86,6 +86,22 @@ sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape) {
       }
     }
   }
+  const std::int32_t reservations = static_cast<std::int32_t>(rng.uniform(0, shape.reservations));
+  for (std::int32_t r = 0; r < reservations; ++r) {
+    const std::int64_t start = rng.uniform(0, 3) * 3'600'000;
+    core::Reservation res{
+        .id = core::ReservationId("res" + std::to_string(r)),
+        .tenant = core::TenantId("tenant" + std::to_string(rng.uniform(0, shape.tenants - 1))),
+        .start = core::time_from_ms(start),
+        .end = core::time_from_ms(start + rng.uniform(1, 4) * 3'600'000)};
+    if (rng.chance(0.5)) {
+      res.gpu_type = in.gpu_types[0].id;
+      res.count = static_cast<std::int32_t>(rng.uniform(1, 16));
+    } else {
+      res.nodes.push_back(in.nodes[rng.uniform(0, shape.nodes - 1)].id);
+    }
+    in.reservations.push_back(std::move(res));
+  }
   for (std::int32_t o = 0; o < shape.org_tenants; ++o) {
     in.tenants.push_back({.id = core::TenantId("org" + std::to_string(o)),
                           .weight = static_cast<double>(rng.uniform(1, 4))});
@@ -158,6 +174,23 @@ std::vector<sched::PendingJob> random_jobs(Rng& rng, const sched::SnapshotInput&
     r.memory_per_gpu_mib = rng.uniform(0, 64) * 1024;
     r.preemptible = rng.chance(0.3);
     r.max_runtime = core::seconds(rng.uniform(600, 3 * 86400));
+    if (rng.chance(0.5)) {
+      r.checkpoint_interval = core::seconds(rng.uniform(5, 60) * 60);
+      r.restore_time = core::seconds(rng.uniform(0, 300));
+    }
+    if (r.gpus >= 2 && rng.chance(shape.elastic_fraction)) {
+      const std::int32_t step = r.gpus_per_node > 0 ? r.gpus_per_node : 1;
+      r.elastic = core::ElasticRange{.min_gpus = std::max(step, r.gpus / 2 / step * step),
+                                     .max_gpus = r.gpus * 2,
+                                     .step = core::ElasticStep::kMultiple,
+                                     .step_multiple = step};
+    }
+    if (!fleet.reservations.empty() && rng.chance(shape.reservation_fraction)) {
+      const auto& res = fleet.reservations[rng.uniform(
+          0, static_cast<std::int64_t>(fleet.reservations.size()) - 1)];
+      r.reservation = res.id;
+      if (rng.chance(0.8)) r.tenant = res.tenant;
+    }
     jobs.push_back({.request = std::move(r),
                     .queued_at = core::time_from_ms(rng.uniform(0, 3'600'000)),
                     .attempt = 0});
@@ -178,10 +211,17 @@ sched::SnapshotInput random_workload(Rng& rng, sched::SnapshotInput fleet,
   std::map<core::JobId, const sched::PendingJob*> by_id;
   for (const auto& p : fleet.pending) by_id[p.request.id] = &p;
   for (const sched::Placement& p : placed.placements) {
-    fleet.running.push_back({.request = by_id[p.job]->request,
-                             .started_at = core::time_from_ms(0),
-                             .gpus = p.gpus,
-                             .borrowed = p.borrowed});
+    sched::RunningJob r{.request = by_id[p.job]->request,
+                        .started_at = core::time_from_ms(rng.uniform(0, 3'600'000)),
+                        .preemptions = static_cast<std::int32_t>(rng.uniform(0, 3)),
+                        .gpus = p.gpus,
+                        .borrowed = p.borrowed,
+                        .stopping = rng.chance(shape.stopping_fraction),
+                        .reservation = p.reservation};
+    if (r.request.checkpoint_interval.count() > 0) {
+      r.last_checkpoint_at = r.started_at + core::Duration(rng.uniform(0, 1'800'000));
+    }
+    fleet.running.push_back(std::move(r));
   }
   fleet.pending = random_jobs(rng, fleet, shape, 1'000'000, shape.pending);
   return fleet;

@@ -37,6 +37,7 @@ struct FleetShape {
   bool rack_power_caps = true;
   bool cpu_limits = true;
   bool quotas = true;
+  std::int32_t reservations = 0;  // up to this many, with windows around time 0-3h
 };
 
 struct WorkloadShape {
@@ -44,6 +45,9 @@ struct WorkloadShape {
   std::int32_t running = 20;
   std::int32_t max_gpus = 64;
   std::int32_t tiers = 3;
+  double elastic_fraction = 0.15;
+  double reservation_fraction = 0.05;  // jobs naming one of the fleet's reservations
+  double stopping_fraction = 0.05;     // running jobs already asked to stop
 };
 
 // A fleet with no jobs.

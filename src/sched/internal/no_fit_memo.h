@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "sched/internal/place.h"
@@ -20,9 +22,10 @@ class NoFitMemo {
  public:
   // The miss recorded for a request this one dominates, or null.
   const PlaceMiss* find(const PlaceRequest& r) const {
-    for (const Entry& e : entries_) {
-      if (same_kind(e.request, r) && r.gpus >= e.request.gpus &&
-          r.cpus_per_gpu >= e.request.cpus_per_gpu &&
+    const auto it = kinds_.find(kind_of(r));
+    if (it == kinds_.end()) return nullptr;
+    for (const Entry& e : it->second) {
+      if (r.gpus >= e.request.gpus && r.cpus_per_gpu >= e.request.cpus_per_gpu &&
           r.memory_per_gpu_mib >= e.request.memory_per_gpu_mib) {
         return &e.miss;
       }
@@ -32,28 +35,28 @@ class NoFitMemo {
 
   void remember(const PlaceRequest& r, const PlaceMiss& miss) {
     // Keep only the smallest shapes: an entry the new one dominates is redundant.
-    std::erase_if(entries_, [&](const Entry& e) {
-      return same_kind(e.request, r) && e.request.gpus >= r.gpus &&
-             e.request.cpus_per_gpu >= r.cpus_per_gpu &&
+    std::vector<Entry>& entries = kinds_[kind_of(r)];
+    std::erase_if(entries, [&](const Entry& e) {
+      return e.request.gpus >= r.gpus && e.request.cpus_per_gpu >= r.cpus_per_gpu &&
              e.request.memory_per_gpu_mib >= r.memory_per_gpu_mib;
     });
-    entries_.push_back({r, miss});
+    entries.push_back({r, miss});
   }
 
-  void clear() { entries_.clear(); }
+  void clear() { kinds_.clear(); }
 
  private:
   struct Entry {
     PlaceRequest request;
     PlaceMiss miss;
   };
-
-  static bool same_kind(const PlaceRequest& a, const PlaceRequest& b) {
-    return a.type == b.type && a.per_node == b.per_node && a.topology.pack == b.topology.pack &&
-           a.topology.mode == b.topology.mode && a.scoring == b.scoring;
+  // Requests of one kind differ only in size, so sizes can be compared.
+  using Kind = std::tuple<TypeIx, std::int32_t, core::PackLevel, core::TopologyMode, bool>;
+  static Kind kind_of(const PlaceRequest& r) {
+    return {r.type, r.per_node, r.topology.pack, r.topology.mode, r.scoring};
   }
 
-  std::vector<Entry> entries_;
+  std::map<Kind, std::vector<Entry>> kinds_;
 };
 
 }  // namespace corral::sched::detail

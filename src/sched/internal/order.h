@@ -26,27 +26,42 @@ double standing(std::int64_t held_milli, double usage, double share, core::Durat
 
 // Yields pending jobs (indices into snapshot.pending()) in queue order. Fair share is
 // re-evaluated after every job, because placing a job raises its tenant's standing.
+// Within a tier, a job that waited config.starvation_age or longer goes first (oldest
+// first) while its tenant holds less than its fair share of the fleet: a job can wait
+// longer only while its tenant gets at least its share. Under kFifo and
+// kAttainedService the order is fixed up front.
 class JobQueue {
  public:
-  JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config);
+  JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core::Time now);
 
   // The next job to consider and its tenant's standing at that moment (0 under FIFO).
   // `plan` is read for what each tenant holds now.
   std::optional<std::pair<std::size_t, double>> next(const Plan& plan);
+  // Recomputes a waiting tenant's standing after the plan changed what it holds other
+  // than by placing its job (its job was preempted or shrunk).
+  void refresh(const Plan& plan, TenantIx tenant);
 
  private:
   double standing_of(const Plan& plan, TenantIx tenant) const;
+  bool under_share(const Plan& plan, TenantIx tenant) const;
   void enter_tier(const Plan& plan);
+  void skip_served(TenantIx tenant);
+  void insert_ready(const Plan& plan,
+                    TenantIx tenant);  // moves the tenant's cursor past served jobs
 
   const ClusterSnapshot& s_;
   const SchedulerConfig& config_;
   std::vector<double> shares_;
   // Per tier (highest first), per tenant: pending job indices, oldest first.
   std::vector<std::vector<std::vector<std::size_t>>> by_tier_;
-  std::vector<std::size_t> fifo_;  // under QueueOrder::kFifo
+  std::vector<std::size_t> fifo_;                  // fixed orders, consumed from the back
+  std::vector<std::vector<std::size_t>> starved_;  // per tier, consumed from the back
+  std::vector<bool> served_;                       // per pending job
+  double capacity_milli_ = 0;  // usable GPUs of the fleet weighted by usage factor, x1000
   std::size_t tier_ = 0;
   std::vector<std::size_t> cursor_;              // per tenant, in the current tier
   std::set<std::pair<double, TenantIx>> ready_;  // tenants with jobs left, by standing
+  std::vector<double> ready_key_;                // per tenant, its key in ready_
   TenantIx last_ = -1;
   bool tier_entered_ = false;
 };

@@ -77,22 +77,33 @@ class Plan {
   // Gives the GPUs in each take's mask (all free) to `tenant`, with per-GPU cpus and memory.
   void take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
             std::int64_t memory_per_gpu_mib);
+  // The reverse of take(): the GPUs (held by `tenant` with those cpus and memory) become
+  // free. Used for preemption victims and shrinking elastic jobs.
+  void give_back(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
+                 std::int64_t memory_per_gpu_mib);
+  // Hides free GPUs from placement without charging anyone (reservations, the backfill
+  // head's GPUs); unblock() shows them again. REQUIRES for unblock: they were blocked.
+  void block(const std::vector<Take>& takes);
+  void unblock(const std::vector<Take>& takes);
 
   using Mark = std::size_t;
   Mark mark() const { return journal_.size(); }
-  // Undoes every take since `mark`.
+  // Undoes every change since `mark`.
   void rollback(Mark mark);
 
  private:
   struct Entry {
     NodeIx node;
     std::uint64_t mask;
-    TenantIx tenant;
+    TenantIx tenant;  // -1: a block, charged to nobody
     std::int32_t cpus;
     std::int64_t memory_mib;
+    int sign;  // +1 take, -1 give back
   };
   // Moves the GPUs in `e.mask` between free and held; sign +1 takes, -1 gives back.
   void apply(const Entry& e, int sign);
+  void record(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus,
+              std::int64_t memory_mib, int sign);
   std::int32_t domain_of(Level level, NodeIx node) const;
   DomainStats& stats_mut(Level level, std::int32_t domain, TypeIx type);
 

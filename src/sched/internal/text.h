@@ -38,4 +38,11 @@ std::string id_text(const core::Id<Tag, Rep>& id) {
   }
 }
 
+// A wait for people: "45m", "2h", "2h10m" (rounded up to the minute).
+inline std::string format_wait(std::int64_t ms) {
+  const std::int64_t minutes = (ms + 59'999) / 60'000;
+  if (minutes < 60) return cat(minutes, "m");
+  return cat(minutes / 60, "h", minutes % 60 == 0 ? std::string() : cat(minutes % 60, "m"));
+}
+
 }  // namespace corral::sched::detail

@@ -1,0 +1,46 @@
+#include "sched/internal/backfill.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace corral::sched::detail {
+
+std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& running,
+                                           const PlaceRequest& request,
+                                           const std::vector<std::uint64_t>& forbidden,
+                                           core::Duration grace, core::Time now) {
+  const ClusterSnapshot& s = plan.snapshot();
+  // Running jobs of the request's type in the order they are expected to end.
+  std::vector<std::pair<core::Time, std::int32_t>> ends;
+  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
+    if (running.type[ix] != request.type || running.touched[ix]) continue;
+    const RunningJob& r = s.running()[ix];
+    const core::Time end = r.stopping ? now + grace : r.started_at + r.request.max_runtime;
+    ends.push_back({std::max(end, now), ix});
+  }
+  std::sort(ends.begin(), ends.end());
+
+  const Plan::Mark mark = plan.mark();
+  std::optional<PlannedPlacement> out;
+  PlaceMiss miss;
+  for (const auto& [end, ix] : ends) {
+    const JobRequest& r = s.running()[ix].request;
+    plan.give_back(running.takes[ix], running.tenant[ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
+    // What the job frees inside forbidden areas stays out of reach.
+    std::vector<Plan::Take> hide;
+    for (const Plan::Take& t : running.takes[ix]) {
+      const std::uint64_t m = t.mask & forbidden[t.node] & plan.free_mask(t.node);
+      if (m != 0) hide.push_back({t.node, m});
+    }
+    plan.block(hide);
+    if (plan.type_free(request.type) < request.gpus) continue;
+    if (auto placed = find_placement(plan, request, miss)) {
+      out = PlannedPlacement{.at = end, .takes = std::move(placed->takes)};
+      break;
+    }
+  }
+  plan.rollback(mark);
+  return out;
+}
+
+}  // namespace corral::sched::detail

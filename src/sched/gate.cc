@@ -1,0 +1,136 @@
+#include "sched/internal/gate.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sched/internal/text.h"
+
+namespace corral::sched::detail {
+std::vector<std::vector<std::uint64_t>> Gate::reserved_gpus(const ClusterSnapshot& s) {
+  const auto& reservations = s.reservations();
+  std::vector<std::vector<std::uint64_t>> out(reservations.size(),
+                                              std::vector<std::uint64_t>(s.nodes().size(), 0));
+  std::vector<std::uint64_t> taken(s.nodes().size(), 0);  // by earlier reservations
+  for (std::size_t r = 0; r < reservations.size(); ++r) {
+    const core::Reservation& res = reservations[r];
+    if (!res.nodes.empty()) {
+      for (const core::NodeId& id : res.nodes) {
+        if (const auto n = s.find_node(id)) out[r][*n] = s.topo()[*n].all_mask;
+      }
+      continue;
+    }
+    const auto type = res.gpu_type ? s.find_type(*res.gpu_type) : std::nullopt;
+    if (!type) continue;
+    std::int32_t left = res.count;
+    for (NodeIx n = 0; n < static_cast<NodeIx>(s.nodes().size()) && left > 0; ++n) {
+      if (s.topo()[n].type != *type) continue;
+      std::uint64_t avail = s.topo()[n].all_mask & ~taken[n];
+      while (avail != 0 && left > 0) {
+        const std::uint64_t bit = avail & (~avail + 1);
+        out[r][n] |= bit;
+        avail &= ~bit;
+        --left;
+      }
+      taken[n] |= out[r][n];
+    }
+  }
+  return out;
+}
+
+Gate::Gate(const ClusterSnapshot& s, core::Time now)
+    : s_(s),
+      now_(now),
+      reserved_(reserved_gpus(s)),
+      shadow_(s.nodes().size(), 0),
+      blocked_(s.nodes().size(), 0),
+      forbidden_(s.nodes().size(), 0) {
+  current_.forbidden_reservation.assign(s.reservations().size(), false);
+}
+
+std::int32_t Gate::reservation_index(const JobRequest& r) const {
+  if (!r.reservation) return -1;
+  const auto& list = s_.reservations();
+  const auto it = std::lower_bound(
+      list.begin(), list.end(), *r.reservation,
+      [](const core::Reservation& res, const core::ReservationId& id) { return res.id < id; });
+  if (it == list.end() || it->id != *r.reservation) return -1;
+  return static_cast<std::int32_t>(it - list.begin());
+}
+
+std::string Gate::reservation_problem(const JobRequest& r) const {
+  if (!r.reservation) return {};
+  const std::int32_t ix = reservation_index(r);
+  if (ix < 0) return cat("reservation: no reservation named ", r.reservation->value);
+  const core::Reservation& res = s_.reservations()[ix];
+  if (res.tenant != r.tenant) {
+    return cat("reservation: ", res.id.value, " belongs to tenant ", res.tenant.value);
+  }
+  if (now_ < res.start) {
+    return cat("reservation: ", res.id.value, " opens in ",
+               format_wait((res.start - now_).count()));
+  }
+  if (now_ >= res.end) return cat("reservation: ", res.id.value, " has ended");
+  return {};
+}
+
+View Gate::view_for(const JobRequest& r) const {
+  View v;
+  if (s_.reservations().empty() && !shadow_at_) return v;  // the common case: nothing gated
+  v.forbidden_reservation.assign(s_.reservations().size(), false);
+  v.only_reservation = reservation_index(r);
+  for (std::size_t i = 0; i < s_.reservations().size(); ++i) {
+    const core::Reservation& res = s_.reservations()[i];
+    if (static_cast<std::int32_t>(i) == v.only_reservation || now_ >= res.end || r.preemptible) {
+      continue;
+    }
+    const bool overlaps = res.active_at(now_) || now_ + r.max_runtime > res.start;
+    v.forbidden_reservation[i] = overlaps;
+  }
+  v.shadow_forbidden = shadow_at_.has_value() && now_ + r.max_runtime > *shadow_at_;
+  return v;
+}
+
+void Gate::set_shadow(const std::vector<Plan::Take>& takes, core::Time at) {
+  std::fill(shadow_.begin(), shadow_.end(), 0);
+  for (const Plan::Take& t : takes) shadow_[t.node] |= t.mask;
+  shadow_at_ = at;
+}
+
+std::vector<std::uint64_t> Gate::forbidden_mask(const View& view) const {
+  std::vector<std::uint64_t> mask(s_.nodes().size(), 0);
+  for (std::size_t r = 0; r < view.forbidden_reservation.size(); ++r) {
+    if (!view.forbidden_reservation[r]) continue;
+    for (std::size_t n = 0; n < mask.size(); ++n) mask[n] |= reserved_[r][n];
+  }
+  if (view.only_reservation >= 0) {
+    for (std::size_t n = 0; n < mask.size(); ++n) {
+      mask[n] |= s_.topo()[n].all_mask & ~reserved_[view.only_reservation][n];
+    }
+  }
+  if (view.shadow_forbidden) {
+    for (std::size_t n = 0; n < mask.size(); ++n) mask[n] |= shadow_[n];
+  }
+  return mask;
+}
+
+void Gate::enter(Plan& plan, const View& view) {
+  if (view == current_) return;
+  const std::vector<std::uint64_t> want = forbidden_mask(view);
+  std::vector<Plan::Take> to_unblock, to_block;
+  for (NodeIx n = 0; n < static_cast<NodeIx>(want.size()); ++n) {
+    const std::uint64_t drop = blocked_[n] & ~want[n];
+    if (drop != 0) to_unblock.push_back({n, drop});
+    blocked_[n] &= ~drop;
+  }
+  plan.unblock(to_unblock);
+  for (NodeIx n = 0; n < static_cast<NodeIx>(want.size()); ++n) {
+    const std::uint64_t add = want[n] & ~blocked_[n] & plan.free_mask(n);
+    if (add != 0) to_block.push_back({n, add});
+    blocked_[n] |= add;
+  }
+  plan.block(to_block);
+  current_ = view;
+  forbidden_ = want;
+}
+
+}  // namespace corral::sched::detail

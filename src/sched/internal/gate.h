@@ -1,0 +1,71 @@
+// Gate: which GPUs a job may not use right now, because a reservation holds them or the
+// first job in line (EASY backfill) is promised them; and the plan kept in step.
+//
+// A reservation's GPUs are fixed by a stable rule (its named nodes; or whole nodes of
+// its type in node-id order, the last one partly) so they do not move between cycles.
+// Relative to a reservation R with window [start, end), a job J:
+//   - that names R: may use only R's GPUs, and only inside the window;
+//   - that does not: may use R's GPUs only if it is preemptible, or (before the window)
+//     if its max runtime ends before R starts.
+// Relative to the backfill head's promised GPUs at time T, a job that would still run at
+// T may not use the ones free now.
+//
+// Jobs that see the same forbidden GPUs share a View; the plan's blocks are changed only
+// when the View changes, and a NoFitMemo is kept per View.
+//
+// Thread safety: needs external synchronization.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/internal/plan.h"
+
+namespace corral::sched::detail {
+
+struct View {
+  std::vector<bool> forbidden_reservation;  // per reservation
+  std::int32_t only_reservation = -1;       // the job names this reservation
+  bool shadow_forbidden = false;
+  friend auto operator<=>(const View&, const View&) = default;
+};
+
+class Gate {
+ public:
+  Gate(const ClusterSnapshot& s, core::Time now);
+
+  // Where a job stands with its named reservation: empty when fine, else the reason
+  // it must wait (unknown reservation, another tenant's, window not open).
+  std::string reservation_problem(const JobRequest& r) const;
+  std::int32_t reservation_index(const JobRequest& r) const;  // -1 when none or unknown
+
+  View view_for(const JobRequest& r) const;
+  // Blocks and unblocks GPUs so the plan shows exactly what `view` allows.
+  void enter(Plan& plan, const View& view);
+  // Per node, the GPUs the current view forbids (free or not).
+  const std::vector<std::uint64_t>& forbidden() const { return forbidden_; }
+  // Promises `takes` to the head job from `at`; later views may forbid them.
+  void set_shadow(const std::vector<Plan::Take>& takes, core::Time at);
+  std::optional<core::Time> shadow_at() const { return shadow_at_; }
+
+  // Per node, the GPUs of reservation `ix`.
+  const std::vector<std::uint64_t>& reserved(std::int32_t ix) const { return reserved_[ix]; }
+  // Every GPU of a reservation that is not over, per node, for check().
+  static std::vector<std::vector<std::uint64_t>> reserved_gpus(const ClusterSnapshot& s);
+
+ private:
+  std::vector<std::uint64_t> forbidden_mask(const View& view) const;
+
+  const ClusterSnapshot& s_;
+  core::Time now_;
+  std::vector<std::vector<std::uint64_t>> reserved_;  // [reservation][node]
+  std::vector<std::uint64_t> shadow_;                 // [node]
+  std::optional<core::Time> shadow_at_;
+  View current_;
+  std::vector<std::uint64_t> blocked_;    // [node] what the plan has blocked now
+  std::vector<std::uint64_t> forbidden_;  // [node] what the current view forbids
+};
+
+}  // namespace corral::sched::detail

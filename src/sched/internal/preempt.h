@@ -1,0 +1,57 @@
+// Preemption: free GPUs for a blocked job that is entitled to them, at the least cost.
+// The policy (who may preempt whom, the cost, the protections) is in docs/scheduling.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/config.h"
+#include "sched/internal/place.h"
+#include "sched/internal/running.h"
+
+namespace corral::sched::detail {
+
+// One job giving up GPUs: preempted whole, or (elastic) shrunk to `kept`.
+struct Victim {
+  std::int32_t running_ix = -1;
+  bool shrink = false;
+  std::vector<Plan::Take> released;
+  std::vector<Plan::Take> kept;  // shrink only
+  int rank = 0;                  // 0 shrink, 1 borrowed or reserved, 2 other
+  double lost_gpu_seconds = 0;   // work lost: GPU-seconds since checkpoint + restore
+  std::string reason;
+};
+
+struct PreemptionPlan {
+  std::vector<Victim> victims;
+  PlaceResult placement;
+};
+
+struct Preemptor {
+  const PendingJob* job = nullptr;
+  TenantIx tenant = -1;
+  bool within_guarantee = false;  // its admission on this type is inside its guarantee
+  std::int32_t level = 0;         // attained-service level (QueueOrder::kAttainedService)
+  // Reserved GPUs this job may claim from preemptible strangers (its open reservation).
+  const std::vector<std::uint64_t>* reservation_masks = nullptr;  // by node, or null
+  // GPUs this job may not use (Gate::forbidden()); victims holding any are skipped.
+  const std::vector<std::uint64_t>* forbidden = nullptr;  // by node, or null
+};
+
+// The cheapest set of victims whose GPUs, with the free ones, let `request` be placed;
+// nothing if no such set exists. Leaves the plan as it found it.
+std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& running,
+                                              const PlaceRequest& request,
+                                              const Preemptor& preemptor,
+                                              const SchedulerConfig& config, core::Time now);
+
+// The attained-service level of `gpu_seconds` under config.las_thresholds_gpu_seconds.
+std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds);
+
+// The work a running job loses if stopped now: GPU-seconds since its last checkpoint
+// (or start) plus its restore time, per GPU it holds.
+double lost_gpu_seconds(const RunningJob& job, core::Time now);
+
+}  // namespace corral::sched::detail

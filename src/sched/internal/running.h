@@ -1,0 +1,34 @@
+// RunningIndex: running jobs as the cycle sees them: their GPUs as plan takes, and
+// whether this cycle already preempted or resized them (a job is touched at most once).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/internal/plan.h"
+
+namespace corral::sched::detail {
+
+struct RunningIndex {
+  explicit RunningIndex(const ClusterSnapshot& s);
+
+  std::vector<std::vector<Plan::Take>> takes;  // per running job, by node
+  std::vector<TenantIx> tenant;                // per running job
+  std::vector<TypeIx> type;                    // per running job (-1 if it holds no GPU)
+  std::vector<bool> touched;                   // preempted or resized this cycle
+  // Whether the job is borrowing now: per tenant and GPU type, running jobs fill the
+  // guarantee oldest first; what lies beyond it is borrowed. Recomputed every cycle, so
+  // a job becomes guaranteed when older jobs of its tenant finish (a flag set at
+  // placement would go stale and let others reclaim what the tenant is owed).
+  std::vector<bool> borrowed;
+};
+
+// Takes for a list of GPUs, grouped by node in node order.
+std::vector<Plan::Take> takes_of(const ClusterSnapshot& s, const std::vector<GpuRef>& gpus);
+// The GPUs of a list of takes, sorted.
+std::vector<GpuRef> gpus_of(const ClusterSnapshot& s, const std::vector<Plan::Take>& takes);
+
+// Allowed sizes of an elastic range, largest first (just {gpus} for a rigid job).
+std::vector<std::int32_t> allowed_sizes(const JobRequest& r);
+
+}  // namespace corral::sched::detail

@@ -1,0 +1,298 @@
+// Victim selection. For a blocked job P and a GPU type:
+//
+//  1. Candidates are running jobs on that type that P may take GPUs from:
+//       - an elastic job above its minimum, of P's tier or lower: shrunk to its minimum
+//         (rank 0: always before anyone is preempted);
+//       - a borrowed job of another tenant, of P's tier or lower, while P stays inside its
+//         guarantee, or a preemptible stranger on P's open reservation (rank 1: reclaiming);
+//       - a preemptible job of a lower tier, or under attained-service order a
+//         preemptible job at a higher service level (rank 2).
+//     Protected, never candidates: jobs already stopping, jobs that ran less than
+//     min_runtime, jobs preempted max_preemptions_per_job times already.
+//  2. Domains (nodes for a gang that fits one node; then NVLink racks, leaves, spines,
+//     the cluster, as P's topology allows) are ranked by a greedy estimate of the cost to
+//     open them; the best few are tried for real: candidates touching the domain are
+//     released in (rank, lost work per GPU) order until P can be placed; then every
+//     victim that P can do without is put back, most expensive first, so no preemption is
+//     useless. The cheapest result (worst rank, then lost work) wins.
+#include "sched/internal/preempt.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "sched/internal/text.h"
+
+namespace corral::sched::detail {
+namespace {
+
+constexpr std::size_t kDomainsTried = 4;
+
+std::string tier_reason(const JobRequest& p) {
+  return cat("preempted for job ", p.id.value, " (tier ", p.tier, ")");
+}
+
+// Whether any of `takes` is a GPU the preemptor may not use.
+bool forbids(const Preemptor& p, const std::vector<Plan::Take>& takes) {
+  if (p.forbidden == nullptr) return false;
+  return std::any_of(takes.begin(), takes.end(),
+                     [&](const Plan::Take& t) { return (t.mask & (*p.forbidden)[t.node]) != 0; });
+}
+
+// Whether running job `v` may give GPUs to `p`, and as which victim.
+std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& running,
+                                std::int32_t ix, const Preemptor& p, TypeIx type,
+                                const SchedulerConfig& config, core::Time now) {
+  const RunningJob& v = s.running()[ix];
+  const JobRequest& pr = p.job->request;
+  if (running.touched[ix] || v.stopping || running.type[ix] != type) return std::nullopt;
+  if (now - v.started_at < config.preemption.min_runtime) return std::nullopt;
+
+  Victim out{.running_ix = ix};
+  out.lost_gpu_seconds = lost_gpu_seconds(v, now);
+  const auto current = static_cast<std::int32_t>(v.gpus.size());
+  if (v.request.elastic && current > v.request.elastic->min_gpus && pr.tier >= v.request.tier) {
+    // Shrink to the minimum, keeping the first GPUs in (node, index) order, which keeps
+    // the job on as few nodes as it had.
+    const auto keep = static_cast<std::size_t>(v.request.elastic->min_gpus);
+    std::vector<GpuRef> kept(v.gpus.begin(), v.gpus.begin() + static_cast<std::ptrdiff_t>(keep));
+    std::vector<GpuRef> freed(v.gpus.begin() + static_cast<std::ptrdiff_t>(keep), v.gpus.end());
+    std::sort(kept.begin(), kept.end());
+    out.shrink = true;
+    out.kept = takes_of(s, kept);
+    out.released = takes_of(s, freed);
+    out.rank = 0;
+    out.reason = cat("shrunk from ", current, " to ", keep, " GPUs for job ", pr.id.value);
+    if (forbids(p, out.released)) return std::nullopt;
+    return out;
+  }
+  if (v.preemptions >= config.preemption.max_preemptions_per_job) return std::nullopt;
+  out.released = running.takes[ix];
+  if (forbids(p, out.released)) return std::nullopt;
+
+  const bool stranger = running.tenant[ix] != p.tenant;
+  bool on_reservation = false;
+  if (p.reservation_masks != nullptr) {
+    for (const Plan::Take& t : out.released) {
+      if ((t.mask & (*p.reservation_masks)[t.node]) != 0) on_reservation = true;
+    }
+  }
+  // Reclaiming never reaches up a tier: a job may take back its tenant's guarantee from
+  // borrowers of its own tier or below. (Otherwise a low-tier job reclaims from a
+  // high-tier borrower, which preempts it back by tier: a cycle.)
+  if (stranger && running.borrowed[ix] && p.within_guarantee && v.request.tier <= pr.tier) {
+    out.rank = 1;
+    out.reason = cat("reclaimed: tenant ", pr.tenant.value, " takes back its guaranteed ",
+                     s.gpu_types()[type].id.value, " for job ", pr.id.value);
+  } else if (stranger && on_reservation && v.request.preemptible) {
+    out.rank = 1;
+    out.reason = cat("reservation ", pr.reservation->value, " opened for job ", pr.id.value);
+  } else if (v.request.preemptible && pr.tier > v.request.tier) {
+    out.rank = 2;
+    out.reason = tier_reason(pr);
+  } else if (config.order == QueueOrder::kAttainedService && v.request.preemptible &&
+             pr.tier >= v.request.tier && p.level < las_level(config, v.attained_gpu_seconds)) {
+    out.rank = 2;
+    out.reason = cat("preempted for job ", pr.id.value, " (less attained service)");
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::int32_t gpus_in(const std::vector<Plan::Take>& takes) {
+  std::int32_t n = 0;
+  for (const Plan::Take& t : takes) n += std::popcount(t.mask);
+  return n;
+}
+
+// The domain ids at `level` that a victim's released GPUs touch.
+std::vector<std::int32_t> domains_of(const ClusterSnapshot& s, const std::vector<Plan::Take>& takes,
+                                     std::optional<Level> level) {
+  std::vector<std::int32_t> out;
+  for (const Plan::Take& t : takes) {
+    const NodeTopo& topo = s.topo()[t.node];
+    std::int32_t d = t.node;
+    if (level == Level::kNvlRack) d = topo.nvl_rack;
+    if (level == Level::kLeaf) d = topo.leaf;
+    if (level == Level::kSpine) d = topo.spine;
+    if (level == Level::kCluster) d = topo.cluster;
+    if (d >= 0 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  return out;
+}
+
+struct Cost {
+  int rank = 0;
+  double lost = 0;
+  friend bool operator<(const Cost& a, const Cost& b) {
+    return std::tie(a.rank, a.lost) < std::tie(b.rank, b.lost);
+  }
+};
+
+// Tries one domain: releases its candidates cheapest first until the request fits, then
+// prunes. Leaves the plan as it found it.
+std::optional<std::pair<PreemptionPlan, Cost>> try_domain(Plan& plan,
+                                                          const std::vector<Victim>& candidates,
+                                                          const std::vector<std::size_t>& order,
+                                                          const PlaceRequest& request) {
+  const ClusterSnapshot& s = plan.snapshot();
+  const Plan::Mark mark = plan.mark();
+  const auto release = [&](const Victim& v) {
+    const JobRequest& r = s.running()[v.running_ix].request;
+    plan.give_back(v.released, *s.find_tenant(r.tenant), r.cpus_per_gpu, r.memory_per_gpu_mib);
+  };
+  const auto retake = [&](const Victim& v) {
+    const JobRequest& r = s.running()[v.running_ix].request;
+    plan.take(v.released, *s.find_tenant(r.tenant), r.cpus_per_gpu, r.memory_per_gpu_mib);
+  };
+  PlaceMiss miss;
+  std::vector<std::size_t> chosen;
+  bool fits = false;
+  for (std::size_t c : order) {
+    release(candidates[c]);
+    chosen.push_back(c);
+    if (plan.type_free(request.type) < request.gpus) continue;
+    if (find_placement(plan, request, miss)) {
+      fits = true;
+      break;
+    }
+  }
+  if (!fits) {
+    plan.rollback(mark);
+    return std::nullopt;
+  }
+  // Prune: put back every victim the job can do without, most expensive first.
+  std::vector<std::size_t> kept_victims;
+  for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
+    retake(candidates[*it]);
+    if (find_placement(plan, request, miss)) continue;  // not needed
+    release(candidates[*it]);
+    kept_victims.push_back(*it);
+  }
+  std::optional<PlaceResult> placed = find_placement(plan, request, miss);
+  CORRAL_CHECK(placed.has_value());
+  PreemptionPlan out{.placement = std::move(*placed)};
+  Cost cost;
+  for (std::size_t c : kept_victims) {
+    // Every victim left is needed; one whose GPUs the placement does not use was needed
+    // for something else (its rack's power, its node's CPUs). Preempting a job for that
+    // is not worth it, and the rule stays simple: a victim's GPUs go to the job.
+    bool used = false;
+    for (const Plan::Take& v : candidates[c].released) {
+      for (const Plan::Take& p : out.placement.takes) {
+        if (v.node == p.node && (v.mask & p.mask) != 0) used = true;
+      }
+    }
+    if (!used) {
+      plan.rollback(mark);
+      return std::nullopt;
+    }
+    out.victims.push_back(candidates[c]);
+    cost.rank = std::max(cost.rank, candidates[c].rank);
+    cost.lost += candidates[c].lost_gpu_seconds;
+  }
+  std::sort(out.victims.begin(), out.victims.end(),
+            [](const Victim& a, const Victim& b) { return a.running_ix < b.running_ix; });
+  plan.rollback(mark);
+  return std::make_pair(std::move(out), cost);
+}
+
+}  // namespace
+
+std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds) {
+  std::int32_t level = 0;
+  for (double threshold : config.las_thresholds_gpu_seconds) {
+    if (gpu_seconds >= threshold) ++level;
+  }
+  return level;
+}
+
+double lost_gpu_seconds(const RunningJob& job, core::Time now) {
+  const core::Time since =
+      job.last_checkpoint_at ? std::max(*job.last_checkpoint_at, job.started_at) : job.started_at;
+  const double seconds =
+      static_cast<double>((now - since).count() + job.request.restore_time.count()) / 1000.0;
+  return std::max(seconds, 0.0) * static_cast<double>(job.gpus.size());
+}
+
+std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& running,
+                                              const PlaceRequest& request,
+                                              const Preemptor& preemptor,
+                                              const SchedulerConfig& config, core::Time now) {
+  const ClusterSnapshot& s = plan.snapshot();
+  // 1. Candidates, cheapest first: rank, then lost work per GPU freed, then job id.
+  std::vector<Victim> candidates;
+  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
+    if (auto v = candidate(s, running, ix, preemptor, request.type, config, now)) {
+      candidates.push_back(std::move(*v));
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::vector<std::size_t> by_cost(candidates.size());
+  for (std::size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
+  std::sort(by_cost.begin(), by_cost.end(), [&](std::size_t a, std::size_t b) {
+    const Victim& x = candidates[a];
+    const Victim& y = candidates[b];
+    const double px = x.lost_gpu_seconds / std::max(gpus_in(x.released), 1);
+    const double py = y.lost_gpu_seconds / std::max(gpus_in(y.released), 1);
+    return std::tie(x.rank, px, x.running_ix) < std::tie(y.rank, py, y.running_ix);
+  });
+
+  // 2. Levels to search, tightest first, as the topology allows.
+  const bool required = request.topology.mode == core::TopologyMode::kRequired;
+  const core::PackLevel want = request.topology.pack;
+  std::vector<std::optional<Level>> levels;  // nullopt: single nodes
+  if ((request.per_node == 0 || request.per_node == request.gpus) &&
+      request.gpus <= s.max_node_gpus(request.type)) {
+    levels.push_back(std::nullopt);
+  }
+  if (request.per_node != request.gpus) {
+    const bool node_only = required && want == core::PackLevel::kNode;
+    const bool nvlink_only = required && want == core::PackLevel::kNvlink;
+    if (!node_only) levels.push_back(Level::kNvlRack);
+    if (!node_only && !nvlink_only) {
+      levels.push_back(Level::kLeaf);
+      if (!required || want != core::PackLevel::kLeaf) levels.push_back(Level::kSpine);
+      if (!required || want == core::PackLevel::kNone) levels.push_back(Level::kCluster);
+    }
+  }
+
+  for (const std::optional<Level>& level : levels) {
+    // Per domain: free GPUs now, and the candidates touching it in cost order.
+    std::map<std::int32_t, std::vector<std::size_t>> touching;
+    for (std::size_t c : by_cost) {
+      for (std::int32_t d : domains_of(s, candidates[c].released, level)) touching[d].push_back(c);
+    }
+    struct Option {
+      Cost estimate;
+      std::int32_t domain;
+    };
+    std::vector<Option> options;
+    for (const auto& [d, list] : touching) {
+      std::int32_t avail = level ? plan.stats(*level, d, request.type).free : plan.free_count(d);
+      Cost est;
+      for (std::size_t c : list) {
+        if (avail >= request.gpus) break;
+        avail += gpus_in(candidates[c].released);
+        est.rank = std::max(est.rank, candidates[c].rank);
+        est.lost += candidates[c].lost_gpu_seconds;
+      }
+      if (avail >= request.gpus) options.push_back({est, d});
+    }
+    std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+      return std::tie(a.estimate, a.domain) < std::tie(b.estimate, b.domain);
+    });
+    std::optional<std::pair<PreemptionPlan, Cost>> best;
+    for (std::size_t i = 0; i < options.size() && i < kDomainsTried; ++i) {
+      auto result = try_domain(plan, candidates, touching[options[i].domain], request);
+      if (result && (!best || result->second < best->second)) best = std::move(result);
+    }
+    if (best) return std::move(best->first);
+  }
+  return std::nullopt;
+}
+
+}  // namespace corral::sched::detail

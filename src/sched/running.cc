@@ -1,0 +1,71 @@
+#include "sched/internal/running.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <tuple>
+
+namespace corral::sched::detail {
+
+std::vector<Plan::Take> takes_of(const ClusterSnapshot& s, const std::vector<GpuRef>& gpus) {
+  std::map<NodeIx, std::uint64_t> masks;
+  for (const GpuRef& g : gpus) masks[*s.find_node(g.node)] |= std::uint64_t{1} << g.index;
+  std::vector<Plan::Take> out;
+  for (const auto& [node, mask] : masks) out.push_back({node, mask});
+  return out;
+}
+
+std::vector<GpuRef> gpus_of(const ClusterSnapshot& s, const std::vector<Plan::Take>& takes) {
+  std::vector<GpuRef> out;
+  for (const Plan::Take& t : takes) {
+    for (std::uint64_t m = t.mask; m != 0; m &= m - 1) {
+      out.push_back({s.nodes()[t.node].id, std::countr_zero(m)});
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+RunningIndex::RunningIndex(const ClusterSnapshot& s) {
+  const auto& running = s.running();
+  takes.reserve(running.size());
+  for (const RunningJob& r : running) {
+    takes.push_back(takes_of(s, r.gpus));
+    tenant.push_back(*s.find_tenant(r.request.tenant));
+    type.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].type);
+  }
+  touched.assign(running.size(), false);
+
+  std::vector<std::int32_t> order(running.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+  std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return std::tie(running[a].started_at, running[a].request.id) <
+           std::tie(running[b].started_at, running[b].request.id);
+  });
+  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> filled;
+  borrowed.assign(running.size(), false);
+  for (std::int32_t ix : order) {
+    if (type[ix] < 0) continue;
+    std::int64_t& used = filled[{tenant[ix], type[ix]}];
+    used += static_cast<std::int64_t>(running[ix].gpus.size());
+    const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[type[ix]].id);
+    borrowed[ix] = used > q.guaranteed;
+  }
+}
+
+std::vector<std::int32_t> allowed_sizes(const JobRequest& r) {
+  if (!r.elastic) return {r.gpus};
+  const core::ElasticRange& e = *r.elastic;
+  std::vector<std::int32_t> sizes;
+  for (std::int32_t n = e.max_gpus; n >= e.min_gpus && n >= 1; --n) {
+    const bool on_step = e.step == core::ElasticStep::kPowerOfTwo
+                             ? std::has_single_bit(static_cast<std::uint32_t>(n))
+                             : n % std::max(e.step_multiple, 1) == 0;
+    const bool splits = r.gpus_per_node == 0 || n % r.gpus_per_node == 0;
+    if (on_step && splits) sizes.push_back(n);
+  }
+  if (sizes.empty()) sizes.push_back(r.gpus);
+  return sizes;
+}
+
+}  // namespace corral::sched::detail

@@ -1,0 +1,311 @@
+// Scheduler core II on hand-drawn clusters: preemption, backfill, reservations, elastic
+// jobs, starvation and attained-service order.
+#include <gtest/gtest.h>
+
+#include "testing/decide_helpers.h"
+#include "testing/fleet_builder.h"
+
+namespace corral::sched {
+namespace {
+
+using core::PackLevel;
+using testing::decide_checked;
+using testing::FleetBuilder;
+using testing::JobBuilder;
+using testing::nodes_of;
+using testing::pending_of;
+using testing::placement_of;
+
+constexpr std::int64_t kHour = 3'600'000;
+const core::Time kNow = core::time_from_ms(10 * kHour);
+
+std::vector<std::pair<std::string, std::int32_t>> whole(const std::string& node, int gpus = 8) {
+  std::vector<std::pair<std::string, std::int32_t>> out;
+  for (int i = 0; i < gpus; ++i) out.push_back({node, i});
+  return out;
+}
+
+JobBuilder preemptible(std::int64_t id) {
+  return JobBuilder(id).tier(0).preemptible().gpus(8).checkpoint(core::seconds(1800),
+                                                                 core::seconds(120));
+}
+
+// Job 1 last checkpointed 50 minutes ago, job 2 five minutes ago: a production job takes
+// job 2's node, which loses the least work, though job 1 comes first by id.
+TEST(Preempt, PicksTheVictimWithLeastLostWork) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .running(preemptible(1), whole("a"))
+                     .running(preemptible(2), whole("b"))
+                     .run_state(1, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 50 * 60'000})
+                     .run_state(2, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 5 * 60'000})
+                     .pending(JobBuilder(3).tier(2).gpus(8))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 2);
+  EXPECT_EQ(d.preemptions[0].for_job.value, 3);
+  EXPECT_EQ(d.preemptions[0].grace, core::seconds(120));
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 3)), std::set<std::string>{"b"});
+  EXPECT_EQ(placement_of(d, 3)->waits_for, std::vector<core::JobId>{core::JobId(2)});
+}
+
+// A gang that needs 16 GPUs on one leaf, with the preemptible jobs on two leaves of one
+// node each: no preemption can open a leaf, so none is made.
+TEST(Preempt, NeverPreemptsWhenNoPlacementWouldOpen) {
+  const auto s = FleetBuilder()
+                     .dgx("a", "H100", {.leaf = "l1"})
+                     .dgx("b", "H100", {.leaf = "l2"})
+                     .running(preemptible(1), whole("a"))
+                     .running(preemptible(2), whole("b"))
+                     .pending(JobBuilder(3).tier(2).gpus(16).per_node(8).pack(PackLevel::kLeaf))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_NE(pending_of(d, 3), nullptr);
+}
+
+// Tenant nlp is below its guarantee; tenant cv's job borrowed beyond its own. The borrowed
+// job is reclaimed, even though the preemptible lower-tier job would lose less work.
+TEST(Preempt, ReclaimsBorrowedCapacityFirst) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .dgx("b")
+          .quota("nlp", "H100", 8, 0)
+          .quota("cv", "H100", 0, 16)
+          .quota("ops", "H100", 8, 0)
+          .running(JobBuilder(1).tenant("cv").tier(1).gpus(8), whole("a"), /*borrowed=*/true)
+          .running(preemptible(2).tenant("ops"), whole("b"))
+          .run_state(1, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 50 * 60'000})
+          .run_state(2, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 1 * 60'000})
+          .pending(JobBuilder(3).tenant("nlp").tier(1).gpus(8))
+          .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 1);
+  EXPECT_NE(d.preemptions[0].reason.find("reclaimed"), std::string::npos);
+}
+
+// A borrower is not reclaimed by a tenant that would itself be borrowing.
+TEST(Preempt, BorrowersDoNotReclaimFromBorrowers) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .quota("nlp", "H100", 0, 8)
+          .running(JobBuilder(1).tenant("cv").tier(1).gpus(8), whole("a"), /*borrowed=*/true)
+          .pending(JobBuilder(3).tenant("nlp").tier(1).gpus(8))
+          .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+}
+
+// Job 1 hit the preemption cap, job 2 started 5 minutes ago (minimum runtime 10): both
+// protected, so the production job waits.
+TEST(Preempt, ProtectedJobsAreNeverChosen) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .running(preemptible(1), whole("a"))
+                     .running(preemptible(2), whole("b"))
+                     .run_state(1, {.started_ms = 0, .preemptions = 3})
+                     .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
+                     .pending(JobBuilder(3).tier(2).gpus(8))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_NE(pending_of(d, 3), nullptr);
+}
+
+// Same tier, or not preemptible: never a victim.
+TEST(Preempt, OnlyLowerTierPreemptibleWork) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .running(JobBuilder(1).tier(2).preemptible().gpus(8), whole("a"))
+                     .running(JobBuilder(2).tier(0).gpus(8), whole("b"))
+                     .pending(JobBuilder(3).tier(2).gpus(8))
+                     .build();
+  EXPECT_TRUE(decide_checked(s, {}, kNow).preemptions.empty());
+}
+
+// An elastic job at 16 GPUs (min 8) shrinks to 8 before the preemptible job is touched.
+TEST(Preempt, ElasticJobShrinksBeforeAnyonePreempted) {
+  auto gpus = whole("a");
+  for (auto& g : whole("b")) gpus.push_back(g);
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .dgx("c")
+                     .running(JobBuilder(1).tier(1).gpus(16).elastic(8, 16, 8).checkpoint(
+                                  core::seconds(600), core::seconds(60)),
+                              gpus)
+                     .running(preemptible(2), whole("c"))
+                     .pending(JobBuilder(3).tier(2).gpus(8))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  ASSERT_EQ(d.resizes.size(), 1u);
+  EXPECT_EQ(d.resizes[0].job.value, 1);
+  EXPECT_EQ(d.resizes[0].to_gpus, 8);
+  EXPECT_EQ(d.resizes[0].for_job, core::JobId(3));
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 3)), std::set<std::string>{"b"});
+}
+
+// An elastic job starts at what fits (12 free: 8, on its step of 8), and an elastic job
+// below its max grows when nothing pending could use the idle GPUs.
+TEST(Elastic, StartsAtWhatFitsAndGrowsIntoIdleCapacity) {
+  const auto start = FleetBuilder()
+                         .dgx("a")
+                         .dgx("b")
+                         .running(JobBuilder(1).gpus(4), {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
+                         .pending(JobBuilder(2).gpus(16).elastic(8, 16, 8))
+                         .build();
+  const Decisions d1 = decide_checked(start, {}, kNow);
+  ASSERT_NE(placement_of(d1, 2), nullptr);
+  EXPECT_EQ(placement_of(d1, 2)->gpus.size(), 8u);
+
+  const auto grow = FleetBuilder()
+                        .dgx("a")
+                        .dgx("b")
+                        .running(JobBuilder(2).gpus(8).elastic(8, 16, 8), whole("b"))
+                        .build();
+  const Decisions d2 = decide_checked(grow, {}, kNow);
+  ASSERT_EQ(d2.resizes.size(), 1u);
+  EXPECT_EQ(d2.resizes[0].from_gpus, 8);
+  EXPECT_EQ(d2.resizes[0].to_gpus, 16);
+}
+
+// EASY backfill: the 16-GPU head waits for job 1 (ends in 2h); a 1-hour job may use the
+// free GPUs now, a 3-hour one may not since it would delay the head.
+TEST(Backfill, ShortJobsRunWithoutDelayingTheHead) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .dgx("b")
+          .running(JobBuilder(1).gpus(4).max_runtime(core::seconds(3 * 3600)),
+                   {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
+          .run_state(1, {.started_ms = 9 * kHour})
+          .pending(JobBuilder(2).gpus(16).queued_at(1))
+          .pending(JobBuilder(3).gpus(4).max_runtime(core::seconds(3 * 3600)).queued_at(2))
+          .pending(JobBuilder(4).gpus(4).max_runtime(core::seconds(3600)).queued_at(3))
+          .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.planned_starts.size(), 1u);
+  EXPECT_EQ(d.planned_starts[0].job.value, 2);
+  EXPECT_EQ(d.planned_starts[0].at, core::time_from_ms(12 * kHour));
+  ASSERT_NE(pending_of(d, 2), nullptr);
+  EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kWaiting);
+  EXPECT_EQ(pending_of(d, 2)->reason, "waiting: planned start in 2h on 16 H100, first in line");
+  EXPECT_NE(placement_of(d, 4), nullptr) << "ends before the head starts";
+  ASSERT_NE(pending_of(d, 3), nullptr) << "would delay the head";
+  EXPECT_NE(pending_of(d, 3)->reason.find("behind job 2 (planned start in 2h)"), std::string::npos);
+}
+
+TEST(Backfill, OffMeansGreedy) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .running(JobBuilder(1).gpus(4), {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
+                     .pending(JobBuilder(2).gpus(16).queued_at(1))
+                     .pending(JobBuilder(3).gpus(4).queued_at(2))
+                     .build();
+  const Decisions d = decide_checked(s, SchedulerConfig{.backfill = false}, kNow);
+  EXPECT_TRUE(d.planned_starts.empty());
+  EXPECT_NE(placement_of(d, 3), nullptr);
+}
+
+// Reservation "launch" holds node b from 12h to 14h for tenant nlp. At 10h a 1-hour job
+// may use b, a 3-hour job may not, a preemptible one may; nlp's own job waits for the
+// window.
+TEST(Reservation, BeforeTheWindowOnlyWorkThatEndsInTimeOrIsPreemptible) {
+  FleetBuilder f;
+  f.dgx("a").dgx("b").running(JobBuilder(1).gpus(8), whole("a"));
+  f.reservation_nodes("launch", "nlp", {"b"}, 12 * kHour, 14 * kHour);
+  const auto long_job =
+      FleetBuilder(f).pending(JobBuilder(2).gpus(8).max_runtime(core::seconds(3 * 3600))).build();
+  EXPECT_NE(pending_of(decide_checked(long_job, {}, kNow), 2), nullptr);
+
+  const auto short_job =
+      FleetBuilder(f).pending(JobBuilder(2).gpus(8).max_runtime(core::seconds(3600))).build();
+  EXPECT_NE(placement_of(decide_checked(short_job, {}, kNow), 2), nullptr);
+
+  const auto spot = FleetBuilder(f).pending(JobBuilder(2).gpus(8).tier(0).preemptible()).build();
+  EXPECT_NE(placement_of(decide_checked(spot, {}, kNow), 2), nullptr);
+
+  const auto own =
+      FleetBuilder(f).pending(JobBuilder(2).tenant("nlp").gpus(8).reservation("launch")).build();
+  const Decisions d = decide_checked(own, {}, kNow);
+  ASSERT_NE(pending_of(d, 2), nullptr);
+  EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kReservation);
+  EXPECT_EQ(pending_of(d, 2)->reason, "reservation: launch opens in 2h");
+}
+
+// Inside the window nlp's job takes the reservation back from a preemptible stranger.
+TEST(Reservation, InsideTheWindowItsJobsPreemptPreemptibleStrangers) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .reservation_nodes("launch", "nlp", {"b"}, 9 * kHour, 14 * kHour)
+                     .running(JobBuilder(1).gpus(8), whole("a"))
+                     .running(preemptible(2).tenant("ops"), whole("b"))
+                     .pending(JobBuilder(3).tenant("nlp").gpus(8).reservation("launch"))
+                     .pending(JobBuilder(4).tenant("cv").gpus(8).tier(2))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 2);
+  EXPECT_EQ(d.preemptions[0].for_job.value, 3);
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 3)), std::set<std::string>{"b"});
+  EXPECT_EQ(placement_of(d, 3)->reservation, core::ReservationId("launch"));
+}
+
+TEST(Reservation, CountReservationsHoldWholeNodesInIdOrder) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .reservation("r", "nlp", "H100", 8, 9 * kHour, 14 * kHour)
+                     .pending(JobBuilder(2).gpus(16))
+                     .pending(JobBuilder(3).tenant("nlp").gpus(8).reservation("r"))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 3)), std::set<std::string>{"a"});
+  EXPECT_NE(pending_of(d, 2), nullptr);
+}
+
+// A job that waited past starvation_age goes first while its tenant is under its share.
+TEST(Starvation, OldJobOfAnUnderservedTenantGoesFirst) {
+  FleetBuilder f;
+  f.node("n", "H100", 1, 1).tenant("a").tenant("b").usage("a", 1e9);
+  f.pending(JobBuilder(1).tenant("a").queued_at(0));                    // waited 10h
+  f.pending(JobBuilder(2).tenant("b").queued_at(10 * kHour - 60'000));  // waited 1m
+  const Decisions d = decide_checked(f.build(), {}, kNow);
+  EXPECT_NE(placement_of(d, 1), nullptr);
+
+  const Decisions off = decide_checked(f.build(), SchedulerConfig{.starvation_age = {}}, kNow);
+  EXPECT_NE(placement_of(off, 2), nullptr) << "without aging, fair share alone decides";
+}
+
+// Attained-service order: the job with less service goes first, and (preemptible) work
+// with more attained service is preempted for it.
+TEST(AttainedService, LeastServiceFirstAndPreemptsTheLongRunning) {
+  const SchedulerConfig las{.order = QueueOrder::kAttainedService,
+                            .las_thresholds_gpu_seconds = {3600}};
+  FleetBuilder f;
+  f.dgx("a").running(preemptible(1).tier(1), whole("a"));
+  auto in = f.pending(JobBuilder(2).tier(1).gpus(8).preemptible()).input();
+  in.running[0].attained_gpu_seconds = 8 * 3600 * 5;
+  const auto s = build_snapshot(in);
+  ASSERT_TRUE(s.ok());
+  const Decisions d = decide_checked(*s, las, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 1);
+}
+
+}  // namespace
+}  // namespace corral::sched
