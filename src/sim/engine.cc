@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <set>
@@ -22,7 +23,7 @@ namespace {
 
 // Events at the same instant run in this order: GPUs are freed (completions, repairs)
 // and taken away (failures) before new work arrives, and the cycle sees all of it.
-enum class EventKind : std::int32_t { kCompletion, kFailure, kRepair, kCycle };
+enum class EventKind : std::int32_t { kCompletion, kFailure, kRepair, kWakeup, kCycle };
 
 struct Event {
   std::int64_t t_ms;
@@ -126,6 +127,17 @@ class Engine {
   void stop_and_requeue(std::int32_t job);
   void release(std::int32_t job);
   void record_sample();
+  // When the last periodic checkpoint of the running attempt was taken, if any.
+  std::optional<core::Time> last_checkpoint(const SimJob& j) const;
+  // GPU-seconds of service over every attempt, the running one included (Tiresias).
+  double attained_gpu_seconds(std::int32_t job) const;
+  // Asks for a cycle when time alone could change decide()'s answer (engine.cc).
+  void schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d);
+  // Whether decide()'s answer depends on the clock beyond what events change.
+  bool time_dependent() const {
+    const sched::SchedulerConfig& c = policy_.config;
+    return c.preemption.enabled || c.backfill || c.starvation_age.count() > 0;
+  }
   void schedule_failure(std::int32_t node);
 
   const Fleet& fleet_;
@@ -168,7 +180,8 @@ class Engine {
   std::int64_t now_ms_ = 0;
   std::optional<std::int64_t> cycle_at_ms_;
   std::optional<std::int64_t> last_cycle_ms_;
-  bool placeable_change_ = false;  // something since the last decide() could let a job start
+  std::set<std::int64_t> wakeups_;  // instants with a wake-up event queued
+  bool placeable_change_ = false;   // something since the last decide() could let a job start
 
   std::int32_t allocated_ = 0;
   std::int32_t usable_gpus_ = 0;
@@ -241,6 +254,7 @@ core::Status Engine::prepare_jobs() {
     r.max_runtime = core::Duration(std::max<std::int64_t>(
         1000, std::llround(static_cast<double>(t.duration_ms) * options_.runtime.estimate_factor)));
     r.checkpoint_interval = options_.runtime.checkpoint_interval;
+    r.preemptible = policy_.jobs_preemptible;
     r.restore_time = options_.runtime.restore_time;
     j.remaining_work_ms = t.duration_ms;
     JobResult& out = result_.jobs[i];
@@ -476,17 +490,23 @@ core::Status Engine::start(const sched::Placement& p) {
 core::Status Engine::cycle() {
   cycle_at_ms_.reset();
   last_cycle_ms_ = now_ms_;
-  // decide() cannot place anything (it does not preempt yet), so the call is skipped, when
-  //   - no pending job is smaller than the free usable GPUs of the freest type (a gang
-  //     takes one type), or
-  //   - nothing changed since the last call that could let a job start: no arrival, no
-  //     GPU freed or repaired. The last call placed what fit in the same state, and each
-  //     job left pending did not fit what remained; order alone cannot change that
-  //     because the snapshot has no time-dependent input yet (no reservations, no
-  //     planned starts).
+  // decide() is not called when it cannot place anything:
+  //   - without preemption, when no pending job is smaller than the free usable GPUs of
+  //     the freest type (a gang takes one type);
+  //   - when nothing happened since the last call that could let a job start: no
+  //     arrival, no GPU freed or repaired, no wake-up. The last call placed what fit, and
+  //     each job it left pending did not fit what remained. Without backfill and
+  //     preemption the order alone cannot change that. With them, decide() also depends
+  //     on the clock; schedule_wakeup() asks for a cycle at each instant where that can
+  //     change the answer (protections expiring, starvation, overrun estimates, planned
+  //     starts). Fair-share standings drift continuously between events, which under
+  //     backfill could hand the reservation to another job: the simulator re-decides at
+  //     events and wake-ups only (the one approximation here; corrald runs on a timer).
   const std::int32_t max_free = *std::max_element(free_by_type_.begin(), free_by_type_.end());
-  if (pending_.empty() ||
-      (options_.skip_futile_cycles && (*pending_sizes_.begin() > max_free || !placeable_change_))) {
+  const bool no_fit_possible =
+      !policy_.config.preemption.enabled && *pending_sizes_.begin() > max_free;
+  const bool nothing_changed = !placeable_change_;
+  if (pending_.empty() || (options_.skip_futile_cycles && (no_fit_possible || nothing_changed))) {
     ++result_.cycles_skipped;
     record_sample();
     return core::ok_status();
@@ -510,16 +530,20 @@ core::Status Engine::cycle() {
     const SimJob& j = jobs_[job];
     in.running.push_back({.request = j.request,
                           .started_at = at(j.run_start_ms),
+                          .last_checkpoint_at = last_checkpoint(j),
                           .preemptions = result_.jobs[job].preemptions,
                           .gpus = j.gpus,
-                          .borrowed = j.borrowed});
+                          .borrowed = j.borrowed,
+                          .attained_gpu_seconds = attained_gpu_seconds(job)});
   }
   in.pending.reserve(pending_.size());
   for (const std::int32_t job : pending_) {
     const SimJob& j = jobs_[job];
     in.pending.push_back({.request = j.request,
                           .queued_at = at(j.queued_at_ms),
-                          .attempt = result_.jobs[job].attempts});
+                          .attempt = result_.jobs[job].attempts,
+                          .preemptions = result_.jobs[job].preemptions,
+                          .attained_gpu_seconds = attained_gpu_seconds(job)});
   }
   auto snapshot = sched::build_snapshot(std::move(in));
   if (!snapshot.ok()) {
@@ -535,19 +559,81 @@ core::Status Engine::cycle() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (options_.check_every > 0 && result_.cycles % options_.check_every == 0) {
     ++result_.checks;
-    const std::vector<std::string> bad = sched::check(*snapshot, d);
+    const std::vector<std::string> bad = sched::check(*snapshot, d, policy_.config, at(now_ms_));
     if (!bad.empty()) {
       return core::internal_error(fmt::format("t={} ms, policy {}: sched::check found {}: {}",
                                               now_ms_, policy_.name, bad.size(),
                                               fmt::join(bad, "; ")));
     }
   }
+  // 3. Apply, as the server would: victims stop (losing the work since their last
+  //    checkpoint) and go back to the queue, then placements start. Like the scheduler's
+  //    own MiniCluster, a victim is taken to stop at once (the grace period is not
+  //    modelled), so the job that waits for it starts in the same cycle.
+  for (const sched::Preemption& p : d.preemptions) {
+    const auto victim = static_cast<std::int32_t>(p.victim.value - 1);
+    if (victim < 0 || victim >= static_cast<std::int32_t>(jobs_.size()) ||
+        jobs_[victim].state != JobState::kRunning) {
+      return core::internal_error(fmt::format("t={} ms: preemption of job {} which is not running",
+                                              now_ms_, p.victim.value));
+    }
+    ++result_.jobs[victim].preemptions;
+    stop_and_requeue(victim);
+  }
+  if (!d.resizes.empty()) {
+    // Trace jobs are never elastic, so decide() has no reason to resize one.
+    return core::internal_error(fmt::format("t={} ms: resize of job {}, which is not elastic",
+                                            now_ms_, d.resizes.front().job.value));
+  }
   for (const sched::Placement& p : d.placements) CORRAL_RETURN_IF_ERROR(start(p));
+  schedule_wakeup(*snapshot, d);
   for (sched::Pending& p : d.pending) {
     result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
   }
   record_sample();
   return core::ok_status();
+}
+
+std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
+  const std::int64_t interval = to_ms(j.request.checkpoint_interval);
+  if (interval <= 0) return std::nullopt;
+  const std::int64_t worked = now_ms_ - j.run_start_ms - j.restore_ms;
+  if (worked < interval) return std::nullopt;
+  return at(j.run_start_ms + j.restore_ms + worked / interval * interval);
+}
+
+double Engine::attained_gpu_seconds(std::int32_t job) const {
+  const SimJob& j = jobs_[job];
+  std::int64_t gpu_ms = result_.jobs[job].gpu_ms;
+  if (j.state == JobState::kRunning) {
+    gpu_ms += (now_ms_ - j.run_start_ms) * static_cast<std::int64_t>(j.gpus.size());
+  }
+  return static_cast<double>(gpu_ms) / 1000.0;
+}
+
+// With preemption, backfill or starvation promotion, decide() may change its mind with
+// no event at all: a running job passes min_runtime and becomes preemptible, a pending
+// job reaches starvation_age, a running job outlives its estimate (which moves the
+// backfill plan), a planned start comes due. The next such instant gets a cycle.
+void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d) {
+  if (!time_dependent() || pending_.empty()) return;
+  const sched::SchedulerConfig& c = policy_.config;
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  const auto consider = [&](std::int64_t t) {
+    if (t > now_ms_) next = std::min(next, t);
+  };
+  for (const sched::RunningJob& r : s.running()) {
+    const std::int64_t start = to_ms(r.started_at);
+    if (c.preemption.enabled) consider(start + to_ms(c.preemption.min_runtime));
+    if (c.backfill) consider(start + to_ms(r.request.max_runtime));
+  }
+  if (c.starvation_age.count() > 0) {
+    for (const sched::PendingJob& p : s.pending())
+      consider(to_ms(p.queued_at) + to_ms(c.starvation_age));
+  }
+  for (const sched::PlannedStart& p : d.planned_starts) consider(to_ms(p.at));
+  if (next == std::numeric_limits<std::int64_t>::max() || !wakeups_.insert(next).second) return;
+  push(next, EventKind::kWakeup);
 }
 
 void Engine::record_sample() {
@@ -608,6 +694,11 @@ core::Result<RunResult> Engine::run() {
         break;
       case EventKind::kRepair:
         repair_gpu(e.a, e.b);
+        break;
+      case EventKind::kWakeup:
+        wakeups_.erase(e.t_ms);
+        placeable_change_ = true;
+        request_cycle();
         break;
       case EventKind::kCycle:
         CORRAL_RETURN_IF_ERROR(cycle());

@@ -13,7 +13,9 @@
 // else one leaf, else one spine). Each level it is placed wider multiplies its run time
 // by that level's factor. A job stopped by a GPU failure loses the work since its last
 // checkpoint (all of it when it does not checkpoint) and pays the restore time when it
-// starts again.
+// starts again. A preempted job does the same: decide()'s Preemption is applied as the
+// scheduler's MiniCluster applies it, the victim stopping at once and going back to the
+// queue, and the job it made room for starting in the same cycle.
 //
 // Thread safety: simulate() is reentrant; it shares nothing between calls.
 #pragma once

@@ -42,7 +42,9 @@ int run(int argc, char** argv) {
       ->required();
   app.add_option("--workload-format", format, "normalized | synthetic")
       ->check(CLI::IsMember({"normalized", "synthetic"}));
-  app.add_option("--policy", policies, "policy to run, repeatable: fifo | corral")->required();
+  app.add_option("--policy", policies,
+                 "policy to run, repeatable: fifo | slurm | tiresias | corral")
+      ->required();
   app.add_option("--out", out_dir, "output directory")->required();
   app.add_option("--max-jobs", max_jobs, "replay only the first N jobs (0: all)")
       ->check(CLI::NonNegativeNumber);

@@ -2,12 +2,14 @@
 // scheduler's knobs (sched::SchedulerConfig) plus the engine's own, never a second
 // scheduler: the point of corral-sim is that every policy runs the same decide().
 //
-//   fifo     tier then submit time; first fit, no topology scoring
-//   corral   the defaults: weighted fair share over the tenant tree, topology scoring
-//
-// `slurm` (priority + EASY backfill) and `tiresias` (attained-service order with
-// preemption) need scheduler features that decide() does not have yet; they are
-// refused with a message saying so until it does.
+//   fifo      tier then submit time; first fit, no topology scoring, no backfill, no
+//             preemption (greedy: a job that fits starts even if an earlier one waits)
+//   slurm     the same order with EASY backfill (the first blocked job gets a planned
+//             start that later jobs may not delay); no topology scoring, no preemption
+//   tiresias  attained-service order (2D-LAS: discrete levels of GPU-seconds received),
+//             jobs preemptible, preemption on, topology scoring, no backfill
+//   corral    the defaults: weighted fair share over the tenant tree, topology scoring,
+//             EASY backfill, preemption to reclaim guarantees, starvation promotion
 #pragma once
 
 #include <string>
@@ -22,6 +24,7 @@ namespace corral::sim {
 struct Policy {
   std::string name;
   sched::SchedulerConfig config;
+  bool jobs_preemptible = false;  // trace jobs say nothing; the policy decides
 };
 
 // The policies this build can run, in a stable order.

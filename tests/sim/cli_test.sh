@@ -16,7 +16,7 @@ fail() {
 run_small() {
   "$sim" --fleet "$src/examples/fleets/small-4node.yaml" \
     --workload "$src/examples/workloads/synthetic-small.yaml" --workload-format synthetic \
-    --policy fifo --policy corral --out "$work/out" --quiet
+    --policy fifo --policy slurm --policy tiresias --policy corral --out "$work/out" --quiet
 }
 
 # Renders the page and prints the DOM after its scripts ran.
@@ -36,14 +36,15 @@ case "$case_name" in
     for key in gpu_allocation mean_jct_s median_jct_s p99_jct_s mean_queue_s makespan_s \
       jain_index preemptions lost_gpu_hours; do
       n=$(grep -c "^      \"$key\":" "$work/out/summary.json" || true)  # policy level
-      [[ "$n" == 2 ]] || fail "summary.json: $key appears $n times, want once per policy (2)"
+      [[ "$n" == 4 ]] || fail "summary.json: $key appears $n times, want once per policy (4)"
     done
-    grep -q '"fifo": {' "$work/out/summary.json" || fail "no fifo entry"
-    grep -q '"corral": {' "$work/out/summary.json" || fail "no corral entry"
+    for p in fifo slurm tiresias corral; do
+      grep -q "\"$p\": {" "$work/out/summary.json" || fail "no $p entry"
+    done
     head -1 "$work/out/jobs.csv" | grep -q '^policy,job_id,tenant,gpus,submit_s,start_s,finish_s' ||
       fail "jobs.csv header"
     rows=$(($(wc -l <"$work/out/jobs.csv") - 1))
-    [[ "$rows" == 600 ]] || fail "jobs.csv has $rows rows, want 300 jobs x 2 policies"
+    [[ "$rows" == 1200 ]] || fail "jobs.csv has $rows rows, want 300 jobs x 4 policies"
     grep -q 'src="http\|href="http' "$work/out/report.html" && fail "report.html loads from the network"
     ;;
   normalized_trace)
