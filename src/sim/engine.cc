@@ -1,0 +1,730 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "sched/check.h"
+#include "sched/decide.h"
+#include "sched/snapshot.h"
+#include "sched/usage.h"
+#include "sim/rng.h"
+
+namespace corral::sim {
+namespace {
+
+// Events at the same instant run in this order: GPUs are freed (completions, repairs)
+// and taken away (failures) before new work arrives, and the cycle sees all of it.
+enum class EventKind : std::int32_t { kCompletion, kFailure, kRepair, kWakeup, kCycle };
+
+struct Event {
+  std::int64_t t_ms;
+  EventKind kind;
+  std::int64_t seq;  // insertion order: a deterministic tie-break
+  std::int32_t a;    // job (completion), node (failure, repair)
+  std::int32_t b;    // generation (completion), GPU index (repair)
+
+  bool operator>(const Event& o) const {
+    if (t_ms != o.t_ms) return t_ms > o.t_ms;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+enum class JobState { kFuture, kPending, kRunning, kDone };
+
+struct SimJob {
+  sched::JobRequest request;
+  JobState state = JobState::kFuture;
+  std::int64_t remaining_work_ms = 0;  // base run time left, at ideal packing
+  std::int64_t queued_at_ms = 0;
+  // The running attempt.
+  std::int64_t run_start_ms = 0;
+  std::int64_t restore_ms = 0;  // restore time paid at the start of this attempt
+  double slowdown = 1.0;
+  std::vector<sched::GpuRef> gpus;
+  core::GpuTypeId type;
+  bool borrowed = false;
+  std::int32_t generation = 0;  // bumped on every start; stale completions are ignored
+  std::int32_t tenant = 0;      // index into the run's tenants
+};
+
+using core::to_ms;
+
+core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
+
+class Engine {
+ public:
+  Engine(const Fleet& fleet, const Workload& workload, const Policy& policy,
+         const EngineOptions& options, std::vector<core::Tenant> tenants)
+      : fleet_(fleet),
+        workload_(workload),
+        policy_(policy),
+        options_(options),
+        nodes_(fleet.nodes),
+        rng_(options.seed) {
+    result_.policy = policy.name;
+    result_.tenants = std::move(tenants);
+    result_.total_gpus = fleet.total_gpus();
+    for (std::size_t i = 0; i < result_.tenants.size(); ++i) {
+      const core::Tenant& t = result_.tenants[i];
+      tenant_ix_[t.id] = static_cast<std::int32_t>(i);
+      usage_.emplace_back(policy.config.usage_half_life);
+      usage_rate_.push_back(0);
+      tenant_live_.push_back({});
+    }
+    for (const core::GpuType& t : fleet.gpu_types) usage_factor_[t.id] = t.usage_factor;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      node_ix_[nodes_[n].id.value] = static_cast<std::int32_t>(n);
+      owner_.emplace_back(nodes_[n].gpus.size(), -1);
+      usable_gpus_ += static_cast<std::int32_t>(nodes_[n].gpus.size());
+    }
+    for (const core::Node& n : nodes_) {
+      const auto it = std::find_if(
+          fleet.gpu_types.begin(), fleet.gpu_types.end(),
+          [&](const core::GpuType& t) { return !n.gpus.empty() && t.id == n.gpus[0].type; });
+      node_type_.push_back(static_cast<std::int32_t>(it - fleet.gpu_types.begin()));
+    }
+    free_by_type_.assign(fleet.gpu_types.size() + 1, 0);
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      free_by_type_[node_type_[n]] += static_cast<std::int32_t>(nodes_[n].gpus.size());
+    }
+    derive_ideal_levels();
+  }
+
+  core::Result<RunResult> run();
+
+ private:
+  core::Status prepare_jobs();
+  void derive_ideal_levels();
+  core::PackLevel ideal_level(std::int32_t gpus) const;
+  double slowdown(core::PackLevel wanted, core::PackLevel packed) const;
+
+  void push(std::int64_t t_ms, EventKind kind, std::int32_t a = 0, std::int32_t b = 0) {
+    events_.push({t_ms, kind, seq_++, a, b});
+    if (kind != EventKind::kFailure) ++live_events_;
+  }
+  void request_cycle();
+  void advance_to(std::int64_t t_ms);
+  void accrue_usage();
+
+  void arrive(std::int32_t job);
+  void complete(std::int32_t job, std::int32_t generation);
+  // `gpu` -1: a random healthy GPU, and the node's next random failure is drawn.
+  void fail_gpu(std::int32_t node, std::int32_t gpu);
+  void repair_gpu(std::int32_t node, std::int32_t gpu);
+  core::Status cycle();
+  core::Status start(const sched::Placement& p);
+  // Stops a running job, keeping the work up to its last checkpoint, and requeues it.
+  void stop_and_requeue(std::int32_t job);
+  void release(std::int32_t job);
+  void record_sample();
+  // When the last periodic checkpoint of the running attempt was taken, if any.
+  std::optional<core::Time> last_checkpoint(const SimJob& j) const;
+  // GPU-seconds of service over every attempt, the running one included (Tiresias).
+  double attained_gpu_seconds(std::int32_t job) const;
+  // Asks for a cycle when time alone could change decide()'s answer (engine.cc).
+  void schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d);
+  // Whether decide()'s answer depends on the clock beyond what events change.
+  bool time_dependent() const {
+    const sched::SchedulerConfig& c = policy_.config;
+    return c.preemption.enabled || c.backfill || c.starvation_age.count() > 0;
+  }
+  void schedule_failure(std::int32_t node);
+
+  const Fleet& fleet_;
+  const Workload& workload_;
+  const Policy& policy_;
+  const EngineOptions& options_;
+  std::vector<core::Node> nodes_;  // health changes with failures
+  Rng rng_;
+
+  std::vector<SimJob> jobs_;
+  RunResult result_;
+  std::unordered_map<std::string, std::int32_t> node_ix_;
+  std::map<core::TenantId, std::int32_t> tenant_ix_;
+  std::map<core::GpuTypeId, double> usage_factor_;
+  std::vector<std::vector<std::int32_t>> owner_;  // job holding each GPU, -1: free
+  std::set<std::int32_t> pending_;  // by job index = JobId - 1, so snapshot order is free
+  std::set<std::int32_t> running_;
+
+  std::vector<sched::DecayedUsage> usage_;
+  std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
+
+  // Per tenant, for the backlog fairness metric (metrics.h): jobs pending and active,
+  // GPUs held, and the integrals while it has pending work.
+  struct TenantLive {
+    std::int32_t pending = 0;
+    std::int32_t active = 0;  // pending or running
+    std::int64_t held = 0;
+    TenantBacklog backlog;
+  };
+  std::vector<TenantLive> tenant_live_;
+  double active_weight_ = 0;     // sum of weights of tenants with active jobs
+  std::int32_t backlogged_ = 0;  // tenants with pending jobs
+  void pending_delta(std::int32_t tenant, std::int32_t delta);
+  void active_delta(std::int32_t tenant, std::int32_t delta);
+  std::int64_t usage_as_of_ms_ = 0;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::int64_t seq_ = 0;
+  std::int64_t live_events_ = 0;  // events other than failures: the run ends when none remain
+  std::int64_t now_ms_ = 0;
+  std::optional<std::int64_t> cycle_at_ms_;
+  std::optional<std::int64_t> last_cycle_ms_;
+  std::set<std::int64_t> wakeups_;  // instants with a wake-up event queued
+  bool placeable_change_ = false;   // something since the last decide() could let a job start
+
+  std::int32_t allocated_ = 0;
+  std::int32_t usable_gpus_ = 0;
+  // Free usable GPUs by the fleet's type index (a node's GPUs are all one type), and the
+  // GPU counts of pending jobs: together they tell when no pending job can fit.
+  std::vector<std::int32_t> node_type_;
+  std::vector<std::int32_t> free_by_type_;
+  std::multiset<std::int32_t> pending_sizes_;
+  std::int64_t pending_gpus_ = 0;
+
+  std::int32_t max_domain_ = 0, max_node_ = 0, max_leaf_ = 0, max_spine_ = 0;
+};
+
+void Engine::derive_ideal_levels() {
+  max_domain_ = fleet_.max_nvlink_domain_gpus();
+  max_node_ = fleet_.max_node_gpus();
+  std::map<std::string, std::int32_t> leaf, spine;
+  for (const core::Node& n : nodes_) {
+    const auto g = static_cast<std::int32_t>(n.gpus.size());
+    max_leaf_ = std::max(max_leaf_, leaf[n.labels.leaf] += g);
+    max_spine_ = std::max(max_spine_, spine[n.labels.spine] += g);
+  }
+}
+
+core::PackLevel Engine::ideal_level(std::int32_t gpus) const {
+  if (gpus <= max_domain_) return core::PackLevel::kNvlink;
+  if (gpus <= max_node_) return core::PackLevel::kNode;
+  if (gpus <= max_leaf_) return core::PackLevel::kLeaf;
+  if (gpus <= max_spine_) return core::PackLevel::kSpine;
+  return core::PackLevel::kNone;
+}
+
+// The product of the factors of every level from just above `wanted` up to `packed`.
+double Engine::slowdown(core::PackLevel wanted, core::PackLevel packed) const {
+  const RuntimeModel& m = options_.runtime;
+  const double factor[] = {1.0, m.beyond_nvlink, m.beyond_node, m.beyond_leaf, m.beyond_spine};
+  double f = 1.0;
+  for (int level = static_cast<int>(wanted) + 1; level <= static_cast<int>(packed); ++level) {
+    f *= factor[level];
+  }
+  return f;
+}
+
+core::Status Engine::prepare_jobs() {
+  std::set<core::GpuTypeId> types;
+  for (const core::GpuType& t : fleet_.gpu_types) types.insert(t.id);
+  jobs_.resize(workload_.jobs.size());
+  result_.jobs.resize(workload_.jobs.size());
+  for (std::size_t i = 0; i < workload_.jobs.size(); ++i) {
+    const TraceJob& t = workload_.jobs[i];
+    SimJob& j = jobs_[i];
+    sched::JobRequest& r = j.request;
+    r.id = core::JobId(static_cast<std::int64_t>(i) + 1);
+    r.tenant = t.tenant;
+    j.tenant = tenant_ix_.at(t.tenant);
+    r.gpus = t.gpus;
+    if (!t.gpu_type.empty()) {
+      if (!types.count(core::GpuTypeId(t.gpu_type))) {
+        return core::invalid_argument(
+            "gpu_type", fmt::format("{}: job {} asks for GPU type '{}' which the fleet lacks",
+                                    workload_.source, t.name, t.gpu_type));
+      }
+      r.gpu_types.emplace_back(t.gpu_type);
+    }
+    // A trace does not say how its jobs wanted to be packed; each asks for the tightest
+    // level the fleet could give it, as a preference, so decide() places it there when it
+    // can and wider when it cannot (and the runtime model charges for that).
+    const core::PackLevel wanted = ideal_level(t.gpus);
+    r.topology = {.pack = wanted, .mode = core::TopologyMode::kPreferred};
+    r.max_runtime = core::Duration(std::max<std::int64_t>(
+        1000, std::llround(static_cast<double>(t.duration_ms) * options_.runtime.estimate_factor)));
+    r.checkpoint_interval = options_.runtime.checkpoint_interval;
+    r.preemptible = policy_.jobs_preemptible;
+    r.restore_time = options_.runtime.restore_time;
+    j.remaining_work_ms = t.duration_ms;
+    JobResult& out = result_.jobs[i];
+    out.name = t.name;
+    out.tenant = t.tenant;
+    out.gpus = t.gpus;
+    out.submit_ms = t.submit_ms;
+    out.duration_ms = t.duration_ms;
+    out.wanted = wanted;
+  }
+  return core::ok_status();
+}
+
+void Engine::accrue_usage() {
+  if (now_ms_ <= usage_as_of_ms_) return;
+  const double dt_s = static_cast<double>(now_ms_ - usage_as_of_ms_) / 1000.0;
+  for (std::size_t t = 0; t < usage_.size(); ++t) {
+    if (usage_rate_[t] > 0) usage_[t].add(usage_rate_[t] * dt_s, at(now_ms_));
+  }
+  usage_as_of_ms_ = now_ms_;
+}
+
+// Moves virtual time forward, integrating allocated and usable GPUs over the step.
+void Engine::advance_to(std::int64_t t_ms) {
+  CORRAL_CHECK(t_ms >= now_ms_);
+  result_.allocated_gpu_ms += static_cast<std::int64_t>(allocated_) * (t_ms - now_ms_);
+  result_.usable_gpu_ms += static_cast<std::int64_t>(usable_gpus_) * (t_ms - now_ms_);
+  if (backlogged_ > 0 && t_ms > now_ms_) {
+    const auto dt = static_cast<double>(t_ms - now_ms_);
+    for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
+      TenantLive& live = tenant_live_[t];
+      if (live.pending == 0) continue;
+      live.backlog.backlogged_ms += t_ms - now_ms_;
+      live.backlog.held_gpu_ms += static_cast<double>(live.held) * dt;
+      // Its weighted share of the fleet among the tenants that have work right now.
+      live.backlog.fair_gpu_ms +=
+          static_cast<double>(result_.total_gpus) * result_.tenants[t].weight / active_weight_ * dt;
+    }
+  }
+  now_ms_ = t_ms;
+}
+
+void Engine::pending_delta(std::int32_t tenant, std::int32_t delta) {
+  TenantLive& live = tenant_live_[tenant];
+  const bool was = live.pending > 0;
+  live.pending += delta;
+  backlogged_ += (live.pending > 0 ? 1 : 0) - (was ? 1 : 0);
+}
+
+void Engine::active_delta(std::int32_t tenant, std::int32_t delta) {
+  TenantLive& live = tenant_live_[tenant];
+  if (live.active == 0 && delta > 0) active_weight_ += result_.tenants[tenant].weight;
+  live.active += delta;
+  if (live.active == 0) active_weight_ -= result_.tenants[tenant].weight;
+}
+
+void Engine::request_cycle() {
+  if (cycle_at_ms_) return;
+  std::int64_t t = now_ms_;
+  if (last_cycle_ms_) t = std::max(t, *last_cycle_ms_ + to_ms(options_.cycle_interval));
+  cycle_at_ms_ = t;
+  push(t, EventKind::kCycle);
+}
+
+void Engine::arrive(std::int32_t job) {
+  SimJob& j = jobs_[job];
+  j.state = JobState::kPending;
+  j.queued_at_ms = now_ms_;
+  pending_.insert(job);
+  pending_sizes_.insert(j.request.gpus);
+  pending_gpus_ += j.request.gpus;
+  pending_delta(j.tenant, 1);
+  active_delta(j.tenant, 1);
+  placeable_change_ = true;
+  request_cycle();
+}
+
+void Engine::release(std::int32_t job) {
+  SimJob& j = jobs_[job];
+  JobResult& out = result_.jobs[job];
+  accrue_usage();
+  const std::int64_t held_ms = now_ms_ - j.run_start_ms;
+  const auto gpus = static_cast<std::int64_t>(j.gpus.size());
+  out.run_ms += held_ms;
+  out.gpu_ms += held_ms * gpus;
+  result_.tenant_gpu_ms[j.request.tenant][j.type] += held_ms * gpus;
+  usage_rate_[j.tenant] -= static_cast<double>(gpus) * usage_factor_[j.type];
+  tenant_live_[j.tenant].held -= gpus;
+  for (const sched::GpuRef& g : j.gpus) {
+    const std::int32_t node = node_ix_.at(g.node.value);
+    CORRAL_CHECK(owner_[node][g.index] == job);
+    owner_[node][g.index] = -1;
+    if (nodes_[node].gpus[g.index].healthy) ++free_by_type_[node_type_[node]];
+  }
+  allocated_ -= static_cast<std::int32_t>(gpus);
+  j.gpus.clear();
+  running_.erase(job);
+  placeable_change_ = true;
+}
+
+void Engine::complete(std::int32_t job, std::int32_t generation) {
+  SimJob& j = jobs_[job];
+  if (j.state != JobState::kRunning || j.generation != generation) return;  // stale
+  release(job);
+  j.state = JobState::kDone;
+  j.remaining_work_ms = 0;
+  active_delta(j.tenant, -1);
+  result_.jobs[job].finish_ms = now_ms_;
+  request_cycle();
+}
+
+void Engine::stop_and_requeue(std::int32_t job) {
+  SimJob& j = jobs_[job];
+  JobResult& out = result_.jobs[job];
+  const std::int64_t interval = to_ms(options_.runtime.checkpoint_interval);
+  // Wall time spent working (after the restore), and the part saved by checkpoints taken
+  // every `interval` of it.
+  const std::int64_t worked = std::max<std::int64_t>(0, now_ms_ - j.run_start_ms - j.restore_ms);
+  const std::int64_t saved = interval > 0 ? worked / interval * interval : 0;
+  const auto saved_work = static_cast<std::int64_t>(static_cast<double>(saved) / j.slowdown);
+  j.remaining_work_ms = std::max<std::int64_t>(1, j.remaining_work_ms - saved_work);
+  out.lost_gpu_ms += (now_ms_ - j.run_start_ms - saved) * static_cast<std::int64_t>(j.gpus.size());
+  release(job);
+  j.state = JobState::kPending;
+  j.queued_at_ms = now_ms_;
+  pending_.insert(job);
+  pending_sizes_.insert(j.request.gpus);
+  pending_gpus_ += j.request.gpus;
+  pending_delta(j.tenant, 1);
+  request_cycle();
+}
+
+void Engine::schedule_failure(std::int32_t node) {
+  const std::int64_t mtbf = to_ms(fleet_.failures.mtbf_per_gpu);
+  const auto gpus = static_cast<double>(nodes_[node].gpus.size());
+  if (mtbf <= 0 || gpus == 0) return;
+  const double gap = rng_.exponential(static_cast<double>(mtbf) / gpus);
+  push(now_ms_ + std::max<std::int64_t>(1, std::llround(gap)), EventKind::kFailure, node, -1);
+}
+
+void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
+  if (gpu < 0) {
+    schedule_failure(node);
+    std::vector<std::int32_t> healthy;
+    for (const core::Gpu& g : nodes_[node].gpus) {
+      if (g.healthy) healthy.push_back(g.index);
+    }
+    if (healthy.empty()) return;
+    gpu = healthy[rng_.next() % healthy.size()];
+  } else if (!nodes_[node].gpus[gpu].healthy) {
+    return;
+  }
+  ++result_.gpu_failures;
+  if (const std::int32_t job = owner_[node][gpu]; job >= 0) {
+    ++result_.jobs[job].failures;
+    stop_and_requeue(job);
+  }
+  nodes_[node].gpus[gpu].healthy = false;
+  --free_by_type_[node_type_[node]];
+  --usable_gpus_;
+  push(now_ms_ + to_ms(fleet_.failures.repair), EventKind::kRepair, node, gpu);
+}
+
+void Engine::repair_gpu(std::int32_t node, std::int32_t gpu) {
+  nodes_[node].gpus[gpu].healthy = true;
+  ++usable_gpus_;
+  if (owner_[node][gpu] < 0) ++free_by_type_[node_type_[node]];
+  placeable_change_ = true;
+  request_cycle();
+}
+
+core::Status Engine::start(const sched::Placement& p) {
+  const auto job = static_cast<std::int32_t>(p.job.value - 1);
+  if (job < 0 || job >= static_cast<std::int32_t>(jobs_.size()) ||
+      jobs_[job].state != JobState::kPending) {
+    return core::internal_error(
+        fmt::format("placement of job {} which is not pending", p.job.value));
+  }
+  SimJob& j = jobs_[job];
+  JobResult& out = result_.jobs[job];
+  // The store's unique constraint, in the simulator: a GPU has one owner at a time.
+  for (const sched::GpuRef& g : p.gpus) {
+    const auto it = node_ix_.find(g.node.value);
+    if (it == node_ix_.end() || g.index < 0 ||
+        g.index >= static_cast<std::int32_t>(owner_[it->second].size())) {
+      return core::internal_error(
+          fmt::format("job {} placed on unknown GPU {}/{}", p.job.value, g.node.value, g.index));
+    }
+    if (owner_[it->second][g.index] >= 0) {
+      return core::internal_error(fmt::format("GPU {}/{} given to job {} while job {} holds it",
+                                              g.node.value, g.index, p.job.value,
+                                              owner_[it->second][g.index] + 1));
+    }
+    if (!nodes_[it->second].gpus[g.index].healthy) {
+      return core::internal_error(
+          fmt::format("job {} placed on unhealthy GPU {}/{}", p.job.value, g.node.value, g.index));
+    }
+  }
+  accrue_usage();
+  for (const sched::GpuRef& g : p.gpus) owner_[node_ix_.at(g.node.value)][g.index] = job;
+  pending_.erase(job);
+  pending_sizes_.erase(pending_sizes_.find(j.request.gpus));
+  pending_gpus_ -= j.request.gpus;
+  running_.insert(job);
+  j.state = JobState::kRunning;
+  j.gpus = p.gpus;
+  j.type = p.gpu_type;
+  j.borrowed = p.borrowed;
+  j.run_start_ms = now_ms_;
+  j.restore_ms = out.attempts > 0 && j.request.checkpoint_interval.count() > 0
+                     ? to_ms(options_.runtime.restore_time)
+                     : 0;
+  j.slowdown = slowdown(out.wanted, p.packed);
+  ++j.generation;
+  const auto gpus = static_cast<std::int32_t>(p.gpus.size());
+  allocated_ += gpus;
+  free_by_type_[node_type_[node_ix_.at(p.gpus.front().node.value)]] -= gpus;
+  usage_rate_[j.tenant] += gpus * usage_factor_[p.gpu_type];
+  tenant_live_[j.tenant].held += gpus;
+  pending_delta(j.tenant, -1);
+  if (out.start_ms < 0) out.start_ms = now_ms_;
+  ++out.attempts;
+  out.gpu_type = p.gpu_type.value;
+  out.packed = p.packed;
+  out.slowdown = j.slowdown;
+  const auto run_ms =
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(j.remaining_work_ms) * j.slowdown));
+  push(now_ms_ + j.restore_ms + std::max<std::int64_t>(1, run_ms), EventKind::kCompletion, job,
+       j.generation);
+  return core::ok_status();
+}
+
+core::Status Engine::cycle() {
+  cycle_at_ms_.reset();
+  last_cycle_ms_ = now_ms_;
+  // decide() is not called when it cannot place anything:
+  //   - without preemption, when no pending job is smaller than the free usable GPUs of
+  //     the freest type (a gang takes one type);
+  //   - when nothing happened since the last call that could let a job start: no
+  //     arrival, no GPU freed or repaired, no wake-up. The last call placed what fit, and
+  //     each job it left pending did not fit what remained. Without backfill and
+  //     preemption the order alone cannot change that. With them, decide() also depends
+  //     on the clock; schedule_wakeup() asks for a cycle at each instant where that can
+  //     change the answer (protections expiring, starvation, overrun estimates, planned
+  //     starts). Fair-share standings drift continuously between events, which under
+  //     backfill could hand the reservation to another job: the simulator re-decides at
+  //     events and wake-ups only (the one approximation here; corrald runs on a timer).
+  const std::int32_t max_free = *std::max_element(free_by_type_.begin(), free_by_type_.end());
+  const bool no_fit_possible =
+      !policy_.config.preemption.enabled && *pending_sizes_.begin() > max_free;
+  const bool nothing_changed = !placeable_change_;
+  if (pending_.empty() || (options_.skip_futile_cycles && (no_fit_possible || nothing_changed))) {
+    ++result_.cycles_skipped;
+    record_sample();
+    return core::ok_status();
+  }
+  placeable_change_ = false;
+  accrue_usage();
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // 1. The snapshot, as corrald would build it from its store.
+  sched::SnapshotInput in;
+  in.gpu_types = fleet_.gpu_types;
+  in.nodes = nodes_;
+  in.racks = fleet_.racks;
+  in.tenants = result_.tenants;
+  for (std::size_t t = 0; t < usage_.size(); ++t) {
+    const double u = usage_[t].value_at(at(now_ms_));
+    if (u > 0) in.usage[result_.tenants[t].id] = u;
+  }
+  in.running.reserve(running_.size());
+  for (const std::int32_t job : running_) {
+    const SimJob& j = jobs_[job];
+    in.running.push_back({.request = j.request,
+                          .started_at = at(j.run_start_ms),
+                          .last_checkpoint_at = last_checkpoint(j),
+                          .preemptions = result_.jobs[job].preemptions,
+                          .gpus = j.gpus,
+                          .borrowed = j.borrowed,
+                          .attained_gpu_seconds = attained_gpu_seconds(job)});
+  }
+  in.pending.reserve(pending_.size());
+  for (const std::int32_t job : pending_) {
+    const SimJob& j = jobs_[job];
+    in.pending.push_back({.request = j.request,
+                          .queued_at = at(j.queued_at_ms),
+                          .attempt = result_.jobs[job].attempts,
+                          .preemptions = result_.jobs[job].preemptions,
+                          .attained_gpu_seconds = attained_gpu_seconds(job)});
+  }
+  auto snapshot = sched::build_snapshot(std::move(in));
+  if (!snapshot.ok()) {
+    return core::internal_error(
+        fmt::format("t={} ms: the fleet model built an invalid snapshot: {}", now_ms_,
+                    snapshot.status().to_string()));
+  }
+
+  // 2. decide(), then the invariant checker, then apply.
+  sched::Decisions d = sched::decide(*snapshot, policy_.config, at(now_ms_));
+  ++result_.cycles;
+  result_.decide_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (options_.check_every > 0 && result_.cycles % options_.check_every == 0) {
+    ++result_.checks;
+    const std::vector<std::string> bad = sched::check(*snapshot, d, policy_.config, at(now_ms_));
+    if (!bad.empty()) {
+      return core::internal_error(fmt::format("t={} ms, policy {}: sched::check found {}: {}",
+                                              now_ms_, policy_.name, bad.size(),
+                                              fmt::join(bad, "; ")));
+    }
+  }
+  // 3. Apply, as the server would: victims stop (losing the work since their last
+  //    checkpoint) and go back to the queue, then placements start. Like the scheduler's
+  //    own MiniCluster, a victim is taken to stop at once (the grace period is not
+  //    modelled), so the job that waits for it starts in the same cycle.
+  for (const sched::Preemption& p : d.preemptions) {
+    const auto victim = static_cast<std::int32_t>(p.victim.value - 1);
+    if (victim < 0 || victim >= static_cast<std::int32_t>(jobs_.size()) ||
+        jobs_[victim].state != JobState::kRunning) {
+      return core::internal_error(fmt::format("t={} ms: preemption of job {} which is not running",
+                                              now_ms_, p.victim.value));
+    }
+    ++result_.jobs[victim].preemptions;
+    stop_and_requeue(victim);
+  }
+  if (!d.resizes.empty()) {
+    // Trace jobs are never elastic, so decide() has no reason to resize one.
+    return core::internal_error(fmt::format("t={} ms: resize of job {}, which is not elastic",
+                                            now_ms_, d.resizes.front().job.value));
+  }
+  for (const sched::Placement& p : d.placements) CORRAL_RETURN_IF_ERROR(start(p));
+  schedule_wakeup(*snapshot, d);
+  for (sched::Pending& p : d.pending) {
+    result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
+  }
+  record_sample();
+  return core::ok_status();
+}
+
+std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
+  const std::int64_t interval = to_ms(j.request.checkpoint_interval);
+  if (interval <= 0) return std::nullopt;
+  const std::int64_t worked = now_ms_ - j.run_start_ms - j.restore_ms;
+  if (worked < interval) return std::nullopt;
+  return at(j.run_start_ms + j.restore_ms + worked / interval * interval);
+}
+
+double Engine::attained_gpu_seconds(std::int32_t job) const {
+  const SimJob& j = jobs_[job];
+  std::int64_t gpu_ms = result_.jobs[job].gpu_ms;
+  if (j.state == JobState::kRunning) {
+    gpu_ms += (now_ms_ - j.run_start_ms) * static_cast<std::int64_t>(j.gpus.size());
+  }
+  return static_cast<double>(gpu_ms) / 1000.0;
+}
+
+// With preemption, backfill or starvation promotion, decide() may change its mind with
+// no event at all: a running job passes min_runtime and becomes preemptible, a pending
+// job reaches starvation_age, a running job outlives its estimate (which moves the
+// backfill plan), a planned start comes due. The next such instant gets a cycle.
+void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d) {
+  if (!time_dependent() || pending_.empty()) return;
+  const sched::SchedulerConfig& c = policy_.config;
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  const auto consider = [&](std::int64_t t) {
+    if (t > now_ms_) next = std::min(next, t);
+  };
+  for (const sched::RunningJob& r : s.running()) {
+    const std::int64_t start = to_ms(r.started_at);
+    if (c.preemption.enabled) consider(start + to_ms(c.preemption.min_runtime));
+    if (c.backfill) consider(start + to_ms(r.request.max_runtime));
+  }
+  if (c.starvation_age.count() > 0) {
+    for (const sched::PendingJob& p : s.pending())
+      consider(to_ms(p.queued_at) + to_ms(c.starvation_age));
+  }
+  for (const sched::PlannedStart& p : d.planned_starts) consider(to_ms(p.at));
+  if (next == std::numeric_limits<std::int64_t>::max() || !wakeups_.insert(next).second) return;
+  push(next, EventKind::kWakeup);
+}
+
+void Engine::record_sample() {
+  result_.timeline.push_back({.t_ms = now_ms_,
+                              .allocated_gpus = allocated_,
+                              .usable_gpus = usable_gpus_,
+                              .running_jobs = static_cast<std::int32_t>(running_.size()),
+                              .pending_jobs = static_cast<std::int32_t>(pending_.size()),
+                              .pending_gpus = pending_gpus_});
+}
+
+core::Result<RunResult> Engine::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  CORRAL_RETURN_IF_ERROR(prepare_jobs());
+  if (jobs_.empty()) return result_;
+  const std::int64_t origin = workload_.jobs.front().submit_ms;
+  now_ms_ = origin;
+  usage_as_of_ms_ = origin;
+  result_.start_ms = origin;
+  if (options_.failures) {
+    for (std::int32_t n = 0; n < static_cast<std::int32_t>(nodes_.size()); ++n) {
+      schedule_failure(n);
+    }
+  }
+  for (const InjectedFailure& f : options_.injected_failures) {
+    const auto it = node_ix_.find(f.node);
+    if (it == node_ix_.end() || f.gpu < 0 ||
+        f.gpu >= static_cast<std::int32_t>(nodes_[it->second].gpus.size())) {
+      return core::invalid_argument("injected_failures",
+                                    fmt::format("no GPU {}/{} in the fleet", f.node, f.gpu));
+    }
+    push(origin + to_ms(f.at), EventKind::kFailure, it->second, f.gpu);
+  }
+  std::size_t next_arrival = 0;
+  while (next_arrival < jobs_.size() || live_events_ > 0) {
+    // Arrivals come from the sorted workload; everything else from the event queue. At
+    // one instant, queued events of kinds before kCycle go first.
+    const bool take_arrival =
+        next_arrival < jobs_.size() &&
+        (events_.empty() || workload_.jobs[next_arrival].submit_ms < events_.top().t_ms ||
+         (workload_.jobs[next_arrival].submit_ms == events_.top().t_ms &&
+          events_.top().kind == EventKind::kCycle));
+    if (take_arrival) {
+      advance_to(workload_.jobs[next_arrival].submit_ms);
+      arrive(static_cast<std::int32_t>(next_arrival++));
+      continue;
+    }
+    const Event e = events_.top();
+    events_.pop();
+    if (e.kind != EventKind::kFailure) --live_events_;
+    advance_to(e.t_ms);
+    switch (e.kind) {
+      case EventKind::kCompletion:
+        complete(e.a, e.b);
+        break;
+      case EventKind::kFailure:
+        fail_gpu(e.a, e.b);
+        break;
+      case EventKind::kRepair:
+        repair_gpu(e.a, e.b);
+        break;
+      case EventKind::kWakeup:
+        wakeups_.erase(e.t_ms);
+        placeable_change_ = true;
+        request_cycle();
+        break;
+      case EventKind::kCycle:
+        CORRAL_RETURN_IF_ERROR(cycle());
+        break;
+    }
+  }
+  result_.end_ms = now_ms_;
+  accrue_usage();
+  for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
+    result_.backlog[result_.tenants[t].id] = tenant_live_[t].backlog;
+  }
+  result_.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return std::move(result_);
+}
+
+}  // namespace
+
+core::Result<RunResult> simulate(const Fleet& fleet, const Workload& workload, const Policy& policy,
+                                 const EngineOptions& options) {
+  std::vector<core::TenantId> used;
+  used.reserve(workload.jobs.size());
+  for (const TraceJob& j : workload.jobs) used.push_back(j.tenant);
+  CORRAL_ASSIGN_OR_RETURN(std::vector<core::Tenant> tenants, resolve_tenants(fleet, used));
+  Engine engine(fleet, workload, policy, options, std::move(tenants));
+  return engine.run();
+}
+
+}  // namespace corral::sim

@@ -1,0 +1,36 @@
+// Named scheduling policies for the simulator. Each is a setting of the production
+// scheduler's knobs (sched::SchedulerConfig) plus the engine's own, never a second
+// scheduler: the point of corral-sim is that every policy runs the same decide().
+//
+//   fifo      tier then submit time; first fit, no topology scoring, no backfill, no
+//             preemption (greedy: a job that fits starts even if an earlier one waits)
+//   slurm     the same order with EASY backfill (the first blocked job gets a planned
+//             start that later jobs may not delay); no topology scoring, no preemption
+//   tiresias  attained-service order (2D-LAS: discrete levels of GPU-seconds received),
+//             jobs preemptible, preemption on, topology scoring, no backfill
+//   corral    the defaults: weighted fair share over the tenant tree, topology scoring,
+//             EASY backfill, preemption to reclaim guarantees, starvation promotion
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/config.h"
+
+namespace corral::sim {
+
+struct Policy {
+  std::string name;
+  sched::SchedulerConfig config;
+  bool jobs_preemptible = false;  // trace jobs say nothing; the policy decides
+};
+
+// The policies this build can run, in a stable order.
+std::vector<std::string> policy_names();
+
+// InvalidArgument for an unknown name, or one this build's scheduler cannot express.
+core::Result<Policy> policy_by_name(std::string_view name);
+
+}  // namespace corral::sim

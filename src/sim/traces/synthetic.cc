@@ -1,0 +1,148 @@
+#include "sim/traces/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/check.h"
+#include "sim/rng.h"
+
+namespace corral::sim {
+namespace {
+
+core::Status read_number(const YAML::Node& root, const std::string& key, double lo, double hi,
+                         double& out) {
+  const YAML::Node n = root[key];
+  if (!n.IsDefined() || n.IsNull()) return core::ok_status();
+  double v = 0;
+  if (!YAML::convert<double>::decode(n, v) || !std::isfinite(v) || v < lo || v > hi) {
+    return core::invalid_argument(key, fmt::format("must be a number between {} and {}, got '{}'",
+                                                   lo, hi, n.IsScalar() ? n.Scalar() : "?"));
+  }
+  out = v;
+  return core::ok_status();
+}
+
+}  // namespace
+
+core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::string_view source) {
+  SyntheticSpec spec;
+  const auto fail = [&](const core::Status& s) {
+    return core::invalid_argument(s.field(), fmt::format("{}: {}", source, s.message()));
+  };
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap())
+      return core::invalid_argument("(root)", fmt::format("{}: must be a map", source));
+    static const std::set<std::string> kKnown = {
+        "jobs",           "tenants",           "seed",           "load_factor",
+        "sizes",          "duration_median_s", "duration_sigma", "duration_min_s",
+        "duration_max_s", "tenant_zipf",       "gpu_type"};
+    for (const auto& kv : root) {
+      if (!kKnown.count(kv.first.Scalar())) {
+        return fail(core::invalid_argument(kv.first.Scalar(), "unknown field"));
+      }
+    }
+    double jobs = static_cast<double>(spec.jobs), tenants = spec.tenants,
+           seed = static_cast<double>(spec.seed);
+    for (const core::Status& s :
+         {read_number(root, "jobs", 1, 1e8, jobs), read_number(root, "tenants", 1, 1e5, tenants),
+          read_number(root, "seed", 0, 9e15, seed),
+          read_number(root, "load_factor", 1e-3, 100, spec.load_factor),
+          read_number(root, "duration_median_s", 1, 1e9, spec.duration_median_s),
+          read_number(root, "duration_sigma", 0, 10, spec.duration_sigma),
+          read_number(root, "duration_min_s", 0.001, 1e9, spec.duration_min_s),
+          read_number(root, "duration_max_s", 0.001, 1e9, spec.duration_max_s),
+          read_number(root, "tenant_zipf", 0, 10, spec.tenant_zipf)}) {
+      if (!s.ok()) return fail(s);
+    }
+    spec.jobs = std::llround(jobs);
+    spec.tenants = static_cast<std::int32_t>(std::lround(tenants));
+    spec.seed = static_cast<std::uint64_t>(std::llround(seed));
+    if (spec.duration_min_s > spec.duration_max_s) {
+      return fail(core::invalid_argument("duration_min_s", "must be <= duration_max_s"));
+    }
+    if (root["gpu_type"].IsDefined()) spec.gpu_type = root["gpu_type"].Scalar();
+    if (const YAML::Node sizes = root["sizes"]; sizes.IsDefined()) {
+      if (!sizes.IsMap() || sizes.size() == 0) {
+        return fail(core::invalid_argument("sizes", "must be a map of GPUs to weight"));
+      }
+      spec.sizes.clear();
+      for (const auto& kv : sizes) {
+        std::int32_t gpus = 0;
+        double weight = 0;
+        if (!YAML::convert<std::int32_t>::decode(kv.first, gpus) || gpus < 1 ||
+            !YAML::convert<double>::decode(kv.second, weight) || !(weight > 0)) {
+          return fail(
+              core::invalid_argument(fmt::format("sizes.{}", kv.first.Scalar()),
+                                     "keys must be GPU counts >= 1 and values weights > 0"));
+        }
+        spec.sizes.emplace_back(gpus, weight);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return core::invalid_argument("(yaml)",
+                                  fmt::format("{}: line {}: {}", source, e.mark.line + 1, e.msg));
+  }
+  return spec;
+}
+
+core::Result<SyntheticSpec> load_synthetic_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return core::not_found(fmt::format("cannot open workload file {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_synthetic_spec(text.str(), path);
+}
+
+Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) {
+  CORRAL_CHECK(fleet_gpus > 0);
+  Rng rng(spec.seed);
+  Workload w{.source = "synthetic"};
+  w.jobs.resize(static_cast<std::size_t>(spec.jobs));
+
+  // Cumulative tables for the size mix and the Zipf tenant popularity.
+  std::vector<double> size_cdf, tenant_cdf;
+  double sum = 0;
+  for (const auto& [gpus, weight] : spec.sizes) size_cdf.push_back(sum += weight);
+  sum = 0;
+  for (std::int32_t t = 0; t < spec.tenants; ++t) {
+    tenant_cdf.push_back(sum += 1.0 / std::pow(t + 1.0, spec.tenant_zipf));
+  }
+  const auto pick = [&](const std::vector<double>& cdf) {
+    const double u = rng.uniform() * cdf.back();
+    return static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+  };
+
+  // 1. Sizes, durations and tenants; 2. arrivals at the rate that offers the load.
+  double gpu_seconds = 0;
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    TraceJob& job = w.jobs[i];
+    job.name = fmt::format("syn-{:07}", i);
+    job.gpus = spec.sizes[std::min(pick(size_cdf), spec.sizes.size() - 1)].first;
+    const double d =
+        std::clamp(spec.duration_median_s * std::exp(spec.duration_sigma * rng.normal()),
+                   spec.duration_min_s, spec.duration_max_s);
+    job.duration_ms = std::max<std::int64_t>(1, std::llround(d * 1000));
+    job.tenant = core::TenantId(
+        fmt::format("t{:02}", std::min<std::size_t>(pick(tenant_cdf), spec.tenants - 1)));
+    job.gpu_type = spec.gpu_type;
+    gpu_seconds += job.gpus * d;
+  }
+  // load = (gpu_seconds / jobs) * rate / fleet_gpus  =>  mean gap = 1 / rate.
+  const double mean_gap_s =
+      gpu_seconds / static_cast<double>(w.jobs.size()) / (spec.load_factor * fleet_gpus);
+  double t = 0;
+  for (TraceJob& job : w.jobs) {
+    t += rng.exponential(mean_gap_s);
+    job.submit_ms = std::llround(t * 1000);
+  }
+  return w;
+}
+
+}  // namespace corral::sim

@@ -1,0 +1,47 @@
+// A synthetic workload generator with documented distributions (docs/evaluation.md):
+//
+//   sizes      GPUs per job drawn from a discrete table (default: Philly's mix,
+//              1: 70%, 2: 10%, 4: 10%, 8: 7%, 16: 2%, 32: 1%)
+//   durations  log-normal, median `duration_median_s`, shape `duration_sigma`, clipped
+//              to [duration_min_s, duration_max_s]
+//   tenants    Zipf with exponent `tenant_zipf` over `tenants` tenants t00, t01, ...
+//   arrivals   Poisson; the rate is set so the offered load (GPU-seconds per second)
+//              is `load_factor` times the fleet's GPUs, measured on the drawn jobs
+//
+// The same spec and seed give the same jobs. The spec is read from YAML; every field is
+// optional.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/traces/workload.h"
+
+namespace corral::sim {
+
+struct SyntheticSpec {
+  std::int64_t jobs = 1000;
+  std::int32_t tenants = 8;
+  std::uint64_t seed = 1;
+  double load_factor = 0.8;
+  std::vector<std::pair<std::int32_t, double>> sizes = {{1, 0.70}, {2, 0.10},  {4, 0.10},
+                                                        {8, 0.07}, {16, 0.02}, {32, 0.01}};
+  double duration_median_s = 1800;
+  double duration_sigma = 1.5;
+  double duration_min_s = 60;
+  double duration_max_s = 7 * 24 * 3600;
+  double tenant_zipf = 1.0;
+  std::string gpu_type;  // empty: any type
+};
+
+core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::string_view source);
+core::Result<SyntheticSpec> load_synthetic_spec(const std::string& path);
+
+// REQUIRES: fleet_gpus > 0.
+Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus);
+
+}  // namespace corral::sim

@@ -1,0 +1,30 @@
+// A workload: the jobs a simulation replays, in the trace's own terms (names, seconds),
+// before the engine turns them into scheduler requests.
+//
+// Thread safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+
+namespace corral::sim {
+
+struct TraceJob {
+  std::string name;  // the trace's job id, e.g. "philly-31566"
+  core::TenantId tenant;
+  std::int64_t submit_ms = 0;  // from the start of the trace
+  std::int32_t gpus = 1;
+  std::int64_t duration_ms = 0;  // run time when placed as the job wants it, > 0
+  std::string gpu_type;          // empty: any type
+  std::string status;            // the trace's final status, if it has one (informational)
+};
+
+struct Workload {
+  std::string source;
+  std::vector<TraceJob> jobs;  // sorted by submit time, then input order
+};
+
+}  // namespace corral::sim
