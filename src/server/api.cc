@@ -435,7 +435,7 @@ struct ApiRoutes {
     next.updated_at = api.clock_.now();
     CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
     if (!won) return Status(StatusCode::kAborted, "job changed while cancelling");
-    // TODO(server): #agents: once agents exist, GPUs of a launching or running job are
+    // TODO(server): #6: once agents exist, GPUs of a launching or running job are
     // released when its agent confirms the workers are gone, not here.
     CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
     CORRAL_RETURN_IF_ERROR(tx.append_job_event(
@@ -555,7 +555,7 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
     if (!row) return core::not_found("node " + id + " not found");
     const core::NodeAdminState before = row->admin;
-    // TODO(server): #agents: draining should ask running work to checkpoint and leave;
+    // TODO(server): #6: draining should ask running work to checkpoint and leave;
     // until agents exist it only stops new placements, like cordon.
     row->admin = verb == "cordon"  ? core::NodeAdminState::kCordoned
                  : verb == "drain" ? core::NodeAdminState::kDraining

@@ -11,7 +11,7 @@
 // (JobEvent::kStarted) to move it to running. Preemptions of a `launching` job take
 // effect at once (it has no workers yet); a `running` victim goes to `preempting` and
 // keeps its GPUs until its agent confirms, and placements that wait for it wait too.
-// TODO(server): #agents: elastic Resizes are not applied yet (the job keeps its size). If the store
+// TODO(server): #5: elastic Resizes are not applied yet (the job keeps its size). If the store
 // refuses the transaction (a GPU already actively allocated, a stale epoch) nothing of it is
 // applied; a stale epoch means another corrald took over, and this loop stops scheduling.
 //
