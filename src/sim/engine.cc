@@ -116,6 +116,8 @@ class Engine {
   void advance_to(std::int64_t t_ms);
   void accrue_usage();
 
+  // Puts a job in the queue now (on arrival, or back after a stop).
+  void enqueue(std::int32_t job);
   void arrive(std::int32_t job);
   void complete(std::int32_t job, std::int32_t generation);
   // `gpu` -1: a random healthy GPU, and the node's next random failure is drawn.
@@ -319,7 +321,7 @@ void Engine::request_cycle() {
   push(t, EventKind::kCycle);
 }
 
-void Engine::arrive(std::int32_t job) {
+void Engine::enqueue(std::int32_t job) {
   SimJob& j = jobs_[job];
   j.state = JobState::kPending;
   j.queued_at_ms = now_ms_;
@@ -327,9 +329,13 @@ void Engine::arrive(std::int32_t job) {
   pending_sizes_.insert(j.request.gpus);
   pending_gpus_ += j.request.gpus;
   pending_delta(j.tenant, 1);
-  active_delta(j.tenant, 1);
-  placeable_change_ = true;
   request_cycle();
+}
+
+void Engine::arrive(std::int32_t job) {
+  active_delta(jobs_[job].tenant, 1);
+  placeable_change_ = true;
+  enqueue(job);
 }
 
 void Engine::release(std::int32_t job) {
@@ -378,13 +384,7 @@ void Engine::stop_and_requeue(std::int32_t job) {
   j.remaining_work_ms = std::max<std::int64_t>(1, j.remaining_work_ms - saved_work);
   out.lost_gpu_ms += (now_ms_ - j.run_start_ms - saved) * static_cast<std::int64_t>(j.gpus.size());
   release(job);
-  j.state = JobState::kPending;
-  j.queued_at_ms = now_ms_;
-  pending_.insert(job);
-  pending_sizes_.insert(j.request.gpus);
-  pending_gpus_ += j.request.gpus;
-  pending_delta(j.tenant, 1);
-  request_cycle();
+  enqueue(job);
 }
 
 void Engine::schedule_failure(std::int32_t node) {
