@@ -1,0 +1,340 @@
+#include "agent/agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "agent/client.h"
+#include "agent/protocol_json.h"
+
+namespace corral::agent {
+namespace {
+
+constexpr std::int64_t kLongPollMs = 25000;
+// A worker start/exit is reported this long after the first one of a burst: enough to
+// carry a gang's ranks in one heartbeat, short against the 100 ms submit-to-start goal.
+constexpr auto kCoalesce = std::chrono::milliseconds(3);
+constexpr std::int64_t kStopRetryMs = 20;
+
+std::int64_t backoff_ms(int tries) {
+  return std::min<std::int64_t>(5000, 100LL << std::min(tries, 6));
+}
+
+}  // namespace
+
+core::Status parse_labels(const std::string& text, core::TopologyLabels& labels,
+                          std::int64_t& rack_power_cap_w) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      return core::invalid_argument("--labels", "entry '" + item + "' must be KEY=VALUE");
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "region") {
+      labels.region = value;
+    } else if (key == "cluster") {
+      labels.cluster = value;
+    } else if (key == "spine") {
+      labels.spine = value;
+    } else if (key == "leaf") {
+      labels.leaf = value;
+    } else if (key == "rack") {
+      labels.rack = value;
+    } else if (key == "nvlinkRack") {
+      labels.nvlink_rack = value;
+    } else if (key == "rackPowerCapW") {
+      try {
+        std::size_t used = 0;
+        rack_power_cap_w = std::stoll(value, &used);
+        if (used != value.size() || rack_power_cap_w < 0) throw std::invalid_argument(value);
+      } catch (const std::exception&) {
+        return core::invalid_argument("--labels",
+                                      "rackPowerCapW must be a non-negative integer, got '" +
+                                          value + "'");
+      }
+    } else {
+      return core::invalid_argument(
+          "--labels", "unknown label '" + key +
+                          "' (known: region, cluster, spine, leaf, rack, nvlinkRack, rackPowerCapW)");
+    }
+  }
+  return core::ok_status();
+}
+
+Agent::Agent(AgentOptions options, std::unique_ptr<Inventory> inventory, const core::Clock& clock)
+    : options_(std::move(options)), inventory_(std::move(inventory)), clock_(clock) {
+  if (options_.faults_path.empty()) options_.faults_path = options_.state_dir + "/faults.json";
+}
+
+Agent::~Agent() = default;
+
+void Agent::log(const std::string& line) const {
+  static std::mutex log_mu;
+  std::lock_guard lock(log_mu);
+  std::cerr << "corral-agent[" << options_.node << "]: " << line << std::endl;
+}
+
+std::string Agent::agent_url() const { return agent_url_; }
+
+Agent::Session Agent::session() const {
+  std::lock_guard lock(mu_);
+  return session_;
+}
+
+void Agent::shutdown() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+bool Agent::sleep_ms(std::int64_t ms) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+  return !stopping_;
+}
+
+void Agent::trigger_heartbeat() {
+  std::lock_guard lock(mu_);
+  heartbeat_due_ = true;
+  cv_.notify_all();
+}
+
+core::Status Agent::join_once() {
+  CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(options_.server_url));
+  const auto body = join_body(options_.node, agent_url_, options_.labels, options_.rack_power_cap_w,
+                              discovered_);
+  CORRAL_ASSIGN_OR_RETURN(const JoinAnswer answer, client->join(options_.join_token, body));
+  std::lock_guard lock(mu_);
+  session_.token = answer.token;
+  session_.epoch = answer.epoch;
+  session_.log_key = answer.log_key;
+  ++session_.generation;
+  heartbeat_due_ = true;
+  cv_.notify_all();
+  return core::ok_status();
+}
+
+void Agent::rejoin(std::uint64_t generation, bool fenced) {
+  std::lock_guard join_lock(join_mu_);
+  if (session().generation != generation) return;  // another thread already did it
+  if (fenced) {
+    // Our jobs already restart elsewhere and our checkpoints would be refused: no grace.
+    log("fenced by corrald: stopping every worker and joining again");
+    reconciler_->stop_all(0);
+    std::lock_guard lock(mu_);
+    checkpoints_.clear();
+  } else {
+    log("corrald no longer knows this agent's token: joining again");
+  }
+  for (int tries = 0;; ++tries) {
+    const core::Status s = join_once();
+    if (s.ok()) {
+      log("joined again, epoch " + std::to_string(session().epoch));
+      return;
+    }
+    log("join failed (" + s.to_string() + "), retrying");
+    if (!sleep_ms(backoff_ms(tries))) return;
+  }
+}
+
+core::Status Agent::run() {
+  // 1. What the node has.
+  CORRAL_ASSIGN_OR_RETURN(discovered_, inventory_->discover());
+  if (discovered_.rack_nvlink_domain && options_.labels.nvlink_rack.empty()) {
+    options_.labels.nvlink_rack =
+        !options_.labels.rack.empty() ? options_.labels.rack : options_.node;
+  }
+  // 2. The local server first: workers and corrald need its URL.
+  launcher_ = std::make_unique<Launcher>(Launcher::Options{
+      .state_dir = options_.state_dir,
+      .supervisor_exe = options_.supervisor_exe,
+      .clock = &clock_,
+      .on_change = [this] { trigger_heartbeat(); }});
+  reconciler_ = std::make_unique<Reconciler>(*launcher_);
+  local_ = std::make_unique<LocalServer>(
+      options_.state_dir,
+      LocalServer::Hooks{
+          .worker_for_token = [this](const std::string& t) { return reconciler_->worker_for_token(t); },
+          .on_checkpoint =
+              [this](const WorkerKey& key, const CheckpointReport& report) {
+                std::lock_guard lock(mu_);
+                checkpoints_.push_back(
+                    PendingCheckpoint{.epoch = session_.epoch, .key = key, .report = report});
+                cv_.notify_all();
+              },
+          .log_key = [this] { return session().log_key; }});
+  CORRAL_ASSIGN_OR_RETURN(const int port, local_->start(options_.listen_host, options_.listen_port));
+  agent_url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
+  launcher_->set_agent_url(agent_url_);
+  // 3. Adopt what a previous agent on this state dir started.
+  reconciler_->adopt();
+  // 4. Join; a refusal (bad token, bad inventory) is final, an unreachable corrald is not.
+  for (int tries = 0;; ++tries) {
+    const core::Status s = join_once();
+    if (s.ok()) break;
+    if (s.code() != core::StatusCode::kUnavailable) return s;
+    if (tries == 0) log("waiting for corrald at " + options_.server_url + " (" + s.message() + ")");
+    if (!sleep_ms(backoff_ms(tries))) return core::ok_status();
+  }
+  log("joined " + options_.server_url + " as " + options_.node + " (epoch " +
+      std::to_string(session().epoch) + ", " + std::to_string(discovered_.gpus.size()) +
+      " GPUs from " + discovered_.source + "), serving " + agent_url_);
+  std::thread poller([this] { poll_loop(); });
+  std::thread heart([this] { heartbeat_loop(); });
+  std::thread forwarder([this] { checkpoint_loop(); });
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return stopping_; });
+  }
+  heart.join();
+  forwarder.join();
+  poller.join();
+  local_->stop();
+  return core::ok_status();
+}
+
+void Agent::poll_loop() {
+  auto client = CorraldClient::connect(options_.server_url);
+  if (!client.ok()) return;
+  std::int64_t since = -1;  // answers at once: adopted workers may need stopping
+  int failures = 0;
+  std::thread canceller([this, &client] {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return stopping_; });
+    (*client)->cancel();
+  });
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+    }
+    const Session s = session();
+    auto answer = (*client)->assignments(options_.node, s.token, since, kLongPollMs);
+    if (answer.ok() && answer->epoch != s.epoch && answer->epoch > s.epoch) {
+      rejoin(s.generation, /*fenced=*/true);
+      since = -1;
+      continue;
+    }
+    if (answer.ok()) {
+      failures = 0;
+      since = answer->version;
+      reconciler_->apply(answer->workers);  // and ask again at once (no sleep)
+      continue;
+    }
+    const core::StatusCode code = answer.status().code();
+    if (code == core::StatusCode::kAborted || code == core::StatusCode::kUnauthenticated) {
+      rejoin(s.generation, code == core::StatusCode::kAborted);
+      since = -1;
+      continue;
+    }
+    if (failures++ == 0) log(answer.status().to_string());
+    if (!sleep_ms(backoff_ms(failures))) break;
+  }
+  canceller.join();
+}
+
+void Agent::heartbeat_loop() {
+  auto client = CorraldClient::connect(options_.server_url);
+  if (!client.ok()) return;
+  int failures = 0;
+  std::string last_faults_error;
+  while (true) {
+    // Read before taking mu_: the reconciler calls trigger_heartbeat() (mu_) while it
+    // holds its own lock, so mu_ is never held while asking it anything.
+    const auto period = std::chrono::milliseconds(reconciler_->stops_pending()
+                                                      ? std::min(kStopRetryMs, options_.heartbeat_ms)
+                                                      : options_.heartbeat_ms);
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, period, [this] { return stopping_ || heartbeat_due_; });
+      if (stopping_) break;
+      if (heartbeat_due_) {
+        // Coalesce a burst of starts/exits (a gang's ranks) into one report.
+        cv_.wait_for(lock, kCoalesce, [this] { return stopping_; });
+        heartbeat_due_ = false;
+      }
+    }
+    reconciler_->reapply();
+    auto health = inventory_->read_health();
+    std::vector<GpuHealth> gpus;
+    if (health.ok()) {
+      gpus = std::move(*health);
+    } else {
+      log("cannot read GPU health: " + health.status().to_string());
+    }
+    if (inventory_->simulated()) {
+      auto faults = read_faults_file(options_.faults_path);
+      if (faults.ok()) {
+        apply_faults(*faults, gpus);
+        last_faults_error.clear();
+      } else if (faults.status().to_string() != last_faults_error) {
+        last_faults_error = faults.status().to_string();
+        log("ignoring faults file: " + last_faults_error);
+      }
+    }
+    const std::vector<WorkerStatus> workers = reconciler_->observe();
+    const Session s = session();
+    const auto answer =
+        (*client)->heartbeat(options_.node, s.token, heartbeat_body(s.epoch, agent_url_, gpus, workers));
+    if (answer.ok()) {
+      failures = 0;
+      reconciler_->mark_reported(workers);
+      continue;
+    }
+    const core::StatusCode code = answer.status().code();
+    if (code == core::StatusCode::kAborted || code == core::StatusCode::kUnauthenticated) {
+      rejoin(s.generation, code == core::StatusCode::kAborted);
+      continue;
+    }
+    if (failures++ == 0) log(answer.status().to_string());
+  }
+}
+
+void Agent::checkpoint_loop() {
+  auto client = CorraldClient::connect(options_.server_url);
+  if (!client.ok()) return;
+  while (true) {
+    PendingCheckpoint next;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !checkpoints_.empty(); });
+      if (stopping_) break;
+      next = checkpoints_.front();
+      const std::int64_t wait = next.next_try_ms - core::to_ms(clock_.now());
+      if (wait > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return stopping_; });
+        continue;
+      }
+      checkpoints_.pop_front();
+    }
+    const nlohmann::json body = {{"epoch", next.epoch},
+                                 {"job", next.key.job},
+                                 {"attempt", next.key.attempt},
+                                 {"rank", next.key.rank},
+                                 {"step", next.report.step},
+                                 {"path", next.report.path},
+                                 {"bytes", next.report.bytes},
+                                 {"checksum", next.report.checksum}};
+    const core::Status s = (*client)->checkpoint(options_.node, session().token, body);
+    if (s.ok()) continue;
+    if (s.code() == core::StatusCode::kUnavailable) {
+      ++next.tries;
+      next.next_try_ms = core::to_ms(clock_.now()) + backoff_ms(next.tries);
+      if (next.tries == 1) log("checkpoint report will be retried: " + s.to_string());
+      std::lock_guard lock(mu_);
+      checkpoints_.push_front(next);  // keep the order of one worker's reports
+      continue;
+    }
+    log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
+        " dropped: " + s.to_string());
+  }
+}
+
+}  // namespace corral::agent

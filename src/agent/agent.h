@@ -1,0 +1,111 @@
+// Agent: the running corral-agent. Joins corrald, long-polls the node's desired workers
+// and reconciles them, heartbeats health and worker states, forwards workers'
+// checkpoints, and serves the local endpoints. See docs/agent.md.
+//
+// Threads: the local server's pool; `poll` (assignments → reconcile, re-polls at once
+// after every answer); `heartbeat` (every heartbeat_ms, and within a few ms of a
+// worker starting or exiting); `checkpoints` (forwards with backoff).
+//
+// Thread safety: run() blocks until shutdown() is called from another thread (or a
+// signal handler thread); nothing else is public.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/faults.h"
+#include "agent/inventory.h"
+#include "agent/launcher.h"
+#include "agent/local_server.h"
+#include "agent/reconciler.h"
+#include "core/clock.h"
+#include "core/topology.h"
+
+namespace corral::agent {
+
+struct AgentOptions {
+  std::string server_url;
+  std::string join_token;
+  std::string node;
+  core::TopologyLabels labels;
+  std::int64_t rack_power_cap_w = 0;
+  std::string state_dir;
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 0;
+  std::int64_t heartbeat_ms = 2000;
+  std::string faults_path;     // default STATE_DIR/faults.json
+  std::string supervisor_exe;  // this binary
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, std::unique_ptr<Inventory> inventory, const core::Clock& clock);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Starts everything and serves until shutdown(). Fails early (a Status) when the
+  // inventory, the listen address or the first join is refused for good.
+  core::Status run();
+  void shutdown();
+
+  // The URL workers and corrald reach this agent at (valid once run() started serving).
+  std::string agent_url() const;
+
+ private:
+  struct Session {
+    std::string token;
+    std::int64_t epoch = 0;
+    std::string log_key;
+    std::uint64_t generation = 0;  // bumped on every (re)join
+  };
+  struct PendingCheckpoint {
+    std::int64_t epoch = 0;
+    WorkerKey key;
+    CheckpointReport report;
+    int tries = 0;
+    std::int64_t next_try_ms = 0;
+  };
+
+  core::Status join_once();
+  // After a refusal seen under session `generation`: stop everything when fenced, then
+  // join again (retrying until it works or the agent shuts down). Idempotent per
+  // generation: the first thread to notice does it, the others wait.
+  void rejoin(std::uint64_t generation, bool fenced);
+  Session session() const;
+  void poll_loop();
+  void heartbeat_loop();
+  void checkpoint_loop();
+  void trigger_heartbeat();
+  bool sleep_ms(std::int64_t ms);  // false when shutting down
+  void log(const std::string& line) const;
+
+  AgentOptions options_;
+  std::unique_ptr<Inventory> inventory_;
+  const core::Clock& clock_;
+  NodeInventory discovered_;
+  std::string agent_url_;
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool heartbeat_due_ = false;
+  Session session_;
+  std::mutex join_mu_;  // one rejoin at a time
+  std::deque<PendingCheckpoint> checkpoints_;
+
+  std::unique_ptr<Launcher> launcher_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<LocalServer> local_;
+};
+
+// Parses --labels "rack=r1,leaf=l1,...": the topology labels and rackPowerCapW.
+// InvalidArgument("--labels") names the bad entry.
+core::Status parse_labels(const std::string& text, core::TopologyLabels& labels,
+                          std::int64_t& rack_power_cap_w);
+
+}  // namespace corral::agent

@@ -1,0 +1,126 @@
+#include "agent/client.h"
+
+#include <httplib.h>
+
+namespace corral::agent {
+namespace {
+
+using nlohmann::json;
+
+// The error code and message corrald put in `{"error": {"code", "message"}}`.
+std::string error_text(const httplib::Result& res) {
+  try {
+    const json j = json::parse(res->body);
+    return j.at("error").value("code", std::string()) + ": " +
+           j.at("error").value("message", std::string());
+  } catch (const json::exception&) {
+    return res->body.substr(0, 200);
+  }
+}
+
+core::Status status_of(const httplib::Result& res, const char* call) {
+  if (!res) {
+    return core::Status(core::StatusCode::kUnavailable,
+                        std::string(call) + ": corrald unreachable (" + httplib::to_string(res.error()) +
+                            ")");
+  }
+  const int code = res->status;
+  if (code >= 200 && code < 300) return core::ok_status();
+  const std::string what = std::string(call) + ": HTTP " + std::to_string(code) + " " + error_text(res);
+  if (code == 409 && res->body.find("\"fenced\"") != std::string::npos) {
+    return core::Status(core::StatusCode::kAborted, what);
+  }
+  if (code == 401) return core::Status(core::StatusCode::kUnauthenticated, what);
+  if (code >= 500 || code == 429 || code == 408) {
+    return core::Status(core::StatusCode::kUnavailable, what);
+  }
+  return core::failed_precondition(what);
+}
+
+httplib::Headers bearer(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}};
+}
+
+}  // namespace
+
+core::Result<std::pair<std::string, int>> parse_host_port(const std::string& text,
+                                                          const std::string& field) {
+  std::string rest = text;
+  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  const std::size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || rest.find('/') != std::string::npos) {
+    return core::invalid_argument(field, "must be HOST:PORT (or http://HOST:PORT), got '" + text + "'");
+  }
+  int port = -1;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(rest.substr(colon + 1), &used);
+    if (used != rest.size() - colon - 1) port = -1;
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    return core::invalid_argument(field, "port must be 0..65535, got '" + rest.substr(colon + 1) + "'");
+  }
+  return std::make_pair(rest.substr(0, colon), port);
+}
+
+core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url) {
+  if (server_url.rfind("https://", 0) == 0) {
+    return core::invalid_argument("--server", "https is not supported yet, got '" + server_url + "'");
+  }
+  CORRAL_ASSIGN_OR_RETURN(const auto host_port, parse_host_port(server_url, "--server"));
+  if (host_port.second == 0) return core::invalid_argument("--server", "port must not be 0");
+  auto http = std::make_unique<httplib::Client>(host_port.first, host_port.second);
+  http->set_keep_alive(true);
+  http->set_tcp_nodelay(true);  // small request/answer pairs: no Nagle delay
+  http->set_connection_timeout(2, 0);
+  http->set_read_timeout(10, 0);
+  http->set_write_timeout(10, 0);
+  return std::unique_ptr<CorraldClient>(new CorraldClient(std::move(http)));
+}
+
+CorraldClient::CorraldClient(std::unique_ptr<httplib::Client> http) : http_(std::move(http)) {}
+CorraldClient::~CorraldClient() = default;
+
+void CorraldClient::cancel() { http_->stop(); }
+
+core::Result<JoinAnswer> CorraldClient::join(const std::string& join_token, const json& body) {
+  const auto res =
+      http_->Post("/v1/agents/join", bearer(join_token), body.dump(), "application/json");
+  CORRAL_RETURN_IF_ERROR(status_of(res, "join"));
+  return parse_join_answer(res->body);
+}
+
+core::Result<Assignments> CorraldClient::assignments(const std::string& node,
+                                                     const std::string& token, std::int64_t since,
+                                                     std::int64_t wait_ms) {
+  http_->set_read_timeout(static_cast<time_t>(wait_ms / 1000 + 10), 0);
+  const std::string path = "/v1/agents/" + node + "/assignments?since=" + std::to_string(since) +
+                           "&waitMs=" + std::to_string(wait_ms);
+  const auto res = http_->Get(path.c_str(), bearer(token));
+  CORRAL_RETURN_IF_ERROR(status_of(res, "assignments"));
+  return parse_assignments(res->body);
+}
+
+core::Result<std::int64_t> CorraldClient::heartbeat(const std::string& node,
+                                                    const std::string& token, const json& body) {
+  const auto res = http_->Post(("/v1/agents/" + node + "/heartbeat").c_str(), bearer(token),
+                               body.dump(), "application/json");
+  CORRAL_RETURN_IF_ERROR(status_of(res, "heartbeat"));
+  try {
+    return json::parse(res->body).value("version", std::int64_t{-1});
+  } catch (const json::exception&) {
+    return std::int64_t{-1};
+  }
+}
+
+core::Status CorraldClient::checkpoint(const std::string& node, const std::string& token,
+                                       const json& body) {
+  const auto res = http_->Post(("/v1/agents/" + node + "/checkpoints").c_str(), bearer(token),
+                               body.dump(), "application/json");
+  return status_of(res, "checkpoint");
+}
+
+}  // namespace corral::agent

@@ -1,0 +1,55 @@
+// CorraldClient: the agent's calls to corrald (protocol §1-§4), one HTTP connection.
+// Outcomes are mapped to Status codes the agent acts on:
+//   Aborted             409 fenced: stop every worker and join again
+//   Unauthenticated     401: the agent token is unknown (corrald lost it): join again
+//   FailedPrecondition  a definitive refusal (409 stale, 403, 400): do not retry
+//   Unavailable         corrald unreachable or 5xx: retry with backoff
+//
+// Thread safety: needs external synchronization; the agent gives each thread its own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/protocol_json.h"
+#include "core/result.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace corral::agent {
+
+class CorraldClient {
+ public:
+  // `server_url`: "http://HOST:PORT". InvalidArgument("--server") when malformed.
+  static core::Result<std::unique_ptr<CorraldClient>> connect(const std::string& server_url);
+  ~CorraldClient();
+  CorraldClient(const CorraldClient&) = delete;
+  CorraldClient& operator=(const CorraldClient&) = delete;
+
+  core::Result<JoinAnswer> join(const std::string& join_token, const nlohmann::json& body);
+  // Long poll; the read timeout covers `wait_ms` plus a margin.
+  core::Result<Assignments> assignments(const std::string& node, const std::string& token,
+                                        std::int64_t since, std::int64_t wait_ms);
+  // The answer's assignment version.
+  core::Result<std::int64_t> heartbeat(const std::string& node, const std::string& token,
+                                       const nlohmann::json& body);
+  core::Status checkpoint(const std::string& node, const std::string& token,
+                          const nlohmann::json& body);
+  // Aborts a call in flight from another thread (shutdown of a long poll).
+  void cancel();
+
+ private:
+  explicit CorraldClient(std::unique_ptr<httplib::Client> http);
+  std::unique_ptr<httplib::Client> http_;
+};
+
+// "HOST:PORT" or "http://HOST:PORT" → (host, port). InvalidArgument names `field`.
+core::Result<std::pair<std::string, int>> parse_host_port(const std::string& text,
+                                                          const std::string& field);
+
+}  // namespace corral::agent

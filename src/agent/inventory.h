@@ -1,0 +1,92 @@
+// Inventory: what the agent knows about its node's GPUs, from NVML or a simulation.
+//
+// One narrow interface (STYLE.md rule 2) with three adapters: NVML loaded at run time
+// (nvml/nvml_inventory.cc), a named preset and a YAML file (simulated/). The agent lists
+// the GPUs once at join time and reads health before every heartbeat; the tests run
+// the same assertions over every adapter, the NVML one against a fake libnvidia-ml.
+//
+// Thread safety: an Inventory needs external synchronization (the agent reads it from
+// its heartbeat thread only).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace corral::agent {
+
+// A GPU as discovered: identity and topology. Fixed while the agent runs.
+struct GpuInfo {
+  std::int32_t index = 0;
+  std::string uuid;   // "GPU-…", stable across reboots
+  std::string model;  // the vendor's name, e.g. "NVIDIA H100 80GB HBM3"
+  std::string type;   // the Corral GPU type id (core/gpu_type.h), e.g. "H100"
+  std::int64_t memory_mib = 0;
+  std::int32_t power_limit_w = 0;
+  std::string pci_bus_id;                 // "0000:18:00.0"
+  std::int32_t numa_node = 0;             // the CPU socket its PCIe root hangs off
+  std::vector<std::int32_t> nvlink_peers;  // GPUs reachable over NVLink (direct or via NVSwitch)
+};
+
+// A GPU's health and utilization, read before each heartbeat (protocol §3).
+struct GpuHealth {
+  std::int32_t index = 0;
+  std::string uuid;
+  bool present = true;
+  std::vector<std::int32_t> xid_errors;  // distinct XIDs seen since the agent started, sorted
+  std::int64_t ecc_uncorrectable = 0;
+  bool retired_pages_pending = false;
+  bool remap_failed = false;
+  std::int32_t temperature_c = 0;
+  double power_w = 0;
+  std::int32_t power_limit_w = 0;
+  std::vector<std::string> throttle;  // e.g. "sw_power_cap", "hw_thermal_slowdown"
+  std::int64_t nvlink_errors = 0;
+  std::int32_t sm_percent = 0;
+  std::int64_t memory_used_mib = 0;
+};
+
+// The whole node as discovered.
+struct NodeInventory {
+  std::string source;  // "nvml", "simulated:dgx-h100", "file:/path"
+  std::int32_t cpus = 0;
+  std::int64_t memory_mib = 0;
+  // The node is a tray of a rack-wide NVLink domain (GB200 NVL72): the agent sets the
+  // nvlinkRack label (to --labels nvlinkRack, else the rack label, else the node name).
+  bool rack_nvlink_domain = false;
+  std::vector<GpuInfo> gpus;  // sorted by index, indices dense from 0
+};
+
+class Inventory {
+ public:
+  virtual ~Inventory() = default;
+  // The node's GPUs and their topology.
+  virtual core::Result<NodeInventory> discover() = 0;
+  // Health and utilization of every GPU, in index order.
+  virtual core::Result<std::vector<GpuHealth>> read_health() = 0;
+  // True for presets and files: only these take injected faults (protocol §7).
+  virtual bool simulated() const = 0;
+};
+
+// NVML through dlopen: CORRAL_NVML_LIBRARY when set (tests), else "libnvidia-ml.so.1".
+// Unavailable when the library cannot be loaded or initialized.
+core::Result<std::unique_ptr<Inventory>> open_nvml_inventory();
+
+// A named preset (simulated/presets.cc). `node` seeds the GPUs' UUIDs, so two nodes of
+// the same preset never share one. InvalidArgument("--simulate") for an unknown name.
+core::Result<std::unique_ptr<Inventory>> open_preset_inventory(const std::string& preset,
+                                                              const std::string& node);
+// The preset names, sorted.
+std::vector<std::string> preset_names();
+
+// A YAML inventory file (simulated/yaml_inventory.cc; format in docs/agent.md).
+core::Result<std::unique_ptr<Inventory>> open_file_inventory(const std::string& path,
+                                                            const std::string& node);
+// The same, from text (tests); `source` names it in the inventory.
+core::Result<NodeInventory> parse_inventory_yaml(const std::string& text, const std::string& source,
+                                                 const std::string& node);
+
+}  // namespace corral::agent

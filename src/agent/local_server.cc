@@ -1,0 +1,122 @@
+#include "agent/local_server.h"
+
+#include <httplib.h>
+
+#include <fstream>
+
+namespace corral::agent {
+namespace {
+
+constexpr std::int64_t kDefaultTailBytes = 1 << 20;
+
+std::string bearer_token(const httplib::Request& req) {
+  const std::string auth = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  return auth.rfind(prefix, 0) == 0 ? auth.substr(prefix.size()) : std::string();
+}
+
+// Compares without an early exit, so response time does not leak a prefix match.
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+void error(httplib::Response& res, int status, const std::string& code, const std::string& message,
+           const std::string& field = {}) {
+  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
+  if (!field.empty()) body["error"]["field"] = field;
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+}  // namespace
+
+std::optional<std::string> read_tail(const std::string& path, std::int64_t tail_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const std::int64_t size = in.tellg();
+  const std::int64_t from = std::max<std::int64_t>(0, size - tail_bytes);
+  in.seekg(from);
+  std::string out(static_cast<std::size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+LocalServer::LocalServer(std::string state_dir, Hooks hooks)
+    : state_dir_(std::move(state_dir)), hooks_(std::move(hooks)),
+      http_(std::make_unique<httplib::Server>()) {
+  http_->Post("/local/checkpoint", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto key = hooks_.worker_for_token(bearer_token(req));
+    if (!key) {
+      error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
+      return;
+    }
+    auto report = parse_checkpoint_report(req.body);
+    if (!report.ok()) {
+      error(res, 400, "invalid_argument", report.status().message(), report.status().field());
+      return;
+    }
+    hooks_.on_checkpoint(*key, *report);
+    res.status = 202;  // queued: the agent forwards it, retrying while corrald is away
+    res.set_content(R"({"queued":true})", "application/json");
+  });
+  http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               if (!same_secret(bearer_token(req), hooks_.log_key())) {
+                 error(res, 401, "unauthenticated", "the log key is required");
+                 return;
+               }
+               std::int64_t tail = kDefaultTailBytes;
+               if (req.has_param("tailBytes")) {
+                 try {
+                   tail = std::stoll(req.get_param_value("tailBytes"));
+                 } catch (const std::exception&) {
+                   tail = -1;
+                 }
+                 if (tail < 0) {
+                   error(res, 400, "invalid_argument", "must be a non-negative integer",
+                         "tailBytes");
+                   return;
+                 }
+               }
+               const std::string path = state_dir_ + "/logs/" + req.matches[1].str() +
+                                        "/attempt-" + req.matches[2].str() + "/rank-" +
+                                        req.matches[3].str() + ".log";
+               const auto text = read_tail(path, tail);
+               if (!text) {
+                 error(res, 404, "not_found", "no log for that job, attempt and rank on this node");
+                 return;
+               }
+               res.set_content(*text, "text/plain");
+             });
+}
+
+LocalServer::~LocalServer() { stop(); }
+
+core::Result<int> LocalServer::start(const std::string& host, int port) {
+  int bound = port;
+  if (port == 0) {
+    bound = http_->bind_to_any_port(host.c_str());
+  } else if (!http_->bind_to_port(host.c_str(), port)) {
+    bound = -1;
+  }
+  if (bound <= 0) {
+    return core::invalid_argument("--listen", "cannot listen on " + host + ":" + std::to_string(port));
+  }
+  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  return bound;
+}
+
+void LocalServer::stop() {
+  if (thread_.joinable()) {
+    http_->stop();
+    thread_.join();
+  }
+}
+
+}  // namespace corral::agent

@@ -1,0 +1,54 @@
+// LocalServer: the agent's own HTTP server, for its workers and for corrald.
+//   POST /local/checkpoint              a worker reports a checkpoint (its worker token)
+//   GET  /local/logs/JOB/ATTEMPT/RANK   corrald fetches a rank's log (the logKey)
+// Bind it to loopback unless corrald runs elsewhere: workers on the node reach it
+// through CORRAL_AGENT_URL.
+//
+// Thread safety: safe for concurrent use; handlers run on the server's thread pool
+// and call the hooks concurrently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "agent/protocol_json.h"
+#include "agent/worker.h"
+#include "core/result.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace corral::agent {
+
+class LocalServer {
+ public:
+  struct Hooks {
+    std::function<std::optional<WorkerKey>(const std::string& token)> worker_for_token;
+    std::function<void(const WorkerKey&, const CheckpointReport&)> on_checkpoint;
+    std::function<std::string()> log_key;  // empty: no log access yet
+  };
+
+  LocalServer(std::string state_dir, Hooks hooks);
+  ~LocalServer();
+  LocalServer(const LocalServer&) = delete;
+  LocalServer& operator=(const LocalServer&) = delete;
+
+  // Binds (port 0: any free port) and serves on a thread. Returns the bound port.
+  core::Result<int> start(const std::string& host, int port);
+  void stop();
+
+ private:
+  std::string state_dir_;
+  Hooks hooks_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+};
+
+// The last `tail_bytes` bytes of a file (all of it when it is shorter).
+std::optional<std::string> read_tail(const std::string& path, std::int64_t tail_bytes);
+
+}  // namespace corral::agent

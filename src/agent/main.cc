@@ -1,0 +1,148 @@
+// corral-agent: the per-node agent (docs/agent.md). main parses flags, picks the
+// inventory and runs the Agent until SIGTERM/SIGINT; `--supervise` is the per-worker
+// supervisor the agent re-executes itself as (launcher.h).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "agent/agent.h"
+#include "agent/client.h"
+#include "agent/inventory.h"
+#include "agent/launcher.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+std::string self_exe(const char* argv0) {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+int fail(const corral::core::Status& s, int code = 1) {
+  std::cerr << "corral-agent: " << s.to_string() << "\n";
+  return code;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app("corral-agent: runs a node's workers for corrald and reports its GPUs' health");
+  std::string server, token_file, node, simulate, inventory_file, labels, state_dir, faults;
+  std::string listen = "127.0.0.1:0";
+  std::int64_t heartbeat_ms = 2000;
+  app.add_option("--server", server, "corrald's URL, http://HOST:PORT")->required();
+  app.add_option("--join-token-file", token_file, "file holding corrald's join token")->required();
+  app.add_option("--node", node, "this node's name in the cluster")->required();
+  auto* sim = app.add_option("--simulate", simulate,
+                             "simulated inventory preset: dgx-h100, dgx-a100, pcie-8gpu, "
+                             "gb200-nvl72-tray");
+  auto* inv = app.add_option("--inventory", inventory_file, "YAML inventory file (docs/agent.md)");
+  sim->excludes(inv);
+  app.add_option("--labels", labels,
+                 "topology: rack=r1,leaf=l1,spine=s1,region=..,cluster=..,nvlinkRack=..,"
+                 "rackPowerCapW=..");
+  app.add_option("--state-dir", state_dir, "run records and logs (default /tmp/corral-agent-NODE)");
+  app.add_option("--listen", listen, "local server address, HOST:PORT (port 0: any)");
+  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat period")->check(CLI::Range(50, 60000));
+  app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  corral::agent::AgentOptions options{.server_url = server,
+                                      .node = node,
+                                      .state_dir = state_dir.empty() ? "/tmp/corral-agent-" + node
+                                                                     : state_dir,
+                                      .heartbeat_ms = heartbeat_ms,
+                                      .faults_path = faults,
+                                      .supervisor_exe = self_exe(argv[0])};
+  if (node.empty() || node.find('/') != std::string::npos) {
+    return fail(corral::core::invalid_argument("--node", "must be a non-empty name without '/'"),
+                kExitUsage);
+  }
+  if (auto s = corral::agent::parse_labels(labels, options.labels, options.rack_power_cap_w);
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  auto listen_at = corral::agent::parse_host_port(listen, "--listen");
+  if (!listen_at.ok()) return fail(listen_at.status(), kExitUsage);
+  options.listen_host = listen_at->first;
+  options.listen_port = listen_at->second;
+  if (auto c = corral::agent::CorraldClient::connect(server); !c.ok()) {
+    return fail(c.status(), kExitUsage);
+  }
+  {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, options.join_token) || options.join_token.empty()) {
+      return fail(corral::core::invalid_argument("--join-token-file",
+                                                 "cannot read a token from '" + token_file + "'"),
+                  kExitUsage);
+    }
+    while (!options.join_token.empty() && std::isspace(static_cast<unsigned char>(options.join_token.back()))) {
+      options.join_token.pop_back();
+    }
+  }
+
+  corral::core::Result<std::unique_ptr<corral::agent::Inventory>> inventory =
+      corral::core::internal_error("no inventory");
+  if (!simulate.empty()) {
+    inventory = corral::agent::open_preset_inventory(simulate, node);
+    if (!inventory.ok()) return fail(inventory.status(), kExitUsage);
+  } else if (!inventory_file.empty()) {
+    inventory = corral::agent::open_file_inventory(inventory_file, node);
+    if (!inventory.ok()) return fail(inventory.status(), kExitUsage);
+  } else {
+    inventory = corral::agent::open_nvml_inventory();
+    if (!inventory.ok()) {
+      std::cerr << "corral-agent: NVML not available (" << inventory.status().message()
+                << "): pass --simulate PRESET or --inventory FILE\n";
+      return 2;
+    }
+  }
+
+  // Signals are taken by one thread with sigwait; every other thread (and, through
+  // posix_spawn's reset, no worker) sees them blocked.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  corral::core::SystemClock clock;
+  corral::agent::Agent agent(std::move(options), std::move(*inventory), clock);
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    agent.shutdown();
+  });
+  signals.detach();  // exits with the process; it may still be waiting when run() returns
+  const corral::core::Status s = agent.run();
+  if (!s.ok()) return fail(s);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--supervise") == 0) {
+    return corral::agent::supervise_main(argc - 1, argv + 1);
+  }
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "corral-agent: " << e.what() << "\n";
+    return 1;
+  }
+}

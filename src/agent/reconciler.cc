@@ -1,0 +1,117 @@
+#include "agent/reconciler.h"
+
+#include <set>
+
+namespace corral::agent {
+
+void Reconciler::adopt() {
+  std::lock_guard lock(mu_);
+  for (const LaunchRecord& record : launcher_.recorded()) {
+    entries_[record.key] = Entry{.record = record};
+    launcher_.watch(record.key);
+  }
+}
+
+void Reconciler::apply(const std::vector<DesiredWorker>& desired) {
+  std::lock_guard lock(mu_);
+  desired_ = desired;
+  apply_locked(desired_);
+}
+
+void Reconciler::reapply() {
+  std::lock_guard lock(mu_);
+  apply_locked(desired_);
+}
+
+void Reconciler::send_stop(Entry& entry, std::int64_t grace_ms) {
+  if (entry.stop_sent) return;
+  if (launcher_.observe(entry.record).state == WorkerStatus::State::kExited) {
+    entry.stop_sent = true;
+    return;
+  }
+  const core::Status s = launcher_.stop(entry.record.key, grace_ms);
+  if (s.ok()) {
+    entry.stop_sent = true;
+  } else {
+    stops_pending_ = true;  // its supervisor is still starting: the next reapply retries
+  }
+}
+
+void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
+  stops_pending_ = false;
+  std::set<WorkerKey> wanted;
+  for (const DesiredWorker& d : desired) {
+    const WorkerKey& key = d.spec.key;
+    wanted.insert(key);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      if (!d.run) continue;  // never started here: nothing to stop
+      auto started = launcher_.start(d.spec);
+      if (started.ok()) {
+        entries_[key] = Entry{.record = *started};
+      }
+      // A failed start is retried by the next apply; AlreadyExists cannot happen for a
+      // key we do not know, since adopt() loaded every recorded worker.
+      continue;
+    }
+    if (!d.run) send_stop(it->second, d.spec.grace_ms);
+  }
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    const WorkerStatus status = launcher_.observe(e.record);
+    if (status.state == WorkerStatus::State::kRunning) {
+      send_stop(e, e.record.grace_ms);
+      ++it;
+    } else if (e.exit_reported) {
+      launcher_.forget(it->first);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<WorkerStatus> Reconciler::observe() {
+  std::lock_guard lock(mu_);
+  std::vector<WorkerStatus> out;
+  for (const auto& [key, e] : entries_) out.push_back(launcher_.observe(e.record));
+  return out;
+}
+
+void Reconciler::mark_reported(const std::vector<WorkerStatus>& reported) {
+  std::lock_guard lock(mu_);
+  for (const WorkerStatus& s : reported) {
+    if (s.state != WorkerStatus::State::kExited) continue;
+    if (auto it = entries_.find(s.key); it != entries_.end()) it->second.exit_reported = true;
+  }
+}
+
+void Reconciler::stop_all(std::int64_t grace_ms) {
+  std::lock_guard lock(mu_);
+  desired_.clear();
+  stops_pending_ = false;
+  for (auto& [key, e] : entries_) {
+    e.stop_sent = false;  // a shorter grace than an earlier stop's still applies
+    send_stop(e, grace_ms);
+  }
+}
+
+std::optional<WorkerKey> Reconciler::worker_for_token(const std::string& token) const {
+  std::lock_guard lock(mu_);
+  if (token.empty()) return std::nullopt;
+  for (const auto& [key, e] : entries_) {
+    if (e.record.token == token) return key;
+  }
+  return std::nullopt;
+}
+
+bool Reconciler::stops_pending() const {
+  std::lock_guard lock(mu_);
+  return stops_pending_;
+}
+
+}  // namespace corral::agent

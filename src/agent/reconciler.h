@@ -1,0 +1,73 @@
+// Reconciler: makes the node's workers match what corrald wants, level-triggered.
+//
+// `apply(desired)` compares the desired workers with the known ones and acts on the
+// difference only: start a wanted worker that never ran, stop one that is running but
+// marked "stop" or no longer listed, forget an exited one once its exit was reported
+// and corrald stopped listing it. Applying the same list twice changes nothing, and a
+// (job, attempt, rank) that ran is never started again.
+//
+// A new Reconciler on an existing state dir `adopt()`s what the last agent started:
+// live workers stay running, exit codes recorded meanwhile are reported.
+//
+// Thread safety: safe for concurrent use (one mutex).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/launcher.h"
+#include "agent/worker.h"
+
+namespace corral::agent {
+
+struct DesiredWorker {
+  WorkerSpec spec;
+  bool run = true;  // false: desired "stop"
+};
+
+class Reconciler {
+ public:
+  explicit Reconciler(Launcher& launcher) : launcher_(launcher) {}
+
+  // Loads the workers recorded in the state dir. Call once, before apply().
+  void adopt();
+
+  // Makes the workers match `desired` (remembered for reapply()).
+  void apply(const std::vector<DesiredWorker>& desired);
+  // apply() with the last desired list: retries stops that could not be sent yet and
+  // forgets workers whose exit has been reported since.
+  void reapply();
+
+  // Every known worker's current state, sorted by key.
+  std::vector<WorkerStatus> observe();
+  // A heartbeat carrying `reported` was accepted: their exits are known to corrald.
+  void mark_reported(const std::vector<WorkerStatus>& reported);
+
+  // Fenced: stop every worker (with `grace_ms`) and forget the desired list.
+  void stop_all(std::int64_t grace_ms);
+
+  // The worker a CORRAL_WORKER_TOKEN belongs to.
+  std::optional<WorkerKey> worker_for_token(const std::string& token) const;
+  // True while some stop could not be sent yet (its supervisor is still starting).
+  bool stops_pending() const;
+
+ private:
+  struct Entry {
+    LaunchRecord record;
+    bool stop_sent = false;
+    bool exit_reported = false;
+  };
+  void apply_locked(const std::vector<DesiredWorker>& desired);
+  void send_stop(Entry& entry, std::int64_t grace_ms);
+
+  Launcher& launcher_;
+  mutable std::mutex mu_;
+  std::map<WorkerKey, Entry> entries_;
+  std::vector<DesiredWorker> desired_;
+  bool stops_pending_ = false;
+};
+
+}  // namespace corral::agent

@@ -1,0 +1,34 @@
+// Topology derived from what an inventory observed: NVLink domains from peer lists, the
+// Corral GPU type of a vendor model name, and stable UUIDs for simulated GPUs.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/inventory.h"
+#include "core/result.h"
+
+namespace corral::agent {
+
+// The NVLink domain of each GPU (by position in `gpus`): the connected components of
+// the peer graph (GPUs linked directly or through an NVSwitch share a domain). Domains
+// are numbered 0, 1, ... in order of each component's lowest GPU index. Peers that
+// name no GPU of the list are ignored (validate them first).
+std::vector<std::int32_t> nvlink_domains(const std::vector<GpuInfo>& gpus);
+
+// The Corral GPU type (core/gpu_type.h) of a model name as NVML reports it, e.g.
+// "NVIDIA H100 80GB HBM3" -> "H100", "NVIDIA A100-SXM4-40GB" -> "A100-40GB". Memory
+// separates variants whose names do not. NotFound names the model when none matches.
+core::Result<std::string> gpu_type_for_model(const std::string& model, std::int64_t memory_mib);
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", a deterministic function of (node, index).
+std::string simulated_gpu_uuid(const std::string& node, std::int32_t index);
+
+// Checks what every adapter must guarantee: indices dense from 0 in order, unique
+// UUIDs, peers naming other GPUs of the node. InvalidArgument names the GPU and field.
+core::Status validate_inventory(const NodeInventory& inventory);
+
+}  // namespace corral::agent
