@@ -151,7 +151,6 @@ class NvmlInventory final : public Inventory {
     for (std::size_t i = 0; i < inv.gpus.size(); ++i) {
       inv.gpus[i].nvlink_peers.assign(peers[i].begin(), peers[i].end());
     }
-    register_xid_events();
     CORRAL_RETURN_IF_ERROR(validate_inventory(inv));
     uuids_.clear();
     limits_.clear();
@@ -159,7 +158,9 @@ class NvmlInventory final : public Inventory {
       uuids_.push_back(g.uuid);
       limits_.push_back(g.power_limit_w);
     }
-    xids_.assign(inv.gpus.size(), {});
+    // XIDs seen so far stay remembered across re-discovery (the events are gone).
+    if (xids_.size() != inv.gpus.size()) xids_.assign(inv.gpus.size(), {});
+    register_xid_events();
     return inv;
   }
 

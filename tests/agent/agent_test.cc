@@ -1,0 +1,280 @@
+// The whole Agent against a stand-in corrald (an httplib server in the test, at the
+// HTTP boundary): join, long-polled assignments, heartbeats with worker states and
+// injected faults, checkpoint forwarding from a real corral-trainer, the local server's
+// endpoints, and fencing. Real end-to-end tests against corrald come with the merge.
+#include <httplib.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/agent.h"
+#include "agent_test_util.h"
+
+namespace corral::agent {
+namespace {
+
+using nlohmann::json;
+using testing::eventually;
+using testing::TempDir;
+
+// The corrald side of the protocol, reduced to what the agent sees.
+class FakeCorrald {
+ public:
+  FakeCorrald() {
+    http_.Post("/v1/agents/join", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_header_value("Authorization") != "Bearer jt") {
+        res.status = 401;
+        res.set_content(R"({"error":{"code":"unauthenticated","message":"bad join token"}})",
+                        "application/json");
+        return;
+      }
+      std::lock_guard lock(mu_);
+      join_body_ = json::parse(req.body);
+      ++joins_;
+      if (fenced_) {
+        fenced_ = false;
+        ++epoch_;
+      }
+      token_ = "agent-token-" + std::to_string(joins_);
+      res.set_content(json{{"node", "n1"}, {"token", token_}, {"epoch", epoch_}, {"logKey", "lk"}}
+                          .dump(),
+                      "application/json");
+    });
+    http_.Get("/v1/agents/n1/assignments", [this](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      std::unique_lock lock(mu_);
+      if (!authorized(req, res)) return;
+      const std::int64_t since = std::stoll(req.get_param_value("since"));
+      cv_.wait_for(lock, std::chrono::milliseconds(300), [&] { return since != version_; });
+      res.set_content(
+          json{{"node", "n1"}, {"epoch", epoch_}, {"version", version_}, {"workers", workers_}}.dump(),
+          "application/json");
+    });
+    http_.Post("/v1/agents/n1/heartbeat", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      if (!authorized(req, res)) return;
+      const json body = json::parse(req.body);
+      if (fenced_ || body["epoch"] != epoch_) {
+        res.status = 409;
+        res.set_content(R"({"error":{"code":"fenced","message":"node was lost"}})",
+                        "application/json");
+        return;
+      }
+      last_heartbeat_ = body;
+      ++heartbeats_;
+      res.set_content(json{{"epoch", epoch_}, {"version", version_}}.dump(), "application/json");
+    });
+    http_.Post("/v1/agents/n1/checkpoints", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      if (!authorized(req, res)) return;
+      checkpoints_.push_back(json::parse(req.body));
+      res.status = 201;
+      res.set_content("{}", "application/json");
+    });
+    port_ = http_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { http_.listen_after_bind(); });
+  }
+  ~FakeCorrald() {
+    http_.stop();
+    thread_.join();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void set_workers(json workers) {
+    std::lock_guard lock(mu_);
+    workers_ = std::move(workers);
+    ++version_;
+    cv_.notify_all();
+  }
+  void fence() {
+    std::lock_guard lock(mu_);
+    fenced_ = true;
+  }
+  template <typename F>
+  auto with(F f) {
+    std::lock_guard lock(mu_);
+    return f(*this);
+  }
+
+  int joins_ = 0, heartbeats_ = 0;
+  std::int64_t epoch_ = 3, version_ = 0;
+  json join_body_, last_heartbeat_, workers_ = json::array();
+  std::vector<json> checkpoints_;
+
+ private:
+  bool authorized(const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Authorization") == "Bearer " + token_) return true;
+    res.status = 401;
+    res.set_content(R"({"error":{"code":"unauthenticated","message":"no"}})", "application/json");
+    return false;
+  }
+
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool fenced_ = false;
+  std::string token_;
+  httplib::Server http_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+json worker(std::int64_t job, std::int32_t rank, std::vector<std::string> command,
+            const std::string& ckpt_dir = "", const std::string& desired = "run") {
+  return {{"job", job},         {"attempt", 1},          {"rank", rank},
+          {"localRank", rank},  {"nodeRank", 0},         {"worldSize", 1},
+          {"gpus", {rank}},     {"visibleDevices", std::to_string(rank)},
+          {"command", command}, {"env", {{"SECRET", "s3cret"}}},
+          {"masterAddr", "127.0.0.1"}, {"masterPort", 29510},
+          {"checkpointDir", ckpt_dir}, {"restoreFrom", nullptr},
+          {"desired", desired}, {"graceMs", 2000}};
+}
+
+// The heartbeat's entry for (job, rank), or null.
+json reported(FakeCorrald& corrald, std::int64_t job, std::int32_t rank) {
+  return corrald.with([&](FakeCorrald& c) {
+    for (const json& w : c.last_heartbeat_.value("workers", json::array())) {
+      if (w["job"] == job && w["rank"] == rank) return w;
+    }
+    return json();
+  });
+}
+
+TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
+  TempDir dir;
+  FakeCorrald corrald;
+  auto inventory = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(inventory.ok());
+  core::SystemClock clock;
+  AgentOptions options{.server_url = corrald.url(),
+                       .join_token = "jt",
+                       .node = "n1",
+                       .labels = {.region = "local", .rack = "r1"},
+                       .state_dir = dir.path() + "/state",
+                       .heartbeat_ms = 100,
+                       .supervisor_exe = CORRAL_AGENT_PATH};
+  Agent agent(options, std::move(*inventory), clock);
+  core::Status run_status;
+  std::thread runner([&] { run_status = agent.run(); });
+
+  ASSERT_TRUE(eventually([&] { return corrald.with([](FakeCorrald& c) { return c.heartbeats_ > 0; }); }));
+  const json join = corrald.with([](FakeCorrald& c) { return c.join_body_; });
+  EXPECT_EQ(join["node"]["id"], "n1");
+  EXPECT_EQ(join["node"]["labels"]["rack"], "r1");
+  EXPECT_EQ(join["node"]["gpus"].size(), 8u);
+  EXPECT_EQ(join["inventory"]["source"], "simulated:dgx-h100");
+  const std::string agent_url = join["agentUrl"];
+  EXPECT_EQ(agent_url, agent.agent_url());
+
+  // 1. A real trainer: it runs, checkpoints every 10 steps, reports to the local agent,
+  //    which forwards to corrald; it exits 0 and the heartbeat says so.
+  const std::string ckpt = dir.path() + "/ckpt";
+  corrald.set_workers(json::array(
+      {worker(1, 0, {CORRAL_TRAINER_PATH, "--steps", "30", "--checkpoint-every", "10"}, ckpt)}));
+  ASSERT_TRUE(eventually([&] {
+    const json w = reported(corrald, 1, 0);
+    return !w.is_null() && w["state"] == "exited";
+  }));
+  const json done = reported(corrald, 1, 0);
+  EXPECT_EQ(done["exitCode"], 0);
+  EXPECT_GT(done["pid"].get<std::int64_t>(), 0);
+  ASSERT_TRUE(eventually([&] {
+    return corrald.with([](FakeCorrald& c) { return c.checkpoints_.size() == 2; });
+  }));
+  const json first = corrald.with([](FakeCorrald& c) { return c.checkpoints_[0]; });
+  EXPECT_EQ(first["epoch"], 3);
+  EXPECT_EQ(first["job"], 1);
+  EXPECT_EQ(first["attempt"], 1);
+  EXPECT_EQ(first["rank"], 0);
+  EXPECT_EQ(first["step"], 10);
+  EXPECT_EQ(first["path"], ckpt + "/step-000000010-attempt-1");
+  EXPECT_EQ(first["checksum"].get<std::string>().rfind("sha256:", 0), 0u);
+
+  // 2. The local server: logs with the log key only; checkpoints with a worker token only.
+  httplib::Client local(agent_url);
+  auto log = local.Get("/local/logs/1/1/0", {{"Authorization", "Bearer lk"}});
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->status, 200);
+  EXPECT_NE(log->body.find("final="), std::string::npos);
+  auto tail = local.Get("/local/logs/1/1/0?tailBytes=5", {{"Authorization", "Bearer lk"}});
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->body.size(), 5u);
+  EXPECT_EQ(local.Get("/local/logs/1/1/0", {{"Authorization", "Bearer nope"}})->status, 401);
+  EXPECT_EQ(local.Get("/local/logs/1/1/9", {{"Authorization", "Bearer lk"}})->status, 404);
+  auto forged = local.Post("/local/checkpoint", {{"Authorization", "Bearer forged"}},
+                           R"({"step": 1, "path": "/x"})", "application/json");
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->status, 401);
+  auto anonymous = local.Post("/local/checkpoint", R"({"step": 1, "path": "/x"})", "application/json");
+  EXPECT_EQ(anonymous->status, 401);
+
+  // 3. Injected faults show up in the next heartbeat.
+  std::ofstream(dir.path() + "/state/faults.json") << R"({"gpus": {"3": {"xid": 79}}})";
+  ASSERT_TRUE(eventually([&] {
+    return corrald.with([](FakeCorrald& c) {
+      return c.last_heartbeat_["gpus"][3]["xidErrors"] == json::array({79});
+    });
+  }));
+
+  // 4. Fenced: every worker is stopped and the agent joins again with the new epoch.
+  corrald.set_workers(json::array({worker(2, 0, {"/bin/sh", "-c", "sleep 1000"})}));
+  ASSERT_TRUE(eventually([&] {
+    const json w = reported(corrald, 2, 0);
+    return !w.is_null() && w["state"] == "running";
+  }));
+  corrald.fence();
+  ASSERT_TRUE(eventually([&] { return corrald.with([](FakeCorrald& c) { return c.joins_ == 2; }); }));
+  corrald.set_workers(json::array());
+  ASSERT_TRUE(eventually([&] {
+    const json w = reported(corrald, 2, 0);
+    return !w.is_null() && w["state"] == "exited" &&
+           corrald.with([](FakeCorrald& c) { return c.last_heartbeat_["epoch"] == 4; });
+  }));
+  const int sig = reported(corrald, 2, 0)["signal"];
+  EXPECT_TRUE(sig == SIGTERM || sig == SIGKILL) << sig;  // no grace when fenced
+
+  agent.shutdown();
+  runner.join();
+  EXPECT_TRUE(run_status.ok()) << run_status.to_string();
+}
+
+TEST(Agent, ABadJoinTokenIsAFinalError) {
+  TempDir dir;
+  FakeCorrald corrald;
+  auto inventory = open_preset_inventory("pcie-8gpu", "n1");
+  ASSERT_TRUE(inventory.ok());
+  core::SystemClock clock;
+  Agent agent(AgentOptions{.server_url = corrald.url(),
+                           .join_token = "wrong",
+                           .node = "n1",
+                           .state_dir = dir.path(),
+                           .supervisor_exe = CORRAL_AGENT_PATH},
+              std::move(*inventory), clock);
+  const core::Status s = agent.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), core::StatusCode::kUnauthenticated);
+  EXPECT_NE(s.message().find("bad join token"), std::string::npos);
+}
+
+TEST(Labels, ParseAndRejectWithTheEntry) {
+  core::TopologyLabels labels;
+  std::int64_t cap = 0;
+  ASSERT_TRUE(parse_labels("rack=r1,leaf=l1,spine=s1,region=eu,cluster=c1,nvlinkRack=nv1,"
+                           "rackPowerCapW=40000",
+                           labels, cap)
+                  .ok());
+  EXPECT_EQ(labels.rack, "r1");
+  EXPECT_EQ(labels.nvlink_rack, "nv1");
+  EXPECT_EQ(cap, 40000);
+  EXPECT_NE(parse_labels("rack", labels, cap).message().find("KEY=VALUE"), std::string::npos);
+  EXPECT_NE(parse_labels("rackPowerCapW=-1", labels, cap).message().find("non-negative"),
+            std::string::npos);
+  EXPECT_EQ(parse_labels("colour=red", labels, cap).field(), "--labels");
+}
+
+}  // namespace
+}  // namespace corral::agent

@@ -1,0 +1,287 @@
+// Inventory adapters: NVML (the real dlopen code against tests/agent/fake_nvml.cc),
+// presets and YAML files; NVLink domains from peers; model names to GPU types; faults.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "agent/faults.h"
+#include "agent/inventory.h"
+#include "agent/protocol_json.h"
+#include "agent/topology.h"
+
+namespace corral::agent {
+namespace {
+
+std::vector<std::int32_t> domains_of(const NodeInventory& inv) { return nvlink_domains(inv.gpus); }
+
+// One conformance check over every adapter: dense indices, unique UUIDs, known types,
+// health for every GPU in index order.
+void expect_conforms(Inventory& inventory) {
+  auto inv = inventory.discover();
+  ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+  EXPECT_TRUE(validate_inventory(*inv).ok());
+  EXPECT_GT(inv->cpus, 0);
+  auto health = inventory.read_health();
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  ASSERT_EQ(health->size(), inv->gpus.size());
+  for (std::size_t i = 0; i < health->size(); ++i) {
+    EXPECT_EQ((*health)[i].index, static_cast<std::int32_t>(i));
+    EXPECT_EQ((*health)[i].uuid, inv->gpus[i].uuid);
+  }
+}
+
+TEST(NvmlInventory, ReadsTheFakeLibraryThroughDlopen) {
+  setenv("CORRAL_NVML_LIBRARY", CORRAL_FAKE_NVML_PATH, 1);
+  auto opened = open_nvml_inventory();
+  unsetenv("CORRAL_NVML_LIBRARY");
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  Inventory& nvml = **opened;
+  EXPECT_FALSE(nvml.simulated());
+  expect_conforms(nvml);
+
+  auto inv = nvml.discover();
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->source, "nvml");
+  ASSERT_EQ(inv->gpus.size(), 8u);
+  const GpuInfo& g0 = inv->gpus[0];
+  EXPECT_EQ(g0.uuid, "GPU-fa4e0000-0000-0000-0000-000000000000");
+  EXPECT_EQ(g0.model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g0.type, "H100");
+  EXPECT_EQ(g0.memory_mib, 81559);
+  EXPECT_EQ(g0.power_limit_w, 700);
+  EXPECT_EQ(g0.pci_bus_id, "0000:18:00.0");
+  // Every GPU reaches the others through the 4 NVSwitch chips: one domain.
+  EXPECT_EQ(g0.nvlink_peers, (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(domains_of(*inv), std::vector<std::int32_t>(8, 0));
+
+  auto health = nvml.read_health();
+  ASSERT_TRUE(health.ok());
+  const auto& h = *health;
+  EXPECT_EQ(h[0].temperature_c, 60);
+  EXPECT_DOUBLE_EQ(h[0].power_w, 412.5);
+  EXPECT_EQ(h[0].memory_used_mib, 1000);
+  EXPECT_TRUE(h[0].throttle.empty());  // GpuIdle is not a problem worth reporting
+  EXPECT_EQ(h[1].nvlink_errors, 32);
+  EXPECT_EQ(h[3].sm_percent, 30);
+  EXPECT_EQ(h[2].ecc_uncorrectable, 3);
+  EXPECT_EQ(h[4].xid_errors, std::vector<std::int32_t>{79});
+  EXPECT_EQ(h[5].temperature_c, 91);
+  EXPECT_EQ(h[5].throttle, (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_TRUE(h[6].remap_failed);
+  EXPECT_FALSE(h[7].present);
+  EXPECT_TRUE(h[0].present);
+  // XIDs are remembered after the event was drained.
+  auto again = nvml.read_health();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[4].xid_errors, std::vector<std::int32_t>{79});
+}
+
+TEST(NvmlInventory, MissingLibraryIsUnavailableWithTheReason) {
+  setenv("CORRAL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  auto opened = open_nvml_inventory();
+  unsetenv("CORRAL_NVML_LIBRARY");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), core::StatusCode::kUnavailable);
+  EXPECT_NE(opened.status().message().find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
+}
+
+TEST(Presets, EveryPresetConformsAndHasItsTopology) {
+  struct Case {
+    std::string name;
+    std::size_t gpus;
+    std::string type;
+    std::vector<std::int32_t> domains;
+    bool rack;
+  };
+  const std::vector<Case> cases = {
+      {"dgx-h100", 8, "H100", std::vector<std::int32_t>(8, 0), false},
+      {"dgx-a100", 8, "A100-80GB", std::vector<std::int32_t>(8, 0), false},
+      {"pcie-8gpu", 8, "A100-80GB", {0, 0, 1, 1, 2, 2, 3, 3}, false},
+      {"gb200-nvl72-tray", 4, "GB200", {0, 0, 0, 0}, true},
+  };
+  ASSERT_EQ(preset_names().size(), cases.size());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto opened = open_preset_inventory(c.name, "n1");
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    expect_conforms(**opened);
+    auto inv = (*opened)->discover();
+    ASSERT_TRUE(inv.ok());
+    EXPECT_EQ(inv->source, "simulated:" + c.name);
+    ASSERT_EQ(inv->gpus.size(), c.gpus);
+    EXPECT_EQ(inv->gpus[0].type, c.type);
+    EXPECT_EQ(domains_of(*inv), c.domains);
+    EXPECT_EQ(inv->rack_nvlink_domain, c.rack);
+  }
+}
+
+TEST(Presets, UuidsDifferAcrossNodesAndUnknownNamesAreRefused) {
+  auto a = open_preset_inventory("dgx-h100", "n1");
+  auto b = open_preset_inventory("dgx-h100", "n2");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE((*a)->discover()->gpus[0].uuid, (*b)->discover()->gpus[0].uuid);
+  EXPECT_EQ((*a)->discover()->gpus[0].uuid, (*a)->discover()->gpus[0].uuid);
+  auto bad = open_preset_inventory("dgx-z9", "n1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "--simulate");
+  EXPECT_NE(bad.status().message().find("dgx-h100"), std::string::npos);
+}
+
+TEST(YamlInventory, ParsesAGoodFile) {
+  const std::string text = R"(
+cpus: 64
+memoryMib: 524288
+gpus:
+  - model: NVIDIA L40S
+    memoryMib: 46068
+    powerLimitW: 350
+    pciBusId: "0000:17:00.0"
+  - model: NVIDIA L40S
+    memoryMib: 46068
+    numaNode: 1
+  - model: Tesla V100-SXM2-16GB
+    type: V100-16GB
+    uuid: GPU-custom
+    nvlinkPeers: [3]
+  - model: Tesla V100-SXM2-16GB
+    nvlinkPeers: [2]
+)";
+  auto inv = parse_inventory_yaml(text, "file:x.yaml", "n1");
+  ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+  EXPECT_EQ(inv->cpus, 64);
+  ASSERT_EQ(inv->gpus.size(), 4u);
+  EXPECT_EQ(inv->gpus[0].type, "L40S");
+  EXPECT_EQ(inv->gpus[1].numa_node, 1);
+  EXPECT_EQ(inv->gpus[2].uuid, "GPU-custom");
+  EXPECT_EQ(inv->gpus[3].type, "V100-16GB");
+  EXPECT_EQ(domains_of(*inv), (std::vector<std::int32_t>{0, 1, 2, 2}));
+}
+
+TEST(YamlInventory, BadFilesNameTheFieldAndReason) {
+  struct Case {
+    std::string name, text, field, message_part;
+  };
+  const std::vector<Case> cases = {
+      {"not yaml", "gpus: [", "", "not valid YAML"},
+      {"no gpus", "cpus: 4\n", "gpus", "non-empty list"},
+      {"unknown top field", "gpuz: []\ngpus: [{model: NVIDIA H100}]\n", "gpuz", "unknown field"},
+      {"unknown gpu field", "gpus: [{model: NVIDIA H100, colour: red}]\n", "gpus[0].colour",
+       "unknown field"},
+      {"no model", "gpus: [{memoryMib: 1}]\n", "gpus[0].model", "required"},
+      {"unknown model", "gpus: [{model: Voodoo 5}]\n", "gpus[0].model", "Voodoo 5"},
+      {"bad type", "gpus: [{model: NVIDIA H100, type: H9000}]\n", "gpus[0].type", "H9000"},
+      {"bad memory", "gpus: [{model: NVIDIA H100, memoryMib: lots}]\n", "gpus[0].memoryMib",
+       "integer"},
+      {"negative power", "gpus: [{model: NVIDIA H100, powerLimitW: -5}]\n", "gpus[0].powerLimitW",
+       "between"},
+      {"peer out of range", "gpus: [{model: NVIDIA H100, nvlinkPeers: [9]}, {model: NVIDIA H100}]\n",
+       "gpus[0].nvlinkPeers[0]", "got 9"},
+      {"self peer", "gpus: [{model: NVIDIA H100, nvlinkPeers: [0]}]\n", "gpus[0].nvlinkPeers[0]",
+       "another GPU"},
+      {"gap in indices", "gpus: [{model: NVIDIA H100, index: 1}]\n", "gpus[0].index", "dense"},
+      {"duplicate uuid", "gpus: [{model: NVIDIA H100, uuid: a}, {model: NVIDIA H100, uuid: a}]\n",
+       "gpus[1].uuid", "duplicate"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto inv = parse_inventory_yaml(c.text, "file:x", "n1");
+    ASSERT_FALSE(inv.ok());
+    EXPECT_EQ(inv.status().code(), core::StatusCode::kInvalidArgument);
+    EXPECT_EQ(inv.status().field(), c.field);
+    EXPECT_NE(inv.status().message().find(c.message_part), std::string::npos)
+        << inv.status().message();
+  }
+  auto missing = open_file_inventory("/nonexistent/inv.yaml", "n1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().field(), "--inventory");
+}
+
+TEST(Topology, DomainsAreConnectedComponentsOfThePeerGraph) {
+  // 0-1 linked, 1-2 linked (so 0,1,2 share a domain through 1), 3 alone, 4-5 one-sided.
+  std::vector<GpuInfo> gpus(6);
+  for (int i = 0; i < 6; ++i) gpus[static_cast<std::size_t>(i)].index = i;
+  gpus[0].nvlink_peers = {1};
+  gpus[2].nvlink_peers = {1};
+  gpus[5].nvlink_peers = {4};
+  EXPECT_EQ(nvlink_domains(gpus), (std::vector<std::int32_t>{0, 0, 0, 1, 2, 2}));
+  // Randomized: a domain never joins GPUs without a path, and peers always share one.
+  std::uint64_t seed = 12345;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<GpuInfo> g(8);
+    for (int i = 0; i < 8; ++i) g[static_cast<std::size_t>(i)].index = i;
+    for (int e = 0; e < 5; ++e) {
+      seed = seed * 6364136223846793005ULL + 1;
+      const int a = static_cast<int>((seed >> 33) % 8), b = static_cast<int>((seed >> 45) % 8);
+      if (a != b) g[static_cast<std::size_t>(a)].nvlink_peers.push_back(b);
+    }
+    const auto d = nvlink_domains(g);
+    for (const GpuInfo& x : g) {
+      for (std::int32_t p : x.nvlink_peers) {
+        EXPECT_EQ(d[static_cast<std::size_t>(x.index)], d[static_cast<std::size_t>(p)]);
+      }
+    }
+    EXPECT_EQ(d[0], 0);  // numbered by lowest index
+  }
+}
+
+TEST(Topology, ModelNamesMapToCorralTypes) {
+  const std::vector<std::tuple<std::string, std::int64_t, std::string>> cases = {
+      {"NVIDIA H100 80GB HBM3", 81559, "H100"},   {"NVIDIA H100 PCIe", 81559, "H100"},
+      {"NVIDIA H200", 143771, "H200"},            {"NVIDIA A100-SXM4-80GB", 81920, "A100-80GB"},
+      {"NVIDIA A100-SXM4-40GB", 40960, "A100-40GB"}, {"NVIDIA A100-PCIE-40GB", 0, "A100-40GB"},
+      {"NVIDIA A10", 23028, "A10"},               {"NVIDIA L4", 23034, "L4"},
+      {"NVIDIA L40S", 46068, "L40S"},             {"Tesla T4", 15360, "T4"},
+      {"Tesla V100-SXM2-32GB", 32768, "V100"},    {"Tesla V100-SXM2-16GB", 16384, "V100-16GB"},
+      {"NVIDIA GB200", 189471, "GB200"},          {"NVIDIA B200", 183359, "B200"},
+  };
+  for (const auto& [model, mem, type] : cases) {
+    SCOPED_TRACE(model);
+    auto t = gpu_type_for_model(model, mem);
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(*t, type);
+  }
+  EXPECT_FALSE(gpu_type_for_model("Radeon Instinct MI300X", 0).ok());
+}
+
+TEST(Faults, ParseAndApply) {
+  auto faults = parse_faults(
+      R"({"gpus": {"3": {"xid": 79}, "5": {"temperatureC": 95}, "6": {"present": false},
+                   "2": {"eccUncorrectable": 1}}})");
+  ASSERT_TRUE(faults.ok()) << faults.status().to_string();
+  auto inv = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(inv.ok());
+  auto health = (*inv)->read_health();
+  ASSERT_TRUE(health.ok());
+  apply_faults(*faults, *health);
+  EXPECT_EQ((*health)[3].xid_errors, std::vector<std::int32_t>{79});
+  EXPECT_EQ((*health)[5].temperature_c, 95);
+  EXPECT_FALSE((*health)[6].present);
+  EXPECT_EQ((*health)[2].ecc_uncorrectable, 1);
+  EXPECT_TRUE((*health)[0].present);
+  EXPECT_TRUE((*health)[0].xid_errors.empty());
+
+  EXPECT_EQ(parse_faults(R"({"gpus": {"x": {}}})").status().field(), "gpus.x");
+  EXPECT_EQ(parse_faults(R"({"gpus": {"1": {"xid": "79"}}})").status().field(), "gpus.1.xid");
+  EXPECT_EQ(parse_faults(R"({"gpus": {"1": {"melt": true}}})").status().field(), "gpus.1.melt");
+  EXPECT_FALSE(parse_faults("{").ok());
+  auto none = read_faults_file("/nonexistent/faults.json");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(JoinBody, CarriesDomainsTypesAndObservedInventory) {
+  auto inv = open_preset_inventory("pcie-8gpu", "n7");
+  ASSERT_TRUE(inv.ok());
+  core::TopologyLabels labels{.leaf = "l1", .rack = "r1"};
+  const auto body = join_body("n7", "http://127.0.0.1:5", labels, 12000, *(*inv)->discover());
+  EXPECT_EQ(body["node"]["id"], "n7");
+  EXPECT_EQ(body["rackPowerCapW"], 12000);
+  EXPECT_EQ(body["node"]["labels"]["rack"], "r1");
+  EXPECT_EQ(body["node"]["gpus"][3]["nvlinkDomain"], 1);
+  EXPECT_EQ(body["node"]["gpus"][3]["type"], "A100-80GB");
+  EXPECT_EQ(body["inventory"]["source"], "simulated:pcie-8gpu");
+  EXPECT_EQ(body["inventory"]["gpus"][3]["nvlinkPeers"], nlohmann::json::array({2}));
+}
+
+}  // namespace
+}  // namespace corral::agent

@@ -1,0 +1,256 @@
+// Launcher and Reconciler with real processes: the built corral-agent is the supervisor,
+// /bin/sh scripts are the workers.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "agent/launcher.h"
+#include "agent/reconciler.h"
+#include "agent_test_util.h"
+
+namespace corral::agent {
+namespace {
+
+using testing::eventually;
+using testing::process_alive;
+using testing::slurp;
+using testing::TempDir;
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Launcher> make_launcher() {
+    return std::make_unique<Launcher>(Launcher::Options{.state_dir = dir_.path() + "/state",
+                                                        .supervisor_exe = CORRAL_AGENT_PATH,
+                                                        .agent_url = "http://127.0.0.1:9",
+                                                        .clock = &clock_,
+                                                        .on_change = [this] { ++changes_; }});
+  }
+  WorkerSpec spec(std::int64_t job, std::int32_t rank, const std::string& script) {
+    return WorkerSpec{.key = {.job = job, .attempt = 1, .rank = rank},
+                      .local_rank = rank,
+                      .node_rank = 0,
+                      .world_size = 2,
+                      .gpus = {rank},
+                      .visible_devices = std::to_string(rank),
+                      .command = {"/bin/sh", "-c", script},
+                      .env = {{"USER_VAR", "hello"}, {"RANK", "spoofed"}},
+                      .master_addr = "127.0.0.1",
+                      .master_port = 29517,
+                      .checkpoint_dir = "/tmp/ckpt-x",
+                      .restore_from = "/tmp/ckpt-x/step-1",
+                      .grace_ms = 5000};
+  }
+  std::string work_dir(std::int64_t job, std::int32_t rank) const {
+    return dir_.path() + "/state/work/" + std::to_string(job) + "/attempt-1/rank-" +
+           std::to_string(rank);
+  }
+  WorkerStatus wait_exited(Launcher& launcher, const LaunchRecord& record) {
+    WorkerStatus status;
+    EXPECT_TRUE(eventually([&] {
+      status = launcher.observe(record);
+      return status.state == WorkerStatus::State::kExited;
+    }));
+    return status;
+  }
+
+  TempDir dir_;
+  core::SystemClock clock_;
+  std::atomic<int> changes_{0};
+};
+
+TEST_F(LauncherTest, SetsTheWorkerEnvironmentLogsAndReportsTheExitCode) {
+  auto launcher = make_launcher();
+  auto record = launcher->start(spec(42, 1, "env > env.txt; echo out-line; echo err-line >&2; exit 7"));
+  ASSERT_TRUE(record.ok()) << record.status().to_string();
+  const WorkerStatus status = wait_exited(*launcher, *record);
+  EXPECT_EQ(status.exit_code, 7);
+  EXPECT_EQ(status.signal, 0);
+  EXPECT_GT(status.pid, 0);
+  EXPECT_GE(status.exited_at_ms, status.started_at_ms);
+
+  const std::string env = "\n" + slurp(work_dir(42, 1) + "/env.txt");
+  for (const char* line :
+       {"CUDA_VISIBLE_DEVICES=1", "WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1", "NODE_RANK=0",
+        "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29517", "CORRAL_JOB_ID=42", "CORRAL_ATTEMPT=1",
+        "CORRAL_CHECKPOINT_DIR=/tmp/ckpt-x", "CORRAL_RESTORE_FROM=/tmp/ckpt-x/step-1",
+        "CORRAL_AGENT_URL=http://127.0.0.1:9", "USER_VAR=hello"}) {
+    EXPECT_NE(env.find("\n" + std::string(line) + "\n"), std::string::npos) << line;
+  }
+  EXPECT_NE(env.find("CORRAL_WORKER_TOKEN=" + record->token), std::string::npos);
+  EXPECT_EQ(record->token.size(), 48u);
+  const std::string log = slurp(dir_.path() + "/state/logs/42/attempt-1/rank-1.log");
+  EXPECT_NE(log.find("out-line"), std::string::npos);
+  EXPECT_NE(log.find("err-line"), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return changes_ >= 2; }));  // start and exit
+}
+
+TEST_F(LauncherTest, NeverStartsTheSameRankTwice) {
+  auto launcher = make_launcher();
+  ASSERT_TRUE(launcher->start(spec(1, 0, "sleep 30")).ok());
+  auto again = launcher->start(spec(1, 0, "sleep 30"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), core::StatusCode::kAlreadyExists);
+  auto quick = launcher->start(spec(2, 0, "exit 0"));
+  ASSERT_TRUE(quick.ok());
+  wait_exited(*launcher, *quick);
+  EXPECT_EQ(launcher->start(spec(2, 0, "exit 0")).status().code(),
+            core::StatusCode::kAlreadyExists);
+  for (const auto& r : launcher->recorded()) ASSERT_TRUE(eventually([&] {
+      return launcher->stop(r.key, 0).ok();
+    }));
+}
+
+TEST_F(LauncherTest, StopKillsTheWholeGroupIncludingGrandchildren) {
+  auto launcher = make_launcher();
+  auto record = launcher->start(spec(5, 0, "sleep 1000 & echo $! > child.pid; wait"));
+  ASSERT_TRUE(record.ok());
+  pid_t child = 0;
+  ASSERT_TRUE(eventually([&] {
+    child = static_cast<pid_t>(std::atoi(slurp(work_dir(5, 0) + "/child.pid").c_str()));
+    return child > 0;
+  }));
+  ASSERT_TRUE(process_alive(child));
+  EXPECT_EQ(launcher->observe(*record).state, WorkerStatus::State::kRunning);
+  ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 5000).ok(); }));
+  const WorkerStatus status = wait_exited(*launcher, *record);
+  EXPECT_EQ(status.signal, SIGTERM);
+  EXPECT_EQ(status.exit_code, 128 + SIGTERM);
+  EXPECT_TRUE(eventually([&] { return !process_alive(child); })) << "grandchild survived";
+}
+
+TEST_F(LauncherTest, AWorkerThatIgnoresSigtermIsKilledAfterTheGrace) {
+  auto launcher = make_launcher();
+  auto record = launcher->start(spec(6, 0, "trap '' TERM; echo ready > ready; while :; do sleep 1; done"));
+  ASSERT_TRUE(record.ok());
+  ASSERT_TRUE(eventually([&] { return !slurp(work_dir(6, 0) + "/ready").empty(); }));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 300).ok(); }));
+  // Still running inside the grace: it ignored SIGTERM.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(launcher->observe(*record).state, WorkerStatus::State::kRunning);
+  const WorkerStatus status = wait_exited(*launcher, *record);
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(status.signal, SIGKILL);
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+}
+
+TEST_F(LauncherTest, ACommandThatCannotRunExits127) {
+  auto launcher = make_launcher();
+  WorkerSpec s = spec(7, 0, "");
+  s.command = {"/nonexistent/trainer"};
+  auto record = launcher->start(s);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(wait_exited(*launcher, *record).exit_code, 127);
+  EXPECT_NE(slurp(dir_.path() + "/state/logs/7/attempt-1/rank-0.log").find("/nonexistent/trainer"),
+            std::string::npos);
+}
+
+TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
+  auto launcher = make_launcher();
+  Reconciler reconciler(*launcher);
+  reconciler.adopt();
+  const std::string starts = dir_.path() + "/starts";
+  std::vector<DesiredWorker> desired;
+  for (std::int32_t rank = 0; rank < 3; ++rank) {
+    desired.push_back({.spec = spec(9, rank, "echo $$ >> " + starts + "; sleep 1000")});
+  }
+  reconciler.apply(desired);
+  reconciler.apply(desired);
+  reconciler.reapply();
+  ASSERT_TRUE(eventually([&] {
+    const std::string s = slurp(starts);
+    return std::count(s.begin(), s.end(), '\n') >= 3;
+  }));
+  reconciler.apply(desired);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string s = slurp(starts);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3) << "a rank was started twice";
+  auto statuses = reconciler.observe();
+  ASSERT_EQ(statuses.size(), 3u);
+  std::set<std::int64_t> pids;
+  for (const auto& st : statuses) {
+    EXPECT_EQ(st.state, WorkerStatus::State::kRunning);
+    pids.insert(st.pid);
+  }
+  EXPECT_EQ(pids.size(), 3u);
+
+  // Rank 1 marked stop, rank 2 no longer listed: both stop; rank 0 keeps running.
+  desired[1].run = false;
+  desired.pop_back();
+  reconciler.apply(desired);
+  ASSERT_TRUE(eventually([&] {
+    reconciler.reapply();
+    auto st = reconciler.observe();
+    return st.size() == 3 && st[1].state == WorkerStatus::State::kExited &&
+           st[2].state == WorkerStatus::State::kExited;
+  }));
+  auto now = reconciler.observe();
+  EXPECT_EQ(now[0].state, WorkerStatus::State::kRunning);
+  // Once their exits were reported, the unlisted one is forgotten; the listed one stays.
+  reconciler.mark_reported(now);
+  reconciler.reapply();
+  EXPECT_EQ(reconciler.observe().size(), 2u);
+  EXPECT_FALSE(reconciler.worker_for_token("nope"));
+  reconciler.stop_all(0);
+  ASSERT_TRUE(eventually([&] {
+    reconciler.reapply();
+    for (const auto& st : reconciler.observe()) {
+      if (st.state != WorkerStatus::State::kExited) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
+  const std::string gate = dir_.path() + "/gate";
+  std::vector<DesiredWorker> desired = {
+      {.spec = spec(11, 0, "sleep 1000")},
+      {.spec = spec(11, 1, "while [ ! -e " + gate + " ]; do sleep 0.02; done; exit 5")},
+  };
+  std::vector<WorkerStatus> before;
+  std::string token0;
+  {
+    auto launcher = make_launcher();
+    Reconciler reconciler(*launcher);
+    reconciler.adopt();
+    reconciler.apply(desired);
+    ASSERT_TRUE(eventually([&] {
+      before = reconciler.observe();
+      return before.size() == 2 && before[0].pid > 0 && before[1].pid > 0;
+    }));
+    token0 = launcher->recorded()[0].token;
+  }  // the agent "dies": its objects go, the supervisors and workers stay
+  ASSERT_TRUE(process_alive(static_cast<pid_t>(before[0].pid)));
+  std::ofstream(gate) << "go";  // rank 1 exits 5 while no agent runs
+  ASSERT_TRUE(eventually([&] {
+    return std::filesystem::exists(dir_.path() + "/state/run/11-1-1.exit");
+  }));
+
+  auto launcher = make_launcher();
+  Reconciler reconciler(*launcher);
+  reconciler.adopt();
+  reconciler.apply(desired);  // the same desired state: nothing may start again
+  auto after = reconciler.observe();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].state, WorkerStatus::State::kRunning);
+  EXPECT_EQ(after[0].pid, before[0].pid);
+  EXPECT_EQ(after[0].started_at_ms, before[0].started_at_ms);
+  EXPECT_EQ(after[1].state, WorkerStatus::State::kExited);
+  EXPECT_EQ(after[1].exit_code, 5);
+  EXPECT_EQ(reconciler.worker_for_token(token0), (WorkerKey{11, 1, 0}));
+  // An adopted worker is watched: its exit is noticed without polling.
+  const int changes_before = changes_;
+  reconciler.apply({});
+  ASSERT_TRUE(eventually([&] {
+    return reconciler.observe()[0].state == WorkerStatus::State::kExited;
+  }));
+  EXPECT_TRUE(eventually([&] { return changes_ > changes_before; }));
+  EXPECT_FALSE(process_alive(static_cast<pid_t>(before[0].pid)));
+}
+
+}  // namespace
+}  // namespace corral::agent
