@@ -18,26 +18,25 @@
 // Exit codes: 0 done; 2 usage; 3 CORRAL_RESTORE_FROM is not a valid checkpoint;
 // 4 a checkpoint could not be written; 143 stopped by SIGTERM after checkpointing
 // (128 + SIGTERM, as a shell reports it: the job did not finish).
-#include <dirent.h>
-#include <fcntl.h>
-#include <openssl/evp.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <httplib.h>
-
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
+#include <httplib.h>
 #include <optional>
+#include <signal.h>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
 
 namespace {
 
@@ -103,9 +102,8 @@ std::string sha256_hex(const std::string& data) {
 std::string serialize(const State& s) {
   char body[512];
   std::snprintf(body, sizeof(body),
-                "corral-trainer-checkpoint 1\nstep %" PRId64 "\nlcg %016" PRIx64
-                "\nw %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\nchain %016" PRIx64
-                "\n",
+                "corral-trainer-checkpoint 1\nstep %" PRId64 "\nlcg %016" PRIx64 "\nw %016" PRIx64
+                " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\nchain %016" PRIx64 "\n",
                 s.step, s.lcg, bits(s.w[0]), bits(s.w[1]), bits(s.w[2]), bits(s.w[3]), s.chain);
   const std::string text = body;
   return text + "sha256 " + sha256_hex(text) + "\n";
@@ -198,7 +196,8 @@ bool checkpoint(const State& s) {
     return false;
   }
   const std::string path = dir + "/" + name;
-  std::fprintf(stderr, "corral-trainer: checkpoint step=%" PRId64 " path=%s\n", s.step, path.c_str());
+  std::fprintf(stderr, "corral-trainer: checkpoint step=%" PRId64 " path=%s\n", s.step,
+               path.c_str());
   report(path, s, data.size(), sha256_hex(data));
   return true;
 }
@@ -273,8 +272,7 @@ int main(int argc, char** argv) {
     }
   }
   if (steps < 0 || argc % 2 == 0) {
-    std::fprintf(stderr,
-                 "usage: corral-trainer --steps N [--step-ms MS] [--checkpoint-every K]\n");
+    std::fprintf(stderr, "usage: corral-trainer --steps N [--step-ms MS] [--checkpoint-every K]\n");
     return 2;
   }
   struct sigaction sa {};

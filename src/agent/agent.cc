@@ -55,14 +55,14 @@ core::Status parse_labels(const std::string& text, core::TopologyLabels& labels,
         rack_power_cap_w = std::stoll(value, &used);
         if (used != value.size() || rack_power_cap_w < 0) throw std::invalid_argument(value);
       } catch (const std::exception&) {
-        return core::invalid_argument("--labels",
-                                      "rackPowerCapW must be a non-negative integer, got '" +
-                                          value + "'");
+        return core::invalid_argument(
+            "--labels", "rackPowerCapW must be a non-negative integer, got '" + value + "'");
       }
     } else {
       return core::invalid_argument(
-          "--labels", "unknown label '" + key +
-                          "' (known: region, cluster, spine, leaf, rack, nvlinkRack, rackPowerCapW)");
+          "--labels",
+          "unknown label '" + key +
+              "' (known: region, cluster, spine, leaf, rack, nvlinkRack, rackPowerCapW)");
     }
   }
   return core::ok_status();
@@ -108,8 +108,8 @@ void Agent::trigger_heartbeat() {
 
 core::Status Agent::join_once() {
   CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(options_.server_url));
-  const auto body = join_body(options_.node, agent_url_, options_.labels, options_.rack_power_cap_w,
-                              discovered_);
+  const auto body =
+      join_body(options_.node, agent_url_, options_.labels, options_.rack_power_cap_w, discovered_);
   CORRAL_ASSIGN_OR_RETURN(const JoinAnswer answer, client->join(options_.join_token, body));
   std::lock_guard lock(mu_);
   session_.token = answer.token;
@@ -152,16 +152,17 @@ core::Status Agent::run() {
         !options_.labels.rack.empty() ? options_.labels.rack : options_.node;
   }
   // 2. The local server first: workers and corrald need its URL.
-  launcher_ = std::make_unique<Launcher>(Launcher::Options{
-      .state_dir = options_.state_dir,
-      .supervisor_exe = options_.supervisor_exe,
-      .clock = &clock_,
-      .on_change = [this] { trigger_heartbeat(); }});
+  launcher_ =
+      std::make_unique<Launcher>(Launcher::Options{.state_dir = options_.state_dir,
+                                                   .supervisor_exe = options_.supervisor_exe,
+                                                   .clock = &clock_,
+                                                   .on_change = [this] { trigger_heartbeat(); }});
   reconciler_ = std::make_unique<Reconciler>(*launcher_);
   local_ = std::make_unique<LocalServer>(
       options_.state_dir,
       LocalServer::Hooks{
-          .worker_for_token = [this](const std::string& t) { return reconciler_->worker_for_token(t); },
+          .worker_for_token =
+              [this](const std::string& t) { return reconciler_->worker_for_token(t); },
           .on_checkpoint =
               [this](const WorkerKey& key, const CheckpointReport& report) {
                 std::lock_guard lock(mu_);
@@ -170,7 +171,8 @@ core::Status Agent::run() {
                 cv_.notify_all();
               },
           .log_key = [this] { return session().log_key; }});
-  CORRAL_ASSIGN_OR_RETURN(const int port, local_->start(options_.listen_host, options_.listen_port));
+  CORRAL_ASSIGN_OR_RETURN(const int port,
+                          local_->start(options_.listen_host, options_.listen_port));
   agent_url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
   launcher_->set_agent_url(agent_url_);
   // 3. Adopt what a previous agent on this state dir started.
@@ -248,9 +250,9 @@ void Agent::heartbeat_loop() {
   while (true) {
     // Read before taking mu_: the reconciler calls trigger_heartbeat() (mu_) while it
     // holds its own lock, so mu_ is never held while asking it anything.
-    const auto period = std::chrono::milliseconds(reconciler_->stops_pending()
-                                                      ? std::min(kStopRetryMs, options_.heartbeat_ms)
-                                                      : options_.heartbeat_ms);
+    const auto period = std::chrono::milliseconds(
+        reconciler_->stops_pending() ? std::min(kStopRetryMs, options_.heartbeat_ms)
+                                     : options_.heartbeat_ms);
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, period, [this] { return stopping_ || heartbeat_due_; });
@@ -281,8 +283,8 @@ void Agent::heartbeat_loop() {
     }
     const std::vector<WorkerStatus> workers = reconciler_->observe();
     const Session s = session();
-    const auto answer =
-        (*client)->heartbeat(options_.node, s.token, heartbeat_body(s.epoch, agent_url_, gpus, workers));
+    const auto answer = (*client)->heartbeat(options_.node, s.token,
+                                             heartbeat_body(s.epoch, agent_url_, gpus, workers));
     if (answer.ok()) {
       failures = 0;
       reconciler_->mark_reported(workers);
@@ -314,14 +316,10 @@ void Agent::checkpoint_loop() {
       }
       checkpoints_.pop_front();
     }
-    const nlohmann::json body = {{"epoch", next.epoch},
-                                 {"job", next.key.job},
-                                 {"attempt", next.key.attempt},
-                                 {"rank", next.key.rank},
-                                 {"step", next.report.step},
-                                 {"path", next.report.path},
-                                 {"bytes", next.report.bytes},
-                                 {"checksum", next.report.checksum}};
+    const nlohmann::json body = {{"epoch", next.epoch},         {"job", next.key.job},
+                                 {"attempt", next.key.attempt}, {"rank", next.key.rank},
+                                 {"step", next.report.step},    {"path", next.report.path},
+                                 {"bytes", next.report.bytes},  {"checksum", next.report.checksum}};
     const core::Status s = (*client)->checkpoint(options_.node, session().token, body);
     if (s.ok()) continue;
     if (s.code() == core::StatusCode::kUnavailable) {

@@ -20,13 +20,14 @@ std::string error_text(const httplib::Result& res) {
 
 core::Status status_of(const httplib::Result& res, const char* call) {
   if (!res) {
-    return core::Status(core::StatusCode::kUnavailable,
-                        std::string(call) + ": corrald unreachable (" + httplib::to_string(res.error()) +
-                            ")");
+    return core::Status(
+        core::StatusCode::kUnavailable,
+        std::string(call) + ": corrald unreachable (" + httplib::to_string(res.error()) + ")");
   }
   const int code = res->status;
   if (code >= 200 && code < 300) return core::ok_status();
-  const std::string what = std::string(call) + ": HTTP " + std::to_string(code) + " " + error_text(res);
+  const std::string what =
+      std::string(call) + ": HTTP " + std::to_string(code) + " " + error_text(res);
   if (code == 409 && res->body.find("\"fenced\"") != std::string::npos) {
     return core::Status(core::StatusCode::kAborted, what);
   }
@@ -37,9 +38,7 @@ core::Status status_of(const httplib::Result& res, const char* call) {
   return core::failed_precondition(what);
 }
 
-httplib::Headers bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}};
-}
+httplib::Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
 }  // namespace
 
@@ -50,7 +49,8 @@ core::Result<std::pair<std::string, int>> parse_host_port(const std::string& tex
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   const std::size_t colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0 || rest.find('/') != std::string::npos) {
-    return core::invalid_argument(field, "must be HOST:PORT (or http://HOST:PORT), got '" + text + "'");
+    return core::invalid_argument(field,
+                                  "must be HOST:PORT (or http://HOST:PORT), got '" + text + "'");
   }
   int port = -1;
   try {
@@ -61,14 +61,16 @@ core::Result<std::pair<std::string, int>> parse_host_port(const std::string& tex
     port = -1;
   }
   if (port < 0 || port > 65535) {
-    return core::invalid_argument(field, "port must be 0..65535, got '" + rest.substr(colon + 1) + "'");
+    return core::invalid_argument(field,
+                                  "port must be 0..65535, got '" + rest.substr(colon + 1) + "'");
   }
   return std::make_pair(rest.substr(0, colon), port);
 }
 
 core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url) {
   if (server_url.rfind("https://", 0) == 0) {
-    return core::invalid_argument("--server", "https is not supported yet, got '" + server_url + "'");
+    return core::invalid_argument("--server",
+                                  "https is not supported yet, got '" + server_url + "'");
   }
   CORRAL_ASSIGN_OR_RETURN(const auto host_port, parse_host_port(server_url, "--server"));
   if (host_port.second == 0) return core::invalid_argument("--server", "port must not be 0");

@@ -21,7 +21,8 @@ core::Status read_field(const json& obj, const std::string& path, const char* ke
   if constexpr (std::is_same_v<T, bool>) {
     if (!v.is_boolean()) return core::invalid_argument(path + "." + key, "must be true or false");
   } else if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number_integer()) return core::invalid_argument(path + "." + key, "must be an integer");
+    if (!v.is_number_integer())
+      return core::invalid_argument(path + "." + key, "must be an integer");
   } else {
     if (!v.is_number()) return core::invalid_argument(path + "." + key, "must be a number");
   }
@@ -43,10 +44,9 @@ core::Result<Faults> parse_faults(const std::string& json_text) {
   if (!doc.contains("gpus")) return faults;
   const json& gpus = doc["gpus"];
   if (!gpus.is_object()) return core::invalid_argument("gpus", "must be an object by GPU index");
-  static const std::set<std::string> kKeys = {"xid",          "temperatureC",
-                                              "present",      "eccUncorrectable",
-                                              "powerW",       "remapFailed",
-                                              "retiredPagesPending", "nvlinkErrors"};
+  static const std::set<std::string> kKeys = {
+      "xid",         "temperatureC",        "present",     "eccUncorrectable", "powerW",
+      "remapFailed", "retiredPagesPending", "nvlinkErrors"};
   for (const auto& [key, fault] : gpus.items()) {
     const std::string path = "gpus." + key;
     std::int32_t index = -1;
@@ -86,9 +86,8 @@ core::Result<Faults> read_faults_file(const std::string& path) {
   auto faults = parse_faults(text.str());
   if (!faults.ok()) {
     const core::Status& s = faults.status();
-    return core::invalid_argument("--faults", path + ": " +
-                                                  (s.field().empty() ? "" : s.field() + ": ") +
-                                                  s.message());
+    return core::invalid_argument(
+        "--faults", path + ": " + (s.field().empty() ? "" : s.field() + ": ") + s.message());
   }
   return faults;
 }
@@ -98,7 +97,8 @@ void apply_faults(const Faults& faults, std::vector<GpuHealth>& health) {
     const auto it = faults.find(h.index);
     if (it == faults.end()) continue;
     const GpuFault& f = it->second;
-    if (f.xid && std::find(h.xid_errors.begin(), h.xid_errors.end(), *f.xid) == h.xid_errors.end()) {
+    if (f.xid &&
+        std::find(h.xid_errors.begin(), h.xid_errors.end(), *f.xid) == h.xid_errors.end()) {
       h.xid_errors.push_back(*f.xid);
       std::sort(h.xid_errors.begin(), h.xid_errors.end());
     }

@@ -26,8 +26,8 @@ struct GpuInfo {
   std::string type;   // the Corral GPU type id (core/gpu_type.h), e.g. "H100"
   std::int64_t memory_mib = 0;
   std::int32_t power_limit_w = 0;
-  std::string pci_bus_id;                 // "0000:18:00.0"
-  std::int32_t numa_node = 0;             // the CPU socket its PCIe root hangs off
+  std::string pci_bus_id;                  // "0000:18:00.0"
+  std::int32_t numa_node = 0;              // the CPU socket its PCIe root hangs off
   std::vector<std::int32_t> nvlink_peers;  // GPUs reachable over NVLink (direct or via NVSwitch)
 };
 
@@ -78,13 +78,13 @@ core::Result<std::unique_ptr<Inventory>> open_nvml_inventory();
 // A named preset (simulated/presets.cc). `node` seeds the GPUs' UUIDs, so two nodes of
 // the same preset never share one. InvalidArgument("--simulate") for an unknown name.
 core::Result<std::unique_ptr<Inventory>> open_preset_inventory(const std::string& preset,
-                                                              const std::string& node);
+                                                               const std::string& node);
 // The preset names, sorted.
 std::vector<std::string> preset_names();
 
 // A YAML inventory file (simulated/yaml_inventory.cc; format in docs/agent.md).
 core::Result<std::unique_ptr<Inventory>> open_file_inventory(const std::string& path,
-                                                            const std::string& node);
+                                                             const std::string& node);
 // The same, from text (tests); `source` names it in the inventory.
 core::Result<NodeInventory> parse_inventory_yaml(const std::string& text, const std::string& source,
                                                  const std::string& node);

@@ -1,22 +1,21 @@
 #include "agent/launcher.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <map>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cstring>
-#include <filesystem>
-#include <map>
-
-#include <nlohmann/json.hpp>
 
 #include "agent/atomic_file.h"
 
@@ -147,14 +146,13 @@ core::Result<LaunchRecord> Launcher::start(const WorkerSpec& spec) {
   core::Status s = make_dirs(work_dir);
   if (s.ok()) s = make_dirs(log_dir);
   if (s.ok()) {
-    s = write_file_atomic(path(key, ".json"),
-                          json{{"job", key.job},
-                               {"attempt", key.attempt},
-                               {"rank", key.rank},
-                               {"token", record.token},
-                               {"startedAtMs", record.started_at_ms},
-                               {"graceMs", record.grace_ms}}
-                              .dump());
+    s = write_file_atomic(path(key, ".json"), json{{"job", key.job},
+                                                   {"attempt", key.attempt},
+                                                   {"rank", key.rank},
+                                                   {"token", record.token},
+                                                   {"startedAtMs", record.started_at_ms},
+                                                   {"graceMs", record.grace_ms}}
+                                                  .dump());
   }
   if (!s.ok()) {
     close(lock_fd);
@@ -224,8 +222,8 @@ core::Result<LaunchRecord> Launcher::start(const WorkerSpec& spec) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT}) sigaddset(&defaults, sig);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -283,11 +281,10 @@ WorkerStatus Launcher::observe(const LaunchRecord& record) {
   status.state = WorkerStatus::State::kExited;
   status.exit_code = -1;
   status.exited_at_ms = core::to_ms(options_.clock->now());
-  (void)write_file_atomic(path(key, ".exit"), json{{"exitCode", -1},
-                                                   {"signal", 0},
-                                                   {"exitedAtMs", status.exited_at_ms},
-                                                   {"lost", true}}
-                                                  .dump());
+  (void)write_file_atomic(
+      path(key, ".exit"),
+      json{{"exitCode", -1}, {"signal", 0}, {"exitedAtMs", status.exited_at_ms}, {"lost", true}}
+          .dump());
   return status;
 }
 

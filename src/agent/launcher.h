@@ -20,8 +20,6 @@
 // that the exit watcher calls `on_change` from its own thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -30,6 +28,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "agent/worker.h"
 #include "core/clock.h"

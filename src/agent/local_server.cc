@@ -1,8 +1,7 @@
 #include "agent/local_server.h"
 
-#include <httplib.h>
-
 #include <fstream>
+#include <httplib.h>
 
 namespace corral::agent {
 namespace {
@@ -48,7 +47,8 @@ std::optional<std::string> read_tail(const std::string& path, std::int64_t tail_
 }
 
 LocalServer::LocalServer(std::string state_dir, Hooks hooks)
-    : state_dir_(std::move(state_dir)), hooks_(std::move(hooks)),
+    : state_dir_(std::move(state_dir)),
+      hooks_(std::move(hooks)),
       http_(std::make_unique<httplib::Server>()) {
   http_->Post("/local/checkpoint", [this](const httplib::Request& req, httplib::Response& res) {
     const auto key = hooks_.worker_for_token(bearer_token(req));
@@ -65,35 +65,33 @@ LocalServer::LocalServer(std::string state_dir, Hooks hooks)
     res.status = 202;  // queued: the agent forwards it, retrying while corrald is away
     res.set_content(R"({"queued":true})", "application/json");
   });
-  http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               if (!same_secret(bearer_token(req), hooks_.log_key())) {
-                 error(res, 401, "unauthenticated", "the log key is required");
-                 return;
-               }
-               std::int64_t tail = kDefaultTailBytes;
-               if (req.has_param("tailBytes")) {
-                 try {
-                   tail = std::stoll(req.get_param_value("tailBytes"));
-                 } catch (const std::exception&) {
-                   tail = -1;
-                 }
-                 if (tail < 0) {
-                   error(res, 400, "invalid_argument", "must be a non-negative integer",
-                         "tailBytes");
-                   return;
-                 }
-               }
-               const std::string path = state_dir_ + "/logs/" + req.matches[1].str() +
-                                        "/attempt-" + req.matches[2].str() + "/rank-" +
-                                        req.matches[3].str() + ".log";
-               const auto text = read_tail(path, tail);
-               if (!text) {
-                 error(res, 404, "not_found", "no log for that job, attempt and rank on this node");
-                 return;
-               }
-               res.set_content(*text, "text/plain");
-             });
+  http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))", [this](const httplib::Request& req,
+                                                        httplib::Response& res) {
+    if (!same_secret(bearer_token(req), hooks_.log_key())) {
+      error(res, 401, "unauthenticated", "the log key is required");
+      return;
+    }
+    std::int64_t tail = kDefaultTailBytes;
+    if (req.has_param("tailBytes")) {
+      try {
+        tail = std::stoll(req.get_param_value("tailBytes"));
+      } catch (const std::exception&) {
+        tail = -1;
+      }
+      if (tail < 0) {
+        error(res, 400, "invalid_argument", "must be a non-negative integer", "tailBytes");
+        return;
+      }
+    }
+    const std::string path = state_dir_ + "/logs/" + req.matches[1].str() + "/attempt-" +
+                             req.matches[2].str() + "/rank-" + req.matches[3].str() + ".log";
+    const auto text = read_tail(path, tail);
+    if (!text) {
+      error(res, 404, "not_found", "no log for that job, attempt and rank on this node");
+      return;
+    }
+    res.set_content(*text, "text/plain");
+  });
 }
 
 LocalServer::~LocalServer() { stop(); }
@@ -106,7 +104,8 @@ core::Result<int> LocalServer::start(const std::string& host, int port) {
     bound = -1;
   }
   if (bound <= 0) {
-    return core::invalid_argument("--listen", "cannot listen on " + host + ":" + std::to_string(port));
+    return core::invalid_argument("--listen",
+                                  "cannot listen on " + host + ":" + std::to_string(port));
   }
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   return bound;

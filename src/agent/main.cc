@@ -1,15 +1,14 @@
 // corral-agent: the per-node agent (docs/agent.md). main parses flags, picks the
 // inventory and runs the Agent until SIGTERM/SIGINT; `--supervise` is the per-worker
 // supervisor the agent re-executes itself as (launcher.h).
-#include <signal.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <signal.h>
 #include <thread>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -60,13 +59,13 @@ int run_main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
 
-  corral::agent::AgentOptions options{.server_url = server,
-                                      .node = node,
-                                      .state_dir = state_dir.empty() ? "/tmp/corral-agent-" + node
-                                                                     : state_dir,
-                                      .heartbeat_ms = heartbeat_ms,
-                                      .faults_path = faults,
-                                      .supervisor_exe = self_exe(argv[0])};
+  corral::agent::AgentOptions options{
+      .server_url = server,
+      .node = node,
+      .state_dir = state_dir.empty() ? "/tmp/corral-agent-" + node : state_dir,
+      .heartbeat_ms = heartbeat_ms,
+      .faults_path = faults,
+      .supervisor_exe = self_exe(argv[0])};
   if (node.empty() || node.find('/') != std::string::npos) {
     return fail(corral::core::invalid_argument("--node", "must be a non-empty name without '/'"),
                 kExitUsage);
@@ -89,7 +88,8 @@ int run_main(int argc, char** argv) {
                                                  "cannot read a token from '" + token_file + "'"),
                   kExitUsage);
     }
-    while (!options.join_token.empty() && std::isspace(static_cast<unsigned char>(options.join_token.back()))) {
+    while (!options.join_token.empty() &&
+           std::isspace(static_cast<unsigned char>(options.join_token.back()))) {
       options.join_token.pop_back();
     }
   }

@@ -5,21 +5,20 @@
 // It runs with the worker's environment and with fd 3 holding KEY.lock (flock), fd 1
 // and 2 on the rank's log. Signals arrive through a signalfd, so a SIGTERM that comes
 // while the worker is being forked is never lost.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 
 #include "agent/atomic_file.h"
 #include "agent/launcher.h"
@@ -118,9 +117,9 @@ int supervise_main(int argc, char** argv) {
   close(exec_pipe[1]);
   if (worker < 0) {
     std::fprintf(stderr, "corral-agent --supervise: fork failed: %s\n", std::strerror(errno));
-    (void)write_file_atomic(args.run_dir + "/" + args.key + ".exit",
-                            nlohmann::json{{"exitCode", 127}, {"signal", 0}, {"exitedAtMs", now_ms()}}
-                                .dump());
+    (void)write_file_atomic(
+        args.run_dir + "/" + args.key + ".exit",
+        nlohmann::json{{"exitCode", 127}, {"signal", 0}, {"exitedAtMs", now_ms()}}.dump());
     return 1;
   }
   // EOF on the pipe: the worker exec'd (or failed to, and said why), so setsid() is done
@@ -133,15 +132,17 @@ int supervise_main(int argc, char** argv) {
     std::fprintf(stderr, "corral-agent: cannot start %s: %s\n", args.command[0],
                  std::strerror(exec_errno));
   }
-  (void)write_file_atomic(args.run_dir + "/" + args.key + ".pid",
-                          nlohmann::json{{"supervisorPid", getpid()}, {"workerPid", worker}}.dump());
+  (void)write_file_atomic(
+      args.run_dir + "/" + args.key + ".pid",
+      nlohmann::json{{"supervisorPid", getpid()}, {"workerPid", worker}}.dump());
 
   int wait_status = 0;
   bool stop_requested = false;
   std::int64_t kill_at = -1;  // monotonic ms at which the group gets SIGKILL
   for (;;) {
     int timeout = -1;
-    if (kill_at >= 0) timeout = static_cast<int>(std::max<std::int64_t>(0, kill_at - monotonic_ms()));
+    if (kill_at >= 0)
+      timeout = static_cast<int>(std::max<std::int64_t>(0, kill_at - monotonic_ms()));
     pollfd pfd{sig_fd, POLLIN, 0};
     const int n = poll(&pfd, 1, timeout);
     if (n == 0) {
@@ -177,13 +178,12 @@ int supervise_main(int argc, char** argv) {
     signal = WTERMSIG(wait_status);
     exit_code = 128 + signal;
   }
-  const core::Status s = write_file_atomic(
-      args.run_dir + "/" + args.key + ".exit",
-      nlohmann::json{{"exitCode", exit_code},
-                     {"signal", signal},
-                     {"exitedAtMs", now_ms()},
-                     {"stopRequested", stop_requested}}
-          .dump());
+  const core::Status s = write_file_atomic(args.run_dir + "/" + args.key + ".exit",
+                                           nlohmann::json{{"exitCode", exit_code},
+                                                          {"signal", signal},
+                                                          {"exitedAtMs", now_ms()},
+                                                          {"stopRequested", stop_requested}}
+                                               .dump());
   if (!s.ok()) {
     std::fprintf(stderr, "corral-agent --supervise: %s\n", s.to_string().c_str());
     return 1;

@@ -27,8 +27,7 @@ bool has_word(const std::string& name, const std::string& token) {
        pos = name.find(token, pos + 1)) {
     const bool left = pos == 0 || !std::isalnum(static_cast<unsigned char>(name[pos - 1]));
     const std::size_t end = pos + token.size();
-    const bool right =
-        end == name.size() || !std::isalnum(static_cast<unsigned char>(name[end]));
+    const bool right = end == name.size() || !std::isalnum(static_cast<unsigned char>(name[end]));
     if (left && right) return true;
   }
   return false;
@@ -50,8 +49,8 @@ std::vector<std::int32_t> nvlink_domains(const std::vector<GpuInfo>& gpus) {
   std::iota(parent.begin(), parent.end(), 0);
   for (int i = 0; i < n; ++i) {
     for (const std::int32_t peer : gpus[static_cast<std::size_t>(i)].nvlink_peers) {
-      const auto it = std::find_if(gpus.begin(), gpus.end(),
-                                   [&](const GpuInfo& g) { return g.index == peer; });
+      const auto it =
+          std::find_if(gpus.begin(), gpus.end(), [&](const GpuInfo& g) { return g.index == peer; });
       if (it == gpus.end()) continue;
       const int a = find_root(parent, i);
       const int b = find_root(parent, static_cast<int>(it - gpus.begin()));
@@ -87,12 +86,11 @@ core::Result<std::string> gpu_type_for_model(const std::string& model, std::int6
       {"T4", "T4", true},        {"A10", "A10", true},
   };
   if (name.find("A100") != std::string::npos) {
-    return std::string(name.find("40GB") != std::string::npos || small ? "A100-40GB"
-                                                                       : "A100-80GB");
+    return std::string(name.find("40GB") != std::string::npos || small ? "A100-40GB" : "A100-80GB");
   }
   if (name.find("V100") != std::string::npos) {
-    const bool small16 = name.find("16GB") != std::string::npos ||
-                         (memory_mib > 0 && memory_mib < 24 * 1024);
+    const bool small16 =
+        name.find("16GB") != std::string::npos || (memory_mib > 0 && memory_mib < 24 * 1024);
     return std::string(small16 ? "V100-16GB" : "V100");
   }
   for (const Rule& rule : kRules) {
@@ -110,9 +108,9 @@ std::string simulated_gpu_uuid(const std::string& node, std::int32_t index) {
   const std::uint64_t a = fnv1a(key, 14695981039346656037ULL);
   const std::uint64_t b = fnv1a(key + "#", a ^ 0x9e3779b97f4a7c15ULL);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+  std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48),
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
@@ -138,10 +136,9 @@ core::Status validate_inventory(const NodeInventory& inventory) {
     for (std::size_t p = 0; p < g.nvlink_peers.size(); ++p) {
       const std::int32_t peer = g.nvlink_peers[p];
       if (peer < 0 || peer >= n || peer == i) {
-        return core::invalid_argument(
-            path + ".nvlinkPeers[" + std::to_string(p) + "]",
-            "must be the index of another GPU of this node (0.." + std::to_string(n - 1) +
-                "), got " + std::to_string(peer));
+        return core::invalid_argument(path + ".nvlinkPeers[" + std::to_string(p) + "]",
+                                      "must be the index of another GPU of this node (0.." +
+                                          std::to_string(n - 1) + "), got " + std::to_string(peer));
       }
     }
   }

@@ -32,8 +32,8 @@ struct WorkerSpec {
   std::int32_t world_size = 1;
   std::vector<std::int32_t> gpus;
   std::string visible_devices;
-  std::vector<std::string> command;         // argv; command[0] is looked up in PATH
-  std::map<std::string, std::string> env;   // the spec's env and secretEnv: never logged
+  std::vector<std::string> command;        // argv; command[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // the spec's env and secretEnv: never logged
   std::string master_addr;
   std::int32_t master_port = 0;
   std::string checkpoint_dir;

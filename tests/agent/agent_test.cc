@@ -2,16 +2,15 @@
 // HTTP boundary): join, long-polled assignments, heartbeats with worker states and
 // injected faults, checkpoint forwarding from a real corral-trainer, the local server's
 // endpoints, and fencing. Real end-to-end tests against corrald come with the merge.
-#include <httplib.h>
+#include "agent/agent.h"
 
 #include <condition_variable>
+#include <httplib.h>
 #include <mutex>
 
+#include "agent_test_util.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include "agent/agent.h"
-#include "agent_test_util.h"
 
 namespace corral::agent {
 namespace {
@@ -39,20 +38,21 @@ class FakeCorrald {
         ++epoch_;
       }
       token_ = "agent-token-" + std::to_string(joins_);
-      res.set_content(json{{"node", "n1"}, {"token", token_}, {"epoch", epoch_}, {"logKey", "lk"}}
-                          .dump(),
-                      "application/json");
-    });
-    http_.Get("/v1/agents/n1/assignments", [this](const httplib::Request& req,
-                                                  httplib::Response& res) {
-      std::unique_lock lock(mu_);
-      if (!authorized(req, res)) return;
-      const std::int64_t since = std::stoll(req.get_param_value("since"));
-      cv_.wait_for(lock, std::chrono::milliseconds(300), [&] { return since != version_; });
       res.set_content(
-          json{{"node", "n1"}, {"epoch", epoch_}, {"version", version_}, {"workers", workers_}}.dump(),
+          json{{"node", "n1"}, {"token", token_}, {"epoch", epoch_}, {"logKey", "lk"}}.dump(),
           "application/json");
     });
+    http_.Get(
+        "/v1/agents/n1/assignments", [this](const httplib::Request& req, httplib::Response& res) {
+          std::unique_lock lock(mu_);
+          if (!authorized(req, res)) return;
+          const std::int64_t since = std::stoll(req.get_param_value("since"));
+          cv_.wait_for(lock, std::chrono::milliseconds(300), [&] { return since != version_; });
+          res.set_content(
+              json{{"node", "n1"}, {"epoch", epoch_}, {"version", version_}, {"workers", workers_}}
+                  .dump(),
+              "application/json");
+        });
     http_.Post("/v1/agents/n1/heartbeat", [this](const httplib::Request& req,
                                                  httplib::Response& res) {
       std::lock_guard lock(mu_);
@@ -68,14 +68,14 @@ class FakeCorrald {
       ++heartbeats_;
       res.set_content(json{{"epoch", epoch_}, {"version", version_}}.dump(), "application/json");
     });
-    http_.Post("/v1/agents/n1/checkpoints", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
-      std::lock_guard lock(mu_);
-      if (!authorized(req, res)) return;
-      checkpoints_.push_back(json::parse(req.body));
-      res.status = 201;
-      res.set_content("{}", "application/json");
-    });
+    http_.Post("/v1/agents/n1/checkpoints",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 std::lock_guard lock(mu_);
+                 if (!authorized(req, res)) return;
+                 checkpoints_.push_back(json::parse(req.body));
+                 res.status = 201;
+                 res.set_content("{}", "application/json");
+               });
     port_ = http_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { http_.listen_after_bind(); });
   }
@@ -125,13 +125,22 @@ class FakeCorrald {
 
 json worker(std::int64_t job, std::int32_t rank, std::vector<std::string> command,
             const std::string& ckpt_dir = "", const std::string& desired = "run") {
-  return {{"job", job},         {"attempt", 1},          {"rank", rank},
-          {"localRank", rank},  {"nodeRank", 0},         {"worldSize", 1},
-          {"gpus", {rank}},     {"visibleDevices", std::to_string(rank)},
-          {"command", command}, {"env", {{"SECRET", "s3cret"}}},
-          {"masterAddr", "127.0.0.1"}, {"masterPort", 29510},
-          {"checkpointDir", ckpt_dir}, {"restoreFrom", nullptr},
-          {"desired", desired}, {"graceMs", 2000}};
+  return {{"job", job},
+          {"attempt", 1},
+          {"rank", rank},
+          {"localRank", rank},
+          {"nodeRank", 0},
+          {"worldSize", 1},
+          {"gpus", {rank}},
+          {"visibleDevices", std::to_string(rank)},
+          {"command", command},
+          {"env", {{"SECRET", "s3cret"}}},
+          {"masterAddr", "127.0.0.1"},
+          {"masterPort", 29510},
+          {"checkpointDir", ckpt_dir},
+          {"restoreFrom", nullptr},
+          {"desired", desired},
+          {"graceMs", 2000}};
 }
 
 // The heartbeat's entry for (job, rank), or null.
@@ -161,7 +170,8 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
   core::Status run_status;
   std::thread runner([&] { run_status = agent.run(); });
 
-  ASSERT_TRUE(eventually([&] { return corrald.with([](FakeCorrald& c) { return c.heartbeats_ > 0; }); }));
+  ASSERT_TRUE(
+      eventually([&] { return corrald.with([](FakeCorrald& c) { return c.heartbeats_ > 0; }); }));
   const json join = corrald.with([](FakeCorrald& c) { return c.join_body_; });
   EXPECT_EQ(join["node"]["id"], "n1");
   EXPECT_EQ(join["node"]["labels"]["rack"], "r1");
@@ -182,9 +192,8 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
   const json done = reported(corrald, 1, 0);
   EXPECT_EQ(done["exitCode"], 0);
   EXPECT_GT(done["pid"].get<std::int64_t>(), 0);
-  ASSERT_TRUE(eventually([&] {
-    return corrald.with([](FakeCorrald& c) { return c.checkpoints_.size() == 2; });
-  }));
+  ASSERT_TRUE(eventually(
+      [&] { return corrald.with([](FakeCorrald& c) { return c.checkpoints_.size() == 2; }); }));
   const json first = corrald.with([](FakeCorrald& c) { return c.checkpoints_[0]; });
   EXPECT_EQ(first["epoch"], 3);
   EXPECT_EQ(first["job"], 1);
@@ -209,7 +218,8 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
                            R"({"step": 1, "path": "/x"})", "application/json");
   ASSERT_TRUE(forged);
   EXPECT_EQ(forged->status, 401);
-  auto anonymous = local.Post("/local/checkpoint", R"({"step": 1, "path": "/x"})", "application/json");
+  auto anonymous =
+      local.Post("/local/checkpoint", R"({"step": 1, "path": "/x"})", "application/json");
   EXPECT_EQ(anonymous->status, 401);
 
   // 3. Injected faults show up in the next heartbeat.
@@ -227,7 +237,8 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
     return !w.is_null() && w["state"] == "running";
   }));
   corrald.fence();
-  ASSERT_TRUE(eventually([&] { return corrald.with([](FakeCorrald& c) { return c.joins_ == 2; }); }));
+  ASSERT_TRUE(
+      eventually([&] { return corrald.with([](FakeCorrald& c) { return c.joins_ == 2; }); }));
   corrald.set_workers(json::array());
   ASSERT_TRUE(eventually([&] {
     const json w = reported(corrald, 2, 0);

@@ -1,24 +1,24 @@
 // Helpers for the agent tests: temp dirs, polling with a deadline, process checks.
 #pragma once
 
-#include <signal.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <signal.h>
 #include <sstream>
+#include <stdlib.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace corral::agent::testing {
 
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "corral-agent-test-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "corral-agent-test-XXXXXX").string();
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() {

@@ -35,8 +35,8 @@ void fill_pci(nvmlPciInfo_t* pci, unsigned bus) {
 
 }  // namespace
 
-#define CHECK_DEV(d)                                     \
-  const int i = index_of(d);                             \
+#define CHECK_DEV(d)         \
+  const int i = index_of(d); \
   if (!g_initialized || i < 0) return NVML_ERROR_INVALID_ARGUMENT
 
 extern "C" {

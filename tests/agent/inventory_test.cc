@@ -1,11 +1,12 @@
 // Inventory adapters: NVML (the real dlopen code against tests/agent/fake_nvml.cc),
 // presets and YAML files; NVLink domains from peers; model names to GPU types; faults.
+#include "agent/inventory.h"
+
 #include <cstdlib>
 
 #include <gtest/gtest.h>
 
 #include "agent/faults.h"
-#include "agent/inventory.h"
 #include "agent/protocol_json.h"
 #include "agent/topology.h"
 
@@ -174,7 +175,8 @@ TEST(YamlInventory, BadFilesNameTheFieldAndReason) {
        "integer"},
       {"negative power", "gpus: [{model: NVIDIA H100, powerLimitW: -5}]\n", "gpus[0].powerLimitW",
        "between"},
-      {"peer out of range", "gpus: [{model: NVIDIA H100, nvlinkPeers: [9]}, {model: NVIDIA H100}]\n",
+      {"peer out of range",
+       "gpus: [{model: NVIDIA H100, nvlinkPeers: [9]}, {model: NVIDIA H100}]\n",
        "gpus[0].nvlinkPeers[0]", "got 9"},
       {"self peer", "gpus: [{model: NVIDIA H100, nvlinkPeers: [0]}]\n", "gpus[0].nvlinkPeers[0]",
        "another GPU"},
@@ -226,13 +228,20 @@ TEST(Topology, DomainsAreConnectedComponentsOfThePeerGraph) {
 
 TEST(Topology, ModelNamesMapToCorralTypes) {
   const std::vector<std::tuple<std::string, std::int64_t, std::string>> cases = {
-      {"NVIDIA H100 80GB HBM3", 81559, "H100"},   {"NVIDIA H100 PCIe", 81559, "H100"},
-      {"NVIDIA H200", 143771, "H200"},            {"NVIDIA A100-SXM4-80GB", 81920, "A100-80GB"},
-      {"NVIDIA A100-SXM4-40GB", 40960, "A100-40GB"}, {"NVIDIA A100-PCIE-40GB", 0, "A100-40GB"},
-      {"NVIDIA A10", 23028, "A10"},               {"NVIDIA L4", 23034, "L4"},
-      {"NVIDIA L40S", 46068, "L40S"},             {"Tesla T4", 15360, "T4"},
-      {"Tesla V100-SXM2-32GB", 32768, "V100"},    {"Tesla V100-SXM2-16GB", 16384, "V100-16GB"},
-      {"NVIDIA GB200", 189471, "GB200"},          {"NVIDIA B200", 183359, "B200"},
+      {"NVIDIA H100 80GB HBM3", 81559, "H100"},
+      {"NVIDIA H100 PCIe", 81559, "H100"},
+      {"NVIDIA H200", 143771, "H200"},
+      {"NVIDIA A100-SXM4-80GB", 81920, "A100-80GB"},
+      {"NVIDIA A100-SXM4-40GB", 40960, "A100-40GB"},
+      {"NVIDIA A100-PCIE-40GB", 0, "A100-40GB"},
+      {"NVIDIA A10", 23028, "A10"},
+      {"NVIDIA L4", 23034, "L4"},
+      {"NVIDIA L40S", 46068, "L40S"},
+      {"Tesla T4", 15360, "T4"},
+      {"Tesla V100-SXM2-32GB", 32768, "V100"},
+      {"Tesla V100-SXM2-16GB", 16384, "V100-16GB"},
+      {"NVIDIA GB200", 189471, "GB200"},
+      {"NVIDIA B200", 183359, "B200"},
   };
   for (const auto& [model, mem, type] : cases) {
     SCOPED_TRACE(model);

@@ -1,16 +1,16 @@
 // Launcher and Reconciler with real processes: the built corral-agent is the supervisor,
 // /bin/sh scripts are the workers.
-#include <signal.h>
+#include "agent/launcher.h"
 
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <signal.h>
 
+#include "agent_test_util.h"
 #include <gtest/gtest.h>
 
-#include "agent/launcher.h"
 #include "agent/reconciler.h"
-#include "agent_test_util.h"
 
 namespace corral::agent {
 namespace {
@@ -64,7 +64,8 @@ class LauncherTest : public ::testing::Test {
 
 TEST_F(LauncherTest, SetsTheWorkerEnvironmentLogsAndReportsTheExitCode) {
   auto launcher = make_launcher();
-  auto record = launcher->start(spec(42, 1, "env > env.txt; echo out-line; echo err-line >&2; exit 7"));
+  auto record =
+      launcher->start(spec(42, 1, "env > env.txt; echo out-line; echo err-line >&2; exit 7"));
   ASSERT_TRUE(record.ok()) << record.status().to_string();
   const WorkerStatus status = wait_exited(*launcher, *record);
   EXPECT_EQ(status.exit_code, 7);
@@ -99,9 +100,8 @@ TEST_F(LauncherTest, NeverStartsTheSameRankTwice) {
   wait_exited(*launcher, *quick);
   EXPECT_EQ(launcher->start(spec(2, 0, "exit 0")).status().code(),
             core::StatusCode::kAlreadyExists);
-  for (const auto& r : launcher->recorded()) ASSERT_TRUE(eventually([&] {
-      return launcher->stop(r.key, 0).ok();
-    }));
+  for (const auto& r : launcher->recorded())
+    ASSERT_TRUE(eventually([&] { return launcher->stop(r.key, 0).ok(); }));
 }
 
 TEST_F(LauncherTest, StopKillsTheWholeGroupIncludingGrandchildren) {
@@ -124,7 +124,8 @@ TEST_F(LauncherTest, StopKillsTheWholeGroupIncludingGrandchildren) {
 
 TEST_F(LauncherTest, AWorkerThatIgnoresSigtermIsKilledAfterTheGrace) {
   auto launcher = make_launcher();
-  auto record = launcher->start(spec(6, 0, "trap '' TERM; echo ready > ready; while :; do sleep 1; done"));
+  auto record =
+      launcher->start(spec(6, 0, "trap '' TERM; echo ready > ready; while :; do sleep 1; done"));
   ASSERT_TRUE(record.ok());
   ASSERT_TRUE(eventually([&] { return !slurp(work_dir(6, 0) + "/ready").empty(); }));
   const auto t0 = std::chrono::steady_clock::now();
@@ -226,9 +227,8 @@ TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
   }  // the agent "dies": its objects go, the supervisors and workers stay
   ASSERT_TRUE(process_alive(static_cast<pid_t>(before[0].pid)));
   std::ofstream(gate) << "go";  // rank 1 exits 5 while no agent runs
-  ASSERT_TRUE(eventually([&] {
-    return std::filesystem::exists(dir_.path() + "/state/run/11-1-1.exit");
-  }));
+  ASSERT_TRUE(
+      eventually([&] { return std::filesystem::exists(dir_.path() + "/state/run/11-1-1.exit"); }));
 
   auto launcher = make_launcher();
   Reconciler reconciler(*launcher);
@@ -245,9 +245,8 @@ TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
   // An adopted worker is watched: its exit is noticed without polling.
   const int changes_before = changes_;
   reconciler.apply({});
-  ASSERT_TRUE(eventually([&] {
-    return reconciler.observe()[0].state == WorkerStatus::State::kExited;
-  }));
+  ASSERT_TRUE(
+      eventually([&] { return reconciler.observe()[0].state == WorkerStatus::State::kExited; }));
   EXPECT_TRUE(eventually([&] { return changes_ > changes_before; }));
   EXPECT_FALSE(process_alive(static_cast<pid_t>(before[0].pid)));
 }

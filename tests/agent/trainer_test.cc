@@ -1,17 +1,15 @@
 // corral-trainer: its final value after any number of SIGTERM-and-resume cycles equals
 // an uninterrupted run's, and a torn checkpoint is never taken for a real one.
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <random>
 #include <regex>
-
-#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
 
 #include "agent_test_util.h"
+#include <gtest/gtest.h>
+#include <sys/wait.h>
 
 extern char** environ;
 
@@ -27,18 +25,18 @@ struct TrainerRun {
 };
 
 // Starts the trainer with CORRAL_CHECKPOINT_DIR/CORRAL_RESTORE_FROM set; stdout to a file.
-TrainerRun start(const std::string& dir, int index, const std::string& restore_from, int steps, int step_ms,
-          int every) {
+TrainerRun start(const std::string& dir, int index, const std::string& restore_from, int steps,
+                 int step_ms, int every) {
   TrainerRun run{.out_path = dir + "/out-" + std::to_string(index)};
-  std::vector<std::string> env_strings = {"CORRAL_CHECKPOINT_DIR=" + dir + "/ckpt",
-                                          "CORRAL_RESTORE_FROM=" + restore_from,
-                                          "CORRAL_ATTEMPT=" + std::to_string(index), "RANK=0",
-                                          "PATH=/usr/bin:/bin"};
+  std::vector<std::string> env_strings = {
+      "CORRAL_CHECKPOINT_DIR=" + dir + "/ckpt", "CORRAL_RESTORE_FROM=" + restore_from,
+      "CORRAL_ATTEMPT=" + std::to_string(index), "RANK=0", "PATH=/usr/bin:/bin"};
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<std::string> args = {CORRAL_TRAINER_PATH, "--steps", std::to_string(steps),
-                                   "--step-ms", std::to_string(step_ms), "--checkpoint-every",
+  std::vector<std::string> args = {CORRAL_TRAINER_PATH,     "--steps",
+                                   std::to_string(steps),   "--step-ms",
+                                   std::to_string(step_ms), "--checkpoint-every",
                                    std::to_string(every)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

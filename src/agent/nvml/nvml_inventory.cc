@@ -7,15 +7,14 @@
 // (/sys/bus/pci/devices/BUSID/numa_node), which every NVML version agrees with.
 // XIDs come from an NVML event set (nvmlEventTypeXidCriticalError), drained without
 // waiting before each health read and remembered for the agent's lifetime.
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fstream>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 #include "agent/inventory.h"
 #include "agent/nvml/nvml_api.h"
@@ -53,8 +52,8 @@ struct NvmlApi {
 
 // The sysfs form of NVML's bus id: "00000000:18:00.0" -> "0000:18:00.0", lower case.
 std::string sysfs_bus_id(const std::string& nvml_bus_id) {
-  std::string s = nvml_bus_id.size() > 12 ? nvml_bus_id.substr(nvml_bus_id.size() - 12)
-                                          : nvml_bus_id;
+  std::string s =
+      nvml_bus_id.size() > 12 ? nvml_bus_id.substr(nvml_bus_id.size() - 12) : nvml_bus_id;
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -173,9 +172,8 @@ class NvmlInventory final : public Inventory {
     std::vector<GpuHealth> out;
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       nvmlDevice_t dev = devices_[i];
-      GpuHealth h{.index = static_cast<std::int32_t>(i),
-                  .uuid = uuids_[i],
-                  .power_limit_w = limits_[i]};
+      GpuHealth h{
+          .index = static_cast<std::int32_t>(i), .uuid = uuids_[i], .power_limit_w = limits_[i]};
       h.xid_errors.assign(xids_[i].begin(), xids_[i].end());
       unsigned int temp = 0;
       const nvmlReturn_t trc = api_.get_temperature(dev, NVML_TEMPERATURE_GPU, &temp);
@@ -240,8 +238,10 @@ class NvmlInventory final : public Inventory {
     std::vector<std::string> out;
     if (reasons & nvmlClocksThrottleReasonSwPowerCap) out.emplace_back("sw_power_cap");
     if (reasons & nvmlClocksThrottleReasonHwSlowdown) out.emplace_back("hw_slowdown");
-    if (reasons & nvmlClocksThrottleReasonSwThermalSlowdown) out.emplace_back("sw_thermal_slowdown");
-    if (reasons & nvmlClocksThrottleReasonHwThermalSlowdown) out.emplace_back("hw_thermal_slowdown");
+    if (reasons & nvmlClocksThrottleReasonSwThermalSlowdown)
+      out.emplace_back("sw_thermal_slowdown");
+    if (reasons & nvmlClocksThrottleReasonHwThermalSlowdown)
+      out.emplace_back("hw_thermal_slowdown");
     if (reasons & nvmlClocksThrottleReasonHwPowerBrakeSlowdown) out.emplace_back("hw_power_brake");
     return out;
   }
@@ -330,8 +330,7 @@ core::Result<std::unique_ptr<Inventory>> open_nvml_inventory() {
   resolve(lib, "nvmlDeviceGetNvLinkErrorCounter", api.get_nvlink_errors, missing);
   if (!missing.empty()) {
     dlclose(lib);
-    return core::Status(core::StatusCode::kUnavailable,
-                        path + " lacks NVML symbols: " + missing);
+    return core::Status(core::StatusCode::kUnavailable, path + " lacks NVML symbols: " + missing);
   }
   std::string optional_missing;  // XID events are optional
   resolve(lib, "nvmlEventSetCreate", api.event_set_create, optional_missing);

@@ -38,28 +38,49 @@ const std::map<std::string, Preset>& presets() {
   static const std::map<std::string, Preset> kPresets = {
       // DGX H100: 8 H100 SXM5 on four NVSwitch chips (one domain), 2 sockets.
       {"dgx-h100",
-       {224, 2048 * 1024, "NVIDIA H100 80GB HBM3", 81559, 700,
+       {224,
+        2048 * 1024,
+        "NVIDIA H100 80GB HBM3",
+        81559,
+        700,
         {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0", "0000:9a:00.0",
          "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"},
-        [](std::int32_t i) { return i / 4; }, all_others}},
+        [](std::int32_t i) { return i / 4; },
+        all_others}},
       // DGX A100 (640 GB): 8 A100 SXM4 80GB on six NVSwitch chips, 2 sockets.
       {"dgx-a100",
-       {256, 2048 * 1024, "NVIDIA A100-SXM4-80GB", 81920, 400,
+       {256,
+        2048 * 1024,
+        "NVIDIA A100-SXM4-80GB",
+        81920,
+        400,
         {"0000:07:00.0", "0000:0f:00.0", "0000:47:00.0", "0000:4e:00.0", "0000:87:00.0",
          "0000:90:00.0", "0000:b7:00.0", "0000:bd:00.0"},
-        [](std::int32_t i) { return i / 4; }, all_others}},
+        [](std::int32_t i) { return i / 4; },
+        all_others}},
       // A PCIe server: 8 A100 80GB PCIe cards, NVLink bridges join pairs (0,1), (2,3), ...
       {"pcie-8gpu",
-       {128, 1024 * 1024, "NVIDIA A100 80GB PCIe", 81920, 300,
+       {128,
+        1024 * 1024,
+        "NVIDIA A100 80GB PCIe",
+        81920,
+        300,
         {"0000:17:00.0", "0000:31:00.0", "0000:4b:00.0", "0000:65:00.0", "0000:98:00.0",
          "0000:b1:00.0", "0000:ca:00.0", "0000:e3:00.0"},
-        [](std::int32_t i) { return i / 4; }, pair_peer}},
+        [](std::int32_t i) { return i / 4; },
+        pair_peer}},
       // One compute tray of a GB200 NVL72 rack: 2 Grace CPUs, 4 Blackwell GPUs; every GPU
       // of the rack shares the NVLink switch trays (the nvlinkRack label says which).
       {"gb200-nvl72-tray",
-       {144, 960 * 1024, "NVIDIA GB200", 189471, 1200,
+       {144,
+        960 * 1024,
+        "NVIDIA GB200",
+        189471,
+        1200,
         {"0008:01:00.0", "0009:01:00.0", "0018:01:00.0", "0019:01:00.0"},
-        [](std::int32_t i) { return i / 2; }, all_others, true}},
+        [](std::int32_t i) { return i / 2; },
+        all_others,
+        true}},
   };
   return kPresets;
 }
@@ -73,7 +94,7 @@ std::vector<std::string> preset_names() {
 }
 
 core::Result<std::unique_ptr<Inventory>> open_preset_inventory(const std::string& preset,
-                                                              const std::string& node) {
+                                                               const std::string& node) {
   const auto it = presets().find(preset);
   if (it == presets().end()) {
     std::string known;

@@ -25,8 +25,8 @@ core::Status only_keys(const YAML::Node& map, const std::string& path,
 }
 
 template <typename T>
-core::Status read_int(const YAML::Node& map, const std::string& path, const char* key, T min,
-                      T max, T& out) {
+core::Status read_int(const YAML::Node& map, const std::string& path, const char* key, T min, T max,
+                      T& out) {
   const YAML::Node v = map[key];
   if (!v) return core::ok_status();
   const std::string field = path.empty() ? key : path + "." + key;
@@ -35,8 +35,8 @@ core::Status read_int(const YAML::Node& map, const std::string& path, const char
     if (!v.IsScalar()) throw YAML::Exception(YAML::Mark(), "not a scalar");
     value = v.as<long long>();
   } catch (const YAML::Exception&) {
-    return core::invalid_argument(field, "must be an integer, got '" +
-                                             (v.IsScalar() ? v.Scalar() : std::string("?")) + "'");
+    return core::invalid_argument(
+        field, "must be an integer, got '" + (v.IsScalar() ? v.Scalar() : std::string("?")) + "'");
   }
   if (value < min || value > max) {
     return core::invalid_argument(field, "must be between " + std::to_string(min) + " and " +
@@ -79,7 +79,8 @@ core::Result<GpuInfo> parse_gpu(const YAML::Node& g, std::int32_t position,
     if (!type.ok()) return core::invalid_argument(path + ".model", type.status().message());
     gpu.type = *type;
   }
-  CORRAL_RETURN_IF_ERROR(read_int<std::int32_t>(g, path, "powerLimitW", 1, 10000, gpu.power_limit_w));
+  CORRAL_RETURN_IF_ERROR(
+      read_int<std::int32_t>(g, path, "powerLimitW", 1, 10000, gpu.power_limit_w));
   CORRAL_RETURN_IF_ERROR(read_string(g, path, "pciBusId", gpu.pci_bus_id));
   CORRAL_RETURN_IF_ERROR(read_int<std::int32_t>(g, path, "numaNode", 0, 1024, gpu.numa_node));
   if (const YAML::Node peers = g["nvlinkPeers"]) {
@@ -106,8 +107,8 @@ core::Result<NodeInventory> parse_inventory_yaml(const std::string& text, const 
   try {
     doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return core::invalid_argument("", "not valid YAML: " + e.msg + " at line " +
-                                          std::to_string(e.mark.line + 1));
+    return core::invalid_argument(
+        "", "not valid YAML: " + e.msg + " at line " + std::to_string(e.mark.line + 1));
   }
   if (!doc.IsMap()) return core::invalid_argument("", "must be a map with `gpus`");
   NodeInventory inv{.source = source, .cpus = 1, .memory_mib = 1024};
@@ -138,7 +139,7 @@ core::Result<NodeInventory> parse_inventory_yaml(const std::string& text, const 
 }
 
 core::Result<std::unique_ptr<Inventory>> open_file_inventory(const std::string& path,
-                                                            const std::string& node) {
+                                                             const std::string& node) {
   std::ifstream in(path);
   if (!in) return core::invalid_argument("--inventory", "cannot read '" + path + "'");
   std::stringstream text;
@@ -146,9 +147,8 @@ core::Result<std::unique_ptr<Inventory>> open_file_inventory(const std::string& 
   auto inv = parse_inventory_yaml(text.str(), "file:" + path, node);
   if (!inv.ok()) {
     const core::Status& s = inv.status();
-    return core::invalid_argument("--inventory",
-                                  path + ": " + (s.field().empty() ? "" : s.field() + ": ") +
-                                      s.message());
+    return core::invalid_argument(
+        "--inventory", path + ": " + (s.field().empty() ? "" : s.field() + ": ") + s.message());
   }
   return std::unique_ptr<Inventory>(std::make_unique<SimulatedInventory>(std::move(*inv)));
 }
