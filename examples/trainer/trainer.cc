@@ -279,6 +279,15 @@ int main(int argc, char** argv) {
   sa.sa_handler = on_sigterm;  // no SA_RESTART: a sleeping step wakes up at once
   sigaction(SIGTERM, &sa, nullptr);
 
+  // One line naming where this rank sits, so a job's logs show its launch environment.
+  std::fprintf(stderr,
+               "corral-trainer: job=%s attempt=%s rank=%s local_rank=%s node_rank=%s world=%s "
+               "cuda=%s master=%s:%s\n",
+               env_or("CORRAL_JOB_ID", "-").c_str(), env_or("CORRAL_ATTEMPT", "-").c_str(),
+               env_or("RANK", "-").c_str(), env_or("LOCAL_RANK", "-").c_str(),
+               env_or("NODE_RANK", "-").c_str(), env_or("WORLD_SIZE", "-").c_str(),
+               env_or("CUDA_VISIBLE_DEVICES", "-").c_str(), env_or("MASTER_ADDR", "-").c_str(),
+               env_or("MASTER_PORT", "-").c_str());
   const bool writer = env_or("RANK", "0") == "0";
   State s;
   if (const int rc = restore(s); rc != 0) return rc;
