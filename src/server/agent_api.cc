@@ -260,10 +260,12 @@ struct AgentApi::Handlers {
       if (!parsed.ok()) continue;
       const core::JobSpec& spec = *parsed.spec;
       CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_allocations(job->id));
-      const auto allocs = active_only(std::move(all));
+      const auto allocs = active_only(all);
       if (allocs.empty()) continue;
       const std::int32_t attempt = allocs.front().attempt;
-      const auto slots = rank_layout(allocs, spec.processes);
+      // Ranks from the attempt's whole placement, so they never shift when a node is fenced.
+      std::erase_if(all, [&](const store::AllocationRow& al) { return al.attempt != attempt; });
+      const auto slots = rank_layout(all, spec.processes);
       std::string master = "127.0.0.1";
       CORRAL_ASSIGN_OR_RETURN(auto first, tx.get_agent_session(slots.front().node));
       if (first) master = url_host(first->agent_url).value_or(master);

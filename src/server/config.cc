@@ -91,6 +91,9 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             c.sched.batch_window = core::Duration(s.second.as<std::int64_t>());
           } else if (k == "tickMs") {
             c.sched.tick = core::Duration(s.second.as<std::int64_t>());
+          } else if (k == "minRuntimeMs") {
+            // How long a job runs before it may be preempted (default 10 min).
+            c.sched.config.preemption.min_runtime = core::Duration(s.second.as<std::int64_t>());
           } else {
             return core::invalid_argument("scheduler." + k, "unknown field");
           }

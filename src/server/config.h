@@ -7,6 +7,7 @@
 //     order: fairShare       # or fifo
 //     batchWindowMs: 20      # events within this window share one cycle
 //     tickMs: 2000           # a cycle runs at least this often
+//     minRuntimeMs: 600000   # a job runs this long before it may be preempted
 //   agents:                  # the node-agent protocol (docs/agent-protocol.md)
 //     nodeLostAfterMs: 30000 # heartbeat silence before a node is lost (fenced, requeued)
 //     stopGraceMs: 30000     # SIGTERM to SIGKILL for stopped workers (graceMs)

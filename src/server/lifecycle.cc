@@ -150,7 +150,14 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   if (!parsed.ok()) return core::internal_error("job " + std::to_string(id.value) + " spec");
   const core::JobSpec& spec = *parsed.spec;
   const std::int32_t attempt = allocs.front().attempt;
-  const auto slots = rank_layout(allocs, spec.processes);
+  // Ranks come from the whole attempt's placement: after a node is fenced its rows are
+  // released, but the other nodes' ranks keep their numbers.
+  std::vector<store::AllocationRow> placement;
+  CORRAL_ASSIGN_OR_RETURN(auto every, tx.list_allocations(id));
+  for (auto& a : every) {
+    if (a.attempt == attempt) placement.push_back(std::move(a));
+  }
+  const auto slots = rank_layout(placement, spec.processes);
   std::map<std::int32_t, store::WorkerRow> workers;
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_workers(id));
   for (auto& w : rows) {

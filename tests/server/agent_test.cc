@@ -194,7 +194,7 @@ class AgentTest : public ::testing::Test {
       url = *fresh;
     }
     const auto config = dir_.path() / "corrald.yaml";
-    std::ofstream(config) << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\nagents:\n  "
+    std::ofstream(config) << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "
                           << agents_yaml << "\n  restartBackoffMs: 200\n  stopGraceMs: 1000\n";
     server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
     server_->set_extra_args({"--config", config.string()});
