@@ -158,8 +158,7 @@ class Validator {
         fields(root, "",
                {"name", "tenant", "priorityClass", "resources", "topology", "elastic",
                 "preemptible", "checkpoint", "maxRuntime", "reservation", "processes",
-                "maxRestarts", "command", "env",
-                "secretEnv", "lineage", "labels"});
+                "maxRestarts", "command", "env", "secretEnv", "lineage", "labels"});
     read_identity(top);
     read_resources(top.get("resources"));
     read_topology(top.get("topology"));

@@ -65,8 +65,8 @@ Result<std::int64_t> need_int(const json& obj, const char* key, std::int64_t lo,
   }
   const std::int64_t v = it->get<std::int64_t>();
   if (v < lo || v > hi) {
-    return core::invalid_argument(key, "must be between " + std::to_string(lo) + " and " +
-                                           std::to_string(hi));
+    return core::invalid_argument(
+        key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   }
   return v;
 }
@@ -183,8 +183,8 @@ struct AgentApi::Handlers {
     }
     auto node = node_from_json((*body)["node"].dump());
     if (!node.ok()) {
-      return fail(res, core::invalid_argument("node." + node.status().field(),
-                                              node.status().message()));
+      return fail(res,
+                  core::invalid_argument("node." + node.status().field(), node.status().message()));
     }
     json inventory = body->value("inventory", json::object());
     if (!inventory.is_object()) {
@@ -224,16 +224,16 @@ struct AgentApi::Handlers {
       const std::string hash = sha256_hex(token);
       CORRAL_RETURN_IF_ERROR(tx.insert_token(
           {.hash = hash, .role = "agent", .node = node->id.value, .created_at = now}));
-      CORRAL_RETURN_IF_ERROR(append_audit(
-          tx, {.actor = p->id + "(join)",
-               .action = "agent.join",
-               .target = "node/" + node->id.value,
-               .before = session ? "epoch=" + std::to_string(session->epoch) +
-                                       (session->lost ? " lost" : "")
-                                 : "",
-               .after = "epoch=" + std::to_string(epoch) + " url=" + *url +
-                        " token:" + hash.substr(0, 12),
-               .time = now}));
+      CORRAL_RETURN_IF_ERROR(
+          append_audit(tx, {.actor = p->id + "(join)",
+                            .action = "agent.join",
+                            .target = "node/" + node->id.value,
+                            .before = session ? "epoch=" + std::to_string(session->epoch) +
+                                                    (session->lost ? " lost" : "")
+                                              : "",
+                            .after = "epoch=" + std::to_string(epoch) + " url=" + *url +
+                                     " token:" + hash.substr(0, 12),
+                            .time = now}));
       fx.bump.insert(node->id.value);
       fx.wake_scheduler = true;
       return Status();
@@ -330,8 +330,7 @@ struct AgentApi::Handlers {
     }
     // The wait holds no transaction. The version is read BEFORE the state, so the answer
     // is at least as new as the version it carries.
-    const std::int64_t version =
-        a.board_.wait(node, since, std::chrono::milliseconds(wait_ms));
+    const std::int64_t version = a.board_.wait(node, since, std::chrono::milliseconds(wait_ms));
     json out;
     const Status s = a.store_.read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(out, assignments_of(tx, node, version));
@@ -343,8 +342,8 @@ struct AgentApi::Handlers {
 
   // ---- heartbeat ----------------------------------------------------------------------
 
-  Status record_workers(store::Tx& tx, const std::string& node, const json& workers,
-                        core::Time now, std::set<std::int64_t>& touched) {
+  Status record_workers(store::Tx& tx, const std::string& node, const json& workers, core::Time now,
+                        std::set<std::int64_t>& touched) {
     if (!workers.is_array()) return core::invalid_argument("workers", "must be an array");
     std::map<std::int64_t, std::vector<store::AllocationRow>> allocs;
     std::map<std::int64_t, std::vector<store::WorkerRow>> known;
@@ -377,16 +376,17 @@ struct AgentApi::Handlers {
           return core::invalid_argument(path + "." + key, "must be an integer");
         }
       }
-      store::WorkerRow row{.job = core::JobId(*job),
-                           .attempt = static_cast<std::int32_t>(*attempt),
-                           .rank = static_cast<std::int32_t>(*rank),
-                           .node = core::NodeId(node),
-                           .pid = w.value("pid", std::int64_t{0}),
-                           .state = *state,
-                           .exit_code = w.value("exitCode", 0),
-                           .signal = w.value("signal", 0),
-                           .started_at = core::time_from_ms(w.value("startedAtMs", std::int64_t{0})),
-                           .exited_at = core::time_from_ms(w.value("exitedAtMs", std::int64_t{0}))};
+      store::WorkerRow row{
+          .job = core::JobId(*job),
+          .attempt = static_cast<std::int32_t>(*attempt),
+          .rank = static_cast<std::int32_t>(*rank),
+          .node = core::NodeId(node),
+          .pid = w.value("pid", std::int64_t{0}),
+          .state = *state,
+          .exit_code = w.value("exitCode", 0),
+          .signal = w.value("signal", 0),
+          .started_at = core::time_from_ms(w.value("startedAtMs", std::int64_t{0})),
+          .exited_at = core::time_from_ms(w.value("exitedAtMs", std::int64_t{0}))};
       const auto& seen = known[*job];
       const auto same = std::find_if(seen.begin(), seen.end(), [&](const store::WorkerRow& k) {
         return k.attempt == row.attempt && k.rank == row.rank;
@@ -401,7 +401,8 @@ struct AgentApi::Handlers {
     return Status();
   }
 
-  Status health(store::Tx& tx, const std::string& node, const json& gpus, const LifecycleContext& ctx) {
+  Status health(store::Tx& tx, const std::string& node, const json& gpus,
+                const LifecycleContext& ctx) {
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
     if (!row) return core::not_found("node " + node + " is not registered");
     CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
@@ -415,11 +416,11 @@ struct AgentApi::Handlers {
       if (v != verdicts.end() && v->critical && critical.empty()) {
         critical = "gpu " + std::to_string(g.index) + ": " + v->problem;
       }
-      observed.push_back({{"index", g.index},
-                          {"health", v == verdicts.end() || v->problem.empty()
-                                         ? "ok"
-                                         : (v->critical ? "unhealthy" : "hot")},
-                          {"problem", v == verdicts.end() ? "" : v->problem}});
+      observed.push_back(
+          {{"index", g.index},
+           {"health",
+            v == verdicts.end() || v->problem.empty() ? "ok" : (v->critical ? "unhealthy" : "hot")},
+           {"problem", v == verdicts.end() ? "" : v->problem}});
     }
     json inv = json::parse(node_to_json(registered));
     inv["observed"] = {{"gpus", observed}, {"readings", gpus}};
@@ -520,17 +521,16 @@ struct AgentApi::Handlers {
       CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*job_id)));
       if (!job) return core::not_found("job " + std::to_string(*job_id) + " not found");
       if (*attempt != job->attempt) {
-        return stale("attempt " + std::to_string(*attempt) + " of job " +
-                     std::to_string(*job_id) + " is not its current attempt (" +
-                     std::to_string(job->attempt) + ")");
+        return stale("attempt " + std::to_string(*attempt) + " of job " + std::to_string(*job_id) +
+                     " is not its current attempt (" + std::to_string(job->attempt) + ")");
       }
       CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
       const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
         return al.attempt == *attempt && al.node.value == node;
       });
       if (!ours) {
-        return forbidden("job " + std::to_string(*job_id) + " attempt " +
-                         std::to_string(*attempt) + " does not run on node " + node);
+        return forbidden("job " + std::to_string(*job_id) + " attempt " + std::to_string(*attempt) +
+                         " does not run on node " + node);
       }
       CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
       for (const auto& c : existing) {
@@ -603,7 +603,8 @@ struct AgentApi::Handlers {
       }
       if (!node) return core::not_found(where + " never ran");
       CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(*node));
-      if (!session) return core::not_found(where + " ran on node " + node->value + " with no agent");
+      if (!session)
+        return core::not_found(where + " ran on node " + node->value + " with no agent");
       url = session->agent_url;
       key = session->log_key;
       return Status();
@@ -615,7 +616,8 @@ struct AgentApi::Handlers {
     const std::string path = "/local/logs/" + std::to_string(*id) + "/" + std::to_string(attempt) +
                              "/" + std::to_string(rank) + "?tailBytes=" + std::to_string(tail);
     auto r = agent.Get(path, httplib::Headers{{"Authorization", "Bearer " + key}});
-    if (!r) return fail(res, Status(StatusCode::kUnavailable, "the agent at " + url + " did not answer"));
+    if (!r)
+      return fail(res, Status(StatusCode::kUnavailable, "the agent at " + url + " did not answer"));
     if (r->status == 404) return fail(res, core::not_found("no log for " + where));
     if (r->status != 200) {
       return fail(res, Status(StatusCode::kUnavailable,
@@ -625,9 +627,8 @@ struct AgentApi::Handlers {
   }
 };
 
-AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop,
-                   Metrics& metrics, AssignmentBoard& board, AgentSettings settings,
-                   Authenticate authenticate)
+AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
+                   AssignmentBoard& board, AgentSettings settings, Authenticate authenticate)
     : store_(store),
       clock_(clock),
       loop_(loop),

@@ -512,14 +512,14 @@ struct ApiRoutes {
     out["adminReason"] = row.admin_reason;
     CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(row.id));
     // The log key never leaves corrald.
-    out["agent"] = session ? json{{"url", session->agent_url},
-                                  {"epoch", session->epoch},
-                                  {"lost", session->lost},
-                                  {"joinedAtMs", core::to_ms(session->joined_at)},
-                                  {"heartbeatAtMs", core::to_ms(session->heartbeat_at)},
-                                  {"heartbeatAgeMs", core::to_ms(api.clock_.now() -
-                                                                 session->heartbeat_at)}}
-                           : json(nullptr);
+    out["agent"] =
+        session ? json{{"url", session->agent_url},
+                       {"epoch", session->epoch},
+                       {"lost", session->lost},
+                       {"joinedAtMs", core::to_ms(session->joined_at)},
+                       {"heartbeatAtMs", core::to_ms(session->heartbeat_at)},
+                       {"heartbeatAgeMs", core::to_ms(api.clock_.now() - session->heartbeat_at)}}
+                : json(nullptr);
     json allocated = json::array();
     for (const auto& a : active) {
       if (a.node == row.id) {
@@ -599,10 +599,9 @@ struct ApiRoutes {
           observed["observed"].contains("gpus")) {
         for (const auto& g : observed["observed"]["gpus"]) {
           if (g.value("health", "ok") == "unhealthy") {
-            return core::failed_precondition("node " + id + " gpu " +
-                                             std::to_string(g.value("index", -1)) +
-                                             " still reports " + g.value("problem", "a fault") +
-                                             "; undrain once it reports healthy");
+            return core::failed_precondition(
+                "node " + id + " gpu " + std::to_string(g.value("index", -1)) + " still reports " +
+                g.value("problem", "a fault") + "; undrain once it reports healthy");
           }
         }
       }

@@ -102,12 +102,13 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
         if (!kv.second.IsMap()) return core::invalid_argument("agents", "must be a map");
         for (const auto& s : kv.second) {
           const std::string k = s.first.as<std::string>();
-          const auto in_range = [&](std::int64_t lo, std::int64_t hi) -> core::Result<std::int64_t> {
+          const auto in_range = [&](std::int64_t lo,
+                                    std::int64_t hi) -> core::Result<std::int64_t> {
             std::int64_t v = 0;
             if (!YAML::convert<std::int64_t>::decode(s.second, v) || v < lo || v > hi) {
-              return core::invalid_argument("agents." + k, "must be an integer from " +
-                                                               std::to_string(lo) + " to " +
-                                                               std::to_string(hi));
+              return core::invalid_argument(
+                  "agents." + k,
+                  "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
             }
             return v;
           };

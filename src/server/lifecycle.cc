@@ -43,8 +43,8 @@ void stop_everywhere(const LifecycleContext& ctx, core::JobId job,
 }
 
 std::string describe_exit(const store::WorkerRow& w) {
-  if (w.signal != 0) return "rank " + std::to_string(w.rank) + " killed by signal " +
-                            std::to_string(w.signal);
+  if (w.signal != 0)
+    return "rank " + std::to_string(w.rank) + " killed by signal " + std::to_string(w.signal);
   return "rank " + std::to_string(w.rank) + " exited with code " + std::to_string(w.exit_code);
 }
 
@@ -59,8 +59,8 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
   next.pending_kind.clear();
   next.queue_position = 0;
   const bool backoff = next.not_before > ctx.now;
-  next.reason = backoff ? "restart backoff until " +
-                              std::to_string(core::to_ms(next.not_before)) + " (ms since epoch)"
+  next.reason = backoff ? "restart backoff until " + std::to_string(core::to_ms(next.not_before)) +
+                              " (ms since epoch)"
                         : "requeued after attempt " + std::to_string(job.attempt) + " stopped";
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   ctx.fx.wake_scheduler = true;
@@ -203,8 +203,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "rank failed", next.reason));
       } else {
         next.phase = JobPhase::kFailed;
-        next.reason = what + "; out of restarts (maxRestarts " +
-                      std::to_string(spec.max_restarts) + ")";
+        next.reason =
+            what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")";
         CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "failed: " + next.reason));
       }
@@ -257,16 +257,17 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   ctx.fx.released.insert(id.value);
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   ctx.fx.wake_scheduler = true;
-  CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "released",
-                                "every rank of attempt " + std::to_string(attempt) +
-                                    " confirmed stopped; GPUs released"));
+  CORRAL_RETURN_IF_ERROR(append(
+      tx, ctx, id, "released",
+      "every rank of attempt " + std::to_string(attempt) + " confirmed stopped; GPUs released"));
   if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
   return Status();
 }
 
 Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
                    const std::string& reason) {
-  CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting, core::next_phase(job.phase, JobEvent::kPreempt));
+  CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting,
+                          core::next_phase(job.phase, JobEvent::kPreempt));
   CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(job.id));
   const auto allocs = active_only(std::move(all_allocs));
   CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
@@ -297,7 +298,8 @@ Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::Nod
     if (!job || (job->phase != JobPhase::kLaunching && job->phase != JobPhase::kRunning)) {
       continue;
     }
-    CORRAL_RETURN_IF_ERROR(preempt_job(tx, ctx, *job, "node " + node.value + " draining: " + reason));
+    CORRAL_RETURN_IF_ERROR(
+        preempt_job(tx, ctx, *job, "node " + node.value + " draining: " + reason));
   }
   return Status();
 }

@@ -50,9 +50,9 @@ struct AgentSettings {
 
 // What a transaction asks for once it has committed.
 struct Effects {
-  std::set<std::string> bump;                          // nodes whose answer changed
+  std::set<std::string> bump;                            // nodes whose answer changed
   std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
-  std::set<std::int64_t> released;                     // jobs whose GPUs were all released
+  std::set<std::int64_t> released;                       // jobs whose GPUs were all released
   bool wake_scheduler = false;
 
   void merge(const Effects& other);

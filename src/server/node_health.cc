@@ -45,8 +45,7 @@ std::string critical_xid_name(std::int64_t xid) {
   return it == kCritical.end() ? std::string() : it->second;
 }
 
-core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered,
-                                                    const json& gpus,
+core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered, const json& gpus,
                                                     const AgentSettings& settings) {
   if (!gpus.is_array()) return core::invalid_argument("gpus", "must be an array");
   std::map<std::int64_t, const json*> by_index;
@@ -122,13 +121,13 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
   CORRAL_RETURN_IF_ERROR(tx.release_allocations_on(node, ctx.now).status());
   ctx.fx.bump.insert(node.value);
   ctx.fx.wake_scheduler = true;
-  CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
-                                           .action = "node.lost",
-                                           .target = "node/" + node.value,
-                                           .before = "epoch=" + std::to_string(session->epoch - 1),
-                                           .after = "lost epoch=" + std::to_string(session->epoch) +
-                                                    ": " + why,
-                                           .time = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(
+      append_audit(tx, {.actor = "corrald/health",
+                        .action = "node.lost",
+                        .target = "node/" + node.value,
+                        .before = "epoch=" + std::to_string(session->epoch - 1),
+                        .after = "lost epoch=" + std::to_string(session->epoch) + ": " + why,
+                        .time = ctx.now}));
   for (const auto id : jobs) {
     CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
     if (!job) continue;
@@ -139,7 +138,8 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
       // The attempt is lost: it counts as a restart, and restarts from its checkpoint.
       std::int32_t max_restarts = 3;
       const auto spec = nlohmann::json::parse(job->spec_json, nullptr, false);
-      if (spec.is_object()) max_restarts = static_cast<std::int32_t>(int_or(spec, "maxRestarts", 3));
+      if (spec.is_object())
+        max_restarts = static_cast<std::int32_t>(int_or(spec, "maxRestarts", 3));
       store::JobRow next = *job;
       next.updated_at = ctx.now;
       if (job->restarts < max_restarts) {
@@ -154,8 +154,10 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job->phase));
       if (!won) return Status(core::StatusCode::kAborted, "job changed while losing its node");
       if (next.phase == JobPhase::kFailed) {
-        CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-            {.job = job->id, .time = ctx.now, .kind = "finished", .message = "failed: " + next.reason}));
+        CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job->id,
+                                                    .time = ctx.now,
+                                                    .kind = "finished",
+                                                    .message = "failed: " + next.reason}));
       }
     }
     // Other nodes' ranks stop; the job is requeued (or released) once they confirm.

@@ -53,13 +53,13 @@ core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered
 std::string critical_xid_name(std::int64_t xid);
 
 // Declares `node` lost in one transaction (see above); no-op when it is already lost.
-core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx,
-                               const core::NodeId& node, const std::string& why);
+core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
+                               const std::string& why);
 
 class NodeHealth {
  public:
-  NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-             SchedLoop& loop, AgentSettings settings);
+  NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board, SchedLoop& loop,
+             AgentSettings settings);
   ~NodeHealth();
   NodeHealth(const NodeHealth&) = delete;
   NodeHealth& operator=(const NodeHealth&) = delete;

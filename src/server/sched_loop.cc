@@ -240,10 +240,10 @@ Status SchedLoop::run_cycle() {
     if (req == nullptr || allocs == by_job.end() || known_tenants.count(job.tenant.value) == 0) {
       continue;
     }
-    sched::RunningJob running{.request = *req,
-                              .started_at = allocs->second.front()->created_at,
-                              .stopping = job.phase != JobPhase::kLaunching &&
-                                          job.phase != JobPhase::kRunning};
+    sched::RunningJob running{
+        .request = *req,
+        .started_at = allocs->second.front()->created_at,
+        .stopping = job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning};
     for (const auto* a : allocs->second) {
       running.gpus.push_back({a->node, a->gpu_index});
       running.borrowed = running.borrowed || a->borrowed;

@@ -581,8 +581,7 @@ class SqlTx final : public Tx {
     CORRAL_ASSIGN_OR_RETURN(
         auto res, q(cat("SELECT name, spec_json, admin, created_at, updated_at, admin_reason FROM "
                         "nodes ",
-                        where,
-                        " ORDER BY name"),
+                        where, " ORDER BY name"),
                     std::move(params)));
     std::vector<NodeRow> out;
     for (const auto& r : res.rows) {

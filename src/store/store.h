@@ -59,7 +59,7 @@ struct JobRow {
   std::int32_t queue_position = 0;  // 1-based while pending, else 0
   core::Time created_at;
   core::Time updated_at;
-  core::Time queued_at;  // when it (re-)entered the queue
+  core::Time queued_at;       // when it (re-)entered the queue
   std::int32_t restarts = 0;  // failed or lost attempts restarted so far (spec.maxRestarts)
   core::Time not_before{};    // restart backoff: not placed before this (0: no wait)
 };

@@ -2,8 +2,6 @@
 // on loopback, for both stores. The "agent" here is a small scripted client that follows
 // docs/agent-protocol.md with plain HTTP calls (the real corral-agent is tested in
 // tests/agent).
-#include <sys/stat.h>
-
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -15,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "testing/corrald_process.h"
 #include "testing/store_fixture.h"
@@ -93,9 +92,9 @@ struct FakeAgent {
     version = a.value("version", std::int64_t{0});
     assignments = a.value("workers", json::array());
     for (const auto& w : assignments) {
-      const auto key = std::make_tuple(w["job"].get<std::int64_t>(),
-                                       w["attempt"].get<std::int64_t>(),
-                                       w["rank"].get<std::int64_t>());
+      const auto key =
+          std::make_tuple(w["job"].get<std::int64_t>(), w["attempt"].get<std::int64_t>(),
+                          w["rank"].get<std::int64_t>());
       if (w["desired"] == "run" && workers.count(key) == 0) {
         workers[key] = Worker{.gpus = w["gpus"].get<std::vector<int>>()};
       }
@@ -138,8 +137,12 @@ struct FakeAgent {
   json gpu_readings() const {
     json out = json::array();
     for (int i = 0; i < gpus; ++i) {
-      json g = {{"index", i}, {"present", true}, {"xidErrors", json::array()},
-                {"eccUncorrectable", 0}, {"temperatureC", 50}, {"powerW", 300},
+      json g = {{"index", i},
+                {"present", true},
+                {"xidErrors", json::array()},
+                {"eccUncorrectable", 0},
+                {"temperatureC", 50},
+                {"powerW", 300},
                 {"powerLimitW", 700}};
       if (faults.count(i)) g.update(faults.at(i));
       out.push_back(g);
@@ -156,8 +159,8 @@ struct FakeAgent {
         continue;
       }
       const auto& [job, attempt, rank] = it->first;
-      json w = {{"job", job}, {"attempt", attempt}, {"rank", rank}, {"pid", 1000 + rank},
-                {"state", it->second.state}, {"startedAtMs", 1}};
+      json w = {{"job", job},         {"attempt", attempt},        {"rank", rank},
+                {"pid", 1000 + rank}, {"state", it->second.state}, {"startedAtMs", 1}};
       if (it->second.state == "exited") {
         w["exitCode"] = it->second.exit_code;
         w["signal"] = it->second.signal;
@@ -166,7 +169,9 @@ struct FakeAgent {
       ws.push_back(w);
       ++it;
     }
-    json b = {{"epoch", epoch}, {"agentUrl", "http://127.0.0.1:1"}, {"gpus", gpu_readings()},
+    json b = {{"epoch", epoch},
+              {"agentUrl", "http://127.0.0.1:1"},
+              {"gpus", gpu_readings()},
               {"workers", ws}};
     if (with_applied) b["appliedVersion"] = version;
     return client().post("/v1/agents/" + node + "/heartbeat", b.dump());
@@ -194,8 +199,9 @@ class AgentTest : public ::testing::Test {
       url = *fresh;
     }
     const auto config = dir_.path() / "corrald.yaml";
-    std::ofstream(config) << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "
-                          << agents_yaml << "\n  restartBackoffMs: 200\n  stopGraceMs: 1000\n";
+    std::ofstream(config)
+        << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "
+        << agents_yaml << "\n  restartBackoffMs: 200\n  stopGraceMs: 1000\n";
     server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
     server_->set_extra_args({"--config", config.string()});
     const auto s = server_->start();
@@ -244,9 +250,10 @@ class AgentTest : public ::testing::Test {
     const json all = body(admin().get("/v1/allocations"));
     for (const auto& a : all["allocations"]) {
       for (const auto& g : a["gpus"]) {
-        const auto gpu = std::make_pair(g["node"].template get<std::string>(), g["index"].template get<int>());
-        EXPECT_TRUE(seen.insert(gpu).second) << "gpu " << gpu.first << "/" << gpu.second
-                                             << " in two active allocations";
+        const auto gpu =
+            std::make_pair(g["node"].template get<std::string>(), g["index"].template get<int>());
+        EXPECT_TRUE(seen.insert(gpu).second)
+            << "gpu " << gpu.first << "/" << gpu.second << " in two active allocations";
         out.emplace(a["job"].template get<std::int64_t>(), gpu);
       }
     }
@@ -291,8 +298,8 @@ TYPED_TEST(AgentTest, JoinTokenJoinsAndNothingElse) {
   auto bad = as_join.post("/v1/agents/join", R"({"agentUrl": "http://127.0.0.1:1"})");
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(body(bad)["error"]["field"], "node");
-  auto bad_url = as_join.post("/v1/agents/join",
-                              R"({"agentUrl": "ftp://x", "node": {"id": "n3"}})");
+  auto bad_url =
+      as_join.post("/v1/agents/join", R"({"agentUrl": "ftp://x", "node": {"id": "n3"}})");
   EXPECT_EQ(body(bad_url)["error"]["field"], "agentUrl");
   // An agent token touches only its own node.
   EXPECT_EQ(a.client().get("/v1/agents/n2/assignments").status, 403);
@@ -317,8 +324,8 @@ TYPED_TEST(AgentTest, GangOverTwoNodesRunsAndSucceeds) {
   std::thread poller([&] {
     const auto t0 = std::chrono::steady_clock::now();
     woke = n1.poll(v0, 20000);
-    took = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - t0);
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto id = this->submit({{"resources", {{"gpus", 16}, {"gpuTypes", {"H100"}}}},
@@ -411,15 +418,16 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
   this->start();
   if (this->IsSkipped()) return;
   FakeAgent n1 = this->agent("n1");
-  const auto low = this->submit(
-      {{"name", "low"}, {"priorityClass", "preemptible"}, {"resources", {{"gpus", 8}}},
-       {"checkpoint", {{"dir", "/tmp/ck"}, {"intervalSeconds", 60}}}});
+  const auto low = this->submit({{"name", "low"},
+                                 {"priorityClass", "preemptible"},
+                                 {"resources", {{"gpus", 8}}},
+                                 {"checkpoint", {{"dir", "/tmp/ck"}, {"intervalSeconds", 60}}}});
   ASSERT_TRUE(this->wait_phase(low, "launching"));
   n1.round();
   ASSERT_EQ(this->phase(low), "running");
-  const json ckpt = {{"epoch", 1},   {"job", low},
-                     {"attempt", 1}, {"rank", 0},
-                     {"step", 100},  {"path", "/tmp/ck/a1-step-000100"},
+  const json ckpt = {{"epoch", 1},    {"job", low},
+                     {"attempt", 1},  {"rank", 0},
+                     {"step", 100},   {"path", "/tmp/ck/a1-step-000100"},
                      {"bytes", 4096}, {"checksum", "sha256:ab"}};
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 201);
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 200);
@@ -429,8 +437,8 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(body(refused)["error"]["code"], "stale");
   // A production job preempts it: the victim stops, its GPUs wait for confirmation.
-  const auto high = this->submit({{"name", "high"}, {"priorityClass", "production"},
-                                  {"resources", {{"gpus", 8}}}});
+  const auto high = this->submit(
+      {{"name", "high"}, {"priorityClass", "production"}, {"resources", {{"gpus", 8}}}});
   ASSERT_TRUE(this->wait_phase(low, "preempting"));
   n1.reconcile();
   for (const auto& w : n1.assignments) EXPECT_EQ(w["desired"], "stop");
@@ -543,10 +551,14 @@ TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {
   auto fenced = n1.heartbeat();
   EXPECT_EQ(fenced.status, 409);
   EXPECT_EQ(body(fenced)["error"]["code"], "fenced");
-  auto late = n1.client().post("/v1/agents/n1/checkpoints",
-                               json{{"epoch", 1}, {"job", id}, {"attempt", 1}, {"step", 5},
-                                    {"path", "/tmp/x"}, {"bytes", 1}, {"checksum", "c"}}
-                                   .dump());
+  auto late = n1.client().post("/v1/agents/n1/checkpoints", json{{"epoch", 1},
+                                                                 {"job", id},
+                                                                 {"attempt", 1},
+                                                                 {"step", 5},
+                                                                 {"path", "/tmp/x"},
+                                                                 {"bytes", 1},
+                                                                 {"checksum", "c"}}
+                                                                .dump());
   EXPECT_EQ(late.status, 409);
   // n2's ranks stop; the job is requeued with the restart counted.
   n2.reconcile();
