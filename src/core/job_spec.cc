@@ -22,4 +22,8 @@ std::string_view to_string(TopologyMode mode) {
   return mode == TopologyMode::kRequired ? "required" : "preferred";
 }
 
+std::string_view to_string(ProcessMode mode) {
+  return mode == ProcessMode::kPerNode ? "perNode" : "perGpu";
+}
+
 }  // namespace corral::core

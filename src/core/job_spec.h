@@ -83,6 +83,13 @@ struct Lineage {
   friend bool operator==(const Lineage&, const Lineage&) = default;
 };
 
+// How many worker processes the agent starts per node (docs/agent-protocol.md §2).
+enum class ProcessMode {
+  kPerGpu,   // one process per GPU, RANK per GPU (the default)
+  kPerNode,  // one process per node, holding all its GPUs (launchers such as torchrun)
+};
+std::string_view to_string(ProcessMode mode);
+
 struct JobSpec {
   std::string name;
   TenantId tenant{"default"};
@@ -94,6 +101,8 @@ struct JobSpec {
   std::optional<CheckpointPolicy> checkpoint;
   Duration max_runtime = seconds(72 * 3600);
   std::optional<ReservationId> reservation;
+  ProcessMode processes = ProcessMode::kPerGpu;
+  std::int32_t max_restarts = 3;  // failed or lost attempts restarted before the job fails
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> secret_env;  // never echoed back or logged

@@ -62,6 +62,8 @@ std::string job_spec_to_json(const JobSpec& spec) {
   if (spec.reservation) {
     out["reservation"] = spec.reservation->value;
   }
+  out["processes"] = to_string(spec.processes);
+  out["maxRestarts"] = spec.max_restarts;
   out["command"] = spec.command;
   out["env"] = string_map(spec.env);
   Json secrets = Json::object();

@@ -29,6 +29,7 @@ constexpr std::int64_t kMaxGpusPerNode = 72;
 constexpr std::int64_t kMaxCpusPerGpu = 256;
 constexpr std::int64_t kMaxMemoryPerGpuMib = 4LL * 1024 * 1024;  // 4Ti
 constexpr std::int64_t kMaxCheckpointSeconds = 30LL * 24 * 3600;
+constexpr std::int64_t kMaxRestarts = 100;
 constexpr std::size_t kMaxNameLength = 63;
 constexpr std::size_t kMaxPathLength = 4096;
 constexpr std::size_t kMaxLineageLength = 256;
@@ -156,8 +157,8 @@ class Validator {
     const FieldMap top =
         fields(root, "",
                {"name", "tenant", "priorityClass", "resources", "topology", "elastic",
-                "preemptible", "checkpoint", "maxRuntime", "reservation", "command", "env",
-                "secretEnv", "lineage", "labels"});
+                "preemptible", "checkpoint", "maxRuntime", "reservation", "processes",
+                "maxRestarts", "command", "env", "secretEnv", "lineage", "labels"});
     read_identity(top);
     read_resources(top.get("resources"));
     read_topology(top.get("topology"));
@@ -165,6 +166,10 @@ class Validator {
     preemptible_ = read_bool(top.get("preemptible"), "preemptible");
     read_checkpoint(top.get("checkpoint"));
     read_runtime(top.get("maxRuntime"));
+    read_processes(top.get("processes"));
+    if (auto n = read_int(top.get("maxRestarts"), "maxRestarts", 0, kMaxRestarts)) {
+      spec_.max_restarts = static_cast<std::int32_t>(*n);
+    }
     read_command(top.get("command"));
     spec_.env = read_env(top.get("env"), "env");
     spec_.secret_env = read_env(top.get("secretEnv"), "secretEnv");
@@ -529,6 +534,20 @@ class Validator {
       return;
     }
     spec_.max_runtime = *d;
+  }
+
+  void read_processes(const TreeNode* node) {
+    const auto mode = read_string(node, "processes");
+    if (!mode) {
+      return;
+    }
+    if (*mode == "perGpu") {
+      spec_.processes = ProcessMode::kPerGpu;
+    } else if (*mode == "perNode") {
+      spec_.processes = ProcessMode::kPerNode;
+    } else {
+      fail("processes", fmt::format("must be perGpu or perNode, got {}", quote(*mode)));
+    }
   }
 
   void read_command(const TreeNode* node) {

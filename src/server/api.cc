@@ -13,6 +13,7 @@
 #include "core/job_phase.h"
 #include "core/job_spec_parse.h"
 #include "core/priority.h"
+#include "server/agent_api.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/http_status.h"
@@ -33,6 +34,7 @@ struct Reply {
   int status = 200;
   std::string body;
   bool wake_scheduler = false;
+  Effects effects;  // applied after the commit (agents' desired workers)
 };
 
 // Seconds a 429 asks the caller to wait; set by the handler on the worker thread that
@@ -170,7 +172,13 @@ struct ApiRoutes {
   std::string new_request_id() { return request_prefix + "-" + std::to_string(++next_request); }
 
   Result<Principal> auth(const httplib::Request& req) {
-    return api.authenticate(req.get_header_value("Authorization"));
+    CORRAL_ASSIGN_OR_RETURN(auto p, api.authenticate(req.get_header_value("Authorization")));
+    if (p.role == "join") return forbidden("a join token may only call POST /v1/agents/join");
+    return p;
+  }
+
+  LifecycleContext lifecycle(Effects& fx) const {
+    return LifecycleContext{api.board_, api.agent_settings_, api.clock_.now(), fx};
   }
 
   // A read: authenticated, run in one transaction.
@@ -211,7 +219,7 @@ struct ApiRoutes {
               return core::invalid_argument("Idempotency-Key",
                                             "was already used for a different request");
             }
-            reply = Reply{seen->status, seen->response_body, false};
+            reply = Reply{seen->status, seen->response_body, false, {}};
             replayed = true;
             return Status();
           }
@@ -238,7 +246,8 @@ struct ApiRoutes {
         ++api.metrics_.idempotent_replays;
         res.set_header("Idempotent-Replayed", "true");
       }
-      if (reply.wake_scheduler && !replayed) api.loop_.wake();
+      if (!replayed) apply_effects(reply.effects, api.board_);
+      if ((reply.wake_scheduler || reply.effects.wake_scheduler) && !replayed) api.loop_.wake();
       send(res, rid, reply.status, reply.body);
     };
   }
@@ -435,16 +444,29 @@ struct ApiRoutes {
     next.updated_at = api.clock_.now();
     CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
     if (!won) return Status(StatusCode::kAborted, "job changed while cancelling");
-    // TODO(server): #6: once agents exist, GPUs of a launching or running job are
-    // released when its agent confirms the workers are gone, not here.
-    CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
     CORRAL_RETURN_IF_ERROR(tx.append_job_event(
         {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
+    Effects fx;
+    CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
+    std::erase_if(allocs, [](const store::AllocationRow& a) { return !a.active; });
+    CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+    if (managed) {
+      // Agents run it: its GPUs stay allocated until they confirm every rank is gone
+      // (lifecycle.h); the agents see `desired: stop` now.
+      for (const auto& a : allocs) fx.stops.insert({job.id.value, a.node.value});
+      CORRAL_RETURN_IF_ERROR(reconcile_job(tx, lifecycle(fx), job.id));
+    } else {
+      // No agent ever ran it (agent-less nodes): nothing to wait for.
+      CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
+      for (const auto& a : allocs) fx.bump.insert(a.node.value);
+      fx.released.insert(job.id.value);
+    }
     CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "job.cancel", "job/" + std::to_string(job.id.value),
                                  summary(job), summary(next)));
     ++api.metrics_.jobs_cancelled;
     Reply reply = ok_json(job_json(next));
     reply.wake_scheduler = true;
+    reply.effects = fx;
     return reply;
   }
 
@@ -482,8 +504,22 @@ struct ApiRoutes {
       const json observed = parse_or_null(inv->inventory_json);
       if (observed.is_object() && observed.contains("gpus")) out["gpus"] = observed["gpus"];
       out["heartbeatAtMs"] = core::to_ms(inv->heartbeat_at);
+      if (observed.is_object() && observed.contains("observed")) {
+        out["observed"] = observed["observed"];
+      }
     }
     out["admin"] = std::string(core::to_string(row.admin));
+    out["adminReason"] = row.admin_reason;
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(row.id));
+    // The log key never leaves corrald.
+    out["agent"] =
+        session ? json{{"url", session->agent_url},
+                       {"epoch", session->epoch},
+                       {"lost", session->lost},
+                       {"joinedAtMs", core::to_ms(session->joined_at)},
+                       {"heartbeatAtMs", core::to_ms(session->heartbeat_at)},
+                       {"heartbeatAgeMs", core::to_ms(api.clock_.now() - session->heartbeat_at)}}
+                : json(nullptr);
     json allocated = json::array();
     for (const auto& a : active) {
       if (a.node == row.id) {
@@ -555,13 +591,32 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
     if (!row) return core::not_found("node " + id + " not found");
     const core::NodeAdminState before = row->admin;
-    // TODO(server): #6: draining should ask running work to checkpoint and leave;
-    // until agents exist it only stops new placements, like cordon.
+    if (verb == "undrain") {
+      // A node the health controller drained comes back only once its GPUs report healthy.
+      CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(row->id));
+      const json observed = inv ? parse_or_null(inv->inventory_json) : json();
+      if (observed.is_object() && observed.contains("observed") &&
+          observed["observed"].contains("gpus")) {
+        for (const auto& g : observed["observed"]["gpus"]) {
+          if (g.value("health", "ok") == "unhealthy") {
+            return core::failed_precondition(
+                "node " + id + " gpu " + std::to_string(g.value("index", -1)) + " still reports " +
+                g.value("problem", "a fault") + "; undrain once it reports healthy");
+          }
+        }
+      }
+    }
     row->admin = verb == "cordon"  ? core::NodeAdminState::kCordoned
                  : verb == "drain" ? core::NodeAdminState::kDraining
                                    : core::NodeAdminState::kActive;
+    row->admin_reason = verb == "undrain" ? "" : verb + " by " + p.id;
     row->updated_at = api.clock_.now();
     CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+    Effects fx;
+    if (verb == "drain") {
+      // Draining asks running work to checkpoint and leave (preempt -> requeue).
+      CORRAL_RETURN_IF_ERROR(drain_jobs_on(tx, lifecycle(fx), row->id, row->admin_reason));
+    }
     CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "node." + verb, "node/" + id,
                                  std::string(core::to_string(before)),
                                  std::string(core::to_string(row->admin))));
@@ -569,6 +624,7 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, *row, active));
     Reply reply = ok_json(v);
     reply.wake_scheduler = true;
+    reply.effects = fx;
     return reply;
   }
 
@@ -814,8 +870,15 @@ struct ApiRoutes {
   }
 };
 
-Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics)
-    : store_(store), clock_(clock), loop_(loop), metrics_(metrics), admission_(clock) {}
+Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
+         AssignmentBoard& board, AgentSettings agent_settings)
+    : store_(store),
+      clock_(clock),
+      loop_(loop),
+      metrics_(metrics),
+      board_(board),
+      agent_settings_(agent_settings),
+      admission_(clock) {}
 
 Result<Principal> Api::authenticate(const std::string& authorization) {
   constexpr std::string_view kBearer = "Bearer ";
@@ -848,6 +911,11 @@ Api::~Api() = default;
 
 void Api::install(httplib::Server& http) {
   routes_ = std::make_unique<ApiRoutes>(*this);
+  agent_api_ = std::make_unique<AgentApi>(
+      store_, clock_, loop_, metrics_, board_, agent_settings_,
+      [this](const std::string& authorization) { return authenticate(authorization); });
+  // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
+  agent_api_->install(http);
   routes_->install(http);
 }
 

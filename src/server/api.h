@@ -8,7 +8,8 @@
 // http_status(). Bodies over kMaxBodyBytes are refused with 413 before parsing.
 //
 // Roles: admin (everything), member (its own tenant's jobs; other tenants' job ids are
-// 404), agent (reports for its own node only).
+// 404), agent (reports for its own node only), join (POST /v1/agents/join and nothing
+// else; every other route answers 403).
 //
 // Thread safety: handlers run on httplib's worker threads; Api is safe for that use.
 #pragma once
@@ -21,6 +22,8 @@
 
 #include "core/clock.h"
 #include "server/admission.h"
+#include "server/assignment_board.h"
+#include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/sched_loop.h"
 #include "server/thread_annotations.h"
@@ -42,15 +45,17 @@ struct Principal {
 };
 
 struct ApiRoutes;
+class AgentApi;
 
 class Api {
  public:
-  Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics);
+  Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
+      AssignmentBoard& board, AgentSettings agent_settings);
   ~Api();
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
-  // Registers every route on `http`.
+  // Registers every route on `http`, the agent protocol's included (agent_api.h).
   void install(httplib::Server& http);
 
  private:
@@ -61,12 +66,15 @@ class Api {
   const core::Clock& clock_;
   SchedLoop& loop_;
   Metrics& metrics_;
+  AssignmentBoard& board_;
+  const AgentSettings agent_settings_;
   AdmissionControl admission_;
 
   // Tokens are never revoked in this version, so a verified hash can be cached.
   std::mutex mu_;
   std::map<std::string, Principal> principals_ CORRAL_GUARDED_BY(mu_);
   std::unique_ptr<ApiRoutes> routes_;
+  std::unique_ptr<AgentApi> agent_api_;
 };
 
 }  // namespace corral::server

@@ -91,8 +91,41 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             c.sched.batch_window = core::Duration(s.second.as<std::int64_t>());
           } else if (k == "tickMs") {
             c.sched.tick = core::Duration(s.second.as<std::int64_t>());
+          } else if (k == "minRuntimeMs") {
+            // How long a job runs before it may be preempted (default 10 min).
+            c.sched.config.preemption.min_runtime = core::Duration(s.second.as<std::int64_t>());
           } else {
             return core::invalid_argument("scheduler." + k, "unknown field");
+          }
+        }
+      } else if (key == "agents") {
+        if (!kv.second.IsMap()) return core::invalid_argument("agents", "must be a map");
+        for (const auto& s : kv.second) {
+          const std::string k = s.first.as<std::string>();
+          const auto in_range = [&](std::int64_t lo,
+                                    std::int64_t hi) -> core::Result<std::int64_t> {
+            std::int64_t v = 0;
+            if (!YAML::convert<std::int64_t>::decode(s.second, v) || v < lo || v > hi) {
+              return core::invalid_argument(
+                  "agents." + k,
+                  "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+            }
+            return v;
+          };
+          AgentSettings& a = c.agents;
+          if (k == "nodeLostAfterMs") {
+            CORRAL_ASSIGN_OR_RETURN(a.node_lost_after_ms, in_range(50, 3'600'000));
+          } else if (k == "stopGraceMs") {
+            CORRAL_ASSIGN_OR_RETURN(a.stop_grace_ms, in_range(0, 3'600'000));
+          } else if (k == "restartBackoffMs") {
+            CORRAL_ASSIGN_OR_RETURN(a.restart_backoff_ms, in_range(0, 3'600'000));
+          } else if (k == "restartBackoffMaxMs") {
+            CORRAL_ASSIGN_OR_RETURN(a.restart_backoff_max_ms, in_range(0, 86'400'000));
+          } else if (k == "hotTemperatureC") {
+            CORRAL_ASSIGN_OR_RETURN(auto t, in_range(30, 150));
+            a.hot_temperature_c = static_cast<std::int32_t>(t);
+          } else {
+            return core::invalid_argument("agents." + k, "unknown field");
           }
         }
       } else {

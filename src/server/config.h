@@ -7,6 +7,13 @@
 //     order: fairShare       # or fifo
 //     batchWindowMs: 20      # events within this window share one cycle
 //     tickMs: 2000           # a cycle runs at least this often
+//     minRuntimeMs: 600000   # a job runs this long before it may be preempted
+//   agents:                  # the node-agent protocol (docs/agent-protocol.md)
+//     nodeLostAfterMs: 30000 # heartbeat silence before a node is lost (fenced, requeued)
+//     stopGraceMs: 30000     # SIGTERM to SIGKILL for stopped workers (graceMs)
+//     restartBackoffMs: 10000    # first restart's backoff; doubles per restart
+//     restartBackoffMaxMs: 300000
+//     hotTemperatureC: 87    # above this a GPU takes no new placements
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -18,6 +25,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "server/lifecycle.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
 
@@ -26,6 +34,7 @@ namespace corral::server {
 struct ServerConfig {
   std::vector<TenantConfig> tenants;  // always includes `default`
   SchedLoopOptions sched;
+  AgentSettings agents;
 };
 
 ServerConfig default_server_config();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/priority.h"
 #include "sched/check.h"
 #include "sched/decide.h"
+#include "server/lifecycle.h"
 #include "server/model_json.h"
 
 namespace corral::server {
@@ -29,9 +31,18 @@ struct StoreView {
   std::vector<store::TenantRow> tenants;
   std::vector<store::ReservationRow> reservations;
   std::vector<store::JobRow> pending;
-  std::vector<store::JobRow> holding;  // phases that hold GPUs
+  std::vector<store::JobRow> holding;  // phases that hold GPUs, and ended jobs still holding
   std::vector<store::AllocationRow> allocations;
+  std::map<std::string, store::AgentSessionRow> sessions;
 };
+
+// The registered node with the agent's health verdicts (observed), minus the extra
+// observations node_from_json does not know.
+core::Result<core::Node> node_from_inventory(const std::string& text) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_object()) doc.erase("observed");
+  return node_from_json(doc.is_discarded() ? text : doc.dump());
+}
 
 std::int32_t tier_of(const std::string& priority_class) {
   for (const auto& pc : core::default_priority_classes()) {
@@ -59,8 +70,12 @@ std::string describe(const sched::Placement& p) {
 }  // namespace
 
 SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                     SchedLoopOptions options)
-    : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {}
+                     SchedLoopOptions options, AssignmentBoard* board)
+    : store_(store),
+      clock_(clock),
+      metrics_(metrics),
+      options_(std::move(options)),
+      board_(board) {}
 
 SchedLoop::~SchedLoop() { stop(); }
 
@@ -152,6 +167,16 @@ Status SchedLoop::run_cycle() {
                                                      JobPhase::kRunning, JobPhase::kPreempting},
                                           .limit = 1'000'000}));
     CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.list_active_allocations());
+    // Jobs that ended (cancelled, failed) keep their GPUs until their agents confirm.
+    std::set<std::int64_t> seen;
+    for (const auto& j : view.holding) seen.insert(j.id.value);
+    for (const auto& a : view.allocations) {
+      if (!seen.insert(a.job.value).second) continue;
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(a.job));
+      if (job) view.holding.push_back(std::move(*job));
+    }
+    CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+    for (auto& s : sessions) view.sessions[s.node.value] = std::move(s);
     return Status();
   });
   if (!transacted1.ok()) return transacted1;
@@ -161,10 +186,15 @@ Status SchedLoop::run_cycle() {
   in.gpu_types.assign(core::builtin_gpu_types().begin(), core::builtin_gpu_types().end());
   for (const auto& row : view.nodes) {
     const auto inv = view.inventory.find(row.id.value);
-    auto node =
-        node_from_json(inv != view.inventory.end() ? inv->second.inventory_json : row.spec_json);
+    auto node = node_from_inventory(inv != view.inventory.end() ? inv->second.inventory_json
+                                                                : row.spec_json);
     if (!node.ok()) continue;  // stored by this server, so valid; skip rather than stall
     node->admin = row.admin;
+    // A lost node takes no placements until its agent joins again.
+    const auto session = view.sessions.find(row.id.value);
+    if (session != view.sessions.end() && session->second.lost) {
+      for (auto& g : node->gpus) g.healthy = false;
+    }
     in.nodes.push_back(std::move(*node));
   }
   std::set<std::string> known_tenants;
@@ -210,9 +240,10 @@ Status SchedLoop::run_cycle() {
     if (req == nullptr || allocs == by_job.end() || known_tenants.count(job.tenant.value) == 0) {
       continue;
     }
-    sched::RunningJob running{.request = *req,
-                              .started_at = allocs->second.front()->created_at,
-                              .stopping = job.phase == JobPhase::kPreempting};
+    sched::RunningJob running{
+        .request = *req,
+        .started_at = allocs->second.front()->created_at,
+        .stopping = job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning};
     for (const auto* a : allocs->second) {
       running.gpus.push_back({a->node, a->gpu_index});
       running.borrowed = running.borrowed || a->borrowed;
@@ -229,6 +260,7 @@ Status SchedLoop::run_cycle() {
   for (const auto& job : view.pending) {
     const auto* req = request_of(job);
     if (req == nullptr || known_tenants.count(job.tenant.value) == 0) continue;
+    if (job.not_before > now) continue;  // restart backoff; its reason says until when
     in.pending.push_back({.request = *req, .queued_at = job.queued_at, .attempt = job.attempt});
     pending_rows[job.id.value] = &job;
   }
@@ -249,37 +281,27 @@ Status SchedLoop::run_cycle() {
 
   // 3. Apply in one transaction, fenced by the epoch.
   std::int64_t placed = 0;
+  Effects fx;
   const Status applied = store_.transact([&](store::Tx& tx) {
     placed = 0;
+    fx = Effects();
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
-    // Preemptions first: a victim still `launching` has no workers yet (no agent has
-    // confirmed a start), so it stops at once: preempting -> requeued -> pending, its
-    // GPUs released in this transaction. A `running` victim only moves to preempting
-    // and keeps its GPUs until its agent confirms the workers are gone.
+    // Preemptions first. A victim run by agents moves to preempting and keeps its GPUs
+    // until they confirm its workers are gone (lifecycle.h); one placed only on
+    // agent-less nodes has nothing running, so it is requeued and released at once.
     std::set<std::int64_t> stopped;
+    std::optional<AssignmentBoard> no_board;
+    if (board_ == nullptr) no_board.emplace(0);
+    const AgentSettings settings;
+    const LifecycleContext ctx{board_ != nullptr ? *board_ : *no_board, settings, now, fx};
     for (const auto& pre : decisions.preemptions) {
       CORRAL_ASSIGN_OR_RETURN(auto victim, tx.get_job(pre.victim));
       if (!victim || core::is_terminal(victim->phase)) continue;
-      auto preempting = core::next_phase(victim->phase, core::JobEvent::kPreempt);
-      if (!preempting.ok()) continue;  // already stopping
-      store::JobRow next = *victim;
-      next.phase = *preempting;
-      next.reason = "preempted for job " + std::to_string(pre.for_job.value) + ": " + pre.reason;
-      next.updated_at = now;
-      if (victim->phase == JobPhase::kLaunching) {
-        CORRAL_ASSIGN_OR_RETURN(const JobPhase requeued,
-                                core::next_phase(*preempting, core::JobEvent::kStopped));
-        CORRAL_ASSIGN_OR_RETURN(const JobPhase pending,
-                                core::next_phase(requeued, core::JobEvent::kRequeue));
-        next.phase = pending;
-        next.queued_at = now;
-        CORRAL_RETURN_IF_ERROR(tx.release_allocations(victim->id, now).status());
-        stopped.insert(victim->id.value);
-      }
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, victim->phase));
-      if (!won) return core::Status(core::StatusCode::kAborted, "victim changed while preempting");
-      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-          {.job = victim->id, .time = now, .kind = "preempted", .message = next.reason}));
+      if (!core::next_phase(victim->phase, core::JobEvent::kPreempt).ok()) continue;  // stopping
+      CORRAL_RETURN_IF_ERROR(preempt_job(
+          tx, ctx, *victim,
+          "preempted for job " + std::to_string(pre.for_job.value) + ": " + pre.reason));
+      if (fx.released.count(victim->id.value) > 0) stopped.insert(victim->id.value);
     }
     for (const auto& p : decisions.placements) {
       // A placement on GPUs that preempted jobs still hold waits for them to stop.
@@ -314,6 +336,7 @@ Status SchedLoop::run_cycle() {
       }
       CORRAL_RETURN_IF_ERROR(tx.append_job_event(
           {.job = p.job, .time = now, .kind = "placed", .message = next.reason}));
+      for (const auto& g : p.gpus) fx.bump.insert(g.node.value);
       ++placed;
     }
     for (const auto& pd : decisions.pending) {
@@ -344,6 +367,7 @@ Status SchedLoop::run_cycle() {
     if (applied.code() == core::StatusCode::kAlreadyExists) ++metrics_.sched_apply_conflicts;
     return applied;
   }
+  if (board_ != nullptr) apply_effects(fx, *board_);
   metrics_.sched_placements += placed;
   metrics_.pending_jobs = static_cast<std::int64_t>(decisions.pending.size());
   metrics_.running_jobs = static_cast<std::int64_t>(view.holding.size()) + placed;

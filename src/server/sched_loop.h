@@ -7,10 +7,14 @@
 //        jobs go pending -> admitted -> launching (core/job_phase.h) with one
 //        allocation row per GPU; pending jobs get their position and reason
 //
-// Until agents exist, a placed job stays in `launching`; an agent will report `started`
-// (JobEvent::kStarted) to move it to running. Preemptions of a `launching` job take
-// effect at once (it has no workers yet); a `running` victim goes to `preempting` and
-// keeps its GPUs until its agent confirms, and placements that wait for it wait too.
+// A placed job stays in `launching` until its agents report every rank running
+// (lifecycle.h). A victim run by agents goes to `preempting` and keeps its GPUs until
+// they confirm its workers are gone, and placements that wait for it wait too; a victim
+// placed only on agent-less nodes (nothing runs there) stops at once. After each commit
+// the nodes whose desired workers changed are bumped on the AssignmentBoard, which
+// wakes their agents' long polls. Lost nodes (agent_sessions.lost) take no placements;
+// jobs in restart backoff (not_before in the future) are left out of the cycle; jobs
+// that ended but still hold GPUs awaiting confirmation count as stopping holders.
 // TODO(server): #5: elastic Resizes are not applied yet (the job keeps its size). If the store
 // refuses the transaction (a GPU already actively allocated, a stale epoch) nothing of it is
 // applied; a stale epoch means another corrald took over, and this loop stops scheduling.
@@ -30,6 +34,7 @@
 #include "sched/config.h"
 #include "sched/snapshot.h"
 #include "sched/usage.h"
+#include "server/assignment_board.h"
 #include "server/metrics.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
@@ -51,8 +56,9 @@ struct SchedLoopOptions {
 
 class SchedLoop {
  public:
+  // `board` may be null (tests without agents).
   SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
-            SchedLoopOptions options);
+            SchedLoopOptions options, AssignmentBoard* board = nullptr);
   ~SchedLoop();
   SchedLoop(const SchedLoop&) = delete;
   SchedLoop& operator=(const SchedLoop&) = delete;
@@ -75,6 +81,7 @@ class SchedLoop {
   const core::Clock& clock_;
   Metrics& metrics_;
   const SchedLoopOptions options_;
+  AssignmentBoard* const board_;
   std::int64_t epoch_ = 0;
   bool fenced_ = false;  // loop thread only
 

@@ -18,6 +18,7 @@
 #include "server/crypto.h"
 #include "server/metrics.h"
 #include "server/model_json.h"
+#include "server/node_health.h"
 #include "server/sched_loop.h"
 #include "store/store.h"
 
@@ -41,7 +42,8 @@ Status write_private_file(const std::filesystem::path& path, const std::string& 
 }
 
 // A fresh store gets the configured tenants that are missing and, when there is no
-// token at all, an admin token written to DATA_DIR/admin.token.
+// token at all, an admin token written to DATA_DIR/admin.token and a join token (role
+// `join`: it may only call POST /v1/agents/join) written to DATA_DIR/join.token.
 Status bootstrap(store::Store& store, const ServerConfig& config,
                  const std::filesystem::path& data_dir, const core::Clock& clock) {
   std::string token;
@@ -65,16 +67,27 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "admin.token", token + "\n"));
     CORRAL_RETURN_IF_ERROR(
         tx.insert_token({.hash = sha256_hex(token), .role = "admin", .created_at = clock.now()}));
+    CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
+                                             .action = "token.bootstrap",
+                                             .target = "token:" + sha256_hex(token).substr(0, 12),
+                                             .after = "role=admin",
+                                             .time = clock.now()}));
+    const std::string join = new_token();
+    CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "join.token", join + "\n"));
+    CORRAL_RETURN_IF_ERROR(
+        tx.insert_token({.hash = sha256_hex(join), .role = "join", .created_at = clock.now()}));
     return append_audit(tx, {.actor = "corrald",
                              .action = "token.bootstrap",
-                             .target = "token:" + sha256_hex(token).substr(0, 12),
-                             .after = "role=admin",
+                             .target = "token:" + sha256_hex(join).substr(0, 12),
+                             .after = "role=join",
                              .time = clock.now()});
   });
   if (!transacted.ok()) return transacted;
   if (!token.empty()) {
     std::printf("corrald: admin token written to %s (mode 0600)\n",
                 (data_dir / "admin.token").c_str());
+    std::printf("corrald: agent join token written to %s (mode 0600)\n",
+                (data_dir / "join.token").c_str());
   }
   return Status();
 }
@@ -110,9 +123,13 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   CORRAL_RETURN_IF_ERROR(bootstrap(*store, config, options.data_dir, clock));
 
   Metrics metrics;
-  SchedLoop loop(*store, clock, metrics, config.sched);
+  // Assignment versions start from the clock so they keep growing across restarts.
+  AssignmentBoard board(core::to_ms(clock.now()) * 1000);
+  SchedLoop loop(*store, clock, metrics, config.sched, &board);
   CORRAL_RETURN_IF_ERROR(loop.start());
-  Api api(*store, clock, loop, metrics);
+  NodeHealth health(*store, clock, board, loop, config.agents);
+  health.start();
+  Api api(*store, clock, loop, metrics, board, config.agents);
   httplib::Server http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -146,13 +163,17 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   std::thread watcher([&] {
     int sig = 0;
     sigwait(&signals, &sig);
-    if (sig == SIGINT || sig == SIGTERM) http.stop();
+    if (sig == SIGINT || sig == SIGTERM) {
+      board.shutdown();  // long polls answer now instead of holding workers 30 s
+      http.stop();
+    }
   });
   http.listen_after_bind();
   // listen returned: either a signal stopped it (watcher done) or it failed; wake the
   // watcher so it can be joined.
   ::kill(::getpid(), SIGTERM);
   watcher.join();
+  health.stop();
   loop.stop();
   std::printf("corrald: stopped\n");
   return Status();

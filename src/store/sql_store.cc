@@ -33,7 +33,7 @@ core::NodeAdminState admin_from(std::string_view s) {
 
 constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
-    "pending_kind, queue_position, created_at, updated_at, queued_at";
+    "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before";
 
 JobRow job_from(const SqlRow& r) {
   JobRow j;
@@ -52,6 +52,8 @@ JobRow job_from(const SqlRow& r) {
   j.created_at = as_time(r[12]);
   j.updated_at = as_time(r[13]);
   j.queued_at = as_time(r[14]);
+  j.restarts = static_cast<std::int32_t>(as_int(r[15]));
+  j.not_before = as_time(r[16]);
   return j;
 }
 
@@ -73,6 +75,16 @@ AllocationRow alloc_from(const SqlRow& r) {
   a.created_at = as_time(r[9]);
   if (r[10]) a.released_at = as_time(r[10]);
   return a;
+}
+
+core::Checkpoint checkpoint_from(const SqlRow& r) {
+  return core::Checkpoint{.job = core::JobId(as_int(r[0])),
+                          .attempt = static_cast<std::int32_t>(as_int(r[1])),
+                          .step = as_int(r[2]),
+                          .uri = as_str(r[3]),
+                          .bytes = as_int(r[4]),
+                          .checksum = as_str(r[5]),
+                          .time = as_time(r[6])};
 }
 
 constexpr std::string_view kAuditColumns =
@@ -155,11 +167,12 @@ class SqlTx final : public Tx {
   Result<bool> update_job(const JobRow& row, core::JobPhase expected) override {
     CORRAL_ASSIGN_OR_RETURN(
         auto res, q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
-                    "queue_position = $5, updated_at = $6, queued_at = $7 "
-                    "WHERE id = $8 AND phase = $9",
+                    "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
+                    "not_before = $11 WHERE id = $8 AND phase = $9",
                     {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
                      row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at),
-                     ms(row.queued_at), row.id.value, std::string(core::to_string(expected))}));
+                     ms(row.queued_at), row.id.value, std::string(core::to_string(expected)),
+                     std::int64_t{row.restarts}, ms(row.not_before)}));
     if (res.affected != 1) return false;
     const bool was = expected == core::JobPhase::kPending;
     const bool is = row.phase == core::JobPhase::kPending;
@@ -234,13 +247,78 @@ class SqlTx final : public Tx {
                   {job.value});
   }
 
+  Result<std::vector<AllocationRow>> list_active_allocations_on(const core::NodeId& node) override {
+    return allocs(cat("SELECT ", kAllocColumns,
+                      " FROM allocations WHERE node = $1 AND active = 1 ORDER BY gpu_index"),
+                  {node.value});
+  }
+
+  Result<std::int64_t> release_allocations_on(const core::NodeId& node, core::Time now) override {
+    CORRAL_ASSIGN_OR_RETURN(auto res, q("UPDATE allocations SET active = 0, released_at = $1 "
+                                        "WHERE node = $2 AND active = 1",
+                                        {ms(now), node.value}));
+    return res.affected;
+  }
+
+  Status upsert_agent_session(const AgentSessionRow& s) override {
+    return q("INSERT INTO agent_sessions (node, epoch, agent_url, log_key, joined_at, "
+             "heartbeat_at, lost) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (node) DO "
+             "UPDATE SET epoch = excluded.epoch, agent_url = excluded.agent_url, log_key = "
+             "excluded.log_key, joined_at = excluded.joined_at, heartbeat_at = "
+             "excluded.heartbeat_at, lost = excluded.lost",
+             {s.node.value, s.epoch, s.agent_url, s.log_key, ms(s.joined_at), ms(s.heartbeat_at),
+              std::int64_t{s.lost ? 1 : 0}})
+        .status();
+  }
+
+  Result<std::optional<AgentSessionRow>> get_agent_session(const core::NodeId& node) override {
+    CORRAL_ASSIGN_OR_RETURN(auto rows, sessions("WHERE node = $1", {node.value}));
+    if (rows.empty()) return std::optional<AgentSessionRow>();
+    return std::optional<AgentSessionRow>(std::move(rows[0]));
+  }
+
+  Result<std::vector<AgentSessionRow>> list_agent_sessions() override { return sessions("", {}); }
+
+  Status upsert_worker(const WorkerRow& w) override {
+    return q("INSERT INTO workers (job_id, attempt, rank, node, pid, state, exit_code, signal, "
+             "started_at, exited_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+             "ON CONFLICT (job_id, attempt, rank) DO UPDATE SET node = excluded.node, pid = "
+             "excluded.pid, state = excluded.state, exit_code = excluded.exit_code, signal = "
+             "excluded.signal, started_at = excluded.started_at, exited_at = excluded.exited_at",
+             {w.job.value, std::int64_t{w.attempt}, std::int64_t{w.rank}, w.node.value, w.pid,
+              w.state, std::int64_t{w.exit_code}, std::int64_t{w.signal}, ms(w.started_at),
+              ms(w.exited_at)})
+        .status();
+  }
+
+  Result<std::vector<WorkerRow>> list_workers(core::JobId job) override {
+    CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT job_id, attempt, rank, node, pid, state, "
+                                        "exit_code, signal, started_at, exited_at FROM workers "
+                                        "WHERE job_id = $1 ORDER BY attempt, rank",
+                                        {job.value}));
+    std::vector<WorkerRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back({.job = core::JobId(as_int(r[0])),
+                     .attempt = static_cast<std::int32_t>(as_int(r[1])),
+                     .rank = static_cast<std::int32_t>(as_int(r[2])),
+                     .node = core::NodeId(as_str(r[3])),
+                     .pid = as_int(r[4]),
+                     .state = as_str(r[5]),
+                     .exit_code = static_cast<std::int32_t>(as_int(r[6])),
+                     .signal = static_cast<std::int32_t>(as_int(r[7])),
+                     .started_at = as_time(r[8]),
+                     .exited_at = as_time(r[9])});
+    }
+    return out;
+  }
+
   Status upsert_node(const NodeRow& n) override {
-    return q("INSERT INTO nodes (name, spec_json, admin, created_at, updated_at) "
-             "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET "
+    return q("INSERT INTO nodes (name, spec_json, admin, created_at, updated_at, admin_reason) "
+             "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET "
              "spec_json = excluded.spec_json, admin = excluded.admin, "
-             "updated_at = excluded.updated_at",
+             "updated_at = excluded.updated_at, admin_reason = excluded.admin_reason",
              {n.id.value, n.spec_json, std::string(core::to_string(n.admin)), ms(n.created_at),
-              ms(n.updated_at)})
+              ms(n.updated_at), n.admin_reason})
         .status();
   }
 
@@ -314,21 +392,22 @@ class SqlTx final : public Tx {
         .status();
   }
 
+  Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) override {
+    CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT job_id, attempt, step, uri, bytes, checksum, time "
+                                        "FROM checkpoints WHERE job_id = $1 ORDER BY time, id",
+                                        {job.value}));
+    std::vector<core::Checkpoint> out;
+    for (const auto& r : res.rows) out.push_back(checkpoint_from(r));
+    return out;
+  }
+
   Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) override {
     CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT job_id, attempt, step, uri, bytes, checksum, time "
                                         "FROM checkpoints WHERE job_id = $1 "
                                         "ORDER BY time DESC, id DESC LIMIT 1",
                                         {job.value}));
     if (res.rows.empty()) return std::optional<core::Checkpoint>();
-    const auto& r = res.rows[0];
-    return std::optional<core::Checkpoint>(
-        core::Checkpoint{.job = core::JobId(as_int(r[0])),
-                         .attempt = static_cast<std::int32_t>(as_int(r[1])),
-                         .step = as_int(r[2]),
-                         .uri = as_str(r[3]),
-                         .bytes = as_int(r[4]),
-                         .checksum = as_str(r[5]),
-                         .time = as_time(r[6])});
+    return std::optional<core::Checkpoint>(checkpoint_from(res.rows[0]));
   }
 
   Status insert_telemetry(const TelemetrySample& s) override {
@@ -500,16 +579,38 @@ class SqlTx final : public Tx {
 
   Result<std::vector<NodeRow>> nodes(std::string_view where, std::vector<SqlValue> params) {
     CORRAL_ASSIGN_OR_RETURN(
-        auto res, q(cat("SELECT name, spec_json, admin, created_at, updated_at FROM nodes ", where,
-                        " ORDER BY name"),
+        auto res, q(cat("SELECT name, spec_json, admin, created_at, updated_at, admin_reason FROM "
+                        "nodes ",
+                        where, " ORDER BY name"),
                     std::move(params)));
     std::vector<NodeRow> out;
     for (const auto& r : res.rows) {
       out.push_back({.id = core::NodeId(as_str(r[0])),
                      .spec_json = as_str(r[1]),
                      .admin = admin_from(as_str(r[2])),
+                     .admin_reason = as_str(r[5]),
                      .created_at = as_time(r[3]),
                      .updated_at = as_time(r[4])});
+    }
+    return out;
+  }
+
+  Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
+                                                std::vector<SqlValue> params) {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto res, q(cat("SELECT node, epoch, agent_url, log_key, joined_at, heartbeat_at, lost "
+                        "FROM agent_sessions ",
+                        where, " ORDER BY node"),
+                    std::move(params)));
+    std::vector<AgentSessionRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back({.node = core::NodeId(as_str(r[0])),
+                     .epoch = as_int(r[1]),
+                     .agent_url = as_str(r[2]),
+                     .log_key = as_str(r[3]),
+                     .joined_at = as_time(r[4]),
+                     .heartbeat_at = as_time(r[5]),
+                     .lost = as_int(r[6]) != 0});
     }
     return out;
   }

@@ -59,7 +59,9 @@ struct JobRow {
   std::int32_t queue_position = 0;  // 1-based while pending, else 0
   core::Time created_at;
   core::Time updated_at;
-  core::Time queued_at;  // when it (re-)entered the queue
+  core::Time queued_at;       // when it (re-)entered the queue
+  std::int32_t restarts = 0;  // failed or lost attempts restarted so far (spec.maxRestarts)
+  core::Time not_before{};    // restart backoff: not placed before this (0: no wait)
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.
@@ -109,6 +111,7 @@ struct NodeRow {
   core::NodeId id;
   std::string spec_json;  // labels, cpus, memory, GPUs as registered
   core::NodeAdminState admin = core::NodeAdminState::kActive;
+  std::string admin_reason;  // why cordoned/draining ("" when active)
   core::Time created_at;
   core::Time updated_at;
 };
@@ -133,6 +136,33 @@ struct InventoryRow {
   core::NodeId node;
   std::string inventory_json;  // GPUs with health as observed
   core::Time heartbeat_at;
+};
+
+// A node's agent as corrald knows it (docs/agent-protocol.md). Written by corrald when
+// the agent joins or heartbeats and by the node-health controller when it declares the
+// node lost (epoch + 1, lost = true), which fences every later report of that agent.
+struct AgentSessionRow {
+  core::NodeId node;
+  std::int64_t epoch = 1;
+  std::string agent_url;
+  std::string log_key;  // secret; never returned by an API read
+  core::Time joined_at;
+  core::Time heartbeat_at;
+  bool lost = false;
+};
+
+// One worker process as its agent reported it (observed state).
+struct WorkerRow {
+  core::JobId job;
+  std::int32_t attempt = 0;
+  std::int32_t rank = 0;
+  core::NodeId node;
+  std::int64_t pid = 0;
+  std::string state;  // "running" or "exited"
+  std::int32_t exit_code = 0;
+  std::int32_t signal = 0;
+  core::Time started_at;
+  core::Time exited_at;
 };
 
 struct TelemetrySample {
@@ -224,6 +254,13 @@ class Tx {
   virtual core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) = 0;
   virtual core::Result<std::vector<AllocationRow>> list_active_allocations() = 0;
   virtual core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) = 0;
+  // Active allocations on one node, by GPU index.
+  virtual core::Result<std::vector<AllocationRow>> list_active_allocations_on(
+      const core::NodeId& node) = 0;
+  // Marks every active allocation on `node` released (the node was fenced); returns how
+  // many.
+  virtual core::Result<std::int64_t> release_allocations_on(const core::NodeId& node,
+                                                            core::Time now) = 0;
 
   // Nodes: admin state (desired) and inventory (observed).
   virtual core::Status upsert_node(const NodeRow& row) = 0;
@@ -231,6 +268,15 @@ class Tx {
   virtual core::Result<std::vector<NodeRow>> list_nodes() = 0;
   virtual core::Status upsert_inventory(const InventoryRow& row) = 0;
   virtual core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) = 0;
+
+  // Node agents (observed workers, fencing epochs).
+  virtual core::Status upsert_agent_session(const AgentSessionRow& row) = 0;
+  virtual core::Result<std::optional<AgentSessionRow>> get_agent_session(
+      const core::NodeId& node) = 0;
+  virtual core::Result<std::vector<AgentSessionRow>> list_agent_sessions() = 0;
+  virtual core::Status upsert_worker(const WorkerRow& row) = 0;
+  // Every reported worker of `job`, by (attempt, rank).
+  virtual core::Result<std::vector<WorkerRow>> list_workers(core::JobId job) = 0;
 
   // Tenants and reservations.
   virtual core::Status put_tenant(const TenantRow& row) = 0;
@@ -242,6 +288,8 @@ class Tx {
   // Checkpoints, telemetry, billing.
   virtual core::Status insert_checkpoint(const core::Checkpoint& checkpoint) = 0;
   virtual core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) = 0;
+  // Every checkpoint of `job`, oldest first (by time, then insertion).
+  virtual core::Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) = 0;
   virtual core::Status insert_telemetry(const TelemetrySample& sample) = 0;
   // False when an entry with the same idempotency key exists (nothing written).
   virtual core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) = 0;

@@ -209,6 +209,14 @@ std::vector<BadCase> bad_cases() {
       {"RuntimeTooLong", with("maxRuntime: 31d\n"), "maxRuntime", "got \"31d\""},
       {"RuntimeWord", with("maxRuntime: forever\n"), "maxRuntime", "got \"forever\""},
       {"RuntimeBareNumber", with("maxRuntime: 3600\n"), "maxRuntime", "must be a duration"},
+      // processes, maxRestarts
+      {"ProcessesUnknown", with("processes: perRack\n"), "processes",
+       "must be perGpu or perNode, got \"perRack\""},
+      {"ProcessesNumber", with("processes: 2\n"), "processes", "must be a string"},
+      {"RestartsNegative", with("maxRestarts: -1\n"), "maxRestarts",
+       "must be between 0 and 100, got -1"},
+      {"RestartsTooMany", with("maxRestarts: 101\n"), "maxRestarts", "got 101"},
+      {"RestartsString", with("maxRestarts: lots\n"), "maxRestarts", "must be an integer"},
       // command
       {"CommandMissing", "name: job\nresources: {gpus: 1}\n", "command", "is required"},
       {"CommandEmpty", "name: job\nresources: {gpus: 1}\ncommand: []\n", "command",
@@ -317,10 +325,22 @@ TEST(ParseJobSpec, FillsDefaults) {
   EXPECT_FALSE(spec.checkpoint.has_value());
   EXPECT_EQ(spec.max_runtime, seconds(72 * 3600));
   EXPECT_FALSE(spec.reservation.has_value());
+  EXPECT_EQ(spec.processes, ProcessMode::kPerGpu);
+  EXPECT_EQ(spec.max_restarts, 3);
   EXPECT_EQ(spec.command, std::vector<std::string>{"python"});
   EXPECT_TRUE(spec.env.empty());
   EXPECT_TRUE(spec.secret_env.empty());
   EXPECT_TRUE(spec.labels.empty());
+}
+
+TEST(ParseJobSpec, ReadsProcessesAndMaxRestartsAndRoundTrips) {
+  const JobSpec spec = parse_ok(with("processes: perNode\nmaxRestarts: 0\n"));
+  EXPECT_EQ(spec.processes, ProcessMode::kPerNode);
+  EXPECT_EQ(spec.max_restarts, 0);
+  const auto again = parse_job_spec(job_spec_to_json(spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, spec);
+  EXPECT_EQ(parse_ok(with("maxRestarts: 100\n")).max_restarts, 100);
 }
 
 TEST(ParseJobSpec, ResolvesPreemptibleFromPriorityClass) {

@@ -438,5 +438,106 @@ TYPED_TEST(StoreConformance, JobEventsComeBackInOrder) {
   EXPECT_EQ(events[2].kind, "placed");
 }
 
+TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
+  const core::NodeId n1("n1"), n2("n2");
+  const auto t = [](std::int64_t ms) { return core::time_from_ms(ms); };
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_ASSIGN_OR_RETURN(auto job, tx.insert_job(this->job("a")));
+            // Restart bookkeeping round-trips through update_job.
+            JobRow next = job;
+            next.phase = JobPhase::kPending;
+            next.restarts = 2;
+            next.not_before = t(5000);
+            CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+            EXPECT_TRUE(won);
+            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = n1,
+                                                   .spec_json = "{}",
+                                                   .admin = core::NodeAdminState::kDraining,
+                                                   .admin_reason = "gpu 3: XID 79",
+                                                   .created_at = t(1),
+                                                   .updated_at = t(1)}));
+            CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session({.node = n1,
+                                                            .epoch = 1,
+                                                            .agent_url = "http://h:1",
+                                                            .log_key = "k",
+                                                            .joined_at = t(10),
+                                                            .heartbeat_at = t(20)}));
+            store::AgentSessionRow lost{.node = n1,
+                                        .epoch = 2,
+                                        .agent_url = "http://h:1",
+                                        .log_key = "k",
+                                        .joined_at = t(10),
+                                        .heartbeat_at = t(20),
+                                        .lost = true};
+            CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(lost));
+            for (const auto& [node, gpu] : {std::pair{n1, 0}, {n1, 1}, {n2, 0}}) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = job.id,
+                                                           .attempt = 1,
+                                                           .node = node,
+                                                           .gpu_index = gpu,
+                                                           .gpu_type = core::GpuTypeId("H100"),
+                                                           .epoch = 1,
+                                                           .created_at = t(30)}));
+            }
+            CORRAL_RETURN_IF_ERROR(tx.upsert_worker({.job = job.id,
+                                                     .attempt = 1,
+                                                     .rank = 0,
+                                                     .node = n1,
+                                                     .pid = 7,
+                                                     .state = "running",
+                                                     .started_at = t(31)}));
+            CORRAL_RETURN_IF_ERROR(tx.upsert_worker({.job = job.id,
+                                                     .attempt = 1,
+                                                     .rank = 0,
+                                                     .node = n1,
+                                                     .pid = 7,
+                                                     .state = "exited",
+                                                     .exit_code = 3,
+                                                     .started_at = t(31),
+                                                     .exited_at = t(40)}));
+            CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
+                {.job = job.id, .attempt = 1, .step = 10, .uri = "/c/10", .time = t(50)}));
+            CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
+                {.job = job.id, .attempt = 1, .step = 20, .uri = "/c/20", .time = t(60)}));
+            return Status();
+          })
+          .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(1)));
+                    EXPECT_EQ(job->restarts, 2);
+                    EXPECT_EQ(job->not_before, t(5000));
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(n1));
+                    EXPECT_EQ(node->admin_reason, "gpu 3: XID 79");
+                    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(n1));
+                    EXPECT_EQ(session->epoch, 2);
+                    EXPECT_TRUE(session->lost);
+                    EXPECT_EQ(session->heartbeat_at, t(20));
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_agent_session(n2));
+                    EXPECT_FALSE(none.has_value());
+                    CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+                    EXPECT_EQ(sessions.size(), 1u);
+                    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.list_workers(job->id));
+                    EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
+                    EXPECT_EQ(workers.at(0).state, "exited");
+                    EXPECT_EQ(workers.at(0).exit_code, 3);
+                    CORRAL_ASSIGN_OR_RETURN(auto on_n1, tx.list_active_allocations_on(n1));
+                    EXPECT_EQ(on_n1.size(), 2u);
+                    // Fencing a node releases only that node's allocations.
+                    CORRAL_ASSIGN_OR_RETURN(auto released, tx.release_allocations_on(n1, t(70)));
+                    EXPECT_EQ(released, 2);
+                    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
+                    EXPECT_EQ(active.size(), 1u);
+                    EXPECT_EQ(active.at(0).node, n2);
+                    CORRAL_ASSIGN_OR_RETURN(auto ckpts, tx.list_checkpoints(job->id));
+                    EXPECT_EQ(ckpts.size(), 2u);
+                    EXPECT_EQ(ckpts.back().uri, "/c/20");
+                    return Status();
+                  })
+                  .ok());
+}
+
 }  // namespace
 }  // namespace corral::store

@@ -70,6 +70,7 @@ core::Status CorraldProcess::start(std::chrono::milliseconds deadline) {
     args.emplace_back("--store");
     args.push_back(store_);
   }
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   const std::string log = (data_dir_ / "corrald.log").string();
   pid_ = fork();
   if (pid_ == 0) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -63,6 +64,8 @@ class CorraldProcess {
   core::Status start(std::chrono::milliseconds deadline = std::chrono::seconds(30));
   void kill9();
   void stop();  // SIGTERM, then wait
+  // Extra command-line arguments for the next start() (e.g. {"--config", path}).
+  void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
   bool running() const { return pid_ > 0; }
 
   const std::string& addr() const { return addr_; }
@@ -75,6 +78,7 @@ class CorraldProcess {
   std::string store_;
   pid_t pid_ = -1;
   std::string addr_;
+  std::vector<std::string> extra_args_;
 };
 
 // Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way).

@@ -23,10 +23,28 @@ void add_nodes_commands(CLI::App& app, std::function<int()>& run) {
     for (const auto& n : a.body["nodes"]) {
       const auto& gpus = n["gpus"];
       const std::string type = gpus.empty() ? "" : text(gpus[0]["type"]);
-      rows.push_back({text(n["id"]), text(n["admin"]), type, std::to_string(gpus.size()),
-                      std::to_string(n["allocated"].size()), text(n["labels"]["leaf"])});
+      // Health: GPUs an agent reports unhealthy or hot; heartbeat: age of the agent's
+      // last one ("-" for a node no agent ever joined, "lost" once it was fenced).
+      int bad = 0;
+      if (n.contains("observed") && n["observed"].contains("gpus")) {
+        for (const auto& g : n["observed"]["gpus"]) bad += g.value("health", "ok") != "ok";
+      }
+      std::string heartbeat = "-";
+      if (n.contains("agent") && n["agent"].is_object()) {
+        heartbeat = n["agent"].value("lost", false)
+                        ? "lost"
+                        : std::to_string(n["agent"].value("heartbeatAgeMs", 0) / 1000) + "s";
+      }
+      std::string state = text(n["admin"]);
+      if (!n.value("adminReason", "").empty() && n["admin"] != "active") {
+        state += " (" + n.value("adminReason", "") + ")";
+      }
+      rows.push_back({text(n["id"]), state, type, std::to_string(gpus.size()),
+                      std::to_string(n["allocated"].size()), text(n["labels"]["leaf"]),
+                      bad == 0 ? "ok" : std::to_string(bad) + " bad", heartbeat});
     }
-    print_table(std::cout, {"NODE", "STATE", "GPU", "GPUS", "ALLOCATED", "LEAF"}, rows);
+    print_table(std::cout,
+                {"NODE", "STATE", "GPU", "GPUS", "ALLOCATED", "LEAF", "HEALTH", "HEARTBEAT"}, rows);
     return kExitOk;
   });
   for (const char* verb : {"cordon", "drain", "undrain"}) {

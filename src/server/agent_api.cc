@@ -1,0 +1,652 @@
+#include "server/agent_api.h"
+
+#include <algorithm>
+#include <httplib.h>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job_phase.h"
+#include "core/job_spec_parse.h"
+#include "server/audit.h"
+#include "server/crypto.h"
+#include "server/http_status.h"
+#include "server/model_json.h"
+#include "server/node_health.h"
+
+namespace corral::server {
+namespace {
+
+using core::JobPhase;
+using core::Result;
+using core::Status;
+using core::StatusCode;
+using nlohmann::json;
+
+constexpr std::int64_t kMaxWaitMs = 30000;
+
+// Protocol refusals carry their own error codes (`fenced`, `stale`), as the agent acts
+// on them; they travel as a Status whose message starts with "fenced: " or "stale: ".
+Status fenced(const std::string& m) { return Status(StatusCode::kAborted, "fenced: " + m); }
+Status stale(const std::string& m) { return Status(StatusCode::kAborted, "stale: " + m); }
+Status forbidden(const std::string& m) { return Status(StatusCode::kPermissionDenied, m); }
+
+std::string error_body(const Status& s) {
+  json body = json::parse(error_json(s));
+  for (const char* code : {"fenced", "stale"}) {
+    if (s.message().rfind(std::string(code) + ": ", 0) == 0) body["error"]["code"] = code;
+  }
+  return body.dump();
+}
+
+std::optional<std::int64_t> parse_int(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+Result<json> parse_body(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
+  if (!j.is_object()) return core::invalid_argument("", "body must be a JSON object");
+  return j;
+}
+
+Result<std::int64_t> need_int(const json& obj, const char* key, std::int64_t lo, std::int64_t hi) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_integer()) {
+    return core::invalid_argument(key, "is required and must be an integer");
+  }
+  const std::int64_t v = it->get<std::int64_t>();
+  if (v < lo || v > hi) {
+    return core::invalid_argument(
+        key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  }
+  return v;
+}
+
+Result<std::string> need_string(const json& obj, const char* key, std::size_t max = 4096) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return core::invalid_argument(key, "must be a string");
+  std::string v = it->get<std::string>();
+  if (v.size() > max) return core::invalid_argument(key, "is too long");
+  return v;
+}
+
+// "http://host:port" -> "host"; only http URLs are accepted for agents.
+std::optional<std::string> url_host(const std::string& url) {
+  constexpr std::string_view kHttp = "http://";
+  if (!url.starts_with(kHttp)) return std::nullopt;
+  std::string rest = url.substr(kHttp.size());
+  const auto slash = rest.find('/');
+  if (slash != std::string::npos) rest = rest.substr(0, slash);
+  if (rest.empty()) return std::nullopt;
+  if (rest.front() == '[') {
+    const auto close = rest.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    return rest.substr(1, close - 1);
+  }
+  const auto colon = rest.rfind(':');
+  return colon == std::string::npos ? rest : rest.substr(0, colon);
+}
+
+std::vector<store::AllocationRow> active_only(std::vector<store::AllocationRow> rows) {
+  std::erase_if(rows, [](const store::AllocationRow& a) { return !a.active; });
+  return rows;
+}
+
+// The node's agent session, with the caller's epoch checked against it.
+Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
+                                               std::int64_t epoch) {
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
+  if (!session) return fenced("node " + node + " has not joined; join again");
+  if (session->lost || epoch != session->epoch) {
+    return fenced("epoch " + std::to_string(epoch) + " of node " + node + " is stale (current " +
+                  std::to_string(session->epoch) + (session->lost ? ", node lost" : "") +
+                  "); stop every worker and join again");
+  }
+  return *session;
+}
+
+}  // namespace
+
+struct AgentApi::Handlers {
+  AgentApi& a;
+
+  void reply(httplib::Response& res, int status, const std::string& body,
+             const char* type = "application/json") {
+    res.status = status;
+    res.set_content(body, type);
+    const int cls = status / 100 - 2;
+    if (cls >= 0 && cls < 4) ++a.metrics_.http_responses[static_cast<std::size_t>(cls)];
+  }
+  void fail(httplib::Response& res, const Status& s) {
+    if (s.code() == StatusCode::kInternal) {
+      std::fprintf(stderr, "corrald: agent api: %s\n", s.to_string().c_str());
+    }
+    reply(res, http_status(s.code()), error_body(s));
+  }
+
+  // An agent token of `node` (the path's), else 401/403.
+  Result<Principal> agent_of(const httplib::Request& req, const std::string& node) {
+    CORRAL_ASSIGN_OR_RETURN(auto p, a.authenticate_(req.get_header_value("Authorization")));
+    if (p.role != "agent") return forbidden("only an agent token may call this");
+    if (p.node != node) {
+      return forbidden("an agent of node " + p.node + " may not act for node " + node);
+    }
+    return p;
+  }
+
+  // Runs a change and what it asks for once committed.
+  Status change(const std::function<Status(store::Tx&, Effects&)>& fn) {
+    Effects fx;
+    const Status s = a.store_.transact([&](store::Tx& tx) {
+      fx = Effects();
+      return fn(tx, fx);
+    });
+    if (!s.ok()) return s;
+    apply_effects(fx, a.board_);
+    if (fx.wake_scheduler) a.loop_.wake();
+    return s;
+  }
+
+  // ---- join ---------------------------------------------------------------------------
+
+  void join(const httplib::Request& req, httplib::Response& res) {
+    auto p = a.authenticate_(req.get_header_value("Authorization"));
+    if (!p.ok()) return fail(res, p.status());
+    if (p->role != "join") return fail(res, forbidden("only the join token may join a node"));
+    auto body = parse_body(req.body);
+    if (!body.ok()) return fail(res, body.status());
+    for (const auto& [k, v] : body->items()) {
+      if (k != "agentUrl" && k != "rackPowerCapW" && k != "node" && k != "inventory") {
+        return fail(res, core::invalid_argument(k, "unknown field"));
+      }
+    }
+    auto url = need_string(*body, "agentUrl", 256);
+    if (!url.ok()) return fail(res, url.status());
+    if (!url_host(*url)) {
+      return fail(res, core::invalid_argument("agentUrl", "must be http://HOST:PORT"));
+    }
+    if (body->contains("rackPowerCapW")) {
+      auto cap = need_int(*body, "rackPowerCapW", 0, 10'000'000);
+      if (!cap.ok()) return fail(res, cap.status());
+    }
+    if (!body->contains("node") || !(*body)["node"].is_object()) {
+      return fail(res, core::invalid_argument("node", "is required and must be an object"));
+    }
+    auto node = node_from_json((*body)["node"].dump());
+    if (!node.ok()) {
+      return fail(res,
+                  core::invalid_argument("node." + node.status().field(), node.status().message()));
+    }
+    json inventory = body->value("inventory", json::object());
+    if (!inventory.is_object()) {
+      return fail(res, core::invalid_argument("inventory", "must be an object"));
+    }
+    const core::Time now = a.clock_.now();
+    const std::string token = new_token();
+    const std::string log_key = sha256_hex(new_token());
+    std::int64_t epoch = 0;
+    const Status s = change([&](store::Tx& tx, Effects& fx) {
+      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node->id));
+      // Registered exactly as POST /v1/nodes would; the admin state is kept.
+      const std::string spec = node_to_json(*node);
+      CORRAL_RETURN_IF_ERROR(
+          tx.upsert_node({.id = node->id,
+                          .spec_json = spec,
+                          .admin = existing ? existing->admin : core::NodeAdminState::kActive,
+                          .admin_reason = existing ? existing->admin_reason : "",
+                          .created_at = existing ? existing->created_at : now,
+                          .updated_at = now}));
+      json observed = json::parse(spec);
+      observed["observed"] = {{"inventory", inventory}};
+      CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
+          {.node = node->id, .inventory_json = observed.dump(), .heartbeat_at = now}));
+      CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node->id));
+      // The epoch only moves when the node is lost, so an agent that restarts on a node
+      // that was not lost meanwhile gets the same one back.
+      store::AgentSessionRow row{.node = node->id,
+                                 .epoch = session ? session->epoch : 1,
+                                 .agent_url = *url,
+                                 .log_key = log_key,
+                                 .joined_at = now,
+                                 .heartbeat_at = now,
+                                 .lost = false};
+      epoch = row.epoch;
+      CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
+      const std::string hash = sha256_hex(token);
+      CORRAL_RETURN_IF_ERROR(tx.insert_token(
+          {.hash = hash, .role = "agent", .node = node->id.value, .created_at = now}));
+      CORRAL_RETURN_IF_ERROR(
+          append_audit(tx, {.actor = p->id + "(join)",
+                            .action = "agent.join",
+                            .target = "node/" + node->id.value,
+                            .before = session ? "epoch=" + std::to_string(session->epoch) +
+                                                    (session->lost ? " lost" : "")
+                                              : "",
+                            .after = "epoch=" + std::to_string(epoch) + " url=" + *url +
+                                     " token:" + hash.substr(0, 12),
+                            .time = now}));
+      fx.bump.insert(node->id.value);
+      fx.wake_scheduler = true;
+      return Status();
+    });
+    if (!s.ok()) return fail(res, s);
+    a.board_.forget_applied(node->id.value);
+    reply(res, 200,
+          json{{"node", node->id.value}, {"token", token}, {"epoch", epoch}, {"logKey", log_key}}
+              .dump());
+  }
+
+  // ---- assignments (long poll) ----------------------------------------------------------
+
+  Result<json> assignments_of(store::Tx& tx, const std::string& node, std::int64_t version) {
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
+    CORRAL_ASSIGN_OR_RETURN(auto on_node, tx.list_active_allocations_on(core::NodeId(node)));
+    std::set<std::int64_t> jobs;
+    for (const auto& al : on_node) jobs.insert(al.job.value);
+    json workers = json::array();
+    for (const auto id : jobs) {
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
+      if (!job) continue;
+      const auto parsed = core::parse_job_spec(job->spec_json, core::SpecFormat::kJson);
+      if (!parsed.ok()) continue;
+      const core::JobSpec& spec = *parsed.spec;
+      CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_allocations(job->id));
+      const auto allocs = active_only(all);
+      if (allocs.empty()) continue;
+      const std::int32_t attempt = allocs.front().attempt;
+      // Ranks from the attempt's whole placement, so they never shift when a node is fenced.
+      std::erase_if(all, [&](const store::AllocationRow& al) { return al.attempt != attempt; });
+      const auto slots = rank_layout(all, spec.processes);
+      std::string master = "127.0.0.1";
+      CORRAL_ASSIGN_OR_RETURN(auto first, tx.get_agent_session(slots.front().node));
+      if (first) master = url_host(first->agent_url).value_or(master);
+      json env = json::object();
+      for (const auto& [k, v] : spec.env) env[k] = v;
+      CORRAL_ASSIGN_OR_RETURN(const std::string secrets_text, tx.get_job_secrets(job->id));
+      const json secrets = json::parse(secrets_text, nullptr, false);
+      if (secrets.is_object()) {
+        for (const auto& [k, v] : secrets.items()) env[k] = v;
+      }
+      // The newest checkpoint of an earlier attempt: stable for the whole attempt.
+      CORRAL_ASSIGN_OR_RETURN(auto checkpoints, tx.list_checkpoints(job->id));
+      std::string restore;
+      for (const auto& c : checkpoints) {
+        if (c.attempt < attempt) restore = c.uri;
+      }
+      const bool run = job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning;
+      const std::int64_t port = 29500 + (job->id.value * 7 + attempt) % 10000;
+      const auto world = static_cast<std::int64_t>(slots.size());
+      for (const auto& s : slots) {
+        if (s.node.value != node) continue;
+        std::string visible;
+        for (const auto g : s.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
+        workers.push_back({{"job", id},
+                           {"attempt", attempt},
+                           {"rank", s.rank},
+                           {"localRank", s.local_rank},
+                           {"nodeRank", s.node_rank},
+                           {"worldSize", world},
+                           {"gpus", s.gpus},
+                           {"visibleDevices", visible},
+                           {"command", spec.command},
+                           {"env", env},
+                           {"masterAddr", master},
+                           {"masterPort", port},
+                           {"checkpointDir", spec.checkpoint ? spec.checkpoint->dir : ""},
+                           {"restoreFrom", restore},
+                           {"desired", run ? "run" : "stop"},
+                           {"graceMs", a.settings_.stop_grace_ms}});
+      }
+    }
+    return json{{"node", node},
+                {"epoch", session ? session->epoch : 0},
+                {"version", version},
+                {"workers", workers}};
+  }
+
+  void assignments(const httplib::Request& req, httplib::Response& res) {
+    const std::string node = req.matches[1];
+    auto p = agent_of(req, node);
+    if (!p.ok()) return fail(res, p.status());
+    std::int64_t since = 0, wait_ms = 0;
+    if (req.has_param("since")) {
+      const auto v = parse_int(req.get_param_value("since"));
+      if (!v) return fail(res, core::invalid_argument("since", "must be a version number"));
+      since = *v;
+    }
+    if (req.has_param("waitMs")) {
+      const auto v = parse_int(req.get_param_value("waitMs"));
+      if (!v) return fail(res, core::invalid_argument("waitMs", "must be milliseconds"));
+      wait_ms = std::min(*v, kMaxWaitMs);
+    }
+    // The wait holds no transaction. The version is read BEFORE the state, so the answer
+    // is at least as new as the version it carries.
+    const std::int64_t version = a.board_.wait(node, since, std::chrono::milliseconds(wait_ms));
+    json out;
+    const Status s = a.store_.read([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(out, assignments_of(tx, node, version));
+      return Status();
+    });
+    if (!s.ok()) return fail(res, s);
+    reply(res, 200, out.dump());
+  }
+
+  // ---- heartbeat ----------------------------------------------------------------------
+
+  Status record_workers(store::Tx& tx, const std::string& node, const json& workers, core::Time now,
+                        std::set<std::int64_t>& touched) {
+    if (!workers.is_array()) return core::invalid_argument("workers", "must be an array");
+    std::map<std::int64_t, std::vector<store::AllocationRow>> allocs;
+    std::map<std::int64_t, std::vector<store::WorkerRow>> known;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      const json& w = workers[i];
+      const std::string path = "workers[" + std::to_string(i) + "]";
+      if (!w.is_object()) return core::invalid_argument(path, "must be an object");
+      auto job = need_int(w, "job", 1, INT64_MAX);
+      auto attempt = need_int(w, "attempt", 0, INT32_MAX);
+      auto rank = need_int(w, "rank", 0, 1 << 20);
+      auto state = need_string(w, "state", 16);
+      for (const Status& st : {job.status(), attempt.status(), rank.status(), state.status()}) {
+        if (!st.ok()) return core::invalid_argument(path + "." + st.field(), st.message());
+      }
+      if (*state != "running" && *state != "exited") {
+        return core::invalid_argument(path + ".state", "must be running or exited");
+      }
+      // Only workers this node was given count; a worker of another node or of no
+      // allocation at all is ignored (never trusted, never an error: agents race).
+      if (allocs.count(*job) == 0) {
+        CORRAL_ASSIGN_OR_RETURN(allocs[*job], tx.list_allocations(core::JobId(*job)));
+        CORRAL_ASSIGN_OR_RETURN(known[*job], tx.list_workers(core::JobId(*job)));
+      }
+      const bool ours = std::any_of(allocs[*job].begin(), allocs[*job].end(), [&](const auto& al) {
+        return al.attempt == *attempt && al.node.value == node;
+      });
+      if (!ours) continue;
+      for (const char* key : {"pid", "exitCode", "signal", "startedAtMs", "exitedAtMs"}) {
+        if (w.contains(key) && !w[key].is_number_integer()) {
+          return core::invalid_argument(path + "." + key, "must be an integer");
+        }
+      }
+      store::WorkerRow row{
+          .job = core::JobId(*job),
+          .attempt = static_cast<std::int32_t>(*attempt),
+          .rank = static_cast<std::int32_t>(*rank),
+          .node = core::NodeId(node),
+          .pid = w.value("pid", std::int64_t{0}),
+          .state = *state,
+          .exit_code = w.value("exitCode", 0),
+          .signal = w.value("signal", 0),
+          .started_at = core::time_from_ms(w.value("startedAtMs", std::int64_t{0})),
+          .exited_at = core::time_from_ms(w.value("exitedAtMs", std::int64_t{0}))};
+      const auto& seen = known[*job];
+      const auto same = std::find_if(seen.begin(), seen.end(), [&](const store::WorkerRow& k) {
+        return k.attempt == row.attempt && k.rank == row.rank;
+      });
+      // An exit is final: a late "running" from before it never undoes it.
+      if (same != seen.end() && same->state == "exited") continue;
+      if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
+      CORRAL_RETURN_IF_ERROR(tx.upsert_worker(row));
+      touched.insert(*job);
+    }
+    (void)now;
+    return Status();
+  }
+
+  Status health(store::Tx& tx, const std::string& node, const json& gpus,
+                const LifecycleContext& ctx) {
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
+    if (!row) return core::not_found("node " + node + " is not registered");
+    CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
+    CORRAL_ASSIGN_OR_RETURN(auto verdicts, evaluate_gpus(registered, gpus, a.settings_));
+    json observed = json::array();
+    std::string critical;
+    for (auto& g : registered.gpus) {
+      const auto v = std::find_if(verdicts.begin(), verdicts.end(),
+                                  [&](const GpuVerdict& x) { return x.index == g.index; });
+      g.healthy = v == verdicts.end() || (!v->critical && !v->hot);
+      if (v != verdicts.end() && v->critical && critical.empty()) {
+        critical = "gpu " + std::to_string(g.index) + ": " + v->problem;
+      }
+      observed.push_back(
+          {{"index", g.index},
+           {"health",
+            v == verdicts.end() || v->problem.empty() ? "ok" : (v->critical ? "unhealthy" : "hot")},
+           {"problem", v == verdicts.end() ? "" : v->problem}});
+    }
+    json inv = json::parse(node_to_json(registered));
+    inv["observed"] = {{"gpus", observed}, {"readings", gpus}};
+    CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
+        {.node = registered.id, .inventory_json = inv.dump(), .heartbeat_at = ctx.now}));
+    ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
+    if (critical.empty() || row->admin == core::NodeAdminState::kDraining) return Status();
+    // A failing GPU: cordon and drain the node, with the reason recorded and audited.
+    const core::NodeAdminState before = row->admin;
+    row->admin = core::NodeAdminState::kDraining;
+    row->admin_reason = critical;
+    row->updated_at = ctx.now;
+    CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+    CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
+                                             .action = "node.drain",
+                                             .target = "node/" + node,
+                                             .before = std::string(core::to_string(before)),
+                                             .after = "draining: " + critical,
+                                             .time = ctx.now}));
+    return drain_jobs_on(tx, ctx, row->id, critical);
+  }
+
+  void heartbeat(const httplib::Request& req, httplib::Response& res) {
+    const std::string node = req.matches[1];
+    auto p = agent_of(req, node);
+    if (!p.ok()) return fail(res, p.status());
+    auto body = parse_body(req.body);
+    if (!body.ok()) return fail(res, body.status());
+    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
+    if (!epoch.ok()) return fail(res, epoch.status());
+    std::int64_t applied = 0;
+    if (body->contains("appliedVersion")) {
+      auto v = need_int(*body, "appliedVersion", 0, INT64_MAX);
+      if (!v.ok()) return fail(res, v.status());
+      applied = *v;
+    }
+    const core::Time now = a.clock_.now();
+    const Status s = change([&](store::Tx& tx, Effects& fx) {
+      CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx, node, *epoch));
+      // Claims of an agent are believed only once its epoch is known current.
+      if (applied > 0) a.board_.set_applied(node, applied);
+      session.heartbeat_at = now;
+      if (body->contains("agentUrl")) {
+        CORRAL_ASSIGN_OR_RETURN(session.agent_url, need_string(*body, "agentUrl", 256));
+      }
+      CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(session));
+      const LifecycleContext ctx{a.board_, a.settings_, now, fx};
+      if (body->contains("gpus")) CORRAL_RETURN_IF_ERROR(health(tx, node, (*body)["gpus"], ctx));
+      std::set<std::int64_t> jobs;
+      CORRAL_RETURN_IF_ERROR(
+          record_workers(tx, node, body->value("workers", json::array()), now, jobs));
+      // Every job holding GPUs here too: a stop may be confirmed by absence.
+      CORRAL_ASSIGN_OR_RETURN(auto here, tx.list_active_allocations_on(core::NodeId(node)));
+      for (const auto& al : here) jobs.insert(al.job.value);
+      for (const auto id : jobs) CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, core::JobId(id)));
+      return Status();
+    });
+    if (!s.ok()) return fail(res, s);
+    reply(res, 200, json{{"epoch", *epoch}, {"version", a.board_.version(node)}}.dump());
+  }
+
+  // ---- checkpoints --------------------------------------------------------------------
+
+  void checkpoint(const httplib::Request& req, httplib::Response& res) {
+    const std::string node = req.matches[1];
+    auto p = agent_of(req, node);
+    if (!p.ok()) return fail(res, p.status());
+    auto body = parse_body(req.body);
+    if (!body.ok()) return fail(res, body.status());
+    for (const auto& [k, v] : body->items()) {
+      static const std::set<std::string> kKnown = {"epoch", "job",  "attempt", "rank",
+                                                   "step",  "path", "bytes",   "checksum"};
+      if (kKnown.count(k) == 0) return fail(res, core::invalid_argument(k, "unknown field"));
+    }
+    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
+    auto job_id = need_int(*body, "job", 1, INT64_MAX);
+    auto attempt = need_int(*body, "attempt", 0, INT32_MAX);
+    auto step = need_int(*body, "step", 0, INT64_MAX);
+    auto bytes = need_int(*body, "bytes", 0, INT64_MAX);
+    auto path = need_string(*body, "path");
+    auto checksum = need_string(*body, "checksum", 256);
+    for (const Status& st : {epoch.status(), job_id.status(), attempt.status(), step.status(),
+                             bytes.status(), path.status(), checksum.status()}) {
+      if (!st.ok()) return fail(res, st);
+    }
+    if (body->contains("rank")) {
+      auto rank = need_int(*body, "rank", 0, 1 << 20);
+      if (!rank.ok()) return fail(res, rank.status());
+    }
+    if (path->empty() || path->front() != '/') {
+      return fail(res, core::invalid_argument("path", "must be an absolute path"));
+    }
+    int status = 201;
+    const core::Time now = a.clock_.now();
+    const Status s = change([&](store::Tx& tx, Effects&) {
+      status = 201;
+      CORRAL_RETURN_IF_ERROR(current_session(tx, node, *epoch).status());
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*job_id)));
+      if (!job) return core::not_found("job " + std::to_string(*job_id) + " not found");
+      if (*attempt != job->attempt) {
+        return stale("attempt " + std::to_string(*attempt) + " of job " + std::to_string(*job_id) +
+                     " is not its current attempt (" + std::to_string(job->attempt) + ")");
+      }
+      CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
+      const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
+        return al.attempt == *attempt && al.node.value == node;
+      });
+      if (!ours) {
+        return forbidden("job " + std::to_string(*job_id) + " attempt " + std::to_string(*attempt) +
+                         " does not run on node " + node);
+      }
+      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
+      for (const auto& c : existing) {
+        if (c.attempt == *attempt && c.step == *step) {
+          status = 200;  // already recorded: a retry of the agent's forward
+          return Status();
+        }
+      }
+      CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
+                                                   .attempt = static_cast<std::int32_t>(*attempt),
+                                                   .step = *step,
+                                                   .uri = *path,
+                                                   .bytes = *bytes,
+                                                   .checksum = *checksum,
+                                                   .time = now}));
+      return tx.append_job_event({.job = job->id,
+                                  .time = now,
+                                  .kind = "checkpointed",
+                                  .message = "attempt " + std::to_string(*attempt) + " step " +
+                                             std::to_string(*step) + " at " + *path});
+    });
+    if (!s.ok()) return fail(res, s);
+    reply(res, status,
+          json{{"job", *job_id}, {"attempt", *attempt}, {"step", *step}, {"path", *path}}.dump());
+  }
+
+  // ---- logs ---------------------------------------------------------------------------
+
+  void logs(const httplib::Request& req, httplib::Response& res) {
+    auto p = a.authenticate_(req.get_header_value("Authorization"));
+    if (!p.ok()) return fail(res, p.status());
+    if (p->role != "admin" && p->role != "member") {
+      return fail(res, forbidden("role " + p->role + " may not read logs"));
+    }
+    const std::string id_text = req.matches[1];
+    const auto id = parse_int(id_text);
+    std::int64_t rank = 0, attempt = -1, tail = 1 << 20;
+    for (const auto& [name, out] : {std::pair<const char*, std::int64_t*>{"rank", &rank},
+                                    {"attempt", &attempt},
+                                    {"tailBytes", &tail}}) {
+      if (!req.has_param(name)) continue;
+      const auto v = parse_int(req.get_param_value(name));
+      if (!v) return fail(res, core::invalid_argument(name, "must be a non-negative integer"));
+      *out = *v;
+    }
+    std::string url, key, where;
+    const Status s = a.store_.read([&](store::Tx& tx) {
+      const Status missing = core::not_found("job " + id_text.substr(0, 32) + " not found");
+      if (!id) return missing;
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*id)));
+      if (!job || (p->role == "member" && job->tenant.value != p->tenant)) return missing;
+      if (attempt < 0) attempt = job->attempt;
+      where = "job " + std::to_string(*id) + " attempt " + std::to_string(attempt) + " rank " +
+              std::to_string(rank);
+      std::optional<core::NodeId> node;
+      CORRAL_ASSIGN_OR_RETURN(auto workers, tx.list_workers(job->id));
+      for (const auto& w : workers) {
+        if (w.attempt == attempt && w.rank == rank) node = w.node;
+      }
+      if (!node) {
+        // Not reported yet: the placement says where the rank runs.
+        CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_allocations(job->id));
+        std::erase_if(all, [&](const auto& al) { return al.attempt != attempt; });
+        const auto parsed = core::parse_job_spec(job->spec_json, core::SpecFormat::kJson);
+        if (parsed.ok()) {
+          for (const auto& slot : rank_layout(all, parsed.spec->processes)) {
+            if (slot.rank == rank) node = slot.node;
+          }
+        }
+      }
+      if (!node) return core::not_found(where + " never ran");
+      CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(*node));
+      if (!session)
+        return core::not_found(where + " ran on node " + node->value + " with no agent");
+      url = session->agent_url;
+      key = session->log_key;
+      return Status();
+    });
+    if (!s.ok()) return fail(res, s);
+    httplib::Client agent(url);
+    agent.set_connection_timeout(3, 0);
+    agent.set_read_timeout(10, 0);
+    const std::string path = "/local/logs/" + std::to_string(*id) + "/" + std::to_string(attempt) +
+                             "/" + std::to_string(rank) + "?tailBytes=" + std::to_string(tail);
+    auto r = agent.Get(path, httplib::Headers{{"Authorization", "Bearer " + key}});
+    if (!r)
+      return fail(res, Status(StatusCode::kUnavailable, "the agent at " + url + " did not answer"));
+    if (r->status == 404) return fail(res, core::not_found("no log for " + where));
+    if (r->status != 200) {
+      return fail(res, Status(StatusCode::kUnavailable,
+                              "the agent answered " + std::to_string(r->status) + " for " + where));
+    }
+    reply(res, 200, r->body, "text/plain; charset=utf-8");
+  }
+};
+
+AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
+                   AssignmentBoard& board, AgentSettings settings, Authenticate authenticate)
+    : store_(store),
+      clock_(clock),
+      loop_(loop),
+      metrics_(metrics),
+      board_(board),
+      settings_(settings),
+      authenticate_(std::move(authenticate)) {}
+
+void AgentApi::install(httplib::Server& http) {
+  // The handlers live as long as the server: AgentApi outlives it in run_corrald.
+  auto h = std::make_shared<Handlers>(Handlers{*this});
+  using Q = const httplib::Request&;
+  using S = httplib::Response&;
+  http.Post("/v1/agents/join", [h](Q q, S s) { h->join(q, s); });
+  http.Get(R"(/v1/agents/([^/]+)/assignments)", [h](Q q, S s) { h->assignments(q, s); });
+  http.Post(R"(/v1/agents/([^/]+)/heartbeat)", [h](Q q, S s) { h->heartbeat(q, s); });
+  http.Post(R"(/v1/agents/([^/]+)/checkpoints)", [h](Q q, S s) { h->checkpoint(q, s); });
+  http.Get(R"(/v1/jobs/([^/]+)/logs)", [h](Q q, S s) { h->logs(q, s); });
+}
+
+}  // namespace corral::server

@@ -1,0 +1,307 @@
+#include "server/lifecycle.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/job_phase.h"
+#include "core/job_spec_parse.h"
+
+namespace corral::server {
+namespace {
+
+using core::JobEvent;
+using core::JobPhase;
+using core::Status;
+
+std::vector<store::AllocationRow> active_only(std::vector<store::AllocationRow> rows) {
+  std::erase_if(rows, [](const store::AllocationRow& a) { return !a.active; });
+  return rows;
+}
+
+std::set<std::string> nodes_of(const std::vector<store::AllocationRow>& allocs) {
+  std::set<std::string> out;
+  for (const auto& a : allocs) out.insert(a.node.value);
+  return out;
+}
+
+Status append(store::Tx& tx, const LifecycleContext& ctx, core::JobId job, std::string kind,
+              std::string message) {
+  return tx.append_job_event(
+      {.job = job, .time = ctx.now, .kind = std::move(kind), .message = std::move(message)});
+}
+
+// Writes `next` if the job is still in `from`; Aborted otherwise (transact retries).
+Status write_job(store::Tx& tx, const store::JobRow& next, JobPhase from) {
+  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, from));
+  if (!won) return Status(core::StatusCode::kAborted, "job changed meanwhile");
+  return Status();
+}
+
+void stop_everywhere(const LifecycleContext& ctx, core::JobId job,
+                     const std::vector<store::AllocationRow>& allocs) {
+  for (const auto& n : nodes_of(allocs)) ctx.fx.stops.insert({job.value, n});
+}
+
+std::string describe_exit(const store::WorkerRow& w) {
+  if (w.signal != 0)
+    return "rank " + std::to_string(w.rank) + " killed by signal " + std::to_string(w.signal);
+  return "rank " + std::to_string(w.rank) + " exited with code " + std::to_string(w.exit_code);
+}
+
+// preempting (or a job with no GPUs left) -> requeued -> pending.
+Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job) {
+  CORRAL_ASSIGN_OR_RETURN(const JobPhase requeued, core::next_phase(job.phase, JobEvent::kStopped));
+  CORRAL_ASSIGN_OR_RETURN(const JobPhase pending, core::next_phase(requeued, JobEvent::kRequeue));
+  store::JobRow next = job;
+  next.phase = pending;
+  next.queued_at = ctx.now;
+  next.updated_at = ctx.now;
+  next.pending_kind.clear();
+  next.queue_position = 0;
+  const bool backoff = next.not_before > ctx.now;
+  next.reason = backoff ? "restart backoff until " + std::to_string(core::to_ms(next.not_before)) +
+                              " (ms since epoch)"
+                        : "requeued after attempt " + std::to_string(job.attempt) + " stopped";
+  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+  ctx.fx.wake_scheduler = true;
+  return append(tx, ctx, job.id, "requeued",
+                "attempt " + std::to_string(job.attempt) + " confirmed stopped; " + next.reason);
+}
+
+}  // namespace
+
+void Effects::merge(const Effects& other) {
+  bump.insert(other.bump.begin(), other.bump.end());
+  stops.insert(other.stops.begin(), other.stops.end());
+  released.insert(other.released.begin(), other.released.end());
+  wake_scheduler = wake_scheduler || other.wake_scheduler;
+}
+
+void apply_effects(const Effects& fx, AssignmentBoard& board) {
+  for (const auto& [job, node] : fx.stops) {
+    if (fx.released.count(job) == 0) board.mark_stop(job, node);
+  }
+  board.bump(fx.bump);
+  for (const auto job : fx.released) board.forget_job(job);
+}
+
+std::vector<RankSlot> rank_layout(const std::vector<store::AllocationRow>& allocs,
+                                  core::ProcessMode mode) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::int32_t>> gpus;
+  for (const auto& a : allocs) {
+    if (gpus.count(a.node.value) == 0) order.push_back(a.node.value);
+    gpus[a.node.value].push_back(a.gpu_index);
+  }
+  std::vector<RankSlot> out;
+  std::int32_t rank = 0;
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    auto& g = gpus[order[n]];
+    std::sort(g.begin(), g.end());
+    const auto node_rank = static_cast<std::int32_t>(n);
+    if (mode == core::ProcessMode::kPerNode) {
+      out.push_back({.rank = rank++,
+                     .local_rank = 0,
+                     .node_rank = node_rank,
+                     .node = core::NodeId(order[n]),
+                     .gpus = g});
+      continue;
+    }
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      out.push_back({.rank = rank++,
+                     .local_rank = static_cast<std::int32_t>(i),
+                     .node_rank = node_rank,
+                     .node = core::NodeId(order[n]),
+                     .gpus = {g[i]}});
+    }
+  }
+  return out;
+}
+
+core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
+  std::int64_t ms = s.restart_backoff_ms;
+  for (std::int32_t i = 1; i < restarts && ms < s.restart_backoff_max_ms; ++i) ms *= 2;
+  return core::Duration(std::min(ms, s.restart_backoff_max_ms));
+}
+
+core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs) {
+  for (const auto& n : nodes_of(allocs)) {
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(n)));
+    if (session) return true;
+  }
+  return false;
+}
+
+Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto found, tx.get_job(id));
+  if (!found) return Status();
+  store::JobRow job = *found;
+  CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(id));
+  const auto allocs = active_only(std::move(all_allocs));
+  if (allocs.empty()) {
+    // Every GPU was released (its nodes fenced): a preempting job goes back to the queue.
+    if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
+    return Status();
+  }
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  if (!managed) return Status();  // agent-less: nothing runs, nothing reports
+
+  const auto parsed = core::parse_job_spec(job.spec_json, core::SpecFormat::kJson);
+  if (!parsed.ok()) return core::internal_error("job " + std::to_string(id.value) + " spec");
+  const core::JobSpec& spec = *parsed.spec;
+  const std::int32_t attempt = allocs.front().attempt;
+  // Ranks come from the whole attempt's placement: after a node is fenced its rows are
+  // released, but the other nodes' ranks keep their numbers.
+  std::vector<store::AllocationRow> placement;
+  CORRAL_ASSIGN_OR_RETURN(auto every, tx.list_allocations(id));
+  for (auto& a : every) {
+    if (a.attempt == attempt) placement.push_back(std::move(a));
+  }
+  const auto slots = rank_layout(placement, spec.processes);
+  std::map<std::int32_t, store::WorkerRow> workers;
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_workers(id));
+  for (auto& w : rows) {
+    if (w.attempt == attempt) workers[w.rank] = std::move(w);
+  }
+
+  // 1. A job that should run: start, finish, or fail as a gang.
+  if (job.phase == JobPhase::kLaunching || job.phase == JobPhase::kRunning) {
+    const store::WorkerRow* failed = nullptr;
+    std::size_t exited_ok = 0, seen = 0;
+    for (const auto& s : slots) {
+      const auto it = workers.find(s.rank);
+      if (it == workers.end()) continue;
+      ++seen;
+      if (it->second.state != "exited") continue;
+      if (it->second.exit_code == 0 && it->second.signal == 0) {
+        ++exited_ok;
+      } else if (failed == nullptr) {
+        failed = &it->second;
+      }
+    }
+    if (seen == slots.size() && job.phase == JobPhase::kLaunching) {
+      store::JobRow next = job;
+      next.phase = JobPhase::kRunning;
+      next.updated_at = ctx.now;
+      next.reason = "every rank of attempt " + std::to_string(attempt) + " started";
+      CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+      CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "started", next.reason));
+      job = next;
+    }
+    if (failed != nullptr) {
+      // One rank failing ends the gang attempt: every other rank is asked to stop.
+      store::JobRow next = job;
+      next.updated_at = ctx.now;
+      const std::string what = describe_exit(*failed) + " in attempt " + std::to_string(attempt);
+      if (job.restarts < spec.max_restarts) {
+        next.phase = JobPhase::kPreempting;
+        next.restarts = job.restarts + 1;
+        next.not_before = ctx.now + restart_backoff(ctx.settings, next.restarts);
+        next.reason = what + "; restart " + std::to_string(next.restarts) + " of " +
+                      std::to_string(spec.max_restarts) + " once every rank has stopped";
+        CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+        CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "rank failed", next.reason));
+      } else {
+        next.phase = JobPhase::kFailed;
+        next.reason =
+            what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")";
+        CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+        CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "failed: " + next.reason));
+      }
+      stop_everywhere(ctx, id, allocs);
+      job = next;
+    } else if (exited_ok == slots.size() && job.phase == JobPhase::kRunning) {
+      store::JobRow next = job;
+      next.phase = JobPhase::kSucceeded;
+      next.updated_at = ctx.now;
+      next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
+      CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+      CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
+      job = next;
+    }
+  }
+  if (job.phase == JobPhase::kLaunching || job.phase == JobPhase::kRunning) return Status();
+
+  // 2. A job that should not run: release its GPUs once every rank is confirmed gone.
+  bool confirmed = true;
+  bool all_ok = !slots.empty();
+  for (const auto& s : slots) {
+    const auto it = workers.find(s.rank);
+    if (it != workers.end() && it->second.state == "exited") {
+      all_ok = all_ok && it->second.exit_code == 0 && it->second.signal == 0;
+      continue;
+    }
+    all_ok = false;
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(s.node));
+    if (!session || session->lost) continue;  // nothing runs there, or fenced
+    const auto stop = ctx.board.stop_version(id.value, s.node.value);
+    if (!stop) ctx.fx.stops.insert({id.value, s.node.value});
+    // Never started: the agent applied the stop (or later) and does not list the rank.
+    const bool never_started =
+        it == workers.end() && stop && ctx.board.applied(s.node.value) >= *stop;
+    if (!never_started) confirmed = false;
+  }
+  if (!confirmed) return Status();
+  if (job.phase == JobPhase::kPreempting && all_ok) {
+    // It finished within its grace period.
+    store::JobRow next = job;
+    next.phase = JobPhase::kSucceeded;
+    next.updated_at = ctx.now;
+    next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
+    CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+    CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
+    job = next;
+  }
+  // Confirmed by the agents (or by fencing): only now do the GPUs go back to the pool.
+  CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, ctx.now).status());
+  ctx.fx.released.insert(id.value);
+  for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
+  ctx.fx.wake_scheduler = true;
+  CORRAL_RETURN_IF_ERROR(append(
+      tx, ctx, id, "released",
+      "every rank of attempt " + std::to_string(attempt) + " confirmed stopped; GPUs released"));
+  if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
+  return Status();
+}
+
+Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
+                   const std::string& reason) {
+  CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting,
+                          core::next_phase(job.phase, JobEvent::kPreempt));
+  CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(job.id));
+  const auto allocs = active_only(std::move(all_allocs));
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  store::JobRow next = job;
+  next.phase = preempting;
+  next.reason = reason;
+  next.updated_at = ctx.now;
+  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "preempted", reason));
+  for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
+  if (managed) {
+    stop_everywhere(ctx, job.id, allocs);
+    return Status();
+  }
+  // No agent runs it, so nothing can be running: stop at once (the pre-agent behaviour).
+  CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, ctx.now).status());
+  ctx.fx.released.insert(job.id.value);
+  return requeue(tx, ctx, next);
+}
+
+Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
+                     const std::string& reason) {
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
+  std::set<std::int64_t> jobs;
+  for (const auto& a : allocs) jobs.insert(a.job.value);
+  for (const auto id : jobs) {
+    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
+    if (!job || (job->phase != JobPhase::kLaunching && job->phase != JobPhase::kRunning)) {
+      continue;
+    }
+    CORRAL_RETURN_IF_ERROR(
+        preempt_job(tx, ctx, *job, "node " + node.value + " draining: " + reason));
+  }
+  return Status();
+}
+
+}  // namespace corral::server

@@ -1,0 +1,105 @@
+// The job lifecycle controller: turns what agents report into desired-state changes
+// (docs/agent-protocol.md §5). Every function runs inside the caller's store
+// transaction and records in `Effects` what must happen after it commits (bump the
+// nodes whose desired workers changed, mark stops, wake the scheduler).
+//
+//   launching --every rank running--> running --every rank exited 0--> succeeded
+//   launching/running --a rank failed--> preempting (restarts left: requeue after backoff)
+//                                   \--> failed (out of restarts; GPUs held until confirmed)
+//   preempting --every rank confirmed gone--> requeued --> pending
+//   cancelled/failed with GPUs --every rank confirmed gone--> GPUs released
+//
+// GPUs return to the free pool ONLY when every rank of the attempt is confirmed gone:
+// reported exited by its agent, never started (the agent applied the stop and does not
+// list it), or its node fenced (declared lost, so its agent's late writes are refused).
+// Never on a timer alone: a slow agent keeps the GPUs held, which is the safe failure.
+//
+// Agent-less nodes (registered with POST /v1/nodes and never joined by an agent) keep
+// the behaviour they had before agents existed: nothing runs there, so a job placed only
+// on such nodes stays `launching`, and preempting, draining or cancelling it releases
+// its GPUs at once. A job that spans an agent-less node and an agent node is managed:
+// its ranks on the agent-less node count as never started, and it never reaches
+// `running` (no agent can report them).
+//
+// Thread safety: free functions over the caller's Tx; AssignmentBoard is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/job_spec.h"
+#include "core/result.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "server/assignment_board.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// Knobs of the agent protocol and the controllers (config `agents:`).
+struct AgentSettings {
+  std::int64_t node_lost_after_ms = 30000;  // heartbeat silence before a node is lost
+  std::int64_t stop_grace_ms = 30000;       // SIGTERM to SIGKILL, sent as graceMs
+  std::int64_t restart_backoff_ms = 10000;  // first restart's backoff; doubles each time
+  std::int64_t restart_backoff_max_ms = 300000;
+  std::int32_t hot_temperature_c = 87;  // above this a GPU takes no new placements
+};
+
+// What a transaction asks for once it has committed.
+struct Effects {
+  std::set<std::string> bump;                            // nodes whose answer changed
+  std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
+  std::set<std::int64_t> released;                       // jobs whose GPUs were all released
+  bool wake_scheduler = false;
+
+  void merge(const Effects& other);
+};
+
+// Runs after the commit: marks stops, bumps versions, forgets released jobs.
+void apply_effects(const Effects& fx, AssignmentBoard& board);
+
+// One worker slot of an attempt: which rank runs where, on which GPUs.
+struct RankSlot {
+  std::int32_t rank = 0;
+  std::int32_t local_rank = 0;
+  std::int32_t node_rank = 0;
+  core::NodeId node;
+  std::vector<std::int32_t> gpus;
+};
+
+// Ranks of one attempt from its allocation rows in insertion order (the placement's
+// order): nodes in order of first appearance, GPUs by index within a node; one rank
+// per GPU (perGpu) or per node (perNode).
+std::vector<RankSlot> rank_layout(const std::vector<store::AllocationRow>& attempt_allocs,
+                                  core::ProcessMode mode);
+
+// Restart backoff after `restarts` failures: base x 2^(restarts-1), capped.
+core::Duration restart_backoff(const AgentSettings& settings, std::int32_t restarts);
+
+struct LifecycleContext {
+  AssignmentBoard& board;
+  const AgentSettings& settings;
+  core::Time now;
+  Effects& fx;
+};
+
+// Advances one job from the reports stored so far (start, finish, gang failure,
+// confirmed stop and release). Safe to call for any job, any number of times.
+core::Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId job);
+
+// Whether any node of the job's active allocations has an agent (joined at least once).
+core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs);
+
+// Asks a launching or running job to checkpoint and stop (preempting), or, when no
+// agent runs it, requeues it at once and releases its GPUs. Appends the event.
+core::Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
+                         const std::string& reason);
+
+// Drain: every launching or running job on `node` is preempted (checkpoint, requeue).
+core::Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
+                           const std::string& reason);
+
+}  // namespace corral::server

@@ -1,0 +1,86 @@
+// Node health (docs/agent-protocol.md §5): what a heartbeat's GPU readings mean, and the
+// controller that declares silent nodes lost.
+//
+// - A GPU with a critical XID, an uncorrectable ECC error, a row-remap failure, or
+//   `present: false` (or missing from the heartbeat) is unhealthy: the scheduler
+//   excludes it at once and the node is cordoned and drained with the reason, audited
+//   as actor corrald/health.
+// - A GPU above the temperature limit or drawing above its power limit is `hot`: it
+//   takes no new placements (unhealthy in the snapshot) but its work keeps running.
+// - No heartbeat for nodeLostAfterMs: the node is lost. Its epoch is bumped (the agent
+//   is fenced: every later report gets 409), its allocations are released (the fence is
+//   what makes that safe), its jobs are requeued from their last checkpoint with the
+//   restart counted, and other nodes' ranks of those jobs are asked to stop. A lost node
+//   takes no placements until its agent joins again. A freshly started corrald gives
+//   every agent nodeLostAfterMs from its own start before judging it.
+//
+// Thread safety: evaluate_gpus is a pure function; NodeHealth runs one thread.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "core/topology.h"
+#include "server/assignment_board.h"
+#include "server/lifecycle.h"
+#include "server/sched_loop.h"
+#include "server/thread_annotations.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+struct GpuVerdict {
+  std::int32_t index = 0;
+  bool critical = false;  // drain the node
+  bool hot = false;       // no new placements
+  std::string problem;    // "XID 79 (fell off the bus)", "hot: 95 C > 87 C", ...
+};
+
+// Judges the heartbeat's `gpus` array against the registered GPUs. InvalidArgument
+// naming the field when the array is malformed.
+core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered,
+                                                    const nlohmann::json& gpus,
+                                                    const AgentSettings& settings);
+
+// The name of a critical XID, or empty when `xid` is not critical.
+std::string critical_xid_name(std::int64_t xid);
+
+// Declares `node` lost in one transaction (see above); no-op when it is already lost.
+core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
+                               const std::string& why);
+
+class NodeHealth {
+ public:
+  NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board, SchedLoop& loop,
+             AgentSettings settings);
+  ~NodeHealth();
+  NodeHealth(const NodeHealth&) = delete;
+  NodeHealth& operator=(const NodeHealth&) = delete;
+
+  void start();
+  void stop() CORRAL_EXCLUDES(mu_);
+  // One pass over the sessions (tests and the thread).
+  core::Status check_once();
+
+ private:
+  store::Store& store_;
+  const core::Clock& clock_;
+  AssignmentBoard& board_;
+  SchedLoop& loop_;
+  const AgentSettings settings_;
+  core::Time started_at_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace corral::server

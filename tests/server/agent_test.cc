@@ -1,0 +1,647 @@
+// The corrald side of the node-agent protocol, through real HTTP against a real corrald
+// on loopback, for both stores. The "agent" here is a small scripted client that follows
+// docs/agent-protocol.md with plain HTTP calls (the real corral-agent is tested in
+// tests/agent).
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include "testing/corrald_process.h"
+#include "testing/store_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+using nlohmann::json;
+
+json body(const HttpReply& r) {
+  json j = json::parse(r.body, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// A scripted agent: joins, polls, heartbeats, and keeps a model of the workers it
+// "runs" (started when desired run, stopped only when the test says so).
+struct FakeAgent {
+  std::string addr;
+  std::string node;
+  int gpus = 8;
+  std::string token;
+  std::int64_t epoch = 0;
+  std::int64_t version = 0;  // of the last assignments answer applied
+  json assignments = json::array();
+  // (job, attempt, rank) -> {state, exitCode, gpus}
+  struct Worker {
+    std::string state = "running";
+    int exit_code = 0;
+    int signal = 0;
+    std::vector<int> gpus;
+  };
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, Worker> workers;
+  std::map<int, json> faults;  // gpu index -> fields merged into its reading
+
+  TestClient client() const { return TestClient(addr, token); }
+
+  HttpReply join(const std::string& join_token) {
+    json node_json = {{"id", node},
+                      {"labels", {{"rack", "r1"}, {"leaf", "l1"}, {"spine", "s1"}}},
+                      {"gpus", json::array()}};
+    for (int i = 0; i < gpus; ++i) {
+      node_json["gpus"].push_back({{"index", i},
+                                   {"uuid", "GPU-" + node + "-" + std::to_string(i)},
+                                   {"type", "H100"},
+                                   {"nvlinkDomain", 0}});
+    }
+    auto r = TestClient(addr, join_token)
+                 .post("/v1/agents/join", json{{"agentUrl", "http://127.0.0.1:1"},
+                                               {"node", node_json},
+                                               {"inventory", {{"source", "simulated:test"}}}}
+                                              .dump());
+    if (r.status == 200) {
+      token = body(r)["token"];
+      epoch = body(r)["epoch"];
+    }
+    return r;
+  }
+
+  json poll(std::int64_t since, int wait_ms = 0) {
+    auto r = client().get("/v1/agents/" + node + "/assignments?since=" + std::to_string(since) +
+                          "&waitMs=" + std::to_string(wait_ms));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return body(r);
+  }
+
+  // Level-triggered reconcile: start what should run; never start what should stop.
+  void reconcile() {
+    const json a = poll(0);
+    version = a.value("version", std::int64_t{0});
+    assignments = a.value("workers", json::array());
+    for (const auto& w : assignments) {
+      const auto key =
+          std::make_tuple(w["job"].get<std::int64_t>(), w["attempt"].get<std::int64_t>(),
+                          w["rank"].get<std::int64_t>());
+      if (w["desired"] == "run" && workers.count(key) == 0) {
+        workers[key] = Worker{.gpus = w["gpus"].get<std::vector<int>>()};
+      }
+    }
+  }
+
+  bool listed(const std::tuple<std::int64_t, std::int64_t, std::int64_t>& key) const {
+    for (const auto& w : assignments) {
+      if (std::make_tuple(w["job"].get<std::int64_t>(), w["attempt"].get<std::int64_t>(),
+                          w["rank"].get<std::int64_t>()) == key) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Stops (exits) every worker the assignments say to stop.
+  void obey_stops(int signal = 15) {
+    for (const auto& w : assignments) {
+      if (w["desired"] != "stop") continue;
+      auto it = workers.find(std::make_tuple(w["job"].get<std::int64_t>(),
+                                             w["attempt"].get<std::int64_t>(),
+                                             w["rank"].get<std::int64_t>()));
+      if (it != workers.end() && it->second.state == "running") {
+        it->second.state = "exited";
+        it->second.signal = signal;
+      }
+    }
+  }
+
+  void exit_all(std::int64_t job, int code) {
+    for (auto& [k, w] : workers) {
+      if (std::get<0>(k) == job && w.state == "running") {
+        w.state = "exited";
+        w.exit_code = code;
+      }
+    }
+  }
+
+  json gpu_readings() const {
+    json out = json::array();
+    for (int i = 0; i < gpus; ++i) {
+      json g = {{"index", i},
+                {"present", true},
+                {"xidErrors", json::array()},
+                {"eccUncorrectable", 0},
+                {"temperatureC", 50},
+                {"powerW", 300},
+                {"powerLimitW", 700}};
+      if (faults.count(i)) g.update(faults.at(i));
+      out.push_back(g);
+    }
+    return out;
+  }
+
+  HttpReply heartbeat(bool with_applied = true) {
+    json ws = json::array();
+    // Exited workers are forgotten once corrald stops listing them.
+    for (auto it = workers.begin(); it != workers.end();) {
+      if (it->second.state == "exited" && !listed(it->first)) {
+        it = workers.erase(it);
+        continue;
+      }
+      const auto& [job, attempt, rank] = it->first;
+      json w = {{"job", job},         {"attempt", attempt},        {"rank", rank},
+                {"pid", 1000 + rank}, {"state", it->second.state}, {"startedAtMs", 1}};
+      if (it->second.state == "exited") {
+        w["exitCode"] = it->second.exit_code;
+        w["signal"] = it->second.signal;
+        w["exitedAtMs"] = 2;
+      }
+      ws.push_back(w);
+      ++it;
+    }
+    json b = {{"epoch", epoch},
+              {"agentUrl", "http://127.0.0.1:1"},
+              {"gpus", gpu_readings()},
+              {"workers", ws}};
+    if (with_applied) b["appliedVersion"] = version;
+    return client().post("/v1/agents/" + node + "/heartbeat", b.dump());
+  }
+
+  // One full agent round: read assignments, act, report.
+  void round() {
+    reconcile();
+    auto r = heartbeat();
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+};
+
+template <typename Factory>
+class AgentTest : public ::testing::Test {
+ protected:
+  void start(const std::string& agents_yaml = "nodeLostAfterMs: 3600000") {
+    std::string url;
+    if constexpr (std::is_same_v<Factory, PostgresFactory>) {
+      auto fresh = fresh_postgres_database();
+      if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
+        GTEST_SKIP() << fresh.status().message();
+      }
+      ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
+      url = *fresh;
+    }
+    const auto config = dir_.path() / "corrald.yaml";
+    std::ofstream(config)
+        << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "
+        << agents_yaml << "\n  restartBackoffMs: 200\n  stopGraceMs: 1000\n";
+    server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
+    server_->set_extra_args({"--config", config.string()});
+    const auto s = server_->start();
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    admin_token_ = server_->admin_token();
+    join_token_ = read_file(dir_.path() / "join.token");
+    ASSERT_FALSE(join_token_.empty());
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  TestClient admin() { return server_->client(admin_token_); }
+
+  FakeAgent agent(const std::string& node, int gpus = 8) {
+    FakeAgent a{.addr = server_->addr(), .node = node, .gpus = gpus};
+    auto r = a.join(join_token_);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return a;
+  }
+
+  std::int64_t submit(json spec) {
+    spec["command"] = {"/bin/true"};
+    if (!spec.contains("name")) spec["name"] = "j";
+    auto r = admin().post("/v1/jobs", spec.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return body(r).value("id", std::int64_t{0});
+  }
+  json job(std::int64_t id) { return body(admin().get("/v1/jobs/" + std::to_string(id))); }
+  std::string phase(std::int64_t id) { return job(id).value("phase", ""); }
+  bool wait_phase(std::int64_t id, const std::string& want) {
+    return eventually([&] { return phase(id) == want; }, std::chrono::seconds(15));
+  }
+  std::vector<std::string> events(std::int64_t id) {
+    std::vector<std::string> out;
+    const json all = body(admin().get("/v1/jobs/" + std::to_string(id) + "/events"));
+    for (const auto& e : all["events"]) {
+      out.push_back(e["kind"]);
+    }
+    return out;
+  }
+  // (node, gpu) pairs of every active allocation; fails the test on a GPU given twice.
+  std::multimap<std::int64_t, std::pair<std::string, int>> allocations() {
+    std::multimap<std::int64_t, std::pair<std::string, int>> out;
+    std::set<std::pair<std::string, int>> seen;
+    const json all = body(admin().get("/v1/allocations"));
+    for (const auto& a : all["allocations"]) {
+      for (const auto& g : a["gpus"]) {
+        const auto gpu =
+            std::make_pair(g["node"].template get<std::string>(), g["index"].template get<int>());
+        EXPECT_TRUE(seen.insert(gpu).second)
+            << "gpu " << gpu.first << "/" << gpu.second << " in two active allocations";
+        out.emplace(a["job"].template get<std::int64_t>(), gpu);
+      }
+    }
+    return out;
+  }
+  std::size_t held_by(std::int64_t job) { return allocations().count(job); }
+
+  TempDir dir_;
+  std::unique_ptr<CorraldProcess> server_;
+  std::string admin_token_;
+  std::string join_token_;
+};
+
+using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
+class StoreNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+TYPED_TEST_SUITE(AgentTest, Stores, StoreNames);
+
+TYPED_TEST(AgentTest, JoinTokenJoinsAndNothingElse) {
+  this->start();
+  if (this->IsSkipped()) return;
+  struct stat st {};
+  ASSERT_EQ(::stat((this->dir_.path() / "join.token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  FakeAgent a = this->agent("n1");
+  EXPECT_EQ(a.epoch, 1);
+  auto as_join = this->server_->client(this->join_token_);
+  EXPECT_EQ(as_join.get("/v1/jobs").status, 403);
+  EXPECT_EQ(as_join.get("/v1/nodes").status, 403);
+  EXPECT_EQ(as_join.get("/v1/allocations").status, 403);
+  EXPECT_EQ(as_join.get("/v1/agents/n1/assignments").status, 403);
+  // Other tokens may not join; unknown tokens are 401.
+  FakeAgent b{.addr = this->server_->addr(), .node = "n2"};
+  EXPECT_EQ(b.join(this->admin_token_).status, 403);
+  EXPECT_EQ(b.join(a.token).status, 403);
+  EXPECT_EQ(b.join("not-a-token").status, 401);
+  auto bad = as_join.post("/v1/agents/join", R"({"agentUrl": "http://127.0.0.1:1"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(body(bad)["error"]["field"], "node");
+  auto bad_url =
+      as_join.post("/v1/agents/join", R"({"agentUrl": "ftp://x", "node": {"id": "n3"}})");
+  EXPECT_EQ(body(bad_url)["error"]["field"], "agentUrl");
+  // An agent token touches only its own node.
+  EXPECT_EQ(a.client().get("/v1/agents/n2/assignments").status, 403);
+  EXPECT_EQ(a.client().post("/v1/agents/n2/heartbeat", R"({"epoch": 1})").status, 403);
+  // The node view shows the agent but never its log key.
+  auto node = this->admin().get("/v1/nodes/n1");
+  EXPECT_EQ(body(node)["agent"]["epoch"], 1);
+  EXPECT_EQ(node.body.find("logKey"), std::string::npos);
+  // Rejoining keeps the epoch (the node was not lost).
+  EXPECT_EQ(a.join(this->join_token_).status, 200);
+  EXPECT_EQ(a.epoch, 1);
+}
+
+TYPED_TEST(AgentTest, GangOverTwoNodesRunsAndSucceeds) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1"), n2 = this->agent("n2");
+  const std::int64_t v0 = n1.poll(0)["version"];
+  // The long poll wakes on placement, well before its wait ends.
+  json woke;
+  std::chrono::milliseconds took{};
+  std::thread poller([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    woke = n1.poll(v0, 20000);
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto id = this->submit({{"resources", {{"gpus", 16}, {"gpuTypes", {"H100"}}}},
+                                {"env", {{"MODE", "test"}}},
+                                {"secretEnv", {{"WANDB_API_KEY", "hunter2"}}},
+                                {"checkpoint", {{"dir", "/tmp/ck"}, {"intervalSeconds", 60}}}});
+  poller.join();
+  EXPECT_LT(took.count(), 5000);
+  ASSERT_EQ(woke["workers"].size(), 8u) << woke.dump();
+  n1.reconcile();
+  n2.reconcile();
+  std::set<int> ranks;
+  for (const FakeAgent* a : {&n1, &n2}) {
+    for (const auto& w : a->assignments) {
+      ranks.insert(w["rank"].get<int>());
+      EXPECT_EQ(w["worldSize"], 16);
+      EXPECT_EQ(w["attempt"], 1);
+      EXPECT_EQ(w["masterAddr"], "127.0.0.1");
+      EXPECT_EQ(w["masterPort"], 29500 + (id * 7 + 1) % 10000);
+      EXPECT_EQ(w["env"]["WANDB_API_KEY"], "hunter2");  // only this read has secrets
+      EXPECT_EQ(w["env"]["MODE"], "test");
+      EXPECT_EQ(w["checkpointDir"], "/tmp/ck");
+      EXPECT_EQ(w["restoreFrom"], "");
+      EXPECT_EQ(w["desired"], "run");
+      EXPECT_EQ(w["gpus"].size(), 1u);
+      EXPECT_EQ(w["visibleDevices"], std::to_string(w["gpus"][0].get<int>()));
+      EXPECT_EQ(w["rank"].get<int>() % 8, w["localRank"].get<int>());
+      EXPECT_EQ(w["rank"].get<int>() / 8, w["nodeRank"].get<int>());
+    }
+  }
+  EXPECT_EQ(ranks.size(), 16u);
+  EXPECT_EQ(*ranks.begin(), 0);
+  EXPECT_EQ(*ranks.rbegin(), 15);
+  EXPECT_EQ(this->admin().get("/v1/jobs/" + std::to_string(id)).body.find("hunter2"),
+            std::string::npos);
+  // Half the ranks running is not enough to be running.
+  ASSERT_EQ(n1.heartbeat().status, 200);
+  EXPECT_EQ(this->phase(id), "launching");
+  ASSERT_EQ(n2.heartbeat().status, 200);
+  EXPECT_EQ(this->phase(id), "running");
+  n1.exit_all(id, 0);
+  n2.exit_all(id, 0);
+  n1.heartbeat();
+  EXPECT_EQ(this->phase(id), "running");
+  n2.heartbeat();
+  EXPECT_EQ(this->phase(id), "succeeded");
+  EXPECT_EQ(this->held_by(id), 0u);
+  const auto ev = this->events(id);
+  for (const char* kind : {"placed", "started", "finished", "released"}) {
+    EXPECT_NE(std::find(ev.begin(), ev.end(), kind), ev.end()) << kind;
+  }
+}
+
+TYPED_TEST(AgentTest, RankFailureRestartsWithBackoffThenFails) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1", 2);
+  const auto id = this->submit({{"resources", {{"gpus", 2}}}, {"maxRestarts", 1}});
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  n1.round();
+  ASSERT_EQ(this->phase(id), "running");
+  // Rank 1 fails: the gang attempt ends; rank 0 is asked to stop; the GPUs stay held.
+  n1.workers[{id, 1, 1}].state = "exited";
+  n1.workers[{id, 1, 1}].exit_code = 3;
+  n1.heartbeat();
+  EXPECT_EQ(this->phase(id), "preempting");
+  EXPECT_EQ(this->held_by(id), 2u);
+  n1.reconcile();
+  for (const auto& w : n1.assignments) EXPECT_EQ(w["desired"], "stop");
+  n1.obey_stops();
+  n1.heartbeat();
+  EXPECT_EQ(this->held_by(id), 0u);
+  const json pending = this->job(id);
+  EXPECT_EQ(pending["phase"], "pending");
+  EXPECT_NE(pending["reason"].get<std::string>().find("restart backoff"), std::string::npos);
+  // After the backoff the second attempt is placed, fails, and the job fails.
+  ASSERT_TRUE(eventually([&] { return this->job(id)["attempt"] == 2; }));
+  n1.round();
+  ASSERT_EQ(this->phase(id), "running");
+  n1.exit_all(id, 1);
+  n1.heartbeat();
+  EXPECT_EQ(this->phase(id), "failed");
+  EXPECT_EQ(this->held_by(id), 0u);  // every rank had exited: confirmed at once
+  const auto ev = this->events(id);
+  EXPECT_NE(std::find(ev.begin(), ev.end(), "rank failed"), ev.end());
+  EXPECT_NE(std::find(ev.begin(), ev.end(), "requeued"), ev.end());
+}
+
+TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1");
+  const auto low = this->submit({{"name", "low"},
+                                 {"priorityClass", "preemptible"},
+                                 {"resources", {{"gpus", 8}}},
+                                 {"checkpoint", {{"dir", "/tmp/ck"}, {"intervalSeconds", 60}}}});
+  ASSERT_TRUE(this->wait_phase(low, "launching"));
+  n1.round();
+  ASSERT_EQ(this->phase(low), "running");
+  const json ckpt = {{"epoch", 1},    {"job", low},
+                     {"attempt", 1},  {"rank", 0},
+                     {"step", 100},   {"path", "/tmp/ck/a1-step-000100"},
+                     {"bytes", 4096}, {"checksum", "sha256:ab"}};
+  EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 201);
+  EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 200);
+  json stale = ckpt;
+  stale["attempt"] = 0;
+  auto refused = n1.client().post("/v1/agents/n1/checkpoints", stale.dump());
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_EQ(body(refused)["error"]["code"], "stale");
+  // A production job preempts it: the victim stops, its GPUs wait for confirmation.
+  const auto high = this->submit(
+      {{"name", "high"}, {"priorityClass", "production"}, {"resources", {{"gpus", 8}}}});
+  ASSERT_TRUE(this->wait_phase(low, "preempting"));
+  n1.reconcile();
+  for (const auto& w : n1.assignments) EXPECT_EQ(w["desired"], "stop");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(this->held_by(low), 8u);
+  EXPECT_EQ(this->phase(high), "pending");
+  n1.heartbeat();  // still running: nothing released
+  EXPECT_EQ(this->held_by(low), 8u);
+  n1.obey_stops();
+  n1.heartbeat();
+  EXPECT_EQ(this->phase(low), "pending");
+  ASSERT_TRUE(this->wait_phase(high, "launching"));
+  // Cancel of a job whose ranks never started: released once the agent has applied it.
+  n1.reconcile();
+  n1.workers.clear();  // the agent never started them
+  ASSERT_EQ(this->admin().post("/v1/jobs/" + std::to_string(high) + "/cancel", "").status, 200);
+  EXPECT_EQ(this->held_by(high), 8u);
+  n1.heartbeat();  // applied the old version: proves nothing
+  EXPECT_EQ(this->held_by(high), 8u);
+  n1.reconcile();
+  n1.heartbeat();
+  EXPECT_EQ(this->held_by(high), 0u);
+  // The victim comes back with the newest checkpoint to restore from.
+  ASSERT_TRUE(this->wait_phase(low, "launching"));
+  n1.reconcile();
+  ASSERT_EQ(n1.assignments.size(), 8u);
+  EXPECT_EQ(n1.assignments[0]["attempt"], 2);
+  EXPECT_EQ(n1.assignments[0]["restoreFrom"], "/tmp/ck/a1-step-000100");
+  EXPECT_NE(n1.assignments[0]["masterPort"], 29500 + (low * 7 + 1) % 10000);
+}
+
+TYPED_TEST(AgentTest, CancelKeepsGpusUntilTheAgentConfirms) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1");
+  const auto id = this->submit({{"resources", {{"gpus", 4}}}});
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  n1.round();
+  ASSERT_EQ(this->admin().post("/v1/jobs/" + std::to_string(id) + "/cancel", "").status, 200);
+  EXPECT_EQ(this->phase(id), "cancelled");
+  for (int i = 0; i < 3; ++i) {
+    n1.round();  // still running
+    EXPECT_EQ(this->held_by(id), 4u);
+  }
+  // Without an agent report no timer frees them either.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(this->held_by(id), 4u);
+  n1.obey_stops();
+  n1.heartbeat();
+  EXPECT_EQ(this->held_by(id), 0u);
+}
+
+TYPED_TEST(AgentTest, XidFaultDrainsTheNodeAndRequeuesItsJob) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1");
+  const auto id = this->submit({{"resources", {{"gpus", 8}}}});
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  n1.round();
+  ASSERT_EQ(this->phase(id), "running");
+  n1.faults[3] = {{"xidErrors", {79}}};
+  ASSERT_EQ(n1.heartbeat().status, 200);
+  const json node = body(this->admin().get("/v1/nodes/n1"));
+  EXPECT_EQ(node["admin"], "draining");
+  EXPECT_EQ(node["adminReason"], "gpu 3: XID 79 (fell off the bus)");
+  EXPECT_EQ(this->phase(id), "preempting");
+  bool audited = false;
+  const json audit = body(this->admin().get("/v1/audit"));
+  for (const auto& e : audit["entries"]) {
+    audited = audited || (e["actor"] == "corrald/health" && e["action"] == "node.drain");
+  }
+  EXPECT_TRUE(audited);
+  n1.reconcile();
+  n1.obey_stops();
+  n1.heartbeat();
+  EXPECT_EQ(this->phase(id), "pending");
+  EXPECT_EQ(this->held_by(id), 0u);
+  // Undrain waits for the GPU to report healthy.
+  EXPECT_EQ(this->admin().post("/v1/nodes/n1/undrain", "").status, 409);
+  n1.faults.clear();
+  n1.heartbeat();
+  EXPECT_EQ(this->admin().post("/v1/nodes/n1/undrain", "").status, 200);
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  // A hot GPU only stops new placements on it.
+  n1.faults[5] = {{"temperatureC", 95}};
+  n1.round();
+  EXPECT_EQ(body(this->admin().get("/v1/nodes/n1"))["admin"], "active");
+}
+
+TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {
+  this->start("nodeLostAfterMs: 600");
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1"), n2 = this->agent("n2");
+  const auto id = this->submit({{"resources", {{"gpus", 16}}}, {"maxRestarts", 2}});
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  n1.round();
+  n2.round();
+  ASSERT_EQ(this->phase(id), "running");
+  // n2 keeps heartbeating; n1 goes silent.
+  ASSERT_TRUE(eventually(
+      [&] {
+        n2.round();
+        return body(this->admin().get("/v1/nodes/n1"))["agent"]["lost"] == true;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_EQ(body(this->admin().get("/v1/nodes/n1"))["agent"]["epoch"], 2);
+  for (const auto& [job, gpu] : this->allocations()) EXPECT_NE(gpu.first, "n1");
+  EXPECT_EQ(this->job(id)["phase"], "preempting");
+  // n1's agent comes back with its old epoch: fenced.
+  auto fenced = n1.heartbeat();
+  EXPECT_EQ(fenced.status, 409);
+  EXPECT_EQ(body(fenced)["error"]["code"], "fenced");
+  auto late = n1.client().post("/v1/agents/n1/checkpoints", json{{"epoch", 1},
+                                                                 {"job", id},
+                                                                 {"attempt", 1},
+                                                                 {"step", 5},
+                                                                 {"path", "/tmp/x"},
+                                                                 {"bytes", 1},
+                                                                 {"checksum", "c"}}
+                                                                .dump());
+  EXPECT_EQ(late.status, 409);
+  // n2's ranks stop; the job is requeued with the restart counted.
+  n2.reconcile();
+  n2.obey_stops();
+  n2.heartbeat();
+  EXPECT_EQ(this->held_by(id), 0u);
+  const auto ev = this->events(id);
+  EXPECT_NE(std::find(ev.begin(), ev.end(), "node lost"), ev.end());
+  // The lost node takes no placements until it joins again, with the new epoch.
+  ASSERT_EQ(n1.join(this->join_token_).status, 200);
+  EXPECT_EQ(n1.epoch, 2);
+  n1.workers.clear();
+  ASSERT_TRUE(eventually([&] {
+    n1.round();
+    n2.round();
+    return this->job(id)["attempt"] == 2;
+  }));
+}
+
+// Random reports, cancels, faults and submissions; after every step no GPU is in two
+// active allocations, and no worker the agents still run sits on a GPU that is no longer
+// allocated to it (GPUs come back only on confirmation or fencing).
+TYPED_TEST(AgentTest, RandomizedLifecycleKeepsGpusSafe) {
+  this->start();
+  if (this->IsSkipped()) return;
+  std::vector<FakeAgent> agents;
+  for (const char* n : {"n1", "n2", "n3"}) agents.push_back(this->agent(n, 4));
+  std::mt19937 rng(20240611);
+  std::vector<std::int64_t> jobs;
+  auto check = [&](int step) {
+    const auto allocs = this->allocations();  // also fails on a GPU given twice
+    for (const auto& a : agents) {
+      for (const auto& [key, w] : a.workers) {
+        if (w.state != "running") continue;
+        for (const int g : w.gpus) {
+          bool held = false;
+          for (auto [it, end] = allocs.equal_range(std::get<0>(key)); it != end; ++it) {
+            held = held || it->second == std::make_pair(a.node, g);
+          }
+          EXPECT_TRUE(held) << "step " << step << ": job " << std::get<0>(key) << " still runs on "
+                            << a.node << "/" << g << " after its GPU was released";
+        }
+      }
+    }
+  };
+  for (int step = 0; step < 120; ++step) {
+    const int action = static_cast<int>(rng() % 10);
+    FakeAgent& a = agents[rng() % agents.size()];
+    if (action < 2 || jobs.empty()) {
+      const int gpus = 1 << (rng() % 4);  // 1..8
+      jobs.push_back(this->submit({{"resources", {{"gpus", gpus}}}, {"maxRestarts", 1}}));
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    } else if (action < 5) {
+      a.reconcile();
+      a.obey_stops();
+      a.heartbeat();
+    } else if (action < 6) {
+      a.reconcile();  // applied but not yet reported
+    } else if (action < 7) {
+      const auto id = jobs[rng() % jobs.size()];
+      this->admin().post("/v1/jobs/" + std::to_string(id) + "/cancel", "");
+    } else if (action < 8 && !a.workers.empty()) {
+      auto it = a.workers.begin();
+      std::advance(it, static_cast<long>(rng() % a.workers.size()));
+      if (it->second.state == "running") {
+        it->second.state = "exited";
+        it->second.exit_code = static_cast<int>(rng() % 2);
+      }
+      a.heartbeat();
+    } else if (action < 9) {
+      a.heartbeat();
+    } else {
+      if (a.faults.empty()) {
+        a.faults[static_cast<int>(rng() % 4)] = {{"xidErrors", {79}}};
+      } else {
+        a.faults.clear();
+      }
+      a.heartbeat();
+      if (a.faults.empty()) this->admin().post("/v1/nodes/" + a.node + "/undrain", "");
+    }
+    check(step);
+  }
+}
+
+}  // namespace
+}  // namespace corral::testing
