@@ -25,6 +25,7 @@
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
+#include <filesystem>
 #include <fcntl.h>
 #include <fstream>
 #include <httplib.h>
@@ -185,7 +186,8 @@ void report(const std::string& path, const State& s, std::size_t bytes, const st
 bool checkpoint(const State& s) {
   const std::string dir = env_or("CORRAL_CHECKPOINT_DIR", "");
   if (dir.empty()) return true;  // nowhere to write: run without checkpoints
-  mkdir(dir.c_str(), 0755);
+  std::error_code ignored;  // write_atomic reports what matters
+  std::filesystem::create_directories(dir, ignored);
   char name[96];
   std::snprintf(name, sizeof(name), "step-%09" PRId64 "-attempt-%s", s.step,
                 env_or("CORRAL_ATTEMPT", "0").c_str());

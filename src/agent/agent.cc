@@ -228,6 +228,9 @@ void Agent::poll_loop() {
       failures = 0;
       since = answer->version;
       reconciler_->apply(answer->workers);  // and ask again at once (no sleep)
+      // Every worker that answer asked for is started (or stopping) now; a heartbeat
+      // that observes workers after this point may say so (protocol §3).
+      applied_version_.store(answer->version);
       continue;
     }
     const core::StatusCode code = answer.status().code();
@@ -281,10 +284,12 @@ void Agent::heartbeat_loop() {
         log("ignoring faults file: " + last_faults_error);
       }
     }
+    // Read before observing: the workers list must reflect at least this version.
+    const std::int64_t applied = applied_version_.load();
     const std::vector<WorkerStatus> workers = reconciler_->observe();
     const Session s = session();
-    const auto answer = (*client)->heartbeat(options_.node, s.token,
-                                             heartbeat_body(s.epoch, agent_url_, gpus, workers));
+    const auto answer = (*client)->heartbeat(
+        options_.node, s.token, heartbeat_body(s.epoch, agent_url_, gpus, workers, applied));
     if (answer.ok()) {
       failures = 0;
       reconciler_->mark_reported(workers);

@@ -10,6 +10,7 @@
 // signal handler thread); nothing else is public.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -89,6 +90,9 @@ class Agent {
   const core::Clock& clock_;
   NodeInventory discovered_;
   std::string agent_url_;
+
+  // The last assignments version applied by poll_loop (protocol §3 appliedVersion).
+  std::atomic<std::int64_t> applied_version_{-1};
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;

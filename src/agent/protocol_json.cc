@@ -100,7 +100,8 @@ core::Result<Assignments> parse_assignments(const std::string& body) {
 }
 
 json heartbeat_body(std::int64_t epoch, const std::string& agent_url,
-                    const std::vector<GpuHealth>& gpus, const std::vector<WorkerStatus>& workers) {
+                    const std::vector<GpuHealth>& gpus, const std::vector<WorkerStatus>& workers,
+                    std::int64_t applied_version) {
   json g = json::array(), w = json::array();
   for (const GpuHealth& h : gpus) {
     g.push_back({{"index", h.index},
@@ -134,7 +135,9 @@ json heartbeat_body(std::int64_t epoch, const std::string& agent_url,
     }
     w.push_back(std::move(one));
   }
-  return {{"epoch", epoch}, {"agentUrl", agent_url}, {"gpus", g}, {"workers", w}};
+  json out = {{"epoch", epoch}, {"agentUrl", agent_url}, {"gpus", g}, {"workers", w}};
+  if (applied_version >= 0) out["appliedVersion"] = applied_version;
+  return out;
 }
 
 core::Result<CheckpointReport> parse_checkpoint_report(const std::string& body) {

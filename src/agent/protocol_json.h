@@ -40,10 +40,12 @@ struct Assignments {
 };
 core::Result<Assignments> parse_assignments(const std::string& body);
 
-// §3: the heartbeat body.
+// §3: the heartbeat body. `applied_version` is the last assignments version fully
+// applied before `workers` was observed; negative (none yet) leaves it out.
 nlohmann::json heartbeat_body(std::int64_t epoch, const std::string& agent_url,
                               const std::vector<GpuHealth>& gpus,
-                              const std::vector<WorkerStatus>& workers);
+                              const std::vector<WorkerStatus>& workers,
+                              std::int64_t applied_version = -1);
 
 // §4: what a worker posts to the local agent.
 struct CheckpointReport {

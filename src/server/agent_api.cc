@@ -319,8 +319,12 @@ struct AgentApi::Handlers {
     if (!p.ok()) return fail(res, p.status());
     std::int64_t since = 0, wait_ms = 0;
     if (req.has_param("since")) {
-      const auto v = parse_int(req.get_param_value("since"));
-      if (!v) return fail(res, core::invalid_argument("since", "must be a version number"));
+      // -1 (an agent's first poll after joining) equals no version: answered at once.
+      const std::string text = req.get_param_value("since");
+      const auto v = text == "-1" ? std::optional<std::int64_t>(-1) : parse_int(text);
+      if (!v) {
+        return fail(res, core::invalid_argument("since", "must be a version number or -1"));
+      }
       since = *v;
     }
     if (req.has_param("waitMs")) {
