@@ -28,7 +28,6 @@ struct StoreView {
   std::map<std::string, store::InventoryRow> inventory;
   std::vector<store::TenantRow> tenants;
   std::vector<store::ReservationRow> reservations;
-  std::vector<store::JobRow> pending;
   std::vector<store::JobRow> holding;  // phases that hold GPUs
   std::vector<store::AllocationRow> allocations;
 };
@@ -92,21 +91,58 @@ void SchedLoop::wake() {
   {
     std::lock_guard lock(mu_);
     wake_ = true;
+    full_read_ = true;
   }
   cv_.notify_one();
+}
+
+void SchedLoop::job_submitted(core::JobId id) {
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+    submitted_.push_back(id.value);
+  }
+  cv_.notify_one();
+}
+
+void SchedLoop::force_full_read() {
+  std::lock_guard lock(mu_);
+  full_read_ = true;
+}
+
+Status SchedLoop::read_pending(store::Tx& tx, bool full,
+                               const std::vector<std::int64_t>& submitted) {
+  if (full) {
+    CORRAL_ASSIGN_OR_RETURN(auto rows,
+                            tx.list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
+    pending_.clear();
+    for (auto& row : rows) pending_.emplace(row.id.value, std::move(row));
+    return Status();
+  }
+  for (const std::int64_t id : submitted) {
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(core::JobId(id)));
+    if (row && row->phase == JobPhase::kPending) pending_.insert_or_assign(id, std::move(*row));
+  }
+  return Status();
 }
 
 void SchedLoop::run() {
   std::unique_lock lock(mu_);
   auto last_start = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  std::chrono::steady_clock::duration last_duration{};
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::milliseconds(core::to_ms(options_.tick)),
                  [&] { return wake_ || stop_; });
     if (stop_) break;
     // Batching: let events that arrive just after the first share its cycle, and keep
     // cycles at least min_interval apart.
-    const auto earliest =
-        last_start + std::chrono::milliseconds(core::to_ms(options_.min_interval));
+    // A cycle over a long queue takes tens of milliseconds; waiting a few times that long
+    // before the next keeps the loop's share of the CPU bounded, so it does not starve
+    // the submissions it is scheduling.
+    const auto gap = std::max<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(core::to_ms(options_.min_interval)),
+        last_duration * options_.pace_factor);
+    const auto earliest = last_start + gap;
     const auto window = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(core::to_ms(options_.batch_window));
     cv_.wait_until(lock, std::max(earliest, window), [&] { return stop_; });
@@ -116,6 +152,7 @@ void SchedLoop::run() {
     lock.unlock();
     if (!fenced_) {
       const Status s = run_cycle();
+      last_duration = std::chrono::steady_clock::now() - last_start;
       if (!s.ok()) {
         ++metrics_.sched_errors;
         std::fprintf(stderr, "corrald: scheduling cycle failed: %s\n", s.to_string().c_str());
@@ -135,6 +172,17 @@ Status SchedLoop::run_cycle() {
   const auto t0 = std::chrono::steady_clock::now();
 
   // 1. Read a consistent view.
+  bool full = false;
+  std::vector<std::int64_t> submitted;
+  {
+    std::lock_guard lock(mu_);
+    full = full_read_ ||
+           std::chrono::steady_clock::now() - last_full_read_ >=
+               std::chrono::milliseconds(core::to_ms(options_.full_read));
+    full_read_ = false;
+    submitted.swap(submitted_);
+  }
+  if (full) last_full_read_ = std::chrono::steady_clock::now();
   StoreView view;
   const Status transacted1 = store_.read([&](store::Tx& tx) {
     view = StoreView();
@@ -145,8 +193,7 @@ Status SchedLoop::run_cycle() {
     }
     CORRAL_ASSIGN_OR_RETURN(view.tenants, tx.list_tenants());
     CORRAL_ASSIGN_OR_RETURN(view.reservations, tx.list_reservations());
-    CORRAL_ASSIGN_OR_RETURN(view.pending,
-                            tx.list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
+    CORRAL_RETURN_IF_ERROR(read_pending(tx, full, submitted));
     CORRAL_ASSIGN_OR_RETURN(view.holding,
                             tx.list_jobs({.phases = {JobPhase::kAdmitted, JobPhase::kLaunching,
                                                      JobPhase::kRunning, JobPhase::kPreempting},
@@ -154,7 +201,10 @@ Status SchedLoop::run_cycle() {
     CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.list_active_allocations());
     return Status();
   });
-  if (!transacted1.ok()) return transacted1;
+  if (!transacted1.ok()) {
+    force_full_read();
+    return transacted1;
+  }
 
   // 2. Build the snapshot.
   sched::SnapshotInput in;
@@ -183,9 +233,11 @@ Status SchedLoop::run_cycle() {
     if (r.ok() && known_tenants.count(r->tenant.value) > 0) in.reservations.push_back(*r);
   }
 
+  // Parsed requests of jobs no longer pending or holding are dropped on full reads only:
+  // tracking liveness every cycle cost as much as the rest of the loop on a long queue.
   std::set<std::int64_t> live;
   auto request_of = [&](const store::JobRow& job) -> const sched::JobRequest* {
-    live.insert(job.id.value);
+    if (full) live.insert(job.id.value);
     auto it = requests_.find(job.id.value);
     if (it == requests_.end()) {
       auto parsed = core::parse_job_spec(job.spec_json, core::SpecFormat::kJson);
@@ -203,7 +255,6 @@ Status SchedLoop::run_cycle() {
   last_cycle_ = now;
   std::map<std::int64_t, std::vector<const store::AllocationRow*>> by_job;
   for (const auto& a : view.allocations) by_job[a.job.value].push_back(&a);
-  std::map<std::int64_t, const store::JobRow*> pending_rows;
   for (const auto& job : view.holding) {
     const auto* req = request_of(job);
     const auto allocs = by_job.find(job.id.value);
@@ -226,14 +277,14 @@ Status SchedLoop::run_cycle() {
     }
     in.running.push_back(std::move(running));
   }
-  for (const auto& job : view.pending) {
+  for (auto& [id, job] : pending_) {
     const auto* req = request_of(job);
+    job.spec_json.clear();  // parsed into requests_; the cache need not keep it
     if (req == nullptr || known_tenants.count(job.tenant.value) == 0) continue;
     in.pending.push_back({.request = *req, .queued_at = job.queued_at, .attempt = job.attempt});
-    pending_rows[job.id.value] = &job;
   }
   for (auto& [tenant, u] : usage_) in.usage[tenant] = u.value_at(now);
-  for (auto it = requests_.begin(); it != requests_.end();) {
+  for (auto it = requests_.begin(); full && it != requests_.end();) {
     it = live.count(it->first) > 0 ? std::next(it) : requests_.erase(it);
   }
 
@@ -249,8 +300,15 @@ Status SchedLoop::run_cycle() {
 
   // 3. Apply in one transaction, fenced by the epoch.
   std::int64_t placed = 0;
+  // What the transaction did to the pending queue, for pending_ once it commits.
+  std::vector<std::int64_t> left_queue;
+  std::vector<store::JobRow> back_in_queue;
+  std::vector<store::JobRow> rewritten;
   const Status applied = store_.transact([&](store::Tx& tx) {
     placed = 0;
+    left_queue.clear();
+    back_in_queue.clear();
+    rewritten.clear();
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
     // Preemptions first: a victim still `launching` has no workers yet (no agent has
     // confirmed a start), so it stops at once: preempting -> requeued -> pending, its
@@ -278,6 +336,7 @@ Status SchedLoop::run_cycle() {
       }
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, victim->phase));
       if (!won) return core::Status(core::StatusCode::kAborted, "victim changed while preempting");
+      if (next.phase == JobPhase::kPending) back_in_queue.push_back(next);
       CORRAL_RETURN_IF_ERROR(tx.append_job_event(
           {.job = victim->id, .time = now, .kind = "preempted", .message = next.reason}));
     }
@@ -287,7 +346,10 @@ Status SchedLoop::run_cycle() {
                                             [&](core::JobId v) { return stopped.count(v.value); });
       if (!victims_gone) continue;
       CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(p.job));
-      if (!job || job->phase != JobPhase::kPending) continue;  // cancelled meanwhile
+      if (!job || job->phase != JobPhase::kPending) {  // cancelled meanwhile
+        left_queue.push_back(p.job.value);
+        continue;
+      }
       CORRAL_ASSIGN_OR_RETURN(const JobPhase admitted,
                               core::next_phase(JobPhase::kPending, core::JobEvent::kAdmit));
       CORRAL_ASSIGN_OR_RETURN(const JobPhase launching,
@@ -300,6 +362,7 @@ Status SchedLoop::run_cycle() {
       next.queue_position = 0;
       next.updated_at = now;
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+      left_queue.push_back(p.job.value);
       if (!won) continue;
       for (const auto& g : p.gpus) {
         CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = p.job,
@@ -317,9 +380,9 @@ Status SchedLoop::run_cycle() {
       ++placed;
     }
     for (const auto& pd : decisions.pending) {
-      const auto it = pending_rows.find(pd.job.value);
-      if (it == pending_rows.end()) continue;
-      const store::JobRow& row = *it->second;
+      const auto it = pending_.find(pd.job.value);
+      if (it == pending_.end()) continue;
+      const store::JobRow& row = it->second;
       const std::string kind(sched::to_string(pd.kind));
       const bool reason_changed = row.reason != pd.reason || row.pending_kind != kind;
       if (!reason_changed && row.queue_position == pd.position) continue;
@@ -329,6 +392,11 @@ Status SchedLoop::run_cycle() {
       next.queue_position = pd.position;
       next.updated_at = now;
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+      if (won) {
+        rewritten.push_back(std::move(next));
+      } else {
+        left_queue.push_back(pd.job.value);  // no longer pending (cancelled meanwhile)
+      }
       if (won && reason_changed) {
         CORRAL_RETURN_IF_ERROR(tx.append_job_event(
             {.job = pd.job, .time = now, .kind = "pending", .message = pd.reason}));
@@ -342,8 +410,19 @@ Status SchedLoop::run_cycle() {
           .count();
   if (!applied.ok()) {
     if (applied.code() == core::StatusCode::kAlreadyExists) ++metrics_.sched_apply_conflicts;
+    force_full_read();
     return applied;
   }
+  for (const std::int64_t id : left_queue) pending_.erase(id);
+  for (auto& row : rewritten) {
+    const auto it = pending_.find(row.id.value);
+    if (it == pending_.end()) continue;
+    it->second.reason = std::move(row.reason);
+    it->second.pending_kind = std::move(row.pending_kind);
+    it->second.queue_position = row.queue_position;
+    it->second.updated_at = row.updated_at;
+  }
+  for (auto& row : back_in_queue) pending_.insert_or_assign(row.id.value, std::move(row));
   metrics_.sched_placements += placed;
   metrics_.pending_jobs = static_cast<std::int64_t>(decisions.pending.size());
   metrics_.running_jobs = static_cast<std::int64_t>(view.holding.size()) + placed;

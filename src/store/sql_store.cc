@@ -544,9 +544,12 @@ class SqlStore final : public Store {
   Status read(const std::function<Status(Tx&)>& fn) override {
     if (!readers_) return transact(fn);
     CORRAL_ASSIGN_OR_RETURN(auto conn, readers_->acquire());
-    // A deferred BEGIN takes a WAL read snapshot at the first read and never blocks the
-    // writer; the read is rolled back (it wrote nothing).
-    Status status = conn->exec_script("BEGIN");
+    // SQLite: a deferred BEGIN takes a WAL read snapshot at the first read and never
+    // blocks the writer. PostgreSQL: REPEATABLE READ gives every statement of the read
+    // the same snapshot. Either way the read is rolled back (it wrote nothing).
+    Status status = conn->exec_script(conn->dialect() == Dialect::kPostgres
+                                          ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                                          : "BEGIN");
     if (status.ok()) {
       SqlTx tx(*conn);
       status = fn(tx);
