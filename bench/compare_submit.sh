@@ -46,7 +46,7 @@ done
 slurm_serial="" slurm_par4=""
 if [[ "${SLURM:-1}" == 1 ]]; then
   [[ -x "$peer/bench.sh" ]] || { echo "no Slurm peer at $peer" >&2; exit 1; }
-  slurm_out=$(N=$n REPEATS=$repeats PAR=4 ONLY=hold "$peer/bench.sh" 2>&1 | tee /dev/stderr)
+  slurm_out=$(OUT=$(mktemp -d /tmp/slurm-hold.XXXXXX) N=$n REPEATS=$repeats PAR=4 ONLY=hold "$peer/bench.sh" 2>&1 | tee /dev/stderr)
   summary=$(grep '^SUMMARY' <<<"$slurm_out" | tail -1)
   slurm_serial=$(grep -o 'hold_submit_serial_per_s=[0-9.]*' <<<"$summary" | cut -d= -f2)
   slurm_par4=$(grep -o 'hold_submit_par4_per_s=[0-9.]*' <<<"$summary" | cut -d= -f2)
