@@ -289,9 +289,9 @@ struct ApiRoutes {
     if (wait_s == 0) return Status();
     ++api.metrics_.admission_rejections;
     retry_after_s = wait_s;
-    return Status(StatusCode::kResourceExhausted,
-                  "tenant " + tenant + " is over its submit rate of " +
-                      std::to_string(limit.rate_per_second) + "/s");
+    return Status(StatusCode::kResourceExhausted, "tenant " + tenant +
+                                                      " is over its submit rate of " +
+                                                      std::to_string(limit.rate_per_second) + "/s");
   }
 
   Result<Reply> submit(const httplib::Request& req, const Principal& p, store::Tx& tx,

@@ -30,7 +30,18 @@ struct StoreView {
   std::vector<store::ReservationRow> reservations;
   std::vector<store::JobRow> holding;  // phases that hold GPUs
   std::vector<store::AllocationRow> allocations;
+  std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
 };
+
+// A job restarting after a resize is placed at its target size: the largest size
+// allowed is capped there (a smaller one is still taken when the target no longer fits,
+// rather than waiting for GPUs that went elsewhere meanwhile).
+void cap_at_target(sched::JobRequest& r, std::int32_t target) {
+  if (!r.elastic || target <= 0) return;
+  r.elastic->max_gpus = std::min(r.elastic->max_gpus, target);
+  r.elastic->min_gpus = std::min(r.elastic->min_gpus, r.elastic->max_gpus);
+  r.gpus = r.elastic->max_gpus;
+}
 
 std::int32_t tier_of(const std::string& priority_class) {
   for (const auto& pc : core::default_priority_classes()) {
@@ -64,12 +75,22 @@ SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& met
 SchedLoop::~SchedLoop() { stop(); }
 
 Status SchedLoop::start() {
+  std::vector<store::TenantUsageRow> saved;
   const Status transacted = store_.transact([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(epoch_, tx.acquire_epoch(options_.shard, options_.holder));
+    CORRAL_ASSIGN_OR_RETURN(saved, tx.list_tenant_usage());
     return Status();
   });
   if (!transacted.ok()) return transacted;
   last_cycle_ = clock_.now();
+  last_usage_write_ = last_cycle_;
+  // Fair share resumes where the last run left it (decayed from when it was written),
+  // not from zero.
+  usage_.clear();
+  for (const auto& row : saved) {
+    auto [it, fresh] = usage_.try_emplace(row.tenant, options_.config.usage_half_life);
+    it->second.add(row.gpu_seconds, std::min(row.as_of, last_cycle_));
+  }
   {
     std::lock_guard lock(mu_);
     wake_ = true;  // the first cycle picks up whatever the last run left pending
@@ -167,6 +188,66 @@ void SchedLoop::run() {
   }
 }
 
+Status SchedLoop::write_pending(const std::vector<sched::Pending>& pending, core::Time now) {
+  // Only rows whose position or reason changed (under a stream of submissions: the new
+  // jobs). They go in transactions of at most kChunk rows, each its own turn in the group
+  // commit: one transaction of thousands of rows would hold every submission queued
+  // behind it for its whole length, which is what set the p99 of submissions.
+  constexpr std::size_t kChunk = 128;
+  std::vector<store::JobRow> changed;
+  for (const auto& pd : pending) {
+    const auto it = pending_.find(pd.job.value);
+    if (it == pending_.end()) continue;
+    const std::string kind(sched::to_string(pd.kind));
+    if (it->second.reason == pd.reason && it->second.pending_kind == kind &&
+        it->second.queue_position == pd.position) {
+      continue;
+    }
+    store::JobRow next = it->second;
+    next.reason = pd.reason;
+    next.pending_kind = kind;
+    next.queue_position = pd.position;
+    next.updated_at = now;
+    changed.push_back(std::move(next));
+  }
+  for (std::size_t begin = 0; begin < changed.size(); begin += kChunk) {
+    const std::size_t end = std::min(changed.size(), begin + kChunk);
+    std::vector<std::int64_t> gone;
+    const Status written = store_.transact([&](store::Tx& tx) {
+      gone.clear();
+      CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
+      for (std::size_t i = begin; i < end; ++i) {
+        const store::JobRow& next = changed[i];
+        const store::JobRow& was = pending_.at(next.id.value);
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+        if (!won) {
+          gone.push_back(next.id.value);  // no longer pending (cancelled meanwhile)
+          continue;
+        }
+        if (was.reason != next.reason || was.pending_kind != next.pending_kind) {
+          CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+              {.job = next.id, .time = now, .kind = "pending", .message = next.reason}));
+        }
+      }
+      return Status();
+    });
+    if (!written.ok()) {
+      force_full_read();
+      return written;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      auto it = pending_.find(changed[i].id.value);
+      if (it == pending_.end()) continue;
+      it->second.reason = std::move(changed[i].reason);
+      it->second.pending_kind = std::move(changed[i].pending_kind);
+      it->second.queue_position = changed[i].queue_position;
+      it->second.updated_at = now;
+    }
+    for (const std::int64_t id : gone) pending_.erase(id);
+  }
+  return Status();
+}
+
 Status SchedLoop::run_cycle() {
   const core::Time now = clock_.now();
   const auto t0 = std::chrono::steady_clock::now();
@@ -176,9 +257,8 @@ Status SchedLoop::run_cycle() {
   std::vector<std::int64_t> submitted;
   {
     std::lock_guard lock(mu_);
-    full = full_read_ ||
-           std::chrono::steady_clock::now() - last_full_read_ >=
-               std::chrono::milliseconds(core::to_ms(options_.full_read));
+    full = full_read_ || std::chrono::steady_clock::now() - last_full_read_ >=
+                             std::chrono::milliseconds(core::to_ms(options_.full_read));
     full_read_ = false;
     submitted.swap(submitted_);
   }
@@ -199,6 +279,8 @@ Status SchedLoop::run_cycle() {
                                                      JobPhase::kRunning, JobPhase::kPreempting},
                                           .limit = 1'000'000}));
     CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.list_active_allocations());
+    CORRAL_ASSIGN_OR_RETURN(auto targets, tx.list_elastic_targets());
+    for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
     return Status();
   });
   if (!transacted1.ok()) {
@@ -282,6 +364,9 @@ Status SchedLoop::run_cycle() {
     job.spec_json.clear();  // parsed into requests_; the cache need not keep it
     if (req == nullptr || known_tenants.count(job.tenant.value) == 0) continue;
     in.pending.push_back({.request = *req, .queued_at = job.queued_at, .attempt = job.attempt});
+    if (const auto t = view.elastic_targets.find(id); t != view.elastic_targets.end()) {
+      cap_at_target(in.pending.back().request, t->second);
+    }
   }
   for (auto& [tenant, u] : usage_) in.usage[tenant] = u.value_at(now);
   for (auto it = requests_.begin(); full && it != requests_.end();) {
@@ -300,15 +385,14 @@ Status SchedLoop::run_cycle() {
 
   // 3. Apply in one transaction, fenced by the epoch.
   std::int64_t placed = 0;
+  const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval;
   // What the transaction did to the pending queue, for pending_ once it commits.
   std::vector<std::int64_t> left_queue;
   std::vector<store::JobRow> back_in_queue;
-  std::vector<store::JobRow> rewritten;
   const Status applied = store_.transact([&](store::Tx& tx) {
     placed = 0;
     left_queue.clear();
     back_in_queue.clear();
-    rewritten.clear();
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
     // Preemptions first: a victim still `launching` has no workers yet (no agent has
     // confirmed a start), so it stops at once: preempting -> requeued -> pending, its
@@ -339,6 +423,52 @@ Status SchedLoop::run_cycle() {
       if (next.phase == JobPhase::kPending) back_in_queue.push_back(next);
       CORRAL_RETURN_IF_ERROR(tx.append_job_event(
           {.job = victim->id, .time = now, .kind = "preempted", .message = next.reason}));
+    }
+    // Resizes: an elastic job changes size the way real elastic training does, by
+    // checkpoint and restart. One still `launching` has no workers, so its allocation
+    // changes in place now; a `running` one is asked to checkpoint and stop
+    // (preempting, keeping its GPUs until its agent confirms), with its new size
+    // recorded; once requeued it is placed again at that size.
+    for (const auto& rz : decisions.resizes) {
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(rz.job));
+      if (!job) continue;
+      store::JobRow next = *job;
+      next.updated_at = now;
+      if (job->phase == JobPhase::kLaunching) {
+        CORRAL_ASSIGN_OR_RETURN(auto held, tx.list_allocations(rz.job));
+        std::erase_if(held, [](const store::AllocationRow& a) { return !a.active; });
+        if (held.empty()) continue;
+        next.reason = "resized from " + std::to_string(rz.from_gpus) + " to " +
+                      std::to_string(rz.to_gpus) + " GPUs before launch: " + rz.reason;
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kLaunching));
+        if (!won) continue;
+        CORRAL_RETURN_IF_ERROR(tx.release_allocations(rz.job, now).status());
+        for (const auto& g : rz.gpus) {
+          CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = rz.job,
+                                                       .attempt = job->attempt,
+                                                       .node = g.node,
+                                                       .gpu_index = g.index,
+                                                       .gpu_type = held.front().gpu_type,
+                                                       .epoch = epoch_,
+                                                       .active = true,
+                                                       .borrowed = held.front().borrowed,
+                                                       .created_at = now}));
+        }
+        stopped.insert(rz.job.value);  // what it gave up is free in this transaction
+      } else if (job->phase == JobPhase::kRunning) {
+        CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting,
+                                core::next_phase(job->phase, core::JobEvent::kPreempt));
+        next.phase = preempting;
+        next.reason = "resizing from " + std::to_string(rz.from_gpus) + " to " +
+                      std::to_string(rz.to_gpus) + " GPUs (checkpoint and restart): " + rz.reason;
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kRunning));
+        if (!won) continue;
+        CORRAL_RETURN_IF_ERROR(tx.set_elastic_target({.job = rz.job, .gpus = rz.to_gpus}, now));
+      } else {
+        continue;  // already stopping or gone: nothing to resize
+      }
+      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+          {.job = rz.job, .time = now, .kind = "resized", .message = next.reason}));
     }
     for (const auto& p : decisions.placements) {
       // A placement on GPUs that preempted jobs still hold waits for them to stop.
@@ -375,31 +505,19 @@ Status SchedLoop::run_cycle() {
                                                      .borrowed = p.borrowed,
                                                      .created_at = now}));
       }
+      if (view.elastic_targets.count(p.job.value) > 0) {
+        CORRAL_RETURN_IF_ERROR(tx.clear_elastic_target(p.job));
+      }
       CORRAL_RETURN_IF_ERROR(tx.append_job_event(
           {.job = p.job, .time = now, .kind = "placed", .message = next.reason}));
       ++placed;
     }
-    for (const auto& pd : decisions.pending) {
-      const auto it = pending_.find(pd.job.value);
-      if (it == pending_.end()) continue;
-      const store::JobRow& row = it->second;
-      const std::string kind(sched::to_string(pd.kind));
-      const bool reason_changed = row.reason != pd.reason || row.pending_kind != kind;
-      if (!reason_changed && row.queue_position == pd.position) continue;
-      store::JobRow next = row;
-      next.reason = pd.reason;
-      next.pending_kind = kind;
-      next.queue_position = pd.position;
-      next.updated_at = now;
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
-      if (won) {
-        rewritten.push_back(std::move(next));
-      } else {
-        left_queue.push_back(pd.job.value);  // no longer pending (cancelled meanwhile)
-      }
-      if (won && reason_changed) {
-        CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-            {.job = pd.job, .time = now, .kind = "pending", .message = pd.reason}));
+    // Fair-share usage, at most every usage_write_interval: a restart loses at most that
+    // much accounting instead of all of it.
+    if (write_usage) {
+      for (const auto& [tenant, u] : usage_) {
+        CORRAL_RETURN_IF_ERROR(
+            tx.put_tenant_usage({.tenant = tenant, .gpu_seconds = u.value_at(now), .as_of = now}));
       }
     }
     return Status();
@@ -413,16 +531,10 @@ Status SchedLoop::run_cycle() {
     force_full_read();
     return applied;
   }
+  if (write_usage) last_usage_write_ = now;
   for (const std::int64_t id : left_queue) pending_.erase(id);
-  for (auto& row : rewritten) {
-    const auto it = pending_.find(row.id.value);
-    if (it == pending_.end()) continue;
-    it->second.reason = std::move(row.reason);
-    it->second.pending_kind = std::move(row.pending_kind);
-    it->second.queue_position = row.queue_position;
-    it->second.updated_at = row.updated_at;
-  }
   for (auto& row : back_in_queue) pending_.insert_or_assign(row.id.value, std::move(row));
+  CORRAL_RETURN_IF_ERROR(write_pending(decisions.pending, now));
   metrics_.sched_placements += placed;
   metrics_.pending_jobs = static_cast<std::int64_t>(decisions.pending.size());
   metrics_.running_jobs = static_cast<std::int64_t>(view.holding.size()) + placed;

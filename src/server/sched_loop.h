@@ -8,15 +8,21 @@
 //     2. build the ClusterSnapshot (snapshot_from_store.cc) and call sched::decide()
 //     3. apply the Decisions in ONE transaction fenced by this loop's epoch: placed
 //        jobs go pending -> admitted -> launching (core/job_phase.h) with one
-//        allocation row per GPU; pending jobs get their position and reason
+//        allocation row per GPU; then pending jobs whose position or reason changed
+//        get them, in short transactions of their own (position and reason are for
+//        people to read; a long transaction would stall submissions behind it)
 //
 // Until agents exist, a placed job stays in `launching`; an agent will report `started`
 // (JobEvent::kStarted) to move it to running. Preemptions of a `launching` job take
 // effect at once (it has no workers yet); a `running` victim goes to `preempting` and
 // keeps its GPUs until its agent confirms, and placements that wait for it wait too.
-// TODO(server): #5: elastic Resizes are not applied yet (the job keeps its size). If the store
-// refuses the transaction (a GPU already actively allocated, a stale epoch) nothing of it is
-// applied; a stale epoch means another corrald took over, and this loop stops scheduling.
+// Elastic Resizes are applied by checkpoint and restart: a `running` job goes to
+// `preempting` with its new size recorded (elastic_targets) and, once requeued, is placed
+// at that size; a `launching` job (no workers yet) has its allocation changed in place.
+// Decayed fair-share usage is written to the store every few seconds and read back at
+// start, so a restart keeps fairness. If the store refuses the transaction (a GPU
+// already actively allocated, a stale epoch) nothing of it is applied; a stale epoch
+// means another corrald took over, and this loop stops scheduling.
 //
 // Thread safety: start/stop from one thread; wake() from any thread.
 #pragma once
@@ -33,6 +39,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "sched/config.h"
+#include "sched/decisions.h"
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "server/metrics.h"
@@ -57,6 +64,9 @@ struct SchedLoopOptions {
   // jobs submitted since the last cycle (job_submitted()); any other wake() and this
   // interval force a full re-read, which catches whatever changed behind its back.
   core::Duration full_read{5000};
+  // Decayed fair-share usage is written to the store at most this often (with a cycle's
+  // decisions), and read back at start().
+  core::Duration usage_write_interval{5000};
   std::string shard = "default";
   std::string holder = "corrald";
 };
@@ -95,6 +105,9 @@ class SchedLoop {
   bool fenced_ = false;  // loop thread only
 
   void force_full_read() CORRAL_EXCLUDES(mu_);
+  // Writes each pending job's new position and reason (and a `pending` event when the
+  // reason changed), in short transactions.
+  core::Status write_pending(const std::vector<sched::Pending>& pending, core::Time now);
   // Reads the pending queue into pending_: all of it, or only `submitted`.
   core::Status read_pending(store::Tx& tx, bool full, const std::vector<std::int64_t>& submitted);
 
@@ -105,6 +118,7 @@ class SchedLoop {
   std::chrono::steady_clock::time_point last_full_read_{};
   std::map<core::TenantId, sched::DecayedUsage> usage_;
   core::Time last_cycle_{};
+  core::Time last_usage_write_{};
 
   std::mutex mu_;
   std::condition_variable cv_;

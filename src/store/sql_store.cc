@@ -1,6 +1,7 @@
 // The Store over SQL: every query and row mapping, written once for both databases.
 // The drivers (sqlite/, postgres/) differ only in how they connect and run a statement.
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -476,6 +477,52 @@ class SqlTx final : public Tx {
                                               " of shard " + std::string(shard) + " is stale");
     }
     return Status();
+  }
+
+  Status put_tenant_usage(const TenantUsageRow& row) override {
+    // The double travels as text, like telemetry's, so both drivers keep its precision.
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", row.gpu_seconds);
+    return q("INSERT INTO tenant_usage (tenant, gpu_seconds, as_of) VALUES ($1, CAST($2 AS "
+             "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET gpu_seconds = "
+             "excluded.gpu_seconds, as_of = excluded.as_of",
+             {row.tenant.value, std::string(text), ms(row.as_of)})
+        .status();
+  }
+
+  Result<std::vector<TenantUsageRow>> list_tenant_usage() override {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto res, q("SELECT tenant, gpu_seconds, as_of FROM tenant_usage ORDER BY tenant", {}));
+    std::vector<TenantUsageRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back({.tenant = core::TenantId(as_str(r[0])),
+                     .gpu_seconds = std::stod(r[1].value_or("0")),
+                     .as_of = as_time(r[2])});
+    }
+    return out;
+  }
+
+  Status set_elastic_target(const ElasticTargetRow& row, core::Time now) override {
+    return q("INSERT INTO elastic_targets (job_id, gpus, updated_at) VALUES ($1, $2, $3) "
+             "ON CONFLICT (job_id) DO UPDATE SET gpus = excluded.gpus, "
+             "updated_at = excluded.updated_at",
+             {row.job.value, std::int64_t{row.gpus}, ms(now)})
+        .status();
+  }
+
+  Status clear_elastic_target(core::JobId job) override {
+    return q("DELETE FROM elastic_targets WHERE job_id = $1", {job.value}).status();
+  }
+
+  Result<std::vector<ElasticTargetRow>> list_elastic_targets() override {
+    CORRAL_ASSIGN_OR_RETURN(auto res,
+                            q("SELECT job_id, gpus FROM elastic_targets ORDER BY job_id", {}));
+    std::vector<ElasticTargetRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back(
+          {.job = core::JobId(as_int(r[0])), .gpus = static_cast<std::int32_t>(as_int(r[1]))});
+    }
+    return out;
   }
 
  private:

@@ -60,9 +60,8 @@ class PgConn final : public detail::SqlConn {
       CORRAL_RETURN_IF_ERROR(check(made));
       prepared = prepared_.emplace(text, name).first;
     }
-    PGresult* res = PQexecPrepared(conn_, prepared->second.c_str(),
-                                   static_cast<int>(params.size()), values.data(), nullptr,
-                                   nullptr, 0);
+    PGresult* res = PQexecPrepared(conn_, prepared->second.c_str(), static_cast<int>(params.size()),
+                                   values.data(), nullptr, nullptr, 0);
     std::unique_ptr<PGresult, decltype(&PQclear)> guard(res, &PQclear);
     CORRAL_RETURN_IF_ERROR(check(res));
     SqlResult result;
