@@ -4,9 +4,13 @@
 //   submit_load --server 127.0.0.1:8470 --token TOKEN --clients 8 --seconds 10
 //
 // Every request carries an Idempotency-Key; a 201 means the job is committed (corrald
-// answers only after its transaction commits). Prints one JSON line:
-//   {"clients", "seconds", "acknowledged", "per_second", "p50_ms", "p99_ms", "errors"}
-// bench/run_submit_load.sh starts corrald on SQLite and on PostgreSQL and runs this.
+// answers only after its transaction commits). A 429 (the tenant is over its admission
+// limit) is counted apart from errors and, like an error, not as acknowledged.
+// Prints one JSON line:
+//   {"clients", "seconds", "acknowledged", "per_second", "p50_ms", "p99_ms", "rejected",
+//    "errors"}
+// bench/run_submit_load.sh starts corrald on SQLite and on PostgreSQL and runs this;
+// bench/compare_submit.sh and bench/run_tenant_flood.sh run it too.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,17 +29,23 @@ int main(int argc, char** argv) {
   int clients = 8;
   double seconds = 10;
   int gpus = 1;
+  std::string tenant;
+  std::string key_prefix = "load";
   app.add_option("--server", server, "host:port of corrald");
   app.add_option("--token", token, "bearer token")->required();
   app.add_option("--clients", clients, "concurrent clients (one connection each)");
   app.add_option("--seconds", seconds, "how long to submit");
   app.add_option("--gpus", gpus, "GPUs each job asks for");
+  app.add_option("--tenant", tenant, "tenant of every job (default: the server's default)");
+  app.add_option("--key-prefix", key_prefix, "Idempotency-Key prefix (distinct per process)");
   CLI11_PARSE(app, argc, argv);
 
-  const std::string body = R"({"name":"load","resources":{"gpus":)" + std::to_string(gpus) +
-                           R"(},"command":["python","train.py"]})";
+  const std::string body =
+      R"({"name":"load",)" + (tenant.empty() ? std::string() : R"("tenant":")" + tenant + R"(",)") +
+      R"("resources":{"gpus":)" + std::to_string(gpus) + R"(},"command":["python","train.py"]})";
   std::atomic<bool> stop{false};
   std::atomic<long> errors{0};
+  std::atomic<long> rejected{0};
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(clients));
   std::vector<std::thread> threads;
   const auto start = std::chrono::steady_clock::now();
@@ -48,12 +58,15 @@ int main(int argc, char** argv) {
       auto& mine = latencies[static_cast<std::size_t>(c)];
       for (long i = 0; !stop; ++i) {
         headers.erase("Idempotency-Key");
-        headers.emplace("Idempotency-Key", "load-" + std::to_string(c) + "-" + std::to_string(i));
+        headers.emplace("Idempotency-Key",
+                        key_prefix + "-" + std::to_string(c) + "-" + std::to_string(i));
         const auto t0 = std::chrono::steady_clock::now();
         auto r = client.Post("/v1/jobs", headers, body, "application/json");
         const auto t1 = std::chrono::steady_clock::now();
         if (r && r->status == 201) {
           mine.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        } else if (r && r->status == 429) {
+          ++rejected;
         } else {
           ++errors;
         }
@@ -76,8 +89,8 @@ int main(int argc, char** argv) {
   };
   std::printf(
       "{\"clients\": %d, \"seconds\": %.1f, \"acknowledged\": %zu, \"per_second\": %.0f, "
-      "\"p50_ms\": %.2f, \"p99_ms\": %.2f, \"errors\": %ld}\n",
+      "\"p50_ms\": %.2f, \"p99_ms\": %.2f, \"rejected\": %ld, \"errors\": %ld}\n",
       clients, elapsed, all.size(), static_cast<double>(all.size()) / elapsed, pct(0.50), pct(0.99),
-      errors.load());
+      rejected.load(), errors.load());
   return 0;
 }

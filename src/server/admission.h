@@ -28,12 +28,20 @@ class AdmissionControl {
   // Takes one token from `tenant`'s bucket. Returns 0 when admitted, else the whole
   // seconds (at least 1) until a token will be available.
   int try_admit(const std::string& tenant, const RateLimit& limit) CORRAL_EXCLUDES(mu_);
+  // A look that takes nothing: the whole seconds until `tenant`'s bucket, as the last
+  // try_admit() left it, holds a token (0: it holds one now, or it is unknown), and
+  // that call's limit. The API answers a flood's 429s with it before opening a
+  // transaction, so they never queue with other tenants' commits.
+  int over_limit(const std::string& tenant, RateLimit* limit) CORRAL_EXCLUDES(mu_);
 
  private:
   struct Bucket {
     double tokens = 0;
     std::int64_t as_of_ms = 0;
+    RateLimit limit;
   };
+  // Refills `b` up to `now`; returns the wait for one token (0: one is there).
+  static int refill(Bucket& b, std::int64_t now);
   const core::Clock& clock_;
   std::mutex mu_;
   std::map<std::string, Bucket> buckets_ CORRAL_GUARDED_BY(mu_);

@@ -1,6 +1,7 @@
 // The Store over SQL: every query and row mapping, written once for both databases.
 // The drivers (sqlite/, postgres/) differ only in how they connect and run a statement.
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -557,6 +558,52 @@ class SqlTx final : public Tx {
     return Status();
   }
 
+  Status put_tenant_usage(const TenantUsageRow& row) override {
+    // The double travels as text, like telemetry's, so both drivers keep its precision.
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", row.gpu_seconds);
+    return q("INSERT INTO tenant_usage (tenant, gpu_seconds, as_of) VALUES ($1, CAST($2 AS "
+             "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET gpu_seconds = "
+             "excluded.gpu_seconds, as_of = excluded.as_of",
+             {row.tenant.value, std::string(text), ms(row.as_of)})
+        .status();
+  }
+
+  Result<std::vector<TenantUsageRow>> list_tenant_usage() override {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto res, q("SELECT tenant, gpu_seconds, as_of FROM tenant_usage ORDER BY tenant", {}));
+    std::vector<TenantUsageRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back({.tenant = core::TenantId(as_str(r[0])),
+                     .gpu_seconds = std::stod(r[1].value_or("0")),
+                     .as_of = as_time(r[2])});
+    }
+    return out;
+  }
+
+  Status set_elastic_target(const ElasticTargetRow& row, core::Time now) override {
+    return q("INSERT INTO elastic_targets (job_id, gpus, updated_at) VALUES ($1, $2, $3) "
+             "ON CONFLICT (job_id) DO UPDATE SET gpus = excluded.gpus, "
+             "updated_at = excluded.updated_at",
+             {row.job.value, std::int64_t{row.gpus}, ms(now)})
+        .status();
+  }
+
+  Status clear_elastic_target(core::JobId job) override {
+    return q("DELETE FROM elastic_targets WHERE job_id = $1", {job.value}).status();
+  }
+
+  Result<std::vector<ElasticTargetRow>> list_elastic_targets() override {
+    CORRAL_ASSIGN_OR_RETURN(auto res,
+                            q("SELECT job_id, gpus FROM elastic_targets ORDER BY job_id", {}));
+    std::vector<ElasticTargetRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back(
+          {.job = core::JobId(as_int(r[0])), .gpus = static_cast<std::int32_t>(as_int(r[1]))});
+    }
+    return out;
+  }
+
  private:
   Status add_pending(const core::TenantId& tenant, std::int64_t delta) {
     return q("INSERT INTO tenant_pending (tenant, pending) VALUES ($1, $2) ON CONFLICT (tenant) "
@@ -645,9 +692,12 @@ class SqlStore final : public Store {
   Status read(const std::function<Status(Tx&)>& fn) override {
     if (!readers_) return transact(fn);
     CORRAL_ASSIGN_OR_RETURN(auto conn, readers_->acquire());
-    // A deferred BEGIN takes a WAL read snapshot at the first read and never blocks the
-    // writer; the read is rolled back (it wrote nothing).
-    Status status = conn->exec_script("BEGIN");
+    // SQLite: a deferred BEGIN takes a WAL read snapshot at the first read and never
+    // blocks the writer. PostgreSQL: REPEATABLE READ gives every statement of the read
+    // the same snapshot. Either way the read is rolled back (it wrote nothing).
+    Status status = conn->exec_script(conn->dialect() == Dialect::kPostgres
+                                          ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                                          : "BEGIN");
     if (status.ok()) {
       SqlTx tx(*conn);
       status = fn(tx);

@@ -226,6 +226,18 @@ struct AuditHead {
 
 // ---- transactions ---------------------------------------------------------------------
 
+// Scheduler state kept across restarts (migration 4); written only by the scheduler loop.
+struct TenantUsageRow {
+  core::TenantId tenant;
+  double gpu_seconds = 0;  // weighted GPU-seconds, decayed to as_of
+  core::Time as_of;
+};
+
+struct ElasticTargetRow {
+  core::JobId job;
+  std::int32_t gpus = 0;  // the size the job restarts at
+};
+
 // The operations available inside one transaction. Reads see the transaction's own
 // writes. Errors: AlreadyExists for a unique-key clash (a second active allocation of a
 // GPU, a duplicate id), Aborted for a stale epoch or a serialization conflict (transact
@@ -319,6 +331,14 @@ class Tx {
   virtual core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                                    std::string_view holder) = 0;
   virtual core::Status check_epoch(std::string_view shard, std::int64_t epoch) = 0;
+
+  // Scheduler state kept across restarts. put_tenant_usage() replaces the tenant's row.
+  virtual core::Status put_tenant_usage(const TenantUsageRow& row) = 0;
+  virtual core::Result<std::vector<TenantUsageRow>> list_tenant_usage() = 0;
+  // An elastic job's size after a resize until it is placed again; set replaces.
+  virtual core::Status set_elastic_target(const ElasticTargetRow& row, core::Time now) = 0;
+  virtual core::Status clear_elastic_target(core::JobId job) = 0;
+  virtual core::Result<std::vector<ElasticTargetRow>> list_elastic_targets() = 0;
 };
 
 class Store {

@@ -79,9 +79,10 @@ class ConnPool {
 
 // The Store over a pool of connections. `schema_version` is what migrate() reached.
 // `group_commit`: batch concurrent transactions into one commit (SQLite, whose single
-// writer would otherwise pay one fsync per call).
-// `readers`: connections for Store::read (SQLite: WAL readers beside the writer);
-// null reads through `pool`.
+// writer would otherwise pay one fsync per call; PostgreSQL, whose shared hot rows
+// would otherwise serialize calls through one fsync each).
+// `readers`: connections for Store::read (SQLite: WAL readers beside the writer;
+// PostgreSQL: connections apart from the writer's); null reads through `pool`.
 std::unique_ptr<Store> make_sql_store(std::unique_ptr<ConnPool> pool, std::int64_t schema_version,
                                       bool group_commit,
                                       std::unique_ptr<ConnPool> readers = nullptr);

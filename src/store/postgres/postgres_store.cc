@@ -6,6 +6,8 @@
 // correct at that level, and conflicts surface as unique violations (AlreadyExists) or
 // serialization failures (Aborted, which transact() retries).
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,9 +48,20 @@ class PgConn final : public detail::SqlConn {
         values[i] = s->c_str();
       }
     }
-    const std::string text(sql);
-    PGresult* res = PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
-                                 values.data(), nullptr, nullptr, 0);
+    // Each statement text is prepared once per connection: parsing and planning the
+    // same dozen statements for every submission cost more than executing them.
+    auto prepared = prepared_.find(sql);
+    if (prepared == prepared_.end()) {
+      const std::string name = "corral_" + std::to_string(prepared_.size());
+      const std::string text(sql);
+      PGresult* made =
+          PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
+      std::unique_ptr<PGresult, decltype(&PQclear)> made_guard(made, &PQclear);
+      CORRAL_RETURN_IF_ERROR(check(made));
+      prepared = prepared_.emplace(text, name).first;
+    }
+    PGresult* res = PQexecPrepared(conn_, prepared->second.c_str(), static_cast<int>(params.size()),
+                                   values.data(), nullptr, nullptr, 0);
     std::unique_ptr<PGresult, decltype(&PQclear)> guard(res, &PQclear);
     CORRAL_RETURN_IF_ERROR(check(res));
     SqlResult result;
@@ -100,6 +113,7 @@ class PgConn final : public detail::SqlConn {
   }
 
   PGconn* conn_;
+  std::map<std::string, std::string, std::less<>> prepared_;  // statement text -> name
 };
 
 Result<std::unique_ptr<detail::SqlConn>> connect(const std::string& url) {
@@ -163,12 +177,19 @@ class PgPool final : public detail::ConnPool {
 }  // namespace
 
 Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url, int connections) {
-  auto pool = std::make_unique<PgPool>(url, connections < 1 ? 1 : connections);
+  // Writes go through group commit on one connection at a time: every submission
+  // updates two shared rows (the audit head, the tenant's pending counter), so
+  // concurrent transactions would only queue on those row locks through each other's
+  // commit fsync; batched, one fsync covers a whole batch. Reads (the scheduler's scan,
+  // API GETs) get their own connections so they never wait behind a batch.
+  auto pool = std::make_unique<PgPool>(url, 1);
+  auto readers = std::make_unique<PgPool>(url, connections < 1 ? 1 : connections);
   CORRAL_ASSIGN_OR_RETURN(auto conn, pool->acquire());
   auto version = detail::migrate(*conn);
   pool->release(std::move(conn));
   if (!version.ok()) return version.status();
-  return detail::make_sql_store(std::move(pool), *version, /*group_commit=*/false);
+  return detail::make_sql_store(std::move(pool), *version, /*group_commit=*/true,
+                                std::move(readers));
 }
 
 }  // namespace corral::store

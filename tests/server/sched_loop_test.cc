@@ -1,0 +1,284 @@
+// The scheduler loop against a real store, one cycle at a time on a manual clock:
+// elastic resizes applied by checkpoint and restart (or in place before launch), and
+// fair-share usage that survives a restart. Agents do not exist here; the test plays
+// their part by moving jobs through the phases an agent's reports would
+// (launching -> running; preempting -> requeued -> pending with GPUs released).
+#include "server/sched_loop.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/clock.h"
+#include "core/job_spec_parse.h"
+#include "server/metrics.h"
+#include "server/model_json.h"
+#include "testing/store_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+using core::JobId;
+using core::JobPhase;
+
+constexpr const char* kElastic = R"({"name": "elastic", "resources": {"gpus": 8,
+  "gpuTypes": ["H100"]}, "elastic": {"minGpus": 2, "maxGpus": 8, "step": 2},
+  "checkpoint": {"dir": "/ckpt/e", "intervalSeconds": 600}, "command": ["train"]})";
+
+std::string fixed_job(int gpus, const std::string& tenant = "default") {
+  return R"({"name": "fixed", "tenant": ")" + tenant + R"(", "resources": {"gpus": )" +
+         std::to_string(gpus) + R"(, "gpuTypes": ["H100"]}, "command": ["run"]})";
+}
+
+template <typename Factory>
+class SchedLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = factory_.open();
+    if (!opened.ok() && opened.status().code() == core::StatusCode::kNotFound) {
+      GTEST_SKIP() << opened.status().message();
+    }
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    store_ = std::move(*opened);
+    clock_.set(core::time_from_ms(1'700'000'000'000));
+    ok(store_->transact([&](store::Tx& tx) {
+      for (const char* t : {"default", "other"}) {
+        CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = core::TenantId(t),
+                                              .config_json = server::tenant_config_to_json(
+                                                  server::default_tenant_config(core::TenantId(t))),
+                                              .updated_at = clock_.now()}));
+      }
+      return tx.upsert_node({.id = core::NodeId("n1"),
+                             .spec_json = R"({"id": "n1", "gpuType": "H100", "gpuCount": 8})",
+                             .created_at = clock_.now(),
+                             .updated_at = clock_.now()});
+    }));
+    loop_ = make_loop();
+  }
+
+  // An agent joins n1: from then on its jobs stop only when the agent confirms
+  // (lifecycle.h), which the tests play through move(). Without one, nothing runs on
+  // n1, so a stopped job is released at once.
+  void agent_joins() {
+    ok(store_->transact([&](store::Tx& tx) {
+      return tx.upsert_agent_session({.node = core::NodeId("n1"),
+                                      .agent_url = "http://127.0.0.1:1",
+                                      .joined_at = clock_.now(),
+                                      .heartbeat_at = clock_.now()});
+    }));
+  }
+
+  // A loop that holds the lease but whose thread has stopped: cycles run on the test's
+  // thread through run_cycle(), one at a time.
+  std::unique_ptr<server::SchedLoop> make_loop() {
+    server::SchedLoopOptions options;
+    options.usage_write_interval = core::Duration(1000);
+    auto loop = std::make_unique<server::SchedLoop>(*store_, clock_, metrics_, options);
+    ok(loop->start());
+    loop->stop();
+    return loop;
+  }
+
+  void ok(const core::Status& s) { ASSERT_TRUE(s.ok()) << s.to_string(); }
+
+  void cycle() {
+    clock_.advance(core::Duration(100));
+    ok(loop_->run_cycle());
+  }
+
+  JobId submit(const std::string& spec_json, const std::string& tenant = "default") {
+    const auto parsed = core::parse_job_spec(spec_json, core::SpecFormat::kJson);
+    EXPECT_TRUE(parsed.ok());
+    JobId id;
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(auto row,
+                              tx.insert_job({.tenant = core::TenantId(tenant),
+                                             .name = parsed.spec->name,
+                                             .priority_class = parsed.spec->priority_class,
+                                             .gpus = parsed.spec->resources.gpus,
+                                             .spec_json = core::job_spec_to_json(*parsed.spec),
+                                             .now = clock_.now()}));
+      id = row.id;
+      return core::Status();
+    }));
+    if (loop_) loop_->job_submitted(id);  // as the API does after the commit
+    return id;
+  }
+
+  store::JobRow job(JobId id) {
+    store::JobRow out;
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(id));
+      if (!row) return core::not_found("job");
+      out = *row;
+      return core::Status();
+    }));
+    return out;
+  }
+
+  std::size_t active_gpus(JobId id) {
+    std::vector<store::AllocationRow> rows;
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(rows, tx.list_allocations(id));
+      return core::Status();
+    }));
+    return static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [](const auto& a) { return a.active; }));
+  }
+
+  std::vector<store::ElasticTargetRow> targets() {
+    std::vector<store::ElasticTargetRow> rows;
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(rows, tx.list_elastic_targets());
+      return core::Status();
+    }));
+    return rows;
+  }
+
+  // What an agent's reports would do: move the job along `phases` (each step a
+  // compare-and-set from the previous), releasing its GPUs first when `release`.
+  void move(JobId id, std::vector<JobPhase> phases, bool release = false) {
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(id));
+      if (!row) return core::not_found("job");
+      if (release) CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, clock_.now()).status());
+      for (const JobPhase to : phases) {
+        store::JobRow next = *row;
+        next.phase = to;
+        next.updated_at = clock_.now();
+        if (to == JobPhase::kPending) next.queued_at = clock_.now();
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, row->phase));
+        if (!won) return core::Status(core::StatusCode::kAborted, "phase changed");
+        row = next;
+      }
+      return core::Status();
+    }));
+    loop_->wake();  // as an agent's report does
+  }
+
+  Factory factory_;
+  std::unique_ptr<store::Store> store_;
+  core::ManualClock clock_;
+  server::Metrics metrics_;
+  std::unique_ptr<server::SchedLoop> loop_;
+};
+
+using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
+class StoreNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+TYPED_TEST_SUITE(SchedLoopTest, Stores, StoreNames);
+
+constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);
+
+TYPED_TEST(SchedLoopTest, RunningElasticJobGrowsByCheckpointAndRestart) {
+  this->agent_joins();
+  const JobId fixed = this->submit(fixed_job(4));
+  const JobId elastic = this->submit(kElastic);
+  this->cycle();
+  ASSERT_EQ(this->active_gpus(fixed), 4u);
+  ASSERT_EQ(this->active_gpus(elastic), 4u);  // the largest allowed size that fit
+  this->move(fixed, {JobPhase::kRunning});
+  this->move(elastic, {JobPhase::kRunning});
+  // The fixed job finishes; past min_runtime the elastic one may grow into its GPUs.
+  this->move(fixed, {JobPhase::kSucceeded}, /*release=*/true);
+  this->clock_.advance(kPastMinRuntime);
+  this->cycle();
+
+  const auto asked = this->job(elastic);
+  EXPECT_EQ(asked.phase, JobPhase::kPreempting) << asked.reason;
+  EXPECT_NE(asked.reason.find("resizing from 4 to 8 GPUs"), std::string::npos) << asked.reason;
+  EXPECT_EQ(this->active_gpus(elastic), 4u);  // kept until its agent confirms the stop
+  ASSERT_EQ(this->targets().size(), 1u);
+  EXPECT_EQ(this->targets()[0].gpus, 8);
+
+  // The agent confirms the checkpoint and stop; the job is requeued and restarts at 8.
+  this->move(elastic, {JobPhase::kRequeued, JobPhase::kPending}, /*release=*/true);
+  this->cycle();
+  EXPECT_EQ(this->job(elastic).phase, JobPhase::kLaunching);
+  EXPECT_EQ(this->active_gpus(elastic), 8u);
+  EXPECT_TRUE(this->targets().empty());
+}
+
+TYPED_TEST(SchedLoopTest, RunningElasticJobShrinksForAnotherAndRestartsAtItsNewSize) {
+  this->agent_joins();
+  const JobId elastic = this->submit(kElastic);
+  this->cycle();
+  ASSERT_EQ(this->active_gpus(elastic), 8u);
+  this->move(elastic, {JobPhase::kRunning});
+  this->clock_.advance(kPastMinRuntime);
+  const JobId waiting = this->submit(fixed_job(4));
+  this->cycle();
+
+  EXPECT_EQ(this->job(elastic).phase, JobPhase::kPreempting);
+  EXPECT_EQ(this->job(waiting).phase, JobPhase::kPending);  // waits for the checkpoint
+  ASSERT_EQ(this->targets().size(), 1u);
+  EXPECT_EQ(this->targets()[0].gpus, 2);
+
+  this->move(elastic, {JobPhase::kRequeued, JobPhase::kPending}, /*release=*/true);
+  this->cycle();
+  EXPECT_EQ(this->job(waiting).phase, JobPhase::kLaunching);
+  EXPECT_EQ(this->active_gpus(waiting), 4u);
+  // Four GPUs are free, but the elastic job restarts at the size it was shrunk to.
+  EXPECT_EQ(this->job(elastic).phase, JobPhase::kLaunching);
+  EXPECT_EQ(this->active_gpus(elastic), 2u);
+  EXPECT_TRUE(this->targets().empty());
+}
+
+TYPED_TEST(SchedLoopTest, LaunchingElasticJobShrinksInPlace) {
+  const JobId elastic = this->submit(kElastic);
+  this->cycle();
+  ASSERT_EQ(this->active_gpus(elastic), 8u);
+  this->clock_.advance(kPastMinRuntime);  // still launching: no agent has started it
+  const JobId waiting = this->submit(fixed_job(4));
+  this->cycle();
+
+  // No workers to checkpoint: the allocation changes in the same transaction that
+  // places the job it made room for.
+  EXPECT_EQ(this->job(elastic).phase, JobPhase::kLaunching);
+  EXPECT_EQ(this->active_gpus(elastic), 2u);
+  EXPECT_EQ(this->job(waiting).phase, JobPhase::kLaunching);
+  EXPECT_EQ(this->active_gpus(waiting), 4u);
+  EXPECT_TRUE(this->targets().empty());
+}
+
+TYPED_TEST(SchedLoopTest, FairShareUsageSurvivesARestart) {
+  const JobId a = this->submit(fixed_job(8));
+  this->cycle();
+  this->move(a, {JobPhase::kRunning});
+  this->clock_.advance(core::seconds(3600));
+  this->cycle();  // an hour of 8 GPUs accrues and is written
+  std::vector<store::TenantUsageRow> before;
+  this->ok(this->store_->transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(before, tx.list_tenant_usage());
+    return core::Status();
+  }));
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].tenant.value, "default");
+  EXPECT_GT(before[0].gpu_seconds, 8 * 3600 * 0.99);
+
+  // A new corrald: the job is gone, nothing accrues, yet the usage it writes is the
+  // old one decayed, not zero.
+  this->move(a, {JobPhase::kSucceeded}, /*release=*/true);
+  this->loop_ = this->make_loop();
+  this->clock_.advance(core::seconds(10));
+  this->cycle();
+  std::vector<store::TenantUsageRow> after;
+  this->ok(this->store_->transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(after, tx.list_tenant_usage());
+    return core::Status();
+  }));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].as_of, this->clock_.now());  // written by the new loop
+  EXPECT_GT(after[0].gpu_seconds, before[0].gpu_seconds * 0.99);
+  EXPECT_LT(after[0].gpu_seconds, before[0].gpu_seconds);  // and decayed
+}
+
+}  // namespace
+}  // namespace corral::testing
