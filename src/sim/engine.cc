@@ -157,6 +157,8 @@ class Engine {
   std::vector<std::vector<std::int32_t>> owner_;  // job holding each GPU, -1: free
   std::set<std::int32_t> pending_;  // by job index = JobId - 1, so snapshot order is free
   std::set<std::int32_t> running_;
+  // The last snapshot built from the whole fleet; reset when node health changes.
+  std::optional<sched::ClusterSnapshot> fleet_base_;
 
   std::vector<sched::DecayedUsage> usage_;
   std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
@@ -413,6 +415,7 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
     stop_and_requeue(job);
   }
   nodes_[node].gpus[gpu].healthy = false;
+  fleet_base_.reset();
   --free_by_type_[node_type_[node]];
   --usable_gpus_;
   push(now_ms_ + to_ms(fleet_.failures.repair), EventKind::kRepair, node, gpu);
@@ -420,6 +423,7 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
 
 void Engine::repair_gpu(std::int32_t node, std::int32_t gpu) {
   nodes_[node].gpus[gpu].healthy = true;
+  fleet_base_.reset();
   ++usable_gpus_;
   if (owner_[node][gpu] < 0) ++free_by_type_[node_type_[node]];
   placeable_change_ = true;
@@ -515,12 +519,16 @@ core::Status Engine::cycle() {
   accrue_usage();
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. The snapshot, as corrald would build it from its store.
+  // 1. The snapshot, as corrald would build it from its store. The fleet part (types,
+  //    nodes, racks, tenants) is validated and indexed again only after a GPU failed or
+  //    was repaired; otherwise the last one is shared (sched::rebuild_snapshot).
   sched::SnapshotInput in;
-  in.gpu_types = fleet_.gpu_types;
-  in.nodes = nodes_;
-  in.racks = fleet_.racks;
-  in.tenants = result_.tenants;
+  if (!fleet_base_) {
+    in.gpu_types = fleet_.gpu_types;
+    in.nodes = nodes_;
+    in.racks = fleet_.racks;
+    in.tenants = result_.tenants;
+  }
   for (std::size_t t = 0; t < usage_.size(); ++t) {
     const double u = usage_[t].value_at(at(now_ms_));
     if (u > 0) in.usage[result_.tenants[t].id] = u;
@@ -545,7 +553,9 @@ core::Status Engine::cycle() {
                           .preemptions = result_.jobs[job].preemptions,
                           .attained_gpu_seconds = attained_gpu_seconds(job)});
   }
-  auto snapshot = sched::build_snapshot(std::move(in));
+  auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
+                             : sched::build_snapshot(std::move(in));
+  if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
   if (!snapshot.ok()) {
     return core::internal_error(
         fmt::format("t={} ms: the fleet model built an invalid snapshot: {}", now_ms_,
