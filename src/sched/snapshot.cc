@@ -38,7 +38,8 @@ template <typename T, typename Key>
 Status sort_unique(std::vector<T>& items, Key key, const char* what) {
   const auto less = [&](const T& a, const T& b) { return key(a) < key(b); };
   // Adapters usually pass lists already in id order; checking is cheaper than sorting.
-  if (!std::is_sorted(items.begin(), items.end(), less)) std::sort(items.begin(), items.end(), less);
+  if (!std::is_sorted(items.begin(), items.end(), less))
+    std::sort(items.begin(), items.end(), less);
   for (size_t i = 1; i < items.size(); ++i) {
     if (key(items[i - 1]) == key(items[i])) {
       return bad(what, cat("duplicate id ", detail::id_text(key(items[i]))));
@@ -286,7 +287,8 @@ Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
         node = found ? *found : -1;
         last_id = &g.node;
       }
-      if (node < 0 || g.index < 0 || g.index >= static_cast<std::int32_t>(nodes[node].gpus.size())) {
+      if (node < 0 || g.index < 0 ||
+          g.index >= static_cast<std::int32_t>(nodes[node].gpus.size())) {
         return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
       }
       const std::uint64_t bit = std::uint64_t{1} << g.index;
@@ -294,8 +296,8 @@ Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
         return bad(field(), cat("GPU ", g.node.value, "/", g.index, " is held by two jobs"));
       }
       held[node] |= bit;
-      const auto at = std::find_if(out.begin(), out.end(),
-                                   [&](const NodeGpus& n) { return n.node == node; });
+      const auto at =
+          std::find_if(out.begin(), out.end(), [&](const NodeGpus& n) { return n.node == node; });
       if (at == out.end()) {
         out.push_back({node, bit});
       } else {

@@ -173,13 +173,13 @@ class ClusterSnapshot {
  private:
   friend core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
 
-// The same as build_snapshot() of `jobs` with `same_fleet`'s GPU types, nodes, racks and
-// tenants, without validating and indexing those again: `jobs` carries only usage,
-// reservations, running and pending jobs (its other lists must be empty). For a caller
-// that builds a snapshot every cycle on a fleet that has not changed (corral-sim); the
-// result is equal to the full build's, which tests/sched checks.
-core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
-                                               SnapshotInput jobs);
+  // The same as build_snapshot() of `jobs` with `same_fleet`'s GPU types, nodes, racks and
+  // tenants, without validating and indexing those again: `jobs` carries only usage,
+  // reservations, running and pending jobs (its other lists must be empty). For a caller
+  // that builds a snapshot every cycle on a fleet that has not changed (corral-sim); the
+  // result is equal to the full build's, which tests/sched checks.
+  core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
+                                                 SnapshotInput jobs);
   friend core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
                                                         SnapshotInput jobs);
   // Validates and attaches usage, reservations and jobs to a snapshot whose fleet is set.

@@ -17,6 +17,7 @@
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "sim/rng.h"
+#include "sim/traces/pollux.h"
 
 namespace corral::sim {
 namespace {
@@ -381,7 +382,9 @@ void Engine::stop_and_requeue(std::int32_t job) {
   // Wall time spent working (after the restore), and the part saved by checkpoints taken
   // every `interval` of it.
   const std::int64_t worked = std::max<std::int64_t>(0, now_ms_ - j.run_start_ms - j.restore_ms);
-  const std::int64_t saved = interval > 0 ? worked / interval * interval : 0;
+  const std::int64_t saved = options_.runtime.checkpoint_on_stop ? worked
+                             : interval > 0                      ? worked / interval * interval
+                                                                 : 0;
   const auto saved_work = static_cast<std::int64_t>(static_cast<double>(saved) / j.slowdown);
   j.remaining_work_ms = std::max<std::int64_t>(1, j.remaining_work_ms - saved_work);
   out.lost_gpu_ms += (now_ms_ - j.run_start_ms - saved) * static_cast<std::int64_t>(j.gpus.size());
@@ -468,10 +471,21 @@ core::Status Engine::start(const sched::Placement& p) {
   j.type = p.gpu_type;
   j.borrowed = p.borrowed;
   j.run_start_ms = now_ms_;
-  j.restore_ms = out.attempts > 0 && j.request.checkpoint_interval.count() > 0
-                     ? to_ms(options_.runtime.restore_time)
-                     : 0;
+  j.restore_ms = to_ms(options_.runtime.start_time) +
+                 (out.attempts > 0 && j.request.checkpoint_interval.count() > 0
+                      ? to_ms(options_.runtime.restore_time)
+                      : 0);
   j.slowdown = slowdown(out.wanted, p.packed);
+  if (const RuntimeProfile* profile = workload_.jobs[job].profile.get()) {
+    // The job's own model: its time at these GPUs per node against its trace duration.
+    std::vector<std::int32_t> per_node;
+    for (std::size_t i = 0; i < p.gpus.size(); ++i) {
+      if (i == 0 || p.gpus[i].node != p.gpus[i - 1].node) per_node.push_back(0);
+      ++per_node.back();
+    }
+    j.slowdown =
+        profile->seconds(per_node) * 1000.0 / static_cast<double>(workload_.jobs[job].duration_ms);
+  }
   ++j.generation;
   const auto gpus = static_cast<std::int32_t>(p.gpus.size());
   allocated_ += gpus;
@@ -554,7 +568,7 @@ core::Status Engine::cycle() {
                           .attained_gpu_seconds = attained_gpu_seconds(job)});
   }
   auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
-                             : sched::build_snapshot(std::move(in));
+                              : sched::build_snapshot(std::move(in));
   if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
   if (!snapshot.ok()) {
     return core::internal_error(
@@ -605,6 +619,7 @@ core::Status Engine::cycle() {
 }
 
 std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
+  if (options_.runtime.checkpoint_on_stop) return at(now_ms_);  // a stop loses nothing
   const std::int64_t interval = to_ms(j.request.checkpoint_interval);
   if (interval <= 0) return std::nullopt;
   const std::int64_t worked = now_ms_ - j.run_start_ms - j.restore_ms;

@@ -172,10 +172,10 @@ class Plan {
   std::vector<std::int64_t> rack_watts_;
   std::vector<std::int32_t> type_free_;
   std::array<std::vector<DomainStats>, kLevelCount> stats_;  // [level][domain * types + type]
-  std::array<std::vector<std::vector<NodeIx>>, kLevelCount> nodes_;         // same indexing
-  std::vector<std::array<NodeSet, kMaxGpusPerNode + 1>> buckets_;  // [type][free]
-  std::vector<std::int64_t> tenant_used_;          // [tenant * types + type]
-  std::vector<std::int64_t> weighted_held_milli_;  // [tenant]
+  std::array<std::vector<std::vector<NodeIx>>, kLevelCount> nodes_;  // same indexing
+  std::vector<std::array<NodeSet, kMaxGpusPerNode + 1>> buckets_;    // [type][free]
+  std::vector<std::int64_t> tenant_used_;                            // [tenant * types + type]
+  std::vector<std::int64_t> weighted_held_milli_;                    // [tenant]
   std::vector<Entry> journal_;
 };
 
