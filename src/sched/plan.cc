@@ -44,6 +44,9 @@ Plan::Plan(const ClusterSnapshot& snapshot)
     nodes_[l].assign(static_cast<size_t>(domain_counts[l]) * type_count_, {});
   }
   buckets_.resize(type_count_);
+  for (auto& by_free : buckets_) {
+    for (NodeSet& set : by_free) set.resize(node_count);
+  }
 
   // 2. Aggregates over the free GPUs, per level, domain and type.
   for (size_t n = 0; n < node_count; ++n) {
@@ -65,16 +68,11 @@ Plan::Plan(const ClusterSnapshot& snapshot)
 
   // 3. What running jobs hold: their GPUs leave the free pool (if they were in it), and
   //    count toward their tenant's quota, fair share, node CPUs/memory and rack power.
-  for (const RunningJob& job : s_.running()) {
-    const TenantIx tenant = *s_.find_tenant(job.request.tenant);
-    std::vector<Take> takes;
-    for (const GpuRef& g : job.gpus) {
-      const NodeIx node = *s_.find_node(g.node);
-      if (takes.empty() || takes.back().node != node) takes.push_back({node, 0});
-      takes.back().mask |= std::uint64_t{1} << g.index;
-    }
-    for (const Take& t : takes) {
-      apply({t.node, t.mask, tenant, job.request.cpus_per_gpu, job.request.memory_per_gpu_mib}, +1);
+  const auto& running = s_.running();
+  for (size_t j = 0; j < running.size(); ++j) {
+    const JobRequest& r = running[j].request;
+    for (const NodeGpus& g : s_.running_gpus(j)) {
+      apply({g.node, g.mask, s_.running_tenant(j), r.cpus_per_gpu, r.memory_per_gpu_mib}, +1);
     }
   }
   journal_.clear();  // the starting state is not something to roll back

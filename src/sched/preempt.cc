@@ -69,13 +69,15 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
     return out;
   }
   if (v.preemptions >= config.preemption.max_preemptions_per_job) return std::nullopt;
-  out.released = running.takes[ix];
-  if (forbids(p, out.released)) return std::nullopt;
+  // Checked on the running index's copy; copied into the victim only if it is one (this
+  // runs for every running job in every preemption search).
+  const std::vector<Plan::Take>& takes = running.takes[ix];
+  if (forbids(p, takes)) return std::nullopt;
 
   const bool stranger = running.tenant[ix] != p.tenant;
   bool on_reservation = false;
   if (p.reservation_masks != nullptr) {
-    for (const Plan::Take& t : out.released) {
+    for (const Plan::Take& t : takes) {
       if ((t.mask & (*p.reservation_masks)[t.node]) != 0) on_reservation = true;
     }
   }
@@ -99,6 +101,7 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   } else {
     return std::nullopt;
   }
+  out.released = takes;
   return out;
 }
 

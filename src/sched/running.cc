@@ -29,9 +29,10 @@ std::vector<GpuRef> gpus_of(const ClusterSnapshot& s, const std::vector<Plan::Ta
 RunningIndex::RunningIndex(const ClusterSnapshot& s) {
   const auto& running = s.running();
   takes.reserve(running.size());
-  for (const RunningJob& r : running) {
-    takes.push_back(takes_of(s, r.gpus));
-    tenant.push_back(*s.find_tenant(r.request.tenant));
+  for (size_t j = 0; j < running.size(); ++j) {
+    std::vector<Plan::Take>& t = takes.emplace_back();
+    for (const NodeGpus& g : s.running_gpus(j)) t.push_back({g.node, g.mask});
+    tenant.push_back(s.running_tenant(j));
     type.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].type);
   }
   touched.assign(running.size(), false);

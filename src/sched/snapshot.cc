@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -37,7 +36,10 @@ class Interner {
 
 template <typename T, typename Key>
 Status sort_unique(std::vector<T>& items, Key key, const char* what) {
-  std::sort(items.begin(), items.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+  const auto less = [&](const T& a, const T& b) { return key(a) < key(b); };
+  // Adapters usually pass lists already in id order; checking is cheaper than sorting.
+  if (!std::is_sorted(items.begin(), items.end(), less))
+    std::sort(items.begin(), items.end(), less);
   for (size_t i = 1; i < items.size(); ++i) {
     if (key(items[i - 1]) == key(items[i])) {
       return bad(what, cat("duplicate id ", detail::id_text(key(items[i]))));
@@ -71,42 +73,47 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
 }
 
 std::optional<TypeIx> ClusterSnapshot::find_type(const core::GpuTypeId& id) const {
-  const auto it = std::lower_bound(gpu_types_.begin(), gpu_types_.end(), id,
+  const auto& types = fleet_->gpu_types;
+  const auto it = std::lower_bound(types.begin(), types.end(), id,
                                    [](const core::GpuType& t, const auto& k) { return t.id < k; });
-  if (it == gpu_types_.end() || it->id != id) return std::nullopt;
-  return static_cast<TypeIx>(it - gpu_types_.begin());
+  if (it == types.end() || it->id != id) return std::nullopt;
+  return static_cast<TypeIx>(it - types.begin());
 }
 
 std::optional<NodeIx> ClusterSnapshot::find_node(const core::NodeId& id) const {
-  const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id,
-                                   [](const core::Node& n, const auto& k) { return n.id < k; });
-  if (it == nodes_.end() || it->id != id) return std::nullopt;
-  return static_cast<NodeIx>(it - nodes_.begin());
+  const auto it = fleet_->node_index.find(id.value);
+  if (it == fleet_->node_index.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<TenantIx> ClusterSnapshot::find_tenant(const core::TenantId& id) const {
-  const auto it = std::lower_bound(tenants_.begin(), tenants_.end(), id,
+  const auto& tenants = fleet_->tenants;
+  const auto it = std::lower_bound(tenants.begin(), tenants.end(), id,
                                    [](const core::Tenant& t, const auto& k) { return t.id < k; });
-  if (it == tenants_.end() || it->id != id) return std::nullopt;
-  return static_cast<TenantIx>(it - tenants_.begin());
+  if (it == tenants.end() || it->id != id) return std::nullopt;
+  return static_cast<TenantIx>(it - tenants.begin());
 }
 
 namespace {
 
-// Checks a job's request against the fleet's vocabulary.
-Status check_request(const ClusterSnapshot& s, const JobRequest& r, const std::string& field) {
-  if (!s.find_tenant(r.tenant))
-    return bad(field + ".tenant", cat("unknown tenant ", r.tenant.value));
-  if (!s.tenant_tree()[*s.find_tenant(r.tenant)].children.empty()) {
-    return bad(field + ".tenant",
+// Checks a job's request against the fleet's vocabulary; sets `tenant` to its tenant.
+// `field` is only called on error: naming the field costs more than the checks.
+template <typename Field>
+Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_of,
+                     TenantIx& tenant) {
+  const auto ix = s.find_tenant(r.tenant);
+  if (!ix) return bad(field_of() + ".tenant", cat("unknown tenant ", r.tenant.value));
+  tenant = *ix;
+  if (!s.tenant_tree()[*ix].children.empty()) {
+    return bad(field_of() + ".tenant",
                cat("tenant ", r.tenant.value, " has sub-tenants; jobs belong to a leaf tenant"));
   }
-  if (r.gpus < 1) return bad(field + ".gpus", cat("must be at least 1, got ", r.gpus));
+  if (r.gpus < 1) return bad(field_of() + ".gpus", cat("must be at least 1, got ", r.gpus));
   if (r.gpus_per_node < 0 || (r.gpus_per_node > 0 && r.gpus % r.gpus_per_node != 0)) {
-    return bad(field + ".gpus_per_node", cat("must divide gpus, got ", r.gpus_per_node));
+    return bad(field_of() + ".gpus_per_node", cat("must divide gpus, got ", r.gpus_per_node));
   }
   for (const auto& t : r.gpu_types) {
-    if (!s.find_type(t)) return bad(field + ".gpu_types", cat("unknown GPU type ", t.value));
+    if (!s.find_type(t)) return bad(field_of() + ".gpu_types", cat("unknown GPU type ", t.value));
   }
   return core::ok_status();
 }
@@ -115,6 +122,9 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, const std::s
 
 Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
   ClusterSnapshot s;
+  auto fleet = std::make_shared<ClusterSnapshot::Fleet>();
+  s.fleet_ = fleet;
+  ClusterSnapshot::Fleet& f = *fleet;
   const auto by_id = [](const auto& x) -> const auto& { return x.id; };
 
   // 1. Sort every list by id and refuse duplicates.
@@ -125,40 +135,32 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
   const auto by_job = [](const auto& j) -> const auto& { return j.request.id; };
   CORRAL_RETURN_IF_ERROR(sort_unique(in.running, by_job, "running"));
   CORRAL_RETURN_IF_ERROR(sort_unique(in.pending, by_job, "pending"));
-  s.gpu_types_ = std::move(in.gpu_types);
-  s.nodes_ = std::move(in.nodes);
-  s.tenants_ = std::move(in.tenants);
-  s.reservations_ = std::move(in.reservations);
+  f.gpu_types = std::move(in.gpu_types);
+  f.nodes = std::move(in.nodes);
+  f.tenants = std::move(in.tenants);
 
-  for (const core::GpuType& t : s.gpu_types_) {
+  for (const core::GpuType& t : f.gpu_types) {
     if (t.usage_factor <= 0) return bad("gpu_types", cat(t.id.value, ": usage factor must be > 0"));
   }
 
   // 2. Tenants: parents exist, no cycles, positive weights.
-  s.tenant_tree_.resize(s.tenants_.size());
-  for (size_t i = 0; i < s.tenants_.size(); ++i) {
-    const core::Tenant& t = s.tenants_[i];
+  f.tenant_tree.resize(f.tenants.size());
+  for (size_t i = 0; i < f.tenants.size(); ++i) {
+    const core::Tenant& t = f.tenants[i];
     if (!(t.weight > 0)) return bad("tenants", cat(t.id.value, ": weight must be > 0"));
     if (!t.parent) continue;
     const auto parent = s.find_tenant(*t.parent);
     if (!parent) return bad("tenants", cat(t.id.value, ": unknown parent ", t.parent->value));
-    s.tenant_tree_[i].parent = *parent;
-    s.tenant_tree_[*parent].children.push_back(static_cast<TenantIx>(i));
+    f.tenant_tree[i].parent = *parent;
+    f.tenant_tree[*parent].children.push_back(static_cast<TenantIx>(i));
   }
-  for (size_t i = 0; i < s.tenants_.size(); ++i) {
+  for (size_t i = 0; i < f.tenants.size(); ++i) {
     TenantIx at = static_cast<TenantIx>(i);
-    for (size_t depth = 0; at != -1; ++depth, at = s.tenant_tree_[at].parent) {
-      if (depth > s.tenants_.size()) {
-        return bad("tenants", cat(s.tenants_[i].id.value, ": parent chain has a cycle"));
+    for (size_t depth = 0; at != -1; ++depth, at = f.tenant_tree[at].parent) {
+      if (depth > f.tenants.size()) {
+        return bad("tenants", cat(f.tenants[i].id.value, ": parent chain has a cycle"));
       }
     }
-  }
-  s.usage_.assign(s.tenants_.size(), 0.0);
-  for (const auto& [tenant, value] : in.usage) {
-    const auto ix = s.find_tenant(tenant);
-    if (!ix) return bad("usage", cat("unknown tenant ", tenant.value));
-    if (!(value >= 0)) return bad("usage", cat(tenant.value, ": usage must be >= 0"));
-    s.usage_[*ix] = value;
   }
 
   // 3. Topology: intern clusters, spines, leaves, racks and NVLink racks in node order.
@@ -168,12 +170,16 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     if (r.power_cap_watts < 0) return bad("racks", cat(r.name, ": power cap must be >= 0"));
     caps[r.name] = r.power_cap_watts;
   }
-  s.max_node_gpus_.assign(s.gpu_types_.size(), 0);
-  s.total_gpus_.assign(s.gpu_types_.size(), 0);
-  s.topo_.resize(s.nodes_.size());
-  for (size_t n = 0; n < s.nodes_.size(); ++n) {
-    core::Node& node = s.nodes_[n];
-    NodeTopo& topo = s.topo_[n];
+  f.max_node_gpus.assign(f.gpu_types.size(), 0);
+  f.total_gpus.assign(f.gpu_types.size(), 0);
+  f.topo.resize(f.nodes.size());
+  f.node_index.reserve(f.nodes.size());
+  for (size_t n = 0; n < f.nodes.size(); ++n) {
+    f.node_index.emplace(f.nodes[n].id.value, static_cast<NodeIx>(n));
+  }
+  for (size_t n = 0; n < f.nodes.size(); ++n) {
+    core::Node& node = f.nodes[n];
+    NodeTopo& topo = f.topo[n];
     const std::string field = cat("nodes[", node.id.value, "]");
     if (node.gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
       return bad(field, cat("has ", node.gpus.size(), " GPUs, at most ", kMaxGpusPerNode));
@@ -186,10 +192,10 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     topo.cluster = clusters.intern(cluster_key);
     topo.spine = spines.intern(spine_key);
     topo.leaf = leaves.intern(spine_key + "/" + l.leaf);
-    if (topo.spine == static_cast<SpineIx>(s.spine_cluster_.size())) {
-      s.spine_cluster_.push_back(topo.cluster);
+    if (topo.spine == static_cast<SpineIx>(f.spine_cluster.size())) {
+      f.spine_cluster.push_back(topo.cluster);
     }
-    if (topo.leaf == static_cast<LeafIx>(s.leaf_spine_.size())) s.leaf_spine_.push_back(topo.spine);
+    if (topo.leaf == static_cast<LeafIx>(f.leaf_spine.size())) f.leaf_spine.push_back(topo.spine);
     topo.rack = racks.intern(l.rack);
     topo.nvl_rack = l.nvlink_rack.empty() ? -1 : nvl_racks.intern(l.nvlink_rack);
     for (size_t g = 0; g < node.gpus.size(); ++g) {
@@ -216,48 +222,106 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
       topo.domain_masks[gpu.nvlink_domain] |= bit;
     }
     if (topo.type != -1) {
-      s.max_node_gpus_[topo.type] =
-          std::max(s.max_node_gpus_[topo.type], static_cast<std::int32_t>(node.gpus.size()));
-      s.total_gpus_[topo.type] += static_cast<std::int32_t>(node.gpus.size());
+      f.max_node_gpus[topo.type] =
+          std::max(f.max_node_gpus[topo.type], static_cast<std::int32_t>(node.gpus.size()));
+      f.total_gpus[topo.type] += static_cast<std::int32_t>(node.gpus.size());
     }
   }
-  s.cluster_names_ = clusters.take_names();
-  s.spine_names_ = spines.take_names();
-  s.leaf_names_ = leaves.take_names();
-  s.rack_names_ = racks.take_names();
-  s.nvl_rack_names_ = nvl_racks.take_names();
-  for (const std::string& rack : s.rack_names_) {
+  f.cluster_names = clusters.take_names();
+  f.spine_names = spines.take_names();
+  f.leaf_names = leaves.take_names();
+  f.rack_names = racks.take_names();
+  f.nvl_rack_names = nvl_racks.take_names();
+  for (const std::string& rack : f.rack_names) {
     const auto it = caps.find(rack);
-    s.rack_caps_.push_back(it == caps.end() ? 0 : it->second);
+    f.rack_caps.push_back(it == caps.end() ? 0 : it->second);
   }
 
-  // 4. Jobs: known tenants and types; running GPUs exist and none is held twice.
-  std::set<GpuRef> held;
+  // 4. Usage, reservations and jobs.
+  CORRAL_RETURN_IF_ERROR(ClusterSnapshot::attach_jobs(s, in));
+  return s;
+}
+
+Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet, SnapshotInput in) {
+  if (!in.gpu_types.empty() || !in.nodes.empty() || !in.racks.empty() || !in.tenants.empty()) {
+    return bad("input", "rebuild_snapshot takes the fleet from the base snapshot; pass only jobs");
+  }
+  ClusterSnapshot s;
+  s.fleet_ = same_fleet.fleet_;
+  const auto by_id = [](const auto& x) -> const auto& { return x.id; };
+  CORRAL_RETURN_IF_ERROR(sort_unique(in.reservations, by_id, "reservations"));
+  const auto by_job = [](const auto& j) -> const auto& { return j.request.id; };
+  CORRAL_RETURN_IF_ERROR(sort_unique(in.running, by_job, "running"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(in.pending, by_job, "pending"));
+  CORRAL_RETURN_IF_ERROR(ClusterSnapshot::attach_jobs(s, in));
+  return s;
+}
+
+// The lists in `in` are sorted by id.
+Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
+  s.usage_.assign(s.tenants().size(), 0.0);
+  for (const auto& [tenant, value] : in.usage) {
+    const auto ix = s.find_tenant(tenant);
+    if (!ix) return bad("usage", cat("unknown tenant ", tenant.value));
+    if (!(value >= 0)) return bad("usage", cat(tenant.value, ": usage must be >= 0"));
+    s.usage_[*ix] = value;
+  }
+  s.reservations_ = std::move(in.reservations);
+
+  // Jobs: known tenants and types; running GPUs exist and none is held twice (one bit
+  // mask per node records what is held).
+  const std::vector<core::Node>& nodes = s.nodes();
+  std::vector<std::uint64_t> held(nodes.size(), 0);
+  s.running_gpus_.resize(in.running.size());
+  s.running_tenant_.resize(in.running.size());
   for (size_t j = 0; j < in.running.size(); ++j) {
     const RunningJob& r = in.running[j];
-    const std::string field = cat("running[", r.request.id.value, "]");
-    CORRAL_RETURN_IF_ERROR(check_request(s, r.request, field));
+    const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
+    CORRAL_RETURN_IF_ERROR(check_request(s, r.request, field, s.running_tenant_[j]));
+    std::vector<NodeGpus>& out = s.running_gpus_[j];
+    const core::NodeId* last_id = nullptr;  // a gang's GPUs come node by node
+    NodeIx node = -1;
     for (const GpuRef& g : r.gpus) {
-      const auto node = s.find_node(g.node);
-      if (!node || g.index < 0 ||
-          g.index >= static_cast<std::int32_t>(s.nodes_[*node].gpus.size())) {
-        return bad(field, cat("holds unknown GPU ", g.node.value, "/", g.index));
+      if (last_id == nullptr || g.node != *last_id) {
+        const auto found = s.find_node(g.node);
+        node = found ? *found : -1;
+        last_id = &g.node;
       }
-      if (!held.insert(g).second) {
-        return bad(field, cat("GPU ", g.node.value, "/", g.index, " is held by two jobs"));
+      if (node < 0 || g.index < 0 ||
+          g.index >= static_cast<std::int32_t>(nodes[node].gpus.size())) {
+        return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
+      }
+      const std::uint64_t bit = std::uint64_t{1} << g.index;
+      if ((held[node] & bit) != 0) {
+        return bad(field(), cat("GPU ", g.node.value, "/", g.index, " is held by two jobs"));
+      }
+      held[node] |= bit;
+      const auto at =
+          std::find_if(out.begin(), out.end(), [&](const NodeGpus& n) { return n.node == node; });
+      if (at == out.end()) {
+        out.push_back({node, bit});
+      } else {
+        at->mask |= bit;
       }
     }
+    std::sort(out.begin(), out.end(),
+              [](const NodeGpus& a, const NodeGpus& b) { return a.node < b.node; });
   }
-  std::set<core::JobId> running_ids;
-  for (const RunningJob& r : in.running) running_ids.insert(r.request.id);
-  for (const PendingJob& p : in.pending) {
-    const std::string field = cat("pending[", p.request.id.value, "]");
-    CORRAL_RETURN_IF_ERROR(check_request(s, p.request, field));
-    if (running_ids.count(p.request.id)) return bad(field, "job is also running");
+  // Both lists are sorted by id: one merge finds a job that is both running and pending.
+  s.pending_tenant_.resize(in.pending.size());
+  size_t ri = 0;
+  for (size_t j = 0; j < in.pending.size(); ++j) {
+    const PendingJob& p = in.pending[j];
+    const auto field = [&] { return cat("pending[", p.request.id.value, "]"); };
+    CORRAL_RETURN_IF_ERROR(check_request(s, p.request, field, s.pending_tenant_[j]));
+    while (ri < in.running.size() && in.running[ri].request.id < p.request.id) ++ri;
+    if (ri < in.running.size() && in.running[ri].request.id == p.request.id) {
+      return bad(field(), "job is also running");
+    }
   }
   s.running_ = std::move(in.running);
   s.pending_ = std::move(in.pending);
-  return s;
+  return core::ok_status();
 }
 
 }  // namespace corral::sched

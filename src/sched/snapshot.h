@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/gpu_type.h"
@@ -121,60 +123,105 @@ struct TenantInfo {
   std::vector<TenantIx> children;
 };
 
+// One running job's GPUs on one node, by index: what the scheduler works with.
+struct NodeGpus {
+  NodeIx node = -1;
+  std::uint64_t mask = 0;
+};
+
 class ClusterSnapshot {
  public:
-  const std::vector<core::GpuType>& gpu_types() const { return gpu_types_; }
-  const std::vector<core::Node>& nodes() const { return nodes_; }
-  const std::vector<NodeTopo>& topo() const { return topo_; }
-  const std::vector<core::Tenant>& tenants() const { return tenants_; }
-  const std::vector<TenantInfo>& tenant_tree() const { return tenant_tree_; }
+  const std::vector<core::GpuType>& gpu_types() const { return fleet_->gpu_types; }
+  const std::vector<core::Node>& nodes() const { return fleet_->nodes; }
+  const std::vector<NodeTopo>& topo() const { return fleet_->topo; }
+  const std::vector<core::Tenant>& tenants() const { return fleet_->tenants; }
+  const std::vector<TenantInfo>& tenant_tree() const { return fleet_->tenant_tree; }
   const std::vector<double>& usage() const { return usage_; }  // by TenantIx
   const std::vector<core::Reservation>& reservations() const { return reservations_; }
   const std::vector<RunningJob>& running() const { return running_; }  // sorted by id
   const std::vector<PendingJob>& pending() const { return pending_; }  // sorted by id
+  // running()[j]'s GPUs as (node, mask), one entry per node in node order, and its tenant:
+  // derived once here so that decide() never looks a GPU's node up by name.
+  const std::vector<NodeGpus>& running_gpus(std::size_t j) const { return running_gpus_[j]; }
+  TenantIx running_tenant(std::size_t j) const { return running_tenant_[j]; }
+  TenantIx pending_tenant(std::size_t j) const { return pending_tenant_[j]; }
 
-  std::int32_t cluster_count() const { return static_cast<std::int32_t>(cluster_names_.size()); }
-  std::int32_t spine_count() const { return static_cast<std::int32_t>(spine_names_.size()); }
-  std::int32_t leaf_count() const { return static_cast<std::int32_t>(leaf_names_.size()); }
-  std::int32_t nvl_rack_count() const { return static_cast<std::int32_t>(nvl_rack_names_.size()); }
-  const std::string& leaf_name(LeafIx ix) const { return leaf_names_[ix]; }
-  const std::string& spine_name(SpineIx ix) const { return spine_names_[ix]; }
-  const std::string& rack_name(RackIx ix) const { return rack_names_[ix]; }
-  std::int64_t rack_power_cap_watts(RackIx ix) const { return rack_caps_[ix]; }  // 0: none
-  SpineIx spine_of_leaf(LeafIx ix) const { return leaf_spine_[ix]; }
-  ClusterIx cluster_of_spine(SpineIx ix) const { return spine_cluster_[ix]; }
+  std::int32_t cluster_count() const {
+    return static_cast<std::int32_t>(fleet_->cluster_names.size());
+  }
+  std::int32_t spine_count() const { return static_cast<std::int32_t>(fleet_->spine_names.size()); }
+  std::int32_t leaf_count() const { return static_cast<std::int32_t>(fleet_->leaf_names.size()); }
+  std::int32_t nvl_rack_count() const {
+    return static_cast<std::int32_t>(fleet_->nvl_rack_names.size());
+  }
+  const std::string& leaf_name(LeafIx ix) const { return fleet_->leaf_names[ix]; }
+  const std::string& spine_name(SpineIx ix) const { return fleet_->spine_names[ix]; }
+  const std::string& rack_name(RackIx ix) const { return fleet_->rack_names[ix]; }
+  std::int64_t rack_power_cap_watts(RackIx ix) const { return fleet_->rack_caps[ix]; }  // 0: none
+  SpineIx spine_of_leaf(LeafIx ix) const { return fleet_->leaf_spine[ix]; }
+  ClusterIx cluster_of_spine(SpineIx ix) const { return fleet_->spine_cluster[ix]; }
 
   std::optional<TypeIx> find_type(const core::GpuTypeId& id) const;
   std::optional<NodeIx> find_node(const core::NodeId& id) const;
   std::optional<TenantIx> find_tenant(const core::TenantId& id) const;
 
   // The largest number of GPUs any node of `type` has.
-  std::int32_t max_node_gpus(TypeIx type) const { return max_node_gpus_[type]; }
+  std::int32_t max_node_gpus(TypeIx type) const { return fleet_->max_node_gpus[type]; }
   // GPUs of `type` in the fleet, usable or not.
-  std::int32_t total_gpus(TypeIx type) const { return total_gpus_[type]; }
+  std::int32_t total_gpus(TypeIx type) const { return fleet_->total_gpus[type]; }
 
  private:
   friend core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
 
-  std::vector<core::GpuType> gpu_types_;
-  std::vector<core::Node> nodes_;
-  std::vector<NodeTopo> topo_;
-  std::vector<core::Tenant> tenants_;
-  std::vector<TenantInfo> tenant_tree_;
+  // The same as build_snapshot() of `jobs` with `same_fleet`'s GPU types, nodes, racks and
+  // tenants, without validating and indexing those again: `jobs` carries only usage,
+  // reservations, running and pending jobs (its other lists must be empty). For a caller
+  // that builds a snapshot every cycle on a fleet that has not changed (corral-sim); the
+  // result is equal to the full build's, which tests/sched checks.
+  core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
+                                                 SnapshotInput jobs);
+  friend core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
+                                                        SnapshotInput jobs);
+  // Validates and attaches usage, reservations and jobs to a snapshot whose fleet is set.
+  static core::Status attach_jobs(ClusterSnapshot& s, SnapshotInput& in);
+
+  // What depends only on the fleet and the tenants. Shared, never changed once built, by
+  // the snapshots rebuild_snapshot() derives from one another.
+  struct Fleet {
+    std::vector<core::GpuType> gpu_types;
+    std::vector<core::Node> nodes;
+    std::unordered_map<std::string, NodeIx> node_index;  // by id: find_node() per GPU is hot
+    std::vector<NodeTopo> topo;
+    std::vector<core::Tenant> tenants;
+    std::vector<TenantInfo> tenant_tree;
+    std::vector<std::string> cluster_names, spine_names, leaf_names, rack_names, nvl_rack_names;
+    std::vector<SpineIx> leaf_spine;
+    std::vector<ClusterIx> spine_cluster;
+    std::vector<std::int64_t> rack_caps;
+    std::vector<std::int32_t> max_node_gpus;
+    std::vector<std::int32_t> total_gpus;
+  };
+
+  std::shared_ptr<const Fleet> fleet_;
   std::vector<double> usage_;
   std::vector<core::Reservation> reservations_;
   std::vector<RunningJob> running_;
   std::vector<PendingJob> pending_;
-  std::vector<std::string> cluster_names_, spine_names_, leaf_names_, rack_names_, nvl_rack_names_;
-  std::vector<SpineIx> leaf_spine_;
-  std::vector<ClusterIx> spine_cluster_;
-  std::vector<std::int64_t> rack_caps_;
-  std::vector<std::int32_t> max_node_gpus_;
-  std::vector<std::int32_t> total_gpus_;
+  std::vector<std::vector<NodeGpus>> running_gpus_;
+  std::vector<TenantIx> running_tenant_;
+  std::vector<TenantIx> pending_tenant_;
 };
 
 // Validates `input` and derives the indices. InvalidArgument names the first problem
 // (a GPU held by two running jobs, an unknown GPU type, a tenant cycle, ...).
 core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
+
+// The same as build_snapshot() of `jobs` with `same_fleet`'s GPU types, nodes, racks and
+// tenants, without validating and indexing those again: `jobs` carries only usage,
+// reservations, running and pending jobs (its other lists must be empty). For a caller
+// that builds a snapshot every cycle on a fleet that has not changed (corral-sim); the
+// result equals the full build's (tests/sched/snapshot_test.cc).
+core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
+                                               SnapshotInput jobs);
 
 }  // namespace corral::sched

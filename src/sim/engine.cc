@@ -17,6 +17,7 @@
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "sim/rng.h"
+#include "sim/traces/pollux.h"
 
 namespace corral::sim {
 namespace {
@@ -157,6 +158,8 @@ class Engine {
   std::vector<std::vector<std::int32_t>> owner_;  // job holding each GPU, -1: free
   std::set<std::int32_t> pending_;  // by job index = JobId - 1, so snapshot order is free
   std::set<std::int32_t> running_;
+  // The last snapshot built from the whole fleet; reset when node health changes.
+  std::optional<sched::ClusterSnapshot> fleet_base_;
 
   std::vector<sched::DecayedUsage> usage_;
   std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
@@ -379,7 +382,9 @@ void Engine::stop_and_requeue(std::int32_t job) {
   // Wall time spent working (after the restore), and the part saved by checkpoints taken
   // every `interval` of it.
   const std::int64_t worked = std::max<std::int64_t>(0, now_ms_ - j.run_start_ms - j.restore_ms);
-  const std::int64_t saved = interval > 0 ? worked / interval * interval : 0;
+  const std::int64_t saved = options_.runtime.checkpoint_on_stop ? worked
+                             : interval > 0                      ? worked / interval * interval
+                                                                 : 0;
   const auto saved_work = static_cast<std::int64_t>(static_cast<double>(saved) / j.slowdown);
   j.remaining_work_ms = std::max<std::int64_t>(1, j.remaining_work_ms - saved_work);
   out.lost_gpu_ms += (now_ms_ - j.run_start_ms - saved) * static_cast<std::int64_t>(j.gpus.size());
@@ -413,6 +418,7 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
     stop_and_requeue(job);
   }
   nodes_[node].gpus[gpu].healthy = false;
+  fleet_base_.reset();
   --free_by_type_[node_type_[node]];
   --usable_gpus_;
   push(now_ms_ + to_ms(fleet_.failures.repair), EventKind::kRepair, node, gpu);
@@ -420,6 +426,7 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
 
 void Engine::repair_gpu(std::int32_t node, std::int32_t gpu) {
   nodes_[node].gpus[gpu].healthy = true;
+  fleet_base_.reset();
   ++usable_gpus_;
   if (owner_[node][gpu] < 0) ++free_by_type_[node_type_[node]];
   placeable_change_ = true;
@@ -464,10 +471,21 @@ core::Status Engine::start(const sched::Placement& p) {
   j.type = p.gpu_type;
   j.borrowed = p.borrowed;
   j.run_start_ms = now_ms_;
-  j.restore_ms = out.attempts > 0 && j.request.checkpoint_interval.count() > 0
-                     ? to_ms(options_.runtime.restore_time)
-                     : 0;
+  j.restore_ms = to_ms(options_.runtime.start_time) +
+                 (out.attempts > 0 && j.request.checkpoint_interval.count() > 0
+                      ? to_ms(options_.runtime.restore_time)
+                      : 0);
   j.slowdown = slowdown(out.wanted, p.packed);
+  if (const RuntimeProfile* profile = workload_.jobs[job].profile.get()) {
+    // The job's own model: its time at these GPUs per node against its trace duration.
+    std::vector<std::int32_t> per_node;
+    for (std::size_t i = 0; i < p.gpus.size(); ++i) {
+      if (i == 0 || p.gpus[i].node != p.gpus[i - 1].node) per_node.push_back(0);
+      ++per_node.back();
+    }
+    j.slowdown =
+        profile->seconds(per_node) * 1000.0 / static_cast<double>(workload_.jobs[job].duration_ms);
+  }
   ++j.generation;
   const auto gpus = static_cast<std::int32_t>(p.gpus.size());
   allocated_ += gpus;
@@ -515,12 +533,16 @@ core::Status Engine::cycle() {
   accrue_usage();
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. The snapshot, as corrald would build it from its store.
+  // 1. The snapshot, as corrald would build it from its store. The fleet part (types,
+  //    nodes, racks, tenants) is validated and indexed again only after a GPU failed or
+  //    was repaired; otherwise the last one is shared (sched::rebuild_snapshot).
   sched::SnapshotInput in;
-  in.gpu_types = fleet_.gpu_types;
-  in.nodes = nodes_;
-  in.racks = fleet_.racks;
-  in.tenants = result_.tenants;
+  if (!fleet_base_) {
+    in.gpu_types = fleet_.gpu_types;
+    in.nodes = nodes_;
+    in.racks = fleet_.racks;
+    in.tenants = result_.tenants;
+  }
   for (std::size_t t = 0; t < usage_.size(); ++t) {
     const double u = usage_[t].value_at(at(now_ms_));
     if (u > 0) in.usage[result_.tenants[t].id] = u;
@@ -545,7 +567,9 @@ core::Status Engine::cycle() {
                           .preemptions = result_.jobs[job].preemptions,
                           .attained_gpu_seconds = attained_gpu_seconds(job)});
   }
-  auto snapshot = sched::build_snapshot(std::move(in));
+  auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
+                              : sched::build_snapshot(std::move(in));
+  if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
   if (!snapshot.ok()) {
     return core::internal_error(
         fmt::format("t={} ms: the fleet model built an invalid snapshot: {}", now_ms_,
@@ -595,6 +619,7 @@ core::Status Engine::cycle() {
 }
 
 std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
+  if (options_.runtime.checkpoint_on_stop) return at(now_ms_);  // a stop loses nothing
   const std::int64_t interval = to_ms(j.request.checkpoint_interval);
   if (interval <= 0) return std::nullopt;
   const std::int64_t worked = now_ms_ - j.run_start_ms - j.restore_ms;

@@ -45,6 +45,11 @@ struct RuntimeModel {
   double beyond_spine = 1.10;   // spread over spines
   core::Duration checkpoint_interval{0};  // 0: jobs do not checkpoint (restart from scratch)
   core::Duration restore_time{0};         // paid on every restart from a checkpoint
+  // Paid on every start, the first included (the Pollux artifact's 30-s re-scale delay).
+  core::Duration start_time{0};
+  // A stopped job keeps all its work, as if it checkpointed on the way out (the Pollux
+  // artifact's jobs do); otherwise it keeps only what its periodic checkpoints saved.
+  bool checkpoint_on_stop = false;
   // The run-time estimate the scheduler sees (JobRequest::max_runtime), as a multiple of
   // the trace duration: 1 is a perfect estimate.
   double estimate_factor = 1.0;

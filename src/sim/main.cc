@@ -17,6 +17,7 @@
 #include "sim/policies.h"
 #include "sim/report.h"
 #include "sim/traces/normalized.h"
+#include "sim/traces/pollux.h"
 #include "sim/traces/synthetic.h"
 
 namespace {
@@ -36,12 +37,32 @@ int run(int argc, char** argv) {
   double load_factor = 0, cycle_s = 10, checkpoint_s = 0, restore_s = 0, estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
-  bool no_failures = false, quiet = false;
+  bool no_failures = false, quiet = false, checkpoint_on_stop = false;
+  std::string pollux_profiles;
+  double start_s = 0, min_runtime_s = -1;
+  std::int32_t max_preemptions = -1;
+  std::vector<double> las_thresholds;
   app.add_option("--fleet", fleet_path, "fleet YAML (examples/fleets)")->required();
   app.add_option("--workload", workload_path, "workload file (normalized CSV or synthetic YAML)")
       ->required();
-  app.add_option("--workload-format", format, "normalized | synthetic")
-      ->check(CLI::IsMember({"normalized", "synthetic"}));
+  app.add_option("--workload-format", format, "normalized | synthetic | pollux")
+      ->check(CLI::IsMember({"normalized", "synthetic", "pollux"}));
+  app.add_option("--pollux-profiles", pollux_profiles,
+                 "pollux: folder of per-application profiles (default: traces/ next to the "
+                 "workload's folder)");
+  app.add_option("--start-s", start_s, "start-up time paid on every start, the first included")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--checkpoint-on-stop", checkpoint_on_stop,
+               "a preempted or failed job keeps all its work (checkpoints on the way out)");
+  app.add_option("--las-thresholds-gpu-s", las_thresholds,
+                 "tiresias: attained-service queue thresholds in GPU-seconds")
+      ->delimiter(',');
+  app.add_option("--preempt-min-runtime-s", min_runtime_s,
+                 "preemptive policies: a job runs this long before it may be preempted")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-preemptions", max_preemptions,
+                 "preemptive policies: preemptions after which a job is protected")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--policy", policies,
                  "policy to run, repeatable: fifo | slurm | tiresias | corral")
       ->required();
@@ -85,6 +106,11 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "corral-sim: %s\n", p.status().to_string().c_str());
       return 2;
     }
+    if (!las_thresholds.empty()) p->config.las_thresholds_gpu_seconds = las_thresholds;
+    if (min_runtime_s >= 0) {
+      p->config.preemption.min_runtime = core::Duration(std::llround(min_runtime_s * 1000));
+    }
+    if (max_preemptions >= 0) p->config.preemption.max_preemptions_per_job = max_preemptions;
     chosen.push_back(std::move(*p));
   }
   sim::Workload workload;
@@ -97,7 +123,8 @@ int run(int argc, char** argv) {
     workload = sim::generate_synthetic(*spec, fleet->total_gpus());
     workload.source = workload_path;
   } else {
-    auto loaded = sim::load_normalized_csv(workload_path);
+    auto loaded = format == "pollux" ? sim::load_pollux_workload(workload_path, pollux_profiles)
+                                     : sim::load_normalized_csv(workload_path);
     if (!loaded.ok()) return fail(loaded.status());
     workload = std::move(*loaded);
     if (max_jobs > 0 && static_cast<std::int64_t>(workload.jobs.size()) > max_jobs) {
@@ -120,6 +147,8 @@ int run(int argc, char** argv) {
                                    .seed = seed,
                                    .runtime = {.checkpoint_interval = ms(checkpoint_s),
                                                .restore_time = ms(restore_s),
+                                               .start_time = ms(start_s),
+                                               .checkpoint_on_stop = checkpoint_on_stop,
                                                .estimate_factor = estimate}};
   std::vector<sim::PolicyRun> runs;
   for (const sim::Policy& policy : chosen) {

@@ -1,9 +1,13 @@
 // The snapshot builder refuses inconsistent input with a reason naming the problem.
+#include <bit>
+
 #include <gtest/gtest.h>
 
+#include "sched/decide.h"
 #include "sched/decisions.h"
 #include "sched/usage.h"
 #include "testing/fleet_builder.h"
+#include "testing/random_fleet.h"
 
 namespace corral::sched {
 namespace {
@@ -70,6 +74,65 @@ TEST(Snapshot, DerivesTopology) {
   EXPECT_EQ(s.topo()[0].usable_mask, 0xFBu);
   EXPECT_EQ(s.topo()[2].domain_masks.size(), 4u);
   EXPECT_EQ(s.max_node_gpus(*s.find_type(core::GpuTypeId("L40S"))), 8);
+}
+
+// rebuild_snapshot() (the simulator's per-cycle path) must be indistinguishable from a
+// full build: same derived GPUs per node, same decisions, on random fleets and workloads.
+TEST(Snapshot, RebuildOnTheSameFleetEqualsAFullBuild) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    testing::Rng rng(seed);
+    const SnapshotInput fleet = testing::random_fleet(rng, {.reservations = 2});
+    const SnapshotInput in = testing::random_workload(rng, fleet, {});
+    const auto full = build_snapshot(in);
+    ASSERT_TRUE(full.ok()) << full.status().to_string();
+    SnapshotInput jobs;
+    jobs.usage = in.usage;
+    jobs.reservations = in.reservations;
+    jobs.running = in.running;
+    jobs.pending = in.pending;
+    // Another snapshot of the same fleet, with no jobs, is the base.
+    SnapshotInput empty = in;
+    empty.running.clear();
+    empty.pending.clear();
+    const auto base = build_snapshot(empty);
+    ASSERT_TRUE(base.ok());
+    const auto rebuilt = rebuild_snapshot(*base, jobs);
+    ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().to_string();
+    ASSERT_EQ(rebuilt->running().size(), full->running().size());
+    for (std::size_t j = 0; j < full->running().size(); ++j) {
+      ASSERT_EQ(rebuilt->running_gpus(j).size(), full->running_gpus(j).size());
+      std::int32_t gpus = 0;
+      for (std::size_t k = 0; k < full->running_gpus(j).size(); ++k) {
+        EXPECT_EQ(rebuilt->running_gpus(j)[k].node, full->running_gpus(j)[k].node);
+        EXPECT_EQ(rebuilt->running_gpus(j)[k].mask, full->running_gpus(j)[k].mask);
+        gpus += std::popcount(full->running_gpus(j)[k].mask);
+      }
+      EXPECT_EQ(gpus, static_cast<std::int32_t>(full->running()[j].gpus.size()));
+      EXPECT_EQ(rebuilt->running_tenant(j), full->running_tenant(j));
+    }
+    const core::Time now = core::time_from_ms(3'600'000);
+    EXPECT_EQ(to_json(decide(*rebuilt, {}, now)), to_json(decide(*full, {}, now))) << seed;
+  }
+}
+
+TEST(Snapshot, RebuildRefusesWhatAFullBuildRefusesAndFleetInput) {
+  auto in = FleetBuilder()
+                .dgx("a")
+                .running(JobBuilder(1), {{"a", 0}})
+                .running(JobBuilder(2), {{"a", 0}})
+                .input();
+  SnapshotInput fleet = in;
+  fleet.running.clear();
+  const auto base = build_snapshot(fleet);
+  ASSERT_TRUE(base.ok());
+  EXPECT_EQ(rebuild_snapshot(*base, in).status().to_string(),
+            "input: rebuild_snapshot takes the fleet from the base snapshot; pass only jobs");
+  in.nodes.clear();
+  in.gpu_types.clear();
+  in.tenants.clear();
+  in.racks.clear();
+  EXPECT_EQ(rebuild_snapshot(*base, in).status().to_string(),
+            "running[2]: GPU a/0 is held by two jobs");
 }
 
 TEST(DecayedUsage, HalvesEveryHalfLife) {

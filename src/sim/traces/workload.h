@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/ids.h"
 
 namespace corral::sim {
+
+class RuntimeProfile;  // pollux.h
 
 struct TraceJob {
   std::string name;  // the trace's job id, e.g. "philly-31566"
@@ -20,6 +23,8 @@ struct TraceJob {
   std::int64_t duration_ms = 0;  // run time when placed as the job wants it, > 0
   std::string gpu_type;          // empty: any type
   std::string status;            // the trace's final status, if it has one (informational)
+  // Run time by placement (Pollux workloads); null: the engine's RuntimeModel factors.
+  std::shared_ptr<const RuntimeProfile> profile;
 };
 
 struct Workload {

@@ -1,0 +1,62 @@
+// The Pollux (OSDI'21) artifact's workloads and run-time model, as a workload plug-in.
+//
+// A workload CSV (`name,time,application,num_replicas,batch_size`) names, per job, one of
+// six applications, a GPU count and a global batch size; it has no durations. The
+// artifact derives each job's run time from per-application profiles (the `traces/<app>`
+// folder next to the workload folders): placements.csv and scalability.csv give the step
+// and synchronization time by placement and per-GPU batch, and validation-<batch>.csv the
+// per-epoch progress and gradient statistics. A rigid job (the Tiresias baseline's view:
+// fixed GPUs and batch size) trains for the application's fixed number of epochs.
+//
+// Its time at placement P is W * t(P): t(P) the time of one optimizer step there (with
+// gradient accumulation when the per-GPU batch exceeds the largest profiled one), and W
+// the statistical work, sum over epochs of progress / gain, which does not depend on the
+// placement. So a job's run time at any placement is its time at the tightest placement
+// (4 GPUs per node, the Pollux testbed) times t(P) / t(tightest), which is how the engine
+// charges a wider placement (TraceJob::profile).
+//
+// Differences from the artifact (docs/evaluation.md): a placement the placement profile
+// lacks (a gang over more than 4 nodes, or a per-node split it did not measure) is
+// interpolated linearly in batch, then GPUs, then nodes, instead of scipy's Delaunay
+// LinearNDInterpolator; per-epoch rounding to whole seconds is not reproduced.
+//
+// Thread safety: the loaded profiles are immutable and may be shared.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/result.h"
+#include "sim/traces/workload.h"
+
+namespace corral::sim {
+
+// One job's run time by placement: seconds of the whole job at `gpus_per_node` (the GPUs
+// it holds on each node it uses, in any order).
+class RuntimeProfile {
+ public:
+  virtual ~RuntimeProfile() = default;
+  virtual double seconds(std::span<const std::int32_t> gpus_per_node) const = 0;
+};
+
+// Loads a Pollux workload CSV; `profiles_dir` holds one folder per application (empty:
+// `traces/` next to the workload's folder). Every job belongs to tenant `default`.
+// InvalidArgument names the file, line and column of bad input.
+core::Result<Workload> load_pollux_workload(const std::string& path,
+                                            const std::string& profiles_dir = "");
+
+// For tests: the seconds of one step and the statistical work W of a rigid job of
+// `application` with `gpus` GPUs and global batch `batch_size`, at `gpus_per_node`.
+struct PolluxJobModel {
+  double work_steps = 0;    // W
+  double step_seconds = 0;  // t(placement), accumulation included
+  std::int32_t atomic_bsz = 0;
+  std::int32_t accum_steps = 0;
+};
+core::Result<PolluxJobModel> pollux_job_model(const std::string& profiles_dir,
+                                              const std::string& application, std::int32_t gpus,
+                                              std::int32_t batch_size,
+                                              std::span<const std::int32_t> gpus_per_node);
+
+}  // namespace corral::sim
