@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # README's first command: installs what is missing, builds the release preset, and runs
-# Corral's main job on its embedded default: corrald on a SQLite file in out/corral-data,
-# with four simulated 8-GPU H100 nodes on two leaf switches, the example jobs submitted,
-# and the scheduler's answer printed. corrald then keeps running (Ctrl-C stops it);
-# CORRAL_RUN_ONCE=1 stops it after the demo.
-#
-# There is no node agent yet: nodes are registered through the API with simulated GPUs,
-# and placed jobs stay in phase `launching` (nothing runs them) until agents land.
+# Corral's main job on its embedded default: a local cluster of corrald on a SQLite file
+# in out/corral-data plus four corral-agents with simulated 8-GPU DGX H100 nodes (two
+# leaf switches), all on loopback. It submits the jobs in examples/local/ (they run the
+# sample trainer, examples/trainer, as real processes), shows them placed, running,
+# preempted through a checkpoint and finished, and keeps the cluster running (Ctrl-C
+# stops it); CORRAL_RUN_ONCE=1 stops it after the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,10 +17,22 @@ port=${CORRAL_PORT:-8470}
 data=${CORRAL_DATA_DIR:-$PWD/out/corral-data}
 mkdir -p "$data"
 bin=build/release/src
+pids=()
+# Stopping the local cluster stops its workers too (an agent alone leaves them running
+# on purpose, so that a restarted agent adopts them).
+stop_cluster() {
+  kill "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
+  for f in "$data"/agent-dgx*/run/*.pid; do
+    [[ -f "$f" ]] || continue
+    worker=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("workerPid", 0))' "$f")
+    [[ "$worker" -gt 0 ]] && kill -KILL -- "-$worker" 2>/dev/null || true
+  done
+}
+trap stop_cluster EXIT
 "$bin/server/corrald" --data-dir "$data" --listen "127.0.0.1:$port" \
   --config examples/config/local.yaml &
-corrald=$!
-trap 'kill $corrald 2>/dev/null || true' EXIT
+pids+=($!)
 
 export CORRAL_SERVER="http://127.0.0.1:$port"
 for _ in $(seq 100); do
@@ -31,39 +42,59 @@ done
 export CORRAL_TOKEN=$(cat "$data/admin.token")
 corral=("$bin/cli/corral")
 
-echo "== registering 4 simulated nodes (8x H100 each, 2 leaf switches)"
+echo "== starting 4 agents with simulated DGX H100 nodes (8 GPUs each, 2 leaf switches)"
+# Workers find corral-trainer on PATH; each agent keeps its logs in its state dir.
+export PATH="$PWD/build/release/examples/trainer:$PATH"
 for n in 1 2 3 4; do
   leaf=leaf$(((n + 1) / 2))
-  curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H "Idempotency-Key: node-dgx$n" \
-    -d "{\"id\":\"dgx$n\",\"gpuType\":\"H100\",\"gpuCount\":8,\"cpus\":128,\"memoryMib\":2097152,\"labels\":{\"leaf\":\"$leaf\",\"spine\":\"spine1\",\"rack\":\"rack$n\"}}" \
-    "$CORRAL_SERVER/v1/nodes" >/dev/null
+  "$bin/agent/corral-agent" --server "$CORRAL_SERVER" --join-token-file "$data/join.token" \
+    --node "dgx$n" --simulate dgx-h100 --labels "leaf=$leaf,spine=spine1,rack=rack$n" \
+    --state-dir "$data/agent-dgx$n" >>"$data/agent-dgx$n.log" 2>&1 &
+  pids+=($!)
+done
+for _ in $(seq 100); do
+  [[ $("${corral[@]}" nodes -o json | python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin)["nodes"] if "heartbeatAtMs" in n))') == 4 ]] && break
+  sleep 0.1
 done
 "${corral[@]}" nodes
 
 echo
-echo "== submitting examples/jobs/*.yaml"
-for f in examples/jobs/*.yaml; do
-  "${corral[@]}" submit -f "$f" || true
-done
-sleep 1  # one scheduling cycle
+echo "== submitting examples/local/*.yaml (the sample trainer as real processes)"
+submit() {  # prints the new job's id
+  "${corral[@]}" submit -f "$1" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+gang=$(submit examples/local/gang-16-pretrain.yaml)
+submit examples/local/finetune-1gpu.yaml >/dev/null
+submit examples/local/eval-8gpu.yaml >/dev/null
+sleep 3
+"${corral[@]}" jobs
 
 echo
-echo "== jobs"
+echo "== a production job that needs 16 GPUs now: the preemptible gang checkpoints and yields"
+urgent=$(submit examples/local/urgent-production.yaml)
+sleep 5
 "${corral[@]}" jobs
 echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
+echo
+echo "== the preempted gang (job $gang): its events"
+"${corral[@]}" job "$gang" | tail -n 12
+echo
+echo "== rank 0's log of the production job"
+"${corral[@]}" logs "$urgent" --rank 0 | tail -n 5
 echo
 echo "== audit log verification"
 "${corral[@]}" audit verify
 
 cat <<MSG
 
-corrald is serving $CORRAL_SERVER with its SQLite store in $data.
+corrald is serving $CORRAL_SERVER with its SQLite store in $data;
+four agents run there too (state and worker logs in $data/agent-dgx*).
 In another shell:
   export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
-  $bin/cli/corral jobs | queue | nodes | job ID | cancel ID | audit
+  $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit
 MSG
 if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
 echo "Ctrl-C stops it."
-wait $corrald
+wait "${pids[0]}"

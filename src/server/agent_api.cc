@@ -152,6 +152,8 @@ struct AgentApi::Handlers {
     });
     if (!s.ok()) return s;
     apply_effects(fx, a.board_);
+    a.metrics_.jobs_succeeded += fx.succeeded;
+    a.metrics_.jobs_failed += fx.failed;
     if (fx.wake_scheduler) a.loop_.wake();
     return s;
   }

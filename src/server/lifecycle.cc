@@ -75,6 +75,8 @@ void Effects::merge(const Effects& other) {
   stops.insert(other.stops.begin(), other.stops.end());
   released.insert(other.released.begin(), other.released.end());
   wake_scheduler = wake_scheduler || other.wake_scheduler;
+  succeeded += other.succeeded;
+  failed += other.failed;
 }
 
 void apply_effects(const Effects& fx, AssignmentBoard& board) {
@@ -207,6 +209,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
             what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")";
         CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "failed: " + next.reason));
+        ++ctx.fx.failed;
       }
       stop_everywhere(ctx, id, allocs);
       job = next;
@@ -217,6 +220,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
       CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
       CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
+    ++ctx.fx.succeeded;
       job = next;
     }
   }
@@ -250,6 +254,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
     next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
     CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
     CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
+    ++ctx.fx.succeeded;
     job = next;
   }
   // Confirmed by the agents (or by fencing): only now do the GPUs go back to the pool.

@@ -54,6 +54,8 @@ struct Effects {
   std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
   std::set<std::int64_t> released;                       // jobs whose GPUs were all released
   bool wake_scheduler = false;
+  std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
+  std::int32_t failed = 0;
 
   void merge(const Effects& other);
 };

@@ -34,6 +34,10 @@ std::string Metrics::render() const {
   }
   line(out, "corral_jobs_submitted_total", "counter", "jobs accepted", jobs_submitted.load());
   line(out, "corral_jobs_cancelled_total", "counter", "jobs cancelled", jobs_cancelled.load());
+  line(out, "corral_jobs_succeeded_total", "counter", "jobs whose every rank exited 0",
+       jobs_succeeded.load());
+  line(out, "corral_jobs_failed_total", "counter", "jobs that failed with no restart left",
+       jobs_failed.load());
   line(out, "corral_idempotent_replays_total", "counter",
        "mutating requests answered from an earlier attempt", idempotent_replays.load());
   line(out, "corral_admission_rejections_total", "counter", "submissions refused with 429",

@@ -16,6 +16,8 @@ struct Metrics {
   std::array<std::atomic<std::int64_t>, 4> http_responses{};
   std::atomic<std::int64_t> jobs_submitted{0};
   std::atomic<std::int64_t> jobs_cancelled{0};
+  std::atomic<std::int64_t> jobs_succeeded{0};  // as agents reported them, since start
+  std::atomic<std::int64_t> jobs_failed{0};
   std::atomic<std::int64_t> idempotent_replays{0};
   std::atomic<std::int64_t> admission_rejections{0};
   std::atomic<std::int64_t> sched_cycles{0};
