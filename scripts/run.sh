@@ -72,7 +72,7 @@ sleep 3
 echo
 echo "== a production job that needs 16 GPUs now: the preemptible gang checkpoints and yields"
 urgent=$(submit examples/local/urgent-production.yaml)
-sleep 5
+sleep 8
 "${corral[@]}" jobs
 echo
 echo "== queue (pending jobs, their position and reason)"
