@@ -15,7 +15,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$dir"
+  [[ -n "${KEEP:-}" ]] && echo "kept $dir" >&2 || rm -rf "$dir"
 }
 trap cleanup EXIT
 
@@ -42,3 +42,9 @@ for _ in $(seq 100); do
 done
 python3 bench/e2e/e2e_load.py --server "$server" --token-file "$dir/data/admin.token" \
   --corral "$build/src/cli/corral" "$@"
+# CPU seconds (user+sys) of corrald and of the agents with their supervisors, over the
+# whole run, to set beside the job count (Slurm's bench reports the same per daemon).
+cpu() { awk '{print ($14 + $15 + $16 + $17) / 100}' "/proc/$1/stat"; }
+agents=0
+for p in "${pids[@]:1}"; do agents=$(python3 -c "print($agents + $(cpu "$p"))"); done
+echo "CPU corrald=$(cpu "${pids[0]}")s agents=${agents}s (including their exited supervisors and workers)"

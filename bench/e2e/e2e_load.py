@@ -7,6 +7,8 @@ Mirrors ../shared/peers/slurm/bench.sh so the two can be read side by side:
          N / (first submit -> N-th job finished), completions counted from /metrics
          every 0.1 s (like Slurm's sdiag polling).
   par    the same from PAR concurrent clients.
+  api    the same N jobs from one client over one keep-alive HTTP connection (a pipeline
+         or workflow engine calling the API, rather than a shell spawning a CLI per job).
   idle   LAT_K one-GPU jobs one at a time on an idle cluster with a random 0.2-1.2 s
          gap; latency = client clock just before submitting -> the clock at the top of
          the worker (it writes `date +%s%N`). Same host clock, ms resolution.
@@ -62,14 +64,32 @@ def trivial(name):
     return json.dumps({"name": name, "resources": {"gpus": 1}, "command": ["/bin/true"]})
 
 
-def throughput(c, n, clients, label, timeout_s):
+class ApiSubmitter:
+    """POST /v1/jobs over one keep-alive connection."""
+
+    def __init__(self, server, token):
+        import http.client, urllib.parse
+        u = urllib.parse.urlparse(server)
+        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        self.headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+
+    def __call__(self, spec):
+        self.conn.request("POST", "/v1/jobs", body=spec, headers=self.headers)
+        r = self.conn.getresponse()
+        body = r.read()
+        if r.status != 201:
+            raise SystemExit(f"submit: HTTP {r.status} {body[:200]!r}")
+
+
+def throughput(c, n, clients, label, timeout_s, api=False):
     done0 = c.metric("corral_jobs_succeeded_total")
     t0 = time.time()
     per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
 
     def run(k, i):
+        submit = ApiSubmitter(c.server, c.token) if api else c.submit_cli
         for j in range(k):
-            c.submit_cli(trivial(f"{label}-{i}-{j}"))
+            submit(trivial(f"{label}-{i}-{j}"))
 
     threads = [threading.Thread(target=run, args=(k, i)) for i, k in enumerate(per)]
     for t in threads:
@@ -131,6 +151,7 @@ def latency(c, k, gpus, label, gap):
         jid = c.submit_http(stamped(f"{label}-{i}", gpus, stamp_dir))
         out.append((wait_stamps(stamp_dir, jid, gpus) - t0) * 1000)
         wait_finished(c, jid)
+        print(f"{label} job {jid}: {out[-1]:.1f} ms", file=sys.stderr)
     return out
 
 
@@ -143,7 +164,7 @@ def main():
     ap.add_argument("--par", type=int, default=4)
     ap.add_argument("--lat-k", type=int, default=50)
     ap.add_argument("--gang-k", type=int, default=10)
-    ap.add_argument("--only", default="burst par idle gang")
+    ap.add_argument("--only", default="burst api idle gang")
     ap.add_argument("--timeout", type=int, default=170)
     a = ap.parse_args()
     c = Cluster(a.server, open(a.token_file).read().strip(), a.corral)
@@ -154,6 +175,9 @@ def main():
     if "par" in only:
         res[f"submit_par{a.par}_per_s"], res[f"e2e_par{a.par}_per_s"] = throughput(
             c, a.n, a.par, "par", a.timeout)
+    if "api" in only:
+        res["submit_api_per_s"], res["e2e_api_per_s"] = throughput(c, a.n, 1, "api", a.timeout,
+                                                                   api=True)
     if "idle" in only:
         lat = latency(c, a.lat_k, 1, "idle", True)
         res["idle_lat_p50_ms"], res["idle_lat_p99_ms"] = pct(lat, 50), pct(lat, 99)

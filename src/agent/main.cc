@@ -27,6 +27,14 @@ std::string self_exe(const char* argv0) {
   return ec ? std::string(argv0) : p.string();
 }
 
+// corral-supervise next to this binary when it is there (cheaper to start, see
+// supervise_main.cc), else this binary itself with --supervise.
+std::string supervisor_exe(const char* argv0) {
+  const std::string self = self_exe(argv0);
+  const auto sibling = std::filesystem::path(self).parent_path() / "corral-supervise";
+  return access(sibling.c_str(), X_OK) == 0 ? sibling.string() : self;
+}
+
 int fail(const corral::core::Status& s, int code = 1) {
   std::cerr << "corral-agent: " << s.to_string() << "\n";
   return code;
@@ -65,7 +73,7 @@ int run_main(int argc, char** argv) {
       .state_dir = state_dir.empty() ? "/tmp/corral-agent-" + node : state_dir,
       .heartbeat_ms = heartbeat_ms,
       .faults_path = faults,
-      .supervisor_exe = self_exe(argv[0])};
+      .supervisor_exe = supervisor_exe(argv[0])};
   if (node.empty() || node.find('/') != std::string::npos) {
     return fail(corral::core::invalid_argument("--node", "must be a non-empty name without '/'"),
                 kExitUsage);

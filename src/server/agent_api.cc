@@ -154,7 +154,7 @@ struct AgentApi::Handlers {
     apply_effects(fx, a.board_);
     a.metrics_.jobs_succeeded += fx.succeeded;
     a.metrics_.jobs_failed += fx.failed;
-    if (fx.wake_scheduler) a.loop_.wake();
+    wake_loop(fx, a.loop_);
     return s;
   }
 

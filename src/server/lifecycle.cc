@@ -64,6 +64,7 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
                         : "requeued after attempt " + std::to_string(job.attempt) + " stopped";
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   ctx.fx.wake_scheduler = true;
+  ctx.fx.requeued.insert(job.id.value);
   return append(tx, ctx, job.id, "requeued",
                 "attempt " + std::to_string(job.attempt) + " confirmed stopped; " + next.reason);
 }
@@ -74,9 +75,16 @@ void Effects::merge(const Effects& other) {
   bump.insert(other.bump.begin(), other.bump.end());
   stops.insert(other.stops.begin(), other.stops.end());
   released.insert(other.released.begin(), other.released.end());
+  requeued.insert(other.requeued.begin(), other.requeued.end());
   wake_scheduler = wake_scheduler || other.wake_scheduler;
   succeeded += other.succeeded;
   failed += other.failed;
+}
+
+void wake_loop(const Effects& fx, SchedLoop& loop) {
+  if (!fx.wake_scheduler) return;
+  for (const std::int64_t id : fx.requeued) loop.job_submitted(core::JobId(id));
+  loop.capacity_changed();
 }
 
 void apply_effects(const Effects& fx, AssignmentBoard& board) {
@@ -220,7 +228,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
       CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
       CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
-    ++ctx.fx.succeeded;
+      ++ctx.fx.succeeded;
       job = next;
     }
   }

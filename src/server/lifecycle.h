@@ -35,6 +35,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "server/assignment_board.h"
+#include "server/sched_loop.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -53,6 +54,7 @@ struct Effects {
   std::set<std::string> bump;                            // nodes whose answer changed
   std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
   std::set<std::int64_t> released;                       // jobs whose GPUs were all released
+  std::set<std::int64_t> requeued;                       // jobs put back in the queue
   bool wake_scheduler = false;
   std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
   std::int32_t failed = 0;
@@ -62,6 +64,12 @@ struct Effects {
 
 // Runs after the commit: marks stops, bumps versions, forgets released jobs.
 void apply_effects(const Effects& fx, AssignmentBoard& board);
+
+// Runs after the commit: asks the scheduler loop for a cycle when `fx` freed GPUs or
+// requeued jobs. Neither needs a re-read of the whole pending queue (the loop reads the
+// GPU holders every cycle, and each requeued job on its own), which matters when jobs
+// finish by the hundred per second.
+void wake_loop(const Effects& fx, SchedLoop& loop);
 
 // One worker slot of an attempt: which rank runs where, on which GPUs.
 struct RankSlot {

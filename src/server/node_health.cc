@@ -230,7 +230,7 @@ Status NodeHealth::check_once() {
     });
     if (!done.ok()) return done;
     apply_effects(fx, board_);
-    if (fx.wake_scheduler) loop_.wake();
+    wake_loop(fx, loop_);
   }
   return Status();
 }

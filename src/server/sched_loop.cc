@@ -141,6 +141,14 @@ void SchedLoop::job_submitted(core::JobId id) {
   cv_.notify_one();
 }
 
+void SchedLoop::capacity_changed() {
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_one();
+}
+
 void SchedLoop::force_full_read() {
   std::lock_guard lock(mu_);
   full_read_ = true;
@@ -209,15 +217,18 @@ Status SchedLoop::write_pending(const std::vector<sched::Pending>& pending, core
   // commit: one transaction of thousands of rows would hold every submission queued
   // behind it for its whole length, which is what set the p99 of submissions.
   constexpr std::size_t kChunk = 128;
+  const bool positions_due = now - last_position_write_ >= options_.position_write_interval;
+  if (positions_due) last_position_write_ = now;
   std::vector<store::JobRow> changed;
   for (const auto& pd : pending) {
     const auto it = pending_.find(pd.job.value);
     if (it == pending_.end()) continue;
     const std::string kind(sched::to_string(pd.kind));
-    if (it->second.reason == pd.reason && it->second.pending_kind == kind &&
-        it->second.queue_position == pd.position) {
-      continue;
-    }
+    const bool same_reason = it->second.reason == pd.reason && it->second.pending_kind == kind;
+    // A job the scheduler has not given a position yet (0) gets one at once.
+    const bool moved = it->second.queue_position != pd.position &&
+                       (positions_due || it->second.queue_position == 0);
+    if (same_reason && !moved) continue;
     store::JobRow next = it->second;
     next.reason = pd.reason;
     next.pending_kind = kind;

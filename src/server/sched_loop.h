@@ -72,6 +72,11 @@ struct SchedLoopOptions {
   // Decayed fair-share usage is written to the store at most this often (with a cycle's
   // decisions), and read back at start().
   core::Duration usage_write_interval{5000};
+  // A pending job whose reason is unchanged but whose queue position moved (the jobs
+  // ahead of it left) is rewritten at most this often: under a stream of short jobs
+  // every position moves every cycle, and rewriting thousands of rows per cycle for a
+  // number people read now and then took most of the loop's time.
+  core::Duration position_write_interval{2000};
   std::string shard = "default";
   std::string holder = "corrald";
 };
@@ -95,6 +100,9 @@ class SchedLoop {
   // After a submission commits: asks for a cycle that reads just this new job (and the
   // others submitted since the last cycle) instead of the whole queue.
   void job_submitted(core::JobId id) CORRAL_EXCLUDES(mu_);
+  // Asks for a cycle soon without re-reading the pending queue: GPUs were released or
+  // nodes changed (both read every cycle anyway).
+  void capacity_changed() CORRAL_EXCLUDES(mu_);
 
   // One cycle on the caller's thread (tests). REQUIRES: the thread is not running.
   core::Status run_cycle();
@@ -126,6 +134,7 @@ class SchedLoop {
   std::map<core::TenantId, sched::DecayedUsage> usage_;
   core::Time last_cycle_{};
   core::Time last_usage_write_{};
+  core::Time last_position_write_{};
 
   std::mutex mu_;
   std::condition_variable cv_;

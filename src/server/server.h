@@ -18,7 +18,11 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:8470";  // host:port; port 0 picks a free one
   std::string store;                      // postgresql://... ; empty: DATA_DIR/corral.db
   std::string config_path;                // empty: defaults
-  int http_threads = 16;
+  // cpp-httplib serves each connection on one pool thread for as long as the client keeps
+  // it open, and every agent keeps up to three open (its long poll, its heartbeats, its
+  // checkpoint reports). A pool smaller than that starves other callers for the
+  // keep-alive timeout (seconds). Size it at 3 x nodes + 32; idle threads cost no CPU.
+  int http_threads = 128;
 };
 
 // Serves until SIGINT or SIGTERM. Writes DATA_DIR/corrald.addr ("host:port") once
