@@ -62,6 +62,36 @@ using core::to_ms;
 
 core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
 
+// What an attempt's `held` milliseconds went to. It pays `restore` first, then works in
+// periods of `interval` of work followed by `cost` of checkpoint writing; a checkpoint
+// counts once written. `partial` is the work since the last written checkpoint.
+struct AttemptSplit {
+  std::int64_t restart = 0;
+  std::int64_t saved = 0;       // work covered by written checkpoints
+  std::int64_t checkpoint = 0;  // writing, an unfinished write included
+  std::int64_t partial = 0;
+  std::int64_t written = 0;          // checkpoints written
+  std::int64_t last_written_at = 0;  // offset of the last write's end from the attempt start
+};
+
+AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t interval,
+                           std::int64_t cost) {
+  AttemptSplit s;
+  s.restart = std::min(held, restore);
+  const std::int64_t worked = held - s.restart;
+  if (interval <= 0) {
+    s.partial = worked;
+    return s;
+  }
+  s.written = worked / (interval + cost);
+  const std::int64_t rest = worked - s.written * (interval + cost);
+  s.saved = s.written * interval;
+  s.checkpoint = s.written * cost + std::max<std::int64_t>(0, rest - interval);
+  s.partial = std::min(rest, interval);
+  s.last_written_at = s.restart + s.written * (interval + cost);
+  return s;
+}
+
 class Engine {
  public:
   Engine(const Fleet& fleet, const Workload& workload, const Policy& policy,
@@ -129,6 +159,10 @@ class Engine {
   // Stops a running job, keeping the work up to its last checkpoint, and requeues it.
   void stop_and_requeue(std::int32_t job);
   void release(std::int32_t job);
+  // Splits the running attempt's time so far (reliability accounting) into `out`.
+  AttemptSplit split_running(std::int32_t job) const;
+  // Adds an attempt that kept all its work (finished, or cut by the horizon).
+  void account_kept(std::int32_t job);
   void record_sample();
   // When the last periodic checkpoint of the running attempt was taken, if any.
   std::optional<core::Time> last_checkpoint(const SimJob& j) const;
@@ -243,6 +277,7 @@ core::Status Engine::prepare_jobs() {
     r.tenant = t.tenant;
     j.tenant = tenant_ix_.at(t.tenant);
     r.gpus = t.gpus;
+    r.gpus_per_node = t.gpus_per_node;
     if (!t.gpu_type.empty()) {
       if (!types.count(core::GpuTypeId(t.gpu_type))) {
         return core::invalid_argument(
@@ -364,9 +399,25 @@ void Engine::release(std::int32_t job) {
   placeable_change_ = true;
 }
 
+AttemptSplit Engine::split_running(std::int32_t job) const {
+  const SimJob& j = jobs_[job];
+  return split_attempt(now_ms_ - j.run_start_ms, j.restore_ms,
+                       to_ms(options_.runtime.checkpoint_interval),
+                       to_ms(options_.runtime.checkpoint_cost));
+}
+
+void Engine::account_kept(std::int32_t job) {
+  const AttemptSplit s = split_running(job);
+  JobResult& out = result_.jobs[job];
+  out.productive_ms += s.saved + s.partial;
+  out.checkpoint_ms += s.checkpoint;
+  out.restart_ms += s.restart;
+}
+
 void Engine::complete(std::int32_t job, std::int32_t generation) {
   SimJob& j = jobs_[job];
   if (j.state != JobState::kRunning || j.generation != generation) return;  // stale
+  account_kept(job);
   release(job);
   j.state = JobState::kDone;
   j.remaining_work_ms = 0;
@@ -378,16 +429,23 @@ void Engine::complete(std::int32_t job, std::int32_t generation) {
 void Engine::stop_and_requeue(std::int32_t job) {
   SimJob& j = jobs_[job];
   JobResult& out = result_.jobs[job];
-  const std::int64_t interval = to_ms(options_.runtime.checkpoint_interval);
-  // Wall time spent working (after the restore), and the part saved by checkpoints taken
-  // every `interval` of it.
-  const std::int64_t worked = std::max<std::int64_t>(0, now_ms_ - j.run_start_ms - j.restore_ms);
-  const std::int64_t saved = options_.runtime.checkpoint_on_stop ? worked
-                             : interval > 0                      ? worked / interval * interval
-                                                                 : 0;
-  const auto saved_work = static_cast<std::int64_t>(static_cast<double>(saved) / j.slowdown);
+  // Wall time spent working (after the restore), and the part saved by the checkpoints
+  // written in it (or all of it, when a stop checkpoints on the way out).
+  AttemptSplit s = split_running(job);
+  if (options_.runtime.checkpoint_on_stop) {
+    s.saved += s.partial;
+    s.partial = 0;
+  }
+  const auto saved_work = static_cast<std::int64_t>(static_cast<double>(s.saved) / j.slowdown);
   j.remaining_work_ms = std::max<std::int64_t>(1, j.remaining_work_ms - saved_work);
-  out.lost_gpu_ms += (now_ms_ - j.run_start_ms - saved) * static_cast<std::int64_t>(j.gpus.size());
+  // Held time that left nothing behind: the restore, the lost work, an unfinished write.
+  const std::int64_t wasted =
+      now_ms_ - j.run_start_ms - s.saved - s.written * to_ms(options_.runtime.checkpoint_cost);
+  out.lost_gpu_ms += wasted * static_cast<std::int64_t>(j.gpus.size());
+  out.productive_ms += s.saved;
+  out.lost_ms += s.partial;
+  out.checkpoint_ms += s.checkpoint;
+  out.restart_ms += s.restart;
   release(job);
   enqueue(job);
 }
@@ -498,10 +556,14 @@ core::Status Engine::start(const sched::Placement& p) {
   out.gpu_type = p.gpu_type.value;
   out.packed = p.packed;
   out.slowdown = j.slowdown;
-  const auto run_ms =
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(j.remaining_work_ms) * j.slowdown));
-  push(now_ms_ + j.restore_ms + std::max<std::int64_t>(1, run_ms), EventKind::kCompletion, job,
-       j.generation);
+  const auto run_ms = std::max<std::int64_t>(
+      1,
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(j.remaining_work_ms) * j.slowdown)));
+  // A checkpoint after each full interval of work that ends before the job does.
+  const std::int64_t interval = to_ms(options_.runtime.checkpoint_interval);
+  const std::int64_t writes = interval > 0 ? (run_ms - 1) / interval : 0;
+  push(now_ms_ + j.restore_ms + run_ms + writes * to_ms(options_.runtime.checkpoint_cost),
+       EventKind::kCompletion, job, j.generation);
   return core::ok_status();
 }
 
@@ -620,11 +682,11 @@ core::Status Engine::cycle() {
 
 std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
   if (options_.runtime.checkpoint_on_stop) return at(now_ms_);  // a stop loses nothing
-  const std::int64_t interval = to_ms(j.request.checkpoint_interval);
-  if (interval <= 0) return std::nullopt;
-  const std::int64_t worked = now_ms_ - j.run_start_ms - j.restore_ms;
-  if (worked < interval) return std::nullopt;
-  return at(j.run_start_ms + j.restore_ms + worked / interval * interval);
+  const std::int64_t held = now_ms_ - j.run_start_ms;
+  const AttemptSplit s = split_attempt(held, j.restore_ms, to_ms(j.request.checkpoint_interval),
+                                       to_ms(options_.runtime.checkpoint_cost));
+  if (s.written == 0) return std::nullopt;
+  return at(j.run_start_ms + s.last_written_at);
 }
 
 double Engine::attained_gpu_seconds(std::int32_t job) const {
@@ -692,8 +754,25 @@ core::Result<RunResult> Engine::run() {
     }
     push(origin + to_ms(f.at), EventKind::kFailure, it->second, f.gpu);
   }
+  const std::int64_t horizon = options_.horizon.count() > 0
+                                   ? origin + to_ms(options_.horizon)
+                                   : std::numeric_limits<std::int64_t>::max();
   std::size_t next_arrival = 0;
   while (next_arrival < jobs_.size() || live_events_ > 0) {
+    const std::int64_t next_t =
+        std::min(next_arrival < jobs_.size() ? workload_.jobs[next_arrival].submit_ms
+                                             : std::numeric_limits<std::int64_t>::max(),
+                 events_.empty() ? std::numeric_limits<std::int64_t>::max() : events_.top().t_ms);
+    if (next_t > horizon) {
+      // The run ends here: running attempts keep what they did (nothing stopped them).
+      advance_to(horizon);
+      for (const std::int32_t job : std::vector<std::int32_t>(running_.begin(), running_.end())) {
+        account_kept(job);
+        release(job);
+        jobs_[job].state = JobState::kDone;
+      }
+      break;
+    }
     // Arrivals come from the sorted workload; everything else from the event queue. At
     // one instant, queued events of kinds before kCycle go first.
     const bool take_arrival =

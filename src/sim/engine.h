@@ -44,7 +44,11 @@ struct RuntimeModel {
   double beyond_leaf = 1.15;    // spread over leaves under one spine
   double beyond_spine = 1.10;   // spread over spines
   core::Duration checkpoint_interval{0};  // 0: jobs do not checkpoint (restart from scratch)
-  core::Duration restore_time{0};         // paid on every restart from a checkpoint
+  // Wall time a job stalls to write each periodic checkpoint: it works
+  // `checkpoint_interval`, stalls this long, works again. A checkpoint counts once
+  // written; a stop during the write loses the interval before it.
+  core::Duration checkpoint_cost{0};
+  core::Duration restore_time{0};  // paid on every restart from a checkpoint
   // Paid on every start, the first included (the Pollux artifact's 30-s re-scale delay).
   core::Duration start_time{0};
   // A stopped job keeps all its work, as if it checkpointed on the way out (the Pollux
@@ -71,6 +75,10 @@ struct EngineOptions {
   // when). Off only to test that the skip changes nothing.
   bool skip_futile_cycles = true;
   std::vector<InjectedFailure> injected_failures;  // repaired after the fleet's repair time
+  // Stop the run this long after the first submission (0: when every job is done). Jobs
+  // still running are accounted up to then, their unsaved work as productive (nothing
+  // lost it); they and pending jobs keep finish_ms -1.
+  core::Duration horizon{0};
   std::uint64_t seed = 1;
   RuntimeModel runtime;
 };
@@ -87,6 +95,12 @@ struct JobResult {
   std::int64_t run_ms = 0;       // wall time holding GPUs, over every attempt
   std::int64_t gpu_ms = 0;       // GPU-milliseconds held, over every attempt
   std::int64_t lost_gpu_ms = 0;  // GPU-milliseconds whose work was lost to stops
+  // run_ms split by what the time went to (each over every attempt); they add up to
+  // run_ms, and with the time queued, to the job's wall time (reliability.h).
+  std::int64_t productive_ms = 0;  // work kept: saved by checkpoints, finished, or at the horizon
+  std::int64_t lost_ms = 0;        // work since the last checkpoint, lost to a stop
+  std::int64_t checkpoint_ms = 0;  // stalled writing checkpoints (an interrupted write too)
+  std::int64_t restart_ms = 0;     // start-up and restore time paid
   std::int32_t attempts = 0;
   std::int32_t preemptions = 0;
   std::int32_t failures = 0;  // stops caused by a GPU failure

@@ -34,7 +34,8 @@ int run(int argc, char** argv) {
   std::string fleet_path, workload_path, format = "normalized", out_dir;
   std::vector<std::string> policies;
   std::int64_t max_jobs = 0;
-  double load_factor = 0, cycle_s = 10, checkpoint_s = 0, restore_s = 0, estimate = 1.0;
+  double load_factor = 0, cycle_s = 10, checkpoint_s = 0, checkpoint_cost_s = 0, restore_s = 0,
+         estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
   bool no_failures = false, quiet = false, checkpoint_on_stop = false;
@@ -80,6 +81,9 @@ int run(int argc, char** argv) {
   app.add_option("--check-every", check_every, "run sched::check on every Nth cycle (0: never)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--checkpoint-interval-s", checkpoint_s, "jobs checkpoint this often (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--checkpoint-cost-s", checkpoint_cost_s,
+                 "seconds a job stalls to write each periodic checkpoint")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--restore-s", restore_s, "restore time after a restart from a checkpoint")
       ->check(CLI::NonNegativeNumber);
@@ -146,6 +150,7 @@ int run(int argc, char** argv) {
                                    .failures = !no_failures,
                                    .seed = seed,
                                    .runtime = {.checkpoint_interval = ms(checkpoint_s),
+                                               .checkpoint_cost = ms(checkpoint_cost_s),
                                                .restore_time = ms(restore_s),
                                                .start_time = ms(start_s),
                                                .checkpoint_on_stop = checkpoint_on_stop,

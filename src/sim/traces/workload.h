@@ -20,6 +20,9 @@ struct TraceJob {
   core::TenantId tenant;
   std::int64_t submit_ms = 0;  // from the start of the trace
   std::int32_t gpus = 1;
+  // GPUs on each node the gang spans (0: the scheduler chooses the split). A large
+  // training job takes whole nodes, so a node with a failed GPU cannot host it.
+  std::int32_t gpus_per_node = 0;
   std::int64_t duration_ms = 0;  // run time when placed as the job wants it, > 0
   std::string gpu_type;          // empty: any type
   std::string status;            // the trace's final status, if it has one (informational)
