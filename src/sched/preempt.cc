@@ -32,8 +32,7 @@ constexpr std::size_t kDomainsTried = 4;
 
 // The reason a chosen victim gives. Written only for the victims of the plan returned:
 // formatting it for every candidate of every search cost more than the search.
-std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor& p,
-                      TypeIx type) {
+std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor& p, TypeIx type) {
   const JobRequest& pr = p.job->request;
   switch (v.kind) {
     case VictimKind::kShrink:
