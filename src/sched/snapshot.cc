@@ -361,6 +361,7 @@ Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta d
   CORRAL_RETURN_IF_ERROR(sort_unique(delta.started, by_job, "started"));
   CORRAL_RETURN_IF_ERROR(sort_unique(delta.dequeued, self, "dequeued"));
   CORRAL_RETURN_IF_ERROR(sort_unique(delta.queued, by_job, "queued"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.progress, by_id, "progress"));
   CORRAL_RETURN_IF_ERROR(attach_usage(s, delta.usage, s.usage_));
   s.reservations_ = std::move(delta.reservations);
   s.held_ = std::move(p.held_);

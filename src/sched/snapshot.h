@@ -123,8 +123,8 @@ struct JobsDelta {
   std::vector<RunningJob> started;              // jobs running now that were not (or stopped first)
   std::vector<core::JobId> dequeued;            // pending jobs that are no longer pending
   std::vector<PendingJob> queued;  // jobs pending now that were not (or dequeued first)
-  // For each running job that stays, in id order: exactly the jobs of the previous
-  // snapshot's running list, less `stopped`.
+  // For each running job that stays: exactly the jobs of the previous snapshot's running
+  // list, less `stopped`. Every list here may come in any order.
   std::vector<RunningProgress> progress;
 };
 
