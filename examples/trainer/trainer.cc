@@ -25,8 +25,8 @@
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <httplib.h>
 #include <optional>
@@ -186,7 +186,7 @@ void report(const std::string& path, const State& s, std::size_t bytes, const st
 bool checkpoint(const State& s) {
   const std::string dir = env_or("CORRAL_CHECKPOINT_DIR", "");
   if (dir.empty()) return true;  // nowhere to write: run without checkpoints
-  std::error_code ignored;  // write_atomic reports what matters
+  std::error_code ignored;       // write_atomic reports what matters
   std::filesystem::create_directories(dir, ignored);
   char name[96];
   std::snprintf(name, sizeof(name), "step-%09" PRId64 "-attempt-%s", s.step,

@@ -5,14 +5,13 @@
 // uninterrupted run's value; kill -9 of a node's agent (and its workers) restarting the
 // job elsewhere from its checkpoint; an injected GPU fault draining its node; cancel
 // stopping every rank.
-#include <dirent.h>
-#include <signal.h>
-
 #include <cstdio>
+#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
+#include <signal.h>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -175,13 +174,14 @@ class ClusterTest : public ::testing::Test {
 
   json trainer_job(const std::string& name, int gpus, int steps, int step_ms,
                    const std::string& priority = "standard") {
-    json spec = {{"name", name},
-                 {"priorityClass", priority},
-                 {"resources", {{"gpus", gpus}, {"gpuTypes", {"H100"}}}},
-                 {"command",
-                  {"corral-trainer", "--steps", std::to_string(steps), "--step-ms",
-                   std::to_string(step_ms), "--checkpoint-every", "20"}},
-                 {"checkpoint", {{"dir", (dir_.path() / "ckpt" / name).string()}, {"intervalSeconds", 1}}}};
+    json spec = {
+        {"name", name},
+        {"priorityClass", priority},
+        {"resources", {{"gpus", gpus}, {"gpuTypes", {"H100"}}}},
+        {"command",
+         {"corral-trainer", "--steps", std::to_string(steps), "--step-ms", std::to_string(step_ms),
+          "--checkpoint-every", "20"}},
+        {"checkpoint", {{"dir", (dir_.path() / "ckpt" / name).string()}, {"intervalSeconds", 1}}}};
     if (gpus > 8) spec["resources"]["gpusPerNode"] = 8;
     return spec;
   }
@@ -231,8 +231,8 @@ TEST_F(ClusterTest, PreemptedGangCheckpointsResumesAndEndsWithTheSameValue) {
       << job(victim).dump();
 
   // A production job that needs every GPU: the preemptible gang must make way.
-  const auto urgent = submit(trainer_job("urgent-" + std::to_string(getpid()), 32, 20, 5,
-                                         "production"));
+  const auto urgent =
+      submit(trainer_job("urgent-" + std::to_string(getpid()), 32, 20, 5, "production"));
   ASSERT_TRUE(wait_phase(urgent, "succeeded", 60s)) << job(urgent).dump() << job(victim).dump();
   ASSERT_TRUE(wait_phase(victim, "succeeded", 60s)) << job(victim).dump();
 

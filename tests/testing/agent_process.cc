@@ -20,8 +20,7 @@ AgentProcess::AgentProcess(std::string node, std::filesystem::path state_dir)
 
 AgentProcess::~AgentProcess() { crash_node(); }
 
-core::Status AgentProcess::start(const std::string& server,
-                                 const std::filesystem::path& join_token,
+core::Status AgentProcess::start(const std::string& server, const std::filesystem::path& join_token,
                                  const std::string& preset, const std::string& labels,
                                  std::vector<std::string> extra_args) {
   std::filesystem::create_directories(state_dir_);
@@ -42,8 +41,8 @@ core::Status AgentProcess::start(const std::string& server,
                                 "200"};
   for (auto& a : extra_args) args.push_back(std::move(a));
   const std::string log = (state_dir_ / "agent.log").string();
-  const std::string path = std::filesystem::path(CORRAL_TRAINER_PATH).parent_path().string() +
-                           ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  const std::string path = std::filesystem::path(CORRAL_TRAINER_PATH).parent_path().string() + ":" +
+                           (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
   pid_ = fork();
   if (pid_ < 0) return core::internal_error("fork failed");
   if (pid_ == 0) {
