@@ -45,6 +45,12 @@ Gate::Gate(const ClusterSnapshot& s, core::Time now)
       blocked_(s.nodes().size(), 0),
       forbidden_(s.nodes().size(), 0) {
   current_.forbidden_reservation.assign(s.reservations().size(), false);
+  for (NodeIx n = 0; n < static_cast<NodeIx>(s.nodes().size()); ++n) {
+    if (std::any_of(reserved_.begin(), reserved_.end(),
+                    [&](const std::vector<std::uint64_t>& r) { return r[n] != 0; })) {
+      gated_.push_back(n);
+    }
+  }
 }
 
 std::int32_t Gate::reservation_index(const JobRequest& r) const {
@@ -94,6 +100,22 @@ void Gate::set_shadow(const std::vector<Plan::Take>& takes, core::Time at) {
   std::fill(shadow_.begin(), shadow_.end(), 0);
   for (const Plan::Take& t : takes) shadow_[t.node] |= t.mask;
   shadow_at_ = at;
+  // Nodes of an earlier shadow stay gated: they may still be blocked.
+  for (const Plan::Take& t : takes) gated_.push_back(t.node);
+  std::sort(gated_.begin(), gated_.end());
+  gated_.erase(std::unique(gated_.begin(), gated_.end()), gated_.end());
+}
+
+std::uint64_t Gate::forbidden_on(const View& view, NodeIx n) const {
+  std::uint64_t mask = 0;
+  for (std::size_t r = 0; r < view.forbidden_reservation.size(); ++r) {
+    if (view.forbidden_reservation[r]) mask |= reserved_[r][n];
+  }
+  if (view.only_reservation >= 0) {
+    mask |= s_.topo()[n].all_mask & ~reserved_[view.only_reservation][n];
+  }
+  if (view.shadow_forbidden) mask |= shadow_[n];
+  return mask;
 }
 
 std::vector<std::uint64_t> Gate::forbidden_mask(const View& view) const {
@@ -115,6 +137,26 @@ std::vector<std::uint64_t> Gate::forbidden_mask(const View& view) const {
 
 void Gate::enter(Plan& plan, const View& view) {
   if (view == current_) return;
+  if (view.only_reservation < 0 && current_.only_reservation < 0) {
+    // Neither view names a reservation: outside gated_ nothing is forbidden or blocked
+    // under either, so the same passes as below over gated_ alone give the same plan.
+    std::vector<Plan::Take> to_unblock, to_block;
+    for (NodeIx n : gated_) {
+      const std::uint64_t drop = blocked_[n] & ~forbidden_on(view, n);
+      if (drop != 0) to_unblock.push_back({n, drop});
+      blocked_[n] &= ~drop;
+    }
+    plan.unblock(to_unblock);
+    for (NodeIx n : gated_) {
+      forbidden_[n] = forbidden_on(view, n);
+      const std::uint64_t add = forbidden_[n] & ~blocked_[n] & plan.free_mask(n);
+      if (add != 0) to_block.push_back({n, add});
+      blocked_[n] |= add;
+    }
+    plan.block(to_block);
+    current_ = view;
+    return;
+  }
   const std::vector<std::uint64_t> want = forbidden_mask(view);
   std::vector<Plan::Take> to_unblock, to_block;
   for (NodeIx n = 0; n < static_cast<NodeIx>(want.size()); ++n) {

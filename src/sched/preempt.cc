@@ -30,8 +30,26 @@ namespace {
 
 constexpr std::size_t kDomainsTried = 4;
 
-std::string tier_reason(const JobRequest& p) {
-  return cat("preempted for job ", p.id.value, " (tier ", p.tier, ")");
+// The reason a chosen victim gives. Written only for the victims of the plan returned:
+// formatting it for every candidate of every search cost more than the search.
+std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor& p, TypeIx type) {
+  const JobRequest& pr = p.job->request;
+  switch (v.kind) {
+    case VictimKind::kShrink:
+      return cat("shrunk from ", s.running()[v.running_ix].gpus.size(), " to ",
+                 s.running()[v.running_ix].request.elastic->min_gpus, " GPUs for job ",
+                 pr.id.value);
+    case VictimKind::kReclaim:
+      return cat("reclaimed: tenant ", pr.tenant.value, " takes back its guaranteed ",
+                 s.gpu_types()[type].id.value, " for job ", pr.id.value);
+    case VictimKind::kReservation:
+      return cat("reservation ", pr.reservation->value, " opened for job ", pr.id.value);
+    case VictimKind::kTier:
+      return cat("preempted for job ", pr.id.value, " (tier ", pr.tier, ")");
+    case VictimKind::kAttainedService:
+      return cat("preempted for job ", pr.id.value, " (less attained service)");
+  }
+  return {};
 }
 
 // Whether any of `takes` is a GPU the preemptor may not use.
@@ -64,7 +82,7 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
     out.kept = takes_of(s, kept);
     out.released = takes_of(s, freed);
     out.rank = 0;
-    out.reason = cat("shrunk from ", current, " to ", keep, " GPUs for job ", pr.id.value);
+    out.kind = VictimKind::kShrink;
     if (forbids(p, out.released)) return std::nullopt;
     return out;
   }
@@ -86,18 +104,17 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   // high-tier borrower, which preempts it back by tier: a cycle.)
   if (stranger && running.borrowed[ix] && p.within_guarantee && v.request.tier <= pr.tier) {
     out.rank = 1;
-    out.reason = cat("reclaimed: tenant ", pr.tenant.value, " takes back its guaranteed ",
-                     s.gpu_types()[type].id.value, " for job ", pr.id.value);
+    out.kind = VictimKind::kReclaim;
   } else if (stranger && on_reservation && v.request.preemptible) {
     out.rank = 1;
-    out.reason = cat("reservation ", pr.reservation->value, " opened for job ", pr.id.value);
+    out.kind = VictimKind::kReservation;
   } else if (v.request.preemptible && pr.tier > v.request.tier) {
     out.rank = 2;
-    out.reason = tier_reason(pr);
+    out.kind = VictimKind::kTier;
   } else if (config.order == QueueOrder::kAttainedService && v.request.preemptible &&
              pr.tier >= v.request.tier && p.level < las_level(config, v.attained_gpu_seconds)) {
     out.rank = 2;
-    out.reason = cat("preempted for job ", pr.id.value, " (less attained service)");
+    out.kind = VictimKind::kAttainedService;
   } else {
     return std::nullopt;
   }
@@ -226,14 +243,42 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
                                               const Preemptor& preemptor,
                                               const SchedulerConfig& config, core::Time now) {
   const ClusterSnapshot& s = plan.snapshot();
-  // 1. Candidates, cheapest first: rank, then lost work per GPU freed, then job id.
+  // 1. Candidates, cheapest first: rank, then lost work per GPU freed, then job id. Only
+  //    the running jobs of the request's type that could be candidates for this preemptor
+  //    are visited (each blocked job used to scan every running job): elastic jobs;
+  //    borrowers, when it reclaims its guarantee; preemptible jobs, when it has a
+  //    reservation, a higher tier than some of them, or attained-service order.
+  const RunningIndex::ByType& lists = running.by_type[request.type];
+  const JobRequest& pr = preemptor.job->request;
+  std::vector<std::int32_t> visit = lists.elastic;
+  std::size_t sources = visit.empty() ? 0 : 1;
+  if (preemptor.within_guarantee && !lists.borrowed.empty()) {
+    visit.insert(visit.end(), lists.borrowed.begin(), lists.borrowed.end());
+    ++sources;
+  }
+  if ((preemptor.reservation_masks != nullptr || config.order == QueueOrder::kAttainedService ||
+       pr.tier > lists.min_preemptible_tier) &&
+      !lists.preemptible.empty()) {
+    visit.insert(visit.end(), lists.preemptible.begin(), lists.preemptible.end());
+    ++sources;
+  }
+  if (sources > 1) {
+    std::sort(visit.begin(), visit.end());
+    visit.erase(std::unique(visit.begin(), visit.end()), visit.end());
+  }
   std::vector<Victim> candidates;
-  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
+  std::int32_t candidate_gpus = 0;
+  for (std::int32_t ix : visit) {
     if (auto v = candidate(s, running, ix, preemptor, request.type, config, now)) {
+      candidate_gpus += gpus_in(v->released);
       candidates.push_back(std::move(*v));
     }
   }
-  if (candidates.empty()) return std::nullopt;
+  // Every domain's free GPUs are at most the type's, so when all the candidates together
+  // with every free GPU of the type fall short, no domain below can be opened.
+  if (candidates.empty() || plan.type_free(request.type) + candidate_gpus < request.gpus) {
+    return std::nullopt;
+  }
   std::vector<std::size_t> by_cost(candidates.size());
   for (std::size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
   std::sort(by_cost.begin(), by_cost.end(), [&](std::size_t a, std::size_t b) {
@@ -293,7 +338,10 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
       auto result = try_domain(plan, candidates, touching[options[i].domain], request);
       if (result && (!best || result->second < best->second)) best = std::move(result);
     }
-    if (best) return std::move(best->first);
+    if (best) {
+      for (Victim& v : best->first.victims) v.reason = reason_of(s, v, preemptor, request.type);
+      return std::move(best->first);
+    }
   }
   return std::nullopt;
 }

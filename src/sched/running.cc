@@ -52,6 +52,21 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
     const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[type[ix]].id);
     borrowed[ix] = used > q.guaranteed;
   }
+
+  by_type.resize(s.gpu_types().size());
+  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.size()); ++ix) {
+    if (type[ix] < 0) continue;
+    const JobRequest& r = running[ix].request;
+    ByType& lists = by_type[type[ix]];
+    if (r.elastic && static_cast<std::int32_t>(running[ix].gpus.size()) > r.elastic->min_gpus) {
+      lists.elastic.push_back(ix);
+    }
+    if (borrowed[ix]) lists.borrowed.push_back(ix);
+    if (r.preemptible) {
+      lists.preemptible.push_back(ix);
+      lists.min_preemptible_tier = std::min(lists.min_preemptible_tier, r.tier);
+    }
+  }
 }
 
 std::vector<std::int32_t> allowed_sizes(const JobRequest& r) {

@@ -257,71 +257,232 @@ Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet, Snap
   return s;
 }
 
-// The lists in `in` are sorted by id.
-Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
-  s.usage_.assign(s.tenants().size(), 0.0);
-  for (const auto& [tenant, value] : in.usage) {
+namespace {
+
+Status attach_usage(const ClusterSnapshot& s, const std::map<core::TenantId, double>& usage,
+                    std::vector<double>& out) {
+  out.assign(s.tenants().size(), 0.0);
+  for (const auto& [tenant, value] : usage) {
     const auto ix = s.find_tenant(tenant);
     if (!ix) return bad("usage", cat("unknown tenant ", tenant.value));
     if (!(value >= 0)) return bad("usage", cat(tenant.value, ": usage must be >= 0"));
-    s.usage_[*ix] = value;
+    out[*ix] = value;
   }
+  return core::ok_status();
+}
+
+// Checks a running job and derives its GPUs as (node, mask), marking them in `held`: the
+// GPUs exist and no other job holds one.
+Status attach_running(const ClusterSnapshot& s, const RunningJob& r,
+                      std::vector<std::uint64_t>& held, std::vector<NodeGpus>& out,
+                      TenantIx& tenant) {
+  const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
+  CORRAL_RETURN_IF_ERROR(check_request(s, r.request, field, tenant));
+  const std::vector<core::Node>& nodes = s.nodes();
+  const core::NodeId* last_id = nullptr;  // a gang's GPUs come node by node
+  NodeIx node = -1;
+  for (const GpuRef& g : r.gpus) {
+    if (last_id == nullptr || g.node != *last_id) {
+      const auto found = s.find_node(g.node);
+      node = found ? *found : -1;
+      last_id = &g.node;
+    }
+    if (node < 0 || g.index < 0 || g.index >= static_cast<std::int32_t>(nodes[node].gpus.size())) {
+      return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
+    }
+    const std::uint64_t bit = std::uint64_t{1} << g.index;
+    if ((held[node] & bit) != 0) {
+      return bad(field(), cat("GPU ", g.node.value, "/", g.index, " is held by two jobs"));
+    }
+    held[node] |= bit;
+    const auto at =
+        std::find_if(out.begin(), out.end(), [&](const NodeGpus& n) { return n.node == node; });
+    if (at == out.end()) {
+      out.push_back({node, bit});
+    } else {
+      at->mask |= bit;
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NodeGpus& a, const NodeGpus& b) { return a.node < b.node; });
+  return core::ok_status();
+}
+
+// Both lists sorted by id: one merge finds a job that is both running and pending.
+Status check_disjoint(const std::vector<RunningJob>& running,
+                      const std::vector<PendingJob>& pending) {
+  size_t ri = 0;
+  for (const PendingJob& p : pending) {
+    while (ri < running.size() && running[ri].request.id < p.request.id) ++ri;
+    if (ri < running.size() && running[ri].request.id == p.request.id) {
+      return bad(cat("pending[", p.request.id.value, "]"), "job is also running");
+    }
+  }
+  return core::ok_status();
+}
+
+}  // namespace
+
+// The lists in `in` are sorted by id.
+Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
+  CORRAL_RETURN_IF_ERROR(attach_usage(s, in.usage, s.usage_));
   s.reservations_ = std::move(in.reservations);
 
   // Jobs: known tenants and types; running GPUs exist and none is held twice (one bit
   // mask per node records what is held).
-  const std::vector<core::Node>& nodes = s.nodes();
-  std::vector<std::uint64_t> held(nodes.size(), 0);
+  s.held_.assign(s.nodes().size(), 0);
   s.running_gpus_.resize(in.running.size());
   s.running_tenant_.resize(in.running.size());
   for (size_t j = 0; j < in.running.size(); ++j) {
-    const RunningJob& r = in.running[j];
-    const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
-    CORRAL_RETURN_IF_ERROR(check_request(s, r.request, field, s.running_tenant_[j]));
-    std::vector<NodeGpus>& out = s.running_gpus_[j];
-    const core::NodeId* last_id = nullptr;  // a gang's GPUs come node by node
-    NodeIx node = -1;
-    for (const GpuRef& g : r.gpus) {
-      if (last_id == nullptr || g.node != *last_id) {
-        const auto found = s.find_node(g.node);
-        node = found ? *found : -1;
-        last_id = &g.node;
-      }
-      if (node < 0 || g.index < 0 ||
-          g.index >= static_cast<std::int32_t>(nodes[node].gpus.size())) {
-        return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
-      }
-      const std::uint64_t bit = std::uint64_t{1} << g.index;
-      if ((held[node] & bit) != 0) {
-        return bad(field(), cat("GPU ", g.node.value, "/", g.index, " is held by two jobs"));
-      }
-      held[node] |= bit;
-      const auto at =
-          std::find_if(out.begin(), out.end(), [&](const NodeGpus& n) { return n.node == node; });
-      if (at == out.end()) {
-        out.push_back({node, bit});
-      } else {
-        at->mask |= bit;
-      }
-    }
-    std::sort(out.begin(), out.end(),
-              [](const NodeGpus& a, const NodeGpus& b) { return a.node < b.node; });
+    CORRAL_RETURN_IF_ERROR(
+        attach_running(s, in.running[j], s.held_, s.running_gpus_[j], s.running_tenant_[j]));
   }
-  // Both lists are sorted by id: one merge finds a job that is both running and pending.
   s.pending_tenant_.resize(in.pending.size());
-  size_t ri = 0;
   for (size_t j = 0; j < in.pending.size(); ++j) {
     const PendingJob& p = in.pending[j];
     const auto field = [&] { return cat("pending[", p.request.id.value, "]"); };
     CORRAL_RETURN_IF_ERROR(check_request(s, p.request, field, s.pending_tenant_[j]));
-    while (ri < in.running.size() && in.running[ri].request.id < p.request.id) ++ri;
-    if (ri < in.running.size() && in.running[ri].request.id == p.request.id) {
-      return bad(field(), "job is also running");
-    }
   }
+  CORRAL_RETURN_IF_ERROR(check_disjoint(in.running, in.pending));
   s.running_ = std::move(in.running);
   s.pending_ = std::move(in.pending);
   return core::ok_status();
+}
+
+Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta delta) {
+  ClusterSnapshot& p = previous;
+  ClusterSnapshot s;
+  s.fleet_ = p.fleet_;
+  const auto by_id = [](const auto& x) -> const auto& { return x.id; };
+  const auto by_job = [](const auto& j) -> const auto& { return j.request.id; };
+  const auto self = [](const core::JobId& id) -> const core::JobId& { return id; };
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.reservations, by_id, "reservations"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.stopped, self, "stopped"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.started, by_job, "started"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.dequeued, self, "dequeued"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.queued, by_job, "queued"));
+  CORRAL_RETURN_IF_ERROR(sort_unique(delta.progress, by_id, "progress"));
+  CORRAL_RETURN_IF_ERROR(attach_usage(s, delta.usage, s.usage_));
+  s.reservations_ = std::move(delta.reservations);
+  s.held_ = std::move(p.held_);
+
+  // Running: drop the stopped (freeing their GPUs), update the ones that stay, then check
+  // the started against what is held, and merge the two by id.
+  std::vector<RunningJob> kept;
+  std::vector<std::vector<NodeGpus>> kept_gpus;
+  std::vector<TenantIx> kept_tenant;
+  kept.reserve(p.running_.size());
+  kept_gpus.reserve(p.running_.size());
+  kept_tenant.reserve(p.running_.size());
+  size_t si = 0, pi = 0;
+  for (size_t j = 0; j < p.running_.size(); ++j) {
+    const core::JobId id = p.running_[j].request.id;
+    if (si < delta.stopped.size() && delta.stopped[si] < id) {
+      return bad("stopped", cat("job ", delta.stopped[si].value, " was not running"));
+    }
+    if (si < delta.stopped.size() && delta.stopped[si] == id) {
+      ++si;
+      for (const NodeGpus& g : p.running_gpus_[j]) s.held_[g.node] &= ~g.mask;
+      continue;
+    }
+    if (pi >= delta.progress.size() || delta.progress[pi].id != id) {
+      return bad("progress", cat("expected running job ", id.value, " next"));
+    }
+    RunningJob& r = p.running_[j];
+    const RunningProgress& now = delta.progress[pi++];
+    r.last_checkpoint_at = now.last_checkpoint_at;
+    r.preemptions = now.preemptions;
+    r.attained_gpu_seconds = now.attained_gpu_seconds;
+    kept.push_back(std::move(r));
+    kept_gpus.push_back(std::move(p.running_gpus_[j]));
+    kept_tenant.push_back(p.running_tenant_[j]);
+  }
+  if (si < delta.stopped.size()) {
+    return bad("stopped", cat("job ", delta.stopped[si].value, " was not running"));
+  }
+  if (pi < delta.progress.size()) {
+    return bad("progress", cat("job ", delta.progress[pi].id.value, " is not running"));
+  }
+  std::vector<std::vector<NodeGpus>> started_gpus(delta.started.size());
+  std::vector<TenantIx> started_tenant(delta.started.size());
+  for (size_t j = 0; j < delta.started.size(); ++j) {
+    CORRAL_RETURN_IF_ERROR(
+        attach_running(s, delta.started[j], s.held_, started_gpus[j], started_tenant[j]));
+  }
+  const size_t running_count = kept.size() + delta.started.size();
+  s.running_.reserve(running_count);
+  s.running_gpus_.reserve(running_count);
+  s.running_tenant_.reserve(running_count);
+  for (size_t k = 0, n = 0; k < kept.size() || n < delta.started.size();) {
+    const bool take_new = k == kept.size() || (n < delta.started.size() &&
+                                               delta.started[n].request.id < kept[k].request.id);
+    if (!take_new && n < delta.started.size() &&
+        delta.started[n].request.id == kept[k].request.id) {
+      return bad(cat("started[", kept[k].request.id.value, "]"), "job is already running");
+    }
+    if (take_new) {
+      s.running_.push_back(std::move(delta.started[n]));
+      s.running_gpus_.push_back(std::move(started_gpus[n]));
+      s.running_tenant_.push_back(started_tenant[n]);
+      ++n;
+    } else {
+      s.running_.push_back(std::move(kept[k]));
+      s.running_gpus_.push_back(std::move(kept_gpus[k]));
+      s.running_tenant_.push_back(kept_tenant[k]);
+      ++k;
+    }
+  }
+
+  // Pending: the same, without GPUs.
+  std::vector<PendingJob> kept_pending;
+  std::vector<TenantIx> kept_pending_tenant;
+  kept_pending.reserve(p.pending_.size());
+  kept_pending_tenant.reserve(p.pending_.size());
+  size_t di = 0;
+  for (size_t j = 0; j < p.pending_.size(); ++j) {
+    const core::JobId id = p.pending_[j].request.id;
+    if (di < delta.dequeued.size() && delta.dequeued[di] < id) {
+      return bad("dequeued", cat("job ", delta.dequeued[di].value, " was not pending"));
+    }
+    if (di < delta.dequeued.size() && delta.dequeued[di] == id) {
+      ++di;
+      continue;
+    }
+    kept_pending.push_back(std::move(p.pending_[j]));
+    kept_pending_tenant.push_back(p.pending_tenant_[j]);
+  }
+  if (di < delta.dequeued.size()) {
+    return bad("dequeued", cat("job ", delta.dequeued[di].value, " was not pending"));
+  }
+  std::vector<TenantIx> queued_tenant(delta.queued.size());
+  for (size_t j = 0; j < delta.queued.size(); ++j) {
+    const PendingJob& q = delta.queued[j];
+    const auto field = [&] { return cat("pending[", q.request.id.value, "]"); };
+    CORRAL_RETURN_IF_ERROR(check_request(s, q.request, field, queued_tenant[j]));
+  }
+  const size_t pending_count = kept_pending.size() + delta.queued.size();
+  s.pending_.reserve(pending_count);
+  s.pending_tenant_.reserve(pending_count);
+  for (size_t k = 0, n = 0; k < kept_pending.size() || n < delta.queued.size();) {
+    const bool take_new =
+        k == kept_pending.size() ||
+        (n < delta.queued.size() && delta.queued[n].request.id < kept_pending[k].request.id);
+    if (!take_new && n < delta.queued.size() &&
+        delta.queued[n].request.id == kept_pending[k].request.id) {
+      return bad(cat("queued[", kept_pending[k].request.id.value, "]"), "job is already pending");
+    }
+    if (take_new) {
+      s.pending_.push_back(std::move(delta.queued[n]));
+      s.pending_tenant_.push_back(queued_tenant[n]);
+      ++n;
+    } else {
+      s.pending_.push_back(std::move(kept_pending[k]));
+      s.pending_tenant_.push_back(kept_pending_tenant[k]);
+      ++k;
+    }
+  }
+  CORRAL_RETURN_IF_ERROR(check_disjoint(s.running_, s.pending_));
+  return s;
 }
 
 }  // namespace corral::sched

@@ -105,6 +105,29 @@ struct SnapshotInput {
   std::vector<PendingJob> pending;
 };
 
+// What changed in the jobs since a snapshot was built, for the delta form of
+// rebuild_snapshot(): the caller names the jobs that left each list and gives the ones
+// that entered it, plus the fields of the jobs that stayed running that move with time.
+// A job may leave and re-enter a list in one delta (stopped and started, say).
+struct RunningProgress {
+  core::JobId id;
+  std::optional<core::Time> last_checkpoint_at;
+  std::int32_t preemptions = 0;
+  double attained_gpu_seconds = 0;
+};
+
+struct JobsDelta {
+  std::map<core::TenantId, double> usage;       // every tenant's, as in SnapshotInput
+  std::vector<core::Reservation> reservations;  // all of them, as in SnapshotInput
+  std::vector<core::JobId> stopped;             // running jobs that no longer run
+  std::vector<RunningJob> started;              // jobs running now that were not (or stopped first)
+  std::vector<core::JobId> dequeued;            // pending jobs that are no longer pending
+  std::vector<PendingJob> queued;  // jobs pending now that were not (or dequeued first)
+  // For each running job that stays: exactly the jobs of the previous snapshot's running
+  // list, less `stopped`. Every list here may come in any order.
+  std::vector<RunningProgress> progress;
+};
+
 // Per-node facts derived once.
 struct NodeTopo {
   TypeIx type = -1;  // a node's GPUs are all one type (-1: the node has no GPUs)
@@ -184,6 +207,8 @@ class ClusterSnapshot {
                                                         SnapshotInput jobs);
   // Validates and attaches usage, reservations and jobs to a snapshot whose fleet is set.
   static core::Status attach_jobs(ClusterSnapshot& s, SnapshotInput& in);
+  friend core::Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous,
+                                                        JobsDelta delta);
 
   // What depends only on the fleet and the tenants. Shared, never changed once built, by
   // the snapshots rebuild_snapshot() derives from one another.
@@ -210,6 +235,7 @@ class ClusterSnapshot {
   std::vector<std::vector<NodeGpus>> running_gpus_;
   std::vector<TenantIx> running_tenant_;
   std::vector<TenantIx> pending_tenant_;
+  std::vector<std::uint64_t> held_;  // [node] GPUs held by running jobs
 };
 
 // Validates `input` and derives the indices. InvalidArgument names the first problem
@@ -223,5 +249,13 @@ core::Result<ClusterSnapshot> build_snapshot(SnapshotInput input);
 // result equals the full build's (tests/sched/snapshot_test.cc).
 core::Result<ClusterSnapshot> rebuild_snapshot(const ClusterSnapshot& same_fleet,
                                                SnapshotInput jobs);
+
+// The same again, from the previous snapshot (consumed) and what changed since: jobs that
+// stayed are moved, not copied or validated again; only the ones that entered a list are
+// checked, as build_snapshot() would. The result equals build_snapshot() of the whole
+// lists (tests/sched/snapshot_test.cc). InvalidArgument names the field when the delta
+// does not fit `previous` (a stopped job that was not running, progress for the wrong
+// jobs, ...); `previous` is then left unusable.
+core::Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta delta);
 
 }  // namespace corral::sched

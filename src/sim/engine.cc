@@ -194,6 +194,20 @@ class Engine {
   std::set<std::int32_t> running_;
   // The last snapshot built from the whole fleet; reset when node health changes.
   std::optional<sched::ClusterSnapshot> fleet_base_;
+  // The last cycle's snapshot, and what changed since: each job's list in it (0 none, 1
+  // pending, 2 running) and the jobs that entered or left a list since. The next snapshot
+  // is that one plus the delta (sched::rebuild_snapshot), not a copy of every job.
+  std::optional<sched::ClusterSnapshot> last_;
+  std::vector<std::int8_t> snap_list_;
+  std::vector<bool> touched_;
+  std::vector<std::int32_t> touched_jobs_;
+  void touch(std::int32_t job) {
+    if (!touched_[job]) touched_jobs_.push_back(job);
+    touched_[job] = true;
+  }
+  sched::RunningJob running_job(std::int32_t job) const;
+  sched::PendingJob pending_job(std::int32_t job) const;
+  core::Result<sched::ClusterSnapshot> build_snapshot();
 
   std::vector<sched::DecayedUsage> usage_;
   std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
@@ -269,6 +283,8 @@ core::Status Engine::prepare_jobs() {
   for (const core::GpuType& t : fleet_.gpu_types) types.insert(t.id);
   jobs_.resize(workload_.jobs.size());
   result_.jobs.resize(workload_.jobs.size());
+  snap_list_.assign(jobs_.size(), 0);
+  touched_.assign(jobs_.size(), false);
   for (std::size_t i = 0; i < workload_.jobs.size(); ++i) {
     const TraceJob& t = workload_.jobs[i];
     SimJob& j = jobs_[i];
@@ -363,6 +379,7 @@ void Engine::enqueue(std::int32_t job) {
   SimJob& j = jobs_[job];
   j.state = JobState::kPending;
   j.queued_at_ms = now_ms_;
+  touch(job);
   pending_.insert(job);
   pending_sizes_.insert(j.request.gpus);
   pending_gpus_ += j.request.gpus;
@@ -395,6 +412,7 @@ void Engine::release(std::int32_t job) {
   }
   allocated_ -= static_cast<std::int32_t>(gpus);
   j.gpus.clear();
+  touch(job);
   running_.erase(job);
   placeable_change_ = true;
 }
@@ -520,6 +538,7 @@ core::Status Engine::start(const sched::Placement& p) {
   }
   accrue_usage();
   for (const sched::GpuRef& g : p.gpus) owner_[node_ix_.at(g.node.value)][g.index] = job;
+  touch(job);
   pending_.erase(job);
   pending_sizes_.erase(pending_sizes_.find(j.request.gpus));
   pending_gpus_ -= j.request.gpus;
@@ -595,43 +614,8 @@ core::Status Engine::cycle() {
   accrue_usage();
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. The snapshot, as corrald would build it from its store. The fleet part (types,
-  //    nodes, racks, tenants) is validated and indexed again only after a GPU failed or
-  //    was repaired; otherwise the last one is shared (sched::rebuild_snapshot).
-  sched::SnapshotInput in;
-  if (!fleet_base_) {
-    in.gpu_types = fleet_.gpu_types;
-    in.nodes = nodes_;
-    in.racks = fleet_.racks;
-    in.tenants = result_.tenants;
-  }
-  for (std::size_t t = 0; t < usage_.size(); ++t) {
-    const double u = usage_[t].value_at(at(now_ms_));
-    if (u > 0) in.usage[result_.tenants[t].id] = u;
-  }
-  in.running.reserve(running_.size());
-  for (const std::int32_t job : running_) {
-    const SimJob& j = jobs_[job];
-    in.running.push_back({.request = j.request,
-                          .started_at = at(j.run_start_ms),
-                          .last_checkpoint_at = last_checkpoint(j),
-                          .preemptions = result_.jobs[job].preemptions,
-                          .gpus = j.gpus,
-                          .borrowed = j.borrowed,
-                          .attained_gpu_seconds = attained_gpu_seconds(job)});
-  }
-  in.pending.reserve(pending_.size());
-  for (const std::int32_t job : pending_) {
-    const SimJob& j = jobs_[job];
-    in.pending.push_back({.request = j.request,
-                          .queued_at = at(j.queued_at_ms),
-                          .attempt = result_.jobs[job].attempts,
-                          .preemptions = result_.jobs[job].preemptions,
-                          .attained_gpu_seconds = attained_gpu_seconds(job)});
-  }
-  auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
-                              : sched::build_snapshot(std::move(in));
-  if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
+  // 1. The snapshot, as corrald would build it from its store.
+  auto snapshot = build_snapshot();
   if (!snapshot.ok()) {
     return core::internal_error(
         fmt::format("t={} ms: the fleet model built an invalid snapshot: {}", now_ms_,
@@ -677,7 +661,89 @@ core::Status Engine::cycle() {
     result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
   }
   record_sample();
+  last_ = std::move(*snapshot);
   return core::ok_status();
+}
+
+sched::RunningJob Engine::running_job(std::int32_t job) const {
+  const SimJob& j = jobs_[job];
+  return {.request = j.request,
+          .started_at = at(j.run_start_ms),
+          .last_checkpoint_at = last_checkpoint(j),
+          .preemptions = result_.jobs[job].preemptions,
+          .gpus = j.gpus,
+          .borrowed = j.borrowed,
+          .attained_gpu_seconds = attained_gpu_seconds(job)};
+}
+
+sched::PendingJob Engine::pending_job(std::int32_t job) const {
+  const SimJob& j = jobs_[job];
+  return {.request = j.request,
+          .queued_at = at(j.queued_at_ms),
+          .attempt = result_.jobs[job].attempts,
+          .preemptions = result_.jobs[job].preemptions,
+          .attained_gpu_seconds = attained_gpu_seconds(job)};
+}
+
+// The fleet part (types, nodes, racks, tenants) is validated and indexed again only after
+// a GPU failed or was repaired; otherwise the last one is shared. Jobs: from the last
+// cycle's snapshot plus what changed, when there is one on the same fleet; else every job.
+core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
+  std::map<core::TenantId, double> usage;
+  for (std::size_t t = 0; t < usage_.size(); ++t) {
+    const double u = usage_[t].value_at(at(now_ms_));
+    if (u > 0) usage[result_.tenants[t].id] = u;
+  }
+  const auto list_of = [&](std::int32_t job) -> std::int8_t {
+    const JobState state = jobs_[job].state;
+    return state == JobState::kPending ? 1 : state == JobState::kRunning ? 2 : 0;
+  };
+  if (fleet_base_ && last_) {
+    sched::JobsDelta delta{.usage = std::move(usage)};
+    for (const std::int32_t job : touched_jobs_) {
+      const core::JobId id = jobs_[job].request.id;
+      if (snap_list_[job] == 2) delta.stopped.push_back(id);
+      if (snap_list_[job] == 1) delta.dequeued.push_back(id);
+      snap_list_[job] = list_of(job);
+      if (snap_list_[job] == 2) delta.started.push_back(running_job(job));
+      if (snap_list_[job] == 1) delta.queued.push_back(pending_job(job));
+    }
+    delta.progress.reserve(running_.size());
+    for (const std::int32_t job : running_) {
+      if (touched_[job]) continue;  // in `started`
+      delta.progress.push_back({.id = jobs_[job].request.id,
+                                .last_checkpoint_at = last_checkpoint(jobs_[job]),
+                                .preemptions = result_.jobs[job].preemptions,
+                                .attained_gpu_seconds = attained_gpu_seconds(job)});
+    }
+    for (const std::int32_t job : touched_jobs_) touched_[job] = false;
+    touched_jobs_.clear();
+    auto snapshot = sched::rebuild_snapshot(std::move(*last_), std::move(delta));
+    last_.reset();
+    return snapshot;
+  }
+  for (const std::int32_t job : touched_jobs_) {
+    snap_list_[job] = list_of(job);
+    touched_[job] = false;
+  }
+  touched_jobs_.clear();
+  last_.reset();
+  sched::SnapshotInput in;
+  if (!fleet_base_) {
+    in.gpu_types = fleet_.gpu_types;
+    in.nodes = nodes_;
+    in.racks = fleet_.racks;
+    in.tenants = result_.tenants;
+  }
+  in.usage = std::move(usage);
+  in.running.reserve(running_.size());
+  for (const std::int32_t job : running_) in.running.push_back(running_job(job));
+  in.pending.reserve(pending_.size());
+  for (const std::int32_t job : pending_) in.pending.push_back(pending_job(job));
+  auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
+                              : sched::build_snapshot(std::move(in));
+  if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
+  return snapshot;
 }
 
 std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {

@@ -63,9 +63,17 @@ class Gate {
   std::vector<std::vector<std::uint64_t>> reserved_;  // [reservation][node]
   std::vector<std::uint64_t> shadow_;                 // [node]
   std::optional<core::Time> shadow_at_;
+  // What `view` forbids on node `n` (forbidden_mask()'s entry for n).
+  std::uint64_t forbidden_on(const View& view, NodeIx n) const;
+
   View current_;
   std::vector<std::uint64_t> blocked_;    // [node] what the plan has blocked now
   std::vector<std::uint64_t> forbidden_;  // [node] what the current view forbids
+  // Nodes holding GPUs of some reservation or of the shadow, in index order: unless a
+  // view names a reservation (which forbids every other GPU), only these can be forbidden
+  // or blocked, so enter() visits only them (a fleet-wide pass per job was a tenth of a
+  // cycle on a 1,358-node fleet, with backfill switching views job by job).
+  std::vector<NodeIx> gated_;
 };
 
 }  // namespace corral::sched::detail

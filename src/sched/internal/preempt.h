@@ -13,6 +13,9 @@
 
 namespace corral::sched::detail {
 
+// Why a job may give GPUs to the preemptor (what its reason will say).
+enum class VictimKind { kShrink, kReclaim, kReservation, kTier, kAttainedService };
+
 // One job giving up GPUs: preempted whole, or (elastic) shrunk to `kept`.
 struct Victim {
   std::int32_t running_ix = -1;
@@ -21,7 +24,8 @@ struct Victim {
   std::vector<Plan::Take> kept;  // shrink only
   int rank = 0;                  // 0 shrink, 1 borrowed or reserved, 2 other
   double lost_gpu_seconds = 0;   // work lost: GPU-seconds since checkpoint + restore
-  std::string reason;
+  VictimKind kind = VictimKind::kTier;
+  std::string reason;  // written only for the victims find_preemption() returns
 };
 
 struct PreemptionPlan {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "sched/internal/plan.h"
@@ -21,6 +22,18 @@ struct RunningIndex {
   // a job becomes guaranteed when older jobs of its tenant finish (a flag set at
   // placement would go stale and let others reclaim what the tenant is owed).
   std::vector<bool> borrowed;
+
+  // Per GPU type, the running jobs that could give GPUs to some preemptor, by index in
+  // ascending order: a preemption search visits only the lists its preemptor can draw
+  // from (preempt.cc) instead of every running job. Each list is a superset; candidate()
+  // still decides.
+  struct ByType {
+    std::vector<std::int32_t> elastic;      // elastic jobs above their minimum
+    std::vector<std::int32_t> borrowed;     // borrowing now (reclaimable)
+    std::vector<std::int32_t> preemptible;  // preemptible jobs
+    std::int32_t min_preemptible_tier = std::numeric_limits<std::int32_t>::max();
+  };
+  std::vector<ByType> by_type;  // by TypeIx
 };
 
 // Takes for a list of GPUs, grouped by node in node order.
