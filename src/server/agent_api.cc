@@ -41,16 +41,6 @@ std::string error_body(const Status& s) {
   return body.dump();
 }
 
-std::optional<std::int64_t> parse_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  std::int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 Result<json> parse_body(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
@@ -323,14 +313,14 @@ struct AgentApi::Handlers {
     if (req.has_param("since")) {
       // -1 (an agent's first poll after joining) equals no version: answered at once.
       const std::string text = req.get_param_value("since");
-      const auto v = text == "-1" ? std::optional<std::int64_t>(-1) : parse_int(text);
+      const auto v = text == "-1" ? std::optional<std::int64_t>(-1) : parse_decimal(text);
       if (!v) {
         return fail(res, core::invalid_argument("since", "must be a version number or -1"));
       }
       since = *v;
     }
     if (req.has_param("waitMs")) {
-      const auto v = parse_int(req.get_param_value("waitMs"));
+      const auto v = parse_decimal(req.get_param_value("waitMs"));
       if (!v) return fail(res, core::invalid_argument("waitMs", "must be milliseconds"));
       wait_ms = std::min(*v, kMaxWaitMs);
     }
@@ -572,13 +562,13 @@ struct AgentApi::Handlers {
       return fail(res, forbidden("role " + p->role + " may not read logs"));
     }
     const std::string id_text = req.matches[1];
-    const auto id = parse_int(id_text);
+    const auto id = parse_decimal(id_text);
     std::int64_t rank = 0, attempt = -1, tail = 1 << 20;
     for (const auto& [name, out] : {std::pair<const char*, std::int64_t*>{"rank", &rank},
                                     {"attempt", &attempt},
                                     {"tailBytes", &tail}}) {
       if (!req.has_param(name)) continue;
-      const auto v = parse_int(req.get_param_value(name));
+      const auto v = parse_decimal(req.get_param_value(name));
       if (!v) return fail(res, core::invalid_argument(name, "must be a non-negative integer"));
       *out = *v;
     }

@@ -95,16 +95,6 @@ Status require_role(const Principal& p, std::initializer_list<const char*> roles
   return forbidden("role " + p.role + " may not do this");
 }
 
-std::optional<std::int64_t> parse_id(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  std::int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 std::string summary(const store::JobRow& j) {
   return "phase=" + std::string(core::to_string(j.phase)) + " tenant=" + j.tenant.value +
          " gpus=" + std::to_string(j.gpus) + " attempt=" + std::to_string(j.attempt);
@@ -119,7 +109,7 @@ std::int32_t tier_of(const std::string& priority_class) {
 
 // A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
 Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p, const std::string& id_text) {
-  const auto id = parse_id(id_text);
+  const auto id = parse_decimal(id_text);
   if (!id) return core::not_found("job " + id_text.substr(0, 32) + " not found");
   CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*id)));
   if (!job || !can_see_tenant(p, job->tenant.value)) {
@@ -413,12 +403,12 @@ struct ApiRoutes {
       filter.phases.push_back(*phase);
     }
     if (req.has_param("after")) {
-      const auto after = parse_id(req.get_param_value("after"));
+      const auto after = parse_decimal(req.get_param_value("after"));
       if (!after) return core::invalid_argument("after", "must be a job id");
       filter.after_id = *after;
     }
     if (req.has_param("limit")) {
-      const auto limit = parse_id(req.get_param_value("limit"));
+      const auto limit = parse_decimal(req.get_param_value("limit"));
       if (!limit || *limit < 1 || *limit > 10000) {
         return core::invalid_argument("limit", "must be between 1 and 10000");
       }
@@ -810,12 +800,12 @@ struct ApiRoutes {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
     std::int64_t after = 0, limit = 1000;
     if (req.has_param("after")) {
-      const auto a = parse_id(req.get_param_value("after"));
+      const auto a = parse_decimal(req.get_param_value("after"));
       if (!a) return core::invalid_argument("after", "must be a sequence number");
       after = *a;
     }
     if (req.has_param("limit")) {
-      const auto l = parse_id(req.get_param_value("limit"));
+      const auto l = parse_decimal(req.get_param_value("limit"));
       if (!l || *l < 1 || *l > 10000) return core::invalid_argument("limit", "1 to 10000");
       limit = *l;
     }

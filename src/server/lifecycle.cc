@@ -142,6 +142,24 @@ core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::Allocation
   return false;
 }
 
+namespace {
+
+// Every rank of `attempt` exited 0: the job succeeded (`job` becomes the new row).
+Status succeed(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
+               std::int32_t attempt) {
+  store::JobRow next = job;
+  next.phase = JobPhase::kSucceeded;
+  next.updated_at = ctx.now;
+  next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
+  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "finished", "succeeded: " + next.reason));
+  ++ctx.fx.succeeded;
+  job = std::move(next);
+  return Status();
+}
+
+}  // namespace
+
 Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id) {
   CORRAL_ASSIGN_OR_RETURN(auto found, tx.get_job(id));
   if (!found) return Status();
@@ -222,14 +240,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       stop_everywhere(ctx, id, allocs);
       job = next;
     } else if (exited_ok == slots.size() && job.phase == JobPhase::kRunning) {
-      store::JobRow next = job;
-      next.phase = JobPhase::kSucceeded;
-      next.updated_at = ctx.now;
-      next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
-      CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-      CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
-      ++ctx.fx.succeeded;
-      job = next;
+      CORRAL_RETURN_IF_ERROR(succeed(tx, ctx, job, attempt));
     }
   }
   if (job.phase == JobPhase::kLaunching || job.phase == JobPhase::kRunning) return Status();
@@ -255,15 +266,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   }
   if (!confirmed) return Status();
   if (job.phase == JobPhase::kPreempting && all_ok) {
-    // It finished within its grace period.
-    store::JobRow next = job;
-    next.phase = JobPhase::kSucceeded;
-    next.updated_at = ctx.now;
-    next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
-    CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-    CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "succeeded: " + next.reason));
-    ++ctx.fx.succeeded;
-    job = next;
+    CORRAL_RETURN_IF_ERROR(succeed(tx, ctx, job, attempt));  // within its grace period
   }
   // Confirmed by the agents (or by fencing): only now do the GPUs go back to the pool.
   CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, ctx.now).status());

@@ -10,6 +10,17 @@
 #include "core/gpu_type.h"
 
 namespace corral::server {
+
+std::optional<std::int64_t> parse_decimal(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 namespace {
 
 using core::Result;

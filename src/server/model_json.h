@@ -19,6 +19,10 @@
 
 namespace corral::server {
 
+// A non-negative decimal from a URL path or query (ids, versions, milliseconds): digits
+// only, at most 18 of them so it fits; nullopt otherwise.
+std::optional<std::int64_t> parse_decimal(const std::string& s);
+
 // A tenant as configured: its scheduling settings and admission limits.
 struct TenantConfig {
   core::Tenant tenant;
