@@ -224,11 +224,13 @@ Status SchedLoop::write_pending(const std::vector<sched::Pending>& pending, core
     const auto it = pending_.find(pd.job.value);
     if (it == pending_.end()) continue;
     const std::string kind(sched::to_string(pd.kind));
-    const bool same_reason = it->second.reason == pd.reason && it->second.pending_kind == kind;
-    // A job the scheduler has not given a position yet (0) gets one at once.
-    const bool moved = it->second.queue_position != pd.position &&
-                       (positions_due || it->second.queue_position == 0);
-    if (same_reason && !moved) continue;
+    const store::JobRow& was = it->second;
+    // A new job (no position yet) and a change of kind (capacity -> quota, say) are
+    // written at once; a reason whose kind is unchanged but whose detail moved ("behind
+    // job N" as the head of the queue advances) is refreshed with the positions.
+    const bool urgent = was.queue_position == 0 || was.pending_kind != kind;
+    const bool moved = was.queue_position != pd.position || was.reason != pd.reason;
+    if (!urgent && !(moved && positions_due)) continue;
     store::JobRow next = it->second;
     next.reason = pd.reason;
     next.pending_kind = kind;

@@ -59,7 +59,7 @@ struct SchedLoopOptions {
   core::Duration batch_window{20};
   // Cycles start at most this often: under a stream of submissions each cycle takes a
   // larger batch instead of re-reading the queue for every job.
-  core::Duration min_interval{100};
+  core::Duration min_interval{50};
   // ... and at least this many times the last cycle's duration after its start, so the
   // loop takes at most about 1/pace_factor of a core however long the queue grows.
   int pace_factor = 4;
@@ -72,10 +72,12 @@ struct SchedLoopOptions {
   // Decayed fair-share usage is written to the store at most this often (with a cycle's
   // decisions), and read back at start().
   core::Duration usage_write_interval{5000};
-  // A pending job whose reason is unchanged but whose queue position moved (the jobs
-  // ahead of it left) is rewritten at most this often: under a stream of short jobs
-  // every position moves every cycle, and rewriting thousands of rows per cycle for a
-  // number people read now and then took most of the loop's time.
+  // A pending job whose queue position or reason detail moved, with the kind of its
+  // reason unchanged (the jobs ahead of it left; "behind job N" names a later N), is
+  // rewritten at most this often: under a stream of short jobs every position and
+  // every such reason moves every cycle, and rewriting thousands of rows per cycle for
+  // text people read now and then took most of the loop's time. A new job and a change
+  // of kind (capacity -> quota) are written at once.
   core::Duration position_write_interval{2000};
   std::string shard = "default";
   std::string holder = "corrald";

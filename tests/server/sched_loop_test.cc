@@ -177,6 +177,42 @@ TYPED_TEST_SUITE(SchedLoopTest, Stores, StoreNames);
 
 constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);
 
+// A new job's reason and position are written in its first cycle, and so is a change
+// of the reason's kind; when only the detail moves (the job ahead of it left), the row
+// is refreshed on the position schedule, not every cycle.
+TYPED_TEST(SchedLoopTest, PendingReasonDetailIsRefreshedOnThePositionSchedule) {
+  const JobId holder = this->submit(fixed_job(8));
+  this->cycle();
+  ASSERT_EQ(this->job(holder).phase, JobPhase::kLaunching);
+  const JobId first = this->submit(fixed_job(4));
+  const JobId second = this->submit(fixed_job(4));
+  const JobId third = this->submit(fixed_job(4));
+  this->cycle();
+  EXPECT_EQ(this->job(first).queue_position, 1);
+  EXPECT_EQ(this->job(second).queue_position, 2);
+  const store::JobRow queued = this->job(third);
+  EXPECT_EQ(queued.queue_position, 3);
+  EXPECT_EQ(queued.pending_kind, "capacity");
+  const std::string behind_first = "behind job " + std::to_string(first.value);
+  EXPECT_NE(queued.reason.find(behind_first), std::string::npos) << queued.reason;
+
+  this->move(first, {JobPhase::kCancelled});
+  this->cycle();
+  // `second` heads the queue: its kind changed (capacity -> waiting), written at once.
+  EXPECT_EQ(this->job(second).queue_position, 1);
+  EXPECT_EQ(this->job(second).pending_kind, "waiting");
+  // `third` moved up with the same kind: its row waits for the position schedule.
+  EXPECT_EQ(this->job(third).queue_position, 3);
+  EXPECT_EQ(this->job(third).reason, queued.reason);
+
+  this->clock_.advance(server::SchedLoopOptions().position_write_interval);
+  this->cycle();
+  const store::JobRow moved = this->job(third);
+  EXPECT_EQ(moved.queue_position, 2);
+  EXPECT_EQ(moved.pending_kind, "capacity");
+  EXPECT_EQ(moved.reason.find(behind_first), std::string::npos) << moved.reason;
+}
+
 TYPED_TEST(SchedLoopTest, RunningElasticJobGrowsByCheckpointAndRestart) {
   this->agent_joins();
   const JobId fixed = this->submit(fixed_job(4));
