@@ -157,7 +157,12 @@ core::Status Agent::run() {
                                                    .supervisor_exe = options_.supervisor_exe,
                                                    .clock = &clock_,
                                                    .on_change = [this] { trigger_heartbeat(); }});
-  reconciler_ = std::make_unique<Reconciler>(*launcher_);
+  reconciler_ = std::make_unique<Reconciler>(
+      *launcher_, [this](const WorkerKey& key, const core::Status& why) {
+        log("worker " + key.name() + " could not be started, reported as exit " +
+            std::to_string(kStartFailedExitCode) + ": " + why.to_string());
+        trigger_heartbeat();
+      });
   local_ = std::make_unique<LocalServer>(
       options_.state_dir,
       LocalServer::Hooks{

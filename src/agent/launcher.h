@@ -82,6 +82,7 @@ class Launcher {
   void forget(const WorkerKey& key);
 
   const std::string& run_dir() const { return run_dir_; }
+  core::Time now() const { return options_.clock->now(); }
   void set_agent_url(std::string url) { options_.agent_url = std::move(url); }
 
  private:

@@ -23,9 +23,13 @@ void Reconciler::reapply() {
   apply_locked(desired_);
 }
 
+WorkerStatus Reconciler::observe(const Entry& entry) const {
+  return entry.start_failed ? *entry.start_failed : launcher_.observe(entry.record);
+}
+
 void Reconciler::send_stop(Entry& entry, std::int64_t grace_ms) {
   if (entry.stop_sent) return;
-  if (launcher_.observe(entry.record).state == WorkerStatus::State::kExited) {
+  if (observe(entry).state == WorkerStatus::State::kExited) {
     entry.stop_sent = true;
     return;
   }
@@ -49,9 +53,19 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
       auto started = launcher_.start(d.spec);
       if (started.ok()) {
         entries_[key] = Entry{.record = *started};
+        continue;
       }
-      // A failed start is retried by the next apply; AlreadyExists cannot happen for a
-      // key we do not know, since adopt() loaded every recorded worker.
+      // AlreadyExists cannot happen for a key we do not know (adopt() loaded every
+      // recorded worker), so this key never ran: report it as exited, never retry it.
+      const std::int64_t now_ms = core::to_ms(launcher_.now());
+      entries_[key] = Entry{.record = {.key = key},
+                            .stop_sent = true,
+                            .start_failed = WorkerStatus{.key = key,
+                                                         .state = WorkerStatus::State::kExited,
+                                                         .started_at_ms = now_ms,
+                                                         .exit_code = kStartFailedExitCode,
+                                                         .exited_at_ms = now_ms}};
+      if (on_start_failed_) on_start_failed_(key, started.status());
       continue;
     }
     if (!d.run) send_stop(it->second, d.spec.grace_ms);
@@ -62,7 +76,7 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
       ++it;
       continue;
     }
-    const WorkerStatus status = launcher_.observe(e.record);
+    const WorkerStatus status = observe(e);
     if (status.state == WorkerStatus::State::kRunning) {
       send_stop(e, e.record.grace_ms);
       ++it;
@@ -78,7 +92,7 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
 std::vector<WorkerStatus> Reconciler::observe() {
   std::lock_guard lock(mu_);
   std::vector<WorkerStatus> out;
-  for (const auto& [key, e] : entries_) out.push_back(launcher_.observe(e.record));
+  for (const auto& [key, e] : entries_) out.push_back(observe(e));
   return out;
 }
 
@@ -95,7 +109,8 @@ void Reconciler::stop_all(std::int64_t grace_ms) {
   desired_.clear();
   stops_pending_ = false;
   for (auto& [key, e] : entries_) {
-    e.stop_sent = false;  // a shorter grace than an earlier stop's still applies
+    e.stop_sent =
+        e.start_failed.has_value();  // a shorter grace than an earlier stop's still applies
     send_stop(e, grace_ms);
   }
 }

@@ -9,9 +9,15 @@
 // A new Reconciler on an existing state dir `adopt()`s what the last agent started:
 // live workers stay running, exit codes recorded meanwhile are reported.
 //
+// A worker that cannot be started (its log cannot be created, the supervisor cannot be
+// spawned) is reported as exited with kStartFailedExitCode at once, so corrald ends the
+// gang attempt and its restart policy (backoff, maxRestarts) decides what happens next,
+// instead of the agent retrying a broken start unseen forever.
+//
 // Thread safety: safe for concurrent use (one mutex).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,9 +34,17 @@ struct DesiredWorker {
   bool run = true;  // false: desired "stop"
 };
 
+// The exit code reported for a worker that could not be started (the shell's "command
+// cannot be run").
+constexpr std::int32_t kStartFailedExitCode = 127;
+
 class Reconciler {
  public:
-  explicit Reconciler(Launcher& launcher) : launcher_(launcher) {}
+  // `on_start_failed` (optional) hears each failed start: the agent logs it and sends a
+  // heartbeat so corrald learns at once. Called with the reconciler's lock held.
+  using StartFailed = std::function<void(const WorkerKey&, const core::Status&)>;
+  explicit Reconciler(Launcher& launcher, StartFailed on_start_failed = {})
+      : launcher_(launcher), on_start_failed_(std::move(on_start_failed)) {}
 
   // Loads the workers recorded in the state dir. Call once, before apply().
   void adopt();
@@ -59,11 +73,14 @@ class Reconciler {
     LaunchRecord record;
     bool stop_sent = false;
     bool exit_reported = false;
+    std::optional<WorkerStatus> start_failed;  // set: never ran; this is its report
   };
+  WorkerStatus observe(const Entry& entry) const;
   void apply_locked(const std::vector<DesiredWorker>& desired);
   void send_stop(Entry& entry, std::int64_t grace_ms);
 
   Launcher& launcher_;
+  const StartFailed on_start_failed_;
   mutable std::mutex mu_;
   std::map<WorkerKey, Entry> entries_;
   std::vector<DesiredWorker> desired_;

@@ -206,6 +206,33 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   }));
 }
 
+// A worker whose supervisor cannot even be spawned is reported as exited 127 once, is
+// never retried, and is forgotten like any other exited worker.
+TEST_F(LauncherTest, AWorkerThatCannotBeStartedIsReportedNotRetried) {
+  Launcher launcher(Launcher::Options{.state_dir = dir_.path() + "/state",
+                                      .supervisor_exe = dir_.path() + "/no-such-supervisor",
+                                      .clock = &clock_});
+  std::vector<std::string> failures;
+  Reconciler reconciler(launcher, [&](const WorkerKey& key, const core::Status& why) {
+    EXPECT_FALSE(why.ok());
+    failures.push_back(key.name());
+  });
+  reconciler.adopt();
+  const std::vector<DesiredWorker> desired = {{.spec = spec(11, 0, "exit 0")}};
+  reconciler.apply(desired);
+  reconciler.apply(desired);
+  reconciler.reapply();
+  EXPECT_EQ(failures, std::vector<std::string>{"11-1-0"});
+  auto statuses = reconciler.observe();
+  ASSERT_EQ(statuses.size(), 1u);
+  EXPECT_EQ(statuses[0].state, WorkerStatus::State::kExited);
+  EXPECT_EQ(statuses[0].exit_code, kStartFailedExitCode);
+  reconciler.stop_all(0);  // nothing to stop: must not try
+  reconciler.mark_reported(statuses);
+  reconciler.apply({});
+  EXPECT_TRUE(reconciler.observe().empty());
+}
+
 TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
   const std::string gate = dir_.path() + "/gate";
   std::vector<DesiredWorker> desired = {
