@@ -129,6 +129,7 @@ class App {
     std::int64_t id = 0;
     for (std::int32_t g : best) {
       digits = digits && g <= 9;
+      if (!digits) break;  // not a profiled id (and more digits would overflow)
       id = id * 10 + g;
     }
     if (digits) {
