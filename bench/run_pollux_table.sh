@@ -2,7 +2,7 @@
 # The Pollux (OSDI'21) job-load table on corral-sim: mean JCT over workloads 1-8 at 0.5x,
 # 1.0x, 1.5x and 2.0x load, for the policies given (default: tiresias), beside the
 # artifact's published means. Setup per docs/evaluation.md ("Pollux table").
-# Usage: bench/run_pollux_table.sh [SIM] [OUT] [policy...]
+# Usage: bench/run_pollux_table.sh [SIM] [OUT] [policy...]   (e.g. tiresias corral corral-elastic)
 set -euo pipefail
 SIM=${1:-build/release/src/sim/corral-sim}
 OUT=${2:-out/pollux}

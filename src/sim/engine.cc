@@ -156,8 +156,22 @@ class Engine {
   void repair_gpu(std::int32_t node, std::int32_t gpu);
   core::Status cycle();
   core::Status start(const sched::Placement& p);
+  // Gives `gpus` to `job` and runs it there from its remaining work (a start, or the
+  // restart of a resize). The GPUs must be free and healthy.
+  core::Status launch(std::int32_t job, const std::vector<sched::GpuRef>& gpus,
+                      const core::GpuTypeId& type, bool borrowed, core::PackLevel packed);
+  // Restarts an elastic job at its new size, from a checkpoint (decide()'s Resize).
+  core::Status resize(const sched::Resize& r);
   // Stops a running job, keeping the work up to its last checkpoint, and requeues it.
   void stop_and_requeue(std::int32_t job);
+  // The stop part: keeps the saved work, accounts the attempt, releases the GPUs.
+  void stop(std::int32_t job);
+  // The fewest GPUs the job can start with (its elastic minimum, or its size).
+  static std::int32_t least_gpus(const SimJob& j) {
+    return j.request.elastic ? j.request.elastic->min_gpus : j.request.gpus;
+  }
+  // Whether decide() could grow a running elastic job into a free GPU now.
+  bool growable() const;
   void release(std::int32_t job);
   // Splits the running attempt's time so far (reliability accounting) into `out`.
   AttemptSplit split_running(std::int32_t job) const;
@@ -173,7 +187,8 @@ class Engine {
   // Whether decide()'s answer depends on the clock beyond what events change.
   bool time_dependent() const {
     const sched::SchedulerConfig& c = policy_.config;
-    return c.preemption.enabled || c.backfill || c.starvation_age.count() > 0;
+    return c.preemption.enabled || c.backfill || c.starvation_age.count() > 0 ||
+           (policy_.jobs_elastic && c.elastic_growth);
   }
   void schedule_failure(std::int32_t node);
 
@@ -311,6 +326,19 @@ core::Status Engine::prepare_jobs() {
         1000, std::llround(static_cast<double>(t.duration_ms) * options_.runtime.estimate_factor)));
     r.checkpoint_interval = options_.runtime.checkpoint_interval;
     r.preemptible = policy_.jobs_preemptible;
+    if (policy_.jobs_elastic) {
+      if (!t.profile) {
+        return core::invalid_argument(
+            "policy", fmt::format("{}: {} submits jobs elastic, but job {} has no run-time "
+                                  "profile to say how its run time changes with its size "
+                                  "(only --workload-format pollux has one)",
+                                  workload_.source, policy_.name, t.name));
+      }
+      if (t.elastic_profile && t.elastic_max_gpus > t.elastic_min_gpus) {
+        r.elastic =
+            core::ElasticRange{.min_gpus = t.elastic_min_gpus, .max_gpus = t.elastic_max_gpus};
+      }
+    }
     r.restore_time = options_.runtime.restore_time;
     j.remaining_work_ms = t.duration_ms;
     JobResult& out = result_.jobs[i];
@@ -381,7 +409,7 @@ void Engine::enqueue(std::int32_t job) {
   j.queued_at_ms = now_ms_;
   touch(job);
   pending_.insert(job);
-  pending_sizes_.insert(j.request.gpus);
+  pending_sizes_.insert(least_gpus(j));
   pending_gpus_ += j.request.gpus;
   pending_delta(j.tenant, 1);
   request_cycle();
@@ -445,7 +473,13 @@ void Engine::complete(std::int32_t job, std::int32_t generation) {
 }
 
 void Engine::stop_and_requeue(std::int32_t job) {
+  stop(job);
+  enqueue(job);
+}
+
+void Engine::stop(std::int32_t job) {
   SimJob& j = jobs_[job];
+  --live_events_;  // its completion event is stale from now on
   JobResult& out = result_.jobs[job];
   // Wall time spent working (after the restore), and the part saved by the checkpoints
   // written in it (or all of it, when a stop checkpoints on the way out).
@@ -465,7 +499,6 @@ void Engine::stop_and_requeue(std::int32_t job) {
   out.checkpoint_ms += s.checkpoint;
   out.restart_ms += s.restart;
   release(job);
-  enqueue(job);
 }
 
 void Engine::schedule_failure(std::int32_t node) {
@@ -517,7 +550,18 @@ core::Status Engine::start(const sched::Placement& p) {
         fmt::format("placement of job {} which is not pending", p.job.value));
   }
   SimJob& j = jobs_[job];
+  pending_.erase(job);
+  pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
+  pending_gpus_ -= j.request.gpus;
+  pending_delta(j.tenant, -1);
+  return launch(job, p.gpus, p.gpu_type, p.borrowed, p.packed);
+}
+
+core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& gpu_refs,
+                            const core::GpuTypeId& type, bool borrowed, core::PackLevel packed) {
+  SimJob& j = jobs_[job];
   JobResult& out = result_.jobs[job];
+  const sched::Placement p{.job = j.request.id, .gpu_type = type, .gpus = gpu_refs};
   // The store's unique constraint, in the simulator: a GPU has one owner at a time.
   for (const sched::GpuRef& g : p.gpus) {
     const auto it = node_ix_.find(g.node.value);
@@ -539,22 +583,24 @@ core::Status Engine::start(const sched::Placement& p) {
   accrue_usage();
   for (const sched::GpuRef& g : p.gpus) owner_[node_ix_.at(g.node.value)][g.index] = job;
   touch(job);
-  pending_.erase(job);
-  pending_sizes_.erase(pending_sizes_.find(j.request.gpus));
-  pending_gpus_ -= j.request.gpus;
   running_.insert(job);
   j.state = JobState::kRunning;
   j.gpus = p.gpus;
   j.type = p.gpu_type;
-  j.borrowed = p.borrowed;
+  j.borrowed = borrowed;
   j.run_start_ms = now_ms_;
   j.restore_ms = to_ms(options_.runtime.start_time) +
                  (out.attempts > 0 && j.request.checkpoint_interval.count() > 0
                       ? to_ms(options_.runtime.restore_time)
                       : 0);
-  j.slowdown = slowdown(out.wanted, p.packed);
-  if (const RuntimeProfile* profile = workload_.jobs[job].profile.get()) {
+  j.slowdown = slowdown(out.wanted, packed);
+  const TraceJob& trace = workload_.jobs[job];
+  if (const RuntimeProfile* profile =
+          j.request.elastic ? trace.elastic_profile.get() : trace.profile.get()) {
     // The job's own model: its time at these GPUs per node against its trace duration.
+    // Work is tracked as a fraction of the whole job, so a job that changes size runs its
+    // remaining fraction at the new placement's whole-job average rate (for an elastic
+    // Pollux job, averaged over all its epochs, not the epochs it has left).
     std::vector<std::int32_t> per_node;
     for (std::size_t i = 0; i < p.gpus.size(); ++i) {
       if (i == 0 || p.gpus[i].node != p.gpus[i - 1].node) per_node.push_back(0);
@@ -569,11 +615,10 @@ core::Status Engine::start(const sched::Placement& p) {
   free_by_type_[node_type_[node_ix_.at(p.gpus.front().node.value)]] -= gpus;
   usage_rate_[j.tenant] += gpus * usage_factor_[p.gpu_type];
   tenant_live_[j.tenant].held += gpus;
-  pending_delta(j.tenant, -1);
   if (out.start_ms < 0) out.start_ms = now_ms_;
   ++out.attempts;
   out.gpu_type = p.gpu_type.value;
-  out.packed = p.packed;
+  out.packed = packed;
   out.slowdown = j.slowdown;
   const auto run_ms = std::max<std::int64_t>(
       1,
@@ -584,6 +629,40 @@ core::Status Engine::start(const sched::Placement& p) {
   push(now_ms_ + j.restore_ms + run_ms + writes * to_ms(options_.runtime.checkpoint_cost),
        EventKind::kCompletion, job, j.generation);
   return core::ok_status();
+}
+
+core::Status Engine::resize(const sched::Resize& r) {
+  const auto job = static_cast<std::int32_t>(r.job.value - 1);
+  if (job < 0 || job >= static_cast<std::int32_t>(jobs_.size()) ||
+      jobs_[job].state != JobState::kRunning || !jobs_[job].request.elastic) {
+    return core::internal_error(
+        fmt::format("t={} ms: resize of job {}, which is not a running "
+                    "elastic job",
+                    now_ms_, r.job.value));
+  }
+  // corrald asks the job to checkpoint and stop, then places it again at the new size;
+  // here it restarts at once on the GPUs decide() named (a subset when it shrinks, a
+  // superset when it grows; sched::check() verified that), paying the start-up cost.
+  const SimJob& j = jobs_[job];
+  const core::GpuTypeId type = j.type;
+  const bool borrowed = j.borrowed;
+  const core::PackLevel packed = result_.jobs[job].packed;
+  ++result_.jobs[job].resizes;
+  stop(job);
+  return launch(job, r.gpus, type, borrowed, packed);
+}
+
+bool Engine::growable() const {
+  if (!policy_.jobs_elastic || !policy_.config.elastic_growth) return false;
+  for (const std::int32_t job : running_) {
+    const SimJob& j = jobs_[job];
+    if (!j.request.elastic ||
+        static_cast<std::int32_t>(j.gpus.size()) >= j.request.elastic->max_gpus) {
+      continue;
+    }
+    if (free_by_type_[node_type_[node_ix_.at(j.gpus.front().node.value)]] > 0) return true;
+  }
+  return false;
 }
 
 core::Status Engine::cycle() {
@@ -601,11 +680,15 @@ core::Status Engine::cycle() {
   //     starts). Fair-share standings drift continuously between events, which under
   //     backfill could hand the reservation to another job: the simulator re-decides at
   //     events and wake-ups only (the one approximation here; corrald runs on a timer).
+  //   - with elastic jobs, decide() also runs with nothing pending, or nothing that fits,
+  //     while a running elastic job could grow into a free GPU.
   const std::int32_t max_free = *std::max_element(free_by_type_.begin(), free_by_type_.end());
-  const bool no_fit_possible =
-      !policy_.config.preemption.enabled && *pending_sizes_.begin() > max_free;
+  const bool grow = growable();
+  const bool no_fit_possible = !policy_.config.preemption.enabled && !pending_.empty() &&
+                               *pending_sizes_.begin() > max_free && !grow;
   const bool nothing_changed = !placeable_change_;
-  if (pending_.empty() || (options_.skip_futile_cycles && (no_fit_possible || nothing_changed))) {
+  if ((pending_.empty() && !grow) ||
+      (options_.skip_futile_cycles && (no_fit_possible || nothing_changed))) {
     ++result_.cycles_skipped;
     record_sample();
     return core::ok_status();
@@ -650,12 +733,15 @@ core::Status Engine::cycle() {
     ++result_.jobs[victim].preemptions;
     stop_and_requeue(victim);
   }
-  if (!d.resizes.empty()) {
-    // Trace jobs are never elastic, so decide() has no reason to resize one.
-    return core::internal_error(fmt::format("t={} ms: resize of job {}, which is not elastic",
-                                            now_ms_, d.resizes.front().job.value));
+  bool shrank = false;
+  for (const sched::Resize& r : d.resizes) {
+    shrank = shrank || r.to_gpus < r.from_gpus;
+    CORRAL_RETURN_IF_ERROR(resize(r));
   }
   for (const sched::Placement& p : d.placements) CORRAL_RETURN_IF_ERROR(start(p));
+  // GPUs a shrink freed that no placement took were kept from everyone this cycle
+  // (decide() blocks them); the next cycle may give them out.
+  if (shrank) request_cycle();
   schedule_wakeup(*snapshot, d);
   for (sched::Pending& p : d.pending) {
     result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
@@ -769,7 +855,9 @@ double Engine::attained_gpu_seconds(std::int32_t job) const {
 // job reaches starvation_age, a running job outlives its estimate (which moves the
 // backfill plan), a planned start comes due. The next such instant gets a cycle.
 void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d) {
-  if (!time_dependent() || pending_.empty()) return;
+  const bool waiting = !pending_.empty();
+  const bool grow = growable();  // growth needs nothing pending on the type, only free GPUs
+  if (!time_dependent() || (!waiting && !grow)) return;
   const sched::SchedulerConfig& c = policy_.config;
   std::int64_t next = std::numeric_limits<std::int64_t>::max();
   const auto consider = [&](std::int64_t t) {
@@ -777,10 +865,13 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
   };
   for (const sched::RunningJob& r : s.running()) {
     const std::int64_t start = to_ms(r.started_at);
-    if (c.preemption.enabled) consider(start + to_ms(c.preemption.min_runtime));
-    if (c.backfill) consider(start + to_ms(r.request.max_runtime));
+    // A job may be preempted, or an elastic one shrunk or grown, once it ran min_runtime.
+    if ((waiting && c.preemption.enabled) || (grow && r.request.elastic)) {
+      consider(start + to_ms(c.preemption.min_runtime));
+    }
+    if (waiting && c.backfill) consider(start + to_ms(r.request.max_runtime));
   }
-  if (c.starvation_age.count() > 0) {
+  if (waiting && c.starvation_age.count() > 0) {
     for (const sched::PendingJob& p : s.pending())
       consider(to_ms(p.queued_at) + to_ms(c.starvation_age));
   }
@@ -853,7 +944,11 @@ core::Result<RunResult> Engine::run() {
     }
     const Event e = events_.top();
     events_.pop();
-    if (e.kind != EventKind::kFailure) --live_events_;
+    // A stopped attempt's completion is stale; stop() already stopped counting it, so it
+    // does not keep the run (and end_ms) going.
+    const bool stale = e.kind == EventKind::kCompletion &&
+                       (jobs_[e.a].state != JobState::kRunning || jobs_[e.a].generation != e.b);
+    if (e.kind != EventKind::kFailure && !stale) --live_events_;
     advance_to(e.t_ms);
     switch (e.kind) {
       case EventKind::kCompletion:

@@ -15,7 +15,10 @@
 // checkpoint (all of it when it does not checkpoint) and pays the restore time when it
 // starts again. A preempted job does the same: decide()'s Preemption is applied as the
 // scheduler's MiniCluster applies it, the victim stopping at once and going back to the
-// queue, and the job it made room for starting in the same cycle.
+// queue, and the job it made room for starting in the same cycle. An elastic job that
+// decide() resizes stops the same way (keeping what its checkpoints saved) and restarts
+// at once on its new GPUs, paying the start time again; from then on its remaining work
+// runs at the new placement's rate from the trace's elastic profile.
 //
 // Thread safety: simulate() is reentrant; it shares nothing between calls.
 #pragma once
@@ -103,6 +106,7 @@ struct JobResult {
   std::int64_t restart_ms = 0;     // start-up and restore time paid
   std::int32_t attempts = 0;
   std::int32_t preemptions = 0;
+  std::int32_t resizes = 0;   // elastic restarts at a new size (not preemptions)
   std::int32_t failures = 0;  // stops caused by a GPU failure
   std::string gpu_type;       // of the last attempt
   core::PackLevel wanted = core::PackLevel::kNvlink;

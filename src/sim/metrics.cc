@@ -85,6 +85,7 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     while (j.gpus > m.by_size[b].max_gpus) ++b;
     tenant_jobs[j.tenant].first += 1;
     m.preemptions += j.preemptions;
+    m.resizes += j.resizes;
     m.failure_stops += j.failures;
     lost_gpu_ms += j.lost_gpu_ms;
     if (j.start_ms < 0) {

@@ -4,7 +4,9 @@
 
 namespace corral::sim {
 
-std::vector<std::string> policy_names() { return {"fifo", "slurm", "tiresias", "corral"}; }
+std::vector<std::string> policy_names() {
+  return {"fifo", "slurm", "tiresias", "corral", "corral-elastic"};
+}
 
 core::Result<Policy> policy_by_name(std::string_view name) {
   // Knobs the baselines switch off: each is a Corral feature the baseline lacks.
@@ -33,6 +35,9 @@ core::Result<Policy> policy_by_name(std::string_view name) {
     return Policy{.name = "tiresias", .config = c, .jobs_preemptible = true};
   }
   if (name == "corral") return Policy{.name = "corral", .config = {}};
+  if (name == "corral-elastic") {
+    return Policy{.name = "corral-elastic", .config = {}, .jobs_elastic = true};
+  }
   return core::invalid_argument("policy", fmt::format("unknown policy '{}' (known: {})", name,
                                                       fmt::join(policy_names(), ", ")));
 }

@@ -10,6 +10,12 @@
 //             jobs preemptible, preemption on, topology scoring, no backfill
 //   corral    the defaults: weighted fair share over the tenant tree, topology scoring,
 //             EASY backfill, preemption to reclaim guarantees, starvation promotion
+//   corral-elastic
+//             the defaults, with each job submitted elastic over the range its run-time
+//             profile gives (Pollux workloads: traces/pollux.h); decide() starts it at the
+//             largest size that fits, grows it into idle GPUs and shrinks it to its
+//             minimum for a blocked job. A workload without profiles is refused: nothing
+//             would say how a job's run time changes with its size.
 #pragma once
 
 #include <string>
@@ -25,6 +31,7 @@ struct Policy {
   std::string name;
   sched::SchedulerConfig config;
   bool jobs_preemptible = false;  // trace jobs say nothing; the policy decides
+  bool jobs_elastic = false;      // submit jobs that have an elastic profile as elastic
 };
 
 // The policies this build can run, in a stable order.

@@ -73,6 +73,7 @@ json metrics_json(const Metrics& m, const RunResult& r) {
             {"makespan_s", m.makespan_s},
             {"jain_index", m.jain_index},
             {"preemptions", m.preemptions},
+            {"resizes", m.resizes},
             {"failure_stops", m.failure_stops},
             {"gpu_failures", m.gpu_failures},
             {"lost_gpu_hours", m.lost_gpu_hours},

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +99,59 @@ TEST_F(PolluxProfiles, LoaderGivesTheTightestRunTimeAndRefusesBadRows) {
       << bad.status().to_string();
   bad = load_pollux_workload(workload("a,5,ncf,0,32\n"));
   EXPECT_NE(bad.status().to_string().find("column 4"), std::string::npos);
+}
+
+// The elastic profile picks, per epoch, the batch split that takes least time at the
+// placement. cifar10 on 1 GPU may run batch 32 (0.1-s steps, gain 1: 10 steps an epoch)
+// or 64 (two accumulated 32s, 0.19-s steps, gain 4/3: 7.5 steps): 1 s against 1.425 s an
+// epoch, so batch 32, 100 s in all, where the rigid batch-64 job takes 142.5 s.
+TEST_F(PolluxProfiles, ElasticProfileChoosesTheBatchByHand) {
+  auto w = load_pollux_workload(workload("a,0,cifar10,1,64\nb,0,ncf,1,32\n"));
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  const TraceJob& a = w->jobs[0];
+  ASSERT_NE(a.elastic_profile, nullptr);
+  const std::int32_t one[] = {1}, two[] = {2}, spread[] = {1, 1};
+  EXPECT_NEAR(a.profile->seconds(one), 142.5, 1e-9);
+  EXPECT_NEAR(a.elastic_profile->seconds(one), 100, 1e-9);
+  // Two GPUs: only batch 64 (32 a GPU) is within limits: 7.5 steps of 0.15 s (0.3 s
+  // across two nodes) an epoch.
+  EXPECT_NEAR(a.elastic_profile->seconds(two), 112.5, 1e-9);
+  EXPECT_NEAR(a.elastic_profile->seconds(spread), 225, 1e-9);
+  // Replicas: at most max batch / smallest per-GPU batch = 64 / 32; ncf stays rigid.
+  EXPECT_EQ(a.elastic_min_gpus, 1);
+  EXPECT_EQ(a.elastic_max_gpus, 2);
+  EXPECT_EQ(w->jobs[1].elastic_profile, nullptr);
+  EXPECT_EQ(w->jobs[1].elastic_max_gpus, 0);
+
+  // bert (2 epochs) with a noisy second epoch (grad_var 99): batch 64's gain there is
+  // 100 / (99 / 2 + 1), so 5.05 steps of 0.19 s beat 10 of 0.1 s. Epoch 1 runs batch 32
+  // (1 s), epoch 2 batch 64 (0.9595 s): faster than either batch held throughout.
+  for (int batch : {32, 64}) {
+    std::ofstream(dir_ / "traces" / "bert" / ("validation-" + std::to_string(batch) + ".csv"))
+        << "progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1,1\n20,20,0.5,1,99\n";
+  }
+  w = load_pollux_workload(workload("c,0,bert,1,32\nd,0,bert,1,64\n"));
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  EXPECT_NEAR(w->jobs[0].elastic_profile->seconds(one), 1.9595, 1e-9);
+  EXPECT_NEAR(w->jobs[0].profile->seconds(one), 2.0, 1e-9);
+  EXPECT_NEAR(w->jobs[1].profile->seconds(one), 2.3845, 1e-9);
+}
+
+// Never slower than the rigid job where the rigid job runs, on the real profiles.
+TEST(PolluxElastic, NeverSlowerThanRigidAtItsOwnPlacement) {
+  const std::string dir = std::string(CORRAL_SOURCE_DIR) + "/../shared/traces/pollux-workloads";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir;
+  auto w = load_pollux_workload(dir + "/workloads/workload-1.csv");
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  for (const TraceJob& j : w->jobs) {
+    if (!j.elastic_profile) continue;
+    std::vector<std::int32_t> tight;
+    for (std::int32_t left = j.gpus; left > 0; left -= 4) tight.push_back(std::min(left, 4));
+    const std::vector<std::int32_t> spread(static_cast<std::size_t>(j.gpus), 1);
+    for (const auto& p : {tight, spread}) {
+      EXPECT_LE(j.elastic_profile->seconds(p), j.profile->seconds(p) * (1 + 1e-12)) << j.name;
+    }
+  }
 }
 
 // Two 1-GPU nodes: the 2-GPU job must spread over both and runs 225 s, plus the 30-s

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -27,6 +29,8 @@ constexpr AppConstants kApps[] = {{"bert", 2, 0},      {"cifar10", 100, 0},    {
                                   {"imagenet", 90, 0}, {"deepspeech2", 80, 0}, {"yolov3", 50, 8}};
 constexpr std::int32_t kGpusPerNode = 4;  // the Pollux testbed
 constexpr std::int32_t kMaxProfiledNodes = 16;
+// The artifact's cap on an elastic (Pollux) job's replicas: "simulator can't handle more".
+constexpr std::int32_t kMaxElasticGpus = 64;
 
 using Row = std::vector<double>;
 
@@ -85,6 +89,14 @@ std::pair<double, double> lerp(double x0, std::pair<double, double> y0, double x
   return {y0.first + f * (y1.first - y0.first), y0.second + f * (y1.second - y0.second)};
 }
 
+// One way to run a global batch on n GPUs: per-GPU batch, accumulation steps, and per
+// epoch the steps of work (progress / gain) it needs at that batch.
+struct Choice {
+  std::int32_t atomic_bsz = 0;
+  std::int32_t accum_steps = 0;
+  std::vector<double> steps_by_epoch;
+};
+
 struct Validation {
   std::int32_t batch;
   std::vector<Row> rows;  // progress, iteration, metric, grad_sqr, grad_var
@@ -99,6 +111,9 @@ class App {
   std::map<std::int64_t, std::vector<Point>> by_placement;          // id: digits
   std::map<std::pair<int, int>, std::vector<Point>> by_nodes_gpus;  // means + scalability
   std::vector<Validation> validation;                               // by batch
+  // For an elastic job on n GPUs (index n, 1..kMaxElasticGpus): the batch splits the
+  // oracle chooses among (batch_choices()).
+  std::vector<std::vector<Choice>> choices;
 
   // (step, sync) seconds at a placement (GPUs per node, zeros dropped) and local batch.
   std::pair<double, double> throughput(std::vector<std::int32_t> p, double bsz) const {
@@ -114,6 +129,7 @@ class App {
     std::int64_t id = 0;
     for (std::int32_t g : best) {
       digits = digits && g <= 9;
+      if (!digits) break;  // not a profiled id (and more digits would overflow)
       id = id * 10 + g;
     }
     if (digits) {
@@ -227,32 +243,42 @@ void local_batch(const App& app, std::int32_t gpus, std::int32_t batch, PolluxJo
   m.accum_steps = accum;
 }
 
-// W: sum over the epochs of the progress each needs (the fastest batch size's, as the
-// artifact takes it) divided by the statistical gain of the job's batch in that epoch.
-double work_steps(const App& app, std::int32_t batch) {
-  const auto progress = [&](std::int32_t epoch) {
+// The progress the application's epoch `e` (0-based) needs: the fastest batch size's, as
+// the artifact takes it.
+double epoch_progress(const App& app, std::int32_t e) {
+  const auto done = [&](std::int32_t epoch) {
     if (epoch == 0) return 0.0;
     double p = app.validation.front().rows[epoch - 1][0];
     for (const Validation& v : app.validation) p = std::min(p, v.rows[epoch - 1][0]);
     return p;
   };
+  return done(e + 1) - done(e);
+}
+
+// The statistical gain of global batch `batch` in epoch `e`: (var + sqr) / (var / scale +
+// sqr), the gradient statistics interpolated between the validated batch sizes.
+double gain(const App& app, std::int32_t batch, std::int32_t e) {
   const double b = std::clamp<double>(batch, app.init_batch, app.max_batch);
   auto hi = app.validation.begin();
   while (hi != app.validation.end() && hi->batch < b) ++hi;
   if (hi == app.validation.end()) --hi;
   const auto lo = hi->batch > b && hi != app.validation.begin() ? hi - 1 : hi;
-  const double scale = static_cast<double>(batch) / app.init_batch;
-  double w = 0;
-  for (std::int32_t e = 0; e < app.max_epochs; ++e) {
-    double sqr = lo->rows[e][3], var = lo->rows[e][4];
-    if (lo != hi) {
-      const double f = (b - lo->batch) / (hi->batch - lo->batch);
-      sqr += f * (hi->rows[e][3] - sqr);
-      var += f * (hi->rows[e][4] - var);
-    }
-    const double gain = (var + sqr) / (var / scale + sqr);
-    w += (progress(e + 1) - progress(e)) / gain;
+  double sqr = lo->rows[e][3], var = lo->rows[e][4];
+  if (lo != hi) {
+    const double f = (b - lo->batch) / (hi->batch - lo->batch);
+    sqr += f * (hi->rows[e][3] - sqr);
+    var += f * (hi->rows[e][4] - var);
   }
+  const double scale = static_cast<double>(batch) / app.init_batch;
+  return (var + sqr) / (var / scale + sqr);
+}
+
+// W: sum over the epochs of the progress each needs divided by the statistical gain of
+// the job's batch in that epoch.
+double work_steps(const App& app, std::int32_t batch) {
+  double w = 0;
+  for (std::int32_t e = 0; e < app.max_epochs; ++e)
+    w += epoch_progress(app, e) / gain(app, batch, e);
   return w;
 }
 
@@ -275,6 +301,82 @@ class PolluxProfile final : public RuntimeProfile {
   PolluxJobModel m_;
 };
 
+Choice make_choice(const App& app, const PolluxJobModel& m, std::int32_t gpus) {
+  Choice c{.atomic_bsz = m.atomic_bsz, .accum_steps = m.accum_steps};
+  const std::int32_t batch = gpus * m.atomic_bsz * (m.accum_steps + 1);
+  for (std::int32_t e = 0; e < app.max_epochs; ++e) {
+    c.steps_by_epoch.push_back(epoch_progress(app, e) / gain(app, batch, e));
+  }
+  return c;
+}
+
+// The splits the artifact's GoodputFunction.optimize(accumulation=True) weighs on `gpus`
+// GPUs: 50 global batch sizes spaced geometrically from max(init batch, smallest per-GPU
+// batch x gpus) to the largest batch, each split into per-GPU batch and accumulation
+// steps as it splits them, kept when the per-GPU batch is within the profiled range; then
+// capped as Job.update_local_bsz() caps them.
+std::vector<Choice> batch_choices(const App& app, std::int32_t gpus) {
+  std::vector<Choice> out;
+  const double lo = std::max<double>(app.init_batch, app.min_local * gpus);
+  const double hi = app.max_batch;
+  if (lo > hi) return out;
+  constexpr double kEps = 1e-8;
+  std::set<std::pair<std::int32_t, std::int32_t>> seen;
+  for (int i = 0; i < 50; ++i) {
+    const double batch = lo * std::pow(hi / lo, i / 49.0);
+    const double local = batch / gpus;
+    auto accum = static_cast<std::int32_t>(std::ceil(local / app.max_local - kEps)) - 1;
+    if (gpus == 1 && local > app.init_batch + kEps) accum = std::max(accum, 1);
+    auto atomic = static_cast<std::int32_t>(std::ceil(local / (accum + 1) - kEps));
+    if (atomic < app.min_local || atomic > app.max_local) continue;
+    atomic = std::min(atomic, app.max_batch / (gpus * (accum + 1)));
+    if (atomic < 1 || !seen.insert({atomic, accum}).second) continue;
+    out.push_back(make_choice(app, {.atomic_bsz = atomic, .accum_steps = accum}, gpus));
+  }
+  return out;
+}
+
+// An elastic job: at each placement, each epoch runs at the batch split that needs the
+// least time there (an oracle GoodputFunction.optimize, on the true profiles), among the
+// artifact's choices and the job's own batch split as the rigid job splits it, so it is
+// never slower than the rigid job.
+class ElasticPolluxProfile final : public RuntimeProfile {
+ public:
+  ElasticPolluxProfile(std::shared_ptr<const App> app, std::int32_t batch)
+      : app_(std::move(app)), batch_(batch) {}
+  double seconds(std::span<const std::int32_t> gpus_per_node) const override {
+    std::int32_t gpus = 0;
+    for (std::int32_t g : gpus_per_node) gpus += g;
+    std::vector<const Choice*> choices;
+    std::vector<double> step;
+    const auto consider = [&](const Choice& c) {
+      const PolluxJobModel m{.atomic_bsz = c.atomic_bsz, .accum_steps = c.accum_steps};
+      choices.push_back(&c);
+      step.push_back(step_seconds(*app_, m, gpus_per_node));
+    };
+    PolluxJobModel own;
+    local_batch(*app_, gpus, batch_, own);
+    const Choice own_choice = own.atomic_bsz >= 1 ? make_choice(*app_, own, gpus) : Choice{};
+    if (own.atomic_bsz >= 1) consider(own_choice);
+    if (gpus < static_cast<std::int32_t>(app_->choices.size())) {
+      for (const Choice& c : app_->choices[gpus]) consider(c);
+    }
+    double total = 0;
+    for (std::int32_t e = 0; e < app_->max_epochs; ++e) {
+      double best = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < choices.size(); ++i) {
+        best = std::min(best, step[i] * choices[i]->steps_by_epoch[e]);
+      }
+      total += best;
+    }
+    return total;
+  }
+
+ private:
+  std::shared_ptr<const App> app_;
+  std::int32_t batch_;
+};
+
 std::vector<std::int32_t> tightest(std::int32_t gpus) {
   std::vector<std::int32_t> p;
   for (std::int32_t left = gpus; left > 0; left -= kGpusPerNode) {
@@ -287,6 +389,8 @@ core::Result<std::map<std::string, std::shared_ptr<const App>>> load_apps(const 
   std::map<std::string, std::shared_ptr<const App>> apps;
   for (const AppConstants& c : kApps) {
     CORRAL_ASSIGN_OR_RETURN(App app, load_app(dir / c.name, c));
+    app.choices.resize(kMaxElasticGpus + 1);
+    for (std::int32_t n = 1; n <= kMaxElasticGpus; ++n) app.choices[n] = batch_choices(app, n);
     apps[c.name] = std::make_shared<const App>(std::move(app));
   }
   return apps;
@@ -365,6 +469,17 @@ core::Result<Workload> load_pollux_workload(const std::string& path,
     CORRAL_ASSIGN_OR_RETURN(PolluxJobModel m, model_for(*app->second, gpus, batch));
     auto profile = std::make_shared<PolluxProfile>(app->second, m);
     const double ideal = profile->seconds(tightest(gpus));
+    // The artifact's elastic (Pollux) limits, simulator.py get_pollux_job_info(): at
+    // most min(64, max batch / smallest per-GPU batch) replicas; ncf stays at 1 GPU and
+    // a fixed batch. Its min_replicas 0 (suspended) is a stop here, so the least is 1.
+    std::shared_ptr<const RuntimeProfile> elastic;
+    std::int32_t most = 0;
+    if (app->second->name != "ncf") {
+      elastic = std::make_shared<ElasticPolluxProfile>(app->second, batch);
+      most = std::max(gpus,
+                      std::min(kMaxElasticGpus, static_cast<std::int32_t>(app->second->max_batch /
+                                                                          app->second->min_local)));
+    }
     w.jobs.push_back({.name = cells[0],
                       .tenant = core::TenantId("default"),
                       .submit_ms = time_s * 1000,
@@ -372,7 +487,10 @@ core::Result<Workload> load_pollux_workload(const std::string& path,
                       .duration_ms = std::max<std::int64_t>(1, std::llround(ideal * 1000)),
                       .gpu_type = "",
                       .status = "",
-                      .profile = std::move(profile)});
+                      .profile = std::move(profile),
+                      .elastic_profile = std::move(elastic),
+                      .elastic_min_gpus = most > 0 ? 1 : 0,
+                      .elastic_max_gpus = most});
   }
   std::stable_sort(w.jobs.begin(), w.jobs.end(),
                    [](const TraceJob& a, const TraceJob& b) { return a.submit_ms < b.submit_ms; });

@@ -15,6 +15,14 @@
 // (4 GPUs per node, the Pollux testbed) times t(P) / t(tightest), which is how the engine
 // charges a wider placement (TraceJob::profile).
 //
+// Each job (but ncf, which the artifact pins to 1 GPU) also gets an elastic profile
+// (TraceJob::elastic_profile) for a policy that submits jobs elastic: at any placement
+// each epoch runs at the batch split that takes least time there, sum over epochs of
+// progress x min_B t(P, B) / gain(B), among the splits the artifact's
+// GoodputFunction.optimize() weighs plus the job's own (an oracle: the true profiles, not
+// a fitted model). Its GPU range is 1 to min(64, max batch / min per-GPU batch), the
+// artifact's replica limits.
+//
 // Differences from the artifact (docs/evaluation.md): a placement the placement profile
 // lacks (a gang over more than 4 nodes, or a per-node split it did not measure) is
 // interpolated linearly in batch, then GPUs, then nodes, instead of scipy's Delaunay

@@ -28,6 +28,12 @@ struct TraceJob {
   std::string status;            // the trace's final status, if it has one (informational)
   // Run time by placement (Pollux workloads); null: the engine's RuntimeModel factors.
   std::shared_ptr<const RuntimeProfile> profile;
+  // Run time by placement when the job runs elastic (a policy with jobs_elastic): at
+  // each size it trains at the batch size best for that size. Null: it can only run
+  // rigid. Its range of GPU counts, when it has one.
+  std::shared_ptr<const RuntimeProfile> elastic_profile;
+  std::int32_t elastic_min_gpus = 0;
+  std::int32_t elastic_max_gpus = 0;
 };
 
 struct Workload {
