@@ -267,14 +267,6 @@ class AgentTest : public ::testing::Test {
   std::string join_token_;
 };
 
-using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
-class StoreNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
 TYPED_TEST_SUITE(AgentTest, Stores, StoreNames);
 
 TYPED_TEST(AgentTest, JoinTokenJoinsAndNothingElse) {

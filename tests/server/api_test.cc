@@ -84,14 +84,6 @@ class ApiTest : public ::testing::Test {
   std::string admin_token_;
 };
 
-using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
-class StoreNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
 TYPED_TEST_SUITE(ApiTest, Stores, StoreNames);
 
 TYPED_TEST(ApiTest, SubmitsJsonAndYamlAndNeverReturnsSecrets) {

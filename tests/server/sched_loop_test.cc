@@ -165,14 +165,6 @@ class SchedLoopTest : public ::testing::Test {
   std::unique_ptr<server::SchedLoop> loop_;
 };
 
-using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
-class StoreNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
 TYPED_TEST_SUITE(SchedLoopTest, Stores, StoreNames);
 
 constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);

@@ -53,15 +53,7 @@ class StoreConformance : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using Implementations = ::testing::Types<SqliteFactory, PostgresFactory>;
-class ImplNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
-TYPED_TEST_SUITE(StoreConformance, Implementations, ImplNames);
+TYPED_TEST_SUITE(StoreConformance, corral::testing::Stores, corral::testing::StoreNames);
 
 TYPED_TEST(StoreConformance, MigratesToLatestVersion) {
   EXPECT_EQ(this->store_->schema_version(), latest_schema_version());

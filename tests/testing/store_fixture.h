@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "core/result.h"
 #include "store/store.h"
 
@@ -50,6 +52,16 @@ struct PostgresFactory {
     return store::open_postgres_store(url_);
   }
   const std::string& url() const { return url_; }
+};
+
+// Every store a typed suite runs on: TYPED_TEST_SUITE(Suite, Stores, StoreNames) names
+// its tests .../Sqlite and .../Postgres.
+using Stores = ::testing::Types<SqliteFactory, PostgresFactory>;
+struct StoreNames {
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
 };
 
 }  // namespace corral::testing
