@@ -296,8 +296,9 @@ double Engine::slowdown(core::PackLevel wanted, core::PackLevel packed) const {
 core::Status Engine::prepare_jobs() {
   if (options_.whole_nodes_above < 0 || options_.whole_nodes_above > fleet_.max_node_gpus()) {
     return core::invalid_argument(
-        "whole_nodes_above", fmt::format("must be between 0 and the largest node's GPUs ({}), got {}",
-                                         fleet_.max_node_gpus(), options_.whole_nodes_above));
+        "whole_nodes_above",
+        fmt::format("must be between 0 and the largest node's GPUs ({}), got {}",
+                    fleet_.max_node_gpus(), options_.whole_nodes_above));
   }
   std::set<core::GpuTypeId> types;
   for (const core::GpuType& t : fleet_.gpu_types) types.insert(t.id);

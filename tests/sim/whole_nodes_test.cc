@@ -40,8 +40,9 @@ Workload one_gpu_busy_on_each_node(int big_gpus) {
 RunResult run(const Workload& w, const std::string& policy, std::int32_t whole_nodes_above) {
   auto p = policy_by_name(policy);
   EXPECT_TRUE(p.ok());
-  const EngineOptions o{
-      .cycle_interval = core::Duration(0), .check_every = 1, .whole_nodes_above = whole_nodes_above};
+  const EngineOptions o{.cycle_interval = core::Duration(0),
+                        .check_every = 1,
+                        .whole_nodes_above = whole_nodes_above};
   auto r = simulate(three_eight_gpu_nodes(), w, *p, o);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return r.ok() ? std::move(*r) : RunResult{};
