@@ -348,7 +348,8 @@ core::Status Engine::prepare_jobs() {
     r.restore_time = options_.runtime.restore_time;
     // Whole nodes (EngineOptions::whole_nodes_above); an elastic job's sizes vary.
     const std::int32_t whole = options_.whole_nodes_above;
-    if (whole > 0 && r.gpus_per_node == 0 && !r.elastic && t.gpus > whole && t.gpus % whole == 0) {
+    const bool big = t.gpus > whole || (options_.whole_nodes_including && t.gpus == whole);
+    if (whole > 0 && r.gpus_per_node == 0 && !r.elastic && big && t.gpus % whole == 0) {
       r.gpus_per_node = whole;
     }
     j.remaining_work_ms = t.duration_ms;

@@ -37,12 +37,14 @@ Workload one_gpu_busy_on_each_node(int big_gpus) {
                    job("big", 200, big_gpus, 50)}};
 }
 
-RunResult run(const Workload& w, const std::string& policy, std::int32_t whole_nodes_above) {
+RunResult run(const Workload& w, const std::string& policy, std::int32_t whole_nodes_above,
+              bool including = false) {
   auto p = policy_by_name(policy);
   EXPECT_TRUE(p.ok());
   const EngineOptions o{.cycle_interval = core::Duration(0),
                         .check_every = 1,
-                        .whole_nodes_above = whole_nodes_above};
+                        .whole_nodes_above = whole_nodes_above,
+                        .whole_nodes_including = including};
   auto r = simulate(three_eight_gpu_nodes(), w, *p, o);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return r.ok() ? std::move(*r) : RunResult{};
@@ -75,6 +77,16 @@ TEST(WholeNodes, OnlyMultiplesAboveTheLimitAreConstrained) {
   const RunResult eight = run(one_gpu_busy_on_each_node(8), "fifo", 8);
   EXPECT_EQ(eight.jobs[6].start_ms, 200'000);
   EXPECT_EQ(eight.jobs[6].finish_ms, 268'750);
+}
+
+// Including N: the 8-GPU job needs one idle node, s1's at 1,000, and runs there unslowed
+// (its ideal level, one NVLink domain of 8): 1,000-1,050. The 12-GPU job is still free.
+TEST(WholeNodes, IncludingNKeepsAnNGpuJobOnOneWholeNodeByHand) {
+  const RunResult eight = run(one_gpu_busy_on_each_node(8), "fifo", 8, true);
+  EXPECT_EQ(eight.jobs[6].start_ms, 1'000'000);
+  EXPECT_EQ(eight.jobs[6].finish_ms, 1'050'000);
+  EXPECT_EQ(run(one_gpu_busy_on_each_node(12), "fifo", 8, true).jobs[6].start_ms, 200'000);
+  EXPECT_EQ(run(one_gpu_busy_on_each_node(16), "fifo", 8, true).jobs[6].start_ms, 2'000'000);
 }
 
 TEST(WholeNodes, ALimitAboveTheLargestNodeIsAnError) {
