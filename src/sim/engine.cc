@@ -294,6 +294,12 @@ double Engine::slowdown(core::PackLevel wanted, core::PackLevel packed) const {
 }
 
 core::Status Engine::prepare_jobs() {
+  if (options_.whole_nodes_above < 0 || options_.whole_nodes_above > fleet_.max_node_gpus()) {
+    return core::invalid_argument(
+        "whole_nodes_above",
+        fmt::format("must be between 0 and the largest node's GPUs ({}), got {}",
+                    fleet_.max_node_gpus(), options_.whole_nodes_above));
+  }
   std::set<core::GpuTypeId> types;
   for (const core::GpuType& t : fleet_.gpu_types) types.insert(t.id);
   jobs_.resize(workload_.jobs.size());
@@ -340,6 +346,12 @@ core::Status Engine::prepare_jobs() {
       }
     }
     r.restore_time = options_.runtime.restore_time;
+    // Whole nodes (EngineOptions::whole_nodes_above); an elastic job's sizes vary.
+    const std::int32_t whole = options_.whole_nodes_above;
+    const bool big = t.gpus > whole || (options_.whole_nodes_including && t.gpus == whole);
+    if (whole > 0 && r.gpus_per_node == 0 && !r.elastic && big && t.gpus % whole == 0) {
+      r.gpus_per_node = whole;
+    }
     j.remaining_work_ms = t.duration_ms;
     JobResult& out = result_.jobs[i];
     out.name = t.name;

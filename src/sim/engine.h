@@ -78,6 +78,15 @@ struct EngineOptions {
   // when). Off only to test that the skip changes nothing.
   bool skip_futile_cycles = true;
   std::vector<InjectedFailure> injected_failures;  // repaired after the fleet's repair time
+  // Locality as Philly enforced it (Jeon et al., ATC'19): a rigid job asking more than
+  // this many GPUs, in a multiple of it, asks for exactly this many on each node it spans
+  // (JobRequest::gpus_per_node), i.e. whole nodes on a fleet of such nodes. Other jobs
+  // (fewer GPUs, a count that is not a multiple such as 12 of 8, elastic, or a trace that
+  // fixes its own split) keep the scheduler's split. 0: off. At most the largest node.
+  std::int32_t whole_nodes_above = 0;
+  // Also a rigid job of exactly `whole_nodes_above` GPUs takes one whole node (Philly
+  // kept such jobs on one server); off: it may split when no node has that many free.
+  bool whole_nodes_including = false;
   // Stop the run this long after the first submission (0: when every job is done). Jobs
   // still running are accounted up to then, their unsaved work as productive (nothing
   // lost it); they and pending jobs keep finish_ms -1.

@@ -38,10 +38,10 @@ int run(int argc, char** argv) {
          estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
-  bool no_failures = false, quiet = false, checkpoint_on_stop = false;
+  bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false;
   std::string pollux_profiles;
   double start_s = 0, min_runtime_s = -1;
-  std::int32_t max_preemptions = -1;
+  std::int32_t max_preemptions = -1, whole_nodes_above = 0;
   std::vector<double> las_thresholds;
   app.add_option("--fleet", fleet_path, "fleet YAML (examples/fleets)")->required();
   app.add_option("--workload", workload_path, "workload file (normalized CSV or synthetic YAML)")
@@ -91,6 +91,12 @@ int run(int argc, char** argv) {
                  "run-time estimate given to the scheduler, as a "
                  "multiple of the true duration")
       ->check(CLI::PositiveNumber);
+  app.add_option("--whole-nodes-above", whole_nodes_above,
+                 "a rigid job asking more than N GPUs, in a multiple of N, takes N on each "
+                 "node (whole nodes of N GPUs); others keep the scheduler's split (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--whole-nodes-including-n", whole_including,
+               "with --whole-nodes-above N: a job of exactly N GPUs also takes one whole node");
   app.add_flag("--no-failures", no_failures, "ignore the fleet's failure model");
   app.add_flag("--quiet", quiet, "print nothing on success");
   try {
@@ -148,6 +154,8 @@ int run(int argc, char** argv) {
   const sim::EngineOptions options{.cycle_interval = ms(cycle_s),
                                    .check_every = check_every,
                                    .failures = !no_failures,
+                                   .whole_nodes_above = whole_nodes_above,
+                                   .whole_nodes_including = whole_including,
                                    .seed = seed,
                                    .runtime = {.checkpoint_interval = ms(checkpoint_s),
                                                .checkpoint_cost = ms(checkpoint_cost_s),

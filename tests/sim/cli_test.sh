@@ -75,6 +75,15 @@ case "$case_name" in
     set -e
     [[ $rc == 2 ]] || fail "unknown policy: exit $rc, want 2"
     grep -q "unknown policy 'lottery'" "$work/err" || fail "policy error: $(cat "$work/err")"
+    # Whole nodes of 8 GPUs on a fleet of 4-GPU nodes could never place a job.
+    printf 'job_id,tenant,submit_time_s,gpus,duration_s,gpu_type,status\na,t,0,16,5,,\n' \
+      >"$work/ok.csv"
+    if "$sim" --fleet "$src/examples/fleets/pollux-64.yaml" --workload "$work/ok.csv" \
+      --whole-nodes-above 8 --policy fifo --out "$work/o" 2>"$work/err"; then
+      fail "--whole-nodes-above above the largest node accepted"
+    fi
+    grep -q "whole_nodes_above: must be between 0 and the largest node's GPUs (4), got 8" \
+      "$work/err" || fail "whole-nodes error: $(cat "$work/err")"
     ;;
   report_renders)
     run_small
