@@ -15,6 +15,10 @@ cmake --build --preset release
 
 port=${CORRAL_PORT:-8470}
 data=${CORRAL_DATA_DIR:-$PWD/out/corral-data}
+# The demo starts from an empty store each time, so its story (job ids, who preempts
+# whom) is the same on every run; a store left by an older run (older examples, jobs on
+# nodes registered without agents) would tell another. CORRAL_DATA_DIR keeps one.
+[[ -z "${CORRAL_DATA_DIR:-}" ]] && rm -rf "$data"
 mkdir -p "$data"
 bin=build/release/src
 pids=()
@@ -70,7 +74,8 @@ sleep 3
 "${corral[@]}" jobs
 
 echo
-echo "== a production job that needs 16 GPUs now: the preemptible gang checkpoints and yields"
+echo "== a production job that needs 16 GPUs now: running jobs checkpoint and yield (preemption),"
+echo "   the yielding ones resume later from their checkpoints"
 urgent=$(submit examples/local/urgent-production.yaml)
 sleep 8
 "${corral[@]}" jobs
@@ -78,7 +83,7 @@ echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
 echo
-echo "== the preempted gang (job $gang): its events"
+echo "== the preemptible gang (job $gang): its events"
 "${corral[@]}" job "$gang" | tail -n 12
 echo
 echo "== rank 0's log of the production job"

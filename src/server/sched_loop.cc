@@ -462,9 +462,8 @@ Status SchedLoop::run_cycle() {
       CORRAL_ASSIGN_OR_RETURN(auto victim, tx.get_job(pre.victim));
       if (!victim || core::is_terminal(victim->phase)) continue;
       if (!core::next_phase(victim->phase, core::JobEvent::kPreempt).ok()) continue;  // stopping
-      CORRAL_RETURN_IF_ERROR(preempt_job(
-          tx, ctx, *victim,
-          "preempted for job " + std::to_string(pre.for_job.value) + ": " + pre.reason));
+      // decide()'s reason names the job it makes room for, and why.
+      CORRAL_RETURN_IF_ERROR(preempt_job(tx, ctx, *victim, pre.reason));
       CORRAL_RETURN_IF_ERROR(note_if_requeued(*victim));
     }
     // Resizes: an elastic job changes size the way real elastic training does, by
