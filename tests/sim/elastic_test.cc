@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/engine.h"
@@ -50,14 +51,7 @@ Policy elastic_policy(core::Duration min_runtime) {
   return *p;
 }
 
-Fleet one_node() {
-  auto f = parse_fleet(
-      "name: one\npools: [{name: n, gpu_type: T4, nodes: 1, gpus_per_node: 4}]\n"
-      "trace_tenants: {guarantee: none}\n",
-      "one.yaml");
-  EXPECT_TRUE(f.ok()) << f.status().to_string();
-  return *f;
-}
+Fleet one_node() { return testing::pool_fleet(1, 4, "T4"); }
 
 // One 4-GPU node; each (re)start costs 10 s; work is kept across stops. A and B ask for
 // 2 GPUs and 100 s there, and scale perfectly (200 GPU-seconds); A may run on 1-4 GPUs,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/traces/synthetic.h"
@@ -16,23 +17,8 @@ namespace corral::sim {
 namespace {
 
 // `nodes` nodes of 4 GPUs on one NVLink domain each, under one leaf; any tenant allowed.
-Fleet tiny_fleet(int nodes) {
-  auto f = parse_fleet(
-      "name: tiny\npools:\n  - {name: n, gpu_type: A100-80GB, nodes: " + std::to_string(nodes) +
-          ", gpus_per_node: 4}\ntrace_tenants: {guarantee: none}\n",
-      "tiny");
-  EXPECT_TRUE(f.ok()) << f.status().to_string();
-  return *f;
-}
-
-TraceJob job(const std::string& name, const std::string& tenant, double submit_s, int gpus,
-             double duration_s) {
-  return {.name = name,
-          .tenant = core::TenantId(tenant),
-          .submit_ms = std::llround(submit_s * 1000),
-          .gpus = gpus,
-          .duration_ms = std::llround(duration_s * 1000)};
-}
+using testing::pool_fleet;
+using testing::trace_job;
 
 // Every cycle at the event that asks for it, so times are exact; checks every cycle.
 EngineOptions exact() { return {.cycle_interval = core::Duration(0), .check_every = 1}; }
@@ -66,11 +52,11 @@ void expect_schedule(const RunResult& r, const std::vector<Expect>& want) {
 //   JCTs: j1 100, j2 50, j3 120, j4 40.
 TEST(Engine, FifoTwoNodesFourJobsByHand) {
   const Workload w{.source = "hand",
-                   .jobs = {job("j1", "a", 0, 4, 100), job("j2", "a", 0, 4, 50),
-                            job("j3", "b", 10, 8, 30), job("j4", "b", 20, 2, 10)}};
+                   .jobs = {trace_job("j1", "a", 0, 4, 100), trace_job("j2", "a", 0, 4, 50),
+                            trace_job("j3", "b", 10, 8, 30), trace_job("j4", "b", 20, 2, 10)}};
   for (const std::string policy : {"fifo", "corral"}) {
     SCOPED_TRACE(policy);
-    const RunResult r = run_ok(tiny_fleet(2), w, policy);
+    const RunResult r = run_ok(pool_fleet(2, 4, "A100-80GB"), w, policy);
     expect_schedule(r, {{0, 100}, {0, 50}, {100, 130}, {50, 60}});
     EXPECT_EQ(r.jobs[2].packed, core::PackLevel::kLeaf);
     EXPECT_EQ(r.jobs[2].wanted, core::PackLevel::kLeaf);
@@ -89,12 +75,14 @@ TEST(Engine, FifoTwoNodesFourJobsByHand) {
 // backfills and gives the same schedule (no tenant has a guarantee to reclaim).
 TEST(Engine, EasyBackfillProtectsTheFirstBlockedJobByHand) {
   const Workload w{.source = "hand",
-                   .jobs = {job("j1", "a", 0, 4, 100), job("j2", "a", 0, 4, 50),
-                            job("j3", "b", 10, 8, 30), job("j4", "b", 20, 2, 100)}};
-  expect_schedule(run_ok(tiny_fleet(2), w, "fifo"), {{0, 100}, {0, 50}, {150, 180}, {50, 150}});
+                   .jobs = {trace_job("j1", "a", 0, 4, 100), trace_job("j2", "a", 0, 4, 50),
+                            trace_job("j3", "b", 10, 8, 30), trace_job("j4", "b", 20, 2, 100)}};
+  expect_schedule(run_ok(pool_fleet(2, 4, "A100-80GB"), w, "fifo"),
+                  {{0, 100}, {0, 50}, {150, 180}, {50, 150}});
   for (const std::string policy : {"slurm", "corral"}) {
     SCOPED_TRACE(policy);
-    expect_schedule(run_ok(tiny_fleet(2), w, policy), {{0, 100}, {0, 50}, {100, 130}, {130, 230}});
+    expect_schedule(run_ok(pool_fleet(2, 4, "A100-80GB"), w, policy),
+                    {{0, 100}, {0, 50}, {100, 130}, {130, 230}});
   }
 }
 
@@ -105,29 +93,30 @@ TEST(Engine, EasyBackfillProtectsTheFirstBlockedJobByHand) {
 // 9,100 s: finish 10,200. FIFO makes B wait for A.
 TEST(Engine, TiresiasPreemptsTheJobWithMoreAttainedServiceByHand) {
   const Workload w{.source = "hand",
-                   .jobs = {job("A", "a", 0, 4, 10'000), job("B", "b", 1'000, 4, 100)}};
+                   .jobs = {trace_job("A", "a", 0, 4, 10'000), trace_job("B", "b", 1'000, 4, 100)}};
   EngineOptions o = exact();
   o.runtime.checkpoint_interval = core::seconds(300);
-  const RunResult t = run_ok(tiny_fleet(1), w, "tiresias", o);
+  const RunResult t = run_ok(pool_fleet(1, 4, "A100-80GB"), w, "tiresias", o);
   expect_schedule(t, {{0, 10'200}, {1'000, 1'100}});
   EXPECT_EQ(t.jobs[0].preemptions, 1);
   EXPECT_EQ(t.jobs[0].attempts, 2);
   EXPECT_EQ(t.jobs[0].lost_gpu_ms, 400'000);
   EXPECT_EQ(t.jobs[1].preemptions, 0);
-  expect_schedule(run_ok(tiny_fleet(1), w, "fifo", o), {{0, 10'000}, {10'000, 10'100}});
+  expect_schedule(run_ok(pool_fleet(1, 4, "A100-80GB"), w, "fifo", o),
+                  {{0, 10'000}, {10'000, 10'100}});
 }
 
 // One 4-GPU node. Tenant a queues four 4-GPU jobs of 100 s at t=0; tenant b one at t=1.
 // FIFO runs them in submit order: b's job waits for all of a's (start 400). Fair share
 // gives b the node as soon as it frees (t=100), since a has used it and b has not.
 TEST(Engine, FairShareLetsTheIdleTenantAheadWhereFifoDoesNot) {
-  const Workload w{
-      .source = "hand",
-      .jobs = {job("a1", "a", 0, 4, 100), job("a2", "a", 0, 4, 100), job("a3", "a", 0, 4, 100),
-               job("a4", "a", 0, 4, 100), job("b1", "b", 1, 4, 100)}};
-  expect_schedule(run_ok(tiny_fleet(1), w, "fifo"),
+  const Workload w{.source = "hand",
+                   .jobs = {trace_job("a1", "a", 0, 4, 100), trace_job("a2", "a", 0, 4, 100),
+                            trace_job("a3", "a", 0, 4, 100), trace_job("a4", "a", 0, 4, 100),
+                            trace_job("b1", "b", 1, 4, 100)}};
+  expect_schedule(run_ok(pool_fleet(1, 4, "A100-80GB"), w, "fifo"),
                   {{0, 100}, {100, 200}, {200, 300}, {300, 400}, {400, 500}});
-  expect_schedule(run_ok(tiny_fleet(1), w, "corral"),
+  expect_schedule(run_ok(pool_fleet(1, 4, "A100-80GB"), w, "corral"),
                   {{0, 100}, {200, 300}, {300, 400}, {400, 500}, {100, 200}});
 }
 
@@ -135,12 +124,12 @@ TEST(Engine, FairShareLetsTheIdleTenantAheadWhereFifoDoesNot) {
 // the next one (at 10 s), and a completion at 25 s is acted on at 25 s (the last cycle
 // was at 10 s, more than an interval before).
 TEST(Engine, CoalescesCyclesToTheInterval) {
-  const Workload w{
-      .source = "hand",
-      .jobs = {job("j1", "a", 0, 4, 25), job("j2", "a", 3, 4, 5), job("j3", "a", 4, 4, 5)}};
+  const Workload w{.source = "hand",
+                   .jobs = {trace_job("j1", "a", 0, 4, 25), trace_job("j2", "a", 3, 4, 5),
+                            trace_job("j3", "a", 4, 4, 5)}};
   EngineOptions o = exact();
   o.cycle_interval = core::seconds(10);
-  const RunResult r = run_ok(tiny_fleet(1), w, "fifo", o);
+  const RunResult r = run_ok(pool_fleet(1, 4, "A100-80GB"), w, "fifo", o);
   // j2 and j3 arrive at 3 and 4: one cycle at 10 finds the node busy. j1 ends at 25: a
   // cycle at 25 starts j2 (to 30); j2's end asks for a cycle at max(30, 25+10) = 35.
   expect_schedule(r, {{0, 25}, {25, 30}, {35, 40}});
@@ -158,9 +147,9 @@ TEST(Engine, SlowdownWhenPlacedWiderThanIdeal) {
   // j1 takes 3 GPUs of a node (leaving 1 + 4); j2 (2 GPUs) fits one pair of node 2. j3
   // (4 GPUs) then has 1 + 2 free GPUs only: it waits for j1 and gets a node.
   // j4 (2 GPUs) arrives when only single GPUs are free on two nodes... see asserts.
-  const Workload w{
-      .source = "hand",
-      .jobs = {job("j1", "a", 0, 3, 100), job("j2", "a", 0, 2, 100), job("j3", "a", 1, 4, 100)}};
+  const Workload w{.source = "hand",
+                   .jobs = {trace_job("j1", "a", 0, 3, 100), trace_job("j2", "a", 0, 2, 100),
+                            trace_job("j3", "a", 1, 4, 100)}};
   const RunResult r = run_ok(*f, w, "corral");
   EXPECT_EQ(r.jobs[1].wanted, core::PackLevel::kNvlink);
   EXPECT_EQ(r.jobs[1].packed, core::PackLevel::kNvlink);
@@ -186,12 +175,12 @@ TEST(Engine, SlowdownWhenPlacedWiderThanIdeal) {
 // It restarts at once on the other node (cycles at every event) and runs 5 s of restore
 // plus the 40 s left: finish at 115 s.
 TEST(Engine, FailureLosesWorkSinceTheLastCheckpointByHand) {
-  const Workload w{.source = "hand", .jobs = {job("j", "a", 0, 4, 100)}};
+  const Workload w{.source = "hand", .jobs = {trace_job("j", "a", 0, 4, 100)}};
   EngineOptions o = exact();
   o.runtime.checkpoint_interval = core::seconds(30);
   o.runtime.restore_time = core::seconds(5);
   o.injected_failures = {{.node = "n-00000", .gpu = 2, .at = core::seconds(70)}};
-  const RunResult r = run_ok(tiny_fleet(2), w, "fifo", o);
+  const RunResult r = run_ok(pool_fleet(2, 4, "A100-80GB"), w, "fifo", o);
   ASSERT_EQ(r.jobs.size(), 1u);
   const JobResult& j = r.jobs[0];
   EXPECT_EQ(j.start_ms, 0);
@@ -203,7 +192,7 @@ TEST(Engine, FailureLosesWorkSinceTheLastCheckpointByHand) {
   EXPECT_EQ(r.gpu_failures, 1);
   // Without checkpoints all 70 s are lost and the job runs its 100 s again: 170 s.
   o.runtime.checkpoint_interval = core::Duration(0);
-  const RunResult again = run_ok(tiny_fleet(2), w, "fifo", o);
+  const RunResult again = run_ok(pool_fleet(2, 4, "A100-80GB"), w, "fifo", o);
   EXPECT_EQ(again.jobs[0].finish_ms, 170'000);
   EXPECT_EQ(again.jobs[0].lost_gpu_ms, 280'000);
 }
@@ -300,17 +289,17 @@ TEST(Engine, SkippingFutileCyclesChangesNothing) {
 
 TEST(Engine, JobsThatCanNeverFitStayPendingWithAReason) {
   const Workload w{.source = "hand",
-                   .jobs = {job("big", "a", 0, 64, 10), job("ok", "a", 0, 1, 10)}};
-  const RunResult r = run_ok(tiny_fleet(1), w, "fifo");
+                   .jobs = {trace_job("big", "a", 0, 64, 10), trace_job("ok", "a", 0, 1, 10)}};
+  const RunResult r = run_ok(pool_fleet(1, 4, "A100-80GB"), w, "fifo");
   EXPECT_EQ(r.jobs[0].start_ms, -1);
   EXPECT_NE(r.jobs[0].last_reason, "");
   EXPECT_EQ(r.jobs[1].finish_ms, 10'000);
 }
 
 TEST(Engine, UnknownGpuTypeInTheTraceIsAnError) {
-  Workload w{.source = "t.csv", .jobs = {job("j", "a", 0, 1, 10)}};
+  Workload w{.source = "t.csv", .jobs = {trace_job("j", "a", 0, 1, 10)}};
   w.jobs[0].gpu_type = "K80";
-  auto r = simulate(tiny_fleet(1), w, *policy_by_name("fifo"), exact());
+  auto r = simulate(pool_fleet(1, 4, "A100-80GB"), w, *policy_by_name("fifo"), exact());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'K80'"), std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/engine.h"
@@ -14,13 +15,9 @@ namespace corral::sim {
 namespace {
 
 Fleet nodes_of_four(int nodes) {
-  auto f = parse_fleet(
-      "name: tiny\npools:\n  - {name: n, gpu_type: A100-80GB, nodes: " + std::to_string(nodes) +
-          ", gpus_per_node: 4}\ntrace_tenants: {guarantee: none}\n",
-      "tiny");
-  EXPECT_TRUE(f.ok()) << f.status().to_string();
-  f->failures.repair = core::seconds(100);
-  return *f;
+  Fleet f = testing::pool_fleet(nodes, 4, "A100-80GB");
+  f.failures.repair = core::seconds(100);
+  return f;
 }
 
 // Work 60 s, write a checkpoint for 10 s, repeat; 20 s to restart; every cycle at once.

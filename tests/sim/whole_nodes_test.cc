@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/engine.h"
@@ -10,31 +11,18 @@
 namespace corral::sim {
 namespace {
 
-Fleet three_eight_gpu_nodes() {
-  auto f = parse_fleet(
-      "name: three\npools:\n  - {name: n, gpu_type: A100-80GB, nodes: 3, gpus_per_node: 8}\n"
-      "trace_tenants: {guarantee: none}\n",
-      "three");
-  EXPECT_TRUE(f.ok()) << f.status().to_string();
-  return *f;
-}
-
-TraceJob job(const std::string& name, double submit_s, int gpus, double duration_s) {
-  return {.name = name,
-          .tenant = core::TenantId("a"),
-          .submit_ms = std::llround(submit_s * 1000),
-          .gpus = gpus,
-          .duration_ms = std::llround(duration_s * 1000)};
-}
+using testing::pool_fleet;
+using testing::trace_job;
 
 // At t=0 three 7-GPU jobs (100 s) take one node each, so the three 1-GPU jobs (1,000,
 // 2,000 and 3,000 s) take the last GPU of each node. From t=100 each node has one GPU
 // busy and 7 free: 21 free GPUs. `big` (gpus, 50 s) arrives at 200.
 Workload one_gpu_busy_on_each_node(int big_gpus) {
   return {.source = "hand",
-          .jobs = {job("w1", 0, 7, 100), job("w2", 0, 7, 100), job("w3", 0, 7, 100),
-                   job("s1", 0, 1, 1'000), job("s2", 0, 1, 2'000), job("s3", 0, 1, 3'000),
-                   job("big", 200, big_gpus, 50)}};
+          .jobs = {trace_job("w1", "a", 0, 7, 100), trace_job("w2", "a", 0, 7, 100),
+                   trace_job("w3", "a", 0, 7, 100), trace_job("s1", "a", 0, 1, 1'000),
+                   trace_job("s2", "a", 0, 1, 2'000), trace_job("s3", "a", 0, 1, 3'000),
+                   trace_job("big", "a", 200, big_gpus, 50)}};
 }
 
 RunResult run(const Workload& w, const std::string& policy, std::int32_t whole_nodes_above,
@@ -45,7 +33,7 @@ RunResult run(const Workload& w, const std::string& policy, std::int32_t whole_n
                         .check_every = 1,
                         .whole_nodes_above = whole_nodes_above,
                         .whole_nodes_including = including};
-  auto r = simulate(three_eight_gpu_nodes(), w, *p, o);
+  auto r = simulate(pool_fleet(3, 8, "A100-80GB"), w, *p, o);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return r.ok() ? std::move(*r) : RunResult{};
 }
@@ -92,7 +80,7 @@ TEST(WholeNodes, IncludingNKeepsAnNGpuJobOnOneWholeNodeByHand) {
 TEST(WholeNodes, ALimitAboveTheLargestNodeIsAnError) {
   auto p = policy_by_name("fifo");
   ASSERT_TRUE(p.ok());
-  auto r = simulate(three_eight_gpu_nodes(), one_gpu_busy_on_each_node(16), *p,
+  auto r = simulate(pool_fleet(3, 8, "A100-80GB"), one_gpu_busy_on_each_node(16), *p,
                     {.whole_nodes_above = 9});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().to_string().find("whole_nodes_above"), std::string::npos);

@@ -1,0 +1,36 @@
+// Small fleets and trace jobs for the simulator's hand-checked tests.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sim/fleet.h"
+#include "sim/traces/workload.h"
+
+namespace corral::sim::testing {
+
+// One pool of `nodes` × `gpus_per_node` GPUs of `gpu_type`; every workload tenant gets
+// weight 1 and no guarantee.
+inline Fleet pool_fleet(int nodes, int gpus_per_node, const std::string& gpu_type) {
+  auto f = parse_fleet("name: test\npools:\n  - {name: n, gpu_type: " + gpu_type +
+                           ", nodes: " + std::to_string(nodes) + ", gpus_per_node: " +
+                           std::to_string(gpus_per_node) + "}\ntrace_tenants: {guarantee: none}\n",
+                       "test.yaml");
+  EXPECT_TRUE(f.ok()) << f.status().to_string();
+  return *f;
+}
+
+// A rigid job of `gpus` GPUs submitted at `submit_s` that runs `duration_s` when packed.
+inline TraceJob trace_job(const std::string& name, const std::string& tenant, double submit_s,
+                          int gpus, double duration_s) {
+  return {.name = name,
+          .tenant = core::TenantId(tenant),
+          .submit_ms = std::llround(submit_s * 1000),
+          .gpus = gpus,
+          .duration_ms = std::llround(duration_s * 1000)};
+}
+
+}  // namespace corral::sim::testing
