@@ -20,6 +20,7 @@ struct GpuType {
   std::int32_t tdp_watts = 0;   // board power limit, used for rack power budgets
   std::int32_t generation = 0;  // architecture generation, e.g. 7 Volta ... 10 Blackwell
   double usage_factor = 1.0;    // fair-share weight of one GPU-second (A100 = 1.0)
+  friend bool operator==(const GpuType&, const GpuType&) = default;
 };
 
 // The built-in catalog, sorted by id.

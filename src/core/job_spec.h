@@ -100,6 +100,9 @@ struct JobSpec {
   bool preemptible = false;  // resolved: the spec's value, else the priority class's
   std::optional<CheckpointPolicy> checkpoint;
   Duration max_runtime = seconds(72 * 3600);
+  // How long the job is expected to run, if the user knows: planned starts of jobs that
+  // wait behind it use it instead of max_runtime (0: not given). At most max_runtime.
+  Duration expected_runtime{0};
   std::optional<ReservationId> reservation;
   ProcessMode processes = ProcessMode::kPerGpu;
   std::int32_t max_restarts = 3;  // failed or lost attempts restarted before the job fails

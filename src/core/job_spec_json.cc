@@ -59,6 +59,9 @@ std::string job_spec_to_json(const JobSpec& spec) {
                          {"restoreSeconds", to_ms(spec.checkpoint->restore_time) / 1000}};
   }
   out["maxRuntime"] = format_duration(spec.max_runtime);
+  if (spec.expected_runtime.count() > 0) {
+    out["expectedRuntime"] = format_duration(spec.expected_runtime);
+  }
   if (spec.reservation) {
     out["reservation"] = spec.reservation->value;
   }

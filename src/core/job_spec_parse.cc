@@ -157,15 +157,18 @@ class Validator {
     const FieldMap top =
         fields(root, "",
                {"name", "tenant", "priorityClass", "resources", "topology", "elastic",
-                "preemptible", "checkpoint", "maxRuntime", "reservation", "processes",
-                "maxRestarts", "command", "env", "secretEnv", "lineage", "labels"});
+                "preemptible", "checkpoint", "maxRuntime", "expectedRuntime", "reservation",
+                "processes", "maxRestarts", "command", "env", "secretEnv", "lineage", "labels"});
     read_identity(top);
     read_resources(top.get("resources"));
     read_topology(top.get("topology"));
     read_elastic(top.get("elastic"));
     preemptible_ = read_bool(top.get("preemptible"), "preemptible");
     read_checkpoint(top.get("checkpoint"));
-    read_runtime(top.get("maxRuntime"));
+    if (auto d = read_runtime(top.get("maxRuntime"), "maxRuntime")) spec_.max_runtime = *d;
+    if (auto d = read_runtime(top.get("expectedRuntime"), "expectedRuntime")) {
+      spec_.expected_runtime = *d;
+    }
     read_processes(top.get("processes"));
     if (auto n = read_int(top.get("maxRestarts"), "maxRestarts", 0, kMaxRestarts)) {
       spec_.max_restarts = static_cast<std::int32_t>(*n);
@@ -514,26 +517,26 @@ class Validator {
     }
   }
 
-  void read_runtime(const TreeNode* node) {
-    const std::string path = "maxRuntime";
+  // maxRuntime and expectedRuntime: a duration between kMinRuntime and kMaxRuntime.
+  std::optional<Duration> read_runtime(const TreeNode* node, const std::string& path) {
     if (node == nullptr) {
-      return;
+      return std::nullopt;
     }
     if (node->kind != TreeKind::kString) {
       fail(path, fmt::format("must be a duration like 90m, 24h or 1d12h, got {}", describe(*node)));
-      return;
+      return std::nullopt;
     }
     const Result<Duration> d = parse_duration(node->text);
     if (!d.ok()) {
       fail(path, d.status().message());
-      return;
+      return std::nullopt;
     }
     if (*d < kMinRuntime || *d > kMaxRuntime) {
       fail(path, fmt::format("must be between {} and {}, got {}", format_duration(kMinRuntime),
                              format_duration(kMaxRuntime), quote(node->text)));
-      return;
+      return std::nullopt;
     }
-    spec_.max_runtime = *d;
+    return *d;
   }
 
   void read_processes(const TreeNode* node) {
@@ -726,7 +729,14 @@ class Validator {
            "checkpoint)");
     }
 
-    // 5. A variable lives in env or in secretEnv, never both (which would win is unclear).
+    // 5. An estimate longer than the limit would never be reached: the job is stopped first.
+    if (spec_.expected_runtime > spec_.max_runtime) {
+      fail("expectedRuntime", fmt::format("must not exceed maxRuntime ({}), got {}",
+                                          format_duration(spec_.max_runtime),
+                                          format_duration(spec_.expected_runtime)));
+    }
+
+    // 6. A variable lives in env or in secretEnv, never both (which would win is unclear).
     for (const auto& [key, value] : spec_.secret_env) {
       if (spec_.env.contains(key)) {
         fail(child("secretEnv", key), "is also set in env; set it in one of them only");

@@ -10,4 +10,11 @@ std::vector<PriorityClass> default_priority_classes() {
   };
 }
 
+std::int32_t tier_of(std::string_view priority_class) {
+  for (const PriorityClass& pc : default_priority_classes()) {
+    if (pc.name == priority_class) return pc.tier;
+  }
+  return 1;
+}
+
 }  // namespace corral::core

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace corral::core {
@@ -16,5 +17,8 @@ struct PriorityClass {
 
 // production (tier 2), standard (tier 1), preemptible (tier 0, preemptible by default).
 std::vector<PriorityClass> default_priority_classes();
+
+// The tier of a built-in class by name; 1 (standard) for a name it does not know.
+std::int32_t tier_of(std::string_view priority_class);
 
 }  // namespace corral::core

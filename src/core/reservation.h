@@ -21,6 +21,7 @@ struct Reservation {
   Time end;
 
   bool active_at(Time t) const { return start <= t && t < end; }
+  friend bool operator==(const Reservation&, const Reservation&) = default;
 };
 
 }  // namespace corral::core

@@ -25,6 +25,7 @@ struct Quota {
   std::int64_t borrow_limit = kUnlimited;
 
   std::int64_t max_total() const { return guaranteed + borrow_limit; }
+  friend bool operator==(const Quota&, const Quota&) = default;
 };
 
 struct Tenant {
@@ -38,6 +39,7 @@ struct Tenant {
     const auto it = quotas.find(type);
     return it == quotas.end() ? default_quota : it->second;
   }
+  friend bool operator==(const Tenant&, const Tenant&) = default;
 };
 
 }  // namespace corral::core

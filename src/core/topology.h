@@ -25,6 +25,7 @@ struct TopologyLabels {
   std::string leaf;         // the InfiniBand/Ethernet leaf switch the node hangs off
   std::string rack;         // the power (and physical) rack
   std::string nvlink_rack;  // non-empty: a multi-node NVLink domain spanning the rack
+  friend bool operator==(const TopologyLabels&, const TopologyLabels&) = default;
 };
 
 // Admin state is desired state set by people or the health controller.
@@ -42,6 +43,7 @@ struct Gpu {
   std::int32_t nvlink_domain = 0;  // GPUs on a node with the same value share NVLink
   std::int32_t numa_node = 0;      // the CPU socket the GPU's PCIe root hangs off
   bool healthy = true;
+  friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
 struct Node {
@@ -51,12 +53,14 @@ struct Node {
   std::int32_t cpus = 0;
   std::int64_t memory_mib = 0;
   NodeAdminState admin = NodeAdminState::kActive;
+  friend bool operator==(const Node&, const Node&) = default;
 };
 
 // A rack's power budget: the sum of allocated GPUs' TDP must stay within it.
 struct Rack {
   std::string name;
   std::int64_t power_cap_watts = 0;  // 0: no cap
+  friend bool operator==(const Rack&, const Rack&) = default;
 };
 
 }  // namespace corral::core

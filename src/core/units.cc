@@ -1,6 +1,7 @@
 #include "core/units.h"
 
 #include <cctype>
+#include <chrono>
 #include <limits>
 
 #include <fmt/format.h>
@@ -90,6 +91,16 @@ std::string format_duration(Duration d) {
     }
   }
   return out;
+}
+
+std::string format_utc(Time t) {
+  const auto minute = std::chrono::floor<std::chrono::minutes>(t);
+  const auto day = std::chrono::floor<std::chrono::days>(minute);
+  const std::chrono::year_month_day date{day};
+  const auto in_day = std::chrono::duration_cast<std::chrono::minutes>(minute - day).count();
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", static_cast<int>(date.year()),
+                     static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                     in_day / 60, in_day % 60);
 }
 
 Result<std::int64_t> parse_memory_mib(std::string_view text) {

@@ -16,6 +16,9 @@ namespace corral::core {
 Result<Duration> parse_duration(std::string_view text);
 // The shortest exact form: 5400000ms -> "1h30m"; zero -> "0s".
 std::string format_duration(Duration d);
+// An instant as people read it, to the minute, in UTC: "2026-12-04 10:00 UTC". Pure
+// calendar arithmetic (no time zone database, no clock), so the scheduler may call it.
+std::string format_utc(Time t);
 
 // Accepts <integer>[Ki|Mi|Gi|Ti|K|M|G|T]; returns mebibytes (rounded up).
 Result<std::int64_t> parse_memory_mib(std::string_view text);

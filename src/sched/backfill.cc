@@ -8,14 +8,16 @@ namespace corral::sched::detail {
 std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& running,
                                            const PlaceRequest& request,
                                            const std::vector<std::uint64_t>& forbidden,
-                                           core::Duration grace, core::Time now) {
+                                           core::Duration grace, core::Time now, EndBy end_by) {
   const ClusterSnapshot& s = plan.snapshot();
   // Running jobs of the request's type in the order they are expected to end.
   std::vector<std::pair<core::Time, std::int32_t>> ends;
   for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
     if (running.type[ix] != request.type || running.touched[ix]) continue;
     const RunningJob& r = s.running()[ix];
-    const core::Time end = r.stopping ? now + grace : r.started_at + r.request.max_runtime;
+    const core::Duration runtime =
+        end_by == EndBy::kEstimate ? r.request.expected_runtime() : r.request.max_runtime;
+    const core::Time end = r.stopping ? now + grace : r.started_at + runtime;
     ends.push_back({std::max(end, now), ix});
   }
   std::sort(ends.begin(), ends.end());
@@ -35,7 +37,7 @@ std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& runni
     plan.block(hide);
     if (plan.type_free(request.type) < request.gpus) continue;
     if (auto placed = find_placement(plan, request, miss)) {
-      out = PlannedPlacement{.at = end, .takes = std::move(placed->takes)};
+      out = PlannedPlacement{.at = end, .takes = std::move(placed->takes), .last_ix = ix};
       break;
     }
   }

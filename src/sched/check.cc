@@ -105,7 +105,7 @@ class Checker {
     if (!touched_.insert(job).second) fail(cat("job ", job.value, " touched twice"));
     const RunningJob& v = *it->second;
     if (v.stopping) fail(cat(what, " of job ", job.value, ", which is already stopping"));
-    if (now_ - v.started_at < config_.preemption.min_runtime) {
+    if (now_ - v.started_at < config_.preemption.min_runtime_for(v.request.tier)) {
       fail(cat(what, " of job ", job.value, " before its minimum runtime"));
     }
     return &v;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/time.h"
@@ -18,14 +19,26 @@ enum class QueueOrder {
 // Preemption: who may take GPUs from whom, and what protects a victim.
 struct PreemptionConfig {
   bool enabled = true;
-  // A job runs at least this long (since its start) before it may be preempted or shrunk.
+  // A job runs at least this long (since its start) before it may be preempted or shrunk,
+  // so standard and production work is not churned by every arrival.
   core::Duration min_runtime = core::seconds(10 * 60);
+  // ... except in the tiers named here, which have their own protection. By default the
+  // preemptible tier (0) has none: preemptible work exists to make room for higher tiers
+  // at once, and yields within one grace period (checkpointing first when it can), as
+  // Kueue's preemption does and Slurm's PreemptExemptTime=0 (its default) does.
+  std::map<std::int32_t, core::Duration> min_runtime_by_tier = {{0, core::Duration(0)}};
   // After this many preemptions a job is protected until it finishes.
   std::int32_t max_preemptions_per_job = 3;
   // Time a victim has to checkpoint and stop after the request.
   core::Duration grace = core::seconds(120);
   // Preemption searches per cycle; past it blocked jobs wait for the next cycle.
   std::int32_t max_searches_per_cycle = 64;
+
+  // The protection of a job of `tier`.
+  core::Duration min_runtime_for(std::int32_t tier) const {
+    const auto it = min_runtime_by_tier.find(tier);
+    return it == min_runtime_by_tier.end() ? min_runtime : it->second;
+  }
 };
 
 struct SchedulerConfig {

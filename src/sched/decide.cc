@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/units.h"
 #include "sched/internal/admit.h"
 #include "sched/internal/backfill.h"
 #include "sched/internal/explain.h"
@@ -204,22 +205,55 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
   return false;
 }
 
+// What a planned start rests on: the running job whose end makes room, by its estimate.
+std::string estimate_basis(const Cycle& c, std::int32_t running_ix) {
+  const RunningJob& j = c.s.running()[running_ix];
+  if (j.stopping) return cat("job ", j.request.id.value, " stops within its grace");
+  switch (j.request.estimate.basis) {
+    case EstimateBasis::kSpec:
+      return cat("job ", j.request.id.value, "'s expectedRuntime");
+    case EstimateBasis::kHistory:
+      return cat("estimate from ", j.request.estimate.runs, " earlier run",
+                 j.request.estimate.runs == 1 ? "" : "s");
+    case EstimateBasis::kMaxRuntime:
+      break;
+  }
+  return "running jobs' max runtimes";
+}
+
 // EASY backfill: the first blocked job gets a planned start and the GPUs it will get are
-// promised to it; later jobs that would still run then may not take those. Returns the
-// pending reason for the head, or nothing if it can never start.
-std::optional<std::string> plan_head(Cycle& c, const JobRequest& r) {
+// promised to it; later jobs that would still run then may not take those. The promise
+// rests on running jobs' max runtimes (a job is stopped at its limit, so it is a bound);
+// the forecast shown beside it rests on their runtime estimates where they have one.
+// Returns the pending reason for the head, which keeps `cause` (why it does not fit now:
+// capacity, topology, power), or nothing if it can never start.
+std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::string& cause) {
   for (TypeIx type : candidate_types(c.s, r)) {
     const std::int32_t size = detail::allowed_sizes(r).back();
     const detail::PlaceRequest request = place_request(c, r, type, size);
     auto planned = detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
-                                      c.config.preemption.grace, c.now);
+                                      c.config.preemption.grace, c.now, detail::EndBy::kMaxRuntime);
     if (!planned) continue;
+    const auto forecast =
+        detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
+                           c.config.preemption.grace, c.now, detail::EndBy::kEstimate);
+    const core::Time expected = forecast ? std::min(forecast->at, planned->at) : planned->at;
     c.head = r.id;
     c.gate.set_shadow(planned->takes, planned->at);
-    c.out.planned_starts.push_back(
-        {.job = r.id, .at = planned->at, .gpus = detail::gpus_of(c.s, planned->takes)});
-    return cat("waiting: planned start in ", detail::format_wait((planned->at - c.now).count()),
-               " on ", size, " ", c.s.gpu_types()[type].id.value, ", first in line");
+    c.out.planned_starts.push_back({.job = r.id,
+                                    .at = planned->at,
+                                    .expected = expected,
+                                    .gpus = detail::gpus_of(c.s, planned->takes)});
+    const std::string head = cat("waiting: first in line for ", size, " ",
+                                 c.s.gpu_types()[type].id.value, " (", cause, "); ");
+    const auto in = [&](core::Time t) { return detail::format_wait((t - c.now).count()); };
+    if (expected < planned->at) {
+      return cat(head, "planned start ~", core::format_utc(expected), " in ", in(expected), " (",
+                 estimate_basis(c, forecast->last_ix), "), by ", core::format_utc(planned->at),
+                 " at the latest");
+    }
+    return cat(head, "start by ", core::format_utc(planned->at), " at the latest, in ",
+               in(planned->at), " (", estimate_basis(c, planned->last_ix), ")");
   }
   return std::nullopt;
 }
@@ -241,7 +275,7 @@ void grow_elastic(Cycle& c) {
     const auto current = static_cast<std::int32_t>(job.gpus.size());
     if (!r.elastic || current >= r.elastic->max_gpus || c.running.touched[ix] || job.stopping ||
         type < 0 || wanted.count(type) ||
-        c.now - job.started_at < c.config.preemption.min_runtime) {
+        c.now - job.started_at < c.config.preemption.min_runtime_for(r.tier)) {
       continue;
     }
     c.gate.enter(c.plan, c.gate.view_for(r));
@@ -314,7 +348,7 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     if (blocked_by_room && try_preempt(c, queue, job, tenant)) continue;
     // 5. backfill: the first job blocked for room is promised its planned start.
     if (blocked_by_room && config.backfill && !c.head) {
-      if (auto reason = plan_head(c, r)) {
+      if (auto reason = plan_head(c, r, attempt.reason)) {
         wait(PendingKind::kWaiting, std::move(*reason));
         continue;
       }

@@ -137,7 +137,8 @@ std::string to_json(const Decisions& d) {
   });
   out += ',';
   append_list(out, "plannedStarts", d.planned_starts, [&](const PlannedStart& p) {
-    out += cat("\"job\":", p.job.value, ",\"atMs\":", core::to_ms(p.at), ",\"gpus\":");
+    out += cat("\"job\":", p.job.value, ",\"atMs\":", core::to_ms(p.at),
+               ",\"expectedMs\":", core::to_ms(p.expected), ",\"gpus\":");
     append_gpus(out, p.gpus);
   });
   out += ',';

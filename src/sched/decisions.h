@@ -52,7 +52,8 @@ struct Resize {
 // The first blocked job's reserved start under EASY backfill.
 struct PlannedStart {
   core::JobId job;
-  core::Time at;
+  core::Time at;             // at the latest: running jobs end by their max runtimes (a bound)
+  core::Time expected;       // the forecast (<= at): running jobs end by their runtime estimates
   std::vector<GpuRef> gpus;  // the GPUs it is expected to get; later jobs may not delay them
 };
 

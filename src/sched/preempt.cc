@@ -66,7 +66,7 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   const RunningJob& v = s.running()[ix];
   const JobRequest& pr = p.job->request;
   if (running.touched[ix] || v.stopping || running.type[ix] != type) return std::nullopt;
-  if (now - v.started_at < config.preemption.min_runtime) return std::nullopt;
+  if (now - v.started_at < config.preemption.min_runtime_for(v.request.tier)) return std::nullopt;
 
   Victim out{.running_ix = ix};
   out.lost_gpu_seconds = lost_gpu_seconds(v, now);

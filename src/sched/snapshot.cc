@@ -69,7 +69,22 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
     r.restore_time = spec.checkpoint->restore_time;
   }
   r.reservation = spec.reservation;
+  if (spec.expected_runtime.count() > 0) {
+    r.estimate = {.runtime = spec.expected_runtime, .basis = EstimateBasis::kSpec};
+  }
   return r;
+}
+
+std::string_view to_string(EstimateBasis basis) {
+  switch (basis) {
+    case EstimateBasis::kMaxRuntime:
+      return "maxRuntime";
+    case EstimateBasis::kSpec:
+      return "expectedRuntime";
+    case EstimateBasis::kHistory:
+      return "history";
+  }
+  return "maxRuntime";
 }
 
 std::optional<TypeIx> ClusterSnapshot::find_type(const core::GpuTypeId& id) const {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -49,6 +50,23 @@ struct GpuRef {
   friend bool operator==(const GpuRef&, const GpuRef&) = default;
 };
 
+// What a job's run time is expected to be, and what the figure rests on: it sets the
+// planned start shown to the jobs waiting behind it (decide.cc). max_runtime stays the
+// bound that backfill protects; an estimate only makes the forecast sharper.
+enum class EstimateBasis {
+  kMaxRuntime,  // nothing better known: the job's limit, shown as a bound
+  kSpec,        // the job's own expectedRuntime
+  kHistory,     // the median of its tenant's recent successful runs of the same name
+};
+std::string_view to_string(EstimateBasis basis);
+
+struct RuntimeEstimate {
+  core::Duration runtime{0};  // 0 with kMaxRuntime: max_runtime stands
+  EstimateBasis basis = EstimateBasis::kMaxRuntime;
+  std::int32_t runs = 0;  // kHistory: how many earlier runs it comes from
+  friend bool operator==(const RuntimeEstimate&, const RuntimeEstimate&) = default;
+};
+
 // What the scheduler needs to know of a job: its spec's resource-related fields plus
 // the tier of its priority class. job_request_from_spec() fills one from a JobSpec.
 struct JobRequest {
@@ -67,6 +85,13 @@ struct JobRequest {
   core::Duration checkpoint_interval{0};  // 0: the job does not checkpoint
   core::Duration restore_time{0};
   std::optional<core::ReservationId> reservation;
+  // The best estimate of its run time (from the spec; an adapter may put history here).
+  RuntimeEstimate estimate;
+  // How long it has to run, by the estimate when there is one, else by its limit.
+  core::Duration expected_runtime() const {
+    return estimate.runtime.count() > 0 ? std::min(estimate.runtime, max_runtime) : max_runtime;
+  }
+  friend bool operator==(const JobRequest&, const JobRequest&) = default;
 };
 
 JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std::int32_t tier);
@@ -77,6 +102,7 @@ struct PendingJob {
   std::int32_t attempt = 0;         // launches so far
   std::int32_t preemptions = 0;     // times it was preempted so far
   double attained_gpu_seconds = 0;  // service received in earlier attempts (Tiresias)
+  friend bool operator==(const PendingJob&, const PendingJob&) = default;
 };
 
 struct RunningJob {
@@ -89,6 +115,7 @@ struct RunningJob {
   bool stopping = false;            // already asked to stop (preempting, cancelled, draining)
   double attained_gpu_seconds = 0;  // service so far, this attempt included (Tiresias)
   std::optional<core::ReservationId> reservation;  // placed inside this reservation
+  friend bool operator==(const RunningJob&, const RunningJob&) = default;
 };
 
 // The builder's input: what the caller knows, in any order.
@@ -103,6 +130,7 @@ struct SnapshotInput {
   std::vector<core::Reservation> reservations;
   std::vector<RunningJob> running;
   std::vector<PendingJob> pending;
+  friend bool operator==(const SnapshotInput&, const SnapshotInput&) = default;
 };
 
 // What changed in the jobs since a snapshot was built, for the delta form of

@@ -166,9 +166,11 @@ struct AgentApi::Handlers {
     if (!url_host(*url)) {
       return fail(res, core::invalid_argument("agentUrl", "must be http://HOST:PORT"));
     }
+    std::int64_t rack_cap_w = 0;
     if (body->contains("rackPowerCapW")) {
       auto cap = need_int(*body, "rackPowerCapW", 0, 10'000'000);
       if (!cap.ok()) return fail(res, cap.status());
+      rack_cap_w = *cap;
     }
     if (!body->contains("node") || !(*body)["node"].is_object()) {
       return fail(res, core::invalid_argument("node", "is required and must be an object"));
@@ -197,6 +199,16 @@ struct AgentApi::Handlers {
                           .admin_reason = existing ? existing->admin_reason : "",
                           .created_at = existing ? existing->created_at : now,
                           .updated_at = now}));
+      // The rack's power cap as this node's agent declares it (0: it declares none); the
+      // scheduler takes the admin config's cap, else the smallest declared.
+      const std::string declared_by = "node/" + node->id.value;
+      CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps(declared_by));
+      if (rack_cap_w > 0 && !node->labels.rack.empty()) {
+        CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = node->labels.rack,
+                                                .declared_by = declared_by,
+                                                .power_cap_watts = rack_cap_w,
+                                                .updated_at = now}));
+      }
       json observed = json::parse(spec);
       observed["observed"] = {{"inventory", inventory}};
       CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
@@ -275,6 +287,9 @@ struct AgentApi::Handlers {
         if (c.attempt < attempt) restore = c.uri;
       }
       const bool run = job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning;
+      // A preemption's stop gets the decision's grace; other stops the agents' default.
+      const std::int64_t grace_ms =
+          job->stop_grace_ms > 0 ? job->stop_grace_ms : a.settings_.stop_grace_ms;
       const std::int64_t port = 29500 + (job->id.value * 7 + attempt) % 10000;
       const auto world = static_cast<std::int64_t>(slots.size());
       for (const auto& s : slots) {
@@ -296,7 +311,7 @@ struct AgentApi::Handlers {
                            {"checkpointDir", spec.checkpoint ? spec.checkpoint->dir : ""},
                            {"restoreFrom", restore},
                            {"desired", run ? "run" : "stop"},
-                           {"graceMs", a.settings_.stop_grace_ms}});
+                           {"graceMs", grace_ms}});
       }
     }
     return json{{"node", node},

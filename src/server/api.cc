@@ -52,7 +52,19 @@ json parse_or_null(const std::string& text) {
   return j.is_discarded() ? json(nullptr) : j;
 }
 
-json job_json(const store::JobRow& j) {
+// A job as the API shows it. A pending job's position comes from `positions`, the queue
+// order of the scheduler's last cycle (one consistent order; sched_loop.h), when this
+// corrald schedules; else from the stored row.
+json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions) {
+  const bool pending = j.phase == JobPhase::kPending;
+  const std::int32_t position = !pending    ? 0
+                                : positions ? SchedLoop::queue_position(positions, j.id)
+                                            : j.queue_position;
+  json planned = nullptr;
+  if (pending && core::to_ms(j.planned_latest) > 0) {
+    planned = {{"atMs", core::to_ms(j.planned_start)},
+               {"latestAtMs", core::to_ms(j.planned_latest)}};
+  }
   return {{"id", j.id.value},
           {"name", j.name},
           {"tenant", j.tenant.value},
@@ -61,7 +73,9 @@ json job_json(const store::JobRow& j) {
           {"phase", std::string(core::to_string(j.phase))},
           {"reason", j.reason},
           {"pendingKind", j.pending_kind},
-          {"queuePosition", j.queue_position},
+          {"queuePosition", position},
+          {"plannedStart", planned},
+          {"preemptions", j.preemptions},
           {"attempt", j.attempt},
           {"createdAtMs", core::to_ms(j.created_at)},
           {"updatedAtMs", core::to_ms(j.updated_at)},
@@ -98,13 +112,6 @@ Status require_role(const Principal& p, std::initializer_list<const char*> roles
 std::string summary(const store::JobRow& j) {
   return "phase=" + std::string(core::to_string(j.phase)) + " tenant=" + j.tenant.value +
          " gpus=" + std::to_string(j.gpus) + " attempt=" + std::to_string(j.attempt);
-}
-
-std::int32_t tier_of(const std::string& priority_class) {
-  for (const auto& pc : core::default_priority_classes()) {
-    if (pc.name == priority_class) return pc.tier;
-  }
-  return 1;
 }
 
 // A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
@@ -348,7 +355,7 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
                                                      .name = spec.name,
                                                      .priority_class = spec.priority_class,
-                                                     .tier = tier_of(spec.priority_class),
+                                                     .tier = core::tier_of(spec.priority_class),
                                                      .gpus = spec.resources.gpus,
                                                      .spec_json = core::job_spec_to_json(spec),
                                                      .secret_env_json = secrets.dump(),
@@ -358,7 +365,7 @@ struct ApiRoutes {
     CORRAL_RETURN_IF_ERROR(
         audit(tx, p, rid, "job.submit", "job/" + std::to_string(row.id.value), "", summary(row)));
     ++api.metrics_.jobs_submitted;
-    Reply reply = ok_json(job_json(row), 201);
+    Reply reply = ok_json(job_json(row, api.loop_.queue_positions().get()), 201);
     reply.wake_scheduler = true;
     reply.submitted_job = row.id.value;
     return reply;
@@ -366,7 +373,7 @@ struct ApiRoutes {
 
   Result<Reply> get_job(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
-    json out = job_json(job);
+    json out = job_json(job, api.loop_.queue_positions().get());
     CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
     std::map<std::int32_t, std::vector<store::AllocationRow>> by_attempt;
     for (auto& a : allocs) by_attempt[a.attempt].push_back(std::move(a));
@@ -416,9 +423,10 @@ struct ApiRoutes {
     }
     const std::string gpu_type = req.has_param("gpuType") ? req.get_param_value("gpuType") : "";
     CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+    const auto positions = api.loop_.queue_positions();
     json items = json::array();
     for (const auto& j : jobs) {
-      json view = job_json(j);
+      json view = job_json(j, positions.get());
       if (!gpu_type.empty()) {
         const json types = view["spec"].is_object() && view["spec"].contains("resources")
                                ? view["spec"]["resources"].value("gpuTypes", json::array())
@@ -494,7 +502,7 @@ struct ApiRoutes {
     CORRAL_RETURN_IF_ERROR(audit(tx, p, rid, "job.cancel", "job/" + std::to_string(job.id.value),
                                  summary(job), summary(next)));
     ++api.metrics_.jobs_cancelled;
-    Reply reply = ok_json(job_json(next));
+    Reply reply = ok_json(job_json(next, nullptr));
     reply.wake_scheduler = true;
     reply.effects = fx;
     return reply;
@@ -505,19 +513,26 @@ struct ApiRoutes {
     store::JobFilter filter{.phases = {JobPhase::kPending}, .limit = 1'000'000};
     if (p.role == "member") filter.tenant = core::TenantId(p.tenant);
     CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
-    // Jobs the scheduler has not seen yet (position 0) go last, in submission order.
-    std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-      const auto key = [](const store::JobRow& j) {
-        return j.queue_position == 0 ? INT32_MAX : j.queue_position;
-      };
-      return key(a) < key(b);
+    // One order for every reader: the scheduler's last cycle's (sched_loop.h) when this
+    // corrald schedules, else the stored one. Jobs the scheduler has not seen yet
+    // (position 0) go last, in submission order.
+    const auto positions = api.loop_.queue_positions();
+    const auto position = [&](const store::JobRow& j) {
+      return positions ? SchedLoop::queue_position(positions.get(), j.id) : j.queue_position;
+    };
+    std::vector<std::pair<std::int32_t, const store::JobRow*>> order;
+    for (const auto& j : jobs) order.emplace_back(position(j), &j);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      const auto key = [](std::int32_t pos) { return pos == 0 ? INT32_MAX : pos; };
+      return key(a.first) < key(b.first);
     });
     json items = json::array();
-    for (const auto& j : jobs) {
+    for (const auto& [pos, row] : order) {
+      const store::JobRow& j = *row;
       items.push_back({{"job", j.id.value},
                        {"name", j.name},
                        {"tenant", j.tenant.value},
-                       {"position", j.queue_position},
+                       {"position", pos},
                        {"kind", j.pending_kind},
                        {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason}});
     }

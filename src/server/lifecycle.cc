@@ -144,9 +144,32 @@ core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::Allocation
 
 namespace {
 
-// Every rank of `attempt` exited 0: the job succeeded (`job` becomes the new row).
+// How long the job held GPUs, over every attempt: each attempt from its first GPU's
+// placement to its last GPU's release (the running one: to now).
+core::Duration run_time(const std::vector<store::AllocationRow>& every, core::Time now) {
+  std::map<std::int32_t, std::pair<core::Time, core::Time>> span;  // attempt -> [from, to]
+  for (const auto& a : every) {
+    const core::Time to = a.active ? now : a.released_at.value_or(a.created_at);
+    auto [it, fresh] = span.try_emplace(a.attempt, a.created_at, to);
+    it->second.first = std::min(it->second.first, a.created_at);
+    it->second.second = std::max(it->second.second, to);
+  }
+  core::Duration total{0};
+  for (const auto& [attempt, s] : span) total += std::max(core::Duration(0), s.second - s.first);
+  return total;
+}
+
+// Every rank of `attempt` exited 0: the job succeeded (`job` becomes the new row). Its
+// run time is kept for the estimates of later runs of the same name.
 Status succeed(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
                std::int32_t attempt) {
+  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.list_allocations(job.id));
+  CORRAL_RETURN_IF_ERROR(tx.insert_run({.tenant = job.tenant,
+                                        .name = job.name,
+                                        .job = job.id,
+                                        .run = run_time(every, ctx.now),
+                                        .finished_at = ctx.now},
+                                       kRunHistoryKept));
   store::JobRow next = job;
   next.phase = JobPhase::kSucceeded;
   next.updated_at = ctx.now;
@@ -281,7 +304,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
 }
 
 Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
-                   const std::string& reason) {
+                   const StopRequest& stop) {
+  const std::string& reason = stop.reason;
   CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting,
                           core::next_phase(job.phase, JobEvent::kPreempt));
   CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(job.id));
@@ -291,6 +315,8 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   next.phase = preempting;
   next.reason = reason;
   next.updated_at = ctx.now;
+  next.stop_grace_ms = stop.grace.count();
+  if (stop.counts_as_preemption) ++next.preemptions;
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "preempted", reason));
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
@@ -315,7 +341,7 @@ Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::Nod
       continue;
     }
     CORRAL_RETURN_IF_ERROR(
-        preempt_job(tx, ctx, *job, "node " + node.value + " draining: " + reason));
+        preempt_job(tx, ctx, *job, {.reason = "node " + node.value + " draining: " + reason}));
   }
   return Status();
 }

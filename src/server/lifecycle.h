@@ -103,10 +103,21 @@ core::Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::Job
 // Whether any node of the job's active allocations has an agent (joined at least once).
 core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs);
 
+// How a stop is asked: within what grace (0: the agents' stop_grace_ms), and whether it is
+// one of the scheduler's preemptions (counted against max_preemptions_per_job).
+struct StopRequest {
+  std::string reason;
+  core::Duration grace{0};
+  bool counts_as_preemption = false;
+};
+
 // Asks a launching or running job to checkpoint and stop (preempting), or, when no
 // agent runs it, requeues it at once and releases its GPUs. Appends the event.
 core::Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
-                         const std::string& reason);
+                         const StopRequest& stop);
+
+// How many of a tenant's latest successful runs of one job name are kept for estimates.
+inline constexpr std::int32_t kRunHistoryKept = 20;
 
 // Drain: every launching or running job on `node` is preempted (checkpoint, requeue).
 core::Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,

@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -48,6 +49,7 @@
 #include "sched/usage.h"
 #include "server/assignment_board.h"
 #include "server/metrics.h"
+#include "server/snapshot_from_store.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
@@ -108,6 +110,15 @@ class SchedLoop {
 
   // One cycle on the caller's thread (tests). REQUIRES: the thread is not running.
   core::Status run_cycle();
+
+  // Each pending job's queue position as the last cycle ordered the queue, by job id:
+  // one order for every reader. The stored positions cannot give that, as they are
+  // refreshed only every position_write_interval while new jobs are written at once.
+  // Null before the first cycle and once another scheduler holds the lease.
+  using QueuePositions = std::vector<std::pair<std::int64_t, std::int32_t>>;
+  std::shared_ptr<const QueuePositions> queue_positions() const CORRAL_EXCLUDES(positions_mu_);
+  // The job's position in `positions` (0: not in the queue the last cycle saw).
+  static std::int32_t queue_position(const QueuePositions* positions, core::JobId job);
   std::int64_t epoch() const { return epoch_; }
 
  private:
@@ -122,14 +133,23 @@ class SchedLoop {
   bool fenced_ = false;  // loop thread only
 
   void force_full_read() CORRAL_EXCLUDES(mu_);
-  // Writes each pending job's new position and reason (and a `pending` event when the
-  // reason changed), in short transactions.
-  core::Status write_pending(const std::vector<sched::Pending>& pending, core::Time now);
+  // Writes each pending job's new position, reason and planned start (and a `pending`
+  // event when the reason changed), in short transactions.
+  core::Status write_pending(const sched::Decisions& decisions, core::Time now);
   // Reads the pending queue into pending_: all of it, or only `submitted`.
   core::Status read_pending(store::Tx& tx, bool full, const std::vector<std::int64_t>& submitted);
+  // Reads the run history of the job names in the queue and on GPUs into runs_.
+  core::Status read_run_history(store::Tx& tx, const StoreView& view);
+  void publish_positions(const sched::Decisions& decisions) CORRAL_EXCLUDES(positions_mu_);
+  // Adds the GPU-seconds held since the last cycle to usage_.
+  void accrue_usage(const StoreView& view, core::Time now);
+  // Drops the parsed requests of jobs neither pending nor holding GPUs.
+  void forget_requests(const StoreView& view);
 
-  // Loop-thread state: parsed job requests by id (specs never change), decayed usage.
-  std::map<std::int64_t, sched::JobRequest> requests_;
+  // Loop-thread state: parsed job requests (specs never change), run history, decayed
+  // usage.
+  RequestCache requests_;
+  RunHistory runs_;
   // The pending queue as of the last cycle, by id; spec_json is dropped once parsed.
   std::map<std::int64_t, store::JobRow> pending_;
   std::chrono::steady_clock::time_point last_full_read_{};
@@ -137,6 +157,9 @@ class SchedLoop {
   core::Time last_cycle_{};
   core::Time last_usage_write_{};
   core::Time last_position_write_{};
+
+  mutable std::mutex positions_mu_;
+  std::shared_ptr<const QueuePositions> positions_ CORRAL_GUARDED_BY(positions_mu_);
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -14,9 +14,11 @@
 #include "core/check.h"
 #include "sched/check.h"
 #include "sched/decide.h"
+#include "sched/estimate.h"
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "sim/rng.h"
+#include "sim/snapshot_from_fleet.h"
 #include "sim/traces/pollux.h"
 
 namespace corral::sim {
@@ -40,57 +42,9 @@ struct Event {
   }
 };
 
-enum class JobState { kFuture, kPending, kRunning, kDone };
-
-struct SimJob {
-  sched::JobRequest request;
-  JobState state = JobState::kFuture;
-  std::int64_t remaining_work_ms = 0;  // base run time left, at ideal packing
-  std::int64_t queued_at_ms = 0;
-  // The running attempt.
-  std::int64_t run_start_ms = 0;
-  std::int64_t restore_ms = 0;  // restore time paid at the start of this attempt
-  double slowdown = 1.0;
-  std::vector<sched::GpuRef> gpus;
-  core::GpuTypeId type;
-  bool borrowed = false;
-  std::int32_t generation = 0;  // bumped on every start; stale completions are ignored
-  std::int32_t tenant = 0;      // index into the run's tenants
-};
-
 using core::to_ms;
 
 core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
-
-// What an attempt's `held` milliseconds went to. It pays `restore` first, then works in
-// periods of `interval` of work followed by `cost` of checkpoint writing; a checkpoint
-// counts once written. `partial` is the work since the last written checkpoint.
-struct AttemptSplit {
-  std::int64_t restart = 0;
-  std::int64_t saved = 0;       // work covered by written checkpoints
-  std::int64_t checkpoint = 0;  // writing, an unfinished write included
-  std::int64_t partial = 0;
-  std::int64_t written = 0;          // checkpoints written
-  std::int64_t last_written_at = 0;  // offset of the last write's end from the attempt start
-};
-
-AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t interval,
-                           std::int64_t cost) {
-  AttemptSplit s;
-  s.restart = std::min(held, restore);
-  const std::int64_t worked = held - s.restart;
-  if (interval <= 0) {
-    s.partial = worked;
-    return s;
-  }
-  s.written = worked / (interval + cost);
-  const std::int64_t rest = worked - s.written * (interval + cost);
-  s.saved = s.written * interval;
-  s.checkpoint = s.written * cost + std::max<std::int64_t>(0, rest - interval);
-  s.partial = std::min(rest, interval);
-  s.last_written_at = s.restart + s.written * (interval + cost);
-  return s;
-}
 
 class Engine {
  public:
@@ -151,6 +105,8 @@ class Engine {
   void enqueue(std::int32_t job);
   void arrive(std::int32_t job);
   void complete(std::int32_t job, std::int32_t generation);
+  // Adds a finished job's run time to runs_.
+  void record_run(std::int32_t job);
   // `gpu` -1: a random healthy GPU, and the node's next random failure is drawn.
   void fail_gpu(std::int32_t node, std::int32_t gpu);
   void repair_gpu(std::int32_t node, std::int32_t gpu);
@@ -167,7 +123,7 @@ class Engine {
   // The stop part: keeps the saved work, accounts the attempt, releases the GPUs.
   void stop(std::int32_t job);
   // The fewest GPUs the job can start with (its elastic minimum, or its size).
-  static std::int32_t least_gpus(const SimJob& j) {
+  static std::int32_t least_gpus(const ModelJob& j) {
     return j.request.elastic ? j.request.elastic->min_gpus : j.request.gpus;
   }
   // Whether decide() could grow a running elastic job into a free GPU now.
@@ -178,10 +134,6 @@ class Engine {
   // Adds an attempt that kept all its work (finished, or cut by the horizon).
   void account_kept(std::int32_t job);
   void record_sample();
-  // When the last periodic checkpoint of the running attempt was taken, if any.
-  std::optional<core::Time> last_checkpoint(const SimJob& j) const;
-  // GPU-seconds of service over every attempt, the running one included (Tiresias).
-  double attained_gpu_seconds(std::int32_t job) const;
   // Asks for a cycle when time alone could change decide()'s answer (engine.cc).
   void schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d);
   // Whether decide()'s answer depends on the clock beyond what events change.
@@ -199,7 +151,7 @@ class Engine {
   std::vector<core::Node> nodes_;  // health changes with failures
   Rng rng_;
 
-  std::vector<SimJob> jobs_;
+  std::vector<ModelJob> jobs_;
   RunResult result_;
   std::unordered_map<std::string, std::int32_t> node_ix_;
   std::map<core::TenantId, std::int32_t> tenant_ix_;
@@ -220,9 +172,14 @@ class Engine {
     if (!touched_[job]) touched_jobs_.push_back(job);
     touched_[job] = true;
   }
-  sched::RunningJob running_job(std::int32_t job) const;
-  sched::PendingJob pending_job(std::int32_t job) const;
+  // The snapshot of the fleet model now (snapshot_from_fleet.h).
   core::Result<sched::ClusterSnapshot> build_snapshot();
+  CheckpointModel checkpoints_;
+  // Each tenant's successful runs of each job name, latest first (run-time estimates),
+  // and the jobs sharing a (tenant, name) with another, which a completion touches so
+  // that their estimates in the next snapshot are current.
+  RunHistory runs_;
+  std::map<std::pair<core::TenantId, std::string>, std::vector<std::int32_t>> same_name_;
 
   std::vector<sched::DecayedUsage> usage_;
   std::vector<double> usage_rate_;  // weighted GPUs each tenant holds now
@@ -306,12 +263,16 @@ core::Status Engine::prepare_jobs() {
   result_.jobs.resize(workload_.jobs.size());
   snap_list_.assign(jobs_.size(), 0);
   touched_.assign(jobs_.size(), false);
+  checkpoints_ = {.cost_ms = to_ms(options_.runtime.checkpoint_cost),
+                  .on_stop = options_.runtime.checkpoint_on_stop};
   for (std::size_t i = 0; i < workload_.jobs.size(); ++i) {
     const TraceJob& t = workload_.jobs[i];
-    SimJob& j = jobs_[i];
+    ModelJob& j = jobs_[i];
     sched::JobRequest& r = j.request;
     r.id = core::JobId(static_cast<std::int64_t>(i) + 1);
     r.tenant = t.tenant;
+    j.name = t.name;
+    same_name_[{t.tenant, t.name}].push_back(static_cast<std::int32_t>(i));
     j.tenant = tenant_ix_.at(t.tenant);
     r.gpus = t.gpus;
     r.gpus_per_node = t.gpus_per_node;
@@ -330,8 +291,10 @@ core::Status Engine::prepare_jobs() {
     r.topology = {.pack = wanted, .mode = core::TopologyMode::kPreferred};
     r.max_runtime = core::Duration(std::max<std::int64_t>(
         1000, std::llround(static_cast<double>(t.duration_ms) * options_.runtime.estimate_factor)));
-    r.checkpoint_interval = options_.runtime.checkpoint_interval;
-    r.preemptible = policy_.jobs_preemptible;
+    r.tier = t.tier;
+    r.checkpoint_interval = t.checkpoint_interval_ms >= 0 ? core::Duration(t.checkpoint_interval_ms)
+                                                          : options_.runtime.checkpoint_interval;
+    r.preemptible = policy_.jobs_preemptible || t.preemptible;
     if (policy_.jobs_elastic) {
       if (!t.profile) {
         return core::invalid_argument(
@@ -361,6 +324,7 @@ core::Status Engine::prepare_jobs() {
     out.duration_ms = t.duration_ms;
     out.wanted = wanted;
   }
+  std::erase_if(same_name_, [](const auto& entry) { return entry.second.size() < 2; });
   return core::ok_status();
 }
 
@@ -416,7 +380,7 @@ void Engine::request_cycle() {
 }
 
 void Engine::enqueue(std::int32_t job) {
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   j.state = JobState::kPending;
   j.queued_at_ms = now_ms_;
   touch(job);
@@ -434,13 +398,13 @@ void Engine::arrive(std::int32_t job) {
 }
 
 void Engine::release(std::int32_t job) {
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   JobResult& out = result_.jobs[job];
   accrue_usage();
   const std::int64_t held_ms = now_ms_ - j.run_start_ms;
   const auto gpus = static_cast<std::int64_t>(j.gpus.size());
   out.run_ms += held_ms;
-  out.gpu_ms += held_ms * gpus;
+  j.ended_gpu_ms += held_ms * gpus;
   result_.tenant_gpu_ms[j.request.tenant][j.type] += held_ms * gpus;
   usage_rate_[j.tenant] -= static_cast<double>(gpus) * usage_factor_[j.type];
   tenant_live_[j.tenant].held -= gpus;
@@ -458,10 +422,9 @@ void Engine::release(std::int32_t job) {
 }
 
 AttemptSplit Engine::split_running(std::int32_t job) const {
-  const SimJob& j = jobs_[job];
-  return split_attempt(now_ms_ - j.run_start_ms, j.restore_ms,
-                       to_ms(options_.runtime.checkpoint_interval),
-                       to_ms(options_.runtime.checkpoint_cost));
+  const ModelJob& j = jobs_[job];
+  return split_attempt(now_ms_ - j.run_start_ms, j.restore_ms, to_ms(j.request.checkpoint_interval),
+                       checkpoints_.cost_ms);
 }
 
 void Engine::account_kept(std::int32_t job) {
@@ -473,7 +436,7 @@ void Engine::account_kept(std::int32_t job) {
 }
 
 void Engine::complete(std::int32_t job, std::int32_t generation) {
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   if (j.state != JobState::kRunning || j.generation != generation) return;  // stale
   account_kept(job);
   release(job);
@@ -481,7 +444,21 @@ void Engine::complete(std::int32_t job, std::int32_t generation) {
   j.remaining_work_ms = 0;
   active_delta(j.tenant, -1);
   result_.jobs[job].finish_ms = now_ms_;
+  record_run(job);
   request_cycle();
+}
+
+void Engine::record_run(std::int32_t job) {
+  const auto key = std::make_pair(jobs_[job].request.tenant, jobs_[job].name);
+  const auto others = same_name_.find(key);
+  if (others == same_name_.end()) return;  // no other job could use the estimate
+  std::vector<core::Duration>& runs = runs_[key];
+  runs.insert(runs.begin(), core::Duration(result_.jobs[job].run_ms));
+  if (runs.size() > sched::kEstimateRuns) runs.resize(sched::kEstimateRuns);
+  for (const std::int32_t other : others->second) {
+    const JobState s = jobs_[other].state;
+    if (s == JobState::kPending || s == JobState::kRunning) touch(other);
+  }
 }
 
 void Engine::stop_and_requeue(std::int32_t job) {
@@ -490,7 +467,7 @@ void Engine::stop_and_requeue(std::int32_t job) {
 }
 
 void Engine::stop(std::int32_t job) {
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   --live_events_;  // its completion event is stale from now on
   JobResult& out = result_.jobs[job];
   // Wall time spent working (after the restore), and the part saved by the checkpoints
@@ -561,7 +538,7 @@ core::Status Engine::start(const sched::Placement& p) {
     return core::internal_error(
         fmt::format("placement of job {} which is not pending", p.job.value));
   }
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   pending_.erase(job);
   pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
   pending_gpus_ -= j.request.gpus;
@@ -571,7 +548,7 @@ core::Status Engine::start(const sched::Placement& p) {
 
 core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& gpu_refs,
                             const core::GpuTypeId& type, bool borrowed, core::PackLevel packed) {
-  SimJob& j = jobs_[job];
+  ModelJob& j = jobs_[job];
   JobResult& out = result_.jobs[job];
   const sched::Placement p{.job = j.request.id, .gpu_type = type, .gpus = gpu_refs};
   // The store's unique constraint, in the simulator: a GPU has one owner at a time.
@@ -602,7 +579,7 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
   j.borrowed = borrowed;
   j.run_start_ms = now_ms_;
   j.restore_ms = to_ms(options_.runtime.start_time) +
-                 (out.attempts > 0 && j.request.checkpoint_interval.count() > 0
+                 (j.attempts > 0 && j.request.checkpoint_interval.count() > 0
                       ? to_ms(options_.runtime.restore_time)
                       : 0);
   j.slowdown = slowdown(out.wanted, packed);
@@ -628,7 +605,7 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
   usage_rate_[j.tenant] += gpus * usage_factor_[p.gpu_type];
   tenant_live_[j.tenant].held += gpus;
   if (out.start_ms < 0) out.start_ms = now_ms_;
-  ++out.attempts;
+  ++j.attempts;
   out.gpu_type = p.gpu_type.value;
   out.packed = packed;
   out.slowdown = j.slowdown;
@@ -636,10 +613,10 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
       1,
       static_cast<std::int64_t>(std::ceil(static_cast<double>(j.remaining_work_ms) * j.slowdown)));
   // A checkpoint after each full interval of work that ends before the job does.
-  const std::int64_t interval = to_ms(options_.runtime.checkpoint_interval);
+  const std::int64_t interval = to_ms(j.request.checkpoint_interval);
   const std::int64_t writes = interval > 0 ? (run_ms - 1) / interval : 0;
-  push(now_ms_ + j.restore_ms + run_ms + writes * to_ms(options_.runtime.checkpoint_cost),
-       EventKind::kCompletion, job, j.generation);
+  push(now_ms_ + j.restore_ms + run_ms + writes * checkpoints_.cost_ms, EventKind::kCompletion, job,
+       j.generation);
   return core::ok_status();
 }
 
@@ -655,7 +632,7 @@ core::Status Engine::resize(const sched::Resize& r) {
   // corrald asks the job to checkpoint and stop, then places it again at the new size;
   // here it restarts at once on the GPUs decide() named (a subset when it shrinks, a
   // superset when it grows; sched::check() verified that), paying the start-up cost.
-  const SimJob& j = jobs_[job];
+  const ModelJob& j = jobs_[job];
   const core::GpuTypeId type = j.type;
   const bool borrowed = j.borrowed;
   const core::PackLevel packed = result_.jobs[job].packed;
@@ -667,7 +644,7 @@ core::Status Engine::resize(const sched::Resize& r) {
 bool Engine::growable() const {
   if (!policy_.jobs_elastic || !policy_.config.elastic_growth) return false;
   for (const std::int32_t job : running_) {
-    const SimJob& j = jobs_[job];
+    const ModelJob& j = jobs_[job];
     if (!j.request.elastic ||
         static_cast<std::int32_t>(j.gpus.size()) >= j.request.elastic->max_gpus) {
       continue;
@@ -742,7 +719,7 @@ core::Status Engine::cycle() {
       return core::internal_error(fmt::format("t={} ms: preemption of job {} which is not running",
                                               now_ms_, p.victim.value));
     }
-    ++result_.jobs[victim].preemptions;
+    ++jobs_[victim].preemptions;
     stop_and_requeue(victim);
   }
   bool shrank = false;
@@ -761,26 +738,6 @@ core::Status Engine::cycle() {
   record_sample();
   last_ = std::move(*snapshot);
   return core::ok_status();
-}
-
-sched::RunningJob Engine::running_job(std::int32_t job) const {
-  const SimJob& j = jobs_[job];
-  return {.request = j.request,
-          .started_at = at(j.run_start_ms),
-          .last_checkpoint_at = last_checkpoint(j),
-          .preemptions = result_.jobs[job].preemptions,
-          .gpus = j.gpus,
-          .borrowed = j.borrowed,
-          .attained_gpu_seconds = attained_gpu_seconds(job)};
-}
-
-sched::PendingJob Engine::pending_job(std::int32_t job) const {
-  const SimJob& j = jobs_[job];
-  return {.request = j.request,
-          .queued_at = at(j.queued_at_ms),
-          .attempt = result_.jobs[job].attempts,
-          .preemptions = result_.jobs[job].preemptions,
-          .attained_gpu_seconds = attained_gpu_seconds(job)};
 }
 
 // The fleet part (types, nodes, racks, tenants) is validated and indexed again only after
@@ -803,16 +760,19 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
       if (snap_list_[job] == 2) delta.stopped.push_back(id);
       if (snap_list_[job] == 1) delta.dequeued.push_back(id);
       snap_list_[job] = list_of(job);
-      if (snap_list_[job] == 2) delta.started.push_back(running_job(job));
-      if (snap_list_[job] == 1) delta.queued.push_back(pending_job(job));
+      if (snap_list_[job] == 2) {
+        delta.started.push_back(running_job(jobs_[job], checkpoints_, runs_, now_ms_));
+      }
+      if (snap_list_[job] == 1) delta.queued.push_back(pending_job(jobs_[job], runs_, now_ms_));
     }
     delta.progress.reserve(running_.size());
     for (const std::int32_t job : running_) {
       if (touched_[job]) continue;  // in `started`
-      delta.progress.push_back({.id = jobs_[job].request.id,
-                                .last_checkpoint_at = last_checkpoint(jobs_[job]),
-                                .preemptions = result_.jobs[job].preemptions,
-                                .attained_gpu_seconds = attained_gpu_seconds(job)});
+      const ModelJob& j = jobs_[job];
+      delta.progress.push_back({.id = j.request.id,
+                                .last_checkpoint_at = last_checkpoint(j, checkpoints_, now_ms_),
+                                .preemptions = j.preemptions,
+                                .attained_gpu_seconds = attained_gpu_seconds(j, now_ms_)});
     }
     for (const std::int32_t job : touched_jobs_) touched_[job] = false;
     touched_jobs_.clear();
@@ -826,40 +786,28 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
   }
   touched_jobs_.clear();
   last_.reset();
-  sched::SnapshotInput in;
   if (!fleet_base_) {
-    in.gpu_types = fleet_.gpu_types;
-    in.nodes = nodes_;
-    in.racks = fleet_.racks;
-    in.tenants = result_.tenants;
+    const FleetFacts fleet{.gpu_types = fleet_.gpu_types,
+                           .nodes = nodes_,
+                           .racks = fleet_.racks,
+                           .tenants = result_.tenants,
+                           .reservations = fleet_.reservations};
+    auto snapshot = sched::build_snapshot(
+        snapshot_from_fleet(fleet, usage, jobs_, checkpoints_, runs_, now_ms_));
+    if (snapshot.ok()) fleet_base_ = *snapshot;
+    return snapshot;
   }
-  in.usage = std::move(usage);
+  // The same jobs as snapshot_from_fleet() lists, on the fleet already indexed.
+  sched::SnapshotInput in{.usage = std::move(usage)};
   in.running.reserve(running_.size());
-  for (const std::int32_t job : running_) in.running.push_back(running_job(job));
-  in.pending.reserve(pending_.size());
-  for (const std::int32_t job : pending_) in.pending.push_back(pending_job(job));
-  auto snapshot = fleet_base_ ? sched::rebuild_snapshot(*fleet_base_, std::move(in))
-                              : sched::build_snapshot(std::move(in));
-  if (snapshot.ok() && !fleet_base_) fleet_base_ = *snapshot;
-  return snapshot;
-}
-
-std::optional<core::Time> Engine::last_checkpoint(const SimJob& j) const {
-  if (options_.runtime.checkpoint_on_stop) return at(now_ms_);  // a stop loses nothing
-  const std::int64_t held = now_ms_ - j.run_start_ms;
-  const AttemptSplit s = split_attempt(held, j.restore_ms, to_ms(j.request.checkpoint_interval),
-                                       to_ms(options_.runtime.checkpoint_cost));
-  if (s.written == 0) return std::nullopt;
-  return at(j.run_start_ms + s.last_written_at);
-}
-
-double Engine::attained_gpu_seconds(std::int32_t job) const {
-  const SimJob& j = jobs_[job];
-  std::int64_t gpu_ms = result_.jobs[job].gpu_ms;
-  if (j.state == JobState::kRunning) {
-    gpu_ms += (now_ms_ - j.run_start_ms) * static_cast<std::int64_t>(j.gpus.size());
+  for (const std::int32_t job : running_) {
+    in.running.push_back(running_job(jobs_[job], checkpoints_, runs_, now_ms_));
   }
-  return static_cast<double>(gpu_ms) / 1000.0;
+  in.pending.reserve(pending_.size());
+  for (const std::int32_t job : pending_)
+    in.pending.push_back(pending_job(jobs_[job], runs_, now_ms_));
+  auto snapshot = sched::rebuild_snapshot(*fleet_base_, std::move(in));
+  return snapshot;
 }
 
 // With preemption, backfill or starvation promotion, decide() may change its mind with
@@ -879,7 +827,7 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
     const std::int64_t start = to_ms(r.started_at);
     // A job may be preempted, or an elastic one shrunk or grown, once it ran min_runtime.
     if ((waiting && c.preemption.enabled) || (grow && r.request.elastic)) {
-      consider(start + to_ms(c.preemption.min_runtime));
+      consider(start + to_ms(c.preemption.min_runtime_for(r.request.tier)));
     }
     if (waiting && c.backfill) consider(start + to_ms(r.request.max_runtime));
   }
@@ -984,6 +932,11 @@ core::Result<RunResult> Engine::run() {
   }
   result_.end_ms = now_ms_;
   accrue_usage();
+  for (std::size_t job = 0; job < jobs_.size(); ++job) {
+    result_.jobs[job].attempts = jobs_[job].attempts;
+    result_.jobs[job].preemptions = jobs_[job].preemptions;
+    result_.jobs[job].gpu_ms = jobs_[job].ended_gpu_ms;
+  }
   for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
     result_.backlog[result_.tenants[t].id] = tenant_live_[t].backlog;
   }

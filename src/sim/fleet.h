@@ -19,6 +19,7 @@
 #include "core/gpu_type.h"
 #include "core/ids.h"
 #include "core/price_book.h"
+#include "core/reservation.h"
 #include "core/result.h"
 #include "core/tenant.h"
 #include "core/time.h"
@@ -48,6 +49,9 @@ struct Fleet {
   std::vector<core::GpuType> gpu_types;  // the types the pools use, sorted by id
   std::vector<core::Node> nodes;         // sorted by id
   std::vector<core::Rack> racks;
+  // Reservations the scheduler keeps for their tenants (none from a fleet file; a test or
+  // a what-if fills them).
+  std::vector<core::Reservation> reservations;
   std::vector<core::Tenant> tenants;             // from the file
   std::optional<TraceTenantRule> trace_tenants;  // absent: unknown trace tenants are errors
   core::PriceBook prices;

@@ -1,5 +1,6 @@
 // The Store over SQL: every query and row mapping, written once for both databases.
 // The drivers (sqlite/, postgres/) differ only in how they connect and run a statement.
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -34,7 +35,8 @@ core::NodeAdminState admin_from(std::string_view s) {
 
 constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
-    "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before";
+    "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
+    "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms";
 
 JobRow job_from(const SqlRow& r) {
   JobRow j;
@@ -55,6 +57,11 @@ JobRow job_from(const SqlRow& r) {
   j.queued_at = as_time(r[14]);
   j.restarts = static_cast<std::int32_t>(as_int(r[15]));
   j.not_before = as_time(r[16]);
+  j.preemptions = static_cast<std::int32_t>(as_int(r[17]));
+  j.attained_gpu_ms = as_int(r[18]);
+  j.stop_grace_ms = as_int(r[19]);
+  j.planned_start = as_time(r[20]);
+  j.planned_latest = as_time(r[21]);
   return j;
 }
 
@@ -165,15 +172,32 @@ class SqlTx final : public Tx {
     return out;
   }
 
+  Result<std::vector<JobRow>> list_jobs_holding_gpus() override {
+    CORRAL_ASSIGN_OR_RETURN(auto res,
+                            q(cat("SELECT ", kJobColumns,
+                                  " FROM jobs WHERE id IN (SELECT DISTINCT job_id FROM allocations "
+                                  "WHERE active = 1) ORDER BY id"),
+                              {}));
+    std::vector<JobRow> out;
+    out.reserve(res.rows.size());
+    for (const auto& r : res.rows) out.push_back(job_from(r));
+    return out;
+  }
+
+  // attained_gpu_ms is the store's own bookkeeping (release_allocations adds to it), so a
+  // caller's stale copy never overwrites it.
   Result<bool> update_job(const JobRow& row, core::JobPhase expected) override {
     CORRAL_ASSIGN_OR_RETURN(
-        auto res, q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
-                    "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
-                    "not_before = $11 WHERE id = $8 AND phase = $9",
-                    {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
-                     row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at),
-                     ms(row.queued_at), row.id.value, std::string(core::to_string(expected)),
-                     std::int64_t{row.restarts}, ms(row.not_before)}));
+        auto res,
+        q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
+          "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
+          "not_before = $11, preemptions = $12, stop_grace_ms = $13, planned_start_ms = $14, "
+          "planned_latest_ms = $15 WHERE id = $8 AND phase = $9",
+          {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
+           row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at),
+           ms(row.queued_at), row.id.value, std::string(core::to_string(expected)),
+           std::int64_t{row.restarts}, ms(row.not_before), std::int64_t{row.preemptions},
+           row.stop_grace_ms, ms(row.planned_start), ms(row.planned_latest)}));
     if (res.affected != 1) return false;
     const bool was = expected == core::JobPhase::kPending;
     const bool is = row.phase == core::JobPhase::kPending;
@@ -231,6 +255,11 @@ class SqlTx final : public Tx {
   }
 
   Result<std::int64_t> release_allocations(core::JobId job, core::Time now) override {
+    CORRAL_RETURN_IF_ERROR(q("UPDATE jobs SET attained_gpu_ms = attained_gpu_ms + (SELECT "
+                             "COALESCE(SUM($1 - created_at), 0) FROM allocations WHERE job_id = "
+                             "$2 AND active = 1) WHERE id = $2",
+                             {ms(now), job.value})
+                               .status());
     CORRAL_ASSIGN_OR_RETURN(auto res, q("UPDATE allocations SET active = 0, released_at = $1 "
                                         "WHERE job_id = $2 AND active = 1",
                                         {ms(now), job.value}));
@@ -255,6 +284,12 @@ class SqlTx final : public Tx {
   }
 
   Result<std::int64_t> release_allocations_on(const core::NodeId& node, core::Time now) override {
+    CORRAL_RETURN_IF_ERROR(
+        q("UPDATE jobs SET attained_gpu_ms = attained_gpu_ms + (SELECT COALESCE(SUM($1 - "
+          "created_at), 0) FROM allocations WHERE job_id = jobs.id AND node = $2 AND active = 1) "
+          "WHERE id IN (SELECT job_id FROM allocations WHERE node = $2 AND active = 1)",
+          {ms(now), node.value})
+            .status());
     CORRAL_ASSIGN_OR_RETURN(auto res, q("UPDATE allocations SET active = 0, released_at = $1 "
                                         "WHERE node = $2 AND active = 1",
                                         {ms(now), node.value}));
@@ -339,6 +374,46 @@ class SqlTx final : public Tx {
         .status();
   }
 
+  Result<std::vector<InventoryRow>> list_inventory() override {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto res,
+        q("SELECT node, inventory_json, heartbeat_at FROM node_inventory ORDER BY node", {}));
+    std::vector<InventoryRow> out;
+    out.reserve(res.rows.size());
+    for (const auto& r : res.rows) {
+      out.push_back({.node = core::NodeId(as_str(r[0])),
+                     .inventory_json = as_str(r[1]),
+                     .heartbeat_at = as_time(r[2])});
+    }
+    return out;
+  }
+
+  Status put_rack_cap(const RackCapRow& row) override {
+    return q("INSERT INTO rack_caps (rack, declared_by, power_cap_watts, updated_at) VALUES ($1, "
+             "$2, $3, $4) ON CONFLICT (rack, declared_by) DO UPDATE SET power_cap_watts = "
+             "excluded.power_cap_watts, updated_at = excluded.updated_at",
+             {row.rack, row.declared_by, row.power_cap_watts, ms(row.updated_at)})
+        .status();
+  }
+
+  Status delete_rack_caps(std::string_view declared_by) override {
+    return q("DELETE FROM rack_caps WHERE declared_by = $1", {std::string(declared_by)}).status();
+  }
+
+  Result<std::vector<RackCapRow>> list_rack_caps() override {
+    CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT rack, declared_by, power_cap_watts, updated_at "
+                                        "FROM rack_caps ORDER BY rack, declared_by",
+                                        {}));
+    std::vector<RackCapRow> out;
+    for (const auto& r : res.rows) {
+      out.push_back({.rack = as_str(r[0]),
+                     .declared_by = as_str(r[1]),
+                     .power_cap_watts = as_int(r[2]),
+                     .updated_at = as_time(r[3])});
+    }
+    return out;
+  }
+
   Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) override {
     CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT node, inventory_json, heartbeat_at FROM "
                                         "node_inventory WHERE node = $1",
@@ -409,6 +484,56 @@ class SqlTx final : public Tx {
                                         {job.value}));
     if (res.rows.empty()) return std::optional<core::Checkpoint>();
     return std::optional<core::Checkpoint>(checkpoint_from(res.rows[0]));
+  }
+
+  Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() override {
+    CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT job_id, MAX(time) FROM checkpoints WHERE job_id IN "
+                                        "(SELECT DISTINCT job_id FROM allocations WHERE active = "
+                                        "1) GROUP BY job_id ORDER BY job_id",
+                                        {}));
+    std::vector<CheckpointTimeRow> out;
+    out.reserve(res.rows.size());
+    for (const auto& r : res.rows) {
+      out.push_back({.job = core::JobId(as_int(r[0])), .time = as_time(r[1])});
+    }
+    return out;
+  }
+
+  Status insert_run(const RunRow& row, std::int32_t keep) override {
+    CORRAL_RETURN_IF_ERROR(
+        q("INSERT INTO run_history (tenant, name, job_id, run_ms, finished_at) "
+          "VALUES ($1, $2, $3, $4, $5)",
+          {row.tenant.value, row.name, row.job.value, row.run.count(), ms(row.finished_at)})
+            .status());
+    return q("DELETE FROM run_history WHERE name = $1 AND tenant = $2 AND id NOT IN (SELECT id "
+             "FROM run_history WHERE name = $1 AND tenant = $2 ORDER BY id DESC LIMIT $3)",
+             {row.name, row.tenant.value, std::int64_t{keep}})
+        .status();
+  }
+
+  Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) override {
+    // In chunks, so a long queue of distinct names stays within any driver's parameter limit.
+    constexpr std::size_t kChunk = 256;
+    std::vector<RunRow> out;
+    for (std::size_t at = 0; at < names.size(); at += kChunk) {
+      std::string sql =
+          "SELECT tenant, name, job_id, run_ms, finished_at FROM run_history WHERE name IN (";
+      std::vector<SqlValue> params;
+      for (std::size_t i = at; i < std::min(names.size(), at + kChunk); ++i) {
+        params.emplace_back(names[i]);
+        sql += (i == at ? "$" : ", $") + std::to_string(params.size());
+      }
+      sql += ") ORDER BY name, tenant, id DESC";
+      CORRAL_ASSIGN_OR_RETURN(auto res, q(sql, std::move(params)));
+      for (const auto& r : res.rows) {
+        out.push_back({.tenant = core::TenantId(as_str(r[0])),
+                       .name = as_str(r[1]),
+                       .job = core::JobId(as_int(r[2])),
+                       .run = core::Duration(as_int(r[3])),
+                       .finished_at = as_time(r[4])});
+      }
+    }
+    return out;
   }
 
   Status insert_telemetry(const TelemetrySample& s) override {

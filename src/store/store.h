@@ -59,9 +59,15 @@ struct JobRow {
   std::int32_t queue_position = 0;  // 1-based while pending, else 0
   core::Time created_at;
   core::Time updated_at;
-  core::Time queued_at;       // when it (re-)entered the queue
-  std::int32_t restarts = 0;  // failed or lost attempts restarted so far (spec.maxRestarts)
-  core::Time not_before{};    // restart backoff: not placed before this (0: no wait)
+  core::Time queued_at;              // when it (re-)entered the queue
+  std::int32_t restarts = 0;         // failed or lost attempts restarted so far (spec.maxRestarts)
+  core::Time not_before{};           // restart backoff: not placed before this (0: no wait)
+  std::int32_t preemptions = 0;      // times the scheduler preempted it
+  std::int64_t attained_gpu_ms = 0;  // GPU-ms held by its ended attempts (store-maintained)
+  std::int64_t stop_grace_ms = 0;    // grace of the stop last asked of it (0: agents' default)
+  // While pending: its planned start, forecast and at the latest (epoch 0: none).
+  core::Time planned_start{};
+  core::Time planned_latest{};
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.
@@ -233,6 +239,29 @@ struct TenantUsageRow {
   core::Time as_of;
 };
 
+// A rack's power cap as one party declared it (an agent at join, or the admin config).
+struct RackCapRow {
+  std::string rack;
+  std::string declared_by;  // "config" or "node/<id>"
+  std::int64_t power_cap_watts = 0;
+  core::Time updated_at;
+};
+
+// One successful run of a job: how long its attempts held GPUs, for run-time estimates.
+struct RunRow {
+  core::TenantId tenant;
+  std::string name;
+  core::JobId job;
+  core::Duration run{0};
+  core::Time finished_at;
+};
+
+// The latest confirmed checkpoint of a job holding GPUs.
+struct CheckpointTimeRow {
+  core::JobId job;
+  core::Time time;
+};
+
 struct ElasticTargetRow {
   core::JobId job;
   std::int32_t gpus = 0;  // the size the job restarts at
@@ -250,6 +279,9 @@ class Tx {
   virtual core::Result<JobRow> insert_job(const NewJob& job) = 0;
   virtual core::Result<std::optional<JobRow>> get_job(core::JobId id) = 0;
   virtual core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) = 0;
+  // Every job that holds an active allocation, whatever its phase (running jobs, stopping
+  // ones, and ended ones whose GPUs await their agents' confirmation), by id.
+  virtual core::Result<std::vector<JobRow>> list_jobs_holding_gpus() = 0;
   // Writes every mutable field of `row` if the job is still in `expected`; false (and
   // nothing written) when its phase changed meanwhile (compare-and-set).
   virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
@@ -262,7 +294,8 @@ class Tx {
 
   // Allocations, one row per GPU.
   virtual core::Status insert_allocation(const AllocationRow& row) = 0;
-  // Marks every active allocation of `job` released at `now`; returns how many.
+  // Marks every active allocation of `job` released at `now`; returns how many. Each
+  // released GPU's held time is added to the job's attained_gpu_ms (here as below).
   virtual core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) = 0;
   virtual core::Result<std::vector<AllocationRow>> list_active_allocations() = 0;
   virtual core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) = 0;
@@ -280,6 +313,12 @@ class Tx {
   virtual core::Result<std::vector<NodeRow>> list_nodes() = 0;
   virtual core::Status upsert_inventory(const InventoryRow& row) = 0;
   virtual core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) = 0;
+  virtual core::Result<std::vector<InventoryRow>> list_inventory() = 0;
+  // Replaces the cap `row.declared_by` declared for `row.rack`.
+  virtual core::Status put_rack_cap(const RackCapRow& row) = 0;
+  // Removes every cap declared by `declared_by` (the config's, before it writes its own).
+  virtual core::Status delete_rack_caps(std::string_view declared_by) = 0;
+  virtual core::Result<std::vector<RackCapRow>> list_rack_caps() = 0;
 
   // Node agents (observed workers, fencing epochs).
   virtual core::Status upsert_agent_session(const AgentSessionRow& row) = 0;
@@ -302,6 +341,12 @@ class Tx {
   virtual core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) = 0;
   // Every checkpoint of `job`, oldest first (by time, then insertion).
   virtual core::Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) = 0;
+  // The time of the newest checkpoint of each job that holds an active allocation.
+  virtual core::Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() = 0;
+  // Records a successful run, keeping the latest `keep` of its (tenant, name).
+  virtual core::Status insert_run(const RunRow& row, std::int32_t keep) = 0;
+  // The recorded runs of the given job names (any tenant), latest first per name.
+  virtual core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) = 0;
   virtual core::Status insert_telemetry(const TelemetrySample& sample) = 0;
   // False when an entry with the same idempotency key exists (nothing written).
   virtual core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) = 0;

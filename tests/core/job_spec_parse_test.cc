@@ -209,6 +209,12 @@ std::vector<BadCase> bad_cases() {
       {"RuntimeTooLong", with("maxRuntime: 31d\n"), "maxRuntime", "got \"31d\""},
       {"RuntimeWord", with("maxRuntime: forever\n"), "maxRuntime", "got \"forever\""},
       {"RuntimeBareNumber", with("maxRuntime: 3600\n"), "maxRuntime", "must be a duration"},
+      {"ExpectedRuntimeTooShort", with("expectedRuntime: 10s\n"), "expectedRuntime",
+       "must be between 1m and 30d, got \"10s\""},
+      {"ExpectedRuntimeNumber", with("expectedRuntime: 60\n"), "expectedRuntime",
+       "must be a duration"},
+      {"ExpectedRuntimeBeyondMax", with("maxRuntime: 2h\nexpectedRuntime: 3h\n"), "expectedRuntime",
+       "must not exceed maxRuntime (2h), got 3h"},
       // processes, maxRestarts
       {"ProcessesUnknown", with("processes: perRack\n"), "processes",
        "must be perGpu or perNode, got \"perRack\""},
@@ -366,6 +372,7 @@ elastic: {minGpus: 8, maxGpus: 32, step: pow2}
 preemptible: true
 checkpoint: {dir: /ckpt/llama-8b, intervalSeconds: 1800, restoreSeconds: 120}
 maxRuntime: 24h
+expectedRuntime: 6h
 reservation: nlp-launch
 command: [python, train.py, --config, cfg.yaml]
 env: {NCCL_DEBUG: WARN}
@@ -392,6 +399,7 @@ labels: {team: pretraining}
   EXPECT_EQ(spec.checkpoint->interval, seconds(1800));
   EXPECT_EQ(spec.checkpoint->restore_time, seconds(120));
   EXPECT_EQ(spec.max_runtime, seconds(24 * 3600));
+  EXPECT_EQ(spec.expected_runtime, seconds(6 * 3600));
   EXPECT_EQ(spec.reservation, ReservationId("nlp-launch"));
   EXPECT_EQ(spec.command.size(), 4u);
   EXPECT_EQ(spec.env.at("NCCL_DEBUG"), "WARN");

@@ -35,6 +35,15 @@ TEST(FormatDuration, IsCanonicalAndRoundTrips) {
   }
 }
 
+TEST(FormatUtc, CalendarDateToTheMinute) {
+  EXPECT_EQ(format_utc(time_from_ms(0)), "1970-01-01 00:00 UTC");
+  // 2026-12-04 10:00:59.999 UTC: seconds are dropped, not rounded.
+  EXPECT_EQ(format_utc(time_from_ms(1'796'378'459'999)), "2026-12-04 10:00 UTC");
+  // A leap day, and the last minute of a year.
+  EXPECT_EQ(format_utc(time_from_ms(1'709'164'800'000)), "2024-02-29 00:00 UTC");
+  EXPECT_EQ(format_utc(time_from_ms(1'798'761'540'000)), "2026-12-31 23:59 UTC");
+}
+
 TEST(ParseMemory, BinaryAndDecimalUnits) {
   EXPECT_EQ(*parse_memory_mib("120Gi"), 120 * 1024);
   EXPECT_EQ(*parse_memory_mib("512Mi"), 512);

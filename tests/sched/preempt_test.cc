@@ -104,6 +104,8 @@ TEST(Preempt, BorrowersDoNotReclaimFromBorrowers) {
 
 // Job 1 hit the preemption cap, job 2 started 5 minutes ago (minimum runtime 10): both
 // protected, so the production job waits.
+// Job 1 has been preempted 3 times (the cap); job 2 started 5 minutes ago. Where the
+// preemptible tier is protected for 10 minutes, neither may be taken.
 TEST(Preempt, ProtectedJobsAreNeverChosen) {
   const auto s = FleetBuilder()
                      .dgx("a")
@@ -114,9 +116,39 @@ TEST(Preempt, ProtectedJobsAreNeverChosen) {
                      .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
                      .pending(JobBuilder(3).tier(2).gpus(8))
                      .build();
-  const Decisions d = decide_checked(s, {}, kNow);
+  SchedulerConfig protect_all;
+  protect_all.preemption.min_runtime_by_tier.clear();
+  const Decisions d = decide_checked(s, protect_all, kNow);
   EXPECT_TRUE(d.preemptions.empty());
   EXPECT_NE(pending_of(d, 3), nullptr);
+}
+
+// By default the preemptible tier has no minimum runtime: the job that started 5 minutes
+// ago yields to the production job at once; the one at its preemption cap still may not.
+TEST(Preempt, APreemptibleJobHasNoMinimumRuntimeByDefault) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .running(preemptible(1), whole("a"))
+                     .running(preemptible(2), whole("b"))
+                     .run_state(1, {.started_ms = 0, .preemptions = 3})
+                     .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
+                     .pending(JobBuilder(3).tier(2).gpus(8))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 2);
+  EXPECT_EQ(d.preemptions[0].grace, core::seconds(120));
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(placement_of(d, 3)->waits_for, std::vector<core::JobId>{core::JobId(2)});
+  // A standard job keeps its 10 minutes, whatever tier asks.
+  const auto standard = FleetBuilder()
+                            .dgx("a")
+                            .running(JobBuilder(1).tier(1).preemptible().gpus(8), whole("a"))
+                            .run_state(1, {.started_ms = 10 * kHour - 5 * 60'000})
+                            .pending(JobBuilder(2).tier(2).gpus(8))
+                            .build();
+  EXPECT_TRUE(decide_checked(standard, {}, kNow).preemptions.empty());
 }
 
 // Same tier, or not preemptible: never a victim.
@@ -199,10 +231,53 @@ TEST(Backfill, ShortJobsRunWithoutDelayingTheHead) {
   EXPECT_EQ(d.planned_starts[0].at, core::time_from_ms(12 * kHour));
   ASSERT_NE(pending_of(d, 2), nullptr);
   EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kWaiting);
-  EXPECT_EQ(pending_of(d, 2)->reason, "waiting: planned start in 2h on 16 H100, first in line");
+  // The start is a bound (job 1's max runtime): no estimate is known.
+  EXPECT_EQ(d.planned_starts[0].expected, d.planned_starts[0].at);
+  EXPECT_EQ(pending_of(d, 2)->reason,
+            "waiting: first in line for 16 H100 (capacity: 12 of 16 H100 free); start by "
+            "1970-01-01 12:00 UTC at the latest, in 2h (running jobs' max runtimes)");
   EXPECT_NE(placement_of(d, 4), nullptr) << "ends before the head starts";
   ASSERT_NE(pending_of(d, 3), nullptr) << "would delay the head";
   EXPECT_NE(pending_of(d, 3)->reason.find("behind job 2 (planned start in 2h)"), std::string::npos);
+}
+
+// The same head, with job 1's run time estimated: the forecast uses the estimate, the
+// promise (and what backfill protects) stays at job 1's max runtime, and the reason says
+// what the forecast rests on.
+TEST(Backfill, PlannedStartForecastsFromEstimatesAndKeepsTheBound) {
+  const auto with = [](const JobBuilder& one) {
+    return FleetBuilder()
+        .dgx("a")
+        .dgx("b")
+        .running(one, {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
+        .run_state(1, {.started_ms = 9 * kHour})
+        .pending(JobBuilder(2).gpus(16).queued_at(1))
+        .pending(JobBuilder(3).gpus(4).max_runtime(core::seconds(5400)).queued_at(2))
+        .build();
+  };
+  const JobBuilder one = JobBuilder(1).gpus(4).max_runtime(core::seconds(3 * 3600));
+  const Decisions history = decide_checked(
+      with(JobBuilder(one).estimate(core::seconds(2 * 3600), sched::EstimateBasis::kHistory, 12)),
+      {}, kNow);
+  ASSERT_EQ(history.planned_starts.size(), 1u);
+  EXPECT_EQ(history.planned_starts[0].at, core::time_from_ms(12 * kHour));
+  EXPECT_EQ(history.planned_starts[0].expected, core::time_from_ms(11 * kHour));
+  EXPECT_EQ(pending_of(history, 2)->reason,
+            "waiting: first in line for 16 H100 (capacity: 12 of 16 H100 free); planned start "
+            "~1970-01-01 11:00 UTC in 1h (estimate from 12 earlier runs), by 1970-01-01 12:00 UTC "
+            "at the latest");
+  // Backfill still protects the bound, not the forecast: a 90-minute job runs past the
+  // 11:00 forecast but ends (11:30) before the 12:00 promise, so it may start now.
+  EXPECT_NE(placement_of(history, 3), nullptr);
+
+  const Decisions spec = decide_checked(
+      with(JobBuilder(one).estimate(core::seconds(3600 + 1800), sched::EstimateBasis::kSpec)), {},
+      kNow);
+  EXPECT_EQ(spec.planned_starts[0].expected, core::time_from_ms(10 * kHour + 30 * 60'000));
+  EXPECT_NE(
+      pending_of(spec, 2)->reason.find("~1970-01-01 10:30 UTC in 30m (job 1's expectedRuntime)"),
+      std::string::npos)
+      << pending_of(spec, 2)->reason;
 }
 
 TEST(Backfill, OffMeansGreedy) {

@@ -106,6 +106,36 @@ TEST(Engine, TiresiasPreemptsTheJobWithMoreAttainedServiceByHand) {
                   {{0, 10'000}, {10'000, 10'100}});
 }
 
+// The scenario of tests/e2e/cluster_test.cc's checkpoint-aware preemption, in virtual time:
+// four 8-GPU nodes full of preemptible 8-GPU jobs (tier 0); `often` checkpoints every
+// second, the others never. A production job (tier 2) of 8 GPUs arrives at 100 s: the
+// preemptible tier has no min-runtime protection by default, and the victim is the job
+// that loses the least work since its last checkpoint, `often` (under a second on 8 GPUs
+// against 97-100 s for each of the others), which corrald chooses too.
+TEST(Engine, ProductionArrivalPreemptsThePreemptibleJobThatLosesTheLeastWork) {
+  const auto preemptible = [](const char* name, double submit_s, std::int64_t interval_ms) {
+    TraceJob j = trace_job(name, "a", submit_s, 8, 10'000);
+    j.tier = 0;
+    j.preemptible = true;
+    j.checkpoint_interval_ms = interval_ms;
+    return j;
+  };
+  TraceJob urgent = trace_job("urgent", "a", 100, 8, 10);
+  urgent.tier = 2;
+  const Workload w{.source = "hand",
+                   .jobs = {preemptible("never-1", 0, 0), preemptible("often", 1, 1000),
+                            preemptible("never-2", 2, 0), preemptible("never-3", 3, 0), urgent}};
+  const RunResult r = run_ok(pool_fleet(4, 8, "H100"), w, "corral");
+  EXPECT_EQ(r.jobs[0].preemptions, 0);
+  EXPECT_EQ(r.jobs[1].preemptions, 1);
+  EXPECT_EQ(r.jobs[2].preemptions, 0);
+  EXPECT_EQ(r.jobs[3].preemptions, 0);
+  EXPECT_EQ(r.jobs[4].start_ms, 100'000);  // at once: no protection, no wait for a victim
+  EXPECT_EQ(r.jobs[4].finish_ms, 110'000);
+  // `often` kept all but the last second of its 99 s of work.
+  EXPECT_LE(r.jobs[1].lost_gpu_ms, 8 * 1000);
+}
+
 // One 4-GPU node. Tenant a queues four 4-GPU jobs of 100 s at t=0; tenant b one at t=1.
 // FIFO runs them in submit order: b's job waits for all of a's (start 400). Fair share
 // gives b the node as soon as it frees (t=100), since a has used it and b has not.

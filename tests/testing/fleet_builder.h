@@ -99,6 +99,10 @@ class JobBuilder {
     r_.restore_time = restore;
     return *this;
   }
+  JobBuilder& estimate(core::Duration runtime, sched::EstimateBasis basis, std::int32_t runs = 0) {
+    r_.estimate = {.runtime = runtime, .basis = basis, .runs = runs};
+    return *this;
+  }
   JobBuilder& reservation(const std::string& name) {
     r_.reservation = core::ReservationId(name);
     return *this;

@@ -26,6 +26,13 @@ struct TraceJob {
   std::int64_t duration_ms = 0;  // run time when placed as the job wants it, > 0
   std::string gpu_type;          // empty: any type
   std::string status;            // the trace's final status, if it has one (informational)
+  // The job's priority tier (core/priority.h: 0 preemptible, 1 standard, 2 production)
+  // and whether it may be preempted (also when the policy makes every job preemptible).
+  // Traces do not say; a what-if or a test scenario does.
+  std::int32_t tier = 1;
+  bool preemptible = false;
+  // Its own checkpoint interval; -1: the engine's RuntimeModel::checkpoint_interval.
+  std::int64_t checkpoint_interval_ms = -1;
   // Run time by placement (Pollux workloads); null: the engine's RuntimeModel factors.
   std::shared_ptr<const RuntimeProfile> profile;
   // Run time by placement when the job runs elastic (a policy with jobs_elastic): at

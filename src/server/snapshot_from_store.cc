@@ -1,0 +1,191 @@
+#include "server/snapshot_from_store.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/gpu_type.h"
+#include "core/job_phase.h"
+#include "core/job_spec_parse.h"
+#include "core/priority.h"
+#include "sched/estimate.h"
+#include "server/model_json.h"
+
+namespace corral::server {
+namespace {
+
+using core::JobPhase;
+
+// The registered node with the agent's health verdicts (observed), minus the extra
+// observations node_from_json does not know.
+core::Result<core::Node> node_from_inventory(const std::string& text) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_object()) doc.erase("observed");
+  return node_from_json(doc.is_discarded() ? text : doc.dump());
+}
+
+// A job restarting after a resize is placed at its target size: the largest size
+// allowed is capped there (a smaller one is still taken when the target no longer fits,
+// rather than waiting for GPUs that went elsewhere meanwhile).
+void cap_at_target(sched::JobRequest& r, std::int32_t target) {
+  if (!r.elastic || target <= 0) return;
+  r.elastic->max_gpus = std::min(r.elastic->max_gpus, target);
+  r.elastic->min_gpus = std::min(r.elastic->min_gpus, r.elastic->max_gpus);
+  r.gpus = r.elastic->max_gpus;
+}
+
+// The job's request with the best run-time estimate known: its own, else its history.
+sched::JobRequest with_estimate(sched::JobRequest r, const store::JobRow& job,
+                                const RunHistory& runs) {
+  if (r.estimate.basis == sched::EstimateBasis::kSpec) return r;
+  const auto it = runs.find({job.tenant, job.name});
+  if (it != runs.end()) r.estimate = sched::estimate_runtime(core::Duration(0), it->second);
+  return r;
+}
+
+}  // namespace
+
+core::Result<StoreView> read_store_view(store::Tx& tx) {
+  StoreView view;
+  CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(auto inventory, tx.list_inventory());
+  for (auto& row : inventory) view.inventory[row.node.value] = std::move(row);
+  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+  for (auto& s : sessions) view.sessions[s.node.value] = std::move(s);
+  CORRAL_ASSIGN_OR_RETURN(view.tenants, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(view.reservations, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(view.rack_caps, tx.list_rack_caps());
+  CORRAL_ASSIGN_OR_RETURN(view.holding, tx.list_jobs_holding_gpus());
+  CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(auto checkpoints, tx.list_holders_checkpoint_times());
+  for (const auto& c : checkpoints) view.last_checkpoint[c.job.value] = c.time;
+  CORRAL_ASSIGN_OR_RETURN(auto targets, tx.list_elastic_targets());
+  for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
+  return view;
+}
+
+const sched::JobRequest* RequestCache::get(const store::JobRow& job) {
+  auto it = requests_.find(job.id.value);
+  if (it == requests_.end()) {
+    if (job.spec_json.empty()) return nullptr;  // a cached row whose spec was dropped
+    auto parsed = core::parse_job_spec(job.spec_json, core::SpecFormat::kJson);
+    if (!parsed.ok()) return nullptr;
+    it = requests_
+             .emplace(job.id.value, sched::job_request_from_spec(job.id, *parsed.spec,
+                                                                 core::tier_of(job.priority_class)))
+             .first;
+  }
+  return &it->second;
+}
+
+void RequestCache::retain(const std::set<std::int64_t>& live) {
+  std::erase_if(requests_, [&](const auto& entry) { return live.count(entry.first) == 0; });
+}
+
+RunHistory run_history_from(const std::vector<store::RunRow>& rows) {
+  RunHistory out;
+  for (const auto& r : rows) out[{r.tenant, r.name}].push_back(r.run);
+  return out;
+}
+
+std::vector<core::Rack> racks_from(const std::vector<store::RackCapRow>& caps) {
+  std::map<std::string, std::int64_t> by_config, by_agents;
+  for (const auto& c : caps) {
+    if (c.power_cap_watts <= 0) continue;
+    if (c.declared_by == "config") {
+      by_config[c.rack] = c.power_cap_watts;
+    } else {
+      auto [it, fresh] = by_agents.try_emplace(c.rack, c.power_cap_watts);
+      it->second = std::min(it->second, c.power_cap_watts);
+    }
+  }
+  for (const auto& [rack, cap] : by_config) by_agents[rack] = cap;
+  std::vector<core::Rack> out;
+  for (const auto& [rack, cap] : by_agents) out.push_back({.name = rack, .power_cap_watts = cap});
+  return out;
+}
+
+sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts& facts,
+                                         RequestCache& requests, core::Time now) {
+  sched::SnapshotInput in;
+  in.gpu_types.assign(core::builtin_gpu_types().begin(), core::builtin_gpu_types().end());
+  for (const auto& row : view.nodes) {
+    const auto inv = view.inventory.find(row.id.value);
+    auto node = node_from_inventory(inv != view.inventory.end() ? inv->second.inventory_json
+                                                                : row.spec_json);
+    if (!node.ok()) continue;  // stored by this server, so valid; skip rather than stall
+    node->admin = row.admin;
+    // A lost node takes no placements until its agent joins again.
+    const auto session = view.sessions.find(row.id.value);
+    if (session != view.sessions.end() && session->second.lost) {
+      for (auto& g : node->gpus) g.healthy = false;
+    }
+    in.nodes.push_back(std::move(*node));
+  }
+  in.racks = racks_from(view.rack_caps);
+
+  std::set<core::TenantId> known;
+  for (const auto& row : view.tenants) {
+    auto cfg = tenant_config_from_json(row.id.value, row.config_json);
+    if (!cfg.ok()) continue;
+    known.insert(row.id);
+    in.tenants.push_back(cfg->tenant);
+  }
+  // A parent named by a tenant but never configured would fail the snapshot; drop it.
+  for (auto& t : in.tenants) {
+    if (t.parent && known.count(*t.parent) == 0) t.parent.reset();
+  }
+  for (const auto& [tenant, u] : facts.usage) {
+    if (u > 0 && known.count(tenant) > 0) in.usage[tenant] = u;
+  }
+  for (const auto& row : view.reservations) {
+    auto r = reservation_from_json(row.spec_json);
+    if (r.ok() && known.count(r->tenant) > 0) in.reservations.push_back(*r);
+  }
+
+  std::map<std::int64_t, std::vector<const store::AllocationRow*>> by_job;
+  for (const auto& a : view.allocations) by_job[a.job.value].push_back(&a);
+  for (const auto& job : view.holding) {
+    const auto* req = requests.get(job);
+    const auto allocs = by_job.find(job.id.value);
+    if (req == nullptr || allocs == by_job.end() || known.count(job.tenant) == 0) continue;
+    sched::RunningJob running{
+        .request = with_estimate(*req, job, facts.runs),
+        .started_at = core::Time::max(),
+        .preemptions = job.preemptions,
+        .stopping = job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning,
+        .attained_gpu_seconds = static_cast<double>(job.attained_gpu_ms) / 1000.0,
+        .reservation = req->reservation};
+    if (const auto c = view.last_checkpoint.find(job.id.value); c != view.last_checkpoint.end()) {
+      running.last_checkpoint_at = c->second;
+    }
+    for (const auto* a : allocs->second) {
+      running.gpus.push_back({a->node, a->gpu_index});
+      running.borrowed = running.borrowed || a->borrowed;
+      running.started_at = std::min(running.started_at, a->created_at);
+      running.attained_gpu_seconds +=
+          static_cast<double>(std::max<std::int64_t>(0, core::to_ms(now - a->created_at))) / 1000.0;
+    }
+    std::sort(running.gpus.begin(), running.gpus.end());
+    in.running.push_back(std::move(running));
+  }
+  for (const auto& [id, job] : facts.pending) {
+    const auto* req = requests.get(job);
+    if (req == nullptr || known.count(job.tenant) == 0) continue;
+    if (job.not_before > now) continue;  // restart backoff; its reason says until when
+    sched::PendingJob pending{
+        .request = with_estimate(*req, job, facts.runs),
+        .queued_at = job.queued_at,
+        .attempt = job.attempt,
+        .preemptions = job.preemptions,
+        .attained_gpu_seconds = static_cast<double>(job.attained_gpu_ms) / 1000.0};
+    if (const auto t = view.elastic_targets.find(id); t != view.elastic_targets.end()) {
+      cap_at_target(pending.request, t->second);
+    }
+    in.pending.push_back(std::move(pending));
+  }
+  return in;
+}
+
+}  // namespace corral::server

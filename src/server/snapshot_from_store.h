@@ -1,0 +1,82 @@
+// corrald's snapshot adapter: store rows in, a complete sched::SnapshotInput out.
+//
+// One contract, two adapters (ARCHITECTURE.md, "The scheduling cycle"): corral-sim fills
+// the same SnapshotInput from its fleet model (sim/snapshot_from_fleet.h), and
+// tests/server/snapshot_contract_test.cc builds one small cluster through both and
+// compares the results field by field. A field added to the snapshot must be filled here
+// and there, or that test fails.
+//
+// The read is a fixed number of batch queries in one read transaction, whatever the size
+// of the fleet (read_store_view); the pending queue, the decayed fair-share usage and the
+// run history are kept in memory by the scheduler loop and passed in (StoreFacts).
+//
+// Thread safety: free functions; RequestCache needs external synchronization.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "core/time.h"
+#include "sched/snapshot.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// Everything one cycle reads from the store but the pending queue.
+struct StoreView {
+  std::vector<store::NodeRow> nodes;
+  std::map<std::string, store::InventoryRow> inventory;    // by node
+  std::map<std::string, store::AgentSessionRow> sessions;  // by node
+  std::vector<store::TenantRow> tenants;
+  std::vector<store::ReservationRow> reservations;
+  std::vector<store::RackCapRow> rack_caps;
+  std::vector<store::JobRow> holding;                    // jobs holding GPUs, whatever their phase
+  std::vector<store::AllocationRow> allocations;         // active ones
+  std::map<std::int64_t, core::Time> last_checkpoint;    // holders' newest checkpoint
+  std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
+};
+
+core::Result<StoreView> read_store_view(store::Tx& tx);
+
+// Parsed job requests by job id: a stored spec is parsed once per process (specs never
+// change), not once per cycle.
+class RequestCache {
+ public:
+  // The job's request; null when its stored spec does not parse (never for a row this
+  // server wrote: specs are validated before they are stored).
+  const sched::JobRequest* get(const store::JobRow& job);
+  // Forgets every job not in `live`.
+  void retain(const std::set<std::int64_t>& live);
+
+ private:
+  std::map<std::int64_t, sched::JobRequest> requests_;
+};
+
+// Each tenant's recent successful run times of each job name, latest first.
+using RunHistory = std::map<std::pair<core::TenantId, std::string>, std::vector<core::Duration>>;
+// From the store's rows (latest first per name, as Tx::list_runs() returns them).
+RunHistory run_history_from(const std::vector<store::RunRow>& rows);
+
+// What the scheduler loop keeps in memory beside the view.
+struct StoreFacts {
+  const std::map<std::int64_t, store::JobRow>& pending;  // the queue, by id
+  const std::map<core::TenantId, double>& usage;         // decayed fair-share usage at `now`
+  const RunHistory& runs;
+};
+
+// The SnapshotInput of the cycle at `now`. Rows the snapshot cannot use are left out
+// rather than stalling the cycle: a node or tenant whose stored JSON does not parse, a
+// job of an unknown tenant, a pending job in restart backoff (its reason says until when).
+sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts& facts,
+                                         RequestCache& requests, core::Time now);
+
+// The rack power caps in force: the admin config's where it names the rack, else the
+// smallest cap any node's agent declared. Racks without a cap are absent.
+std::vector<core::Rack> racks_from(const std::vector<store::RackCapRow>& caps);
+
+}  // namespace corral::server

@@ -1,0 +1,98 @@
+#include "sim/snapshot_from_fleet.h"
+
+#include <algorithm>
+
+#include "sched/estimate.h"
+
+namespace corral::sim {
+namespace {
+
+core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
+
+// The job's request with the best run-time estimate known: its own, else its history.
+sched::JobRequest with_estimate(const ModelJob& j, const RunHistory& runs) {
+  sched::JobRequest r = j.request;
+  if (r.estimate.basis == sched::EstimateBasis::kSpec) return r;
+  const auto it = runs.find({r.tenant, j.name});
+  if (it != runs.end()) r.estimate = sched::estimate_runtime(core::Duration(0), it->second);
+  return r;
+}
+
+}  // namespace
+
+AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t interval,
+                           std::int64_t cost) {
+  AttemptSplit s;
+  s.restart = std::min(held, restore);
+  const std::int64_t worked = held - s.restart;
+  if (interval <= 0) {
+    s.partial = worked;
+    return s;
+  }
+  s.written = worked / (interval + cost);
+  const std::int64_t rest = worked - s.written * (interval + cost);
+  s.saved = s.written * interval;
+  s.checkpoint = s.written * cost + std::max<std::int64_t>(0, rest - interval);
+  s.partial = std::min(rest, interval);
+  s.last_written_at = s.restart + s.written * (interval + cost);
+  return s;
+}
+
+std::optional<core::Time> last_checkpoint(const ModelJob& j, const CheckpointModel& m,
+                                          std::int64_t now_ms) {
+  if (m.on_stop) return at(now_ms);  // a stop loses nothing
+  const AttemptSplit s = split_attempt(now_ms - j.run_start_ms, j.restore_ms,
+                                       core::to_ms(j.request.checkpoint_interval), m.cost_ms);
+  if (s.written == 0) return std::nullopt;
+  return at(j.run_start_ms + s.last_written_at);
+}
+
+double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
+  std::int64_t gpu_ms = j.ended_gpu_ms;
+  if (j.state == JobState::kRunning) {
+    gpu_ms += (now_ms - j.run_start_ms) * static_cast<std::int64_t>(j.gpus.size());
+  }
+  return static_cast<double>(gpu_ms) / 1000.0;
+}
+
+sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,
+                              std::int64_t now_ms) {
+  return {.request = with_estimate(j, runs),
+          .started_at = at(j.run_start_ms),
+          .last_checkpoint_at = last_checkpoint(j, m, now_ms),
+          .preemptions = j.preemptions,
+          .gpus = j.gpus,
+          .borrowed = j.borrowed,
+          .attained_gpu_seconds = attained_gpu_seconds(j, now_ms),
+          .reservation = j.request.reservation};
+}
+
+sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::int64_t now_ms) {
+  return {.request = with_estimate(j, runs),
+          .queued_at = at(j.queued_at_ms),
+          .attempt = j.attempts,
+          .preemptions = j.preemptions,
+          .attained_gpu_seconds = attained_gpu_seconds(j, now_ms)};
+}
+
+sched::SnapshotInput snapshot_from_fleet(const FleetFacts& fleet,
+                                         const std::map<core::TenantId, double>& usage,
+                                         const std::vector<ModelJob>& jobs,
+                                         const CheckpointModel& m, const RunHistory& runs,
+                                         std::int64_t now_ms) {
+  sched::SnapshotInput in{.gpu_types = fleet.gpu_types,
+                          .nodes = fleet.nodes,
+                          .racks = fleet.racks,
+                          .tenants = fleet.tenants,
+                          .reservations = fleet.reservations};
+  for (const auto& [tenant, u] : usage) {
+    if (u > 0) in.usage[tenant] = u;
+  }
+  for (const ModelJob& j : jobs) {
+    if (j.state == JobState::kRunning) in.running.push_back(running_job(j, m, runs, now_ms));
+    if (j.state == JobState::kPending) in.pending.push_back(pending_job(j, runs, now_ms));
+  }
+  return in;
+}
+
+}  // namespace corral::sim
