@@ -1,4 +1,6 @@
 // API tests through real HTTP against a real corrald on loopback, for both stores.
+#include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -419,6 +421,56 @@ TYPED_TEST(ApiTest, RefusesHostileRequestsAndChangesNothing) {
   EXPECT_EQ(body(this->admin().get("/v1/audit?limit=10000"))["entries"].size(), audit_before);
   EXPECT_EQ(this->admin().get("/healthz").status, 200);
   EXPECT_TRUE(body(this->admin().get("/v1/audit/verify"))["ok"].template get<bool>());
+}
+
+// Positions a user sees are one consistent order: right after submissions that jump the
+// queue (production jobs go ahead of standard ones), no two pending jobs ever show the
+// same position in /v1/queue, and each job shows the position the queue shows. Stored positions are
+// refreshed only every 2 s while new jobs are written at once, which showed two jobs at position 1
+// for about 2 s; the API now reads the order of the scheduler's last cycle.
+TYPED_TEST(ApiTest, QueuePositionsAreOneOrderRightAfterSubmissions) {
+  this->add_node("n1", 8);
+  auto c = this->admin();
+  const auto submit = [&](const std::string& priority) {
+    json spec = json::parse(job_for("default", 8));
+    spec["priorityClass"] = priority;
+    const auto r = c.post("/v1/jobs", spec.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return body(r).value("id", std::int64_t{0});
+  };
+  const auto holder = submit("standard");
+  ASSERT_TRUE(eventually([&] {
+    return body(c.get("/v1/jobs/" + std::to_string(holder))).value("phase", "") == "launching";
+  }));
+  std::vector<std::int64_t> waiting;
+  for (int i = 0; i < 3; ++i) waiting.push_back(submit("standard"));
+  ASSERT_TRUE(eventually([&] {
+    return body(c.get("/v1/jobs/" + std::to_string(waiting.back()))).value("queuePosition", 0) == 3;
+  }));
+  for (int i = 0; i < 3; ++i) waiting.push_back(submit("production"));
+  // Watch the queue for 3 s, longer than the stored positions' refresh interval.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  int reads = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    std::set<std::int64_t> seen;
+    for (const auto& e : body(c.get("/v1/queue")).value("queue", json::array())) {
+      const std::int64_t pos = e.value("position", std::int64_t{0});
+      if (pos == 0) continue;  // not yet seen by a cycle
+      EXPECT_TRUE(seen.insert(pos).second) << "position " << pos << " twice: " << e.dump();
+    }
+    ++reads;
+  }
+  EXPECT_GT(reads, 5);
+  // In the end the production jobs lead, in submission order.
+  const json queue = body(c.get("/v1/queue"))["queue"];
+  ASSERT_EQ(queue.size(), 6u) << queue.dump();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(queue[i].value("job", 0), waiting[3 + i]) << queue.dump();
+  // A job shows the position the queue shows.
+  for (const auto& e : queue) {
+    EXPECT_EQ(
+        body(c.get("/v1/jobs/" + std::to_string(e.value("job", 0)))).value("queuePosition", -1),
+        e.value("position", -2));
+  }
 }
 
 }  // namespace
