@@ -6,7 +6,6 @@
 // job elsewhere from its checkpoint; an injected GPU fault draining its node; cancel
 // stopping every rank.
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -43,35 +42,6 @@ std::string uninterrupted_final(int steps) {
   while (p && fgets(line, sizeof(line), p)) out += line;
   if (p) pclose(p);
   return out.substr(0, out.find('\n'));
-}
-
-// Pids of live processes whose environment says they belong to `job` (any agent).
-std::vector<int> processes_of_job(std::int64_t job) {
-  std::vector<int> out;
-  const std::string needle = "CORRAL_JOB_ID=" + std::to_string(job);
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/environ");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string env = text.str();
-    std::size_t at = 0;
-    while (at < env.size()) {
-      const std::size_t end = env.find('\0', at);
-      if (env.compare(at, (end == std::string::npos ? env.size() : end) - at, needle) == 0) {
-        // A zombie has an empty environ, so a match is a live process.
-        out.push_back(pid);
-        break;
-      }
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-  closedir(d);
-  return out;
 }
 
 // The key=value pairs of corral-trainer's launch line ("corral-trainer: job=.. rank=..").
@@ -172,16 +142,18 @@ class ClusterTest : public ::testing::Test {
     }
   }
 
+  std::string ckpt_dir(const std::string& name) const {
+    return (dir_.path() / "ckpt" / name).string();
+  }
   json trainer_job(const std::string& name, int gpus, int steps, int step_ms,
                    const std::string& priority = "standard") {
-    json spec = {
-        {"name", name},
-        {"priorityClass", priority},
-        {"resources", {{"gpus", gpus}, {"gpuTypes", {"H100"}}}},
-        {"command",
-         {"corral-trainer", "--steps", std::to_string(steps), "--step-ms", std::to_string(step_ms),
-          "--checkpoint-every", "20"}},
-        {"checkpoint", {{"dir", (dir_.path() / "ckpt" / name).string()}, {"intervalSeconds", 1}}}};
+    json spec = {{"name", name},
+                 {"priorityClass", priority},
+                 {"resources", {{"gpus", gpus}, {"gpuTypes", {"H100"}}}},
+                 {"command",
+                  {"corral-trainer", "--steps", std::to_string(steps), "--step-ms",
+                   std::to_string(step_ms), "--checkpoint-every", "20"}},
+                 {"checkpoint", {{"dir", ckpt_dir(name)}, {"intervalSeconds", 1}}}};
     if (gpus > 8) spec["resources"]["gpusPerNode"] = 8;
     return spec;
   }
@@ -219,7 +191,7 @@ TEST_F(ClusterTest, GangRunsAcrossTwoNodesWithRanksAndEnvironment) {
     EXPECT_NE(text.find(expected), std::string::npos) << "rank " << rank << ": " << text;
   }
   EXPECT_EQ(masters.size(), 1u) << "every rank must agree on MASTER_ADDR:MASTER_PORT";
-  EXPECT_TRUE(eventually([&] { return processes_of_job(id).empty(); }));
+  EXPECT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).empty(); }));
 }
 
 TEST_F(ClusterTest, PreemptedGangCheckpointsResumesAndEndsWithTheSameValue) {
@@ -297,13 +269,14 @@ TEST_F(ClusterTest, InjectedGpuFaultDrainsTheNodeAndMovesItsJob) {
 }
 
 TEST_F(ClusterTest, CancelStopsEveryRank) {
-  const auto id = submit(trainer_job("cancelled-" + std::to_string(getpid()), 16, 100000, 10));
+  const std::string name = "cancelled-" + std::to_string(getpid());
+  const auto id = submit(trainer_job(name, 16, 100000, 10));
   ASSERT_TRUE(wait_phase(id, "running")) << job(id).dump();
-  ASSERT_TRUE(eventually([&] { return processes_of_job(id).size() >= 16; }))
-      << processes_of_job(id).size();
+  ASSERT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).size() >= 16; }))
+      << processes_of_job(id, ckpt_dir(name)).size();
   ASSERT_EQ(admin_->post("/v1/jobs/" + std::to_string(id) + "/cancel", "{}").status, 200);
-  ASSERT_TRUE(eventually([&] { return processes_of_job(id).empty(); }, 20s))
-      << processes_of_job(id).size() << " processes of the job still alive";
+  ASSERT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).empty(); }, 20s))
+      << processes_of_job(id, ckpt_dir(name)).size() << " processes of the job still alive";
   // Its GPUs come back once the agents confirmed the ranks gone.
   ASSERT_TRUE(eventually([&] { return job(id)["allocation"].is_null(); })) << job(id).dump();
   EXPECT_EQ(phase(id), "cancelled");
