@@ -27,7 +27,7 @@ pids=()
 stop_cluster() {
   kill "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
-  for f in "$data"/agent-dgx*/run/*.pid; do
+  for f in "$data"/agent-dgx*/clusters/*/run/*.pid; do
     [[ -f "$f" ]] || continue
     worker=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("workerPid", 0))' "$f")
     [[ "$worker" -gt 0 ]] && kill -KILL -- "-$worker" 2>/dev/null || true

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <iostream>
 #include <thread>
+#include <utility>
 
 #include "agent/client.h"
+#include "agent/cluster_scope.h"
 #include "agent/protocol_json.h"
 
 namespace corral::agent {
@@ -106,15 +108,112 @@ void Agent::trigger_heartbeat() {
   cv_.notify_all();
 }
 
+std::shared_ptr<Agent::ClusterScope> Agent::open_scope(const std::string& cluster_id,
+                                                       const std::string& dir, bool leftover) {
+  auto scope = std::make_shared<ClusterScope>();
+  scope->cluster_id = cluster_id;
+  scope->dir = dir;
+  scope->launcher =
+      std::make_unique<Launcher>(Launcher::Options{.state_dir = dir,
+                                                   .supervisor_exe = options_.supervisor_exe,
+                                                   .agent_url = agent_url_,
+                                                   .clock = &clock_,
+                                                   .on_change = [this] { trigger_heartbeat(); }});
+  if (leftover) return scope;
+  scope->reconciler = std::make_unique<Reconciler>(
+      *scope->launcher, [this](const WorkerKey& key, const core::Status& why) {
+        log("worker " + key.name() + " could not be started, reported as exit " +
+            std::to_string(kStartFailedExitCode) + ": " + why.to_string());
+        trigger_heartbeat();
+      });
+  scope->reconciler->adopt();
+  return scope;
+}
+
+void Agent::retire(std::shared_ptr<ClusterScope> scope) {
+  if (scope->reconciler) scope->reconciler->close();
+  std::lock_guard lock(mu_);
+  retired_.push_back(std::move(scope));
+}
+
+bool Agent::sweep_retired() {
+  std::lock_guard sweep_lock(sweep_mu_);
+  std::vector<std::shared_ptr<ClusterScope>> todo, done;
+  {
+    std::lock_guard lock(mu_);
+    todo = retired_;
+  }
+  for (const auto& scope : todo) {
+    if (sweep(*scope->launcher)) done.push_back(scope);
+  }
+  bool left = false;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(retired_, [&](const auto& scope) {
+      return std::find(done.begin(), done.end(), scope) != done.end();
+    });
+    left = !retired_.empty();
+  }
+  // The last references to finished scopes (in `todo` and `done`) go when this returns,
+  // outside mu_: a launcher's destructor joins its watcher thread, which may be waiting
+  // for mu_.
+  return !left;
+}
+
+bool Agent::sweeping() const {
+  std::lock_guard lock(mu_);
+  return !retired_.empty();
+}
+
 core::Status Agent::join_once() {
   CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(options_.server_url));
   const auto body =
       join_body(options_.node, agent_url_, options_.labels, options_.rack_power_cap_w, discovered_);
   CORRAL_ASSIGN_OR_RETURN(const JoinAnswer answer, client->join(options_.join_token, body));
+  // Job ids mean something only within one cluster: keep the workers of the cluster that
+  // answered, and stop those of any other (protocol §1).
+  std::shared_ptr<ClusterScope> scope = session().scope;
+  if (!scope || scope->cluster_id != answer.cluster_id) {
+    // First, so that an agent restarted from here on adopts this cluster's workers.
+    CORRAL_RETURN_IF_ERROR(write_joined_cluster(options_.state_dir, answer.cluster_id));
+    if (scope) {
+      log("joined cluster " + answer.cluster_id + ", not " + scope->cluster_id +
+          " that this agent ran workers for: stopping them (no assignment here owns them)");
+      retire(scope);
+    }
+    scope = open_scope(answer.cluster_id, cluster_dir(options_.state_dir, answer.cluster_id),
+                       /*leftover=*/false);
+  }
+  if (!leftovers_checked_) {
+    leftovers_checked_ = true;
+    for (const std::string& dir : other_clusters_dirs(options_.state_dir, answer.cluster_id)) {
+      const bool retired = [&] {
+        std::lock_guard lock(mu_);
+        return std::any_of(retired_.begin(), retired_.end(),
+                           [&](const auto& r) { return r->dir == dir; });
+      }();
+      if (retired) continue;  // the cluster left above
+      auto leftover = open_scope("", dir, /*leftover=*/true);
+      if (!leftover->launcher->recorded().empty()) {
+        log("stopping the workers recorded in " + dir + " (not cluster " + answer.cluster_id +
+            "'s)");
+      }
+      retire(std::move(leftover));
+    }
+  }
+  // Give them a moment to go (no grace: a SIGKILL each), so that this cluster's workers
+  // do not find their GPUs taken; the heartbeat thread keeps at any that take longer.
+  for (int i = 0; i < 100 && !sweep_retired(); ++i) {
+    if (!sleep_ms(10)) break;
+  }
+  // Declared before the lock, so that a scope left (and swept) meanwhile dies after mu_
+  // is released: its launcher's destructor joins a thread that may be waiting for mu_.
+  std::shared_ptr<ClusterScope> previous;
   std::lock_guard lock(mu_);
   session_.token = answer.token;
   session_.epoch = answer.epoch;
   session_.log_key = answer.log_key;
+  previous = std::exchange(session_.scope, std::move(scope));
   ++session_.generation;
   heartbeat_due_ = true;
   cv_.notify_all();
@@ -127,7 +226,7 @@ void Agent::rejoin(std::uint64_t generation, bool fenced) {
   if (fenced) {
     // Our jobs already restart elsewhere and our checkpoints would be refused: no grace.
     log("fenced by corrald: stopping every worker and joining again");
-    reconciler_->stop_all(0);
+    session().scope->reconciler->stop_all(0);
     std::lock_guard lock(mu_);
     checkpoints_.clear();
   } else {
@@ -152,36 +251,42 @@ core::Status Agent::run() {
         !options_.labels.rack.empty() ? options_.labels.rack : options_.node;
   }
   // 2. The local server first: workers and corrald need its URL.
-  launcher_ =
-      std::make_unique<Launcher>(Launcher::Options{.state_dir = options_.state_dir,
-                                                   .supervisor_exe = options_.supervisor_exe,
-                                                   .clock = &clock_,
-                                                   .on_change = [this] { trigger_heartbeat(); }});
-  reconciler_ = std::make_unique<Reconciler>(
-      *launcher_, [this](const WorkerKey& key, const core::Status& why) {
-        log("worker " + key.name() + " could not be started, reported as exit " +
-            std::to_string(kStartFailedExitCode) + ": " + why.to_string());
-        trigger_heartbeat();
-      });
-  local_ = std::make_unique<LocalServer>(
-      options_.state_dir,
-      LocalServer::Hooks{
-          .worker_for_token =
-              [this](const std::string& t) { return reconciler_->worker_for_token(t); },
-          .on_checkpoint =
-              [this](const WorkerKey& key, const CheckpointReport& report) {
-                std::lock_guard lock(mu_);
-                checkpoints_.push_back(
-                    PendingCheckpoint{.epoch = session_.epoch, .key = key, .report = report});
-                cv_.notify_all();
-              },
-          .log_key = [this] { return session().log_key; }});
+  local_ = std::make_unique<LocalServer>(LocalServer::Hooks{
+      .worker_for_token = [this](const std::string& token) -> std::optional<WorkerKey> {
+        const Session s = session();
+        return s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
+      },
+      .on_checkpoint =
+          [this](const std::string& token, const CheckpointReport& report) {
+            // One look at the session: the report goes to the cluster whose worker
+            // holds the token, or nowhere.
+            const Session s = session();
+            const auto key = s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
+            if (!key) return false;
+            std::lock_guard lock(mu_);
+            checkpoints_.push_back(PendingCheckpoint{.cluster_id = s.scope->cluster_id,
+                                                     .epoch = s.epoch,
+                                                     .key = *key,
+                                                     .report = report});
+            cv_.notify_all();
+            return true;
+          },
+      .log_access =
+          [this] {
+            const Session s = session();
+            return LocalServer::LogAccess{.key = s.log_key,
+                                          .logs_dir = s.scope ? s.scope->dir + "/logs" : ""};
+          }});
   CORRAL_ASSIGN_OR_RETURN(const int port,
                           local_->start(options_.listen_host, options_.listen_port));
   agent_url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
-  launcher_->set_agent_url(agent_url_);
-  // 3. Adopt what a previous agent on this state dir started.
-  reconciler_->adopt();
+  // 3. Adopt what a previous agent on this state dir started for the cluster it joined
+  //    last; the join below keeps them only if it is the same cluster.
+  if (const auto last = read_joined_cluster(options_.state_dir)) {
+    auto scope = open_scope(*last, cluster_dir(options_.state_dir, *last), /*leftover=*/false);
+    std::lock_guard lock(mu_);
+    session_.scope = std::move(scope);
+  }
   // 4. Join; a refusal (bad token, bad inventory) is final, an unreachable corrald is not.
   for (int tries = 0;; ++tries) {
     const core::Status s = join_once();
@@ -232,10 +337,10 @@ void Agent::poll_loop() {
     if (answer.ok()) {
       failures = 0;
       since = answer->version;
-      reconciler_->apply(answer->workers);  // and ask again at once (no sleep)
+      s.scope->reconciler->apply(answer->workers);  // and ask again at once (no sleep)
       // Every worker that answer asked for is started (or stopping) now; a heartbeat
       // that observes workers after this point may say so (protocol §3).
-      applied_version_.store(answer->version);
+      s.scope->applied_version.store(answer->version);
       continue;
     }
     const core::StatusCode code = answer.status().code();
@@ -258,9 +363,9 @@ void Agent::heartbeat_loop() {
   while (true) {
     // Read before taking mu_: the reconciler calls trigger_heartbeat() (mu_) while it
     // holds its own lock, so mu_ is never held while asking it anything.
+    const bool retrying = session().scope->reconciler->stops_pending() || sweeping();
     const auto period = std::chrono::milliseconds(
-        reconciler_->stops_pending() ? std::min(kStopRetryMs, options_.heartbeat_ms)
-                                     : options_.heartbeat_ms);
+        retrying ? std::min(kStopRetryMs, options_.heartbeat_ms) : options_.heartbeat_ms);
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, period, [this] { return stopping_ || heartbeat_due_; });
@@ -271,7 +376,10 @@ void Agent::heartbeat_loop() {
         heartbeat_due_ = false;
       }
     }
-    reconciler_->reapply();
+    // One session for the whole report: workers of the cluster its token belongs to.
+    const Session s = session();
+    s.scope->reconciler->reapply();
+    sweep_retired();
     auto health = inventory_->read_health();
     std::vector<GpuHealth> gpus;
     if (health.ok()) {
@@ -290,14 +398,13 @@ void Agent::heartbeat_loop() {
       }
     }
     // Read before observing: the workers list must reflect at least this version.
-    const std::int64_t applied = applied_version_.load();
-    const std::vector<WorkerStatus> workers = reconciler_->observe();
-    const Session s = session();
+    const std::int64_t applied = s.scope->applied_version.load();
+    const std::vector<WorkerStatus> workers = s.scope->reconciler->observe();
     const auto answer = (*client)->heartbeat(
         options_.node, s.token, heartbeat_body(s.epoch, agent_url_, gpus, workers, applied));
     if (answer.ok()) {
       failures = 0;
-      reconciler_->mark_reported(workers);
+      s.scope->reconciler->mark_reported(workers);
       continue;
     }
     const core::StatusCode code = answer.status().code();
@@ -330,7 +437,13 @@ void Agent::checkpoint_loop() {
                                  {"attempt", next.key.attempt}, {"rank", next.key.rank},
                                  {"step", next.report.step},    {"path", next.report.path},
                                  {"bytes", next.report.bytes},  {"checksum", next.report.checksum}};
-    const core::Status s = (*client)->checkpoint(options_.node, session().token, body);
+    const Session session_now = session();
+    if (!session_now.scope || session_now.scope->cluster_id != next.cluster_id) {
+      log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
+          " dropped: its worker belongs to cluster " + next.cluster_id + ", which this agent left");
+      continue;
+    }
+    const core::Status s = (*client)->checkpoint(options_.node, session_now.token, body);
     if (s.ok()) continue;
     if (s.code() == core::StatusCode::kUnavailable) {
       ++next.tries;

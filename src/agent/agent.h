@@ -6,6 +6,11 @@
 // after every answer); `heartbeat` (every heartbeat_ms, and within a few ms of a
 // worker starting or exiting); `checkpoints` (forwards with backoff).
 //
+// Workers are kept per cluster (agent/cluster_scope.h): the join answer's clusterId picks
+// the state dir's STATE_DIR/clusters/ID, whose workers the agent adopts; the workers of
+// any other cluster it finds (or ran until a join answered another id) are stopped with
+// no grace and forgotten, never reported to, or confused with, this cluster's.
+//
 // Thread safety: run() blocks until shutdown() is called from another thread (or a
 // signal handler thread); nothing else is public.
 #pragma once
@@ -17,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "agent/faults.h"
 #include "agent/inventory.h"
@@ -58,13 +64,27 @@ class Agent {
   std::string agent_url() const;
 
  private:
+  // The workers of one cluster: a launcher on its dir and the reconciler over it.
+  struct ClusterScope {
+    std::string cluster_id;  // empty: a leftover dir of an unknown cluster, only swept
+    std::string dir;         // STATE_DIR/clusters/ID (STATE_DIR for the old layout)
+    std::unique_ptr<Launcher> launcher;
+    std::unique_ptr<Reconciler> reconciler;  // null for a leftover dir
+    // The last assignments version of this cluster applied by poll_loop (protocol §3
+    // appliedVersion): another cluster's versions say nothing about this one's.
+    std::atomic<std::int64_t> applied_version{-1};
+  };
   struct Session {
     std::string token;
     std::int64_t epoch = 0;
     std::string log_key;
     std::uint64_t generation = 0;  // bumped on every (re)join
+    // The cluster joined. Before the first join: the one this state dir last joined (its
+    // workers adopted), or none; the join keeps it only if the answer's id is the same.
+    std::shared_ptr<ClusterScope> scope;
   };
   struct PendingCheckpoint {
+    std::string cluster_id;  // forwarded only while the agent is in this cluster
     std::int64_t epoch = 0;
     WorkerKey key;
     CheckpointReport report;
@@ -73,6 +93,14 @@ class Agent {
   };
 
   core::Status join_once();
+  // A launcher on `dir` and, unless `leftover`, a reconciler that adopts its workers.
+  std::shared_ptr<ClusterScope> open_scope(const std::string& cluster_id, const std::string& dir,
+                                           bool leftover);
+  // Left for good: its reconciler is closed, and sweep_retired() stops its workers.
+  void retire(std::shared_ptr<ClusterScope> scope);
+  // One sweep() pass over the retired scopes, dropping those done; true when none is left.
+  bool sweep_retired();
+  bool sweeping() const;
   // After a refusal seen under session `generation`: stop everything when fenced, then
   // join again (retrying until it works or the agent shuts down). Idempotent per
   // generation: the first thread to notice does it, the others wait.
@@ -90,21 +118,20 @@ class Agent {
   const core::Clock& clock_;
   NodeInventory discovered_;
   std::string agent_url_;
+  // Whether the first join looked for other clusters' leftover dirs; join_once() only.
+  bool leftovers_checked_ = false;
 
-  // The last assignments version applied by poll_loop (protocol §3 appliedVersion).
-  std::atomic<std::int64_t> applied_version_{-1};
-
+  std::mutex join_mu_;     // one rejoin at a time
+  std::mutex sweep_mu_;    // one sweep at a time (Launcher needs it); taken before mu_
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;
   bool stopping_ = false;
   bool heartbeat_due_ = false;
   Session session_;
-  std::mutex join_mu_;  // one rejoin at a time
+  std::vector<std::shared_ptr<ClusterScope>> retired_;  // their workers still being stopped
   std::deque<PendingCheckpoint> checkpoints_;
 
-  std::unique_ptr<Launcher> launcher_;
-  std::unique_ptr<Reconciler> reconciler_;
-  std::unique_ptr<LocalServer> local_;
+  std::unique_ptr<LocalServer> local_;  // last: its hooks use the members above
 };
 
 // Parses --labels "rack=r1,leaf=l1,...": the topology labels and rackPowerCapW.

@@ -4,7 +4,8 @@
 //
 // Each worker runs as:  agent ─spawn→ `corral-agent --supervise` (own session)
 //                                      └─fork/exec→ worker (own session = process group)
-// Files under STATE_DIR/run, per worker KEY = JOB-ATTEMPT-RANK:
+// Files under DIR/run, per worker KEY = JOB-ATTEMPT-RANK (DIR is the state dir of one
+// cluster's workers, STATE_DIR/clusters/ID: agent/cluster_scope.h):
 //   KEY.json  written by the agent before spawning: token, start time, grace
 //   KEY.lock  flock()ed by the supervisor for its whole life (held ⇔ supervisor alive;
 //             the agent takes it before spawning and hands the descriptor over, so
@@ -48,7 +49,7 @@ struct LaunchRecord {
 class Launcher {
  public:
   struct Options {
-    std::string state_dir;
+    std::string state_dir;       // DIR: run/, logs/ and work/ go under it
     std::string supervisor_exe;  // a corral-agent binary (re-executed with --supervise)
     std::string agent_url;       // CORRAL_AGENT_URL for the workers
     const core::Clock* clock = nullptr;

@@ -46,28 +46,27 @@ std::optional<std::string> read_tail(const std::string& path, std::int64_t tail_
   return out;
 }
 
-LocalServer::LocalServer(std::string state_dir, Hooks hooks)
-    : state_dir_(std::move(state_dir)),
-      hooks_(std::move(hooks)),
-      http_(std::make_unique<httplib::Server>()) {
+LocalServer::LocalServer(Hooks hooks)
+    : hooks_(std::move(hooks)), http_(std::make_unique<httplib::Server>()) {
   http_->Post("/local/checkpoint", [this](const httplib::Request& req, httplib::Response& res) {
-    const auto key = hooks_.worker_for_token(bearer_token(req));
-    if (!key) {
+    const std::string token = bearer_token(req);
+    const auto unauthenticated = [&res] {
       error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
-      return;
-    }
+    };
+    if (!hooks_.worker_for_token(token)) return unauthenticated();
     auto report = parse_checkpoint_report(req.body);
     if (!report.ok()) {
       error(res, 400, "invalid_argument", report.status().message(), report.status().field());
       return;
     }
-    hooks_.on_checkpoint(*key, *report);
+    if (!hooks_.on_checkpoint(token, *report)) return unauthenticated();
     res.status = 202;  // queued: the agent forwards it, retrying while corrald is away
     res.set_content(R"({"queued":true})", "application/json");
   });
   http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
-    if (!same_secret(bearer_token(req), hooks_.log_key())) {
+    const LogAccess access = hooks_.log_access();
+    if (!same_secret(bearer_token(req), access.key)) {
       error(res, 401, "unauthenticated", "the log key is required");
       return;
     }
@@ -83,7 +82,7 @@ LocalServer::LocalServer(std::string state_dir, Hooks hooks)
         return;
       }
     }
-    const std::string path = state_dir_ + "/logs/" + req.matches[1].str() + "/attempt-" +
+    const std::string path = access.logs_dir + "/" + req.matches[1].str() + "/attempt-" +
                              req.matches[2].str() + "/rank-" + req.matches[3].str() + ".log";
     const auto text = read_tail(path, tail);
     if (!text) {

@@ -26,13 +26,21 @@ namespace corral::agent {
 
 class LocalServer {
  public:
+  // Who may read logs, and where they are: both from one look at the agent's session,
+  // so a key of one cluster never opens another cluster's logs.
+  struct LogAccess {
+    std::string key;       // empty: no log access yet
+    std::string logs_dir;  // DIR/logs of the cluster joined: JOB/attempt-A/rank-R.log
+  };
   struct Hooks {
     std::function<std::optional<WorkerKey>(const std::string& token)> worker_for_token;
-    std::function<void(const WorkerKey&, const CheckpointReport&)> on_checkpoint;
-    std::function<std::string()> log_key;  // empty: no log access yet
+    // Queues the report of the worker `token` belongs to; false when it belongs to none
+    // (any more).
+    std::function<bool(const std::string& token, const CheckpointReport&)> on_checkpoint;
+    std::function<LogAccess()> log_access;
   };
 
-  LocalServer(std::string state_dir, Hooks hooks);
+  explicit LocalServer(Hooks hooks);
   ~LocalServer();
   LocalServer(const LocalServer&) = delete;
   LocalServer& operator=(const LocalServer&) = delete;
@@ -42,7 +50,6 @@ class LocalServer {
   void stop();
 
  private:
-  std::string state_dir_;
   Hooks hooks_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;

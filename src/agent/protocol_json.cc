@@ -1,5 +1,6 @@
 #include "agent/protocol_json.h"
 
+#include "agent/cluster_scope.h"
 #include "agent/topology.h"
 
 namespace corral::agent {
@@ -47,10 +48,18 @@ json join_body(const std::string& node, const std::string& agent_url,
 core::Result<JoinAnswer> parse_join_answer(const std::string& body) {
   try {
     const json j = json::parse(body);
-    return JoinAnswer{.node = j.at("node").get<std::string>(),
+    JoinAnswer answer{.node = j.at("node").get<std::string>(),
                       .token = j.at("token").get<std::string>(),
                       .epoch = j.at("epoch").get<std::int64_t>(),
-                      .log_key = j.at("logKey").get<std::string>()};
+                      .log_key = j.at("logKey").get<std::string>(),
+                      .cluster_id = j.at("clusterId").get<std::string>()};
+    // It names a directory of the state dir: never trust it as a path.
+    if (!valid_cluster_id(answer.cluster_id)) {
+      return core::invalid_argument(
+          "clusterId", "bad answer from corrald: must be 1..64 letters, digits or '-', got '" +
+                           answer.cluster_id.substr(0, 80) + "'");
+    }
+    return answer;
   } catch (const json::exception& e) {
     return core::invalid_argument("join", std::string("bad answer from corrald: ") + e.what());
   }

@@ -28,6 +28,7 @@ struct JoinAnswer {
   std::string token;
   std::int64_t epoch = 0;
   std::string log_key;
+  std::string cluster_id;  // valid_cluster_id() holds
 };
 core::Result<JoinAnswer> parse_join_answer(const std::string& body);
 

@@ -14,12 +14,17 @@ void Reconciler::adopt() {
 
 void Reconciler::apply(const std::vector<DesiredWorker>& desired) {
   std::lock_guard lock(mu_);
+  if (closed_) return;
   desired_ = desired;
+  desired_known_ = true;
   apply_locked(desired_);
 }
 
 void Reconciler::reapply() {
   std::lock_guard lock(mu_);
+  // Before the first answer nothing is known to be unwanted: an empty list here would
+  // stop every adopted worker of a restarted agent.
+  if (closed_ || !desired_known_) return;
   apply_locked(desired_);
 }
 
@@ -107,6 +112,7 @@ void Reconciler::mark_reported(const std::vector<WorkerStatus>& reported) {
 void Reconciler::stop_all(std::int64_t grace_ms) {
   std::lock_guard lock(mu_);
   desired_.clear();
+  desired_known_ = true;  // nothing is wanted: reapply() retries the stops not yet sent
   stops_pending_ = false;
   for (auto& [key, e] : entries_) {
     e.stop_sent =
@@ -115,9 +121,16 @@ void Reconciler::stop_all(std::int64_t grace_ms) {
   }
 }
 
+void Reconciler::close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  desired_.clear();
+  stops_pending_ = false;
+}
+
 std::optional<WorkerKey> Reconciler::worker_for_token(const std::string& token) const {
   std::lock_guard lock(mu_);
-  if (token.empty()) return std::nullopt;
+  if (token.empty() || closed_) return std::nullopt;
   for (const auto& [key, e] : entries_) {
     if (e.record.token == token) return key;
   }

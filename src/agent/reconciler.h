@@ -7,7 +7,8 @@
 // (job, attempt, rank) that ran is never started again.
 //
 // A new Reconciler on an existing state dir `adopt()`s what the last agent started:
-// live workers stay running, exit codes recorded meanwhile are reported.
+// live workers stay running, exit codes recorded meanwhile are reported, and the first
+// apply() (corrald's first answer) stops those it does not list.
 //
 // A worker that cannot be started (its log cannot be created, the supervisor cannot be
 // spawned) is reported as exited with kStartFailedExitCode at once, so corrald ends the
@@ -52,7 +53,9 @@ class Reconciler {
   // Makes the workers match `desired` (remembered for reapply()).
   void apply(const std::vector<DesiredWorker>& desired);
   // apply() with the last desired list: retries stops that could not be sent yet and
-  // forgets workers whose exit has been reported since.
+  // forgets workers whose exit has been reported since. Does nothing before the first
+  // apply() (or stop_all()): adopted workers wait for corrald's answer, they are not
+  // stopped for want of one.
   void reapply();
 
   // Every known worker's current state, sorted by key.
@@ -62,6 +65,10 @@ class Reconciler {
 
   // Fenced: stop every worker (with `grace_ms`) and forget the desired list.
   void stop_all(std::int64_t grace_ms);
+  // The agent left this reconciler's cluster (it joined another): from now on apply()
+  // and reapply() do nothing and no worker token is answered. Its workers are stopped
+  // through the launcher by whoever closed it (agent/cluster_scope.h sweep()).
+  void close();
 
   // The worker a CORRAL_WORKER_TOKEN belongs to.
   std::optional<WorkerKey> worker_for_token(const std::string& token) const;
@@ -84,7 +91,9 @@ class Reconciler {
   mutable std::mutex mu_;
   std::map<WorkerKey, Entry> entries_;
   std::vector<DesiredWorker> desired_;
+  bool desired_known_ = false;  // apply() or stop_all() ran: desired_ is corrald's word
   bool stops_pending_ = false;
+  bool closed_ = false;
 };
 
 }  // namespace corral::agent

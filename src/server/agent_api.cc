@@ -188,7 +188,10 @@ struct AgentApi::Handlers {
     const std::string token = new_token();
     const std::string log_key = sha256_hex(new_token());
     std::int64_t epoch = 0;
+    std::string cluster_id;
     const Status s = change([&](store::Tx& tx, Effects& fx) {
+      // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
+      CORRAL_ASSIGN_OR_RETURN(cluster_id, tx.cluster_id());
       CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node->id));
       // Registered exactly as POST /v1/nodes would; the admin state is kept.
       const std::string spec = node_to_json(*node);
@@ -245,7 +248,11 @@ struct AgentApi::Handlers {
     if (!s.ok()) return fail(res, s);
     a.board_.forget_applied(node->id.value);
     reply(res, 200,
-          json{{"node", node->id.value}, {"token", token}, {"epoch", epoch}, {"logKey", log_key}}
+          json{{"node", node->id.value},
+               {"token", token},
+               {"epoch", epoch},
+               {"logKey", log_key},
+               {"clusterId", cluster_id}}
               .dump());
   }
 

@@ -1,6 +1,6 @@
 // The corrald side of the node-agent protocol (docs/agent-protocol.md), plus job logs:
 //
-//   POST /v1/agents/join                    join token -> agent token, epoch, logKey
+//   POST /v1/agents/join                    join token -> agent token, epoch, logKey, clusterId
 //   GET  /v1/agents/{node}/assignments      long poll: the node's desired workers
 //   POST /v1/agents/{node}/heartbeat        GPU health + worker states -> controllers
 //   POST /v1/agents/{node}/checkpoints      a finished checkpoint, forwarded by the agent

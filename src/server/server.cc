@@ -121,6 +121,12 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
       options.store.empty() ? (fs::path(options.data_dir) / "corral.db").string() : options.store;
   CORRAL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, store::open_store(store_url));
   CORRAL_RETURN_IF_ERROR(bootstrap(*store, config, options.data_dir, clock));
+  // Made with the store on its first start (agents scope their run records by it).
+  std::string cluster_id;
+  CORRAL_RETURN_IF_ERROR(store->transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(cluster_id, tx.cluster_id());
+    return Status();
+  }));
 
   Metrics metrics;
   // Assignment versions start from the clock so they keep growing across restarts.
@@ -149,9 +155,11 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   const std::string addr = host + ":" + std::to_string(port);
   CORRAL_RETURN_IF_ERROR(
       write_private_file(fs::path(options.data_dir) / "corrald.addr", addr + "\n"));
-  std::printf("corrald: %s store (schema v%lld), scheduler epoch %lld, listening on http://%s\n",
-              std::string(store->kind()).c_str(), static_cast<long long>(store->schema_version()),
-              static_cast<long long>(loop.epoch()), addr.c_str());
+  std::printf(
+      "corrald: %s store (schema v%lld), cluster %s, scheduler epoch %lld, listening on "
+      "http://%s\n",
+      std::string(store->kind()).c_str(), static_cast<long long>(store->schema_version()),
+      cluster_id.c_str(), static_cast<long long>(loop.epoch()), addr.c_str());
   std::fflush(stdout);
 
   // SIGINT/SIGTERM stop the server: blocked here (threads inherit the mask) and

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,18 @@ std::string cat(std::string_view a, std::string_view b, std::string_view c = {})
   s += b;
   s += c;
   return s;
+}
+
+// 128 random bits as 32 lowercase hex digits.
+std::string random_hex_id() {
+  std::random_device rd;
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int word = 0; word < 4; ++word) {
+    std::uint32_t bits = rd();
+    for (int i = 0; i < 8; ++i, bits >>= 4) out += kHex[bits & 15];
+  }
+  return out;
 }
 
 class SqlTx final : public Tx {
@@ -727,6 +740,22 @@ class SqlTx final : public Tx {
           {.job = core::JobId(as_int(r[0])), .gpus = static_cast<std::int32_t>(as_int(r[1]))});
     }
     return out;
+  }
+
+  Result<std::string> cluster_id() override {
+    constexpr std::string_view kRead =
+        "SELECT cluster_id FROM cluster_identity WHERE singleton = 1";
+    CORRAL_ASSIGN_OR_RETURN(auto res, q(kRead, {}));
+    if (!res.rows.empty()) return as_str(res.rows[0][0]);
+    // The store's first call. A concurrent first call (another corrald on the same
+    // PostgreSQL) may insert first: then ours does nothing and both read its id back.
+    CORRAL_RETURN_IF_ERROR(q("INSERT INTO cluster_identity (singleton, cluster_id) VALUES (1, $1) "
+                             "ON CONFLICT (singleton) DO NOTHING",
+                             {random_hex_id()})
+                               .status());
+    CORRAL_ASSIGN_OR_RETURN(res, q(kRead, {}));
+    if (res.rows.size() != 1) return core::internal_error("cluster_id: no row after insert");
+    return as_str(res.rows[0][0]);
   }
 
  private:

@@ -384,6 +384,11 @@ class Tx {
   virtual core::Status set_elastic_target(const ElasticTargetRow& row, core::Time now) = 0;
   virtual core::Status clear_elastic_target(core::JobId job) = 0;
   virtual core::Result<std::vector<ElasticTargetRow>> list_elastic_targets() = 0;
+
+  // The cluster's identity (migration 6): 32 lowercase hex digits, random, made by the
+  // first call on a store and the same for every later call, reopen and replica (two
+  // first calls at once agree on one). It scopes what agents keep on their nodes.
+  virtual core::Result<std::string> cluster_id() = 0;
 };
 
 class Store {

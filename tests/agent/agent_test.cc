@@ -5,6 +5,7 @@
 #include "agent/agent.h"
 
 #include <condition_variable>
+#include <filesystem>
 #include <httplib.h>
 #include <mutex>
 
@@ -38,9 +39,13 @@ class FakeCorrald {
         ++epoch_;
       }
       token_ = "agent-token-" + std::to_string(joins_);
-      res.set_content(
-          json{{"node", "n1"}, {"token", token_}, {"epoch", epoch_}, {"logKey", "lk"}}.dump(),
-          "application/json");
+      res.set_content(json{{"node", "n1"},
+                           {"token", token_},
+                           {"epoch", epoch_},
+                           {"logKey", "lk"},
+                           {"clusterId", cluster_id_}}
+                          .dump(),
+                      "application/json");
     });
     http_.Get(
         "/v1/agents/n1/assignments", [this](const httplib::Request& req, httplib::Response& res) {
@@ -48,6 +53,7 @@ class FakeCorrald {
           if (!authorized(req, res)) return;
           const std::int64_t since = std::stoll(req.get_param_value("since"));
           cv_.wait_for(lock, std::chrono::milliseconds(300), [&] { return since != version_; });
+          if (!authorized(req, res)) return;  // the token may have been forgotten meanwhile
           res.set_content(
               json{{"node", "n1"}, {"epoch", epoch_}, {"version", version_}, {"workers", workers_}}
                   .dump(),
@@ -66,6 +72,7 @@ class FakeCorrald {
       }
       last_heartbeat_ = body;
       ++heartbeats_;
+      for (const json& w : body.value("workers", json::array())) ever_reported_.push_back(w);
       res.set_content(json{{"epoch", epoch_}, {"version", version_}}.dump(), "application/json");
     });
     http_.Post("/v1/agents/n1/checkpoints",
@@ -95,6 +102,16 @@ class FakeCorrald {
     std::lock_guard lock(mu_);
     fenced_ = true;
   }
+  // What a fresh corrald with another store at the same address looks like: it knows no
+  // agent token, answers joins with another cluster id, and wants `workers`.
+  void become_cluster(const std::string& cluster_id, json workers) {
+    std::lock_guard lock(mu_);
+    cluster_id_ = cluster_id;
+    token_ = "unknown-to-the-agent";
+    workers_ = std::move(workers);
+    ++version_;
+    cv_.notify_all();
+  }
   template <typename F>
   auto with(F f) {
     std::lock_guard lock(mu_);
@@ -103,7 +120,9 @@ class FakeCorrald {
 
   int joins_ = 0, heartbeats_ = 0;
   std::int64_t epoch_ = 3, version_ = 0;
+  std::string cluster_id_ = "c0ffee";
   json join_body_, last_heartbeat_, workers_ = json::array();
+  std::vector<json> ever_reported_;  // every worker entry of every accepted heartbeat
   std::vector<json> checkpoints_;
 
  private:
@@ -146,6 +165,7 @@ json worker(std::int64_t job, std::int32_t rank, std::vector<std::string> comman
 // The heartbeat's entry for (job, rank), or null.
 json reported(FakeCorrald& corrald, std::int64_t job, std::int32_t rank) {
   return corrald.with([&](FakeCorrald& c) {
+    if (!c.last_heartbeat_.is_object()) return json();  // none yet
     for (const json& w : c.last_heartbeat_.value("workers", json::array())) {
       if (w["job"] == job && w["rank"] == rank) return w;
     }
@@ -251,6 +271,136 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
   agent.shutdown();
   runner.join();
   EXPECT_TRUE(run_status.ok()) << run_status.to_string();
+}
+
+// Issue #19. Job 1 of one cluster is not job 1 of another: the agent adopts only the
+// workers recorded under the cluster id it joined. Workers of any other cluster (here one
+// left under STATE_DIR/clusters/old, one in the layout from before cluster ids, both
+// ignoring SIGTERM with a minute's grace recorded) are killed with no grace, never
+// reported, and their records deleted; this cluster's job 1 gets a worker of its own. A
+// corrald with another store at the same address later makes the agent do it again.
+TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
+  TempDir dir;
+  const std::string state = dir.path() + "/state";
+  core::SystemClock clock;
+  const auto stubborn = [](std::int64_t job) {
+    return WorkerSpec{.key = {.job = job, .attempt = 1, .rank = 0},
+                      .command = {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"},
+                      .grace_ms = 60000};
+  };
+  std::vector<std::int64_t> old_pids;
+  for (const std::string& old_dir : {state + "/clusters/old", state}) {
+    Launcher launcher(Launcher::Options{
+        .state_dir = old_dir, .supervisor_exe = CORRAL_AGENT_PATH, .clock = &clock});
+    auto live = launcher.start(stubborn(1));
+    ASSERT_TRUE(live.ok()) << live.status().to_string();
+    auto done = launcher.start(WorkerSpec{.key = {.job = 2, .attempt = 1, .rank = 0},
+                                          .command = {"/bin/sh", "-c", "exit 3"}});
+    ASSERT_TRUE(done.ok());
+    WorkerStatus st;
+    ASSERT_TRUE(eventually([&] {
+      st = launcher.observe(*live);
+      return st.pid > 0 && launcher.observe(*done).state == WorkerStatus::State::kExited;
+    }));
+    old_pids.push_back(st.pid);
+  }  // the old agents are gone; their workers are not
+
+  FakeCorrald corrald;
+  corrald.set_workers(json::array({worker(1, 0, {"/bin/sh", "-c", "echo fresh; sleep 1000"})}));
+  auto inventory = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(inventory.ok());
+  Agent agent(AgentOptions{.server_url = corrald.url(),
+                           .join_token = "jt",
+                           .node = "n1",
+                           .state_dir = state,
+                           .heartbeat_ms = 100,
+                           .supervisor_exe = CORRAL_AGENT_PATH},
+              std::move(*inventory), clock);
+  core::Status run_status;
+  std::thread runner([&] { run_status = agent.run(); });
+  struct Stop {  // also when an ASSERT returns early
+    Agent& agent;
+    std::thread& runner;
+    ~Stop() {
+      agent.shutdown();
+      if (runner.joinable()) runner.join();
+    }
+  } stop{agent, runner};
+
+  json fresh;
+  ASSERT_TRUE(eventually([&] {
+    fresh = reported(corrald, 1, 0);
+    return !fresh.is_null() && fresh["state"] == "running";
+  }));
+  for (const std::int64_t pid : old_pids) {
+    EXPECT_NE(fresh["pid"], pid);
+    EXPECT_TRUE(eventually([&] { return !testing::process_alive(static_cast<pid_t>(pid)); }, 3000))
+        << "pid " << pid << " of another cluster outlived the grace of 0";
+  }
+  EXPECT_TRUE(eventually([&] {
+    return !std::filesystem::exists(state + "/clusters/old/run") &&
+           !std::filesystem::exists(state + "/run");
+  })) << "the other clusters' run records were not deleted";
+  EXPECT_EQ(testing::slurp(state + "/cluster-id"), "c0ffee\n");
+  ASSERT_TRUE(eventually([&] {
+    return testing::slurp(state + "/clusters/c0ffee/logs/1/attempt-1/rank-0.log") == "fresh\n";
+  }));
+  httplib::Client local(agent.agent_url());
+  auto log = local.Get("/local/logs/1/1/0", {{"Authorization", "Bearer lk"}});
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->body, "fresh\n");
+  // Nothing of the other clusters ever reached this one.
+  corrald.with([&](FakeCorrald& c) {
+    for (const json& w : c.ever_reported_) {
+      EXPECT_EQ(w["job"], 1) << w.dump();
+      for (const std::int64_t pid : old_pids) EXPECT_NE(w["pid"], pid) << w.dump();
+    }
+    return 0;
+  });
+
+  // 2. Another store behind the same address: the agent's token is refused, it joins
+  //    again, learns another cluster id, kills c0ffee's job 1 and starts beef's.
+  const std::int64_t c0ffee_pid = fresh["pid"];
+  corrald.become_cluster("beef",
+                         json::array({worker(1, 0, {"/bin/sh", "-c", "echo beef; sleep 1000"})}));
+  json beef;
+  ASSERT_TRUE(eventually([&] {
+    beef = reported(corrald, 1, 0);
+    return !beef.is_null() && beef["state"] == "running" && beef["pid"] != c0ffee_pid;
+  }));
+  EXPECT_TRUE(
+      eventually([&] { return !testing::process_alive(static_cast<pid_t>(c0ffee_pid)); }, 3000));
+  EXPECT_EQ(testing::slurp(state + "/cluster-id"), "beef\n");
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(state + "/clusters/c0ffee/run"); }));
+  EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.joins_; }), 2);
+
+  corrald.set_workers(json::array());
+  EXPECT_TRUE(eventually([&] {
+    const json w = reported(corrald, 1, 0);
+    return !w.is_null() && w["state"] == "exited";
+  }));
+  agent.shutdown();
+  runner.join();
+  EXPECT_TRUE(run_status.ok()) << run_status.to_string();
+}
+
+TEST(Agent, AClusterIdThatIsNoPathComponentIsRefused) {
+  TempDir dir;
+  FakeCorrald corrald;
+  corrald.with([](FakeCorrald& c) { return c.cluster_id_ = "../../etc"; });
+  auto inventory = open_preset_inventory("pcie-8gpu", "n1");
+  ASSERT_TRUE(inventory.ok());
+  core::SystemClock clock;
+  Agent agent(AgentOptions{.server_url = corrald.url(),
+                           .join_token = "jt",
+                           .node = "n1",
+                           .state_dir = dir.path(),
+                           .supervisor_exe = CORRAL_AGENT_PATH},
+              std::move(*inventory), clock);
+  const core::Status s = agent.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.field(), "clusterId");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/clusters"));
 }
 
 TEST(Agent, ABadJoinTokenIsAFinalError) {

@@ -10,6 +10,7 @@
 #include "agent_test_util.h"
 #include <gtest/gtest.h>
 
+#include "agent/cluster_scope.h"
 #include "agent/reconciler.h"
 
 namespace corral::agent {
@@ -276,6 +277,90 @@ TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
       eventually([&] { return reconciler.observe()[0].state == WorkerStatus::State::kExited; }));
   EXPECT_TRUE(eventually([&] { return changes_ > changes_before; }));
   EXPECT_FALSE(process_alive(static_cast<pid_t>(before[0].pid)));
+}
+
+// A restarted agent's heartbeat thread may reapply() before the first assignments answer
+// arrives: an unknown desired list is not an empty one, so adopted workers keep running
+// until corrald's answer says whether they are wanted.
+TEST_F(LauncherTest, AdoptedWorkersWaitForTheFirstAnswerBeforeAnyStop) {
+  std::int64_t pid = 0;
+  {
+    auto launcher = make_launcher();
+    Reconciler reconciler(*launcher);
+    reconciler.adopt();
+    reconciler.apply({{.spec = spec(12, 0, "sleep 1000")}});
+    ASSERT_TRUE(eventually([&] {
+      pid = reconciler.observe()[0].pid;
+      return pid > 0;
+    }));
+  }
+  auto launcher = make_launcher();
+  Reconciler reconciler(*launcher);
+  reconciler.adopt();
+  reconciler.reapply();
+  EXPECT_FALSE(reconciler.stops_pending());
+  // A stop would end `sleep` (SIGTERM) within milliseconds; none may come.
+  EXPECT_FALSE(eventually([&] { return !process_alive(static_cast<pid_t>(pid)); }, 300));
+  reconciler.apply({});  // the first answer: not wanted
+  EXPECT_TRUE(eventually([&] { return !process_alive(static_cast<pid_t>(pid)); }));
+}
+
+// A closed reconciler (its cluster left) starts nothing and answers no token; sweep()
+// kills what its launcher recorded, with no grace even for a worker that ignores
+// SIGTERM and recorded a minute's grace, and deletes the records and the run dir.
+TEST_F(LauncherTest, AClosedClustersWorkersAreSweptWithNoGrace) {
+  auto launcher = make_launcher();
+  Reconciler reconciler(*launcher);
+  reconciler.adopt();
+  WorkerSpec stubborn = spec(13, 0, "trap '' TERM; while :; do sleep 0.05; done");
+  stubborn.grace_ms = 60000;
+  reconciler.apply({{.spec = stubborn}, {.spec = spec(13, 1, "exit 4")}});
+  std::vector<WorkerStatus> st;
+  ASSERT_TRUE(eventually([&] {
+    st = reconciler.observe();
+    return st.size() == 2 && st[0].pid > 0 && st[1].state == WorkerStatus::State::kExited;
+  }));
+  const std::string token = launcher->recorded()[0].token;
+  ASSERT_TRUE(reconciler.worker_for_token(token));
+
+  reconciler.close();
+  EXPECT_FALSE(reconciler.worker_for_token(token));
+  reconciler.apply({{.spec = spec(14, 0, "sleep 1000")}});
+  reconciler.reapply();
+  EXPECT_EQ(launcher->recorded().size(), 2u) << "a closed reconciler started a worker";
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return sweep(*launcher); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_FALSE(process_alive(static_cast<pid_t>(st[0].pid)));
+  EXPECT_TRUE(launcher->recorded().empty());
+  EXPECT_FALSE(std::filesystem::exists(launcher->run_dir()));
+  EXPECT_TRUE(sweep(*launcher));  // nothing left: done at once
+}
+
+TEST(ClusterScope, PathsAndTheClusterLastJoined) {
+  EXPECT_TRUE(valid_cluster_id("0123456789abcdef0123456789abcdef"));
+  EXPECT_TRUE(valid_cluster_id("c1-eu"));
+  for (const char* bad : {"", "..", "a/b", "a b", "x\n"})
+    EXPECT_FALSE(valid_cluster_id(bad)) << bad;
+  EXPECT_FALSE(valid_cluster_id(std::string(65, 'a')));
+  EXPECT_EQ(cluster_dir("/s", "c1"), "/s/clusters/c1");
+
+  TempDir dir;
+  const std::string state = dir.path();
+  EXPECT_FALSE(read_joined_cluster(state));
+  ASSERT_TRUE(write_joined_cluster(state, "c1").ok());
+  EXPECT_EQ(read_joined_cluster(state), "c1");
+  std::ofstream(state + "/cluster-id") << "../x\n";
+  EXPECT_FALSE(read_joined_cluster(state)) << "an id that is no path component is ignored";
+
+  EXPECT_TRUE(other_clusters_dirs(state, "c1").empty());
+  for (const char* d : {"/clusters/c1/run", "/clusters/c2/run", "/clusters/c3/logs", "/run"}) {
+    std::filesystem::create_directories(state + d);
+  }
+  // c3 has logs but no run records left; the old layout's STATE_DIR/run counts.
+  EXPECT_EQ(other_clusters_dirs(state, "c1"),
+            (std::vector<std::string>{state, state + "/clusters/c2"}));
 }
 
 }  // namespace

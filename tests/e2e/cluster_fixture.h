@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -42,35 +41,6 @@ inline std::string uninterrupted_final(int steps) {
   while (p && fgets(line, sizeof(line), p)) out += line;
   if (p) pclose(p);
   return out.substr(0, out.find('\n'));
-}
-
-// Pids of live processes whose environment says they belong to `job` (any agent).
-inline std::vector<int> processes_of_job(std::int64_t job) {
-  std::vector<int> out;
-  const std::string needle = "CORRAL_JOB_ID=" + std::to_string(job);
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/environ");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string env = text.str();
-    std::size_t at = 0;
-    while (at < env.size()) {
-      const std::size_t end = env.find('\0', at);
-      if (env.compare(at, (end == std::string::npos ? env.size() : end) - at, needle) == 0) {
-        // A zombie has an empty environ, so a match is a live process.
-        out.push_back(pid);
-        break;
-      }
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-  closedir(d);
-  return out;
 }
 
 // The key=value pairs of corral-trainer's launch line ("corral-trainer: job=.. rank=..").
@@ -194,6 +164,9 @@ class ClusterTest : public ::testing::Test {
     }
   }
 
+  std::string ckpt_dir(const std::string& name) const {
+    return (dir_.path() / "ckpt" / name).string();
+  }
   json trainer_job(const std::string& name, int gpus, int steps, int step_ms,
                    const std::string& priority = "standard", int checkpoint_every = 20) {
     json spec = {
@@ -203,7 +176,7 @@ class ClusterTest : public ::testing::Test {
         {"command",
          {"corral-trainer", "--steps", std::to_string(steps), "--step-ms", std::to_string(step_ms),
           "--checkpoint-every", std::to_string(checkpoint_every)}},
-        {"checkpoint", {{"dir", (dir_.path() / "ckpt" / name).string()}, {"intervalSeconds", 1}}}};
+        {"checkpoint", {{"dir", ckpt_dir(name)}, {"intervalSeconds", 1}}}};
     if (gpus > 8) spec["resources"]["gpusPerNode"] = 8;
     return spec;
   }

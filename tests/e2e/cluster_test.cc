@@ -37,7 +37,7 @@ TEST_F(ClusterTest, GangRunsAcrossTwoNodesWithRanksAndEnvironment) {
     EXPECT_NE(text.find(expected), std::string::npos) << "rank " << rank << ": " << text;
   }
   EXPECT_EQ(masters.size(), 1u) << "every rank must agree on MASTER_ADDR:MASTER_PORT";
-  EXPECT_TRUE(eventually([&] { return processes_of_job(id).empty(); }));
+  EXPECT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).empty(); }));
 }
 
 TEST_F(ClusterTest, PreemptedGangCheckpointsResumesAndEndsWithTheSameValue) {
@@ -115,13 +115,14 @@ TEST_F(ClusterTest, InjectedGpuFaultDrainsTheNodeAndMovesItsJob) {
 }
 
 TEST_F(ClusterTest, CancelStopsEveryRank) {
-  const auto id = submit(trainer_job("cancelled-" + std::to_string(getpid()), 16, 100000, 10));
+  const std::string name = "cancelled-" + std::to_string(getpid());
+  const auto id = submit(trainer_job(name, 16, 100000, 10));
   ASSERT_TRUE(wait_phase(id, "running")) << job(id).dump();
-  ASSERT_TRUE(eventually([&] { return processes_of_job(id).size() >= 16; }))
-      << processes_of_job(id).size();
+  ASSERT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).size() >= 16; }))
+      << processes_of_job(id, ckpt_dir(name)).size();
   ASSERT_EQ(admin_->post("/v1/jobs/" + std::to_string(id) + "/cancel", "{}").status, 200);
-  ASSERT_TRUE(eventually([&] { return processes_of_job(id).empty(); }, 20s))
-      << processes_of_job(id).size() << " processes of the job still alive";
+  ASSERT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).empty(); }, 20s))
+      << processes_of_job(id, ckpt_dir(name)).size() << " processes of the job still alive";
   // Its GPUs come back once the agents confirmed the ranks gone.
   ASSERT_TRUE(eventually([&] { return job(id)["allocation"].is_null(); })) << job(id).dump();
   EXPECT_EQ(phase(id), "cancelled");

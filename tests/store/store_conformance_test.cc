@@ -60,6 +60,47 @@ TYPED_TEST(StoreConformance, MigratesToLatestVersion) {
   EXPECT_GE(latest_schema_version(), 1);
 }
 
+core::Result<std::string> read_cluster_id(Store& store) {
+  std::string id;
+  CORRAL_RETURN_IF_ERROR(store.transact([&](Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(id, tx.cluster_id());
+    return Status();
+  }));
+  return id;
+}
+
+TYPED_TEST(StoreConformance, ClusterIdIsMadeOnceAndKeptAcrossReopens) {
+  auto first = read_cluster_id(*this->store_);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(first->size(), 32u) << *first;
+  EXPECT_EQ(first->find_first_not_of("0123456789abcdef"), std::string::npos) << *first;
+  EXPECT_EQ(read_cluster_id(*this->store_).value(), *first);
+
+  // The same database opened again keeps it.
+  this->store_.reset();
+  auto reopened = open_store(this->factory_.url());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().to_string();
+  EXPECT_EQ(read_cluster_id(**reopened).value(), *first);
+
+  // A fresh store is another cluster. Two handles asking at once for its first id (two
+  // corralds starting together) get the same one.
+  TypeParam other_factory;
+  auto other = other_factory.open();
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  auto other_again = open_store(other_factory.url());
+  ASSERT_TRUE(other_again.ok()) << other_again.status().to_string();
+  core::Result<std::string> a = std::string(), b = std::string();
+  std::thread ta([&] { a = read_cluster_id(**other); });
+  std::thread tb([&] { b = read_cluster_id(**other_again); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(a->size(), 32u);
+  EXPECT_NE(*a, *first);
+}
+
 TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
   JobRow inserted;
   ASSERT_TRUE(this->store_

@@ -1,8 +1,10 @@
 #include "testing/agent_process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
@@ -77,18 +79,25 @@ void AgentProcess::stop() {
 
 namespace {
 
-// (supervisor pid, worker pid) of every run record in STATE_DIR/run.
+// (supervisor pid, worker pid) of every run record under STATE_DIR: each cluster's
+// run/ (STATE_DIR/clusters/ID/run) and the layout from before clusters (STATE_DIR/run).
 std::vector<std::pair<pid_t, pid_t>> run_records(const std::filesystem::path& state_dir) {
-  std::vector<std::pair<pid_t, pid_t>> out;
+  std::vector<std::filesystem::path> run_dirs = {state_dir / "run"};
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(state_dir / "run", ec)) {
-    if (e.path().extension() != ".pid") continue;
-    std::ifstream in(e.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!j.is_object()) continue;
-    out.emplace_back(j.value("supervisorPid", 0), j.value("workerPid", 0));
+  for (const auto& c : std::filesystem::directory_iterator(state_dir / "clusters", ec)) {
+    run_dirs.push_back(c.path() / "run");
+  }
+  std::vector<std::pair<pid_t, pid_t>> out;
+  for (const auto& dir : run_dirs) {
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (e.path().extension() != ".pid") continue;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+      if (!j.is_object()) continue;
+      out.emplace_back(j.value("supervisorPid", 0), j.value("workerPid", 0));
+    }
   }
   return out;
 }
@@ -110,6 +119,30 @@ void AgentProcess::inject_faults(const std::string& json) const {
     out << json;
   }
   std::filesystem::rename(tmp, state_dir_ / "faults.json");
+}
+
+std::vector<int> processes_of_job(std::int64_t job, const std::string& checkpoint_dir) {
+  std::vector<int> out;
+  const std::string wanted[] = {"CORRAL_JOB_ID=" + std::to_string(job),
+                                "CORRAL_CHECKPOINT_DIR=" + checkpoint_dir};
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in("/proc/" + std::string(e->d_name) + "/environ");
+    std::stringstream text;
+    text << in.rdbuf();
+    // A zombie has an empty environ, so a match is a live process.
+    const std::string env = std::string(1, '\0') + text.str();
+    if (std::all_of(std::begin(wanted), std::end(wanted), [&](const std::string& entry) {
+          return env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos;
+        })) {
+      out.push_back(pid);
+    }
+  }
+  closedir(d);
+  return out;
 }
 
 std::vector<pid_t> AgentProcess::live_worker_groups() const {

@@ -6,6 +6,7 @@
 // Thread safety: one test thread drives an AgentProcess.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,5 +48,11 @@ class AgentProcess {
 
 // The path of the built corral-trainer.
 std::string trainer_path();
+
+// Pids of live processes (workers and their supervisors) whose environment says they
+// belong to `job` (CORRAL_JOB_ID) with checkpoints in `checkpoint_dir`, whichever agent
+// (or cluster) started them. The dir tells this test's job N from another test's job N
+// running on the same machine at the same time.
+std::vector<int> processes_of_job(std::int64_t job, const std::string& checkpoint_dir);
 
 }  // namespace corral::testing
