@@ -10,12 +10,13 @@ declare -A allowed=(
   [core]="core"
   [sched]="core sched"
   [store]="core store"
-  [server]="core sched store server"
+  [cycle]="core sched cycle"
+  [server]="core sched store server cycle"
   [agent]="core agent"
   [cli]="core cli"
-  [sim]="core sched sim"
+  [sim]="core sched sim cycle"
 )
-modules="core sched store server agent cli sim"
+modules="core sched cycle store server agent cli sim"
 fail=0
 
 for mod in $modules; do

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "cycle/scheduler_config.h"
+
 namespace corral::server {
 namespace {
 
@@ -37,6 +39,16 @@ nlohmann::json to_json(const YAML::Node& node) {
     default:
       return nullptr;
   }
+}
+
+core::Result<std::int64_t> int_in_range(const YAML::Node& node, const std::string& field,
+                                        std::int64_t lo, std::int64_t hi) {
+  std::int64_t v = 0;
+  if (!YAML::convert<std::int64_t>::decode(node, v) || v < lo || v > hi) {
+    return core::invalid_argument(
+        field, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return v;
 }
 
 }  // namespace
@@ -75,42 +87,29 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
           c.tenants.push_back(std::move(*cfg));
         }
       } else if (key == "scheduler") {
-        if (!kv.second.IsMap()) return core::invalid_argument("scheduler", "must be a map");
+        // decide()'s knobs are read where corral-sim replay reads them too; the loop's
+        // own knobs (cycle::kSchedulerLoopKeys) are read here.
+        CORRAL_ASSIGN_OR_RETURN(c.sched.config,
+                                cycle::apply_scheduler_section(kv.second, c.sched.config));
         for (const auto& s : kv.second) {
           const std::string k = s.first.as<std::string>();
-          if (k == "order") {
-            const std::string v = s.second.as<std::string>();
-            if (v == "fairShare") {
-              c.sched.config.order = sched::QueueOrder::kFairShare;
-            } else if (v == "fifo") {
-              c.sched.config.order = sched::QueueOrder::kFifo;
-            } else {
-              return core::invalid_argument("scheduler.order", "must be fairShare or fifo");
-            }
-          } else if (k == "batchWindowMs") {
-            c.sched.batch_window = core::Duration(s.second.as<std::int64_t>());
+          const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
+            return int_in_range(s.second, "scheduler." + k, lo, hi);
+          };
+          if (k == "batchWindowMs") {
+            CORRAL_ASSIGN_OR_RETURN(auto ms, in_range(0, 60'000));
+            c.sched.batch_window = core::Duration(ms);
           } else if (k == "tickMs") {
-            c.sched.tick = core::Duration(s.second.as<std::int64_t>());
-          } else if (k == "minRuntimeMs") {
-            // How long a job runs before it may be preempted (default 10 min).
-            c.sched.config.preemption.min_runtime = core::Duration(s.second.as<std::int64_t>());
-          } else {
-            return core::invalid_argument("scheduler." + k, "unknown field");
+            CORRAL_ASSIGN_OR_RETURN(auto ms, in_range(1, 3'600'000));
+            c.sched.tick = core::Duration(ms);
           }
         }
       } else if (key == "agents") {
         if (!kv.second.IsMap()) return core::invalid_argument("agents", "must be a map");
         for (const auto& s : kv.second) {
           const std::string k = s.first.as<std::string>();
-          const auto in_range = [&](std::int64_t lo,
-                                    std::int64_t hi) -> core::Result<std::int64_t> {
-            std::int64_t v = 0;
-            if (!YAML::convert<std::int64_t>::decode(s.second, v) || v < lo || v > hi) {
-              return core::invalid_argument(
-                  "agents." + k,
-                  "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-            }
-            return v;
+          const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
+            return int_in_range(s.second, "agents." + k, lo, hi);
           };
           AgentSettings& a = c.agents;
           if (k == "nodeLostAfterMs") {

@@ -4,10 +4,10 @@
 //     nlp: {weight: 2, quotas: {H100: {guaranteed: 8, borrowLimit: 8}},
 //           maxPendingJobs: 1000, submitRatePerSecond: 50, submitBurst: 100}
 //   scheduler:
-//     order: fairShare       # or fifo
 //     batchWindowMs: 20      # events within this window share one cycle
 //     tickMs: 2000           # a cycle runs at least this often
-//     minRuntimeMs: 600000   # a job runs this long before it may be preempted
+//     order: fairShare       # and the other decide() knobs: cycle/scheduler_config.h,
+//     minRuntimeMs: 600000   # docs/scheduling.md#configuration
 //   agents:                  # the node-agent protocol (docs/agent-protocol.md)
 //     nodeLostAfterMs: 30000 # heartbeat silence before a node is lost (fenced, requeued)
 //     stopGraceMs: 30000     # SIGTERM to SIGKILL for stopped workers (graceMs)

@@ -2,10 +2,14 @@
 // the production scheduler in virtual time, and writes summary.json, jobs.csv and
 // report.html. Exit status: 0 done, 1 a run failed (bad input, or the scheduler broke an
 // invariant), 2 usage error.
+//
+// `corral-sim replay FILE...` decides captured production cycles again instead
+// (sim/replay_cli.h).
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +19,7 @@
 #include "sim/fleet.h"
 #include "sim/metrics.h"
 #include "sim/policies.h"
+#include "sim/replay_cli.h"
 #include "sim/report.h"
 #include "sim/traces/normalized.h"
 #include "sim/traces/pollux.h"
@@ -99,6 +104,9 @@ int run(int argc, char** argv) {
                "with --whole-nodes-above N: a job of exactly N GPUs also takes one whole node");
   app.add_flag("--no-failures", no_failures, "ignore the fleet's failure model");
   app.add_flag("--quiet", quiet, "print nothing on success");
+  app.footer(
+      "To decide a captured production cycle again: corral-sim replay FILE... "
+      "[--config FILE.yaml] [--check] (corral-sim replay --help)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -189,6 +197,9 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 2 && std::string_view(argv[1]) == "replay") {
+      return corral::sim::replay_command(argc - 1, argv + 1);
+    }
     return run(argc, argv);
   } catch (const std::exception& e) {
     // Every library error should have become a Status; this is the last net.

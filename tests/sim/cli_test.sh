@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # corral-sim end to end: the built binary on example fleets and workloads, its three
-# output files, its errors, and report.html rendered in headless Chromium.
+# output files, its errors, `corral-sim replay` on a captured cycle, and report.html
+# rendered in headless Chromium.
 # Usage: cli_test.sh CORRAL_SIM SOURCE_DIR CASE
 set -euo pipefail
 sim=$1
@@ -84,6 +85,75 @@ case "$case_name" in
     fi
     grep -q "whole_nodes_above: must be between 0 and the largest node's GPUs (4), got 8" \
       "$work/err" || fail "whole-nodes error: $(cat "$work/err")"
+    ;;
+  replay)
+    # The sample capture (tests/cycle/testdata) holds no decisions: replay it, put the
+    # replay in as the captured decisions, and --check must find it identical; with one
+    # byte of the decisions changed it must name that file and the byte.
+    sample="$src/tests/cycle/testdata/sample.json"
+    "$sim" replay "$sample" >"$work/d1"
+    [[ $(wc -l <"$work/d1") == 1 ]] || fail "want one line of decisions, got $(cat "$work/d1")"
+    grep -q '"preemptions":\[{"victim":' "$work/d1" || fail "no preemption: $(cat "$work/d1")"
+    python3 - "$sample" "$work/d1" "$work" <<'PY'
+import json, sys
+cycle = json.load(open(sys.argv[1]))
+work = sys.argv[3]
+decisions = open(sys.argv[2]).read().rstrip("\n")
+cycle["decisions"] = decisions
+json.dump(cycle, open(work + "/captured.json", "w"))
+at = decisions.index('"queue"') + 2
+cycle["decisions"] = decisions[:at] + "v" + decisions[at + 1:]
+json.dump(cycle, open(work + "/altered.json", "w"))
+open(work + "/offset", "w").write(str(at))
+cycle["input"]["running"][0]["gpus"][0]["index"] = "x"
+json.dump(cycle, open(work + "/bad.json", "w"))
+PY
+    "$sim" replay --check "$work/captured.json" >/dev/null 2>"$work/err" ||
+      fail "identical replay not accepted: $(cat "$work/err")"
+    grep -q "1 of 1 files identical" "$work/err" || fail "check summary: $(cat "$work/err")"
+    set +e
+    "$sim" replay --check "$work/captured.json" "$work/altered.json" >"$work/two" 2>"$work/err"
+    rc=$?
+    set -e
+    [[ $rc == 1 ]] || fail "altered decisions: exit $rc, want 1"
+    grep -q "altered.json: differs from the captured decisions at byte $(cat "$work/offset")$" \
+      "$work/err" || fail "difference not named: $(cat "$work/err")"
+    grep -q "captured.json: differs" "$work/err" && fail "the identical file was named"
+    [[ $(wc -l <"$work/two") == 2 ]] || fail "want one line of decisions per file"
+    # Without decisions in the file there is nothing to check against.
+    if "$sim" replay --check "$sample" >/dev/null 2>"$work/err"; then
+      fail "a file without decisions passed --check"
+    fi
+    grep -q "holds no captured decisions" "$work/err" || fail "no-decisions: $(cat "$work/err")"
+    # --config applies its scheduler: section over the captured config.
+    printf 'scheduler:\n  preemptionEnabled: false\n' >"$work/nopreempt.yaml"
+    "$sim" replay --config "$work/nopreempt.yaml" "$work/captured.json" >"$work/d2"
+    grep -q '"preemptions":\[\]' "$work/d2" || fail "--config not applied: $(cat "$work/d2")"
+    # Errors: usage 2; a bad file or config 1, naming the field.
+    set +e
+    "$sim" replay --check --config "$work/nopreempt.yaml" "$work/captured.json" 2>/dev/null
+    rc_usage=$?
+    "$sim" replay 2>/dev/null
+    rc_nofile=$?
+    "$sim" replay "$work/bad.json" >/dev/null 2>"$work/err_bad"
+    rc_bad=$?
+    printf 'scheduler:\n  graceMs: -1\n' >"$work/badknob.yaml"
+    "$sim" replay --config "$work/badknob.yaml" "$work/captured.json" >/dev/null 2>"$work/err_knob"
+    rc_knob=$?
+    "$sim" replay "$work/missing.json" >/dev/null 2>/dev/null
+    rc_missing=$?
+    set -e
+    [[ $rc_usage == 2 ]] || fail "--check with --config: exit $rc_usage, want 2"
+    [[ $rc_nofile == 2 ]] || fail "no file: exit $rc_nofile, want 2"
+    [[ $rc_bad == 1 ]] || fail "bad file: exit $rc_bad, want 1"
+    grep -q 'input.running\[0\].gpus\[0\].index: must be an integer' "$work/err_bad" ||
+      fail "bad field not named: $(cat "$work/err_bad")"
+    [[ $rc_knob == 1 ]] || fail "bad --config: exit $rc_knob, want 1"
+    grep -q 'scheduler.graceMs: must be between 0 and 86400000, got -1' "$work/err_knob" ||
+      fail "bad knob not named: $(cat "$work/err_knob")"
+    [[ $rc_missing == 1 ]] || fail "missing file: exit $rc_missing, want 1"
+    # The simulator's own command line is unchanged beside the subcommand.
+    run_small
     ;;
   report_renders)
     run_small

@@ -1,0 +1,66 @@
+// The decide() knobs (sched::SchedulerConfig) by the names people write: the keys of
+// the YAML `scheduler:` section of corrald's --config and of `corral-sim replay
+// --config`, and the `config` object of a cycle file. One list, so a knob has one name
+// and one range wherever it is written. docs/scheduling.md#configuration has the table.
+#pragma once
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cycle/field_count.h"
+#include "cycle/internal/json_codec.h"
+#include "sched/config.h"
+
+namespace corral::cycle::detail {
+
+static_assert(field_count<sched::SchedulerConfig>() == 8,
+              "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
+              "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
+static_assert(field_count<sched::PreemptionConfig>() == 5,
+              "sched::PreemptionConfig changed: name the new knob in cycle/internal/knobs.h "
+              "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
+
+template <>
+struct EnumNames<sched::QueueOrder> {
+  static constexpr std::array<std::pair<sched::QueueOrder, std::string_view>, 3> kNames = {{
+      {sched::QueueOrder::kFairShare, "fairShare"},
+      {sched::QueueOrder::kFifo, "fifo"},
+      {sched::QueueOrder::kAttainedService, "attainedService"},
+  }};
+};
+
+inline constexpr std::int64_t kDayMs = 86'400'000;
+
+template <>
+struct Fields<sched::SchedulerConfig> {
+  template <typename V, typename C>
+  static void visit(V& v, C& c) {
+    v("order", c.order);
+    v("usageHalfLifeMs", c.usage_half_life, Range{1'000, 3'650 * kDayMs});
+    v("topologyScoring", c.topology_scoring);
+    v("preemptionEnabled", c.preemption.enabled);
+    v("minRuntimeMs", c.preemption.min_runtime, Range{0, 30 * kDayMs});
+    v("maxPreemptionsPerJob", c.preemption.max_preemptions_per_job, Range{0, 1'000'000});
+    v("graceMs", c.preemption.grace, Range{0, kDayMs});
+    v("maxPreemptionSearchesPerCycle", c.preemption.max_searches_per_cycle, Range{0, 1'000'000});
+    v("backfill", c.backfill);
+    v("starvationAgeMs", c.starvation_age, Range{0, 365 * kDayMs});
+    v("elasticGrowth", c.elastic_growth);
+    v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
+  }
+
+  static void check(const sched::SchedulerConfig& c, const std::string& path, ReadErrors& errors) {
+    const auto& t = c.las_thresholds_gpu_seconds;
+    const std::string key = child_path(path, "lasThresholdsGpuSeconds");
+    if (t.size() > 64) return errors.fail(key, fmt::format("at most 64 levels, got {}", t.size()));
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!std::isfinite(t[i]) || t[i] < 0) {
+        return errors.fail(index_path(key, i),
+                           fmt::format("must be a GPU-second count >= 0, got {}", t[i]));
+      }
+    }
+  }
+};
+
+}  // namespace corral::cycle::detail
