@@ -156,7 +156,24 @@ v("stepMultiple", t.step_multiple);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 15){template <typename V, typename T>
+template <>
+struct EnumNames<sched::EstimateBasis> {
+  static constexpr std::array<std::pair<sched::EstimateBasis, std::string_view>, 3> kNames = {{
+      {sched::EstimateBasis::kMaxRuntime, "maxRuntime"},
+      {sched::EstimateBasis::kSpec, "expectedRuntime"},
+      {sched::EstimateBasis::kHistory, "history"},
+  }};
+};
+
+CORRAL_CYCLE_FIELDS(sched::RuntimeEstimate, 3){
+    template <typename V, typename T> static void visit(V & v, T& t){v("runtimeMs", t.runtime);
+v("basis", t.basis);
+v("runs", t.runs);
+}
+}
+;
+
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 16){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
@@ -172,6 +189,7 @@ v("maxRuntimeMs", t.max_runtime);
 v("checkpointIntervalMs", t.checkpoint_interval);
 v("restoreTimeMs", t.restore_time);
 v("reservation", t.reservation);
+v("estimate", t.estimate);
 }
 }
 ;

@@ -125,6 +125,17 @@ std::string index_path(std::string_view parent, std::size_t i) {
   return fmt::format("{}[{}]", parent, i);
 }
 
+std::optional<std::int32_t> parse_small_int(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  std::int32_t v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v > 1000 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  return v;
+}
+
 std::string one_of(std::span<const std::string_view> names) {
   std::string out = names.size() > 1 ? "one of " : "";
   for (std::size_t i = 0; i < names.size(); ++i) {

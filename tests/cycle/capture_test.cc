@@ -68,6 +68,11 @@ sched::SchedulerConfig random_config(Rng& rng) {
   c.preemption.max_preemptions_per_job = static_cast<std::int32_t>(rng.uniform(0, 5));
   c.preemption.grace = core::Duration(rng.uniform(0, 600'000));
   c.preemption.max_searches_per_cycle = static_cast<std::int32_t>(rng.uniform(0, 100));
+  c.preemption.min_runtime_by_tier.clear();
+  for (std::int32_t tier = 0; tier <= 2; ++tier) {
+    if (rng.chance(0.5))
+      c.preemption.min_runtime_by_tier[tier] = core::Duration(rng.uniform(0, 3'600'000));
+  }
   c.backfill = rng.chance(0.5);
   c.starvation_age = core::Duration(rng.uniform(0, 86'400'000));
   c.elastic_growth = rng.chance(0.5);
@@ -102,9 +107,21 @@ sched::SnapshotInput random_input(Rng& rng) {
     if (rng.chance(0.5)) t.default_quota = {.guaranteed = rng.uniform(0, 16)};
   }
   for (auto& [tenant, usage] : in.usage) usage = positive_double(rng, 0, 1e9);
+  // Run-time estimates, of every basis.
+  const auto estimate = [&](sched::JobRequest& r) {
+    const auto basis = static_cast<sched::EstimateBasis>(rng.uniform(0, 2));
+    if (basis == sched::EstimateBasis::kMaxRuntime) return;
+    r.estimate = {.runtime = core::Duration(rng.uniform(60'000, 86'400'000)),
+                  .basis = basis,
+                  .runs = basis == sched::EstimateBasis::kHistory
+                              ? static_cast<std::int32_t>(rng.uniform(1, 20))
+                              : 0};
+  };
   for (sched::RunningJob& r : in.running) {
     r.attained_gpu_seconds = positive_double(rng, 0, 1e7);
+    estimate(r.request);
   }
+  for (sched::PendingJob& p : in.pending) estimate(p.request);
   for (sched::PendingJob& p : in.pending) {
     p.attempt = static_cast<std::int32_t>(rng.uniform(0, 4));
     p.preemptions = static_cast<std::int32_t>(rng.uniform(0, p.attempt));

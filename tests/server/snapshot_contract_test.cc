@@ -12,11 +12,11 @@
 
 #include "core/job_spec_parse.h"
 #include "core/priority.h"
+#include "cycle/field_count.h"
 #include "server/lifecycle.h"
 #include "server/model_json.h"
 #include "server/snapshot_from_store.h"
 #include "sim/snapshot_from_fleet.h"
-#include "testing/field_count.h"
 #include "testing/store_fixture.h"
 
 namespace corral::testing {
@@ -26,13 +26,13 @@ using core::Duration;
 using core::JobId;
 using core::seconds;
 
-static_assert(field_count<sched::SnapshotInput>() == 8,
+static_assert(cycle::field_count<sched::SnapshotInput>() == 8,
               "SnapshotInput changed: fill the new field in both adapters and here");
-static_assert(field_count<sched::RunningJob>() == 9,
+static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
-static_assert(field_count<sched::PendingJob>() == 5,
+static_assert(cycle::field_count<sched::PendingJob>() == 5,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(field_count<sched::JobRequest>() == 16,
+static_assert(cycle::field_count<sched::JobRequest>() == 16,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kNow = 1'800'000'000'000;

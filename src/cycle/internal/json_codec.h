@@ -56,6 +56,8 @@ class ReadErrors {
 std::string child_path(std::string_view parent, std::string_view key);
 // "parent[i]".
 std::string index_path(std::string_view parent, std::size_t i);
+// A decimal from 0 to 1000 with nothing around it ("2"), else nothing.
+std::optional<std::int32_t> parse_small_int(std::string_view text);
 
 // The inclusive bounds of an integer (or millisecond) field.
 struct Range {
@@ -266,6 +268,37 @@ struct Codec<std::map<core::Id<Tag, std::string>, V>> {
       V value{};
       Codec<V>::read(it.value(), child_path(path, it.key()), value, errors);
       out.emplace(core::Id<Tag, std::string>(it.key()), std::move(value));
+    }
+  }
+};
+
+// Maps keyed by a small integer (a priority tier) are JSON objects with decimal keys.
+template <typename V>
+struct Codec<std::map<std::int32_t, V>> {
+  using Map = std::map<std::int32_t, V>;
+  static void write(const Map& map, std::string& out) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, value] : map) {
+      if (!first) out += ',';
+      first = false;
+      append_string(out, std::to_string(key));
+      out += ':';
+      Codec<V>::write(value, out);
+    }
+    out += '}';
+  }
+  static void read(const Json& j, const std::string& path, Map& out, ReadErrors& errors) {
+    if (!j.is_object()) return errors.fail(path, "must be an object");
+    out.clear();
+    for (auto it = j.begin(); it != j.end() && errors.ok(); ++it) {
+      const std::optional<std::int32_t> key = parse_small_int(it.key());
+      if (!key) {
+        return errors.fail(child_path(path, it.key()), "key must be an integer from 0 to 1000");
+      }
+      V value{};
+      Codec<V>::read(it.value(), child_path(path, it.key()), value, errors);
+      out.emplace(*key, std::move(value));
     }
   }
 };

@@ -17,7 +17,7 @@ namespace corral::cycle::detail {
 static_assert(field_count<sched::SchedulerConfig>() == 8,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
-static_assert(field_count<sched::PreemptionConfig>() == 5,
+static_assert(field_count<sched::PreemptionConfig>() == 6,
               "sched::PreemptionConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 
@@ -41,6 +41,7 @@ struct Fields<sched::SchedulerConfig> {
     v("topologyScoring", c.topology_scoring);
     v("preemptionEnabled", c.preemption.enabled);
     v("minRuntimeMs", c.preemption.min_runtime, Range{0, 30 * kDayMs});
+    v("minRuntimeByTierMs", c.preemption.min_runtime_by_tier);
     v("maxPreemptionsPerJob", c.preemption.max_preemptions_per_job, Range{0, 1'000'000});
     v("graceMs", c.preemption.grace, Range{0, kDayMs});
     v("maxPreemptionSearchesPerCycle", c.preemption.max_searches_per_cycle, Range{0, 1'000'000});
@@ -51,6 +52,13 @@ struct Fields<sched::SchedulerConfig> {
   }
 
   static void check(const sched::SchedulerConfig& c, const std::string& path, ReadErrors& errors) {
+    const std::string by_tier = child_path(path, "minRuntimeByTierMs");
+    for (const auto& [tier, d] : c.preemption.min_runtime_by_tier) {
+      if (d.count() < 0 || d.count() > 30 * kDayMs) {
+        return errors.fail(child_path(by_tier, std::to_string(tier)),
+                           fmt::format("must be between 0 and {}, got {}", 30 * kDayMs, d.count()));
+      }
+    }
     const auto& t = c.las_thresholds_gpu_seconds;
     const std::string key = child_path(path, "lasThresholdsGpuSeconds");
     if (t.size() > 64) return errors.fail(key, fmt::format("at most 64 levels, got {}", t.size()));
