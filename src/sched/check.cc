@@ -28,7 +28,12 @@ class Checker {
  public:
   Checker(const ClusterSnapshot& s, const Decisions& d, const SchedulerConfig& config,
           core::Time now)
-      : s_(s), d_(d), config_(config), now_(now), index_(s) {
+      : s_(s),
+        d_(d),
+        config_(config),
+        now_(now),
+        index_(s),
+        reserved_(detail::Gate::reserved_gpus(s, now)) {
     for (std::size_t i = 0; i < s.running().size(); ++i) {
       running_ix_[s.running()[i].request.id] = i;
     }
@@ -111,22 +116,45 @@ class Checker {
     return &v;
   }
 
+  // Whether `for_job` names a reservation open now of which `victim` holds a GPU while it
+  // runs outside it: preemptible there, or in no reservation at all.
+  bool reservation_claim(const RunningJob& victim, const core::JobId& for_job) const {
+    const auto pj = pending_.find(for_job);
+    if (pj == pending_.end() || !pj->second->request.reservation) return false;
+    const core::ReservationId& id = *pj->second->request.reservation;
+    if (victim.reservation == id) return false;
+    if (!victim.request.preemptible && victim.reservation) return false;
+    for (std::size_t i = 0; i < s_.reservations().size(); ++i) {
+      const core::Reservation& res = s_.reservations()[i];
+      if (res.id != id || !res.active_at(now_)) continue;
+      for (const GpuRef& g : victim.gpus) {
+        if (gpu_known(s_, g) && ((reserved_[i][*s_.find_node(g.node)] >> g.index) & 1)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // 2. Preemptions: entitled, protected, and never useless.
   void victims() {
     for (const Preemption& p : d_.preemptions) {
       const RunningJob* v = victim_of(p.victim, "preemption");
       if (v == nullptr) continue;
-      if (v->preemptions >= config_.preemption.max_preemptions_per_job) {
+      // A reservation takes its GPUs back past the cap, and from work that was not
+      // preemptible but ran into its window.
+      const bool claim = reservation_claim(*v, p.for_job);
+      if (v->preemptions >= config_.preemption.max_preemptions_per_job && !claim) {
         fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
       const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
-      if (!v->request.preemptible && !borrowed) {
+      if (!v->request.preemptible && !borrowed && !claim) {
         fail(cat("preemption of job ", p.victim.value, ", neither preemptible nor borrowed"));
       }
       const auto pj = pending_.find(p.for_job);
       if (pj != pending_.end()) {
         const JobRequest& by = pj->second->request;
-        // A reservation's job takes its reserved GPUs back from preemptible work of any tier.
+        // A reservation's job takes its reserved GPUs back from work of any tier.
         if (by.tier < v->request.tier && !by.reservation) {
           fail(
               cat("job ", p.for_job.value, " preempted job ", p.victim.value, " of a higher tier"));
@@ -316,7 +344,7 @@ class Checker {
 
   // 6. Reserved GPUs and the backfill head's promised GPUs.
   void reservations_and_backfill() {
-    const auto reserved = detail::Gate::reserved_gpus(s_);
+    const auto& reserved = reserved_;
     std::map<GpuRef, core::Time> promised;  // GPU -> the head's planned start
     for (const PlannedStart& ps : d_.planned_starts) {
       for (const GpuRef& g : ps.gpus) promised[g] = ps.at;
@@ -356,6 +384,7 @@ class Checker {
   const SchedulerConfig& config_;
   core::Time now_;
   detail::RunningIndex index_;
+  std::vector<std::vector<std::uint64_t>> reserved_;  // Gate::reserved_gpus at now_
   std::map<core::JobId, std::size_t> running_ix_;
   std::map<core::JobId, const PendingJob*> pending_;
   std::map<core::JobId, const RunningJob*> running_;

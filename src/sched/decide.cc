@@ -9,6 +9,7 @@
 #include "sched/internal/admit.h"
 #include "sched/internal/backfill.h"
 #include "sched/internal/explain.h"
+#include "sched/internal/fleet_bounds.h"
 #include "sched/internal/gate.h"
 #include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
@@ -27,16 +28,24 @@ using detail::Plan;
 // The working state of one decide() call.
 struct Cycle {
   Cycle(const ClusterSnapshot& snapshot, const SchedulerConfig& cfg, core::Time t)
-      : s(snapshot), config(cfg), now(t), plan(snapshot), running(snapshot), gate(snapshot, t) {}
+      : s(snapshot),
+        config(cfg),
+        now(t),
+        plan(snapshot),
+        bounds(plan),
+        running(snapshot),
+        gate(snapshot, t) {}
 
   const ClusterSnapshot& s;
   const SchedulerConfig& config;
   core::Time now;
   Plan plan;
+  detail::FleetBounds bounds;
   detail::RunningIndex running;
   detail::Gate gate;
   std::map<detail::View, detail::NoFitMemo> memos;  // valid while no GPU is given back
   std::optional<core::JobId> head;                  // the backfill head, once found
+  TypeIx head_type = -1;                            // the GPU type of its planned start
   std::int32_t searches = 0;                        // preemption searches made
   Decisions out;
 };
@@ -89,19 +98,27 @@ struct Attempt {
 // Admission and placement without preemption: for each size (largest first; one size
 // for a rigid job), each acceptable type; the tightest placement wins, the earlier type on
 // ties, and a placement that meets the job's own packing wish ends the search early.
+// A type the job could never fit as the fleet is built is passed over; the job is
+// unschedulable only when every type is, and otherwise waits with the reason of the first
+// type that could hold it (the user's preference), unless that was quota.
 Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   Attempt best;
   std::string quota_reason;
   const std::vector<TypeIx> types = candidate_types(c.s, r);
+  // Per type, why it can never hold the job at the smallest size tried so far.
+  std::vector<std::optional<detail::NeverFits>> never(types.size());
   detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
   for (std::int32_t size : detail::allowed_sizes(r)) {
-    for (TypeIx type : types) {
+    for (std::size_t t = 0; t < types.size(); ++t) {
+      const TypeIx type = types[t];
+      const detail::PlaceRequest request = place_request(c, r, type, size);
+      never[t] = detail::never_fits(c.s, c.bounds, request);
+      if (never[t]) continue;
       const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
       if (!admission.ok) {
         if (quota_reason.empty()) quota_reason = admission.reason;
         continue;
       }
-      const detail::PlaceRequest request = place_request(c, r, type, size);
       detail::PlaceMiss miss;
       std::optional<detail::PlaceResult> placed;
       if (const detail::PlaceMiss* known = memo.find(request)) {
@@ -111,9 +128,9 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
         if (!placed) memo.remember(request, miss);
       }
       if (!placed) {
-        // The first type's reason stands (the user's preference), unless it was quota.
         if (best.reason.empty()) {
-          const detail::Explanation why = detail::explain_no_fit(c.plan, request, miss);
+          const detail::Explanation why =
+              detail::explain_no_fit(c.plan, c.bounds, c.gate, request, miss);
           best.kind = why.kind;
           best.reason = why.reason;
         }
@@ -135,6 +152,18 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
     } else if (types.empty()) {
       best.kind = PendingKind::kUnschedulable;
       best.reason = "unschedulable: the fleet has no node with an acceptable GPU type";
+    } else {
+      // Every type can never hold it: name the one that comes closest.
+      std::size_t closest = 0;
+      for (std::size_t t = 1; t < types.size(); ++t) {
+        if (never[t]->most > never[closest]->most) closest = t;
+      }
+      best.kind = PendingKind::kUnschedulable;
+      const std::string why = detail::never_fits_text(c.s, *never[closest]);
+      best.reason =
+          types.size() == 1
+              ? cat("unschedulable: ", why)
+              : cat("unschedulable: no acceptable GPU type can ever hold it (closest: ", why, ")");
     }
   }
   return best;
@@ -152,6 +181,8 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
   const std::int32_t size = detail::allowed_sizes(r).back();
   const std::int32_t reservation = c.gate.reservation_index(r);
   for (TypeIx type : candidate_types(c.s, r)) {
+    const detail::PlaceRequest request = place_request(c, r, type, size);
+    if (detail::never_fits(c.s, c.bounds, request)) continue;
     const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
     if (!admission.ok) continue;
     const detail::Preemptor preemptor{
@@ -161,7 +192,6 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
         .level = detail::las_level(c.config, job.attained_gpu_seconds),
         .reservation_masks = reservation >= 0 ? &c.gate.reserved(reservation) : nullptr,
         .forbidden = &c.gate.forbidden()};
-    const detail::PlaceRequest request = place_request(c, r, type, size);
     auto found = detail::find_preemption(c.plan, c.running, request, preemptor, c.config, c.now);
     if (!found) continue;
 
@@ -231,6 +261,7 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
   for (TypeIx type : candidate_types(c.s, r)) {
     const std::int32_t size = detail::allowed_sizes(r).back();
     const detail::PlaceRequest request = place_request(c, r, type, size);
+    if (detail::never_fits(c.s, c.bounds, request)) continue;
     auto planned = detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
                                       c.config.preemption.grace, c.now, detail::EndBy::kMaxRuntime);
     if (!planned) continue;
@@ -239,6 +270,7 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
                            c.config.preemption.grace, c.now, detail::EndBy::kEstimate);
     const core::Time expected = forecast ? std::min(forecast->at, planned->at) : planned->at;
     c.head = r.id;
+    c.head_type = type;
     c.gate.set_shadow(planned->takes, planned->at);
     c.out.planned_starts.push_back({.job = r.id,
                                     .at = planned->at,
@@ -353,8 +385,13 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
         continue;
       }
     }
-    // 6. explain.
-    if (blocked_by_room && c.head) {
+    // 6. explain. The head is named only when it stands in this job's way: it waits for
+    //    a type this job could use, and this job would still run when the head starts.
+    //    (The gate still shows this job's view: placing it, preempting for it and planning
+    //    it as head change no view but the head's own.)
+    if (blocked_by_room && c.head && c.gate.current().shadow_forbidden &&
+        (r.gpu_types.empty() ||
+         std::ranges::count(r.gpu_types, c.s.gpu_types()[c.head_type].id) > 0)) {
       const PlannedStart& head = c.out.planned_starts.back();
       attempt.reason += cat("; behind job ", head.job.value, " (planned start in ",
                             detail::format_wait((head.at - now).count()), ")");

@@ -6,11 +6,45 @@
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
-std::vector<std::vector<std::uint64_t>> Gate::reserved_gpus(const ClusterSnapshot& s) {
+namespace {
+
+bool windows_overlap(const core::Reservation& a, const core::Reservation& b) {
+  return a.start < b.end && b.start < a.end;
+}
+
+// Whole nodes of `type` in node-id order (the last one partly) for `res.count` GPUs,
+// leaving out the GPUs in `taken`.
+std::vector<std::uint64_t> pick_count(const ClusterSnapshot& s, const core::Reservation& res,
+                                      TypeIx type, const std::vector<std::uint64_t>& taken) {
+  std::vector<std::uint64_t> out(s.nodes().size(), 0);
+  std::int32_t left = res.count;
+  for (NodeIx n = 0; n < static_cast<NodeIx>(s.nodes().size()) && left > 0; ++n) {
+    if (s.topo()[n].type != type) continue;
+    std::uint64_t avail = s.topo()[n].all_mask & ~taken[n];
+    while (avail != 0 && left > 0) {
+      const std::uint64_t bit = avail & (~avail + 1);
+      out[n] |= bit;
+      avail &= ~bit;
+      --left;
+    }
+  }
+  return out;
+}
+
+std::int32_t gpus_in(const std::vector<std::uint64_t>& masks) {
+  std::int32_t n = 0;
+  for (std::uint64_t m : masks) n += std::popcount(m);
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::uint64_t>> Gate::reserved_gpus(const ClusterSnapshot& s,
+                                                            core::Time now) {
   const auto& reservations = s.reservations();
+  const std::size_t nodes = s.nodes().size();
   std::vector<std::vector<std::uint64_t>> out(reservations.size(),
-                                              std::vector<std::uint64_t>(s.nodes().size(), 0));
-  std::vector<std::uint64_t> taken(s.nodes().size(), 0);  // by earlier reservations
+                                              std::vector<std::uint64_t>(nodes, 0));
   for (std::size_t r = 0; r < reservations.size(); ++r) {
     const core::Reservation& res = reservations[r];
     if (!res.nodes.empty()) {
@@ -21,18 +55,27 @@ std::vector<std::vector<std::uint64_t>> Gate::reserved_gpus(const ClusterSnapsho
     }
     const auto type = res.gpu_type ? s.find_type(*res.gpu_type) : std::nullopt;
     if (!type) continue;
-    std::int32_t left = res.count;
-    for (NodeIx n = 0; n < static_cast<NodeIx>(s.nodes().size()) && left > 0; ++n) {
-      if (s.topo()[n].type != *type) continue;
-      std::uint64_t avail = s.topo()[n].all_mask & ~taken[n];
-      while (avail != 0 && left > 0) {
-        const std::uint64_t bit = avail & (~avail + 1);
-        out[r][n] |= bit;
-        avail &= ~bit;
-        --left;
+    // GPUs of earlier count reservations whose windows overlap this one's; `live_only`
+    // leaves out those that are over.
+    const auto taken_by_earlier = [&](bool live_only) {
+      std::vector<std::uint64_t> taken(nodes, 0);
+      for (std::size_t q = 0; q < r; ++q) {
+        const core::Reservation& other = reservations[q];
+        if (!other.nodes.empty() || !windows_overlap(other, res)) continue;
+        if (live_only && now >= other.end) continue;
+        for (std::size_t n = 0; n < nodes; ++n) taken[n] |= out[q][n];
       }
-      taken[n] |= out[r][n];
-    }
+      return taken;
+    };
+    // The set that ignores `now` is the stable one: it stays put while the reservations
+    // before it end. Only a reservation that could not get its count that way takes what
+    // the ended ones gave back.
+    out[r] = pick_count(s, res, *type, taken_by_earlier(false));
+    if (gpus_in(out[r]) < res.count) out[r] = pick_count(s, res, *type, taken_by_earlier(true));
+  }
+  // A reservation that is over holds nothing.
+  for (std::size_t r = 0; r < reservations.size(); ++r) {
+    if (now >= reservations[r].end) std::fill(out[r].begin(), out[r].end(), 0);
   }
   return out;
 }
@@ -40,7 +83,7 @@ std::vector<std::vector<std::uint64_t>> Gate::reserved_gpus(const ClusterSnapsho
 Gate::Gate(const ClusterSnapshot& s, core::Time now)
     : s_(s),
       now_(now),
-      reserved_(reserved_gpus(s)),
+      reserved_(reserved_gpus(s, now)),
       shadow_(s.nodes().size(), 0),
       blocked_(s.nodes().size(), 0),
       forbidden_(s.nodes().size(), 0) {
@@ -94,6 +137,31 @@ View Gate::view_for(const JobRequest& r) const {
   }
   v.shadow_forbidden = shadow_at_.has_value() && now_ + r.max_runtime > *shadow_at_;
   return v;
+}
+
+Gate::Held Gate::held_by_reservations(TypeIx type) const {
+  Held out;
+  if (std::none_of(current_.forbidden_reservation.begin(), current_.forbidden_reservation.end(),
+                   [](bool f) { return f; })) {
+    return out;
+  }
+  std::vector<bool> named(s_.reservations().size(), false);
+  for (NodeIx n : gated_) {
+    if (s_.topo()[n].type != type) continue;
+    std::uint64_t mask = 0;
+    for (std::size_t r = 0; r < current_.forbidden_reservation.size(); ++r) {
+      if (!current_.forbidden_reservation[r]) continue;
+      const std::uint64_t part = blocked_[n] & reserved_[r][n];
+      if (part == 0) continue;
+      named[r] = true;
+      mask |= part;
+    }
+    out.gpus += std::popcount(mask);
+  }
+  for (std::size_t r = 0; r < named.size(); ++r) {
+    if (named[r]) out.reservations.push_back(static_cast<std::int32_t>(r));
+  }
+  return out;
 }
 
 void Gate::set_shadow(const std::vector<Plan::Take>& takes, core::Time at) {

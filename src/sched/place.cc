@@ -1,6 +1,7 @@
 // Gang placement. Levels are tried from the tightest that could hold the gang outward:
 //
-//   1. one NVLink domain inside one node   (best fit: the fullest node that still fits)
+//   1. one NVLink domain inside one node   (best fit: the fullest domain that still fits,
+//                                           then the fullest node, then the lowest index)
 //   2. one node, spread over its domains   (fewest domains)
 //   3. one multi-node NVLink rack          (NVL72-style)
 //   4. one leaf switch, 5. one spine, 6. the cluster
@@ -84,9 +85,14 @@ class NodeFit {
   std::vector<std::pair<RackIx, std::int64_t>> extra_;
 };
 
+struct DomainPick {
+  std::uint64_t mask = 0;        // the GPUs to take; 0: no domain fits
+  std::int32_t domain_free = 0;  // free GPUs of their domain before taking them
+};
+
 // `gpus` free GPUs of `node` inside one NVLink domain, best fit (the domain with the
-// fewest free GPUs that still fits); 0 when no domain has that many.
-std::uint64_t mask_in_one_domain(const Plan& plan, NodeIx node, std::int32_t gpus) {
+// fewest free GPUs that still fits, the first on ties).
+DomainPick pick_in_one_domain(const Plan& plan, NodeIx node, std::int32_t gpus) {
   const NodeTopo& topo = plan.snapshot().topo()[node];
   std::uint64_t best = 0;
   std::int32_t best_free = kMaxGpusPerNode + 1;
@@ -98,7 +104,12 @@ std::uint64_t mask_in_one_domain(const Plan& plan, NodeIx node, std::int32_t gpu
       best_free = n;
     }
   }
-  return best == 0 ? 0 : lowest_bits(best, gpus);
+  if (best == 0) return {};
+  return {lowest_bits(best, gpus), best_free};
+}
+
+std::uint64_t mask_in_one_domain(const Plan& plan, NodeIx node, std::int32_t gpus) {
+  return pick_in_one_domain(plan, node, gpus).mask;
 }
 
 // `gpus` free GPUs of `node` spread over the fewest NVLink domains (fullest first).
@@ -128,10 +139,39 @@ std::uint64_t mask_on_node(const Plan& plan, NodeIx node, std::int32_t gpus, boo
   return packed != 0 ? packed : mask_fewest_domains(plan, node, gpus);
 }
 
+// Level 1 with scoring: the fleet's fullest NVLink domain that fits (fewest free GPUs
+// left in it), then the fullest node, then the lowest index. Nodes are visited fullest
+// first, and a domain never has more free GPUs than its node: once one fits, a node that
+// is one domain can only tie or do worse, so only nodes split into several domains are
+// looked at after it, and on a type with no such node (NVSwitch fleets) the first fit is
+// the answer.
+std::optional<PlaceResult> place_in_fullest_domain(const Plan& plan, const PlaceRequest& r,
+                                                   PlaceMiss& miss) {
+  NodeFit fit(plan, r, miss);
+  const ClusterSnapshot& s = plan.snapshot();
+  const bool split_nodes = plan.type_has_split_nodes(r.type);
+  std::optional<PlaceResult> best;
+  std::int32_t best_free = kMaxGpusPerNode + 1;
+  for (std::int32_t free = r.gpus; free <= kMaxGpusPerNode; ++free) {
+    for (NodeIx node : plan.nodes_with_free(r.type, free)) {
+      if (best && s.topo()[node].domain_masks.size() <= 1) continue;
+      if (!fit.fits(node, r.gpus)) continue;
+      const DomainPick pick = pick_in_one_domain(plan, node, r.gpus);
+      if (pick.mask == 0 || pick.domain_free >= best_free) continue;
+      best = PlaceResult{.takes = {{node, pick.mask}}};
+      best_free = pick.domain_free;
+      // An exact fit is the tightest; without split nodes nothing later can beat it.
+      if (best_free == r.gpus || !split_nodes) return best;
+    }
+  }
+  return best;
+}
+
 // Levels 1-2: the whole gang on one node. With scoring, nodes are visited fullest
 // first (best fit), else in index order.
 std::optional<PlaceResult> place_on_one_node(const Plan& plan, const PlaceRequest& r,
                                              bool one_domain, PlaceMiss& miss) {
+  if (one_domain && r.scoring) return place_in_fullest_domain(plan, r, miss);
   NodeFit fit(plan, r, miss);
   const auto try_node = [&](NodeIx node) -> std::optional<PlaceResult> {
     if (!fit.fits(node, r.gpus)) return std::nullopt;

@@ -34,6 +34,10 @@ Plan::Plan(const ClusterSnapshot& snapshot)
   for (const NodeTopo& t : topo) rack_count = std::max(rack_count, t.rack + 1);
   rack_watts_.assign(rack_count, 0);
   type_free_.assign(type_count_, 0);
+  split_types_.assign(type_count_, false);
+  for (const NodeTopo& t : topo) {
+    if (t.type >= 0 && t.domain_masks.size() > 1) split_types_[t.type] = true;
+  }
   tenant_used_.assign(s_.tenants().size() * type_count_, 0);
   weighted_held_milli_.assign(s_.tenants().size(), 0);
 

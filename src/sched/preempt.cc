@@ -4,11 +4,16 @@
 //       - an elastic job above its minimum, of P's tier or lower: shrunk to its minimum
 //         (rank 0: always before anyone is preempted);
 //       - a borrowed job of another tenant, of P's tier or lower, while P stays inside its
-//         guarantee, or a preemptible stranger on P's open reservation (rank 1: reclaiming);
+//         guarantee, or a preemptible job outside P's open reservation holding some of
+//         its GPUs (rank 1: reclaiming);
 //       - a preemptible job of a lower tier, or under attained-service order a
-//         preemptible job at a higher service level (rank 2).
+//         preemptible job at a higher service level, or a job in no reservation still
+//         holding GPUs of P's open reservation (it ran into the window) (rank 2).
 //     Protected, never candidates: jobs already stopping, jobs that ran less than
-//     min_runtime, jobs preempted max_preemptions_per_job times already.
+//     min_runtime, jobs preempted max_preemptions_per_job times already (except by a
+//     reservation taking its GPUs back: a job that took reserved GPUs was only lent
+//     them, and the cap would otherwise keep the reservation from its GPUs for as long
+//     as the job runs).
 //  2. Domains (nodes for a gang that fits one node; then NVLink racks, leaves, spines,
 //     the cluster, as P's topology allows) are ranked by a greedy estimate of the cost to
 //     open them; the best few are tried for real: candidates touching the domain are
@@ -44,6 +49,9 @@ std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor
                  s.gpu_types()[type].id.value, " for job ", pr.id.value);
     case VictimKind::kReservation:
       return cat("reservation ", pr.reservation->value, " opened for job ", pr.id.value);
+    case VictimKind::kReservationOverrun:
+      return cat("reservation ", pr.reservation->value, " opened for job ", pr.id.value,
+                 " while this job still held its GPUs");
     case VictimKind::kTier:
       return cat("preempted for job ", pr.id.value, " (tier ", pr.tier, ")");
     case VictimKind::kAttainedService:
@@ -57,6 +65,13 @@ bool forbids(const Preemptor& p, const std::vector<Plan::Take>& takes) {
   if (p.forbidden == nullptr) return false;
   return std::any_of(takes.begin(), takes.end(),
                      [&](const Plan::Take& t) { return (t.mask & (*p.forbidden)[t.node]) != 0; });
+}
+
+// Whether any of `takes` is a GPU the preemptor may use.
+bool allows_some(const Preemptor& p, const std::vector<Plan::Take>& takes) {
+  if (p.forbidden == nullptr) return !takes.empty();
+  return std::any_of(takes.begin(), takes.end(),
+                     [&](const Plan::Take& t) { return (t.mask & ~(*p.forbidden)[t.node]) != 0; });
 }
 
 // Whether running job `v` may give GPUs to `p`, and as which victim.
@@ -86,28 +101,42 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
     if (forbids(p, out.released)) return std::nullopt;
     return out;
   }
-  if (v.preemptions >= config.preemption.max_preemptions_per_job) return std::nullopt;
+  // A job of an open reservation claims its GPUs back even past the preemption cap.
+  const bool claims = p.reservation_masks != nullptr;
+  const bool capped = v.preemptions >= config.preemption.max_preemptions_per_job;
+  if (capped && !claims) return std::nullopt;
   // Checked on the running index's copy; copied into the victim only if it is one (this
   // runs for every running job in every preemption search).
   const std::vector<Plan::Take>& takes = running.takes[ix];
-  if (forbids(p, takes)) return std::nullopt;
-
-  const bool stranger = running.tenant[ix] != p.tenant;
   bool on_reservation = false;
-  if (p.reservation_masks != nullptr) {
+  if (claims) {
     for (const Plan::Take& t : takes) {
       if ((t.mask & (*p.reservation_masks)[t.node]) != 0) on_reservation = true;
     }
   }
-  // Reclaiming never reaches up a tier: a job may take back its tenant's guarantee from
-  // borrowers of its own tier or below. (Otherwise a low-tier job reclaims from a
-  // high-tier borrower, which preempts it back by tier: a cycle.)
-  if (stranger && running.borrowed[ix] && p.within_guarantee && v.request.tier <= pr.tier) {
-    out.rank = 1;
-    out.kind = VictimKind::kReclaim;
-  } else if (stranger && on_reservation && v.request.preemptible) {
+  // A victim's GPUs that the preemptor may not use stay out of its reach (try_domain hides
+  // them). Only a reservation's claim may straddle its edge: a job that took the last,
+  // partly reserved node's GPUs must not keep the reservation from them.
+  if (on_reservation ? !allows_some(p, takes) : forbids(p, takes)) return std::nullopt;
+
+  const bool stranger = running.tenant[ix] != p.tenant;
+  const bool in_this_reservation = v.reservation.has_value() && v.reservation == pr.reservation;
+  if (on_reservation && !in_this_reservation && v.request.preemptible) {
     out.rank = 1;
     out.kind = VictimKind::kReservation;
+  } else if (on_reservation && !v.reservation && !v.request.preemptible) {
+    // Placed before the window because its max runtime ended in time (or before the
+    // reservation existed), and still there: it yields, after the preemptible ones.
+    out.rank = 2;
+    out.kind = VictimKind::kReservationOverrun;
+  } else if (capped) {
+    return std::nullopt;
+  } else if (stranger && running.borrowed[ix] && p.within_guarantee && v.request.tier <= pr.tier) {
+    // Reclaiming never reaches up a tier: a job may take back its tenant's guarantee from
+    // borrowers of its own tier or below. (Otherwise a low-tier job reclaims from a
+    // high-tier borrower, which preempts it back by tier: a cycle.)
+    out.rank = 1;
+    out.kind = VictimKind::kReclaim;
   } else if (v.request.preemptible && pr.tier > v.request.tier) {
     out.rank = 2;
     out.kind = VictimKind::kTier;
@@ -154,25 +183,37 @@ struct Cost {
 
 // Tries one domain: releases its candidates cheapest first until the request fits, then
 // prunes. Leaves the plan as it found it.
-std::optional<std::pair<PreemptionPlan, Cost>> try_domain(Plan& plan,
-                                                          const std::vector<Victim>& candidates,
-                                                          const std::vector<std::size_t>& order,
-                                                          const PlaceRequest& request) {
+std::optional<std::pair<PreemptionPlan, Cost>> try_domain(
+    Plan& plan, const std::vector<Victim>& candidates, const std::vector<std::size_t>& order,
+    const PlaceRequest& request, const std::vector<std::uint64_t>* forbidden) {
   const ClusterSnapshot& s = plan.snapshot();
   const Plan::Mark mark = plan.mark();
-  const auto release = [&](const Victim& v) {
+  // What a released victim frees where the preemptor may not go stays blocked, per
+  // candidate, so that retaking can unblock exactly that first.
+  std::vector<std::vector<Plan::Take>> hidden(candidates.size());
+  const auto release = [&](std::size_t c) {
+    const Victim& v = candidates[c];
     const JobRequest& r = s.running()[v.running_ix].request;
     plan.give_back(v.released, *s.find_tenant(r.tenant), r.cpus_per_gpu, r.memory_per_gpu_mib);
+    hidden[c].clear();
+    if (forbidden == nullptr) return;
+    for (const Plan::Take& t : v.released) {
+      const std::uint64_t m = t.mask & (*forbidden)[t.node] & plan.free_mask(t.node);
+      if (m != 0) hidden[c].push_back({t.node, m});
+    }
+    plan.block(hidden[c]);
   };
-  const auto retake = [&](const Victim& v) {
+  const auto retake = [&](std::size_t c) {
+    const Victim& v = candidates[c];
     const JobRequest& r = s.running()[v.running_ix].request;
+    plan.unblock(hidden[c]);
     plan.take(v.released, *s.find_tenant(r.tenant), r.cpus_per_gpu, r.memory_per_gpu_mib);
   };
   PlaceMiss miss;
   std::vector<std::size_t> chosen;
   bool fits = false;
   for (std::size_t c : order) {
-    release(candidates[c]);
+    release(c);
     chosen.push_back(c);
     if (plan.type_free(request.type) < request.gpus) continue;
     if (find_placement(plan, request, miss)) {
@@ -187,9 +228,9 @@ std::optional<std::pair<PreemptionPlan, Cost>> try_domain(Plan& plan,
   // Prune: put back every victim the job can do without, most expensive first.
   std::vector<std::size_t> kept_victims;
   for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
-    retake(candidates[*it]);
+    retake(*it);
     if (find_placement(plan, request, miss)) continue;  // not needed
-    release(candidates[*it]);
+    release(*it);
     kept_victims.push_back(*it);
   }
   std::optional<PlaceResult> placed = find_placement(plan, request, miss);
@@ -252,12 +293,22 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
   const JobRequest& pr = preemptor.job->request;
   std::vector<std::int32_t> visit = lists.elastic;
   std::size_t sources = visit.empty() ? 0 : 1;
-  if (preemptor.within_guarantee && !lists.borrowed.empty()) {
+  if (preemptor.reservation_masks != nullptr) {
+    // A reservation's claim reaches any job on its GPUs, preemptible or not: every
+    // running job of the type (rare enough not to need a list of its own).
+    visit.clear();
+    for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.type.size()); ++ix) {
+      if (running.type[ix] == request.type) visit.push_back(ix);
+    }
+    sources = 0;
+  }
+  if (preemptor.reservation_masks == nullptr && preemptor.within_guarantee &&
+      !lists.borrowed.empty()) {
     visit.insert(visit.end(), lists.borrowed.begin(), lists.borrowed.end());
     ++sources;
   }
-  if ((preemptor.reservation_masks != nullptr || config.order == QueueOrder::kAttainedService ||
-       pr.tier > lists.min_preemptible_tier) &&
+  if (preemptor.reservation_masks == nullptr &&
+      (config.order == QueueOrder::kAttainedService || pr.tier > lists.min_preemptible_tier) &&
       !lists.preemptible.empty()) {
     visit.insert(visit.end(), lists.preemptible.begin(), lists.preemptible.end());
     ++sources;
@@ -335,7 +386,8 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
     });
     std::optional<std::pair<PreemptionPlan, Cost>> best;
     for (std::size_t i = 0; i < options.size() && i < kDomainsTried; ++i) {
-      auto result = try_domain(plan, candidates, touching[options[i].domain], request);
+      auto result =
+          try_domain(plan, candidates, touching[options[i].domain], request, preemptor.forbidden);
       if (result && (!best || result->second < best->second)) best = std::move(result);
     }
     if (best) {

@@ -722,6 +722,33 @@ struct ApiRoutes {
     return ok_json({{"reservations", items}});
   }
 
+  // A reservation the fleet could never honour is refused, not stored: the scheduler
+  // would hand it every GPU of the type and still fall short. Counted over the nodes
+  // registered now, as registered (every GPU, healthy or not).
+  Status check_reservation_fits(store::Tx& tx, const core::Reservation& r) {
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(r.nodes[i]));
+      if (!row) {
+        return core::invalid_argument("nodes[" + std::to_string(i) + "]",
+                                      "unknown node \"" + r.nodes[i].value + "\"");
+      }
+    }
+    if (!r.gpu_type) return Status();
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
+    std::int64_t gpus = 0;
+    for (const auto& row : rows) {
+      auto node = node_from_json(row.spec_json);
+      if (!node.ok()) continue;  // stored by this server; a row it cannot read holds none
+      for (const auto& g : node->gpus) gpus += g.type == *r.gpu_type ? 1 : 0;
+    }
+    if (r.count > gpus) {
+      return core::invalid_argument("count", "asks for " + std::to_string(r.count) + " " +
+                                                 r.gpu_type->value + " but the fleet has " +
+                                                 std::to_string(gpus));
+    }
+    return Status();
+  }
+
   Result<Reply> create_reservation(const httplib::Request& req, const Principal& p, store::Tx& tx,
                                    const std::string& rid) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
@@ -729,6 +756,7 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.get_tenant(r.tenant));
     if (!tenant)
       return core::invalid_argument("tenant", "unknown tenant \"" + r.tenant.value + "\"");
+    CORRAL_RETURN_IF_ERROR(check_reservation_fits(tx, r));
     const std::string text = reservation_to_json(r);
     const Status inserted = tx.insert_reservation(
         {.id = r.id, .tenant = r.tenant, .spec_json = text, .created_at = api.clock_.now()});

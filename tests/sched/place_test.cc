@@ -110,6 +110,34 @@ TEST(Place, RequiredNvlinkWaitsPreferredSpreads) {
   EXPECT_EQ(placement_of(d2, 3)->packed, PackLevel::kNode);
 }
 
+// A 2-GPU job goes to the fullest NVLink domain that fits anywhere in the fleet: a free
+// pair of a PCIe server, not two GPUs of an 8-GPU NVSwitch domain, whether that domain
+// is whole (and first by index) or partly used (on the fuller node).
+TEST(Place, SmallJobTakesTheFullestNvlinkDomainInTheFleet) {
+  for (const std::int32_t busy : {0, 2}) {
+    SCOPED_TRACE(busy);
+    FleetBuilder f;
+    f.dgx("a").node("b", "H100", 8, 2);
+    std::vector<std::pair<std::string, std::int32_t>> held;
+    for (std::int32_t i = 0; i < busy; ++i) held.push_back({"a", i});
+    if (busy > 0) f.running(JobBuilder(1).gpus(busy), held);
+    const Decisions d = decide_checked(FleetBuilder(f).pending(JobBuilder(2).gpus(2)).build());
+    ASSERT_NE(placement_of(d, 2), nullptr);
+    EXPECT_EQ(indices_on(*placement_of(d, 2), "b"), (std::set<std::int32_t>{0, 1}));
+  }
+  // On the PCIe server with pair 0-1 broken, pair 2-3 fits exactly; a whole pair on a
+  // later server does not beat it, and of two equal pairs the first by index wins.
+  const auto s = FleetBuilder()
+                     .node("b", "H100", 8, 2)
+                     .node("c", "H100", 8, 2)
+                     .running(JobBuilder(1).gpus(1), {{"b", 0}})
+                     .pending(JobBuilder(2).gpus(2))
+                     .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  EXPECT_EQ(indices_on(*placement_of(d, 2), "b"), (std::set<std::int32_t>{2, 3}));
+}
+
 // A GB200 NVL72-style rack: 18 trays of 4 GPUs in one rack-wide NVLink domain. A 16-GPU
 // job requiring NVLink gets 4 whole trays of that rack, not a spread over two racks.
 TEST(Place, Nvl72RackIsOneNvlinkDomain) {
@@ -169,9 +197,9 @@ TEST(Place, GangPicksTheSmallestLeafThatFits) {
   EXPECT_EQ(nodes_of(*placement_of(d, 1)), (std::set<std::string>{"small0", "small1"}));
 }
 
-// No leaf can hold the gang: required waits with a topology reason; preferred spreads
-// over the spine.
-TEST(Place, RequiredLeafWaitsPreferredWidensToSpine) {
+// No leaf can ever hold the gang: required is unschedulable (it would wait forever);
+// preferred spreads over the spine.
+TEST(Place, RequiredLeafNeverFitsPreferredWidensToSpine) {
   FleetBuilder f;
   for (int i = 0; i < 2; ++i) f.dgx("a" + std::to_string(i), "H100", {.leaf = "la"});
   for (int i = 0; i < 2; ++i) f.dgx("b" + std::to_string(i), "H100", {.leaf = "lb"});
@@ -179,8 +207,9 @@ TEST(Place, RequiredLeafWaitsPreferredWidensToSpine) {
       FleetBuilder(f).pending(JobBuilder(1).gpus(32).per_node(8).pack(PackLevel::kLeaf)).build();
   const Decisions d1 = decide_checked(required);
   ASSERT_NE(pending_of(d1, 1), nullptr);
+  EXPECT_EQ(pending_of(d1, 1)->kind, PendingKind::kUnschedulable);
   EXPECT_EQ(pending_of(d1, 1)->reason,
-            "topology: no leaf switch has 4 nodes with 8 free H100 (best has 2)");
+            "unschedulable: needs 4 nodes with 8 H100 on one leaf switch; the largest leaf has 2");
 
   const auto preferred = FleetBuilder(f)
                              .pending(JobBuilder(1).gpus(32).per_node(8).pack(
@@ -222,7 +251,7 @@ TEST(Place, SkipsCordonedAndDrainingNodes) {
   ASSERT_NE(placement_of(d, 1), nullptr);
   EXPECT_EQ(nodes_of(*placement_of(d, 1)), std::set<std::string>{"c"});
   ASSERT_NE(pending_of(d, 2), nullptr);
-  EXPECT_EQ(pending_of(d, 2)->reason, "capacity: 0 of 1 H100 free");
+  EXPECT_EQ(pending_of(d, 2)->reason, "capacity: 0 of 1 H100 free (16 on cordoned/draining nodes)");
 }
 
 // Rack r1 is capped at 6,000 W: with 8 H100 (700 W each) running, a ninth GPU in r1

@@ -171,6 +171,37 @@ TYPED_TEST(ApiTest, CordonKeepsNewWorkOffANode) {
   ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
 }
 
+// Issue 19: a reservation for more GPUs of a type than the registered nodes have, or on
+// a node that is not registered, is refused naming the field; one that fits is stored.
+TYPED_TEST(ApiTest, RefusesReservationsTheFleetCannotHold) {
+  this->make_tenant("nlp");
+  this->add_node("n1");  // 8 H100
+  const auto post = [&](const std::string& id, json fields) {
+    fields["id"] = id;
+    fields["tenant"] = "nlp";
+    fields["startMs"] = 1;
+    fields["endMs"] = 5;
+    return this->admin().post("/v1/reservations", fields.dump());
+  };
+  const auto refused = [](const HttpReply& r, const std::string& field,
+                          const std::string& message) {
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(body(r)["error"].value("field", ""), field) << r.body;
+    EXPECT_EQ(body(r)["error"].value("message", ""), message) << r.body;
+  };
+  refused(post("big", {{"gpuType", "H100"}, {"count", 400}}), "count",
+          "asks for 400 H100 but the fleet has 8");
+  refused(post("elsewhere", {{"gpuType", "A100-80GB"}, {"count", 1}}), "count",
+          "asks for 1 A100-80GB but the fleet has 0");
+  refused(post("ghost", {{"nodes", json::array({"n1", "nosuch"})}}), "nodes[1]",
+          "unknown node \"nosuch\"");
+  EXPECT_EQ(this->count("/v1/reservations", "reservations"), 0);
+
+  EXPECT_EQ(post("all", {{"gpuType", "H100"}, {"count", 8}}).status, 201);
+  EXPECT_EQ(post("node", {{"nodes", json::array({"n1"})}}).status, 201);
+  EXPECT_EQ(this->count("/v1/reservations", "reservations"), 2);
+}
+
 TYPED_TEST(ApiTest, MembersSeeOnlyTheirTenant) {
   this->make_tenant("nlp");
   this->make_tenant("vision");

@@ -115,7 +115,9 @@ FleetBuilder& FleetBuilder::running(const JobBuilder& job,
                                     std::vector<std::pair<std::string, std::int32_t>> gpus,
                                     bool borrowed) {
   ensure_tenant(job.request().tenant);
-  sched::RunningJob r{.request = job.request(), .borrowed = borrowed};
+  // A running job that names a reservation was placed inside it.
+  sched::RunningJob r{
+      .request = job.request(), .borrowed = borrowed, .reservation = job.request().reservation};
   for (auto& [node, index] : gpus) r.gpus.push_back({core::NodeId(node), index});
   running_.push_back(std::move(r));
   return *this;

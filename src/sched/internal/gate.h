@@ -2,7 +2,10 @@
 // first job in line (EASY backfill) is promised them; and the plan kept in step.
 //
 // A reservation's GPUs are fixed by a stable rule (its named nodes; or whole nodes of
-// its type in node-id order, the last one partly) so they do not move between cycles.
+// its type in node-id order, the last one partly, past the GPUs of earlier reservations
+// by id whose windows overlap its own) so they do not move between cycles. A reservation
+// that is over holds nothing; one that could not get its count that way (earlier ones
+// held the whole type) takes what the ended ones gave back.
 // Relative to a reservation R with window [start, end), a job J:
 //   - that names R: may use only R's GPUs, and only inside the window;
 //   - that does not: may use R's GPUs only if it is preemptible, or (before the window)
@@ -50,10 +53,21 @@ class Gate {
   void set_shadow(const std::vector<Plan::Take>& takes, core::Time at);
   std::optional<core::Time> shadow_at() const { return shadow_at_; }
 
-  // Per node, the GPUs of reservation `ix`.
+  // Per node, the GPUs of reservation `ix` (none once it is over).
   const std::vector<std::uint64_t>& reserved(std::int32_t ix) const { return reserved_[ix]; }
-  // Every GPU of a reservation that is not over, per node, for check().
-  static std::vector<std::vector<std::uint64_t>> reserved_gpus(const ClusterSnapshot& s);
+  // Per reservation and node, the GPUs each holds at `now` (the rule above); also for check().
+  static std::vector<std::vector<std::uint64_t>> reserved_gpus(const ClusterSnapshot& s,
+                                                               core::Time now);
+
+  // The view the plan shows now (the last one entered).
+  const View& current() const { return current_; }
+  // Free GPUs of `type` that the current view keeps out of reach because reservations hold
+  // them, and those reservations by index: the capacity reason counts them apart.
+  struct Held {
+    std::int32_t gpus = 0;
+    std::vector<std::int32_t> reservations;
+  };
+  Held held_by_reservations(TypeIx type) const;
 
  private:
   std::vector<std::uint64_t> forbidden_mask(const View& view) const;

@@ -106,6 +106,8 @@ class Plan {
   std::int64_t free_memory_mib(NodeIx node) const { return free_mem_[node]; }
   std::int64_t rack_power_used(RackIx rack) const { return rack_watts_[rack]; }
 
+  // Whether some node of `type` has more than one NVLink domain (PCIe servers in pairs).
+  bool type_has_split_nodes(TypeIx type) const { return split_types_[type]; }
   // Free GPUs of `type` in the whole fleet.
   std::int32_t type_free(TypeIx type) const { return type_free_[type]; }
   // Aggregates for domain `domain` of `level`.
@@ -171,6 +173,7 @@ class Plan {
   std::vector<std::int64_t> free_mem_;
   std::vector<std::int64_t> rack_watts_;
   std::vector<std::int32_t> type_free_;
+  std::vector<bool> split_types_;  // [type] some node has more than one NVLink domain
   std::array<std::vector<DomainStats>, kLevelCount> stats_;  // [level][domain * types + type]
   std::array<std::vector<std::vector<NodeIx>>, kLevelCount> nodes_;  // same indexing
   std::vector<std::array<NodeSet, kMaxGpusPerNode + 1>> buckets_;    // [type][free]

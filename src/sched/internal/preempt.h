@@ -14,7 +14,14 @@
 namespace corral::sched::detail {
 
 // Why a job may give GPUs to the preemptor (what its reason will say).
-enum class VictimKind { kShrink, kReclaim, kReservation, kTier, kAttainedService };
+enum class VictimKind {
+  kShrink,
+  kReclaim,
+  kReservation,         // preemptible, outside the reservation, on its GPUs
+  kReservationOverrun,  // in no reservation, not preemptible, still on its GPUs in the window
+  kTier,
+  kAttainedService,
+};
 
 // One job giving up GPUs: preempted whole, or (elastic) shrunk to `kept`.
 struct Victim {
@@ -38,7 +45,7 @@ struct Preemptor {
   TenantIx tenant = -1;
   bool within_guarantee = false;  // its admission on this type is inside its guarantee
   std::int32_t level = 0;         // attained-service level (QueueOrder::kAttainedService)
-  // Reserved GPUs this job may claim from preemptible strangers (its open reservation).
+  // Reserved GPUs this job may claim back from jobs outside it (its open reservation).
   const std::vector<std::uint64_t>* reservation_masks = nullptr;  // by node, or null
   // GPUs this job may not use (Gate::forbidden()); victims holding any are skipped.
   const std::vector<std::uint64_t>* forbidden = nullptr;  // by node, or null
