@@ -34,8 +34,10 @@ stop_cluster() {
   done
 }
 trap stop_cluster EXIT
+# Every scheduling cycle of the demo is captured (data/cycles, at most 64 MiB), so that
+# corral-sim can replay them at the end.
 "$bin/server/corrald" --data-dir "$data" --listen "127.0.0.1:$port" \
-  --config examples/config/local.yaml &
+  --config examples/config/local.yaml --capture-every 1 --capture-max-mb 64 &
 pids+=($!)
 
 export CORRAL_SERVER="http://127.0.0.1:$port"
@@ -91,6 +93,11 @@ echo "== rank 0's log of the production job"
 echo
 echo "== audit log verification"
 "${corral[@]}" audit verify
+echo
+echo "== every captured scheduling cycle, replayed by corral-sim: the same decisions, byte for byte"
+captures=("$data"/cycles/cycle-*.json)
+"$bin/sim/corral-sim" replay --check "${captures[@]}" >/dev/null
+echo "corral-sim replayed ${#captures[@]} cycles of corrald's to identical decisions ($data/cycles)"
 
 cat <<MSG
 

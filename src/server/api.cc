@@ -913,6 +913,46 @@ struct ApiRoutes {
                 {"problem", verdict->problem}}
                .dump());
     });
+    // Captured scheduling cycles (cycle_recorder.h), admins only: the input of a cycle
+    // holds every tenant's queue. POST captures the next cycle and answers once it is
+    // written (or 503 after 10 s); GET lists them or returns one, for corral-sim replay.
+    http.Post("/v1/scheduler/captures",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                const std::string rid = new_request_id();
+                auto p = auth(req);
+                if (!p.ok()) return fail(res, rid, p.status());
+                if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+                api.loop_.capacity_changed();  // a cycle soon, whatever else happens
+                auto file = api.loop_.recorder().capture_next(std::chrono::seconds(10));
+                if (!file.ok()) return fail(res, rid, file.status());
+                const Status audited = api.store_.transact([&](store::Tx& tx) {
+                  return audit(tx, *p, rid, "scheduler.capture", "capture/" + file->name, "",
+                               "bytes=" + std::to_string(file->bytes));
+                });
+                if (!audited.ok()) return fail(res, rid, audited);
+                send(res, rid, 201, json{{"file", file->name}, {"bytes", file->bytes}}.dump());
+              });
+    http.Get("/v1/scheduler/captures", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string rid = new_request_id();
+      auto p = auth(req);
+      if (!p.ok()) return fail(res, rid, p.status());
+      if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+      json items = json::array();
+      for (const auto& f : api.loop_.recorder().list()) {
+        items.push_back({{"file", f.name}, {"bytes", f.bytes}});
+      }
+      send(res, rid, 200, json{{"captures", items}}.dump());
+    });
+    http.Get(R"(/v1/scheduler/captures/([^/]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               const std::string rid = new_request_id();
+               auto p = auth(req);
+               if (!p.ok()) return fail(res, rid, p.status());
+               if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+               auto text = api.loop_.recorder().read(req.matches[1]);
+               if (!text.ok()) return fail(res, rid, text.status());
+               send(res, rid, 200, *text);
+             });
     http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
       send(res, new_request_id(), 200, R"({"status":"ok"})");
     });

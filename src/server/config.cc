@@ -104,6 +104,21 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             c.sched.tick = core::Duration(ms);
           }
         }
+      } else if (key == "racks") {
+        if (!kv.second.IsMap()) return core::invalid_argument("racks", "must be a map");
+        for (const auto& r : kv.second) {
+          const std::string name = r.first.as<std::string>();
+          if (!valid_name(name)) {
+            return core::invalid_argument("racks." + name, "is not a valid rack name");
+          }
+          if (!r.second.IsMap() || r.second.size() != 1 || !r.second["powerCapWatts"]) {
+            return core::invalid_argument("racks." + name, "must be {powerCapWatts: W}");
+          }
+          CORRAL_ASSIGN_OR_RETURN(const std::int64_t cap,
+                                  int_in_range(r.second["powerCapWatts"],
+                                               "racks." + name + ".powerCapWatts", 1, 100'000'000));
+          c.racks.push_back({.name = name, .power_cap_watts = cap});
+        }
       } else if (key == "agents") {
         if (!kv.second.IsMap()) return core::invalid_argument("agents", "must be a map");
         for (const auto& s : kv.second) {

@@ -8,6 +8,8 @@
 //     tickMs: 2000           # a cycle runs at least this often
 //     order: fairShare       # and the other decide() knobs: cycle/scheduler_config.h,
 //     minRuntimeMs: 600000   # docs/scheduling.md#configuration
+//   racks:                   # power caps in watts; they win over the agents' declarations
+//     r1: {powerCapWatts: 40000}
 //   agents:                  # the node-agent protocol (docs/agent-protocol.md)
 //     nodeLostAfterMs: 30000 # heartbeat silence before a node is lost (fenced, requeued)
 //     stopGraceMs: 30000     # SIGTERM to SIGKILL for stopped workers (graceMs)
@@ -33,6 +35,8 @@ namespace corral::server {
 
 struct ServerConfig {
   std::vector<TenantConfig> tenants;  // always includes `default`
+  // Rack power caps set by the admin: they win over what agents declare at join.
+  std::vector<core::Rack> racks;
   SchedLoopOptions sched;
   AgentSettings agents;
 };

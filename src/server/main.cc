@@ -23,6 +23,15 @@ int main(int argc, char** argv) {
     app.add_option("--config", options.config_path, "YAML config: tenants, scheduler knobs");
     app.add_option("--http-threads", options.http_threads, "API worker threads")
         ->capture_default_str();
+    app.add_option("--capture-every", options.capture_every,
+                   "capture every Nth scheduling cycle to DATA_DIR/cycles for corral-sim "
+                   "replay (0: only on request)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--capture-max-mb", options.capture_max_mb,
+                   "keep DATA_DIR/cycles under this many MiB (oldest captures go first)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     // Blocked before any thread starts, so only run_corrald's watcher receives them.

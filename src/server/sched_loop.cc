@@ -26,7 +26,8 @@ SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& met
       clock_(clock),
       metrics_(metrics),
       options_(std::move(options)),
-      board_(board) {}
+      board_(board),
+      recorder_(options_.capture) {}
 
 SchedLoop::~SchedLoop() { stop(); }
 
@@ -268,11 +269,30 @@ Status SchedLoop::run_cycle() {
       view, {.pending = pending_, .usage = usage, .runs = runs_}, requests_, now);
   for (auto& [id, job] : pending_) job.spec_json.clear();  // parsed into requests_
   if (full) forget_requests(view);
+  const std::int64_t cycle = ++cycles_;
+  std::optional<sched::SnapshotInput> captured;
+  if (recorder_.wants(cycle)) captured = in;  // build_snapshot consumes `in`
   auto snapshot = sched::build_snapshot(std::move(in));
   if (!snapshot.ok()) return snapshot.status();
 
-  // 3. Decide.
+  // 3. Decide, and capture the cycle when asked (cycle_recorder.h). A capture that
+  //    cannot be written is logged and the cycle goes on: it is for people, not for
+  //    scheduling.
   const sched::Decisions decisions = sched::decide(*snapshot, options_.config, now);
+  if (captured) {
+    const auto file =
+        recorder_.record({.input = std::move(*captured),
+                          .config = options_.config,
+                          .now = now,
+                          .decisions_json = sched::to_json(decisions),
+                          .source = "corrald shard " + options_.shard + " epoch " +
+                                    std::to_string(epoch_) + " cycle " + std::to_string(cycle)},
+                         epoch_, cycle);
+    if (!file.ok()) {
+      std::fprintf(stderr, "corrald: capture of cycle %lld failed: %s\n",
+                   static_cast<long long>(cycle), file.status().to_string().c_str());
+    }
+  }
 
   // 4. Check, in debug builds; the store's unique index stays the last line of defence in
   //    every build.

@@ -48,6 +48,7 @@
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "server/assignment_board.h"
+#include "server/cycle_recorder.h"
 #include "server/metrics.h"
 #include "server/snapshot_from_store.h"
 #include "server/thread_annotations.h"
@@ -83,6 +84,8 @@ struct SchedLoopOptions {
   core::Duration position_write_interval{2000};
   std::string shard = "default";
   std::string holder = "corrald";
+  // Captured cycles for corral-sim replay (cycle_recorder.h); no directory: none.
+  CaptureOptions capture;
 };
 
 class SchedLoop {
@@ -120,6 +123,8 @@ class SchedLoop {
   // The job's position in `positions` (0: not in the queue the last cycle saw).
   static std::int32_t queue_position(const QueuePositions* positions, core::JobId job);
   std::int64_t epoch() const { return epoch_; }
+  // Where this loop's captured cycles go (and come from, for the API).
+  CycleRecorder& recorder() { return recorder_; }
 
  private:
   void run() CORRAL_EXCLUDES(mu_);
@@ -131,6 +136,8 @@ class SchedLoop {
   AssignmentBoard* const board_;
   std::int64_t epoch_ = 0;
   bool fenced_ = false;  // loop thread only
+  CycleRecorder recorder_;
+  std::int64_t cycles_ = 0;  // run by this loop; numbers captured cycles
 
   void force_full_read() CORRAL_EXCLUDES(mu_);
   // Writes each pending job's new position, reason and planned start (and a `pending`

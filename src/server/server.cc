@@ -48,6 +48,15 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
                  const std::filesystem::path& data_dir, const core::Clock& clock) {
   std::string token;
   const Status transacted = store.transact([&](store::Tx& tx) {
+    // The config's rack caps replace the last start's (a rack dropped from it is uncapped
+    // by the config again, and its agents' caps stand).
+    CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps("config"));
+    for (const auto& r : config.racks) {
+      CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = r.name,
+                                              .declared_by = "config",
+                                              .power_cap_watts = r.power_cap_watts,
+                                              .updated_at = clock.now()}));
+    }
     for (const auto& t : config.tenants) {
       CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_tenant(t.tenant.id));
       if (existing) continue;
@@ -117,6 +126,9 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   if (!options.config_path.empty()) {
     CORRAL_ASSIGN_OR_RETURN(config, load_server_config(options.config_path));
   }
+  config.sched.capture = {.dir = (fs::path(options.data_dir) / "cycles").string(),
+                          .every = options.capture_every,
+                          .max_bytes = options.capture_max_mb * 1024 * 1024};
   const std::string store_url =
       options.store.empty() ? (fs::path(options.data_dir) / "corral.db").string() : options.store;
   CORRAL_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, store::open_store(store_url));

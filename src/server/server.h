@@ -23,6 +23,11 @@ struct ServerOptions {
   // checkpoint reports). A pool smaller than that starves other callers for the
   // keep-alive timeout (seconds). Size it at 3 x nodes + 32; idle threads cost no CPU.
   int http_threads = 128;
+  // Scheduling cycles captured to DATA_DIR/cycles for `corral-sim replay`: every Nth
+  // (0: only when an admin asks, POST /v1/scheduler/captures), the directory kept under
+  // capture_max_mb.
+  std::int64_t capture_every = 0;
+  std::int64_t capture_max_mb = 256;
 };
 
 // Serves until SIGINT or SIGTERM. Writes DATA_DIR/corrald.addr ("host:port") once

@@ -11,10 +11,19 @@
 //     checkpoint.
 #include "cluster_fixture.h"
 
+#include "cycle/capture.h"
+#include "cycle/replay.h"
+
 namespace corral::testing {
 namespace {
 
-TEST_F(ClusterTest, ProductionArrivalPreemptsThePreemptibleJobThatLosesTheLeastWork) {
+// Every cycle captured (DATA_DIR/cycles), for replay.
+class CapturingClusterTest : public ClusterTest {
+ protected:
+  std::vector<std::string> corrald_args() const override { return {"--capture-every", "1"}; }
+};
+
+TEST_F(CapturingClusterTest, ProductionArrivalPreemptsThePreemptibleJobThatLosesTheLeastWork) {
   // Four preemptible 8-GPU jobs fill the four nodes; `often` checkpoints every 20 steps of
   // 10 ms, the others never.
   const std::string tag = std::to_string(getpid());
@@ -40,6 +49,66 @@ TEST_F(ClusterTest, ProductionArrivalPreemptsThePreemptibleJobThatLosesTheLeastW
   // The victim comes back once the production job is done, from its checkpoint.
   ASSERT_TRUE(wait_phase(often, "running", 60s)) << job(often).dump();
   EXPECT_GE(job(often).value("attempt", 0), 2);
+  expect_no_double_allocation();
+
+  // Every captured cycle replays to byte-identical decisions, the preemption's included.
+  const json captures = body(admin_->get("/v1/scheduler/captures"));
+  ASSERT_GT(captures.value("captures", json::array()).size(), 2u) << captures.dump();
+  int replayed = 0, with_preemption = 0;
+  const std::string victim = "\"victim\":" + std::to_string(often) + ",";
+  for (const auto& f : captures["captures"]) {
+    const auto text = admin_->get("/v1/scheduler/captures/" + f.value("file", ""));
+    ASSERT_EQ(text.status, 200) << text.body;
+    auto cycle = cycle::parse_captured_cycle(text.body);
+    ASSERT_TRUE(cycle.ok()) << cycle.status().to_string();
+    auto again = cycle::replay_decisions(*cycle, cycle->config);
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    EXPECT_EQ(*again, cycle->decisions_json) << f.value("file", "");
+    ++replayed;
+    if (cycle->decisions_json.find(victim) != std::string::npos) ++with_preemption;
+  }
+  EXPECT_EQ(with_preemption, 1) << "the cycle that preempted job " << often;
+  std::printf("replayed %d captured cycles to identical decisions\n", replayed);
+  // An admin may ask for the next cycle; nobody else may see any.
+  const auto asked = admin_->post("/v1/scheduler/captures", "{}");
+  EXPECT_EQ(asked.status, 201) << asked.body;
+  EXPECT_EQ(admin_->get("/v1/scheduler/captures/..%2Fcorral.db").status, 404);
+}
+
+// A job may be preempted once (maxPreemptionsPerJob: 1).
+class PreemptionCapTest : public ClusterTest {
+ protected:
+  std::string cluster_config() const override {
+    return "scheduler: {minRuntimeMs: 0, tickMs: 200, maxPreemptionsPerJob: 1}\n"
+           "agents: {nodeLostAfterMs: 1500, stopGraceMs: 5000,"
+           " restartBackoffMs: 100, restartBackoffMaxMs: 1000}\n";
+  }
+};
+
+TEST_F(PreemptionCapTest, AJobPreemptedAsOftenAsAllowedIsNoLongerChosen) {
+  const std::string tag = std::to_string(getpid());
+  const auto victim = submit(trainer_job("victim-" + tag, 32, 100000, 10, "preemptible"));
+  ASSERT_TRUE(wait_phase(victim, "running")) << job(victim).dump();
+  // The first production job takes the whole fleet from it: preemption 1 of 1.
+  const auto first = submit(trainer_job("first-" + tag, 32, 20, 5, "production"));
+  ASSERT_TRUE(wait_phase(first, "succeeded", 60s)) << job(first).dump();
+  ASSERT_TRUE(wait_phase(victim, "running", 60s)) << job(victim).dump();
+  EXPECT_EQ(job(victim).value("preemptions", 0), 1) << job(victim).dump();
+
+  // The second waits: the victim is at its cap and runs on.
+  const auto second = submit(trainer_job("second-" + tag, 32, 20, 5, "production"));
+  ASSERT_TRUE(eventually([&] { return job(second).value("queuePosition", 0) == 1; }))
+      << job(second).dump();
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(phase(victim), "running") << job(victim).dump();
+    ASSERT_EQ(phase(second), "pending") << job(second).dump();
+  }
+  EXPECT_EQ(job(victim).value("preemptions", 0), 1);
+  EXPECT_EQ(job(second).value("pendingKind", ""), "waiting") << job(second).dump();
+  // Once the victim is gone, the second production job runs.
+  ASSERT_EQ(admin_->post("/v1/jobs/" + std::to_string(victim) + "/cancel", "{}").status, 200);
+  ASSERT_TRUE(wait_phase(second, "succeeded", 60s)) << job(second).dump();
   expect_no_double_allocation();
 }
 
@@ -83,6 +152,35 @@ TEST_F(PowerCapTest, AJobThatWouldPassARackCapStaysPendingWithAPowerReason) {
   // It runs once a rack has room again.
   ASSERT_EQ(admin_->post("/v1/jobs/" + std::to_string(first) + "/cancel", "{}").status, 200);
   ASSERT_TRUE(wait_phase(third, "succeeded", 60s)) << job(third).dump();
+}
+
+// The same racks, with r1's cap raised to 12,000 W by the admin config, which wins over
+// the 6,000 W its agents declare: r1 holds two 8-GPU jobs, r2 still one.
+class ConfigRackCapTest : public PowerCapTest {
+ protected:
+  std::string cluster_config() const override {
+    return ClusterTest::cluster_config() + "racks: {r1: {powerCapWatts: 12000}}\n";
+  }
+};
+
+TEST_F(ConfigRackCapTest, TheAdminConfigsCapWinsOverTheAgents) {
+  const std::string tag = std::to_string(getpid());
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(submit(trainer_job("job" + std::to_string(i) + "-" + tag, 8, 100000, 10)));
+  }
+  int on_r1 = 0;
+  for (const auto id : ids) {
+    ASSERT_TRUE(wait_phase(id, "running")) << job(id).dump();
+    const std::string node = *nodes_of(job(id)["allocation"]).begin();
+    on_r1 += node == "n1" || node == "n2" ? 1 : 0;
+  }
+  EXPECT_EQ(on_r1, 2);
+  const auto fourth = submit(trainer_job("fourth-" + tag, 8, 100, 10));
+  ASSERT_TRUE(eventually([&] {
+    return job(fourth).value("reason", "").find("power: rack r") != std::string::npos;
+  })) << job(fourth).dump();
+  EXPECT_EQ(phase(fourth), "pending");
 }
 
 // A corrald started with no config at all, and one node.
