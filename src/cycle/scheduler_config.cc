@@ -9,20 +9,16 @@
 #include "cycle/internal/knobs.h"
 
 namespace corral::cycle {
-namespace {
 
-// YAML scalars become JSON numbers, booleans or strings by their look (as corrald's
-// tenant section does), so the knobs go through the one reader the cycle file uses.
-// A quoted scalar stays a string: `graceMs: "5"` is refused as not an integer.
-detail::Json yaml_to_json(const YAML::Node& node) {
+nlohmann::json yaml_to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
-      detail::Json out = detail::Json::object();
+      nlohmann::json out = nlohmann::json::object();
       for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second);
       return out;
     }
     case YAML::NodeType::Sequence: {
-      detail::Json out = detail::Json::array();
+      nlohmann::json out = nlohmann::json::array();
       for (const auto& item : node) out.push_back(yaml_to_json(item));
       return out;
     }
@@ -41,8 +37,6 @@ detail::Json yaml_to_json(const YAML::Node& node) {
       return nullptr;
   }
 }
-
-}  // namespace
 
 core::Result<sched::SchedulerConfig> apply_scheduler_section(const YAML::Node& section,
                                                              sched::SchedulerConfig base) {

@@ -27,6 +27,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/result.h"
 #include "sched/config.h"
 
@@ -44,6 +46,12 @@ inline constexpr std::array<std::string_view, 2> kSchedulerLoopKeys = {"batchWin
 // leaves out keeps base's value. Loop keys are allowed and left alone. InvalidArgument
 // names the key (`scheduler.graceMs: must be between 0 and 86400000, got -1`), an
 // unknown key included.
+// YAML scalars become JSON numbers, booleans or strings by their look, so YAML config goes
+// through the same strict readers as the JSON the API and the cycle file take (corrald's
+// tenant section, the knobs here). A quoted scalar stays a string: `graceMs: "5"` is
+// refused as not an integer.
+nlohmann::json yaml_to_json(const YAML::Node& node);
+
 core::Result<sched::SchedulerConfig> apply_scheduler_section(const YAML::Node& section,
                                                              sched::SchedulerConfig base);
 

@@ -11,36 +11,6 @@
 namespace corral::server {
 namespace {
 
-// YAML scalars become JSON numbers, booleans or strings by their look, so the tenant
-// section can go through the same strict parser as PUT /v1/tenants.
-nlohmann::json to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json out = nlohmann::json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& item : node) out.push_back(to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = node.Scalar();
-      if (node.Tag() != "!") {
-        if (s == "true" || s == "false") return s == "true";
-        std::int64_t i = 0;
-        double d = 0;
-        if (YAML::convert<std::int64_t>::decode(node, i)) return i;
-        if (YAML::convert<double>::decode(node, d)) return d;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
 core::Result<std::int64_t> int_in_range(const YAML::Node& node, const std::string& field,
                                         std::int64_t lo, std::int64_t hi) {
   std::int64_t v = 0;
@@ -76,7 +46,7 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
         for (const auto& t : kv.second) {
           const std::string name = t.first.as<std::string>();
           const nlohmann::json body =
-              t.second.IsNull() ? nlohmann::json::object() : to_json(t.second);
+              t.second.IsNull() ? nlohmann::json::object() : cycle::yaml_to_json(t.second);
           auto cfg = tenant_config_from_json(name, body.dump());
           if (!cfg.ok()) {
             return core::invalid_argument("tenants." + name + "." + cfg.status().field(),

@@ -96,6 +96,13 @@ core::Checkpoint checkpoint_from(const SqlRow& r) {
                           .time = as_time(r[6])};
 }
 
+// node, inventory_json, heartbeat_at
+InventoryRow inventory_from(const SqlRow& r) {
+  return {.node = core::NodeId(as_str(r[0])),
+          .inventory_json = as_str(r[1]),
+          .heartbeat_at = as_time(r[2])};
+}
+
 constexpr std::string_view kAuditColumns =
     "seq, time, actor, action, target, before_summary, after_summary, request_id, prev_hash, "
     "hash";
@@ -393,11 +400,7 @@ class SqlTx final : public Tx {
         q("SELECT node, inventory_json, heartbeat_at FROM node_inventory ORDER BY node", {}));
     std::vector<InventoryRow> out;
     out.reserve(res.rows.size());
-    for (const auto& r : res.rows) {
-      out.push_back({.node = core::NodeId(as_str(r[0])),
-                     .inventory_json = as_str(r[1]),
-                     .heartbeat_at = as_time(r[2])});
-    }
+    for (const auto& r : res.rows) out.push_back(inventory_from(r));
     return out;
   }
 
@@ -432,10 +435,7 @@ class SqlTx final : public Tx {
                                         "node_inventory WHERE node = $1",
                                         {id.value}));
     if (res.rows.empty()) return std::optional<InventoryRow>();
-    const auto& r = res.rows[0];
-    return std::optional<InventoryRow>(InventoryRow{.node = core::NodeId(as_str(r[0])),
-                                                    .inventory_json = as_str(r[1]),
-                                                    .heartbeat_at = as_time(r[2])});
+    return std::optional<InventoryRow>(inventory_from(res.rows[0]));
   }
 
   Status put_tenant(const TenantRow& t) override {

@@ -104,21 +104,24 @@ TEST(Preempt, BorrowersDoNotReclaimFromBorrowers) {
 
 // Job 1 hit the preemption cap, job 2 started 5 minutes ago (minimum runtime 10): both
 // protected, so the production job waits.
-// Job 1 has been preempted 3 times (the cap); job 2 started 5 minutes ago. Where the
-// preemptible tier is protected for 10 minutes, neither may be taken.
+// Two nodes of preemptible work: job 1 at the preemption cap, job 2 five minutes old.
+ClusterSnapshot capped_and_young() {
+  return FleetBuilder()
+      .dgx("a")
+      .dgx("b")
+      .running(preemptible(1), whole("a"))
+      .running(preemptible(2), whole("b"))
+      .run_state(1, {.started_ms = 0, .preemptions = 3})
+      .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
+      .pending(JobBuilder(3).tier(2).gpus(8))
+      .build();
+}
+
+// Where the preemptible tier is protected for 10 minutes, neither may be taken.
 TEST(Preempt, ProtectedJobsAreNeverChosen) {
-  const auto s = FleetBuilder()
-                     .dgx("a")
-                     .dgx("b")
-                     .running(preemptible(1), whole("a"))
-                     .running(preemptible(2), whole("b"))
-                     .run_state(1, {.started_ms = 0, .preemptions = 3})
-                     .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
-                     .pending(JobBuilder(3).tier(2).gpus(8))
-                     .build();
   SchedulerConfig protect_all;
   protect_all.preemption.min_runtime_by_tier.clear();
-  const Decisions d = decide_checked(s, protect_all, kNow);
+  const Decisions d = decide_checked(capped_and_young(), protect_all, kNow);
   EXPECT_TRUE(d.preemptions.empty());
   EXPECT_NE(pending_of(d, 3), nullptr);
 }
@@ -126,16 +129,7 @@ TEST(Preempt, ProtectedJobsAreNeverChosen) {
 // By default the preemptible tier has no minimum runtime: the job that started 5 minutes
 // ago yields to the production job at once; the one at its preemption cap still may not.
 TEST(Preempt, APreemptibleJobHasNoMinimumRuntimeByDefault) {
-  const auto s = FleetBuilder()
-                     .dgx("a")
-                     .dgx("b")
-                     .running(preemptible(1), whole("a"))
-                     .running(preemptible(2), whole("b"))
-                     .run_state(1, {.started_ms = 0, .preemptions = 3})
-                     .run_state(2, {.started_ms = 10 * kHour - 5 * 60'000})
-                     .pending(JobBuilder(3).tier(2).gpus(8))
-                     .build();
-  const Decisions d = decide_checked(s, {}, kNow);
+  const Decisions d = decide_checked(capped_and_young(), {}, kNow);
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].victim.value, 2);
   EXPECT_EQ(d.preemptions[0].grace, core::seconds(120));

@@ -245,44 +245,41 @@ struct Codec<std::vector<T>> {
   }
 };
 
-// Maps keyed by a named id (tenant, GPU type) are JSON objects.
-template <typename Tag, typename V>
-struct Codec<std::map<core::Id<Tag, std::string>, V>> {
-  using Map = std::map<core::Id<Tag, std::string>, V>;
-  static void write(const Map& map, std::string& out) {
-    out += '{';
-    bool first = true;
-    for (const auto& [key, value] : map) {
-      if (!first) out += ',';
-      first = false;
-      append_string(out, key.value);
-      out += ':';
-      Codec<V>::write(value, out);
-    }
-    out += '}';
+// How a map's key is written as a JSON object key, and read back (nothing: refused).
+template <typename K>
+struct MapKey;
+
+// A named id (tenant, GPU type): its name.
+template <typename Tag>
+struct MapKey<core::Id<Tag, std::string>> {
+  static std::string text(const core::Id<Tag, std::string>& key) { return key.value; }
+  static std::optional<core::Id<Tag, std::string>> parse(const std::string& text) {
+    return core::Id<Tag, std::string>(text);
   }
-  static void read(const Json& j, const std::string& path, Map& out, ReadErrors& errors) {
-    if (!j.is_object()) return errors.fail(path, "must be an object");
-    out.clear();
-    for (auto it = j.begin(); it != j.end() && errors.ok(); ++it) {
-      V value{};
-      Codec<V>::read(it.value(), child_path(path, it.key()), value, errors);
-      out.emplace(core::Id<Tag, std::string>(it.key()), std::move(value));
-    }
-  }
+  static constexpr std::string_view kRule = "";
 };
 
-// Maps keyed by a small integer (a priority tier) are JSON objects with decimal keys.
-template <typename V>
-struct Codec<std::map<std::int32_t, V>> {
-  using Map = std::map<std::int32_t, V>;
+// A small integer (a priority tier): decimal.
+template <>
+struct MapKey<std::int32_t> {
+  static std::string text(std::int32_t key) { return std::to_string(key); }
+  static std::optional<std::int32_t> parse(const std::string& text) {
+    return parse_small_int(text);
+  }
+  static constexpr std::string_view kRule = "key must be an integer from 0 to 1000";
+};
+
+// Maps are JSON objects.
+template <typename K, typename V>
+struct Codec<std::map<K, V>> {
+  using Map = std::map<K, V>;
   static void write(const Map& map, std::string& out) {
     out += '{';
     bool first = true;
     for (const auto& [key, value] : map) {
       if (!first) out += ',';
       first = false;
-      append_string(out, std::to_string(key));
+      append_string(out, MapKey<K>::text(key));
       out += ':';
       Codec<V>::write(value, out);
     }
@@ -292,10 +289,8 @@ struct Codec<std::map<std::int32_t, V>> {
     if (!j.is_object()) return errors.fail(path, "must be an object");
     out.clear();
     for (auto it = j.begin(); it != j.end() && errors.ok(); ++it) {
-      const std::optional<std::int32_t> key = parse_small_int(it.key());
-      if (!key) {
-        return errors.fail(child_path(path, it.key()), "key must be an integer from 0 to 1000");
-      }
+      const std::optional<K> key = MapKey<K>::parse(it.key());
+      if (!key) return errors.fail(child_path(path, it.key()), std::string(MapKey<K>::kRule));
       V value{};
       Codec<V>::read(it.value(), child_path(path, it.key()), value, errors);
       out.emplace(*key, std::move(value));
