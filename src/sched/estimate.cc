@@ -19,4 +19,24 @@ RuntimeEstimate estimate_runtime(core::Duration spec_expected,
           .runs = static_cast<std::int32_t>(recent_runs.size())};
 }
 
+void RunHistory::add_latest(const core::TenantId& tenant, const std::string& name,
+                            core::Duration run) {
+  std::vector<core::Duration>& runs = runs_[Key{tenant.value, name}];
+  runs.insert(runs.begin(), run);
+  if (runs.size() > kEstimateRuns) runs.resize(kEstimateRuns);
+}
+
+void RunHistory::add_older(const core::TenantId& tenant, const std::string& name,
+                           core::Duration run) {
+  std::vector<core::Duration>& runs = runs_[Key{tenant.value, name}];
+  if (runs.size() < kEstimateRuns) runs.push_back(run);
+}
+
+JobRequest RunHistory::with_estimate(JobRequest r, std::string_view name) const {
+  if (r.estimate.basis == EstimateBasis::kSpec || runs_.empty()) return r;
+  const auto it = runs_.find(View{r.tenant.value, name});
+  if (it != runs_.end()) r.estimate = estimate_runtime(core::Duration(0), it->second);
+  return r;
+}
+
 }  // namespace corral::sched

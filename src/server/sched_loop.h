@@ -156,7 +156,7 @@ class SchedLoop {
   // Loop-thread state: parsed job requests (specs never change), run history, decayed
   // usage.
   RequestCache requests_;
-  RunHistory runs_;
+  sched::RunHistory runs_;
   // The pending queue as of the last cycle, by id; spec_json is dropped once parsed.
   std::map<std::int64_t, store::JobRow> pending_;
   std::chrono::steady_clock::time_point last_full_read_{};

@@ -35,15 +35,6 @@ void cap_at_target(sched::JobRequest& r, std::int32_t target) {
   r.gpus = r.elastic->max_gpus;
 }
 
-// The job's request with the best run-time estimate known: its own, else its history.
-sched::JobRequest with_estimate(sched::JobRequest r, const store::JobRow& job,
-                                const RunHistory& runs) {
-  if (r.estimate.basis == sched::EstimateBasis::kSpec) return r;
-  const auto it = runs.find({job.tenant, job.name});
-  if (it != runs.end()) r.estimate = sched::estimate_runtime(core::Duration(0), it->second);
-  return r;
-}
-
 }  // namespace
 
 core::Result<StoreView> read_store_view(store::Tx& tx) {
@@ -83,9 +74,9 @@ void RequestCache::retain(const std::set<std::int64_t>& live) {
   std::erase_if(requests_, [&](const auto& entry) { return live.count(entry.first) == 0; });
 }
 
-RunHistory run_history_from(const std::vector<store::RunRow>& rows) {
-  RunHistory out;
-  for (const auto& r : rows) out[{r.tenant, r.name}].push_back(r.run);
+sched::RunHistory run_history_from(const std::vector<store::RunRow>& rows) {
+  sched::RunHistory out;
+  for (const auto& r : rows) out.add_older(r.tenant, r.name, r.run);
   return out;
 }
 
@@ -151,7 +142,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     const auto allocs = by_job.find(job.id.value);
     if (req == nullptr || allocs == by_job.end() || known.count(job.tenant) == 0) continue;
     sched::RunningJob running{
-        .request = with_estimate(*req, job, facts.runs),
+        .request = facts.runs.with_estimate(*req, job.name),
         .started_at = core::Time::max(),
         .preemptions = job.preemptions,
         .stopping = job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning,
@@ -175,7 +166,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     if (req == nullptr || known.count(job.tenant) == 0) continue;
     if (job.not_before > now) continue;  // restart backoff; its reason says until when
     sched::PendingJob pending{
-        .request = with_estimate(*req, job, facts.runs),
+        .request = facts.runs.with_estimate(*req, job.name),
         .queued_at = job.queued_at,
         .attempt = job.attempt,
         .preemptions = job.preemptions,

@@ -22,6 +22,7 @@
 
 #include "core/result.h"
 #include "core/time.h"
+#include "sched/estimate.h"
 #include "sched/snapshot.h"
 #include "store/store.h"
 
@@ -57,16 +58,14 @@ class RequestCache {
   std::map<std::int64_t, sched::JobRequest> requests_;
 };
 
-// Each tenant's recent successful run times of each job name, latest first.
-using RunHistory = std::map<std::pair<core::TenantId, std::string>, std::vector<core::Duration>>;
 // From the store's rows (latest first per name, as Tx::list_runs() returns them).
-RunHistory run_history_from(const std::vector<store::RunRow>& rows);
+sched::RunHistory run_history_from(const std::vector<store::RunRow>& rows);
 
 // What the scheduler loop keeps in memory beside the view.
 struct StoreFacts {
   const std::map<std::int64_t, store::JobRow>& pending;  // the queue, by id
   const std::map<core::TenantId, double>& usage;         // decayed fair-share usage at `now`
-  const RunHistory& runs;
+  const sched::RunHistory& runs;
 };
 
 // The SnapshotInput of the cycle at `now`. Rows the snapshot cannot use are left out

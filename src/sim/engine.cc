@@ -452,9 +452,7 @@ void Engine::record_run(std::int32_t job) {
   const auto key = std::make_pair(jobs_[job].request.tenant, jobs_[job].name);
   const auto others = same_name_.find(key);
   if (others == same_name_.end()) return;  // no other job could use the estimate
-  std::vector<core::Duration>& runs = runs_[key];
-  runs.insert(runs.begin(), core::Duration(result_.jobs[job].run_ms));
-  if (runs.size() > sched::kEstimateRuns) runs.resize(sched::kEstimateRuns);
+  runs_.add_latest(key.first, key.second, core::Duration(result_.jobs[job].run_ms));
   for (const std::int32_t other : others->second) {
     const JobState s = jobs_[other].state;
     if (s == JobState::kPending || s == JobState::kRunning) touch(other);

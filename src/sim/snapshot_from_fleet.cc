@@ -2,21 +2,11 @@
 
 #include <algorithm>
 
-#include "sched/estimate.h"
 
 namespace corral::sim {
 namespace {
 
 core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
-
-// The job's request with the best run-time estimate known: its own, else its history.
-sched::JobRequest with_estimate(const ModelJob& j, const RunHistory& runs) {
-  sched::JobRequest r = j.request;
-  if (r.estimate.basis == sched::EstimateBasis::kSpec) return r;
-  const auto it = runs.find({r.tenant, j.name});
-  if (it != runs.end()) r.estimate = sched::estimate_runtime(core::Duration(0), it->second);
-  return r;
-}
 
 }  // namespace
 
@@ -57,7 +47,7 @@ double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
 
 sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,
                               std::int64_t now_ms) {
-  return {.request = with_estimate(j, runs),
+  return {.request = runs.with_estimate(j.request, j.name),
           .started_at = at(j.run_start_ms),
           .last_checkpoint_at = last_checkpoint(j, m, now_ms),
           .preemptions = j.preemptions,
@@ -68,7 +58,7 @@ sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const
 }
 
 sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::int64_t now_ms) {
-  return {.request = with_estimate(j, runs),
+  return {.request = runs.with_estimate(j.request, j.name),
           .queued_at = at(j.queued_at_ms),
           .attempt = j.attempts,
           .preemptions = j.preemptions,

@@ -27,6 +27,7 @@
 #include "core/tenant.h"
 #include "core/time.h"
 #include "core/topology.h"
+#include "sched/estimate.h"
 #include "sched/snapshot.h"
 
 namespace corral::sim {
@@ -64,9 +65,7 @@ struct CheckpointModel {
   bool on_stop = false;      // a stop keeps all work: as if checkpointed at every instant
 };
 
-// Each tenant's successful runs of each job name, latest first (wall time holding GPUs
-// over every attempt), as corrald keeps them in its store.
-using RunHistory = std::map<std::pair<core::TenantId, std::string>, std::vector<core::Duration>>;
+using sched::RunHistory;
 
 // The fleet part of the model.
 struct FleetFacts {

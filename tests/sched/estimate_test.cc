@@ -45,5 +45,23 @@ TEST(Estimate, NothingKnownLeavesTheMaxRuntime) {
   EXPECT_EQ(r.expected_runtime(), seconds(3600)) << "never past the limit";
 }
 
+TEST(RunHistory, EstimatesFromTheLatestRunsOfTheTenantsJobName) {
+  RunHistory h;
+  for (int i = 0; i < 30; ++i) h.add_latest(core::TenantId("a"), "train", seconds(1000));
+  for (int i = 0; i < 5; ++i) h.add_latest(core::TenantId("a"), "train", seconds(10));
+  h.add_older(core::TenantId("a"), "train", seconds(99'999));  // beyond the window: dropped
+  JobRequest r{.tenant = core::TenantId("a"), .max_runtime = seconds(86'400)};
+  const JobRequest got = h.with_estimate(r, "train");
+  EXPECT_EQ(got.estimate.basis, EstimateBasis::kHistory);
+  EXPECT_EQ(got.estimate.runs, static_cast<std::int32_t>(kEstimateRuns));
+  EXPECT_EQ(got.estimate.runtime, seconds(1000));  // 5 short of the latest 20: the median holds
+  // Another tenant's runs, or another name, say nothing; the job's own estimate wins.
+  EXPECT_EQ(h.with_estimate(JobRequest{.tenant = core::TenantId("b")}, "train").estimate.basis,
+            EstimateBasis::kMaxRuntime);
+  EXPECT_EQ(h.with_estimate(r, "eval").estimate.basis, EstimateBasis::kMaxRuntime);
+  r.estimate = {.runtime = seconds(60), .basis = EstimateBasis::kSpec};
+  EXPECT_EQ(h.with_estimate(r, "train").estimate.runtime, seconds(60));
+}
+
 }  // namespace
 }  // namespace corral::sched

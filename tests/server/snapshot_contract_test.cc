@@ -360,7 +360,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     m.ended_gpu_ms = p.earlier_gpu_s * 1000;
     jobs.push_back(std::move(m));
   }
-  const sim::RunHistory history = {{{core::TenantId("a"), "nightly"}, nightly_runs}};
+  sched::RunHistory history;
+  for (const auto run : nightly_runs) history.add_older(core::TenantId("a"), "nightly", run);
   const sched::SnapshotInput from_fleet =
       sim::snapshot_from_fleet({.gpu_types = types,
                                 .nodes = this->nodes_,
