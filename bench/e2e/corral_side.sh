@@ -6,7 +6,7 @@
 # bench/e2e/side_by_side.sh runs this and Slurm's bench.sh in one go.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build/release
+build=${CORRAL_BUILD:-build/release}
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target corrald corral corral-agent >/dev/null
 
