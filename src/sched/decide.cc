@@ -266,10 +266,9 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
                                       c.config.preemption.grace, c.now, detail::EndBy::kMaxRuntime);
     if (!planned) continue;
     // The forecast differs from the bound only when some running job has an estimate.
-    const bool estimated =
-        std::any_of(c.s.running().begin(), c.s.running().end(), [](const RunningJob& j) {
-          return j.request.estimate.basis != EstimateBasis::kMaxRuntime;
-        });
+    const bool estimated = std::any_of(
+        c.s.running().begin(), c.s.running().end(),
+        [](const RunningJob& j) { return j.request.estimate.basis != EstimateBasis::kMaxRuntime; });
     const auto forecast =
         estimated ? detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
                                        c.config.preemption.grace, c.now, detail::EndBy::kEstimate)
