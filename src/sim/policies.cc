@@ -34,12 +34,9 @@ core::Result<Policy> policy_by_name(std::string_view name) {
     c.preemption.enabled = true;
     return Policy{.name = "tiresias", .config = c, .jobs_preemptible = true};
   }
-  // A named default config, not `.config = {}`: GCC 12 at -O1 with ASan warns that the
-  // temporary's map may be used uninitialized (a false positive that -Werror makes fatal).
-  const sched::SchedulerConfig defaults;
-  if (name == "corral") return Policy{.name = "corral", .config = defaults};
+  if (name == "corral") return Policy{.name = "corral", .config = {}};
   if (name == "corral-elastic") {
-    return Policy{.name = "corral-elastic", .config = defaults, .jobs_elastic = true};
+    return Policy{.name = "corral-elastic", .config = {}, .jobs_elastic = true};
   }
   return core::invalid_argument("policy", fmt::format("unknown policy '{}' (known: {})", name,
                                                       fmt::join(policy_names(), ", ")));

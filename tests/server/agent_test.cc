@@ -433,7 +433,12 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
       {{"name", "high"}, {"priorityClass", "production"}, {"resources", {{"gpus", 8}}}});
   ASSERT_TRUE(this->wait_phase(low, "preempting"));
   n1.reconcile();
-  for (const auto& w : n1.assignments) EXPECT_EQ(w["desired"], "stop");
+  ASSERT_FALSE(n1.assignments.empty());
+  for (const auto& w : n1.assignments) {
+    EXPECT_EQ(w["desired"], "stop");
+    // The decision's grace (PreemptionConfig::grace), not the agents' stopGraceMs (1 s).
+    EXPECT_EQ(w["graceMs"], 120000) << w.dump();
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(this->held_by(low), 8u);
   EXPECT_EQ(this->phase(high), "pending");
@@ -471,6 +476,9 @@ TYPED_TEST(AgentTest, CancelKeepsGpusUntilTheAgentConfirms) {
   n1.round();
   ASSERT_EQ(this->admin().post("/v1/jobs/" + std::to_string(id) + "/cancel", "").status, 200);
   EXPECT_EQ(this->phase(id), "cancelled");
+  n1.reconcile();
+  ASSERT_FALSE(n1.assignments.empty());
+  for (const auto& w : n1.assignments) EXPECT_EQ(w["graceMs"], 1000) << "a cancel: stopGraceMs";
   for (int i = 0; i < 3; ++i) {
     n1.round();  // still running
     EXPECT_EQ(this->held_by(id), 4u);
