@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "agent/client.h"
 #include "agent/cluster_scope.h"
-#include "agent/protocol_json.h"
+#include "agent/topology.h"
 
 namespace corral::agent {
 namespace {
@@ -121,7 +122,7 @@ std::shared_ptr<Agent::ClusterScope> Agent::open_scope(const std::string& cluste
                                                    .on_change = [this] { trigger_heartbeat(); }});
   if (leftover) return scope;
   scope->reconciler = std::make_unique<Reconciler>(
-      *scope->launcher, [this](const WorkerKey& key, const core::Status& why) {
+      *scope->launcher, [this](const core::WorkerKey& key, const core::Status& why) {
         log("worker " + key.name() + " could not be started, reported as exit " +
             std::to_string(kStartFailedExitCode) + ": " + why.to_string());
         trigger_heartbeat();
@@ -167,9 +168,10 @@ bool Agent::sweeping() const {
 
 core::Status Agent::join_once() {
   CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(options_.server_url));
-  const auto body =
-      join_body(options_.node, agent_url_, options_.labels, options_.rack_power_cap_w, discovered_);
-  CORRAL_ASSIGN_OR_RETURN(const JoinAnswer answer, client->join(options_.join_token, body));
+  CORRAL_ASSIGN_OR_RETURN(
+      const core::JoinAnswer answer,
+      client->join(options_.join_token, join_request(options_.node, agent_url_, options_.labels,
+                                                     options_.rack_power_cap_w, discovered_)));
   // Job ids mean something only within one cluster: keep the workers of the cluster that
   // answered, and stop those of any other (protocol §1).
   std::shared_ptr<ClusterScope> scope = session().scope;
@@ -252,12 +254,12 @@ core::Status Agent::run() {
   }
   // 2. The local server first: workers and corrald need its URL.
   local_ = std::make_unique<LocalServer>(LocalServer::Hooks{
-      .worker_for_token = [this](const std::string& token) -> std::optional<WorkerKey> {
+      .worker_for_token = [this](const std::string& token) -> std::optional<core::WorkerKey> {
         const Session s = session();
         return s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
       },
       .on_checkpoint =
-          [this](const std::string& token, const CheckpointReport& report) {
+          [this](const std::string& token, const core::CheckpointReport& report) {
             // One look at the session: the report goes to the cluster whose worker
             // holds the token, or nowhere.
             const Session s = session();
@@ -381,7 +383,7 @@ void Agent::heartbeat_loop() {
     s.scope->reconciler->reapply();
     sweep_retired();
     auto health = inventory_->read_health();
-    std::vector<GpuHealth> gpus;
+    std::vector<core::GpuHealth> gpus;
     if (health.ok()) {
       gpus = std::move(*health);
     } else {
@@ -399,9 +401,14 @@ void Agent::heartbeat_loop() {
     }
     // Read before observing: the workers list must reflect at least this version.
     const std::int64_t applied = s.scope->applied_version.load();
-    const std::vector<WorkerStatus> workers = s.scope->reconciler->observe();
+    const std::vector<core::WorkerStatus> workers = s.scope->reconciler->observe();
     const auto answer = (*client)->heartbeat(
-        options_.node, s.token, heartbeat_body(s.epoch, agent_url_, gpus, workers, applied));
+        options_.node, s.token,
+        core::Heartbeat{.epoch = s.epoch,
+                        .applied_version = applied >= 0 ? std::optional(applied) : std::nullopt,
+                        .agent_url = agent_url_,
+                        .gpus = std::move(gpus),
+                        .workers = workers});
     if (answer.ok()) {
       failures = 0;
       s.scope->reconciler->mark_reported(workers);
@@ -433,17 +440,15 @@ void Agent::checkpoint_loop() {
       }
       checkpoints_.pop_front();
     }
-    const nlohmann::json body = {{"epoch", next.epoch},         {"job", next.key.job},
-                                 {"attempt", next.key.attempt}, {"rank", next.key.rank},
-                                 {"step", next.report.step},    {"path", next.report.path},
-                                 {"bytes", next.report.bytes},  {"checksum", next.report.checksum}};
     const Session session_now = session();
     if (!session_now.scope || session_now.scope->cluster_id != next.cluster_id) {
       log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
           " dropped: its worker belongs to cluster " + next.cluster_id + ", which this agent left");
       continue;
     }
-    const core::Status s = (*client)->checkpoint(options_.node, session_now.token, body);
+    const core::Status s = (*client)->checkpoint(
+        options_.node, session_now.token,
+        core::WorkerCheckpoint{.epoch = next.epoch, .key = next.key, .report = next.report});
     if (s.ok()) continue;
     if (s.code() == core::StatusCode::kUnavailable) {
       ++next.tries;

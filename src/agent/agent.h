@@ -86,8 +86,8 @@ class Agent {
   struct PendingCheckpoint {
     std::string cluster_id;  // forwarded only while the agent is in this cluster
     std::int64_t epoch = 0;
-    WorkerKey key;
-    CheckpointReport report;
+    core::WorkerKey key;
+    core::CheckpointReport report;
     int tries = 0;
     std::int64_t next_try_ms = 0;
   };

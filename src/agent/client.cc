@@ -2,6 +2,10 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
+#include "agent/cluster_scope.h"
+
 namespace corral::agent {
 namespace {
 
@@ -39,6 +43,13 @@ core::Status status_of(const httplib::Result& res, const char* call) {
 }
 
 httplib::Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+// A body corrald should never have sent: named as the call's, with the field kept.
+core::Status bad_answer(const char* call, const core::Status& s) {
+  return core::invalid_argument(
+      s.field().empty() ? call : s.field(),
+      std::string("bad answer from corrald to ") + call + ": " + s.message());
+}
 
 }  // namespace
 
@@ -88,40 +99,51 @@ CorraldClient::~CorraldClient() = default;
 
 void CorraldClient::cancel() { http_->stop(); }
 
-core::Result<JoinAnswer> CorraldClient::join(const std::string& join_token, const json& body) {
-  const auto res =
-      http_->Post("/v1/agents/join", bearer(join_token), body.dump(), "application/json");
+core::Result<core::JoinAnswer> CorraldClient::join(const std::string& join_token,
+                                                   const core::JoinRequest& request) {
+  const auto res = http_->Post("/v1/agents/join", bearer(join_token),
+                               core::encode_join_request(request), "application/json");
   CORRAL_RETURN_IF_ERROR(status_of(res, "join"));
-  return parse_join_answer(res->body);
+  auto answer = core::decode_join_answer(res->body);
+  if (!answer.ok()) return bad_answer("join", answer.status());
+  // It names a directory of the state dir: never trust it as a path.
+  if (!valid_cluster_id(answer->cluster_id)) {
+    return core::invalid_argument(
+        "clusterId", "bad answer from corrald: must be 1..64 letters, digits or '-', got '" +
+                         answer->cluster_id.substr(0, 80) + "'");
+  }
+  return answer;
 }
 
-core::Result<Assignments> CorraldClient::assignments(const std::string& node,
-                                                     const std::string& token, std::int64_t since,
-                                                     std::int64_t wait_ms) {
+core::Result<core::Assignments> CorraldClient::assignments(const std::string& node,
+                                                           const std::string& token,
+                                                           std::int64_t since,
+                                                           std::int64_t wait_ms) {
   http_->set_read_timeout(static_cast<time_t>(wait_ms / 1000 + 10), 0);
   const std::string path = "/v1/agents/" + node + "/assignments?since=" + std::to_string(since) +
                            "&waitMs=" + std::to_string(wait_ms);
   const auto res = http_->Get(path.c_str(), bearer(token));
   CORRAL_RETURN_IF_ERROR(status_of(res, "assignments"));
-  return parse_assignments(res->body);
+  auto answer = core::decode_assignments(res->body);
+  if (!answer.ok()) return bad_answer("assignments", answer.status());
+  return answer;
 }
 
 core::Result<std::int64_t> CorraldClient::heartbeat(const std::string& node,
-                                                    const std::string& token, const json& body) {
+                                                    const std::string& token,
+                                                    const core::Heartbeat& heartbeat) {
   const auto res = http_->Post(("/v1/agents/" + node + "/heartbeat").c_str(), bearer(token),
-                               body.dump(), "application/json");
+                               core::encode_heartbeat(heartbeat), "application/json");
   CORRAL_RETURN_IF_ERROR(status_of(res, "heartbeat"));
-  try {
-    return json::parse(res->body).value("version", std::int64_t{-1});
-  } catch (const json::exception&) {
-    return std::int64_t{-1};
-  }
+  // The report was accepted; an answer without a version only costs an early re-poll.
+  const auto answer = core::decode_heartbeat_answer(res->body);
+  return answer.ok() ? answer->version : std::int64_t{-1};
 }
 
 core::Status CorraldClient::checkpoint(const std::string& node, const std::string& token,
-                                       const json& body) {
+                                       const core::WorkerCheckpoint& checkpoint) {
   const auto res = http_->Post(("/v1/agents/" + node + "/checkpoints").c_str(), bearer(token),
-                               body.dump(), "application/json");
+                               core::encode_worker_checkpoint(checkpoint), "application/json");
   return status_of(res, "checkpoint");
 }
 

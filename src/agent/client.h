@@ -12,9 +12,7 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "agent/protocol_json.h"
+#include "core/agent_protocol.h"
 #include "core/result.h"
 
 namespace httplib {
@@ -31,15 +29,17 @@ class CorraldClient {
   CorraldClient(const CorraldClient&) = delete;
   CorraldClient& operator=(const CorraldClient&) = delete;
 
-  core::Result<JoinAnswer> join(const std::string& join_token, const nlohmann::json& body);
+  // InvalidArgument("clusterId") when the answer's cluster id is no safe path component.
+  core::Result<core::JoinAnswer> join(const std::string& join_token,
+                                      const core::JoinRequest& request);
   // Long poll; the read timeout covers `wait_ms` plus a margin.
-  core::Result<Assignments> assignments(const std::string& node, const std::string& token,
-                                        std::int64_t since, std::int64_t wait_ms);
+  core::Result<core::Assignments> assignments(const std::string& node, const std::string& token,
+                                              std::int64_t since, std::int64_t wait_ms);
   // The answer's assignment version.
   core::Result<std::int64_t> heartbeat(const std::string& node, const std::string& token,
-                                       const nlohmann::json& body);
+                                       const core::Heartbeat& heartbeat);
   core::Status checkpoint(const std::string& node, const std::string& token,
-                          const nlohmann::json& body);
+                          const core::WorkerCheckpoint& checkpoint);
   // Aborts a call in flight from another thread (shutdown of a long poll).
   void cancel();
 

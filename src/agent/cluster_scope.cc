@@ -50,7 +50,7 @@ std::vector<std::string> other_clusters_dirs(const std::string& state_dir,
 bool sweep(Launcher& launcher) {
   bool left = false;
   for (const LaunchRecord& record : launcher.recorded()) {
-    if (launcher.observe(record).state == WorkerStatus::State::kExited) {
+    if (launcher.observe(record).state == core::WorkerStatus::State::kExited) {
       launcher.forget(record.key);
       continue;
     }

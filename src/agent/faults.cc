@@ -92,8 +92,8 @@ core::Result<Faults> read_faults_file(const std::string& path) {
   return faults;
 }
 
-void apply_faults(const Faults& faults, std::vector<GpuHealth>& health) {
-  for (GpuHealth& h : health) {
+void apply_faults(const Faults& faults, std::vector<core::GpuHealth>& health) {
+  for (core::GpuHealth& h : health) {
     const auto it = faults.find(h.index);
     if (it == faults.end()) continue;
     const GpuFault& f = it->second;

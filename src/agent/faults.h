@@ -38,6 +38,6 @@ core::Result<Faults> parse_faults(const std::string& json_text);
 core::Result<Faults> read_faults_file(const std::string& path);
 
 // Overlays the faults on health readings (GPUs absent from `faults` are unchanged).
-void apply_faults(const Faults& faults, std::vector<GpuHealth>& health);
+void apply_faults(const Faults& faults, std::vector<core::GpuHealth>& health);
 
 }  // namespace corral::agent

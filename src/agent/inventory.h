@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/agent_protocol.h"
 #include "core/result.h"
 
 namespace corral::agent {
@@ -29,24 +30,6 @@ struct GpuInfo {
   std::string pci_bus_id;                  // "0000:18:00.0"
   std::int32_t numa_node = 0;              // the CPU socket its PCIe root hangs off
   std::vector<std::int32_t> nvlink_peers;  // GPUs reachable over NVLink (direct or via NVSwitch)
-};
-
-// A GPU's health and utilization, read before each heartbeat (protocol §3).
-struct GpuHealth {
-  std::int32_t index = 0;
-  std::string uuid;
-  bool present = true;
-  std::vector<std::int32_t> xid_errors;  // distinct XIDs seen since the agent started, sorted
-  std::int64_t ecc_uncorrectable = 0;
-  bool retired_pages_pending = false;
-  bool remap_failed = false;
-  std::int32_t temperature_c = 0;
-  double power_w = 0;
-  std::int32_t power_limit_w = 0;
-  std::vector<std::string> throttle;  // e.g. "sw_power_cap", "hw_thermal_slowdown"
-  std::int64_t nvlink_errors = 0;
-  std::int32_t sm_percent = 0;
-  std::int64_t memory_used_mib = 0;
 };
 
 // The whole node as discovered.
@@ -66,7 +49,7 @@ class Inventory {
   // The node's GPUs and their topology.
   virtual core::Result<NodeInventory> discover() = 0;
   // Health and utilization of every GPU, in index order.
-  virtual core::Result<std::vector<GpuHealth>> read_health() = 0;
+  virtual core::Result<std::vector<core::GpuHealth>> read_health() = 0;
   // True for presets and files: only these take injected faults (protocol §7).
   virtual bool simulated() const = 0;
 };

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "agent/atomic_file.h"
+#include "core/worker_env.h"
 
 extern char** environ;
 
@@ -42,8 +43,8 @@ std::string random_token() {
   return out;
 }
 
-std::optional<WorkerKey> parse_key(const std::string& stem) {
-  WorkerKey key;
+std::optional<core::WorkerKey> parse_key(const std::string& stem) {
+  core::WorkerKey key;
   long long job = 0;
   int attempt = 0, rank = 0, used = 0;
   if (std::sscanf(stem.c_str(), "%lld-%d-%d%n", &job, &attempt, &rank, &used) != 3 ||
@@ -56,7 +57,7 @@ std::optional<WorkerKey> parse_key(const std::string& stem) {
   return key;
 }
 
-std::optional<LaunchRecord> parse_record(const WorkerKey& key, const std::string& text) {
+std::optional<LaunchRecord> parse_record(const core::WorkerKey& key, const std::string& text) {
   try {
     const json j = json::parse(text);
     return LaunchRecord{.key = key,
@@ -96,11 +97,11 @@ Launcher::~Launcher() {
   for (auto& [pid, fd] : pending_watch_) close(fd);
 }
 
-std::string Launcher::path(const WorkerKey& key, const char* ext) const {
+std::string Launcher::path(const core::WorkerKey& key, const char* ext) const {
   return run_dir_ + "/" + key.name() + ext;
 }
 
-bool Launcher::lock_held(const WorkerKey& key) const {
+bool Launcher::lock_held(const core::WorkerKey& key) const {
   const int fd = open(path(key, ".lock").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -108,7 +109,7 @@ bool Launcher::lock_held(const WorkerKey& key) const {
   return held;
 }
 
-std::optional<std::pair<pid_t, pid_t>> Launcher::read_pids(const WorkerKey& key) const {
+std::optional<std::pair<pid_t, pid_t>> Launcher::read_pids(const core::WorkerKey& key) const {
   const auto text = read_file(path(key, ".pid"));
   if (!text) return std::nullopt;
   try {
@@ -119,8 +120,8 @@ std::optional<std::pair<pid_t, pid_t>> Launcher::read_pids(const WorkerKey& key)
   }
 }
 
-core::Result<LaunchRecord> Launcher::start(const WorkerSpec& spec) {
-  const WorkerKey& key = spec.key;
+core::Result<LaunchRecord> Launcher::start(const core::WorkerSpec& spec) {
+  const core::WorkerKey& key = spec.key;
   if (spec.command.empty()) return core::invalid_argument("command", "must not be empty");
   if (std::filesystem::exists(path(key, ".exit"))) {
     return core::Status(core::StatusCode::kAlreadyExists, "worker " + key.name() + " already ran");
@@ -171,19 +172,9 @@ core::Result<LaunchRecord> Launcher::start(const WorkerSpec& spec) {
     if (eq) env[std::string(const_cast<const char*>(*e), eq)] = eq + 1;
   }
   for (const auto& [k, v] : spec.env) env[k] = v;
-  env["CUDA_VISIBLE_DEVICES"] = spec.visible_devices;
-  env["WORLD_SIZE"] = std::to_string(spec.world_size);
-  env["RANK"] = std::to_string(key.rank);
-  env["LOCAL_RANK"] = std::to_string(spec.local_rank);
-  env["NODE_RANK"] = std::to_string(spec.node_rank);
-  env["MASTER_ADDR"] = spec.master_addr;
-  env["MASTER_PORT"] = std::to_string(spec.master_port);
-  env["CORRAL_JOB_ID"] = std::to_string(key.job);
-  env["CORRAL_ATTEMPT"] = std::to_string(key.attempt);
-  env["CORRAL_CHECKPOINT_DIR"] = spec.checkpoint_dir;
-  env["CORRAL_RESTORE_FROM"] = spec.restore_from;
-  env["CORRAL_AGENT_URL"] = options_.agent_url;
-  env["CORRAL_WORKER_TOKEN"] = record.token;
+  for (auto& [k, v] : core::worker_env(spec, options_.agent_url, record.token)) {
+    env[k] = std::move(v);
+  }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
@@ -240,7 +231,7 @@ core::Result<LaunchRecord> Launcher::start(const WorkerSpec& spec) {
   return record;
 }
 
-core::Status Launcher::stop(const WorkerKey& key, std::int64_t grace_ms) {
+core::Status Launcher::stop(const core::WorkerKey& key, std::int64_t grace_ms) {
   if (!lock_held(key)) return core::ok_status();  // nothing alive to stop
   const auto pids = read_pids(key);
   if (!pids) return core::failed_precondition("worker " + key.name() + " is still starting");
@@ -253,9 +244,9 @@ core::Status Launcher::stop(const WorkerKey& key, std::int64_t grace_ms) {
   return core::ok_status();
 }
 
-WorkerStatus Launcher::observe(const LaunchRecord& record) {
-  const WorkerKey& key = record.key;
-  WorkerStatus status{.key = key, .started_at_ms = record.started_at_ms};
+core::WorkerStatus Launcher::observe(const LaunchRecord& record) {
+  const core::WorkerKey& key = record.key;
+  core::WorkerStatus status{.key = key, .started_at_ms = record.started_at_ms};
   const auto pids = read_pids(key);
   if (pids) status.pid = pids->second;
   auto read_exit = [&]() -> bool {
@@ -263,7 +254,7 @@ WorkerStatus Launcher::observe(const LaunchRecord& record) {
     if (!text) return false;
     try {
       const json j = json::parse(*text);
-      status.state = WorkerStatus::State::kExited;
+      status.state = core::WorkerStatus::State::kExited;
       status.exit_code = j.at("exitCode").get<std::int32_t>();
       status.signal = j.at("signal").get<std::int32_t>();
       status.exited_at_ms = j.at("exitedAtMs").get<std::int64_t>();
@@ -278,7 +269,7 @@ WorkerStatus Launcher::observe(const LaunchRecord& record) {
   // before dying (between our two reads); otherwise it died abnormally.
   if (read_exit()) return status;
   if (pids) kill(-pids->second, SIGKILL);  // never leave an unsupervised group behind
-  status.state = WorkerStatus::State::kExited;
+  status.state = core::WorkerStatus::State::kExited;
   status.exit_code = -1;
   status.exited_at_ms = core::to_ms(options_.clock->now());
   (void)write_file_atomic(
@@ -305,11 +296,11 @@ std::vector<LaunchRecord> Launcher::recorded() const {
   return out;
 }
 
-void Launcher::watch(const WorkerKey& key) {
+void Launcher::watch(const core::WorkerKey& key) {
   if (const auto pids = read_pids(key)) watch_pid(pids->first);
 }
 
-void Launcher::forget(const WorkerKey& key) {
+void Launcher::forget(const core::WorkerKey& key) {
   for (const char* ext : {".json", ".pid", ".exit", ".lock"}) {
     std::filesystem::remove(path(key, ext));
   }

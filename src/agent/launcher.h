@@ -32,7 +32,7 @@
 
 #include <sys/types.h>
 
-#include "agent/worker.h"
+#include "core/agent_protocol.h"
 #include "core/clock.h"
 #include "core/result.h"
 
@@ -40,7 +40,7 @@ namespace corral::agent {
 
 // What the agent recorded when it started a worker (KEY.json).
 struct LaunchRecord {
-  WorkerKey key;
+  core::WorkerKey key;
   std::string token;  // CORRAL_WORKER_TOKEN: the worker's credential at the local server
   std::int64_t started_at_ms = 0;
   std::int64_t grace_ms = 30000;
@@ -63,33 +63,33 @@ class Launcher {
 
   // Starts the worker. AlreadyExists when a worker with this key is running (its lock
   // is held) or has run (its exit file exists): a rank is never launched twice.
-  core::Result<LaunchRecord> start(const WorkerSpec& spec);
+  core::Result<LaunchRecord> start(const core::WorkerSpec& spec);
 
   // Asks the worker to stop: SIGTERM now, SIGKILL of its group after `grace_ms`.
   // Idempotent. FailedPrecondition when its supervisor is not known yet (retry later).
-  core::Status stop(const WorkerKey& key, std::int64_t grace_ms);
+  core::Status stop(const core::WorkerKey& key, std::int64_t grace_ms);
 
   // The worker's state from its files. A worker whose supervisor vanished without an
   // exit file has its group killed and is recorded as exited with code -1.
-  WorkerStatus observe(const LaunchRecord& record);
+  core::WorkerStatus observe(const LaunchRecord& record);
 
   // Every worker recorded in the state dir (KEY.json), sorted by key.
   std::vector<LaunchRecord> recorded() const;
 
   // Watches an adopted worker's supervisor so its exit triggers on_change.
-  void watch(const WorkerKey& key);
+  void watch(const core::WorkerKey& key);
 
   // Deletes the worker's run files. REQUIRES: it exited.
-  void forget(const WorkerKey& key);
+  void forget(const core::WorkerKey& key);
 
   const std::string& run_dir() const { return run_dir_; }
   core::Time now() const { return options_.clock->now(); }
   void set_agent_url(std::string url) { options_.agent_url = std::move(url); }
 
  private:
-  std::string path(const WorkerKey& key, const char* ext) const;
-  bool lock_held(const WorkerKey& key) const;
-  std::optional<std::pair<pid_t, pid_t>> read_pids(const WorkerKey& key) const;
+  std::string path(const core::WorkerKey& key, const char* ext) const;
+  bool lock_held(const core::WorkerKey& key) const;
+  std::optional<std::pair<pid_t, pid_t>> read_pids(const core::WorkerKey& key) const;
   void watch_pid(pid_t pid);
   void watcher_loop();
 

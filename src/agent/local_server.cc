@@ -3,6 +3,8 @@
 #include <fstream>
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
 namespace corral::agent {
 namespace {
 
@@ -54,7 +56,7 @@ LocalServer::LocalServer(Hooks hooks)
       error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
     };
     if (!hooks_.worker_for_token(token)) return unauthenticated();
-    auto report = parse_checkpoint_report(req.body);
+    auto report = core::decode_checkpoint_report(req.body);
     if (!report.ok()) {
       error(res, 400, "invalid_argument", report.status().message(), report.status().field());
       return;

@@ -14,8 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/protocol_json.h"
-#include "agent/worker.h"
+#include "core/agent_protocol.h"
 #include "core/result.h"
 
 namespace httplib {
@@ -33,10 +32,10 @@ class LocalServer {
     std::string logs_dir;  // DIR/logs of the cluster joined: JOB/attempt-A/rank-R.log
   };
   struct Hooks {
-    std::function<std::optional<WorkerKey>(const std::string& token)> worker_for_token;
+    std::function<std::optional<core::WorkerKey>(const std::string& token)> worker_for_token;
     // Queues the report of the worker `token` belongs to; false when it belongs to none
     // (any more).
-    std::function<bool(const std::string& token, const CheckpointReport&)> on_checkpoint;
+    std::function<bool(const std::string& token, const core::CheckpointReport&)> on_checkpoint;
     std::function<LogAccess()> log_access;
   };
 

@@ -12,7 +12,7 @@ void Reconciler::adopt() {
   }
 }
 
-void Reconciler::apply(const std::vector<DesiredWorker>& desired) {
+void Reconciler::apply(const std::vector<core::DesiredWorker>& desired) {
   std::lock_guard lock(mu_);
   if (closed_) return;
   desired_ = desired;
@@ -28,13 +28,13 @@ void Reconciler::reapply() {
   apply_locked(desired_);
 }
 
-WorkerStatus Reconciler::observe(const Entry& entry) const {
+core::WorkerStatus Reconciler::observe(const Entry& entry) const {
   return entry.start_failed ? *entry.start_failed : launcher_.observe(entry.record);
 }
 
 void Reconciler::send_stop(Entry& entry, std::int64_t grace_ms) {
   if (entry.stop_sent) return;
-  if (observe(entry).state == WorkerStatus::State::kExited) {
+  if (observe(entry).state == core::WorkerStatus::State::kExited) {
     entry.stop_sent = true;
     return;
   }
@@ -46,11 +46,11 @@ void Reconciler::send_stop(Entry& entry, std::int64_t grace_ms) {
   }
 }
 
-void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
+void Reconciler::apply_locked(const std::vector<core::DesiredWorker>& desired) {
   stops_pending_ = false;
-  std::set<WorkerKey> wanted;
-  for (const DesiredWorker& d : desired) {
-    const WorkerKey& key = d.spec.key;
+  std::set<core::WorkerKey> wanted;
+  for (const core::DesiredWorker& d : desired) {
+    const core::WorkerKey& key = d.spec.key;
     wanted.insert(key);
     auto it = entries_.find(key);
     if (it == entries_.end()) {
@@ -63,13 +63,14 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
       // AlreadyExists cannot happen for a key we do not know (adopt() loaded every
       // recorded worker), so this key never ran: report it as exited, never retry it.
       const std::int64_t now_ms = core::to_ms(launcher_.now());
-      entries_[key] = Entry{.record = {.key = key},
-                            .stop_sent = true,
-                            .start_failed = WorkerStatus{.key = key,
-                                                         .state = WorkerStatus::State::kExited,
-                                                         .started_at_ms = now_ms,
-                                                         .exit_code = kStartFailedExitCode,
-                                                         .exited_at_ms = now_ms}};
+      entries_[key] =
+          Entry{.record = {.key = key},
+                .stop_sent = true,
+                .start_failed = core::WorkerStatus{.key = key,
+                                                   .state = core::WorkerStatus::State::kExited,
+                                                   .started_at_ms = now_ms,
+                                                   .exit_code = kStartFailedExitCode,
+                                                   .exited_at_ms = now_ms}};
       if (on_start_failed_) on_start_failed_(key, started.status());
       continue;
     }
@@ -81,8 +82,8 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
       ++it;
       continue;
     }
-    const WorkerStatus status = observe(e);
-    if (status.state == WorkerStatus::State::kRunning) {
+    const core::WorkerStatus status = observe(e);
+    if (status.state == core::WorkerStatus::State::kRunning) {
       send_stop(e, e.record.grace_ms);
       ++it;
     } else if (e.exit_reported) {
@@ -94,17 +95,17 @@ void Reconciler::apply_locked(const std::vector<DesiredWorker>& desired) {
   }
 }
 
-std::vector<WorkerStatus> Reconciler::observe() {
+std::vector<core::WorkerStatus> Reconciler::observe() {
   std::lock_guard lock(mu_);
-  std::vector<WorkerStatus> out;
+  std::vector<core::WorkerStatus> out;
   for (const auto& [key, e] : entries_) out.push_back(observe(e));
   return out;
 }
 
-void Reconciler::mark_reported(const std::vector<WorkerStatus>& reported) {
+void Reconciler::mark_reported(const std::vector<core::WorkerStatus>& reported) {
   std::lock_guard lock(mu_);
-  for (const WorkerStatus& s : reported) {
-    if (s.state != WorkerStatus::State::kExited) continue;
+  for (const core::WorkerStatus& s : reported) {
+    if (s.state != core::WorkerStatus::State::kExited) continue;
     if (auto it = entries_.find(s.key); it != entries_.end()) it->second.exit_reported = true;
   }
 }
@@ -128,7 +129,7 @@ void Reconciler::close() {
   stops_pending_ = false;
 }
 
-std::optional<WorkerKey> Reconciler::worker_for_token(const std::string& token) const {
+std::optional<core::WorkerKey> Reconciler::worker_for_token(const std::string& token) const {
   std::lock_guard lock(mu_);
   if (token.empty() || closed_) return std::nullopt;
   for (const auto& [key, e] : entries_) {

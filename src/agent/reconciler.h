@@ -26,14 +26,9 @@
 #include <vector>
 
 #include "agent/launcher.h"
-#include "agent/worker.h"
+#include "core/agent_protocol.h"
 
 namespace corral::agent {
-
-struct DesiredWorker {
-  WorkerSpec spec;
-  bool run = true;  // false: desired "stop"
-};
 
 // The exit code reported for a worker that could not be started (the shell's "command
 // cannot be run").
@@ -43,7 +38,7 @@ class Reconciler {
  public:
   // `on_start_failed` (optional) hears each failed start: the agent logs it and sends a
   // heartbeat so corrald learns at once. Called with the reconciler's lock held.
-  using StartFailed = std::function<void(const WorkerKey&, const core::Status&)>;
+  using StartFailed = std::function<void(const core::WorkerKey&, const core::Status&)>;
   explicit Reconciler(Launcher& launcher, StartFailed on_start_failed = {})
       : launcher_(launcher), on_start_failed_(std::move(on_start_failed)) {}
 
@@ -51,7 +46,7 @@ class Reconciler {
   void adopt();
 
   // Makes the workers match `desired` (remembered for reapply()).
-  void apply(const std::vector<DesiredWorker>& desired);
+  void apply(const std::vector<core::DesiredWorker>& desired);
   // apply() with the last desired list: retries stops that could not be sent yet and
   // forgets workers whose exit has been reported since. Does nothing before the first
   // apply() (or stop_all()): adopted workers wait for corrald's answer, they are not
@@ -59,9 +54,9 @@ class Reconciler {
   void reapply();
 
   // Every known worker's current state, sorted by key.
-  std::vector<WorkerStatus> observe();
+  std::vector<core::WorkerStatus> observe();
   // A heartbeat carrying `reported` was accepted: their exits are known to corrald.
-  void mark_reported(const std::vector<WorkerStatus>& reported);
+  void mark_reported(const std::vector<core::WorkerStatus>& reported);
 
   // Fenced: stop every worker (with `grace_ms`) and forget the desired list.
   void stop_all(std::int64_t grace_ms);
@@ -71,7 +66,7 @@ class Reconciler {
   void close();
 
   // The worker a CORRAL_WORKER_TOKEN belongs to.
-  std::optional<WorkerKey> worker_for_token(const std::string& token) const;
+  std::optional<core::WorkerKey> worker_for_token(const std::string& token) const;
   // True while some stop could not be sent yet (its supervisor is still starting).
   bool stops_pending() const;
 
@@ -80,17 +75,17 @@ class Reconciler {
     LaunchRecord record;
     bool stop_sent = false;
     bool exit_reported = false;
-    std::optional<WorkerStatus> start_failed;  // set: never ran; this is its report
+    std::optional<core::WorkerStatus> start_failed;  // set: never ran; this is its report
   };
-  WorkerStatus observe(const Entry& entry) const;
-  void apply_locked(const std::vector<DesiredWorker>& desired);
+  core::WorkerStatus observe(const Entry& entry) const;
+  void apply_locked(const std::vector<core::DesiredWorker>& desired);
   void send_stop(Entry& entry, std::int64_t grace_ms);
 
   Launcher& launcher_;
   const StartFailed on_start_failed_;
   mutable std::mutex mu_;
-  std::map<WorkerKey, Entry> entries_;
-  std::vector<DesiredWorker> desired_;
+  std::map<core::WorkerKey, Entry> entries_;
+  std::vector<core::DesiredWorker> desired_;
   bool desired_known_ = false;  // apply() or stop_all() ran: desired_ is corrald's word
   bool stops_pending_ = false;
   bool closed_ = false;

@@ -145,4 +145,34 @@ core::Status validate_inventory(const NodeInventory& inventory) {
   return core::ok_status();
 }
 
+core::JoinRequest join_request(const std::string& node, const std::string& agent_url,
+                               const core::TopologyLabels& labels, std::int64_t rack_power_cap_w,
+                               const NodeInventory& inventory) {
+  core::JoinRequest r{.agent_url = agent_url,
+                      .rack_power_cap_w = rack_power_cap_w,
+                      .node = {.id = core::NodeId(node),
+                               .labels = labels,
+                               .cpus = inventory.cpus,
+                               .memory_mib = inventory.memory_mib},
+                      .inventory = {.source = inventory.source}};
+  const std::vector<std::int32_t> domains = nvlink_domains(inventory.gpus);
+  for (std::size_t i = 0; i < inventory.gpus.size(); ++i) {
+    const GpuInfo& g = inventory.gpus[i];
+    r.node.gpus.push_back({.index = g.index,
+                           .uuid = g.uuid,
+                           .type = core::GpuTypeId(g.type),
+                           .nvlink_domain = domains[i],
+                           .numa_node = g.numa_node});
+    r.inventory.gpus.push_back({.index = g.index,
+                                .uuid = g.uuid,
+                                .model = g.model,
+                                .memory_mib = g.memory_mib,
+                                .power_limit_w = g.power_limit_w,
+                                .pci_bus_id = g.pci_bus_id,
+                                .numa_node = g.numa_node,
+                                .nvlink_peers = g.nvlink_peers});
+  }
+  return r;
+}
+
 }  // namespace corral::agent

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "agent/inventory.h"
+#include "core/agent_protocol.h"
 #include "core/result.h"
+#include "core/topology.h"
 
 namespace corral::agent {
 
@@ -26,6 +28,13 @@ core::Result<std::string> gpu_type_for_model(const std::string& model, std::int6
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", a deterministic function of (node, index).
 std::string simulated_gpu_uuid(const std::string& node, std::int32_t index);
+
+// What the agent tells corrald when it joins (protocol §1): the node to register, with
+// the NVLink domains and GPU types derived from `inventory`, and the inventory itself as
+// observed.
+core::JoinRequest join_request(const std::string& node, const std::string& agent_url,
+                               const core::TopologyLabels& labels, std::int64_t rack_power_cap_w,
+                               const NodeInventory& inventory);
 
 // Checks what every adapter must guarantee: indices dense from 0 in order, unique
 // UUIDs, peers naming other GPUs of the node. InvalidArgument names the GPU and field.

@@ -14,6 +14,7 @@
 #include "core/internal/spec_tree.h"
 #include "core/priority.h"
 #include "core/units.h"
+#include "core/worker_env.h"
 
 namespace corral::core {
 namespace {
@@ -36,13 +37,6 @@ constexpr std::size_t kMaxLineageLength = 256;
 constexpr std::size_t kMaxEnvNameLength = 256;
 constexpr Duration kMinRuntime = seconds(60);
 constexpr Duration kMaxRuntime = seconds(30LL * 24 * 3600);
-
-// Variables the launcher sets for every worker (torchrun's contract); a spec may not
-// override them, or ranks would disagree about the world.
-constexpr std::string_view kLauncherEnv[] = {"CUDA_VISIBLE_DEVICES", "WORLD_SIZE", "RANK",
-                                             "LOCAL_RANK",           "NODE_RANK",  "MASTER_ADDR",
-                                             "MASTER_PORT"};
-constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 
 std::string child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
@@ -620,8 +614,8 @@ class Validator {
       } else if (key.starts_with(kCorralEnvPrefix)) {
         fail(key_path, fmt::format("is reserved: names starting with {} are set by corral",
                                    kCorralEnvPrefix));
-      } else if (std::find(std::begin(kLauncherEnv), std::end(kLauncherEnv), key) !=
-                 std::end(kLauncherEnv)) {
+      } else if (std::find(std::begin(kTorchrunEnv), std::end(kTorchrunEnv), key) !=
+                 std::end(kTorchrunEnv)) {
         fail(key_path, fmt::format("is reserved: the launcher sets {} for every worker", key));
       } else {
         out.emplace(key, std::move(value));

@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/agent_protocol.h"
 #include "core/job_phase.h"
-#include "core/job_spec_parse.h"
+#include "server/assignments.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/http_status.h"
@@ -39,56 +40,6 @@ std::string error_body(const Status& s) {
     if (s.message().rfind(std::string(code) + ": ", 0) == 0) body["error"]["code"] = code;
   }
   return body.dump();
-}
-
-Result<json> parse_body(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
-  if (!j.is_object()) return core::invalid_argument("", "body must be a JSON object");
-  return j;
-}
-
-Result<std::int64_t> need_int(const json& obj, const char* key, std::int64_t lo, std::int64_t hi) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_number_integer()) {
-    return core::invalid_argument(key, "is required and must be an integer");
-  }
-  const std::int64_t v = it->get<std::int64_t>();
-  if (v < lo || v > hi) {
-    return core::invalid_argument(
-        key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  }
-  return v;
-}
-
-Result<std::string> need_string(const json& obj, const char* key, std::size_t max = 4096) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return core::invalid_argument(key, "must be a string");
-  std::string v = it->get<std::string>();
-  if (v.size() > max) return core::invalid_argument(key, "is too long");
-  return v;
-}
-
-// "http://host:port" -> "host"; only http URLs are accepted for agents.
-std::optional<std::string> url_host(const std::string& url) {
-  constexpr std::string_view kHttp = "http://";
-  if (!url.starts_with(kHttp)) return std::nullopt;
-  std::string rest = url.substr(kHttp.size());
-  const auto slash = rest.find('/');
-  if (slash != std::string::npos) rest = rest.substr(0, slash);
-  if (rest.empty()) return std::nullopt;
-  if (rest.front() == '[') {
-    const auto close = rest.find(']');
-    if (close == std::string::npos) return std::nullopt;
-    return rest.substr(1, close - 1);
-  }
-  const auto colon = rest.rfind(':');
-  return colon == std::string::npos ? rest : rest.substr(0, colon);
-}
-
-std::vector<store::AllocationRow> active_only(std::vector<store::AllocationRow> rows) {
-  std::erase_if(rows, [](const store::AllocationRow& a) { return !a.active; });
-  return rows;
 }
 
 // The node's agent session, with the caller's epoch checked against it.
@@ -154,36 +105,11 @@ struct AgentApi::Handlers {
     auto p = a.authenticate_(req.get_header_value("Authorization"));
     if (!p.ok()) return fail(res, p.status());
     if (p->role != "join") return fail(res, forbidden("only the join token may join a node"));
-    auto body = parse_body(req.body);
-    if (!body.ok()) return fail(res, body.status());
-    for (const auto& [k, v] : body->items()) {
-      if (k != "agentUrl" && k != "rackPowerCapW" && k != "node" && k != "inventory") {
-        return fail(res, core::invalid_argument(k, "unknown field"));
-      }
-    }
-    auto url = need_string(*body, "agentUrl", 256);
-    if (!url.ok()) return fail(res, url.status());
-    if (!url_host(*url)) {
-      return fail(res, core::invalid_argument("agentUrl", "must be http://HOST:PORT"));
-    }
-    std::int64_t rack_cap_w = 0;
-    if (body->contains("rackPowerCapW")) {
-      auto cap = need_int(*body, "rackPowerCapW", 0, 10'000'000);
-      if (!cap.ok()) return fail(res, cap.status());
-      rack_cap_w = *cap;
-    }
-    if (!body->contains("node") || !(*body)["node"].is_object()) {
-      return fail(res, core::invalid_argument("node", "is required and must be an object"));
-    }
-    auto node = node_from_json((*body)["node"].dump());
-    if (!node.ok()) {
-      return fail(res,
-                  core::invalid_argument("node." + node.status().field(), node.status().message()));
-    }
-    json inventory = body->value("inventory", json::object());
-    if (!inventory.is_object()) {
-      return fail(res, core::invalid_argument("inventory", "must be an object"));
-    }
+    auto request = core::decode_join_request(req.body, node_from_json);
+    if (!request.ok()) return fail(res, request.status());
+    const core::Node& node = request->node;
+    const std::string& url = request->agent_url;
+    const std::int64_t rack_cap_w = request->rack_power_cap_w;
     const core::Time now = a.clock_.now();
     const std::string token = new_token();
     const std::string log_key = sha256_hex(new_token());
@@ -192,11 +118,11 @@ struct AgentApi::Handlers {
     const Status s = change([&](store::Tx& tx, Effects& fx) {
       // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
       CORRAL_ASSIGN_OR_RETURN(cluster_id, tx.cluster_id());
-      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node->id));
+      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node.id));
       // Registered exactly as POST /v1/nodes would; the admin state is kept.
-      const std::string spec = node_to_json(*node);
+      const std::string spec = node_to_json(node);
       CORRAL_RETURN_IF_ERROR(
-          tx.upsert_node({.id = node->id,
+          tx.upsert_node({.id = node.id,
                           .spec_json = spec,
                           .admin = existing ? existing->admin : core::NodeAdminState::kActive,
                           .admin_reason = existing ? existing->admin_reason : "",
@@ -204,24 +130,25 @@ struct AgentApi::Handlers {
                           .updated_at = now}));
       // The rack's power cap as this node's agent declares it (0: it declares none); the
       // scheduler takes the admin config's cap, else the smallest declared.
-      const std::string declared_by = "node/" + node->id.value;
+      const std::string declared_by = "node/" + node.id.value;
       CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps(declared_by));
-      if (rack_cap_w > 0 && !node->labels.rack.empty()) {
-        CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = node->labels.rack,
+      if (rack_cap_w > 0 && !node.labels.rack.empty()) {
+        CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = node.labels.rack,
                                                 .declared_by = declared_by,
                                                 .power_cap_watts = rack_cap_w,
                                                 .updated_at = now}));
       }
       json observed = json::parse(spec);
-      observed["observed"] = {{"inventory", inventory}};
+      observed["observed"] = {
+          {"inventory", json::parse(core::encode_observed_inventory(request->inventory))}};
       CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
-          {.node = node->id, .inventory_json = observed.dump(), .heartbeat_at = now}));
-      CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node->id));
+          {.node = node.id, .inventory_json = observed.dump(), .heartbeat_at = now}));
+      CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node.id));
       // The epoch only moves when the node is lost, so an agent that restarts on a node
       // that was not lost meanwhile gets the same one back.
-      store::AgentSessionRow row{.node = node->id,
+      store::AgentSessionRow row{.node = node.id,
                                  .epoch = session ? session->epoch : 1,
-                                 .agent_url = *url,
+                                 .agent_url = url,
                                  .log_key = log_key,
                                  .joined_at = now,
                                  .heartbeat_at = now,
@@ -230,101 +157,42 @@ struct AgentApi::Handlers {
       CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
       const std::string hash = sha256_hex(token);
       CORRAL_RETURN_IF_ERROR(tx.insert_token(
-          {.hash = hash, .role = "agent", .node = node->id.value, .created_at = now}));
+          {.hash = hash, .role = "agent", .node = node.id.value, .created_at = now}));
       CORRAL_RETURN_IF_ERROR(
           append_audit(tx, {.actor = p->id + "(join)",
                             .action = "agent.join",
-                            .target = "node/" + node->id.value,
+                            .target = "node/" + node.id.value,
                             .before = session ? "epoch=" + std::to_string(session->epoch) +
                                                     (session->lost ? " lost" : "")
                                               : "",
-                            .after = "epoch=" + std::to_string(epoch) + " url=" + *url +
+                            .after = "epoch=" + std::to_string(epoch) + " url=" + url +
                                      " token:" + hash.substr(0, 12),
                             .time = now}));
-      fx.bump.insert(node->id.value);
+      fx.bump.insert(node.id.value);
       fx.wake_scheduler = true;
       return Status();
     });
     if (!s.ok()) return fail(res, s);
-    a.board_.forget_applied(node->id.value);
+    a.board_.forget_applied(node.id.value);
     reply(res, 200,
-          json{{"node", node->id.value},
-               {"token", token},
-               {"epoch", epoch},
-               {"logKey", log_key},
-               {"clusterId", cluster_id}}
-              .dump());
+          core::encode_join_answer({.node = node.id.value,
+                                    .token = token,
+                                    .epoch = epoch,
+                                    .log_key = log_key,
+                                    .cluster_id = cluster_id}));
   }
 
   // ---- assignments (long poll) ----------------------------------------------------------
 
-  Result<json> assignments_of(store::Tx& tx, const std::string& node, std::int64_t version) {
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
-    CORRAL_ASSIGN_OR_RETURN(auto on_node, tx.list_active_allocations_on(core::NodeId(node)));
-    std::set<std::int64_t> jobs;
-    for (const auto& al : on_node) jobs.insert(al.job.value);
-    json workers = json::array();
-    for (const auto id : jobs) {
-      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
-      if (!job) continue;
-      const auto parsed = core::parse_job_spec(job->spec_json, core::SpecFormat::kJson);
-      if (!parsed.ok()) continue;
-      const core::JobSpec& spec = *parsed.spec;
-      CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_allocations(job->id));
-      const auto allocs = active_only(all);
-      if (allocs.empty()) continue;
-      const std::int32_t attempt = allocs.front().attempt;
-      // Ranks from the attempt's whole placement, so they never shift when a node is fenced.
-      std::erase_if(all, [&](const store::AllocationRow& al) { return al.attempt != attempt; });
-      const auto slots = rank_layout(all, spec.processes);
-      std::string master = "127.0.0.1";
-      CORRAL_ASSIGN_OR_RETURN(auto first, tx.get_agent_session(slots.front().node));
-      if (first) master = url_host(first->agent_url).value_or(master);
-      json env = json::object();
-      for (const auto& [k, v] : spec.env) env[k] = v;
-      CORRAL_ASSIGN_OR_RETURN(const std::string secrets_text, tx.get_job_secrets(job->id));
-      const json secrets = json::parse(secrets_text, nullptr, false);
-      if (secrets.is_object()) {
-        for (const auto& [k, v] : secrets.items()) env[k] = v;
-      }
-      // The newest checkpoint of an earlier attempt: stable for the whole attempt.
-      CORRAL_ASSIGN_OR_RETURN(auto checkpoints, tx.list_checkpoints(job->id));
-      std::string restore;
-      for (const auto& c : checkpoints) {
-        if (c.attempt < attempt) restore = c.uri;
-      }
-      const bool run = job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning;
-      // A preemption's stop gets the decision's grace; other stops the agents' default.
-      const std::int64_t grace_ms =
-          job->stop_grace_ms > 0 ? job->stop_grace_ms : a.settings_.stop_grace_ms;
-      const std::int64_t port = 29500 + (job->id.value * 7 + attempt) % 10000;
-      const auto world = static_cast<std::int64_t>(slots.size());
-      for (const auto& s : slots) {
-        if (s.node.value != node) continue;
-        std::string visible;
-        for (const auto g : s.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
-        workers.push_back({{"job", id},
-                           {"attempt", attempt},
-                           {"rank", s.rank},
-                           {"localRank", s.local_rank},
-                           {"nodeRank", s.node_rank},
-                           {"worldSize", world},
-                           {"gpus", s.gpus},
-                           {"visibleDevices", visible},
-                           {"command", spec.command},
-                           {"env", env},
-                           {"masterAddr", master},
-                           {"masterPort", port},
-                           {"checkpointDir", spec.checkpoint ? spec.checkpoint->dir : ""},
-                           {"restoreFrom", restore},
-                           {"desired", run ? "run" : "stop"},
-                           {"graceMs", grace_ms}});
-      }
-    }
-    return json{{"node", node},
-                {"epoch", session ? session->epoch : 0},
-                {"version", version},
-                {"workers", workers}};
+  Result<std::string> assignments_of(store::Tx& tx, const std::string& node, std::int64_t version) {
+    const core::NodeId id(node);
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
+    CORRAL_ASSIGN_OR_RETURN(
+        const auto input, read_node_assignment_input(tx, id, a.specs_, a.settings_.stop_grace_ms));
+    return core::encode_assignments({.node = node,
+                                     .epoch = session ? session->epoch : 0,
+                                     .version = version,
+                                     .workers = node_assignments(input)});
   }
 
   void assignments(const httplib::Request& req, httplib::Response& res) {
@@ -349,63 +217,46 @@ struct AgentApi::Handlers {
     // The wait holds no transaction. The version is read BEFORE the state, so the answer
     // is at least as new as the version it carries.
     const std::int64_t version = a.board_.wait(node, since, std::chrono::milliseconds(wait_ms));
-    json out;
+    std::string out;
     const Status s = a.store_.read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(out, assignments_of(tx, node, version));
       return Status();
     });
     if (!s.ok()) return fail(res, s);
-    reply(res, 200, out.dump());
+    reply(res, 200, out);
   }
 
   // ---- heartbeat ----------------------------------------------------------------------
 
-  Status record_workers(store::Tx& tx, const std::string& node, const json& workers, core::Time now,
+  Status record_workers(store::Tx& tx, const std::string& node,
+                        const std::vector<core::WorkerStatus>& workers,
                         std::set<std::int64_t>& touched) {
-    if (!workers.is_array()) return core::invalid_argument("workers", "must be an array");
     std::map<std::int64_t, std::vector<store::AllocationRow>> allocs;
     std::map<std::int64_t, std::vector<store::WorkerRow>> known;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      const json& w = workers[i];
-      const std::string path = "workers[" + std::to_string(i) + "]";
-      if (!w.is_object()) return core::invalid_argument(path, "must be an object");
-      auto job = need_int(w, "job", 1, INT64_MAX);
-      auto attempt = need_int(w, "attempt", 0, INT32_MAX);
-      auto rank = need_int(w, "rank", 0, 1 << 20);
-      auto state = need_string(w, "state", 16);
-      for (const Status& st : {job.status(), attempt.status(), rank.status(), state.status()}) {
-        if (!st.ok()) return core::invalid_argument(path + "." + st.field(), st.message());
-      }
-      if (*state != "running" && *state != "exited") {
-        return core::invalid_argument(path + ".state", "must be running or exited");
-      }
+    for (const core::WorkerStatus& w : workers) {
+      const std::int64_t job = w.key.job;
       // Only workers this node was given count; a worker of another node or of no
       // allocation at all is ignored (never trusted, never an error: agents race).
-      if (allocs.count(*job) == 0) {
-        CORRAL_ASSIGN_OR_RETURN(allocs[*job], tx.list_allocations(core::JobId(*job)));
-        CORRAL_ASSIGN_OR_RETURN(known[*job], tx.list_workers(core::JobId(*job)));
+      if (allocs.count(job) == 0) {
+        CORRAL_ASSIGN_OR_RETURN(allocs[job], tx.list_allocations(core::JobId(job)));
+        CORRAL_ASSIGN_OR_RETURN(known[job], tx.list_workers(core::JobId(job)));
       }
-      const bool ours = std::any_of(allocs[*job].begin(), allocs[*job].end(), [&](const auto& al) {
-        return al.attempt == *attempt && al.node.value == node;
+      const bool ours = std::any_of(allocs[job].begin(), allocs[job].end(), [&](const auto& al) {
+        return al.attempt == w.key.attempt && al.node.value == node;
       });
       if (!ours) continue;
-      for (const char* key : {"pid", "exitCode", "signal", "startedAtMs", "exitedAtMs"}) {
-        if (w.contains(key) && !w[key].is_number_integer()) {
-          return core::invalid_argument(path + "." + key, "must be an integer");
-        }
-      }
-      store::WorkerRow row{
-          .job = core::JobId(*job),
-          .attempt = static_cast<std::int32_t>(*attempt),
-          .rank = static_cast<std::int32_t>(*rank),
-          .node = core::NodeId(node),
-          .pid = w.value("pid", std::int64_t{0}),
-          .state = *state,
-          .exit_code = w.value("exitCode", 0),
-          .signal = w.value("signal", 0),
-          .started_at = core::time_from_ms(w.value("startedAtMs", std::int64_t{0})),
-          .exited_at = core::time_from_ms(w.value("exitedAtMs", std::int64_t{0}))};
-      const auto& seen = known[*job];
+      const bool exited = w.state == core::WorkerStatus::State::kExited;
+      store::WorkerRow row{.job = core::JobId(job),
+                           .attempt = w.key.attempt,
+                           .rank = w.key.rank,
+                           .node = core::NodeId(node),
+                           .pid = w.pid,
+                           .state = exited ? "exited" : "running",
+                           .exit_code = w.exit_code,
+                           .signal = w.signal,
+                           .started_at = core::time_from_ms(w.started_at_ms),
+                           .exited_at = core::time_from_ms(w.exited_at_ms)};
+      const auto& seen = known[job];
       const auto same = std::find_if(seen.begin(), seen.end(), [&](const store::WorkerRow& k) {
         return k.attempt == row.attempt && k.rank == row.rank;
       });
@@ -413,18 +264,17 @@ struct AgentApi::Handlers {
       if (same != seen.end() && same->state == "exited") continue;
       if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
       CORRAL_RETURN_IF_ERROR(tx.upsert_worker(row));
-      touched.insert(*job);
+      touched.insert(job);
     }
-    (void)now;
     return Status();
   }
 
-  Status health(store::Tx& tx, const std::string& node, const json& gpus,
+  Status health(store::Tx& tx, const std::string& node, const std::vector<core::GpuHealth>& gpus,
                 const LifecycleContext& ctx) {
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
     if (!row) return core::not_found("node " + node + " is not registered");
     CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
-    CORRAL_ASSIGN_OR_RETURN(auto verdicts, evaluate_gpus(registered, gpus, a.settings_));
+    const auto verdicts = evaluate_gpus(registered, gpus, a.settings_);
     json observed = json::array();
     std::string critical;
     for (auto& g : registered.gpus) {
@@ -441,7 +291,8 @@ struct AgentApi::Handlers {
            {"problem", v == verdicts.end() ? "" : v->problem}});
     }
     json inv = json::parse(node_to_json(registered));
-    inv["observed"] = {{"gpus", observed}, {"readings", gpus}};
+    inv["observed"] = {{"gpus", observed},
+                       {"readings", json::parse(core::encode_gpu_health(gpus))}};
     CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
         {.node = registered.id, .inventory_json = inv.dump(), .heartbeat_at = ctx.now}));
     ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
@@ -465,31 +316,21 @@ struct AgentApi::Handlers {
     const std::string node = req.matches[1];
     auto p = agent_of(req, node);
     if (!p.ok()) return fail(res, p.status());
-    auto body = parse_body(req.body);
+    auto body = core::decode_heartbeat(req.body);
     if (!body.ok()) return fail(res, body.status());
-    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
-    if (!epoch.ok()) return fail(res, epoch.status());
-    std::int64_t applied = 0;
-    if (body->contains("appliedVersion")) {
-      auto v = need_int(*body, "appliedVersion", 0, INT64_MAX);
-      if (!v.ok()) return fail(res, v.status());
-      applied = *v;
-    }
+    const core::Heartbeat& beat = *body;
     const core::Time now = a.clock_.now();
     const Status s = change([&](store::Tx& tx, Effects& fx) {
-      CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx, node, *epoch));
+      CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx, node, beat.epoch));
       // Claims of an agent are believed only once its epoch is known current.
-      if (applied > 0) a.board_.set_applied(node, applied);
+      if (beat.applied_version.value_or(0) > 0) a.board_.set_applied(node, *beat.applied_version);
       session.heartbeat_at = now;
-      if (body->contains("agentUrl")) {
-        CORRAL_ASSIGN_OR_RETURN(session.agent_url, need_string(*body, "agentUrl", 256));
-      }
+      if (beat.agent_url) session.agent_url = *beat.agent_url;
       CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(session));
-      const LifecycleContext ctx{a.board_, a.settings_, now, fx};
-      if (body->contains("gpus")) CORRAL_RETURN_IF_ERROR(health(tx, node, (*body)["gpus"], ctx));
+      const LifecycleContext ctx{a.board_, a.settings_, now, fx, a.specs_};
+      if (beat.gpus) CORRAL_RETURN_IF_ERROR(health(tx, node, *beat.gpus, ctx));
       std::set<std::int64_t> jobs;
-      CORRAL_RETURN_IF_ERROR(
-          record_workers(tx, node, body->value("workers", json::array()), now, jobs));
+      CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, jobs));
       // Every job holding GPUs here too: a stop may be confirmed by absence.
       CORRAL_ASSIGN_OR_RETURN(auto here, tx.list_active_allocations_on(core::NodeId(node)));
       for (const auto& al : here) jobs.insert(al.job.value);
@@ -497,7 +338,8 @@ struct AgentApi::Handlers {
       return Status();
     });
     if (!s.ok()) return fail(res, s);
-    reply(res, 200, json{{"epoch", *epoch}, {"version", a.board_.version(node)}}.dump());
+    reply(res, 200,
+          core::encode_heartbeat_answer({.epoch = beat.epoch, .version = a.board_.version(node)}));
   }
 
   // ---- checkpoints --------------------------------------------------------------------
@@ -506,73 +348,55 @@ struct AgentApi::Handlers {
     const std::string node = req.matches[1];
     auto p = agent_of(req, node);
     if (!p.ok()) return fail(res, p.status());
-    auto body = parse_body(req.body);
+    auto body = core::decode_worker_checkpoint(req.body);
     if (!body.ok()) return fail(res, body.status());
-    for (const auto& [k, v] : body->items()) {
-      static const std::set<std::string> kKnown = {"epoch", "job",  "attempt", "rank",
-                                                   "step",  "path", "bytes",   "checksum"};
-      if (kKnown.count(k) == 0) return fail(res, core::invalid_argument(k, "unknown field"));
-    }
-    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
-    auto job_id = need_int(*body, "job", 1, INT64_MAX);
-    auto attempt = need_int(*body, "attempt", 0, INT32_MAX);
-    auto step = need_int(*body, "step", 0, INT64_MAX);
-    auto bytes = need_int(*body, "bytes", 0, INT64_MAX);
-    auto path = need_string(*body, "path");
-    auto checksum = need_string(*body, "checksum", 256);
-    for (const Status& st : {epoch.status(), job_id.status(), attempt.status(), step.status(),
-                             bytes.status(), path.status(), checksum.status()}) {
-      if (!st.ok()) return fail(res, st);
-    }
-    if (body->contains("rank")) {
-      auto rank = need_int(*body, "rank", 0, 1 << 20);
-      if (!rank.ok()) return fail(res, rank.status());
-    }
-    if (path->empty() || path->front() != '/') {
-      return fail(res, core::invalid_argument("path", "must be an absolute path"));
-    }
+    const core::WorkerCheckpoint& c = *body;
+    const std::int64_t job_id = c.key.job;
+    const std::int32_t attempt = c.key.attempt;
+    const std::int64_t step = c.report.step;
+    const std::string& path = c.report.path;
     int status = 201;
     const core::Time now = a.clock_.now();
     const Status s = change([&](store::Tx& tx, Effects&) {
       status = 201;
-      CORRAL_RETURN_IF_ERROR(current_session(tx, node, *epoch).status());
-      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*job_id)));
-      if (!job) return core::not_found("job " + std::to_string(*job_id) + " not found");
-      if (*attempt != job->attempt) {
-        return stale("attempt " + std::to_string(*attempt) + " of job " + std::to_string(*job_id) +
+      CORRAL_RETURN_IF_ERROR(current_session(tx, node, c.epoch).status());
+      CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
+      if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
+      if (attempt != job->attempt) {
+        return stale("attempt " + std::to_string(attempt) + " of job " + std::to_string(job_id) +
                      " is not its current attempt (" + std::to_string(job->attempt) + ")");
       }
       CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
       const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
-        return al.attempt == *attempt && al.node.value == node;
+        return al.attempt == attempt && al.node.value == node;
       });
       if (!ours) {
-        return forbidden("job " + std::to_string(*job_id) + " attempt " + std::to_string(*attempt) +
+        return forbidden("job " + std::to_string(job_id) + " attempt " + std::to_string(attempt) +
                          " does not run on node " + node);
       }
       CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
-      for (const auto& c : existing) {
-        if (c.attempt == *attempt && c.step == *step) {
+      for (const auto& known : existing) {
+        if (known.attempt == attempt && known.step == step) {
           status = 200;  // already recorded: a retry of the agent's forward
           return Status();
         }
       }
       CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
-                                                   .attempt = static_cast<std::int32_t>(*attempt),
-                                                   .step = *step,
-                                                   .uri = *path,
-                                                   .bytes = *bytes,
-                                                   .checksum = *checksum,
+                                                   .attempt = attempt,
+                                                   .step = step,
+                                                   .uri = path,
+                                                   .bytes = c.report.bytes,
+                                                   .checksum = c.report.checksum,
                                                    .time = now}));
       return tx.append_job_event({.job = job->id,
                                   .time = now,
                                   .kind = "checkpointed",
-                                  .message = "attempt " + std::to_string(*attempt) + " step " +
-                                             std::to_string(*step) + " at " + *path});
+                                  .message = "attempt " + std::to_string(attempt) + " step " +
+                                             std::to_string(step) + " at " + path});
     });
     if (!s.ok()) return fail(res, s);
     reply(res, status,
-          json{{"job", *job_id}, {"attempt", *attempt}, {"step", *step}, {"path", *path}}.dump());
+          json{{"job", job_id}, {"attempt", attempt}, {"step", step}, {"path", path}}.dump());
   }
 
   // ---- logs ---------------------------------------------------------------------------
@@ -610,11 +434,11 @@ struct AgentApi::Handlers {
       }
       if (!node) {
         // Not reported yet: the placement says where the rank runs.
-        CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_allocations(job->id));
-        std::erase_if(all, [&](const auto& al) { return al.attempt != attempt; });
-        const auto parsed = core::parse_job_spec(job->spec_json, core::SpecFormat::kJson);
-        if (parsed.ok()) {
-          for (const auto& slot : rank_layout(all, parsed.spec->processes)) {
+        CORRAL_ASSIGN_OR_RETURN(const auto all, tx.list_allocations(job->id));
+        const auto spec = a.specs_.get(job->id, job->spec_json);
+        if (spec.ok() && attempt <= INT32_MAX) {
+          const auto placement = attempt_placement(all, static_cast<std::int32_t>(attempt));
+          for (const auto& slot : rank_layout(placement, (*spec)->processes)) {
             if (slot.rank == rank) node = slot.node;
           }
         }
@@ -646,12 +470,14 @@ struct AgentApi::Handlers {
 };
 
 AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-                   AssignmentBoard& board, AgentSettings settings, Authenticate authenticate)
+                   AssignmentBoard& board, SpecCache& specs, AgentSettings settings,
+                   Authenticate authenticate)
     : store_(store),
       clock_(clock),
       loop_(loop),
       metrics_(metrics),
       board_(board),
+      specs_(specs),
       settings_(settings),
       authenticate_(std::move(authenticate)) {}
 

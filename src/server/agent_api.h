@@ -24,6 +24,7 @@
 #include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/sched_loop.h"
+#include "server/spec_cache.h"
 #include "store/store.h"
 
 namespace httplib {
@@ -36,7 +37,8 @@ class AgentApi {
  public:
   using Authenticate = std::function<core::Result<Principal>(const std::string& authorization)>;
   AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-           AssignmentBoard& board, AgentSettings settings, Authenticate authenticate);
+           AssignmentBoard& board, SpecCache& specs, AgentSettings settings,
+           Authenticate authenticate);
 
   void install(httplib::Server& http);
 
@@ -47,6 +49,7 @@ class AgentApi {
   SchedLoop& loop_;
   Metrics& metrics_;
   AssignmentBoard& board_;
+  SpecCache& specs_;
   const AgentSettings settings_;
   Authenticate authenticate_;
 };

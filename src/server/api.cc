@@ -178,7 +178,7 @@ struct ApiRoutes {
   }
 
   LifecycleContext lifecycle(Effects& fx) const {
-    return LifecycleContext{api.board_, api.agent_settings_, api.clock_.now(), fx};
+    return LifecycleContext{api.board_, api.agent_settings_, api.clock_.now(), fx, api.specs_};
   }
 
   // A read: authenticated, run in one transaction.
@@ -985,12 +985,13 @@ struct ApiRoutes {
 };
 
 Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-         AssignmentBoard& board, AgentSettings agent_settings)
+         AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings)
     : store_(store),
       clock_(clock),
       loop_(loop),
       metrics_(metrics),
       board_(board),
+      specs_(specs),
       agent_settings_(agent_settings),
       admission_(clock) {}
 
@@ -1026,7 +1027,7 @@ Api::~Api() = default;
 void Api::install(httplib::Server& http) {
   routes_ = std::make_unique<ApiRoutes>(*this);
   agent_api_ = std::make_unique<AgentApi>(
-      store_, clock_, loop_, metrics_, board_, agent_settings_,
+      store_, clock_, loop_, metrics_, board_, specs_, agent_settings_,
       [this](const std::string& authorization) { return authenticate(authorization); });
   // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
   agent_api_->install(http);

@@ -26,6 +26,7 @@
 #include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/sched_loop.h"
+#include "server/spec_cache.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
@@ -50,7 +51,7 @@ class AgentApi;
 class Api {
  public:
   Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-      AssignmentBoard& board, AgentSettings agent_settings);
+      AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings);
   ~Api();
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
@@ -67,6 +68,7 @@ class Api {
   SchedLoop& loop_;
   Metrics& metrics_;
   AssignmentBoard& board_;
+  SpecCache& specs_;
   const AgentSettings agent_settings_;
   AdmissionControl admission_;
 

@@ -36,7 +36,7 @@ std::string resize_text(const sched::Resize& rz, const char* verb) {
 class Applier {
  public:
   Applier(store::Tx& tx, const ApplyContext& ctx)
-      : tx_(tx), ctx_(ctx), lifecycle_{ctx.board, ctx.settings, ctx.now, out_.fx} {}
+      : tx_(tx), ctx_(ctx), lifecycle_{ctx.board, ctx.settings, ctx.now, out_.fx, ctx.specs} {}
 
   core::Result<Applied> run(const sched::Decisions& d) {
     for (const auto& p : d.preemptions) CORRAL_RETURN_IF_ERROR(preempt(p));

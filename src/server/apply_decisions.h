@@ -35,6 +35,7 @@ struct ApplyContext {
   core::Time now;
   const std::map<std::int64_t, std::int32_t>& elastic_targets;  // from the cycle's read
   AssignmentBoard& board;
+  SpecCache& specs;
   const AgentSettings& settings;
 };
 

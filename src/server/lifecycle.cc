@@ -4,7 +4,7 @@
 #include <map>
 
 #include "core/job_phase.h"
-#include "core/job_spec_parse.h"
+#include "server/assignments.h"
 
 namespace corral::server {
 namespace {
@@ -65,6 +65,7 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   ctx.fx.wake_scheduler = true;
   ctx.fx.requeued.insert(job.id.value);
+  ctx.specs.forget(job.id);  // no workers until it is placed again
   return append(tx, ctx, job.id, "requeued",
                 "attempt " + std::to_string(job.attempt) + " confirmed stopped; " + next.reason);
 }
@@ -93,39 +94,6 @@ void apply_effects(const Effects& fx, AssignmentBoard& board) {
   }
   board.bump(fx.bump);
   for (const auto job : fx.released) board.forget_job(job);
-}
-
-std::vector<RankSlot> rank_layout(const std::vector<store::AllocationRow>& allocs,
-                                  core::ProcessMode mode) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<std::int32_t>> gpus;
-  for (const auto& a : allocs) {
-    if (gpus.count(a.node.value) == 0) order.push_back(a.node.value);
-    gpus[a.node.value].push_back(a.gpu_index);
-  }
-  std::vector<RankSlot> out;
-  std::int32_t rank = 0;
-  for (std::size_t n = 0; n < order.size(); ++n) {
-    auto& g = gpus[order[n]];
-    std::sort(g.begin(), g.end());
-    const auto node_rank = static_cast<std::int32_t>(n);
-    if (mode == core::ProcessMode::kPerNode) {
-      out.push_back({.rank = rank++,
-                     .local_rank = 0,
-                     .node_rank = node_rank,
-                     .node = core::NodeId(order[n]),
-                     .gpus = g});
-      continue;
-    }
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      out.push_back({.rank = rank++,
-                     .local_rank = static_cast<std::int32_t>(i),
-                     .node_rank = node_rank,
-                     .node = core::NodeId(order[n]),
-                     .gpus = {g[i]}});
-    }
-  }
-  return out;
 }
 
 core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
@@ -187,8 +155,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   CORRAL_ASSIGN_OR_RETURN(auto found, tx.get_job(id));
   if (!found) return Status();
   store::JobRow job = *found;
-  CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(id));
-  const auto allocs = active_only(std::move(all_allocs));
+  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.list_allocations(id));
+  const auto allocs = active_only(every);
   if (allocs.empty()) {
     // Every GPU was released (its nodes fenced): a preempting job goes back to the queue.
     if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
@@ -197,18 +165,12 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
   if (!managed) return Status();  // agent-less: nothing runs, nothing reports
 
-  const auto parsed = core::parse_job_spec(job.spec_json, core::SpecFormat::kJson);
-  if (!parsed.ok()) return core::internal_error("job " + std::to_string(id.value) + " spec");
-  const core::JobSpec& spec = *parsed.spec;
+  CORRAL_ASSIGN_OR_RETURN(const auto spec_ptr, ctx.specs.get(id, job.spec_json));
+  const core::JobSpec& spec = *spec_ptr;
   const std::int32_t attempt = allocs.front().attempt;
   // Ranks come from the whole attempt's placement: after a node is fenced its rows are
   // released, but the other nodes' ranks keep their numbers.
-  std::vector<store::AllocationRow> placement;
-  CORRAL_ASSIGN_OR_RETURN(auto every, tx.list_allocations(id));
-  for (auto& a : every) {
-    if (a.attempt == attempt) placement.push_back(std::move(a));
-  }
-  const auto slots = rank_layout(placement, spec.processes);
+  const auto slots = rank_layout(attempt_placement(every, attempt), spec.processes);
   std::map<std::int32_t, store::WorkerRow> workers;
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_workers(id));
   for (auto& w : rows) {
@@ -294,6 +256,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   // Confirmed by the agents (or by fencing): only now do the GPUs go back to the pool.
   CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, ctx.now).status());
   ctx.fx.released.insert(id.value);
+  ctx.specs.forget(id);
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   ctx.fx.wake_scheduler = true;
   CORRAL_RETURN_IF_ERROR(append(
@@ -327,6 +290,7 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   // No agent runs it, so nothing can be running: stop at once (the pre-agent behaviour).
   CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, ctx.now).status());
   ctx.fx.released.insert(job.id.value);
+  ctx.specs.forget(job.id);
   return requeue(tx, ctx, next);
 }
 

@@ -21,7 +21,8 @@
 // its ranks on the agent-less node count as never started, and it never reaches
 // `running` (no agent can report them).
 //
-// Thread safety: free functions over the caller's Tx; AssignmentBoard is thread-safe.
+// Thread safety: free functions over the caller's Tx; AssignmentBoard and SpecCache are
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,7 @@
 #include "core/time.h"
 #include "server/assignment_board.h"
 #include "server/sched_loop.h"
+#include "server/spec_cache.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -71,21 +73,6 @@ void apply_effects(const Effects& fx, AssignmentBoard& board);
 // finish by the hundred per second.
 void wake_loop(const Effects& fx, SchedLoop& loop);
 
-// One worker slot of an attempt: which rank runs where, on which GPUs.
-struct RankSlot {
-  std::int32_t rank = 0;
-  std::int32_t local_rank = 0;
-  std::int32_t node_rank = 0;
-  core::NodeId node;
-  std::vector<std::int32_t> gpus;
-};
-
-// Ranks of one attempt from its allocation rows in insertion order (the placement's
-// order): nodes in order of first appearance, GPUs by index within a node; one rank
-// per GPU (perGpu) or per node (perNode).
-std::vector<RankSlot> rank_layout(const std::vector<store::AllocationRow>& attempt_allocs,
-                                  core::ProcessMode mode);
-
 // Restart backoff after `restarts` failures: base x 2^(restarts-1), capped.
 core::Duration restart_backoff(const AgentSettings& settings, std::int32_t restarts);
 
@@ -94,6 +81,9 @@ struct LifecycleContext {
   const AgentSettings& settings;
   core::Time now;
   Effects& fx;
+  // The jobs' decoded specs. A job's entry is forgotten when its GPUs are released, even
+  // in a transaction that is retried after: that costs one decode, nothing else.
+  SpecCache& specs;
 };
 
 // Advances one job from the reports stored so far (start, finish, gang failure,

@@ -53,6 +53,9 @@ std::string Metrics::render() const {
   line(out, "corral_running_jobs", "gauge", "jobs holding GPUs at the last cycle",
        running_jobs.load());
   line(out, "corral_store_errors_total", "counter", "store calls that failed", store_errors.load());
+  line(out, "corral_job_spec_decodes_total", "counter",
+       "stored job specs decoded for agents and controllers (once per job, not per poll)",
+       job_spec_decodes.load());
   return out;
 }
 

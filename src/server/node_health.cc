@@ -13,17 +13,6 @@ namespace {
 
 using core::JobPhase;
 using core::Status;
-using nlohmann::json;
-
-std::int64_t int_or(const json& obj, const char* key, std::int64_t fallback) {
-  const auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<std::int64_t>() : fallback;
-}
-
-double num_or(const json& obj, const char* key, double fallback) {
-  const auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
-}
 
 }  // namespace
 
@@ -45,52 +34,37 @@ std::string critical_xid_name(std::int64_t xid) {
   return it == kCritical.end() ? std::string() : it->second;
 }
 
-core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered, const json& gpus,
-                                                    const AgentSettings& settings) {
-  if (!gpus.is_array()) return core::invalid_argument("gpus", "must be an array");
-  std::map<std::int64_t, const json*> by_index;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    const json& g = gpus[i];
-    const std::string path = "gpus[" + std::to_string(i) + "]";
-    if (!g.is_object()) return core::invalid_argument(path, "must be an object");
-    const auto idx = g.find("index");
-    if (idx == g.end() || !idx->is_number_integer()) {
-      return core::invalid_argument(path + ".index", "must be an integer");
-    }
-    if (g.contains("xidErrors") && !g["xidErrors"].is_array()) {
-      return core::invalid_argument(path + ".xidErrors", "must be an array of integers");
-    }
-    by_index[idx->get<std::int64_t>()] = &g;
-  }
+std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
+                                      const std::vector<core::GpuHealth>& gpus,
+                                      const AgentSettings& settings) {
+  std::map<std::int32_t, const core::GpuHealth*> by_index;
+  for (const auto& g : gpus) by_index[g.index] = &g;  // the last reading of an index counts
   std::vector<GpuVerdict> out;
   for (const auto& gpu : registered.gpus) {
     GpuVerdict v{.index = gpu.index};
     const auto it = by_index.find(gpu.index);
-    if (it == by_index.end() || !it->second->value("present", true)) {
+    if (it == by_index.end() || !it->second->present) {
       v.critical = true;
       v.problem = "absent";
       out.push_back(v);
       continue;
     }
-    const json& g = *it->second;
+    const core::GpuHealth& g = *it->second;
     std::vector<std::string> problems;
-    for (const auto& x : g.value("xidErrors", json::array())) {
-      if (!x.is_number_integer()) continue;
-      const std::string name = critical_xid_name(x.get<std::int64_t>());
-      if (!name.empty()) {
-        problems.push_back("XID " + std::to_string(x.get<std::int64_t>()) + " (" + name + ")");
-      }
+    for (const std::int32_t xid : g.xid_errors) {
+      const std::string name = critical_xid_name(xid);
+      if (!name.empty()) problems.push_back("XID " + std::to_string(xid) + " (" + name + ")");
     }
-    if (int_or(g, "eccUncorrectable", 0) > 0) problems.push_back("uncorrectable ECC error");
-    if (g.value("remapFailed", false)) problems.push_back("row remap failed");
+    if (g.ecc_uncorrectable > 0) problems.push_back("uncorrectable ECC error");
+    if (g.remap_failed) problems.push_back("row remap failed");
     if (!problems.empty()) {
       v.critical = true;
       v.problem = problems.front();
       for (std::size_t i = 1; i < problems.size(); ++i) v.problem += ", " + problems[i];
     } else {
-      const double temp = num_or(g, "temperatureC", 0);
-      const double power = num_or(g, "powerW", 0);
-      const double limit = num_or(g, "powerLimitW", 0);
+      const double temp = g.temperature_c;
+      const double power = g.power_w;
+      const double limit = g.power_limit_w;
       if (temp > settings.hot_temperature_c) {
         v.hot = true;
         v.problem = "hot: " + std::to_string(static_cast<int>(temp)) + " C above " +
@@ -136,10 +110,8 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
         {.job = job->id, .time = ctx.now, .kind = "node lost", .message = lost}));
     if (job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning) {
       // The attempt is lost: it counts as a restart, and restarts from its checkpoint.
-      std::int32_t max_restarts = 3;
-      const auto spec = nlohmann::json::parse(job->spec_json, nullptr, false);
-      if (spec.is_object())
-        max_restarts = static_cast<std::int32_t>(int_or(spec, "maxRestarts", 3));
+      CORRAL_ASSIGN_OR_RETURN(const auto spec, ctx.specs.get(job->id, job->spec_json));
+      const std::int32_t max_restarts = spec->max_restarts;
       store::JobRow next = *job;
       next.updated_at = ctx.now;
       if (job->restarts < max_restarts) {
@@ -171,8 +143,13 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
 }
 
 NodeHealth::NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-                       SchedLoop& loop, AgentSettings settings)
-    : store_(store), clock_(clock), board_(board), loop_(loop), settings_(settings) {}
+                       SpecCache& specs, SchedLoop& loop, AgentSettings settings)
+    : store_(store),
+      clock_(clock),
+      board_(board),
+      specs_(specs),
+      loop_(loop),
+      settings_(settings) {}
 
 NodeHealth::~NodeHealth() { stop(); }
 
@@ -224,7 +201,7 @@ Status NodeHealth::check_once() {
           core::to_ms(now - fresh->heartbeat_at) <= settings_.node_lost_after_ms) {
         return Status();
       }
-      const LifecycleContext ctx{board_, settings_, now, fx};
+      const LifecycleContext ctx{board_, settings_, now, fx, specs_};
       return declare_node_lost(tx, ctx, s.node,
                                "no heartbeat for " + std::to_string(silence) + " ms");
     });

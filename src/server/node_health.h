@@ -23,14 +23,14 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "core/agent_protocol.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "core/topology.h"
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
 #include "server/sched_loop.h"
+#include "server/spec_cache.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
@@ -43,11 +43,11 @@ struct GpuVerdict {
   std::string problem;    // "XID 79 (fell off the bus)", "hot: 95 C > 87 C", ...
 };
 
-// Judges the heartbeat's `gpus` array against the registered GPUs. InvalidArgument
-// naming the field when the array is malformed.
-core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered,
-                                                    const nlohmann::json& gpus,
-                                                    const AgentSettings& settings);
+// Judges a heartbeat's GPU readings against the registered GPUs: one verdict per
+// registered GPU, in its order (a GPU without a reading is absent).
+std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
+                                      const std::vector<core::GpuHealth>& gpus,
+                                      const AgentSettings& settings);
 
 // The name of a critical XID, or empty when `xid` is not critical.
 std::string critical_xid_name(std::int64_t xid);
@@ -58,8 +58,8 @@ core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const
 
 class NodeHealth {
  public:
-  NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board, SchedLoop& loop,
-             AgentSettings settings);
+  NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
+             SpecCache& specs, SchedLoop& loop, AgentSettings settings);
   ~NodeHealth();
   NodeHealth(const NodeHealth&) = delete;
   NodeHealth& operator=(const NodeHealth&) = delete;
@@ -73,6 +73,7 @@ class NodeHealth {
   store::Store& store_;
   const core::Clock& clock_;
   AssignmentBoard& board_;
+  SpecCache& specs_;
   SchedLoop& loop_;
   const AgentSettings settings_;
   core::Time started_at_;

@@ -21,12 +21,13 @@ using core::JobPhase;
 using core::Status;
 
 SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                     SchedLoopOptions options, AssignmentBoard* board)
+                     SchedLoopOptions options, AssignmentBoard* board, SpecCache* specs)
     : store_(store),
       clock_(clock),
       metrics_(metrics),
       options_(std::move(options)),
       board_(board),
+      specs_(specs),
       recorder_(options_.capture) {}
 
 SchedLoop::~SchedLoop() { stop(); }
@@ -304,6 +305,8 @@ Status SchedLoop::run_cycle() {
   // 5. Apply in one transaction, fenced by the epoch (apply_decisions.h).
   std::optional<AssignmentBoard> no_board;
   if (board_ == nullptr) no_board.emplace(0);
+  std::optional<SpecCache> no_specs;
+  if (specs_ == nullptr) no_specs.emplace();
   const AgentSettings settings;  // stops asked here carry the decision's own grace
   const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval;
   Applied applied;
@@ -315,6 +318,7 @@ Status SchedLoop::run_cycle() {
                                              .now = now,
                                              .elastic_targets = view.elastic_targets,
                                              .board = board_ != nullptr ? *board_ : *no_board,
+                                             .specs = specs_ != nullptr ? *specs_ : *no_specs,
                                              .settings = settings}));
     // Fair-share usage, at most every usage_write_interval: a restart loses at most that
     // much accounting instead of all of it.

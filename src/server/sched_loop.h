@@ -51,6 +51,7 @@
 #include "server/cycle_recorder.h"
 #include "server/metrics.h"
 #include "server/snapshot_from_store.h"
+#include "server/spec_cache.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
@@ -90,9 +91,9 @@ struct SchedLoopOptions {
 
 class SchedLoop {
  public:
-  // `board` may be null (tests without agents).
+  // `board` and `specs` may be null (tests without agents).
   SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
-            SchedLoopOptions options, AssignmentBoard* board = nullptr);
+            SchedLoopOptions options, AssignmentBoard* board = nullptr, SpecCache* specs = nullptr);
   ~SchedLoop();
   SchedLoop(const SchedLoop&) = delete;
   SchedLoop& operator=(const SchedLoop&) = delete;
@@ -134,6 +135,7 @@ class SchedLoop {
   Metrics& metrics_;
   const SchedLoopOptions options_;
   AssignmentBoard* const board_;
+  SpecCache* const specs_;
   std::int64_t epoch_ = 0;
   bool fenced_ = false;  // loop thread only
   CycleRecorder recorder_;

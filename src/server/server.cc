@@ -143,11 +143,12 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   Metrics metrics;
   // Assignment versions start from the clock so they keep growing across restarts.
   AssignmentBoard board(core::to_ms(clock.now()) * 1000);
-  SchedLoop loop(*store, clock, metrics, config.sched, &board);
+  SpecCache specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes);
+  SchedLoop loop(*store, clock, metrics, config.sched, &board, &specs);
   CORRAL_RETURN_IF_ERROR(loop.start());
-  NodeHealth health(*store, clock, board, loop, config.agents);
+  NodeHealth health(*store, clock, board, specs, loop, config.agents);
   health.start();
-  Api api(*store, clock, loop, metrics, board, config.agents);
+  Api api(*store, clock, loop, metrics, board, specs, config.agents);
   httplib::Server http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };

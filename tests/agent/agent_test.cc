@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <httplib.h>
 #include <mutex>
+#include <optional>
 
 #include "agent_test_util.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "core/agent_protocol.h"
 
 namespace corral::agent {
 namespace {
@@ -20,7 +23,8 @@ using nlohmann::json;
 using testing::eventually;
 using testing::TempDir;
 
-// The corrald side of the protocol, reduced to what the agent sees.
+// The corrald side of the protocol, reduced to what the agent sees; it speaks through the
+// protocol's one codec (core/agent_protocol.h), as corrald does.
 class FakeCorrald {
  public:
   FakeCorrald() {
@@ -32,19 +36,29 @@ class FakeCorrald {
         return;
       }
       std::lock_guard lock(mu_);
-      join_body_ = json::parse(req.body);
+      // The node's body belongs to corrald's nodes API: kept as JSON for the test to read.
+      auto join = core::decode_join_request(req.body, [this](std::string_view node) {
+        join_node_ = json::parse(node);
+        return core::Node{.id = core::NodeId(join_node_.value("id", ""))};
+      });
+      if (!join.ok()) {
+        res.status = 400;
+        res.set_content(R"({"error":{"code":"invalid_argument","message":"bad join"}})",
+                        "application/json");
+        return;
+      }
+      join_ = std::move(*join);
       ++joins_;
       if (fenced_) {
         fenced_ = false;
         ++epoch_;
       }
       token_ = "agent-token-" + std::to_string(joins_);
-      res.set_content(json{{"node", "n1"},
-                           {"token", token_},
-                           {"epoch", epoch_},
-                           {"logKey", "lk"},
-                           {"clusterId", cluster_id_}}
-                          .dump(),
+      res.set_content(core::encode_join_answer({.node = "n1",
+                                                .token = token_,
+                                                .epoch = epoch_,
+                                                .log_key = "lk",
+                                                .cluster_id = cluster_id_}),
                       "application/json");
     });
     http_.Get(
@@ -55,31 +69,43 @@ class FakeCorrald {
           cv_.wait_for(lock, std::chrono::milliseconds(300), [&] { return since != version_; });
           if (!authorized(req, res)) return;  // the token may have been forgotten meanwhile
           res.set_content(
-              json{{"node", "n1"}, {"epoch", epoch_}, {"version", version_}, {"workers", workers_}}
-                  .dump(),
+              core::encode_assignments(
+                  {.node = "n1", .epoch = epoch_, .version = version_, .workers = workers_}),
               "application/json");
         });
-    http_.Post("/v1/agents/n1/heartbeat", [this](const httplib::Request& req,
-                                                 httplib::Response& res) {
-      std::lock_guard lock(mu_);
-      if (!authorized(req, res)) return;
-      const json body = json::parse(req.body);
-      if (fenced_ || body["epoch"] != epoch_) {
-        res.status = 409;
-        res.set_content(R"({"error":{"code":"fenced","message":"node was lost"}})",
-                        "application/json");
-        return;
-      }
-      last_heartbeat_ = body;
-      ++heartbeats_;
-      for (const json& w : body.value("workers", json::array())) ever_reported_.push_back(w);
-      res.set_content(json{{"epoch", epoch_}, {"version", version_}}.dump(), "application/json");
-    });
+    http_.Post(
+        "/v1/agents/n1/heartbeat", [this](const httplib::Request& req, httplib::Response& res) {
+          std::lock_guard lock(mu_);
+          if (!authorized(req, res)) return;
+          auto body = core::decode_heartbeat(req.body);
+          if (!body.ok()) {
+            res.status = 400;
+            res.set_content(R"({"error":{"code":"invalid_argument","message":"bad heartbeat"}})",
+                            "application/json");
+            return;
+          }
+          if (fenced_ || body->epoch != epoch_) {
+            res.status = 409;
+            res.set_content(R"({"error":{"code":"fenced","message":"node was lost"}})",
+                            "application/json");
+            return;
+          }
+          last_heartbeat_ = std::move(*body);
+          ++heartbeats_;
+          for (const auto& w : last_heartbeat_->workers) ever_reported_.push_back(w);
+          res.set_content(core::encode_heartbeat_answer({.epoch = epoch_, .version = version_}),
+                          "application/json");
+        });
     http_.Post("/v1/agents/n1/checkpoints",
                [this](const httplib::Request& req, httplib::Response& res) {
                  std::lock_guard lock(mu_);
                  if (!authorized(req, res)) return;
-                 checkpoints_.push_back(json::parse(req.body));
+                 auto checkpoint = core::decode_worker_checkpoint(req.body);
+                 if (!checkpoint.ok()) {
+                   res.status = 400;
+                   return;
+                 }
+                 checkpoints_.push_back(std::move(*checkpoint));
                  res.status = 201;
                  res.set_content("{}", "application/json");
                });
@@ -92,7 +118,7 @@ class FakeCorrald {
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  void set_workers(json workers) {
+  void set_workers(std::vector<core::DesiredWorker> workers) {
     std::lock_guard lock(mu_);
     workers_ = std::move(workers);
     ++version_;
@@ -104,7 +130,7 @@ class FakeCorrald {
   }
   // What a fresh corrald with another store at the same address looks like: it knows no
   // agent token, answers joins with another cluster id, and wants `workers`.
-  void become_cluster(const std::string& cluster_id, json workers) {
+  void become_cluster(const std::string& cluster_id, std::vector<core::DesiredWorker> workers) {
     std::lock_guard lock(mu_);
     cluster_id_ = cluster_id;
     token_ = "unknown-to-the-agent";
@@ -121,9 +147,12 @@ class FakeCorrald {
   int joins_ = 0, heartbeats_ = 0;
   std::int64_t epoch_ = 3, version_ = 0;
   std::string cluster_id_ = "c0ffee";
-  json join_body_, last_heartbeat_, workers_ = json::array();
-  std::vector<json> ever_reported_;  // every worker entry of every accepted heartbeat
-  std::vector<json> checkpoints_;
+  core::JoinRequest join_;
+  json join_node_;
+  std::optional<core::Heartbeat> last_heartbeat_;
+  std::vector<core::DesiredWorker> workers_;
+  std::vector<core::WorkerStatus> ever_reported_;  // every worker of every accepted heartbeat
+  std::vector<core::WorkerCheckpoint> checkpoints_;
 
  private:
   bool authorized(const httplib::Request& req, httplib::Response& res) {
@@ -142,36 +171,40 @@ class FakeCorrald {
   std::thread thread_;
 };
 
-json worker(std::int64_t job, std::int32_t rank, std::vector<std::string> command,
-            const std::string& ckpt_dir = "", const std::string& desired = "run") {
-  return {{"job", job},
-          {"attempt", 1},
-          {"rank", rank},
-          {"localRank", rank},
-          {"nodeRank", 0},
-          {"worldSize", 1},
-          {"gpus", {rank}},
-          {"visibleDevices", std::to_string(rank)},
-          {"command", command},
-          {"env", {{"SECRET", "s3cret"}}},
-          {"masterAddr", "127.0.0.1"},
-          {"masterPort", 29510},
-          {"checkpointDir", ckpt_dir},
-          {"restoreFrom", nullptr},
-          {"desired", desired},
-          {"graceMs", 2000}};
+core::DesiredWorker worker(std::int64_t job, std::int32_t rank, std::vector<std::string> command,
+                           const std::string& ckpt_dir = "") {
+  return {.spec = {.key = {.job = job, .attempt = 1, .rank = rank},
+                   .local_rank = rank,
+                   .world_size = 1,
+                   .gpus = {rank},
+                   .visible_devices = std::to_string(rank),
+                   .command = std::move(command),
+                   .env = {{"SECRET", "s3cret"}},
+                   .master_addr = "127.0.0.1",
+                   .master_port = 29510,
+                   .checkpoint_dir = ckpt_dir,
+                   .grace_ms = 2000}};
 }
 
-// The heartbeat's entry for (job, rank), or null.
-json reported(FakeCorrald& corrald, std::int64_t job, std::int32_t rank) {
-  return corrald.with([&](FakeCorrald& c) {
-    if (!c.last_heartbeat_.is_object()) return json();  // none yet
-    for (const json& w : c.last_heartbeat_.value("workers", json::array())) {
-      if (w["job"] == job && w["rank"] == rank) return w;
+// The last heartbeat's report of (job, rank), if it has one.
+std::optional<core::WorkerStatus> reported(FakeCorrald& corrald, std::int64_t job,
+                                           std::int32_t rank) {
+  return corrald.with([&](FakeCorrald& c) -> std::optional<core::WorkerStatus> {
+    if (!c.last_heartbeat_) return std::nullopt;  // none yet
+    for (const auto& w : c.last_heartbeat_->workers) {
+      if (w.key.job == job && w.key.rank == rank) return w;
     }
-    return json();
+    return std::nullopt;
   });
 }
+
+bool reported_in(FakeCorrald& corrald, std::int64_t job, std::int32_t rank,
+                 core::WorkerStatus::State state) {
+  const auto w = reported(corrald, job, rank);
+  return w && w->state == state;
+}
+constexpr auto kRunning = core::WorkerStatus::State::kRunning;
+constexpr auto kExited = core::WorkerStatus::State::kExited;
 
 TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
   TempDir dir;
@@ -192,36 +225,34 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
 
   ASSERT_TRUE(
       eventually([&] { return corrald.with([](FakeCorrald& c) { return c.heartbeats_ > 0; }); }));
-  const json join = corrald.with([](FakeCorrald& c) { return c.join_body_; });
-  EXPECT_EQ(join["node"]["id"], "n1");
-  EXPECT_EQ(join["node"]["labels"]["rack"], "r1");
-  EXPECT_EQ(join["node"]["gpus"].size(), 8u);
-  EXPECT_EQ(join["inventory"]["source"], "simulated:dgx-h100");
-  const std::string agent_url = join["agentUrl"];
+  const core::JoinRequest join = corrald.with([](FakeCorrald& c) { return c.join_; });
+  const json join_node = corrald.with([](FakeCorrald& c) { return c.join_node_; });
+  EXPECT_EQ(join.node.id.value, "n1");
+  EXPECT_EQ(join_node["labels"]["rack"], "r1");
+  EXPECT_EQ(join_node["gpus"].size(), 8u);
+  EXPECT_EQ(join.inventory.source, "simulated:dgx-h100");
+  EXPECT_EQ(join.inventory.gpus.size(), 8u);
+  const std::string agent_url = join.agent_url;
   EXPECT_EQ(agent_url, agent.agent_url());
 
   // 1. A real trainer: it runs, checkpoints every 10 steps, reports to the local agent,
   //    which forwards to corrald; it exits 0 and the heartbeat says so.
   const std::string ckpt = dir.path() + "/ckpt";
-  corrald.set_workers(json::array(
-      {worker(1, 0, {CORRAL_TRAINER_PATH, "--steps", "30", "--checkpoint-every", "10"}, ckpt)}));
-  ASSERT_TRUE(eventually([&] {
-    const json w = reported(corrald, 1, 0);
-    return !w.is_null() && w["state"] == "exited";
-  }));
-  const json done = reported(corrald, 1, 0);
-  EXPECT_EQ(done["exitCode"], 0);
-  EXPECT_GT(done["pid"].get<std::int64_t>(), 0);
+  corrald.set_workers(
+      {worker(1, 0, {CORRAL_TRAINER_PATH, "--steps", "30", "--checkpoint-every", "10"}, ckpt)});
+  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 1, 0, kExited); }));
+  const core::WorkerStatus done = *reported(corrald, 1, 0);
+  EXPECT_EQ(done.exit_code, 0);
+  EXPECT_GT(done.pid, 0);
   ASSERT_TRUE(eventually(
       [&] { return corrald.with([](FakeCorrald& c) { return c.checkpoints_.size() == 2; }); }));
-  const json first = corrald.with([](FakeCorrald& c) { return c.checkpoints_[0]; });
-  EXPECT_EQ(first["epoch"], 3);
-  EXPECT_EQ(first["job"], 1);
-  EXPECT_EQ(first["attempt"], 1);
-  EXPECT_EQ(first["rank"], 0);
-  EXPECT_EQ(first["step"], 10);
-  EXPECT_EQ(first["path"], ckpt + "/step-000000010-attempt-1");
-  EXPECT_EQ(first["checksum"].get<std::string>().rfind("sha256:", 0), 0u);
+  const core::WorkerCheckpoint first =
+      corrald.with([](FakeCorrald& c) { return c.checkpoints_[0]; });
+  EXPECT_EQ(first.epoch, 3);
+  EXPECT_EQ(first.key, (core::WorkerKey{.job = 1, .attempt = 1, .rank = 0}));
+  EXPECT_EQ(first.report.step, 10);
+  EXPECT_EQ(first.report.path, ckpt + "/step-000000010-attempt-1");
+  EXPECT_EQ(first.report.checksum.rfind("sha256:", 0), 0u);
 
   // 2. The local server: logs with the log key only; checkpoints with a worker token only.
   httplib::Client local(agent_url);
@@ -246,26 +277,23 @@ TEST(Agent, RunsWorkersForwardsCheckpointsServesLogsAndRejoinsWhenFenced) {
   std::ofstream(dir.path() + "/state/faults.json") << R"({"gpus": {"3": {"xid": 79}}})";
   ASSERT_TRUE(eventually([&] {
     return corrald.with([](FakeCorrald& c) {
-      return c.last_heartbeat_["gpus"][3]["xidErrors"] == json::array({79});
+      return c.last_heartbeat_->gpus && c.last_heartbeat_->gpus->size() > 3 &&
+             (*c.last_heartbeat_->gpus)[3].xid_errors == std::vector<std::int32_t>{79};
     });
   }));
 
   // 4. Fenced: every worker is stopped and the agent joins again with the new epoch.
-  corrald.set_workers(json::array({worker(2, 0, {"/bin/sh", "-c", "sleep 1000"})}));
-  ASSERT_TRUE(eventually([&] {
-    const json w = reported(corrald, 2, 0);
-    return !w.is_null() && w["state"] == "running";
-  }));
+  corrald.set_workers({worker(2, 0, {"/bin/sh", "-c", "sleep 1000"})});
+  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 2, 0, kRunning); }));
   corrald.fence();
   ASSERT_TRUE(
       eventually([&] { return corrald.with([](FakeCorrald& c) { return c.joins_ == 2; }); }));
-  corrald.set_workers(json::array());
+  corrald.set_workers({});
   ASSERT_TRUE(eventually([&] {
-    const json w = reported(corrald, 2, 0);
-    return !w.is_null() && w["state"] == "exited" &&
-           corrald.with([](FakeCorrald& c) { return c.last_heartbeat_["epoch"] == 4; });
+    return reported_in(corrald, 2, 0, kExited) &&
+           corrald.with([](FakeCorrald& c) { return c.last_heartbeat_->epoch == 4; });
   }));
-  const int sig = reported(corrald, 2, 0)["signal"];
+  const int sig = reported(corrald, 2, 0)->signal;
   EXPECT_TRUE(sig == SIGTERM || sig == SIGKILL) << sig;  // no grace when fenced
 
   agent.shutdown();
@@ -284,9 +312,10 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   const std::string state = dir.path() + "/state";
   core::SystemClock clock;
   const auto stubborn = [](std::int64_t job) {
-    return WorkerSpec{.key = {.job = job, .attempt = 1, .rank = 0},
-                      .command = {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"},
-                      .grace_ms = 60000};
+    return core::WorkerSpec{
+        .key = {.job = job, .attempt = 1, .rank = 0},
+        .command = {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"},
+        .grace_ms = 60000};
   };
   std::vector<std::int64_t> old_pids;
   for (const std::string& old_dir : {state + "/clusters/old", state}) {
@@ -294,19 +323,19 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
         .state_dir = old_dir, .supervisor_exe = CORRAL_AGENT_PATH, .clock = &clock});
     auto live = launcher.start(stubborn(1));
     ASSERT_TRUE(live.ok()) << live.status().to_string();
-    auto done = launcher.start(WorkerSpec{.key = {.job = 2, .attempt = 1, .rank = 0},
-                                          .command = {"/bin/sh", "-c", "exit 3"}});
+    auto done = launcher.start(core::WorkerSpec{.key = {.job = 2, .attempt = 1, .rank = 0},
+                                                .command = {"/bin/sh", "-c", "exit 3"}});
     ASSERT_TRUE(done.ok());
-    WorkerStatus st;
+    core::WorkerStatus st;
     ASSERT_TRUE(eventually([&] {
       st = launcher.observe(*live);
-      return st.pid > 0 && launcher.observe(*done).state == WorkerStatus::State::kExited;
+      return st.pid > 0 && launcher.observe(*done).state == core::WorkerStatus::State::kExited;
     }));
     old_pids.push_back(st.pid);
   }  // the old agents are gone; their workers are not
 
   FakeCorrald corrald;
-  corrald.set_workers(json::array({worker(1, 0, {"/bin/sh", "-c", "echo fresh; sleep 1000"})}));
+  corrald.set_workers({worker(1, 0, {"/bin/sh", "-c", "echo fresh; sleep 1000"})});
   auto inventory = open_preset_inventory("dgx-h100", "n1");
   ASSERT_TRUE(inventory.ok());
   Agent agent(AgentOptions{.server_url = corrald.url(),
@@ -327,13 +356,10 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
     }
   } stop{agent, runner};
 
-  json fresh;
-  ASSERT_TRUE(eventually([&] {
-    fresh = reported(corrald, 1, 0);
-    return !fresh.is_null() && fresh["state"] == "running";
-  }));
+  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 1, 0, kRunning); }));
+  const core::WorkerStatus fresh = *reported(corrald, 1, 0);
   for (const std::int64_t pid : old_pids) {
-    EXPECT_NE(fresh["pid"], pid);
+    EXPECT_NE(fresh.pid, pid);
     EXPECT_TRUE(eventually([&] { return !testing::process_alive(static_cast<pid_t>(pid)); }, 3000))
         << "pid " << pid << " of another cluster outlived the grace of 0";
   }
@@ -351,22 +377,20 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   EXPECT_EQ(log->body, "fresh\n");
   // Nothing of the other clusters ever reached this one.
   corrald.with([&](FakeCorrald& c) {
-    for (const json& w : c.ever_reported_) {
-      EXPECT_EQ(w["job"], 1) << w.dump();
-      for (const std::int64_t pid : old_pids) EXPECT_NE(w["pid"], pid) << w.dump();
+    for (const core::WorkerStatus& w : c.ever_reported_) {
+      EXPECT_EQ(w.key.job, 1) << w.key.name();
+      for (const std::int64_t pid : old_pids) EXPECT_NE(w.pid, pid) << w.key.name();
     }
     return 0;
   });
 
   // 2. Another store behind the same address: the agent's token is refused, it joins
   //    again, learns another cluster id, kills c0ffee's job 1 and starts beef's.
-  const std::int64_t c0ffee_pid = fresh["pid"];
-  corrald.become_cluster("beef",
-                         json::array({worker(1, 0, {"/bin/sh", "-c", "echo beef; sleep 1000"})}));
-  json beef;
+  const std::int64_t c0ffee_pid = fresh.pid;
+  corrald.become_cluster("beef", {worker(1, 0, {"/bin/sh", "-c", "echo beef; sleep 1000"})});
   ASSERT_TRUE(eventually([&] {
-    beef = reported(corrald, 1, 0);
-    return !beef.is_null() && beef["state"] == "running" && beef["pid"] != c0ffee_pid;
+    const auto beef = reported(corrald, 1, 0);
+    return beef && beef->state == kRunning && beef->pid != c0ffee_pid;
   }));
   EXPECT_TRUE(
       eventually([&] { return !testing::process_alive(static_cast<pid_t>(c0ffee_pid)); }, 3000));
@@ -374,11 +398,8 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(state + "/clusters/c0ffee/run"); }));
   EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.joins_; }), 2);
 
-  corrald.set_workers(json::array());
-  EXPECT_TRUE(eventually([&] {
-    const json w = reported(corrald, 1, 0);
-    return !w.is_null() && w["state"] == "exited";
-  }));
+  corrald.set_workers({});
+  EXPECT_TRUE(eventually([&] { return reported_in(corrald, 1, 0, kExited); }));
   agent.shutdown();
   runner.join();
   EXPECT_TRUE(run_status.ok()) << run_status.to_string();

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "agent/faults.h"
-#include "agent/protocol_json.h"
 #include "agent/topology.h"
 
 namespace corral::agent {
@@ -278,11 +278,17 @@ TEST(Faults, ParseAndApply) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST(JoinBody, CarriesDomainsTypesAndObservedInventory) {
+TEST(JoinRequest, CarriesDomainsTypesAndObservedInventory) {
   auto inv = open_preset_inventory("pcie-8gpu", "n7");
   ASSERT_TRUE(inv.ok());
   core::TopologyLabels labels{.leaf = "l1", .rack = "r1"};
-  const auto body = join_body("n7", "http://127.0.0.1:5", labels, 12000, *(*inv)->discover());
+  const core::JoinRequest request =
+      join_request("n7", "http://127.0.0.1:5", labels, 12000, *(*inv)->discover());
+  EXPECT_EQ(request.node.gpus[3].nvlink_domain, 1);
+  EXPECT_EQ(request.inventory.gpus[3].nvlink_peers, std::vector<std::int32_t>{2});
+  // On the wire, as docs/agent-protocol.md §1 shows it.
+  const auto body = nlohmann::json::parse(core::encode_join_request(request));
+  EXPECT_EQ(body["agentUrl"], "http://127.0.0.1:5");
   EXPECT_EQ(body["node"]["id"], "n7");
   EXPECT_EQ(body["rackPowerCapW"], 12000);
   EXPECT_EQ(body["node"]["labels"]["rack"], "r1");

@@ -30,30 +30,30 @@ class LauncherTest : public ::testing::Test {
                                                         .clock = &clock_,
                                                         .on_change = [this] { ++changes_; }});
   }
-  WorkerSpec spec(std::int64_t job, std::int32_t rank, const std::string& script) {
-    return WorkerSpec{.key = {.job = job, .attempt = 1, .rank = rank},
-                      .local_rank = rank,
-                      .node_rank = 0,
-                      .world_size = 2,
-                      .gpus = {rank},
-                      .visible_devices = std::to_string(rank),
-                      .command = {"/bin/sh", "-c", script},
-                      .env = {{"USER_VAR", "hello"}, {"RANK", "spoofed"}},
-                      .master_addr = "127.0.0.1",
-                      .master_port = 29517,
-                      .checkpoint_dir = "/tmp/ckpt-x",
-                      .restore_from = "/tmp/ckpt-x/step-1",
-                      .grace_ms = 5000};
+  core::WorkerSpec spec(std::int64_t job, std::int32_t rank, const std::string& script) {
+    return core::WorkerSpec{.key = {.job = job, .attempt = 1, .rank = rank},
+                            .local_rank = rank,
+                            .node_rank = 0,
+                            .world_size = 2,
+                            .gpus = {rank},
+                            .visible_devices = std::to_string(rank),
+                            .command = {"/bin/sh", "-c", script},
+                            .env = {{"USER_VAR", "hello"}, {"RANK", "spoofed"}},
+                            .master_addr = "127.0.0.1",
+                            .master_port = 29517,
+                            .checkpoint_dir = "/tmp/ckpt-x",
+                            .restore_from = "/tmp/ckpt-x/step-1",
+                            .grace_ms = 5000};
   }
   std::string work_dir(std::int64_t job, std::int32_t rank) const {
     return dir_.path() + "/state/work/" + std::to_string(job) + "/attempt-1/rank-" +
            std::to_string(rank);
   }
-  WorkerStatus wait_exited(Launcher& launcher, const LaunchRecord& record) {
-    WorkerStatus status;
+  core::WorkerStatus wait_exited(Launcher& launcher, const LaunchRecord& record) {
+    core::WorkerStatus status;
     EXPECT_TRUE(eventually([&] {
       status = launcher.observe(record);
-      return status.state == WorkerStatus::State::kExited;
+      return status.state == core::WorkerStatus::State::kExited;
     }));
     return status;
   }
@@ -68,7 +68,7 @@ TEST_F(LauncherTest, SetsTheWorkerEnvironmentLogsAndReportsTheExitCode) {
   auto record =
       launcher->start(spec(42, 1, "env > env.txt; echo out-line; echo err-line >&2; exit 7"));
   ASSERT_TRUE(record.ok()) << record.status().to_string();
-  const WorkerStatus status = wait_exited(*launcher, *record);
+  const core::WorkerStatus status = wait_exited(*launcher, *record);
   EXPECT_EQ(status.exit_code, 7);
   EXPECT_EQ(status.signal, 0);
   EXPECT_GT(status.pid, 0);
@@ -115,9 +115,9 @@ TEST_F(LauncherTest, StopKillsTheWholeGroupIncludingGrandchildren) {
     return child > 0;
   }));
   ASSERT_TRUE(process_alive(child));
-  EXPECT_EQ(launcher->observe(*record).state, WorkerStatus::State::kRunning);
+  EXPECT_EQ(launcher->observe(*record).state, core::WorkerStatus::State::kRunning);
   ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 5000).ok(); }));
-  const WorkerStatus status = wait_exited(*launcher, *record);
+  const core::WorkerStatus status = wait_exited(*launcher, *record);
   EXPECT_EQ(status.signal, SIGTERM);
   EXPECT_EQ(status.exit_code, 128 + SIGTERM);
   EXPECT_TRUE(eventually([&] { return !process_alive(child); })) << "grandchild survived";
@@ -133,8 +133,8 @@ TEST_F(LauncherTest, AWorkerThatIgnoresSigtermIsKilledAfterTheGrace) {
   ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 300).ok(); }));
   // Still running inside the grace: it ignored SIGTERM.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(launcher->observe(*record).state, WorkerStatus::State::kRunning);
-  const WorkerStatus status = wait_exited(*launcher, *record);
+  EXPECT_EQ(launcher->observe(*record).state, core::WorkerStatus::State::kRunning);
+  const core::WorkerStatus status = wait_exited(*launcher, *record);
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_EQ(status.signal, SIGKILL);
   EXPECT_GE(waited, std::chrono::milliseconds(300));
@@ -142,7 +142,7 @@ TEST_F(LauncherTest, AWorkerThatIgnoresSigtermIsKilledAfterTheGrace) {
 
 TEST_F(LauncherTest, ACommandThatCannotRunExits127) {
   auto launcher = make_launcher();
-  WorkerSpec s = spec(7, 0, "");
+  core::WorkerSpec s = spec(7, 0, "");
   s.command = {"/nonexistent/trainer"};
   auto record = launcher->start(s);
   ASSERT_TRUE(record.ok());
@@ -156,7 +156,7 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   Reconciler reconciler(*launcher);
   reconciler.adopt();
   const std::string starts = dir_.path() + "/starts";
-  std::vector<DesiredWorker> desired;
+  std::vector<core::DesiredWorker> desired;
   for (std::int32_t rank = 0; rank < 3; ++rank) {
     desired.push_back({.spec = spec(9, rank, "echo $$ >> " + starts + "; sleep 1000")});
   }
@@ -175,7 +175,7 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   ASSERT_EQ(statuses.size(), 3u);
   std::set<std::int64_t> pids;
   for (const auto& st : statuses) {
-    EXPECT_EQ(st.state, WorkerStatus::State::kRunning);
+    EXPECT_EQ(st.state, core::WorkerStatus::State::kRunning);
     pids.insert(st.pid);
   }
   EXPECT_EQ(pids.size(), 3u);
@@ -187,11 +187,11 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   ASSERT_TRUE(eventually([&] {
     reconciler.reapply();
     auto st = reconciler.observe();
-    return st.size() == 3 && st[1].state == WorkerStatus::State::kExited &&
-           st[2].state == WorkerStatus::State::kExited;
+    return st.size() == 3 && st[1].state == core::WorkerStatus::State::kExited &&
+           st[2].state == core::WorkerStatus::State::kExited;
   }));
   auto now = reconciler.observe();
-  EXPECT_EQ(now[0].state, WorkerStatus::State::kRunning);
+  EXPECT_EQ(now[0].state, core::WorkerStatus::State::kRunning);
   // Once their exits were reported, the unlisted one is forgotten; the listed one stays.
   reconciler.mark_reported(now);
   reconciler.reapply();
@@ -201,7 +201,7 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   ASSERT_TRUE(eventually([&] {
     reconciler.reapply();
     for (const auto& st : reconciler.observe()) {
-      if (st.state != WorkerStatus::State::kExited) return false;
+      if (st.state != core::WorkerStatus::State::kExited) return false;
     }
     return true;
   }));
@@ -214,19 +214,19 @@ TEST_F(LauncherTest, AWorkerThatCannotBeStartedIsReportedNotRetried) {
                                       .supervisor_exe = dir_.path() + "/no-such-supervisor",
                                       .clock = &clock_});
   std::vector<std::string> failures;
-  Reconciler reconciler(launcher, [&](const WorkerKey& key, const core::Status& why) {
+  Reconciler reconciler(launcher, [&](const core::WorkerKey& key, const core::Status& why) {
     EXPECT_FALSE(why.ok());
     failures.push_back(key.name());
   });
   reconciler.adopt();
-  const std::vector<DesiredWorker> desired = {{.spec = spec(11, 0, "exit 0")}};
+  const std::vector<core::DesiredWorker> desired = {{.spec = spec(11, 0, "exit 0")}};
   reconciler.apply(desired);
   reconciler.apply(desired);
   reconciler.reapply();
   EXPECT_EQ(failures, std::vector<std::string>{"11-1-0"});
   auto statuses = reconciler.observe();
   ASSERT_EQ(statuses.size(), 1u);
-  EXPECT_EQ(statuses[0].state, WorkerStatus::State::kExited);
+  EXPECT_EQ(statuses[0].state, core::WorkerStatus::State::kExited);
   EXPECT_EQ(statuses[0].exit_code, kStartFailedExitCode);
   reconciler.stop_all(0);  // nothing to stop: must not try
   reconciler.mark_reported(statuses);
@@ -236,11 +236,11 @@ TEST_F(LauncherTest, AWorkerThatCannotBeStartedIsReportedNotRetried) {
 
 TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
   const std::string gate = dir_.path() + "/gate";
-  std::vector<DesiredWorker> desired = {
+  std::vector<core::DesiredWorker> desired = {
       {.spec = spec(11, 0, "sleep 1000")},
       {.spec = spec(11, 1, "while [ ! -e " + gate + " ]; do sleep 0.02; done; exit 5")},
   };
-  std::vector<WorkerStatus> before;
+  std::vector<core::WorkerStatus> before;
   std::string token0;
   {
     auto launcher = make_launcher();
@@ -264,17 +264,17 @@ TEST_F(LauncherTest, ARestartedAgentAdoptsLiveWorkersAndLearnsExitCodes) {
   reconciler.apply(desired);  // the same desired state: nothing may start again
   auto after = reconciler.observe();
   ASSERT_EQ(after.size(), 2u);
-  EXPECT_EQ(after[0].state, WorkerStatus::State::kRunning);
+  EXPECT_EQ(after[0].state, core::WorkerStatus::State::kRunning);
   EXPECT_EQ(after[0].pid, before[0].pid);
   EXPECT_EQ(after[0].started_at_ms, before[0].started_at_ms);
-  EXPECT_EQ(after[1].state, WorkerStatus::State::kExited);
+  EXPECT_EQ(after[1].state, core::WorkerStatus::State::kExited);
   EXPECT_EQ(after[1].exit_code, 5);
-  EXPECT_EQ(reconciler.worker_for_token(token0), (WorkerKey{11, 1, 0}));
+  EXPECT_EQ(reconciler.worker_for_token(token0), (core::WorkerKey{11, 1, 0}));
   // An adopted worker is watched: its exit is noticed without polling.
   const int changes_before = changes_;
   reconciler.apply({});
-  ASSERT_TRUE(
-      eventually([&] { return reconciler.observe()[0].state == WorkerStatus::State::kExited; }));
+  ASSERT_TRUE(eventually(
+      [&] { return reconciler.observe()[0].state == core::WorkerStatus::State::kExited; }));
   EXPECT_TRUE(eventually([&] { return changes_ > changes_before; }));
   EXPECT_FALSE(process_alive(static_cast<pid_t>(before[0].pid)));
 }
@@ -312,13 +312,13 @@ TEST_F(LauncherTest, AClosedClustersWorkersAreSweptWithNoGrace) {
   auto launcher = make_launcher();
   Reconciler reconciler(*launcher);
   reconciler.adopt();
-  WorkerSpec stubborn = spec(13, 0, "trap '' TERM; while :; do sleep 0.05; done");
+  core::WorkerSpec stubborn = spec(13, 0, "trap '' TERM; while :; do sleep 0.05; done");
   stubborn.grace_ms = 60000;
   reconciler.apply({{.spec = stubborn}, {.spec = spec(13, 1, "exit 4")}});
-  std::vector<WorkerStatus> st;
+  std::vector<core::WorkerStatus> st;
   ASSERT_TRUE(eventually([&] {
     st = reconciler.observe();
-    return st.size() == 2 && st[0].pid > 0 && st[1].state == WorkerStatus::State::kExited;
+    return st.size() == 2 && st[0].pid > 0 && st[1].state == core::WorkerStatus::State::kExited;
   }));
   const std::string token = launcher->recorded()[0].token;
   ASSERT_TRUE(reconciler.worker_for_token(token));

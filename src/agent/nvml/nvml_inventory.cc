@@ -163,16 +163,16 @@ class NvmlInventory final : public Inventory {
     return inv;
   }
 
-  core::Result<std::vector<GpuHealth>> read_health() override {
+  core::Result<std::vector<core::GpuHealth>> read_health() override {
     if (devices_.empty()) {
       auto discovered = discover();
       if (!discovered.ok()) return discovered.status();
     }
     drain_xid_events();
-    std::vector<GpuHealth> out;
+    std::vector<core::GpuHealth> out;
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       nvmlDevice_t dev = devices_[i];
-      GpuHealth h{
+      core::GpuHealth h{
           .index = static_cast<std::int32_t>(i), .uuid = uuids_[i], .power_limit_w = limits_[i]};
       h.xid_errors.assign(xids_[i].begin(), xids_[i].end());
       unsigned int temp = 0;

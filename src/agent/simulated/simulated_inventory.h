@@ -18,14 +18,14 @@ class SimulatedInventory final : public Inventory {
   core::Result<NodeInventory> discover() override { return inventory_; }
 
   // Idle, cool and healthy: 35 °C, a tenth of the power limit, nothing throttled.
-  core::Result<std::vector<GpuHealth>> read_health() override {
-    std::vector<GpuHealth> out;
+  core::Result<std::vector<core::GpuHealth>> read_health() override {
+    std::vector<core::GpuHealth> out;
     for (const GpuInfo& g : inventory_.gpus) {
-      out.push_back(GpuHealth{.index = g.index,
-                              .uuid = g.uuid,
-                              .temperature_c = 35,
-                              .power_w = g.power_limit_w / 10.0,
-                              .power_limit_w = g.power_limit_w});
+      out.push_back(core::GpuHealth{.index = g.index,
+                                    .uuid = g.uuid,
+                                    .temperature_c = 35,
+                                    .power_w = g.power_limit_w / 10.0,
+                                    .power_limit_w = g.power_limit_w});
     }
     return out;
   }

@@ -1,0 +1,590 @@
+#include "core/agent_protocol.h"
+
+#include <initializer_list>
+
+#include <nlohmann/json.hpp>
+
+namespace corral::core {
+namespace {
+
+using nlohmann::json;
+
+// Limits on what a peer may send: wide enough for any real value, narrow enough that
+// nothing overflows once read.
+constexpr std::int64_t kMaxRank = 1 << 20;
+constexpr std::int64_t kMaxGpuIndex = 1023;
+constexpr std::int64_t kMaxRackPowerCapW = 10'000'000;
+constexpr std::size_t kMaxUrlBytes = 256;
+constexpr std::size_t kMaxPathBytes = 4096;
+constexpr std::size_t kMaxChecksumBytes = 256;
+constexpr std::size_t kMaxStateBytes = 16;
+constexpr std::size_t kMaxTextBytes = 1 << 16;
+
+// Bodies carry user bytes (env values, paths): invalid UTF-8 is replaced, never thrown.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+std::string element(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+Result<json> parse_object(std::string_view body) {
+  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return invalid_argument("", "body is not valid JSON");
+  if (!j.is_object()) return invalid_argument("", "body must be a JSON object");
+  return j;
+}
+
+Status only_keys(const json& obj, const std::string& path,
+                 std::initializer_list<std::string_view> keys) {
+  for (const auto& [key, value] : obj.items()) {
+    bool known = false;
+    for (const std::string_view k : keys) known = known || k == key;
+    if (!known) return invalid_argument(child(path, key), "unknown field");
+  }
+  return Status();
+}
+
+// The value at obj[key], or null when it is absent (absent and null read the same).
+const json* find(const json& obj, std::string_view key) {
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+// The readers below fill `out` from obj[key] when it is present and leave it otherwise;
+// `required` makes absence an error. Each error names the field.
+struct Field {
+  const json& obj;
+  const std::string& path;
+  std::string_view key;
+  bool required = false;
+
+  std::string name() const { return child(path, key); }
+  Status missing() const { return invalid_argument(name(), "is required"); }
+};
+
+Status integer_value(const json& v, const std::string& name, std::int64_t lo, std::int64_t hi,
+                     std::int64_t& out) {
+  if (!v.is_number_integer()) return invalid_argument(name, "must be an integer");
+  const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX
+                             ? INT64_MAX
+                             : v.get<std::int64_t>();
+  if (n < lo || n > hi) {
+    return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
+                                      std::to_string(hi) + ", got " + std::to_string(n));
+  }
+  out = n;
+  return Status();
+}
+
+template <typename Int>
+Status read_int(const Field& f, std::int64_t lo, std::int64_t hi, Int& out) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) return f.required ? f.missing() : Status();
+  std::int64_t n = 0;
+  CORRAL_RETURN_IF_ERROR(integer_value(*v, f.name(), lo, hi, n));
+  out = static_cast<Int>(n);
+  return Status();
+}
+
+Status read_double(const Field& f, double& out) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) return f.required ? f.missing() : Status();
+  if (!v->is_number()) return invalid_argument(f.name(), "must be a number");
+  out = v->get<double>();
+  return Status();
+}
+
+Status read_bool(const Field& f, bool& out) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) return f.required ? f.missing() : Status();
+  if (!v->is_boolean()) return invalid_argument(f.name(), "must be true or false");
+  out = v->get<bool>();
+  return Status();
+}
+
+Status string_value(const json& v, const std::string& name, std::size_t max, std::string& out) {
+  if (!v.is_string()) return invalid_argument(name, "must be a string");
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > max) {
+    return invalid_argument(name, "must be at most " + std::to_string(max) + " bytes");
+  }
+  out = s;
+  return Status();
+}
+
+Status read_string(const Field& f, std::size_t max, std::string& out) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) return f.required ? f.missing() : Status();
+  return string_value(*v, f.name(), max, out);
+}
+
+const json* array_at(const Field& f, Status& error) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) {
+    if (f.required) error = f.missing();
+    return nullptr;
+  }
+  if (!v->is_array()) {
+    error = invalid_argument(f.name(), "must be an array");
+    return nullptr;
+  }
+  return v;
+}
+
+template <typename Int>
+Status read_int_array(const Field& f, std::int64_t lo, std::int64_t hi, std::vector<Int>& out) {
+  Status error;
+  const json* a = array_at(f, error);
+  if (a == nullptr) return error;
+  std::vector<Int> values;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    std::int64_t n = 0;
+    CORRAL_RETURN_IF_ERROR(integer_value((*a)[i], element(f.name(), i), lo, hi, n));
+    values.push_back(static_cast<Int>(n));
+  }
+  out = std::move(values);
+  return Status();
+}
+
+Status read_string_array(const Field& f, std::size_t max, std::vector<std::string>& out) {
+  Status error;
+  const json* a = array_at(f, error);
+  if (a == nullptr) return error;
+  std::vector<std::string> values(a->size());
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    CORRAL_RETURN_IF_ERROR(string_value((*a)[i], element(f.name(), i), max, values[i]));
+  }
+  out = std::move(values);
+  return Status();
+}
+
+Status read_string_map(const Field& f, std::map<std::string, std::string>& out) {
+  const json* v = find(f.obj, f.key);
+  if (v == nullptr) return f.required ? f.missing() : Status();
+  if (!v->is_object()) return invalid_argument(f.name(), "must be an object of strings");
+  std::map<std::string, std::string> values;
+  for (const auto& [key, value] : v->items()) {
+    CORRAL_RETURN_IF_ERROR(string_value(value, child(f.name(), key), kMaxTextBytes, values[key]));
+  }
+  out = std::move(values);
+  return Status();
+}
+
+// The objects of the array at obj[key], each handed to `read` with its path.
+template <typename T, typename Read>
+Status read_objects(const Field& f, std::vector<T>& out, Read read) {
+  Status error;
+  const json* a = array_at(f, error);
+  if (a == nullptr) return error;
+  std::vector<T> values(a->size());
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const std::string path = element(f.name(), i);
+    if (!(*a)[i].is_object()) return invalid_argument(path, "must be an object");
+    CORRAL_RETURN_IF_ERROR(read((*a)[i], path, values[i]));
+  }
+  out = std::move(values);
+  return Status();
+}
+
+// ---- pieces ---------------------------------------------------------------------------
+
+json labels_json(const TopologyLabels& l) {
+  return {{"region", l.region}, {"cluster", l.cluster}, {"spine", l.spine},
+          {"leaf", l.leaf},     {"rack", l.rack},       {"nvlinkRack", l.nvlink_rack}};
+}
+
+json node_json(const Node& node) {
+  json gpus = json::array();
+  for (const Gpu& g : node.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"type", g.type.value},
+                    {"nvlinkDomain", g.nvlink_domain},
+                    {"numaNode", g.numa_node}});
+  }
+  return {{"id", node.id.value},
+          {"labels", labels_json(node.labels)},
+          {"cpus", node.cpus},
+          {"memoryMib", node.memory_mib},
+          {"gpus", std::move(gpus)}};
+}
+
+json inventory_json(const ObservedInventory& inventory) {
+  json gpus = json::array();
+  for (const ObservedGpu& g : inventory.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"model", g.model},
+                    {"memoryMib", g.memory_mib},
+                    {"powerLimitW", g.power_limit_w},
+                    {"pciBusId", g.pci_bus_id},
+                    {"numaNode", g.numa_node},
+                    {"nvlinkPeers", g.nvlink_peers}});
+  }
+  return {{"source", inventory.source}, {"gpus", std::move(gpus)}};
+}
+
+Status read_observed_gpu(const json& g, const std::string& path, ObservedGpu& out) {
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "index", true}, 0, kMaxGpuIndex, out.index));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "uuid"}, kMaxUrlBytes, out.uuid));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "model"}, kMaxUrlBytes, out.model));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{g, path, "memoryMib"}, 0, std::int64_t{1} << 40, out.memory_mib));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 1 << 20, out.power_limit_w));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "pciBusId"}, kMaxUrlBytes, out.pci_bus_id));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "numaNode"}, 0, 1024, out.numa_node));
+  return read_int_array(Field{g, path, "nvlinkPeers"}, 0, kMaxGpuIndex, out.nvlink_peers);
+}
+
+json gpu_health_json(const GpuHealth& h) {
+  return {{"index", h.index},
+          {"uuid", h.uuid},
+          {"present", h.present},
+          {"xidErrors", h.xid_errors},
+          {"eccUncorrectable", h.ecc_uncorrectable},
+          {"retiredPagesPending", h.retired_pages_pending},
+          {"remapFailed", h.remap_failed},
+          {"temperatureC", h.temperature_c},
+          {"powerW", h.power_w},
+          {"powerLimitW", h.power_limit_w},
+          {"throttle", h.throttle},
+          {"nvlinkErrors", h.nvlink_errors},
+          {"smPercent", h.sm_percent},
+          {"memoryUsedMib", h.memory_used_mib}};
+}
+
+json gpu_health_array(const std::vector<GpuHealth>& gpus) {
+  json out = json::array();
+  for (const GpuHealth& h : gpus) out.push_back(gpu_health_json(h));
+  return out;
+}
+
+Status read_gpu_health(const json& g, const std::string& path, GpuHealth& out) {
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "index", true}, 0, kMaxGpuIndex, out.index));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "uuid"}, kMaxUrlBytes, out.uuid));
+  CORRAL_RETURN_IF_ERROR(read_bool(Field{g, path, "present"}, out.present));
+  CORRAL_RETURN_IF_ERROR(read_int_array(Field{g, path, "xidErrors"}, 0, INT32_MAX, out.xid_errors));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{g, path, "eccUncorrectable"}, 0, INT64_MAX, out.ecc_uncorrectable));
+  CORRAL_RETURN_IF_ERROR(
+      read_bool(Field{g, path, "retiredPagesPending"}, out.retired_pages_pending));
+  CORRAL_RETURN_IF_ERROR(read_bool(Field{g, path, "remapFailed"}, out.remap_failed));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "temperatureC"}, -273, 1000, out.temperature_c));
+  CORRAL_RETURN_IF_ERROR(read_double(Field{g, path, "powerW"}, out.power_w));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 1 << 20, out.power_limit_w));
+  CORRAL_RETURN_IF_ERROR(read_string_array(Field{g, path, "throttle"}, 64, out.throttle));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "nvlinkErrors"}, 0, INT64_MAX, out.nvlink_errors));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "smPercent"}, 0, 100, out.sm_percent));
+  return read_int(Field{g, path, "memoryUsedMib"}, 0, std::int64_t{1} << 40, out.memory_used_mib);
+}
+
+json worker_status_json(const WorkerStatus& s) {
+  json one = {{"job", s.key.job},
+              {"attempt", s.key.attempt},
+              {"rank", s.key.rank},
+              {"pid", s.pid},
+              {"startedAtMs", s.started_at_ms}};
+  if (s.state == WorkerStatus::State::kRunning) {
+    one["state"] = "running";
+  } else {
+    one["state"] = "exited";
+    one["exitCode"] = s.exit_code;
+    one["signal"] = s.signal;
+    one["exitedAtMs"] = s.exited_at_ms;
+  }
+  return one;
+}
+
+Status read_worker_key(const json& w, const std::string& path, WorkerKey& out) {
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "job", true}, 1, INT64_MAX, out.job));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "attempt", true}, 0, INT32_MAX, out.attempt));
+  return read_int(Field{w, path, "rank", true}, 0, kMaxRank, out.rank);
+}
+
+Status read_worker_status(const json& w, const std::string& path, WorkerStatus& out) {
+  CORRAL_RETURN_IF_ERROR(read_worker_key(w, path, out.key));
+  std::string state;
+  CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "state", true}, kMaxStateBytes, state));
+  if (state != "running" && state != "exited") {
+    return invalid_argument(child(path, "state"), "must be running or exited");
+  }
+  out.state = state == "running" ? WorkerStatus::State::kRunning : WorkerStatus::State::kExited;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "pid"}, 0, INT64_MAX, out.pid));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "startedAtMs"}, 0, INT64_MAX, out.started_at_ms));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "exitCode"}, INT32_MIN, INT32_MAX, out.exit_code));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "signal"}, 0, INT32_MAX, out.signal));
+  return read_int(Field{w, path, "exitedAtMs"}, 0, INT64_MAX, out.exited_at_ms);
+}
+
+json desired_worker_json(const DesiredWorker& d) {
+  const WorkerSpec& s = d.spec;
+  return {{"job", s.key.job},
+          {"attempt", s.key.attempt},
+          {"rank", s.key.rank},
+          {"localRank", s.local_rank},
+          {"nodeRank", s.node_rank},
+          {"worldSize", s.world_size},
+          {"gpus", s.gpus},
+          {"visibleDevices", s.visible_devices},
+          {"command", s.command},
+          {"env", s.env},
+          {"masterAddr", s.master_addr},
+          {"masterPort", s.master_port},
+          {"checkpointDir", s.checkpoint_dir},
+          {"restoreFrom", s.restore_from},
+          {"desired", d.run ? "run" : "stop"},
+          {"graceMs", s.grace_ms}};
+}
+
+Status read_desired_worker(const json& w, const std::string& path, DesiredWorker& out) {
+  WorkerSpec& s = out.spec;
+  CORRAL_RETURN_IF_ERROR(read_worker_key(w, path, s.key));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "localRank"}, 0, kMaxRank, s.local_rank));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "nodeRank"}, 0, kMaxRank, s.node_rank));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "worldSize"}, 1, kMaxRank + 1, s.world_size));
+  CORRAL_RETURN_IF_ERROR(read_int_array(Field{w, path, "gpus"}, 0, kMaxGpuIndex, s.gpus));
+  CORRAL_RETURN_IF_ERROR(
+      read_string(Field{w, path, "visibleDevices"}, kMaxTextBytes, s.visible_devices));
+  CORRAL_RETURN_IF_ERROR(
+      read_string_array(Field{w, path, "command", true}, kMaxTextBytes, s.command));
+  CORRAL_RETURN_IF_ERROR(read_string_map(Field{w, path, "env"}, s.env));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "masterAddr"}, kMaxUrlBytes, s.master_addr));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "masterPort"}, 0, 65535, s.master_port));
+  CORRAL_RETURN_IF_ERROR(
+      read_string(Field{w, path, "checkpointDir"}, kMaxPathBytes, s.checkpoint_dir));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "restoreFrom"}, kMaxPathBytes, s.restore_from));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "graceMs"}, 0, INT64_MAX, s.grace_ms));
+  std::string desired = "run";
+  CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "desired"}, kMaxStateBytes, desired));
+  if (desired != "run" && desired != "stop") {
+    return invalid_argument(child(path, "desired"), "must be run or stop");
+  }
+  out.run = desired == "run";
+  return Status();
+}
+
+Status read_agent_url(const Field& f, std::string& out) {
+  std::string url;
+  CORRAL_RETURN_IF_ERROR(read_string(f, kMaxUrlBytes, url));
+  if (find(f.obj, f.key) == nullptr) return Status();
+  if (!agent_url_host(url)) return invalid_argument(f.name(), "must be http://HOST:PORT");
+  out = std::move(url);
+  return Status();
+}
+
+Status read_checkpoint_path(const Field& f, std::string& out) {
+  CORRAL_RETURN_IF_ERROR(read_string(f, kMaxPathBytes, out));
+  if (out.empty() || out.front() != '/')
+    return invalid_argument(f.name(), "must be an absolute path");
+  return Status();
+}
+
+}  // namespace
+
+std::string WorkerKey::name() const {
+  return std::to_string(job) + "-" + std::to_string(attempt) + "-" + std::to_string(rank);
+}
+
+std::optional<std::string> agent_url_host(std::string_view url) {
+  constexpr std::string_view kHttp = "http://";
+  if (!url.starts_with(kHttp)) return std::nullopt;
+  std::string_view rest = url.substr(kHttp.size());
+  rest = rest.substr(0, rest.find('/'));
+  if (rest.empty()) return std::nullopt;
+  if (rest.front() == '[') {
+    const auto close = rest.find(']');
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
+    return std::string(rest.substr(1, close - 1));
+  }
+  const auto colon = rest.rfind(':');
+  const std::string_view host = colon == std::string_view::npos ? rest : rest.substr(0, colon);
+  if (host.empty()) return std::nullopt;
+  return std::string(host);
+}
+
+// ---- §1 -------------------------------------------------------------------------------
+
+std::string encode_join_request(const JoinRequest& r) {
+  return dump({{"agentUrl", r.agent_url},
+               {"rackPowerCapW", r.rack_power_cap_w},
+               {"node", node_json(r.node)},
+               {"inventory", inventory_json(r.inventory)}});
+}
+
+Result<JoinRequest> decode_join_request(std::string_view body, const NodeDecoder& decode_node) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  CORRAL_RETURN_IF_ERROR(only_keys(j, root, {"agentUrl", "rackPowerCapW", "node", "inventory"}));
+  JoinRequest r;
+  CORRAL_RETURN_IF_ERROR(read_agent_url(Field{j, root, "agentUrl", true}, r.agent_url));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{j, root, "rackPowerCapW"}, 0, kMaxRackPowerCapW, r.rack_power_cap_w));
+  const json* node = find(j, "node");
+  if (node == nullptr || !node->is_object()) {
+    return invalid_argument("node", "is required and must be an object");
+  }
+  auto decoded = decode_node(dump(*node));
+  if (!decoded.ok()) {
+    const Status& s = decoded.status();
+    return Status(s.code(), s.message(), child("node", s.field()));
+  }
+  r.node = std::move(*decoded);
+  if (const json* inv = find(j, "inventory")) {
+    if (!inv->is_object()) return invalid_argument("inventory", "must be an object");
+    const std::string path = "inventory";
+    CORRAL_RETURN_IF_ERROR(
+        read_string(Field{*inv, path, "source"}, kMaxUrlBytes, r.inventory.source));
+    CORRAL_RETURN_IF_ERROR(
+        read_objects(Field{*inv, path, "gpus"}, r.inventory.gpus, read_observed_gpu));
+  }
+  return r;
+}
+
+std::string encode_join_answer(const JoinAnswer& a) {
+  return dump({{"node", a.node},
+               {"token", a.token},
+               {"epoch", a.epoch},
+               {"logKey", a.log_key},
+               {"clusterId", a.cluster_id}});
+}
+
+Result<JoinAnswer> decode_join_answer(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  JoinAnswer a;
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "node", true}, kMaxUrlBytes, a.node));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "token", true}, kMaxUrlBytes, a.token));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, a.epoch));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "logKey", true}, kMaxUrlBytes, a.log_key));
+  CORRAL_RETURN_IF_ERROR(
+      read_string(Field{j, root, "clusterId", true}, kMaxUrlBytes, a.cluster_id));
+  return a;
+}
+
+// ---- §2 -------------------------------------------------------------------------------
+
+std::string encode_assignments(const Assignments& a) {
+  json workers = json::array();
+  for (const DesiredWorker& d : a.workers) workers.push_back(desired_worker_json(d));
+  return dump({{"node", a.node}, {"epoch", a.epoch}, {"version", a.version}, {"workers", workers}});
+}
+
+Result<Assignments> decode_assignments(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  Assignments a;
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "node"}, kMaxUrlBytes, a.node));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, a.epoch));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{j, root, "version", true}, INT64_MIN, INT64_MAX, a.version));
+  CORRAL_RETURN_IF_ERROR(
+      read_objects(Field{j, root, "workers", true}, a.workers, read_desired_worker));
+  return a;
+}
+
+// ---- §3 -------------------------------------------------------------------------------
+
+std::string encode_heartbeat(const Heartbeat& h) {
+  json workers = json::array();
+  for (const WorkerStatus& s : h.workers) workers.push_back(worker_status_json(s));
+  json out = {{"epoch", h.epoch}, {"workers", std::move(workers)}};
+  if (h.applied_version) out["appliedVersion"] = *h.applied_version;
+  if (h.agent_url) out["agentUrl"] = *h.agent_url;
+  if (h.gpus) out["gpus"] = gpu_health_array(*h.gpus);
+  return dump(out);
+}
+
+Result<Heartbeat> decode_heartbeat(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  Heartbeat h;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, h.epoch));
+  if (find(j, "appliedVersion") != nullptr) {
+    h.applied_version = 0;
+    CORRAL_RETURN_IF_ERROR(
+        read_int(Field{j, root, "appliedVersion"}, 0, INT64_MAX, *h.applied_version));
+  }
+  if (find(j, "agentUrl") != nullptr) {
+    h.agent_url.emplace();
+    CORRAL_RETURN_IF_ERROR(read_agent_url(Field{j, root, "agentUrl"}, *h.agent_url));
+  }
+  if (find(j, "gpus") != nullptr) {
+    h.gpus.emplace();
+    CORRAL_RETURN_IF_ERROR(read_objects(Field{j, root, "gpus"}, *h.gpus, read_gpu_health));
+  }
+  CORRAL_RETURN_IF_ERROR(read_objects(Field{j, root, "workers"}, h.workers, read_worker_status));
+  return h;
+}
+
+std::string encode_observed_inventory(const ObservedInventory& inventory) {
+  return dump(inventory_json(inventory));
+}
+
+std::string encode_gpu_health(const std::vector<GpuHealth>& gpus) {
+  return dump(gpu_health_array(gpus));
+}
+
+std::string encode_heartbeat_answer(const HeartbeatAnswer& a) {
+  return dump({{"epoch", a.epoch}, {"version", a.version}});
+}
+
+Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  HeartbeatAnswer a;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, a.epoch));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{j, root, "version", true}, INT64_MIN, INT64_MAX, a.version));
+  return a;
+}
+
+// ---- §4 -------------------------------------------------------------------------------
+
+std::string encode_checkpoint_report(const CheckpointReport& r) {
+  return dump({{"step", r.step}, {"path", r.path}, {"bytes", r.bytes}, {"checksum", r.checksum}});
+}
+
+Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  CheckpointReport r;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "step", true}, 0, INT64_MAX, r.step));
+  CORRAL_RETURN_IF_ERROR(read_checkpoint_path(Field{j, root, "path", true}, r.path));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes"}, 0, INT64_MAX, r.bytes));
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "checksum"}, kMaxChecksumBytes, r.checksum));
+  return r;
+}
+
+std::string encode_worker_checkpoint(const WorkerCheckpoint& c) {
+  return dump({{"epoch", c.epoch},
+               {"job", c.key.job},
+               {"attempt", c.key.attempt},
+               {"rank", c.key.rank},
+               {"step", c.report.step},
+               {"path", c.report.path},
+               {"bytes", c.report.bytes},
+               {"checksum", c.report.checksum}});
+}
+
+Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  const std::string root;
+  CORRAL_RETURN_IF_ERROR(
+      only_keys(j, root, {"epoch", "job", "attempt", "rank", "step", "path", "bytes", "checksum"}));
+  WorkerCheckpoint c;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, c.epoch));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "job", true}, 1, INT64_MAX, c.key.job));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "attempt", true}, 0, INT32_MAX, c.key.attempt));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "rank"}, 0, kMaxRank, c.key.rank));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "step", true}, 0, INT64_MAX, c.report.step));
+  CORRAL_RETURN_IF_ERROR(read_checkpoint_path(Field{j, root, "path", true}, c.report.path));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes", true}, 0, INT64_MAX, c.report.bytes));
+  CORRAL_RETURN_IF_ERROR(
+      read_string(Field{j, root, "checksum", true}, kMaxChecksumBytes, c.report.checksum));
+  return c;
+}
+
+}  // namespace corral::core

@@ -1,0 +1,169 @@
+// The one codec of the corrald ⇄ agent protocol: every message decodes to what was
+// encoded, and malformed bodies are InvalidArgument naming the field without echoing
+// its value.
+#include "core/agent_protocol.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace corral::core {
+namespace {
+
+using nlohmann::json;
+
+DesiredWorker sample_worker() {
+  return DesiredWorker{.spec = {.key = {.job = 42, .attempt = 2, .rank = 3},
+                                .local_rank = 3,
+                                .node_rank = 0,
+                                .world_size = 16,
+                                .gpus = {3},
+                                .visible_devices = "3",
+                                .command = {"/bin/trainer", "--steps", "200"},
+                                .env = {{"MODE", "x"}, {"WANDB_API_KEY", "hunter2"}},
+                                .master_addr = "10.0.0.1",
+                                .master_port = 29500,
+                                .checkpoint_dir = "/ck/42",
+                                .restore_from = "/ck/42/step-100",
+                                .grace_ms = 1234},
+                       .run = false};
+}
+
+TEST(AgentProtocol, EveryMessageRoundTrips) {
+  const Assignments a{.node = "n1", .epoch = 3, .version = 17, .workers = {sample_worker()}};
+  auto a2 = decode_assignments(encode_assignments(a));
+  ASSERT_TRUE(a2.ok()) << a2.status().to_string();
+  EXPECT_EQ(*a2, a);
+
+  const Heartbeat h{.epoch = 3,
+                    .applied_version = 17,
+                    .agent_url = "http://[::1]:7070",
+                    .gpus = std::vector<GpuHealth>{{.index = 1,
+                                                    .uuid = "GPU-1",
+                                                    .xid_errors = {13, 79},
+                                                    .ecc_uncorrectable = 2,
+                                                    .temperature_c = 70,
+                                                    .power_w = 312.5,
+                                                    .throttle = {"sw_power_cap"}}},
+                    .workers = {{.key = {.job = 42, .attempt = 2, .rank = 3},
+                                 .state = WorkerStatus::State::kExited,
+                                 .pid = 99,
+                                 .exit_code = 137,
+                                 .signal = 9,
+                                 .exited_at_ms = 5}}};
+  auto h2 = decode_heartbeat(encode_heartbeat(h));
+  ASSERT_TRUE(h2.ok()) << h2.status().to_string();
+  EXPECT_EQ(*h2, h);
+  // Optional parts left out stay absent.
+  auto bare = decode_heartbeat(encode_heartbeat({.epoch = 1}));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(*bare, Heartbeat{.epoch = 1});
+
+  const JoinAnswer j{.node = "n1", .token = "t", .epoch = 1, .log_key = "k", .cluster_id = "c-1"};
+  EXPECT_EQ(*decode_join_answer(encode_join_answer(j)), j);
+  EXPECT_EQ(*decode_heartbeat_answer(encode_heartbeat_answer({.epoch = 2, .version = 9})),
+            (HeartbeatAnswer{.epoch = 2, .version = 9}));
+  const WorkerCheckpoint c{.epoch = 3,
+                           .key = {.job = 42, .attempt = 2, .rank = 0},
+                           .report = {.step = 100, .path = "/ck/a", .bytes = 7, .checksum = "x"}};
+  EXPECT_EQ(*decode_worker_checkpoint(encode_worker_checkpoint(c)), c);
+  EXPECT_EQ(*decode_checkpoint_report(encode_checkpoint_report(c.report)), c.report);
+}
+
+TEST(AgentProtocol, JoinRequestHandsTheNodeToItsDecoder) {
+  JoinRequest r{.agent_url = "http://10.0.0.2:7070",
+                .rack_power_cap_w = 4000,
+                .node = {.id = NodeId("n2")},
+                .inventory = {.source = "simulated:dgx-h100",
+                              .gpus = {{.index = 0, .uuid = "GPU-0", .nvlink_peers = {1}}}}};
+  std::string seen;
+  auto decoded = decode_join_request(encode_join_request(r), [&](std::string_view node) {
+    seen = std::string(node);
+    return Result<Node>(Node{.id = NodeId(json::parse(node)["id"].get<std::string>())});
+  });
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->agent_url, r.agent_url);
+  EXPECT_EQ(decoded->rack_power_cap_w, 4000);
+  EXPECT_EQ(decoded->node.id, NodeId("n2"));
+  EXPECT_EQ(decoded->inventory, r.inventory);
+  EXPECT_EQ(json::parse(seen)["id"], "n2");
+  // The node decoder's error comes back under "node.".
+  auto refused = decode_join_request(encode_join_request(r), [](std::string_view) {
+    return Result<Node>(invalid_argument("gpus[0].type", "unknown GPU type"));
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().field(), "node.gpus[0].type");
+}
+
+struct BadBody {
+  const char* name;
+  std::string body;
+  std::string field;
+};
+
+TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
+  json worker = json::parse(encode_assignments({.workers = {sample_worker()}}))["workers"][0];
+  auto assignments_with = [&](const char* key, json value) {
+    json w = worker;
+    w[key] = std::move(value);
+    return json{{"epoch", 1}, {"version", 1}, {"workers", {worker, w}}}.dump();
+  };
+  const std::vector<BadBody> assignments = {
+      {"not json", "{", ""},
+      {"not an object", "[1]", ""},
+      {"no workers", R"({"epoch": 1, "version": 1})", "workers"},
+      {"rank out of range", assignments_with("rank", -1), "workers[1].rank"},
+      {"env not strings", assignments_with("env", {{"K", 1}}), "workers[1].env.K"},
+      {"command missing", assignments_with("command", nullptr), "workers[1].command"},
+      {"desired", assignments_with("desired", "hunter2"), "workers[1].desired"},
+      {"gpu index", assignments_with("gpus", {0, 5000}), "workers[1].gpus[1]"},
+  };
+  for (const BadBody& c : assignments) {
+    SCOPED_TRACE(c.name);
+    auto r = decode_assignments(c.body);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().field(), c.field);
+    EXPECT_EQ(r.status().message().find("hunter2"), std::string::npos);
+  }
+  const std::vector<BadBody> heartbeats = {
+      {"epoch missing", R"({"workers": []})", "epoch"},
+      {"state", R"({"epoch": 1, "workers": [{"job": 1, "attempt": 0, "rank": 0,
+                   "state": "zombie"}]})",
+       "workers[0].state"},
+      {"xid", R"({"epoch": 1, "gpus": [{"index": 0, "xidErrors": ["x"]}]})",
+       "gpus[0].xidErrors[0]"},
+      {"agent url", R"({"epoch": 1, "agentUrl": "ftp://x"})", "agentUrl"},
+  };
+  for (const BadBody& c : heartbeats) {
+    SCOPED_TRACE(c.name);
+    auto r = decode_heartbeat(c.body);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().field(), c.field);
+  }
+  // Readers ignore fields they do not know, but the checkpoint forward refuses them, as
+  // corrald always did.
+  EXPECT_TRUE(decode_heartbeat(R"({"epoch": 1, "future": true})").ok());
+  json ckpt = json::parse(encode_worker_checkpoint(
+      {.epoch = 1, .key = {.job = 1}, .report = {.path = "/a", .checksum = "c"}}));
+  ckpt["future"] = 1;
+  auto refused = decode_worker_checkpoint(ckpt.dump());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().field(), "future");
+  auto relative = decode_checkpoint_report(R"({"step": 1, "path": "ck/a"})");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_EQ(relative.status().field(), "path");
+}
+
+TEST(AgentProtocol, AgentUrlHost) {
+  EXPECT_EQ(agent_url_host("http://10.0.0.1:7070"), "10.0.0.1");
+  EXPECT_EQ(agent_url_host("http://[fd00::1]:7070/x"), "fd00::1");
+  EXPECT_EQ(agent_url_host("http://host"), "host");
+  EXPECT_EQ(agent_url_host("https://host:1"), std::nullopt);
+  EXPECT_EQ(agent_url_host("http://:7070"), std::nullopt);
+  EXPECT_EQ(agent_url_host("http://[]:1"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace corral::core
