@@ -110,8 +110,12 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
         {.job = job->id, .time = ctx.now, .kind = "node lost", .message = lost}));
     if (job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning) {
       // The attempt is lost: it counts as a restart, and restarts from its checkpoint.
-      CORRAL_ASSIGN_OR_RETURN(const auto spec, ctx.specs.get(job->id, job->spec_json));
-      const std::int32_t max_restarts = spec->max_restarts;
+      // A stored spec that no longer decodes (data loss, or a validator grown stricter since
+      // the submit) must not keep the node's loss from being recorded, on every sweep: its
+      // job gets the default restart budget.
+      const auto spec = ctx.specs.get(job->id, job->spec_json);
+      const std::int32_t max_restarts =
+          spec.ok() ? (*spec)->max_restarts : core::JobSpec{}.max_restarts;
       store::JobRow next = *job;
       next.updated_at = ctx.now;
       if (job->restarts < max_restarts) {
