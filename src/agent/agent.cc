@@ -345,9 +345,10 @@ void Agent::poll_loop() {
       s.scope->applied_version.store(answer->version);
       continue;
     }
-    const core::StatusCode code = answer.status().code();
-    if (code == core::StatusCode::kAborted || code == core::StatusCode::kUnauthenticated) {
-      rejoin(s.generation, code == core::StatusCode::kAborted);
+    const core::Status failure = answer.status();
+    const bool fenced = failure.is(core::ErrorReason::kFenced);
+    if (fenced || failure.code() == core::StatusCode::kUnauthenticated) {
+      rejoin(s.generation, fenced);
       since = -1;
       continue;
     }
@@ -414,9 +415,10 @@ void Agent::heartbeat_loop() {
       s.scope->reconciler->mark_reported(workers);
       continue;
     }
-    const core::StatusCode code = answer.status().code();
-    if (code == core::StatusCode::kAborted || code == core::StatusCode::kUnauthenticated) {
-      rejoin(s.generation, code == core::StatusCode::kAborted);
+    const core::Status failure = answer.status();
+    const bool fenced = failure.is(core::ErrorReason::kFenced);
+    if (fenced || failure.code() == core::StatusCode::kUnauthenticated) {
+      rejoin(s.generation, fenced);
       continue;
     }
     if (failures++ == 0) log(answer.status().to_string());

@@ -11,14 +11,21 @@ namespace {
 
 using nlohmann::json;
 
-// The error code and message corrald put in `{"error": {"code", "message"}}`.
-std::string error_text(const httplib::Result& res) {
+// The error corrald put in `{"error": {"code", "message"}}`; a body that is not one
+// gives an empty code and its first bytes as the message.
+struct ErrorBody {
+  std::string code;
+  std::string text;  // "code: message"
+};
+
+ErrorBody error_body(const httplib::Result& res) {
   try {
     const json j = json::parse(res->body);
-    return j.at("error").value("code", std::string()) + ": " +
-           j.at("error").value("message", std::string());
+    std::string code = j.at("error").value("code", std::string());
+    std::string text = code + ": " + j.at("error").value("message", std::string());
+    return {std::move(code), std::move(text)};
   } catch (const json::exception&) {
-    return res->body.substr(0, 200);
+    return {"", res->body.substr(0, 200)};
   }
 }
 
@@ -30,11 +37,9 @@ core::Status status_of(const httplib::Result& res, const char* call) {
   }
   const int code = res->status;
   if (code >= 200 && code < 300) return core::ok_status();
-  const std::string what =
-      std::string(call) + ": HTTP " + std::to_string(code) + " " + error_text(res);
-  if (code == 409 && res->body.find("\"fenced\"") != std::string::npos) {
-    return core::Status(core::StatusCode::kAborted, what);
-  }
+  const ErrorBody error = error_body(res);
+  const std::string what = std::string(call) + ": HTTP " + std::to_string(code) + " " + error.text;
+  if (code == 409 && error.code == "fenced") return core::fenced(what);
   if (code == 401) return core::Status(core::StatusCode::kUnauthenticated, what);
   if (code >= 500 || code == 429 || code == 408) {
     return core::Status(core::StatusCode::kUnavailable, what);

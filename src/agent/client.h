@@ -1,6 +1,6 @@
 // CorraldClient: the agent's calls to corrald (protocol §1-§4), one HTTP connection.
 // Outcomes are mapped to Status codes the agent acts on:
-//   Aborted             409 fenced: stop every worker and join again
+//   Aborted, kFenced    409 fenced: stop every worker and join again
 //   Unauthenticated     401: the agent token is unknown (corrald lost it): join again
 //   FailedPrecondition  a definitive refusal (409 stale, 403, 400): do not retry
 //   Unavailable         corrald unreachable or 5xx: retry with backoff

@@ -780,13 +780,6 @@ class Validator {
 
 }  // namespace
 
-std::string to_string(const FieldError& error) {
-  if (error.path.empty()) {
-    return error.reason;
-  }
-  return fmt::format("{}: {}", error.path, error.reason);
-}
-
 ParseOutcome parse_job_spec(std::string_view text, SpecFormat format) {
   ParseOutcome out;
   const auto fail = [&](std::string reason) {

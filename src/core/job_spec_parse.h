@@ -15,21 +15,9 @@
 #include <vector>
 
 #include "core/job_spec.h"
+#include "core/status.h"
 
 namespace corral::core {
-
-// One problem with a spec. `path` names the field as the user wrote it
-// ("resources.gpuTypes[1]", "env.RANK"); it is empty for the document as a whole (a
-// syntax error, whose reason then names the line and column).
-struct FieldError {
-  std::string path;
-  std::string reason;  // lowercase; names the rule and the value
-
-  friend bool operator==(const FieldError&, const FieldError&) = default;
-};
-
-// "path: reason", or just the reason when the path is empty.
-std::string to_string(const FieldError& error);
 
 enum class SpecFormat {
   kYaml,  // YAML 1.2 (which also reads JSON documents)
@@ -39,7 +27,11 @@ enum class SpecFormat {
 // Larger documents are refused before parsing; a real spec is a few KiB.
 inline constexpr std::size_t kMaxSpecBytes = 1 << 20;
 
-// Either a normalized spec or the full list of errors, never both.
+// Either a normalized spec or the full list of errors, never both. Each error's `path`
+// (core::FieldError, status.h) names the field as the user wrote it
+// ("resources.gpuTypes[1]", "env.RANK"); it is empty for the document as a whole (a
+// syntax error, whose reason then names the line and column). core::invalid_fields()
+// makes the Status that reports them all.
 struct ParseOutcome {
   std::optional<JobSpec> spec;     // set iff errors is empty
   std::vector<FieldError> errors;  // in document order, then cross-field checks

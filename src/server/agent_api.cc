@@ -28,29 +28,20 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxWaitMs = 30000;
 
-// Protocol refusals carry their own error codes (`fenced`, `stale`), as the agent acts
-// on them; they travel as a Status whose message starts with "fenced: " or "stale: ".
-Status fenced(const std::string& m) { return Status(StatusCode::kAborted, "fenced: " + m); }
-Status stale(const std::string& m) { return Status(StatusCode::kAborted, "stale: " + m); }
+// Protocol refusals the agent acts on are core::fenced() and core::stale_attempt(): their
+// reason gives the body its error code (`fenced`, `stale`; http_status.h).
 Status forbidden(const std::string& m) { return Status(StatusCode::kPermissionDenied, m); }
-
-std::string error_body(const Status& s) {
-  json body = json::parse(error_json(s));
-  for (const char* code : {"fenced", "stale"}) {
-    if (s.message().rfind(std::string(code) + ": ", 0) == 0) body["error"]["code"] = code;
-  }
-  return body.dump();
-}
 
 // The node's agent session, with the caller's epoch checked against it.
 Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
                                                std::int64_t epoch) {
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
-  if (!session) return fenced("node " + node + " has not joined; join again");
+  if (!session) return core::fenced("node " + node + " has not joined; join again");
   if (session->lost || epoch != session->epoch) {
-    return fenced("epoch " + std::to_string(epoch) + " of node " + node + " is stale (current " +
-                  std::to_string(session->epoch) + (session->lost ? ", node lost" : "") +
-                  "); stop every worker and join again");
+    return core::fenced("epoch " + std::to_string(epoch) + " of node " + node +
+                        " is stale (current " + std::to_string(session->epoch) +
+                        (session->lost ? ", node lost" : "") +
+                        "); stop every worker and join again");
   }
   return *session;
 }
@@ -71,7 +62,7 @@ struct AgentApi::Handlers {
     if (s.code() == StatusCode::kInternal) {
       std::fprintf(stderr, "corrald: agent api: %s\n", s.to_string().c_str());
     }
-    reply(res, http_status(s.code()), error_body(s));
+    reply(res, http_status(s.code()), error_json(s));
   }
 
   // An agent token of `node` (the path's), else 401/403.
@@ -363,8 +354,9 @@ struct AgentApi::Handlers {
       CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
       if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
       if (attempt != job->attempt) {
-        return stale("attempt " + std::to_string(attempt) + " of job " + std::to_string(job_id) +
-                     " is not its current attempt (" + std::to_string(job->attempt) + ")");
+        return core::stale_attempt("attempt " + std::to_string(attempt) + " of job " +
+                                   std::to_string(job_id) + " is not its current attempt (" +
+                                   std::to_string(job->attempt) + ")");
       }
       CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
       const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {

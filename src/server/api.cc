@@ -38,10 +38,6 @@ struct Reply {
   std::int64_t submitted_job = 0;  // a new pending job: the scheduler reads just it
 };
 
-// Seconds a 429 asks the caller to wait; set by the handler on the worker thread that
-// then formats the error (the transaction runs on that same thread).
-thread_local int retry_after_s = 1;
-
 Reply ok_json(const json& body, int status = 200) { return Reply{status, body.dump(), false}; }
 
 Status unauthenticated(std::string m) { return Status(StatusCode::kUnauthenticated, std::move(m)); }
@@ -164,7 +160,7 @@ struct ApiRoutes {
                    s.to_string().c_str());
     }
     if (s.code() == StatusCode::kResourceExhausted) {
-      res.set_header("Retry-After", std::to_string(retry_after_s));
+      res.set_header("Retry-After", std::to_string(retry_after_s(s)));
     }
     send(res, request_id, http_status(s.code()), error_json(s));
   }
@@ -238,9 +234,7 @@ struct ApiRoutes {
                                                  .created_at = api.clock_.now()});
           // A concurrent first attempt with the same key committed meanwhile: run again
           // from the start (transact retries Aborted), which finds its answer.
-          if (put.code() == StatusCode::kAlreadyExists) {
-            return Status(StatusCode::kAborted, "idempotency key raced");
-          }
+          if (put.code() == StatusCode::kAlreadyExists) return core::raced("idempotency key raced");
           CORRAL_RETURN_IF_ERROR(put);
         }
         return Status();
@@ -296,10 +290,9 @@ struct ApiRoutes {
     const int wait_s = api.admission_.over_limit(tenant, &limit);
     if (wait_s == 0) return Status();
     ++api.metrics_.admission_rejections;
-    retry_after_s = wait_s;
-    return Status(StatusCode::kResourceExhausted, "tenant " + tenant +
-                                                      " is over its submit rate of " +
-                                                      std::to_string(limit.rate_per_second) + "/s");
+    return core::resource_exhausted("tenant " + tenant + " is over its submit rate of " +
+                                        std::to_string(limit.rate_per_second) + "/s",
+                                    core::seconds(wait_s));
   }
 
   Result<Reply> submit(const httplib::Request& req, const Principal& p, store::Tx& tx,
@@ -314,14 +307,7 @@ struct ApiRoutes {
       return core::invalid_argument("Content-Type", "must be application/json or application/yaml");
     }
     const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
-    if (!parsed.ok()) {
-      std::string message;
-      for (const auto& e : parsed.errors) {
-        if (!message.empty()) message += "; ";
-        message += core::to_string(e);
-      }
-      return core::invalid_argument(parsed.errors.front().path, message);
-    }
+    if (!parsed.ok()) return core::invalid_fields(parsed.errors);
     const core::JobSpec& spec = *parsed.spec;
     if (p.role == "member" && spec.tenant.value != p.tenant) {
       return forbidden("a member of tenant " + p.tenant + " may not submit to tenant " +
@@ -337,18 +323,18 @@ struct ApiRoutes {
     if (const int wait_s = api.admission_.try_admit(spec.tenant.value, tenant->submit);
         wait_s > 0) {
       ++api.metrics_.admission_rejections;
-      retry_after_s = wait_s;
-      return Status(StatusCode::kResourceExhausted,
-                    "tenant " + spec.tenant.value + " is over its submit rate of " +
-                        std::to_string(tenant->submit.rate_per_second) + "/s");
+      return core::resource_exhausted("tenant " + spec.tenant.value +
+                                          " is over its submit rate of " +
+                                          std::to_string(tenant->submit.rate_per_second) + "/s",
+                                      core::seconds(wait_s));
     }
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.count_pending_jobs(spec.tenant));
     if (pending >= tenant->max_pending_jobs) {
       ++api.metrics_.admission_rejections;
-      retry_after_s = 10;
-      return Status(StatusCode::kResourceExhausted, "tenant " + spec.tenant.value + " has " +
-                                                        std::to_string(pending) +
-                                                        " pending jobs, the most it may have");
+      return core::resource_exhausted("tenant " + spec.tenant.value + " has " +
+                                          std::to_string(pending) +
+                                          " pending jobs, the most it may have",
+                                      core::seconds(10));
     }
     json secrets = json::object();
     for (const auto& [k, v] : spec.secret_env) secrets[k] = v;
@@ -481,7 +467,7 @@ struct ApiRoutes {
     next.queue_position = 0;
     next.updated_at = api.clock_.now();
     CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
-    if (!won) return Status(StatusCode::kAborted, "job changed while cancelling");
+    if (!won) return core::raced("job changed while cancelling");
     CORRAL_RETURN_IF_ERROR(tx.append_job_event(
         {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
     Effects fx;

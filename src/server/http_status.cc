@@ -1,5 +1,7 @@
 #include "server/http_status.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace corral::server {
@@ -32,11 +34,36 @@ int http_status(core::StatusCode code) {
   return 500;
 }
 
+std::string_view error_code(const core::Status& status) {
+  switch (status.reason()) {
+    case core::ErrorReason::kFenced:
+      return "fenced";
+    case core::ErrorReason::kStaleAttempt:
+      return "stale";
+    case core::ErrorReason::kNone:
+    case core::ErrorReason::kStaleEpoch:
+    case core::ErrorReason::kRaced:
+      break;
+  }
+  return core::to_string(status.code());
+}
+
 std::string error_json(const core::Status& status) {
-  std::string code(core::to_string(status.code()));
-  nlohmann::json body = {
-      {"error", {{"code", code}, {"message", status.message()}, {"field", status.field()}}}};
+  nlohmann::json details = nlohmann::json::array();
+  for (const core::FieldError& e : status.errors()) {
+    details.push_back({{"field", e.path}, {"reason", e.reason}});
+  }
+  const nlohmann::json body = {{"error",
+                                {{"code", std::string(error_code(status))},
+                                 {"message", status.message()},
+                                 {"field", status.field()},
+                                 {"details", std::move(details)}}}};
   return body.dump();
+}
+
+std::int64_t retry_after_s(const core::Status& status) {
+  const std::int64_t ms = core::to_ms(status.retry_after());
+  return std::max<std::int64_t>(1, (ms + 999) / 1000);
 }
 
 }  // namespace corral::server

@@ -1,10 +1,13 @@
 // The one mapping from Status codes to HTTP statuses (STYLE.md section 6), and the
-// JSON error body every failed call returns: {"error": {"code", "message", "field"}}.
+// JSON error body every failed call returns:
+//   {"error": {"code", "message", "field", "details": [{"field", "reason"}, ...]}}
 //
 // Thread safety: free functions, safe to call concurrently.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -15,8 +18,19 @@ namespace corral::server {
 // Internal/DataLoss 500.
 int http_status(core::StatusCode code);
 
-// {"error": {"code": "invalid_argument", "message": ..., "field": ...}}; the code is
-// core::to_string(StatusCode), the field empty unless the input names one.
+// The body's error code: the agent protocol's own codes for the reasons an agent acts
+// on (kFenced "fenced", kStaleAttempt "stale"; docs/agent-protocol.md), else
+// core::to_string(status.code()).
+std::string_view error_code(const core::Status& status);
+
+// {"error": {"code": error_code(status), "message": ..., "field": ..., "details": [...]}}.
+// `field` is empty unless the input names one; `message` and `field` describe the whole
+// failure (for several field errors: all of them joined, and the first one's field), and
+// `details` lists every error on its own ({"field", "reason"} per status.errors()).
 std::string error_json(const core::Status& status);
+
+// The Retry-After seconds a ResourceExhausted answer carries: status.retry_after()
+// rounded up to whole seconds, at least 1.
+std::int64_t retry_after_s(const core::Status& status);
 
 }  // namespace corral::server

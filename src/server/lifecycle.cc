@@ -30,10 +30,10 @@ Status append(store::Tx& tx, const LifecycleContext& ctx, core::JobId job, std::
       {.job = job, .time = ctx.now, .kind = std::move(kind), .message = std::move(message)});
 }
 
-// Writes `next` if the job is still in `from`; Aborted otherwise (transact retries).
+// Writes `next` if the job is still in `from`; raced otherwise (transact retries).
 Status write_job(store::Tx& tx, const store::JobRow& next, JobPhase from) {
   CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, from));
-  if (!won) return Status(core::StatusCode::kAborted, "job changed meanwhile");
+  if (!won) return core::raced("job changed meanwhile");
   return Status();
 }
 

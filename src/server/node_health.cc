@@ -128,7 +128,7 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
         next.reason = lost + "; out of restarts (maxRestarts " + std::to_string(max_restarts) + ")";
       }
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job->phase));
-      if (!won) return Status(core::StatusCode::kAborted, "job changed while losing its node");
+      if (!won) return core::raced("job changed while losing its node");
       if (next.phase == JobPhase::kFailed) {
         CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job->id,
                                                     .time = ctx.now,

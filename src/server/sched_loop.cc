@@ -143,8 +143,7 @@ void SchedLoop::run() {
       if (!s.ok()) {
         ++metrics_.sched_errors;
         std::fprintf(stderr, "corrald: scheduling cycle failed: %s\n", s.to_string().c_str());
-        if (s.code() == core::StatusCode::kAborted &&
-            s.message().find("epoch") != std::string::npos) {
+        if (store::is_stale_epoch(s)) {
           fenced_ = true;
           std::fprintf(stderr, "corrald: another scheduler holds the lease; not scheduling\n");
           std::lock_guard positions_lock(positions_mu_);

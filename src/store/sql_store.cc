@@ -690,8 +690,8 @@ class SqlTx final : public Tx {
                                         "$1 AND epoch = $2",
                                         {std::string(shard), epoch}));
     if (res.affected != 1) {
-      return Status(StatusCode::kAborted, "scheduler epoch " + std::to_string(epoch) +
-                                              " of shard " + std::string(shard) + " is stale");
+      return core::stale_epoch("scheduler epoch " + std::to_string(epoch) + " of shard " +
+                               std::string(shard) + " is stale");
     }
     return Status();
   }
@@ -863,13 +863,14 @@ class SqlStore final : public Store {
 
   Status transact(const std::function<Status(Tx&)>& fn) override {
     if (group_commit_) return transact_grouped(fn);
-    // Serialization conflicts are retried a few times from the start; a unique-key
-    // clash is not a conflict but an answer, so it goes back to the caller.
+    // Races (serialization conflicts, lost compare-and-sets: ErrorReason::kRaced) are
+    // retried a few times from the start; a unique-key clash or any other refusal is
+    // not a race but an answer, so it goes back to the caller.
     constexpr int kAttempts = 5;
     Status last;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
       last = run_once(fn);
-      if (last.code() != StatusCode::kAborted || is_stale_epoch(last)) return last;
+      if (!last.is(core::ErrorReason::kRaced)) return last;
     }
     return last;
   }
@@ -937,7 +938,7 @@ class SqlStore final : public Store {
           }
           // Undo only this caller's writes; the rest of the batch stands.
           (void)c.exec_script("ROLLBACK TO corral_call; RELEASE corral_call");
-          if (w->result.code() != StatusCode::kAborted || is_stale_epoch(w->result)) break;
+          if (!w->result.is(core::ErrorReason::kRaced)) break;
         }
       }
       begun = c.commit();
@@ -949,10 +950,6 @@ class SqlStore final : public Store {
       }
     }
     pool_->release(std::move(*conn));
-  }
-
-  static bool is_stale_epoch(const Status& s) {
-    return s.message().find("epoch") != std::string::npos;
   }
 
   Status run_once(const std::function<Status(Tx&)>& fn) {

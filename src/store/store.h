@@ -269,8 +269,9 @@ struct ElasticTargetRow {
 
 // The operations available inside one transaction. Reads see the transaction's own
 // writes. Errors: AlreadyExists for a unique-key clash (a second active allocation of a
-// GPU, a duplicate id), Aborted for a stale epoch or a serialization conflict (transact
-// retries those), Unavailable when the database cannot be reached.
+// GPU, a duplicate id), Aborted with ErrorReason::kRaced for a serialization conflict or
+// a busy database (transact retries those) and with kStaleEpoch from check_epoch (final),
+// Unavailable when the database cannot be reached.
 class Tx {
  public:
   virtual ~Tx() = default;
@@ -371,8 +372,9 @@ class Tx {
                                                          std::int32_t limit) = 0;
 
   // Scheduler fencing. acquire_epoch() bumps and returns the shard's epoch: every
-  // earlier holder is fenced. check_epoch() is Aborted unless `epoch` is current, and
-  // holds the lease row for the rest of the transaction.
+  // earlier holder is fenced. check_epoch() is Aborted with ErrorReason::kStaleEpoch
+  // unless `epoch` is current (is_stale_epoch() below: another holder took the shard;
+  // not retried), and holds the lease row for the rest of the transaction.
   virtual core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                                    std::string_view holder) = 0;
   virtual core::Status check_epoch(std::string_view shard, std::int64_t epoch) = 0;
@@ -391,14 +393,20 @@ class Tx {
   virtual core::Result<std::string> cluster_id() = 0;
 };
 
+// True when `s` is check_epoch()'s refusal: this holder's epoch is stale, another holder
+// took the shard. Decided by the reason alone, never the message.
+inline bool is_stale_epoch(const core::Status& s) { return s.is(core::ErrorReason::kStaleEpoch); }
+
 class Store {
  public:
   virtual ~Store() = default;
 
   // Runs `fn` in one transaction and commits when it returns OK; rolls back otherwise
   // and returns its Status. Retries `fn` (from the start, so it must be repeatable) a
-  // few times when the database reports a serialization conflict. OK means durable.
-  // SQLite groups concurrent calls into one commit (each `fn` in its own savepoint, so
+  // few times when it fails with ErrorReason::kRaced: the database reported a
+  // serialization conflict, or `fn` lost a compare-and-set (core::raced()). Any other
+  // failure is returned at once. OK means durable.
+  // Both stores group concurrent calls into one commit (each `fn` in its own savepoint, so
   // one failing rolls back only its own writes); each call still returns only after
   // the commit that holds its writes is durable.
   virtual core::Status transact(const std::function<core::Status(Tx&)>& fn) = 0;

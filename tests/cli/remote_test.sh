@@ -49,6 +49,21 @@ run submit -f "$dir/job.yaml" --idempotency-key same -o json
 run submit -f "$dir/job.yaml" --idempotency-key same -o json
 grep -q '"id": 2' "$dir/out" || fail "a retried key made a new job: $(cat "$dir/out")"
 
+# A spec with two mistakes: corrald answers both (error.details), one line each.
+cat >"$dir/bad.yaml" <<'YAML'
+name: bad-job
+resources:
+  gpus: 0
+command: []
+YAML
+run submit -f "$dir/bad.yaml"
+[[ $rc -eq 1 ]] || fail "a bad spec exited $rc"
+[[ $(wc -l <"$dir/err") -eq 2 ]] || fail "expected one line per error"
+grep -q '^corral submit: 400 invalid_argument: resources.gpus: [^;]*$' "$dir/err" ||
+  fail "no line for resources.gpus"
+grep -q '^corral submit: 400 invalid_argument: command: must not be empty$' "$dir/err" ||
+  fail "no line for command"
+
 run jobs -o json
 [[ $rc -eq 0 ]] || fail "jobs exited $rc"
 [[ $(grep -c '"id"' "$dir/out") -eq 2 ]] || fail "expected two jobs: $(cat "$dir/out")"

@@ -445,7 +445,9 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
   stale["attempt"] = 0;
   auto refused = n1.client().post("/v1/agents/n1/checkpoints", stale.dump());
   EXPECT_EQ(refused.status, 409);
-  EXPECT_EQ(body(refused)["error"]["code"], "stale");
+  EXPECT_EQ(body(refused)["error"]["code"], "stale");  // from the Status's reason
+  EXPECT_EQ(body(refused)["error"]["message"],
+            "attempt 0 of job " + std::to_string(low) + " is not its current attempt (1)");
   // A production job preempts it: the victim stops, its GPUs wait for confirmation.
   const auto high = this->submit(
       {{"name", "high"}, {"priorityClass", "production"}, {"resources", {{"gpus", 8}}}});
@@ -569,7 +571,9 @@ TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {
   // n1's agent comes back with its old epoch: fenced.
   auto fenced = n1.heartbeat();
   EXPECT_EQ(fenced.status, 409);
-  EXPECT_EQ(body(fenced)["error"]["code"], "fenced");
+  EXPECT_EQ(body(fenced)["error"]["code"], "fenced");  // from the Status's reason
+  EXPECT_EQ(body(fenced)["error"]["message"],
+            "epoch 1 of node n1 is stale (current 2, node lost); stop every worker and join again");
   auto late = n1.client().post("/v1/agents/n1/checkpoints", json{{"epoch", 1},
                                                                  {"job", id},
                                                                  {"attempt", 1},

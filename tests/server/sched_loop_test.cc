@@ -150,7 +150,7 @@ class SchedLoopTest : public ::testing::Test {
         next.updated_at = clock_.now();
         if (to == JobPhase::kPending) next.queued_at = clock_.now();
         CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, row->phase));
-        if (!won) return core::Status(core::StatusCode::kAborted, "phase changed");
+        if (!won) return core::raced("phase changed");
         row = next;
       }
       return core::Status();
@@ -203,6 +203,22 @@ TYPED_TEST(SchedLoopTest, PendingReasonDetailIsRefreshedOnThePositionSchedule) {
   EXPECT_EQ(moved.queue_position, 2);
   EXPECT_EQ(moved.pending_kind, "capacity");
   EXPECT_EQ(moved.reason.find(behind_first), std::string::npos) << moved.reason;
+}
+
+// Another corrald taking the shard's lease fences this loop: its cycle fails with the
+// typed reason kStaleEpoch (what run() stops scheduling on; the message is free to
+// change) and places nothing; the new holder schedules the job.
+TYPED_TEST(SchedLoopTest, AnotherHolderFencesTheLoopWithAStaleEpoch) {
+  const JobId id = this->submit(fixed_job(8));
+  const auto newer = this->make_loop();  // acquires the next epoch of the shard
+  this->clock_.advance(core::Duration(100));
+  const core::Status fenced = this->loop_->run_cycle();
+  EXPECT_EQ(fenced.code(), core::StatusCode::kAborted) << fenced.to_string();
+  EXPECT_TRUE(store::is_stale_epoch(fenced)) << fenced.to_string();
+  EXPECT_EQ(this->job(id).phase, JobPhase::kPending);
+  EXPECT_EQ(this->active_gpus(id), 0u);
+  this->ok(newer->run_cycle());
+  EXPECT_EQ(this->job(id).phase, JobPhase::kLaunching);
 }
 
 TYPED_TEST(SchedLoopTest, RunningElasticJobGrowsByCheckpointAndRestart) {

@@ -97,7 +97,20 @@ int report_failure(const std::string& command, const Answer& answer, std::ostrea
   }
   const auto& e = answer.body.is_object() ? answer.body.value("error", nlohmann::json::object())
                                           : nlohmann::json::object();
-  err << "corral " << command << ": " << answer.status << " " << e.value("code", "error");
+  const std::string head =
+      "corral " + command + ": " + std::to_string(answer.status) + " " + e.value("code", "error");
+  // One line per error in `details` (a spec with three mistakes prints three), each
+  // naming its own field; a body without them (an older corrald) gives field and message.
+  const nlohmann::json details = e.value("details", nlohmann::json::array());
+  if (details.is_array() && !details.empty()) {
+    for (const nlohmann::json& d : details) {
+      const std::string field = d.is_object() ? d.value("field", "") : "";
+      err << head << ": " << (field.empty() ? "" : field + ": ")
+          << (d.is_object() ? d.value("reason", d.dump()) : d.dump()) << "\n";
+    }
+    return kExitInvalid;
+  }
+  err << head;
   const std::string field = e.value("field", "");
   if (!field.empty()) err << ": " << field;
   err << ": " << e.value("message", answer.body.dump()) << "\n";

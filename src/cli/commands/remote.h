@@ -41,8 +41,9 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
             const std::string& body = {}, const std::string& content_type = "application/json",
             const std::map<std::string, std::string>& headers = {});
 
-// Prints an error answer (the API's {"error": ...} or the transport error) to `err` and
-// returns the exit code for it: 1 for a refusal by the server, 2 for no answer.
+// Prints an error answer (the API's {"error": ...}, one line per entry of its details,
+// or the transport error) to `err` and returns the exit code for it: 1 for a refusal by
+// the server, 2 for no answer.
 int report_failure(const std::string& command, const Answer& answer, std::ostream& err);
 
 // Prints `rows` as aligned columns under `headers`.

@@ -36,9 +36,9 @@ class SqlConn {
  public:
   virtual ~SqlConn() = default;
   virtual Dialect dialect() const = 0;
-  // One statement. Errors: AlreadyExists on a unique violation, Aborted on a
-  // serialization failure or deadlock, Unavailable when the connection is gone,
-  // Internal otherwise.
+  // One statement. Errors: AlreadyExists on a unique violation, Aborted (core::raced)
+  // on a serialization failure, deadlock or busy database, Unavailable when the
+  // connection is gone, Internal otherwise.
   virtual core::Result<SqlResult> query(std::string_view sql, std::span<const SqlValue> params) = 0;
   // Several statements, no parameters (migrations).
   virtual core::Status exec_script(std::string_view sql) = 0;

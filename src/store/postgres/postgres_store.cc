@@ -105,7 +105,7 @@ class PgConn final : public detail::SqlConn {
       message.pop_back();
     }
     if (code == "23505") return Status(StatusCode::kAlreadyExists, std::move(message));
-    if (code == "40001" || code == "40P01") return Status(StatusCode::kAborted, std::move(message));
+    if (code == "40001" || code == "40P01") return core::raced(std::move(message));
     if (PQstatus(conn_) != CONNECTION_OK || code.starts_with("08")) {
       return Status(StatusCode::kUnavailable, std::move(message));
     }

@@ -46,7 +46,7 @@ Status sqlite_status(sqlite3* db, int rc, std::string_view what) {
     return Status(StatusCode::kAlreadyExists, std::move(message));
   }
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    return Status(StatusCode::kAborted, std::move(message));
+    return core::raced(std::move(message));
   }
   if (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
     return Status(StatusCode::kUnavailable, std::move(message));
