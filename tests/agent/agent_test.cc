@@ -405,20 +405,26 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   EXPECT_TRUE(run_status.ok()) << run_status.to_string();
 }
 
-TEST(Agent, AClusterIdThatIsNoPathComponentIsRefused) {
-  TempDir dir;
-  FakeCorrald corrald;
-  corrald.with([](FakeCorrald& c) { return c.cluster_id_ = "../../etc"; });
+// Runs an agent for node n1 (an 8-GPU PCIe preset) against `corrald` until it stops: for
+// refusals at join, which end the agent's run.
+core::Status run_until_refused(FakeCorrald& corrald, const TempDir& dir, std::string join_token) {
   auto inventory = open_preset_inventory("pcie-8gpu", "n1");
-  ASSERT_TRUE(inventory.ok());
+  if (!inventory.ok()) return inventory.status();
   core::SystemClock clock;
   Agent agent(AgentOptions{.server_url = corrald.url(),
-                           .join_token = "jt",
+                           .join_token = std::move(join_token),
                            .node = "n1",
                            .state_dir = dir.path(),
                            .supervisor_exe = CORRAL_AGENT_PATH},
               std::move(*inventory), clock);
-  const core::Status s = agent.run();
+  return agent.run();
+}
+
+TEST(Agent, AClusterIdThatIsNoPathComponentIsRefused) {
+  TempDir dir;
+  FakeCorrald corrald;
+  corrald.with([](FakeCorrald& c) { return c.cluster_id_ = "../../etc"; });
+  const core::Status s = run_until_refused(corrald, dir, "jt");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.field(), "clusterId");
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/clusters"));
@@ -427,16 +433,7 @@ TEST(Agent, AClusterIdThatIsNoPathComponentIsRefused) {
 TEST(Agent, ABadJoinTokenIsAFinalError) {
   TempDir dir;
   FakeCorrald corrald;
-  auto inventory = open_preset_inventory("pcie-8gpu", "n1");
-  ASSERT_TRUE(inventory.ok());
-  core::SystemClock clock;
-  Agent agent(AgentOptions{.server_url = corrald.url(),
-                           .join_token = "wrong",
-                           .node = "n1",
-                           .state_dir = dir.path(),
-                           .supervisor_exe = CORRAL_AGENT_PATH},
-              std::move(*inventory), clock);
-  const core::Status s = agent.run();
+  const core::Status s = run_until_refused(corrald, dir, "wrong");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), core::StatusCode::kUnauthenticated);
   EXPECT_NE(s.message().find("bad join token"), std::string::npos);

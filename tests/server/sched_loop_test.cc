@@ -36,12 +36,8 @@ template <typename Factory>
 class SchedLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = factory_.open();
-    if (!opened.ok() && opened.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << opened.status().message();
-    }
-    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-    store_ = std::move(*opened);
+    open_or_skip(factory_, store_);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
     clock_.set(core::time_from_ms(1'700'000'000'000));
     ok(store_->transact([&](store::Tx& tx) {
       for (const char* t : {"default", "other"}) {

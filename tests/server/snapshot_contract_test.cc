@@ -64,12 +64,8 @@ template <typename Factory>
 class SnapshotContractTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = factory_.open();
-    if (!opened.ok() && opened.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << opened.status().message();
-    }
-    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-    store_ = std::move(*opened);
+    open_or_skip(factory_, store_);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
     build_fleet();
   }
 

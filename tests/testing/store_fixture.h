@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,19 @@ struct PostgresFactory {
   }
   const std::string& url() const { return url_; }
 };
+
+// Opens `factory`'s store into `store` for a test's SetUp(); skips the test when the
+// store's server is not configured (NotFound). Callers return when IsSkipped() or
+// HasFatalFailure().
+template <typename Factory>
+void open_or_skip(Factory& factory, std::unique_ptr<store::Store>& store) {
+  auto opened = factory.open();
+  if (!opened.ok() && opened.status().code() == core::StatusCode::kNotFound) {
+    GTEST_SKIP() << opened.status().message();
+  }
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  store = std::move(*opened);
+}
 
 // Every store a typed suite runs on: TYPED_TEST_SUITE(Suite, Stores, StoreNames) names
 // its tests .../Sqlite and .../Postgres.
