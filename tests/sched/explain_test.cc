@@ -14,16 +14,11 @@ using testing::FleetBuilder;
 using testing::JobBuilder;
 using testing::pending_of;
 using testing::placement_of;
+using testing::whole;
 
 constexpr std::int64_t kHour = 3'600'000;
 const core::Time kNow = core::time_from_ms(10 * kHour);
 const SchedulerConfig kNoBackfill{.backfill = false};
-
-std::vector<std::pair<std::string, std::int32_t>> whole(const std::string& node, int gpus = 8) {
-  std::vector<std::pair<std::string, std::int32_t>> out;
-  for (int i = 0; i < gpus; ++i) out.push_back({node, i});
-  return out;
-}
 
 // The head of the queue waits for A100; job 2 waits for H100. The head's planned start
 // has nothing to do with job 2, so job 2's reason does not name it.

@@ -15,15 +15,10 @@ using testing::JobBuilder;
 using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
+using testing::whole;
 
 constexpr std::int64_t kHour = 3'600'000;
 const core::Time kNow = core::time_from_ms(10 * kHour);
-
-std::vector<std::pair<std::string, std::int32_t>> whole(const std::string& node, int gpus = 8) {
-  std::vector<std::pair<std::string, std::int32_t>> out;
-  for (int i = 0; i < gpus; ++i) out.push_back({node, i});
-  return out;
-}
 
 JobBuilder preemptible(std::int64_t id) {
   return JobBuilder(id).tier(0).preemptible().gpus(8).checkpoint(core::seconds(1800),

@@ -186,4 +186,13 @@ class FleetBuilder {
   std::vector<core::Reservation> reservations_;
 };
 
+// GPUs 0..gpus-1 of `node`: the {node, index} pairs of FleetBuilder::running() for a job
+// that holds a whole node.
+inline std::vector<std::pair<std::string, std::int32_t>> whole(const std::string& node,
+                                                               int gpus = 8) {
+  std::vector<std::pair<std::string, std::int32_t>> out;
+  for (int i = 0; i < gpus; ++i) out.push_back({node, i});
+  return out;
+}
+
 }  // namespace corral::testing
