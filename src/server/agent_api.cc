@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -38,41 +39,41 @@ std::string error_body(const Status& s) {
   for (const char* code : {"fenced", "stale"}) {
     if (s.message().rfind(std::string(code) + ": ", 0) == 0) body["error"]["code"] = code;
   }
-  return body.dump();
+  return json_text(body);
 }
 
-Result<json> parse_body(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
-  if (!j.is_object()) return core::invalid_argument("", "body must be a JSON object");
-  return j;
-}
+Result<json> parse_body(const std::string& text) { return parse_json_object(text); }
 
+// An integer in [lo, hi]; floats, strings and integers past int64 are refused alike.
 Result<std::int64_t> need_int(const json& obj, const char* key, std::int64_t lo, std::int64_t hi) {
   const auto it = obj.find(key);
   if (it == obj.end() || !it->is_number_integer()) {
     return core::invalid_argument(key, "is required and must be an integer");
   }
-  const std::int64_t v = it->get<std::int64_t>();
-  if (v < lo || v > hi) {
-    return core::invalid_argument(
-        key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  const bool huge = it->is_number_unsigned() && it->get<std::uint64_t>() > INT64_MAX;
+  const std::int64_t v = huge ? 0 : it->get<std::int64_t>();
+  if (huge || v < lo || v > hi) {
+    return core::invalid_argument(key, "must be between " + std::to_string(lo) + " and " +
+                                           std::to_string(hi) + ", got " + it->dump());
   }
   return v;
 }
 
+// A string of at most `max` bytes without control characters (it reaches logs and paths).
 Result<std::string> need_string(const json& obj, const char* key, std::size_t max = 4096) {
   const auto it = obj.find(key);
   if (it == obj.end() || !it->is_string()) return core::invalid_argument(key, "must be a string");
   std::string v = it->get<std::string>();
   if (v.size() > max) return core::invalid_argument(key, "is too long");
+  if (has_control_chars(v))
+    return core::invalid_argument(key, "must not contain control characters");
   return v;
 }
 
 // "http://host:port" -> "host"; only http URLs are accepted for agents.
 std::optional<std::string> url_host(const std::string& url) {
   constexpr std::string_view kHttp = "http://";
-  if (!url.starts_with(kHttp)) return std::nullopt;
+  if (!url.starts_with(kHttp) || url.find(' ') != std::string::npos) return std::nullopt;
   std::string rest = url.substr(kHttp.size());
   const auto slash = rest.find('/');
   if (slash != std::string::npos) rest = rest.substr(0, slash);
@@ -118,7 +119,7 @@ struct AgentApi::Handlers {
   }
   void fail(httplib::Response& res, const Status& s) {
     if (s.code() == StatusCode::kInternal) {
-      std::fprintf(stderr, "corrald: agent api: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "corrald: agent api: %s\n", log_text(s.to_string()).c_str());
     }
     reply(res, http_status(s.code()), error_body(s));
   }
@@ -248,12 +249,11 @@ struct AgentApi::Handlers {
     if (!s.ok()) return fail(res, s);
     a.board_.forget_applied(node->id.value);
     reply(res, 200,
-          json{{"node", node->id.value},
-               {"token", token},
-               {"epoch", epoch},
-               {"logKey", log_key},
-               {"clusterId", cluster_id}}
-              .dump());
+          json_text({{"node", node->id.value},
+                     {"token", token},
+                     {"epoch", epoch},
+                     {"logKey", log_key},
+                     {"clusterId", cluster_id}}));
   }
 
   // ---- assignments (long poll) ----------------------------------------------------------
@@ -355,7 +355,7 @@ struct AgentApi::Handlers {
       return Status();
     });
     if (!s.ok()) return fail(res, s);
-    reply(res, 200, out.dump());
+    reply(res, 200, json_text(out));
   }
 
   // ---- heartbeat ----------------------------------------------------------------------
@@ -370,7 +370,7 @@ struct AgentApi::Handlers {
       const std::string path = "workers[" + std::to_string(i) + "]";
       if (!w.is_object()) return core::invalid_argument(path, "must be an object");
       auto job = need_int(w, "job", 1, INT64_MAX);
-      auto attempt = need_int(w, "attempt", 0, INT32_MAX);
+      auto attempt = need_int(w, "attempt", 1, INT32_MAX);  // attempts start at 1
       auto rank = need_int(w, "rank", 0, 1 << 20);
       auto state = need_string(w, "state", 16);
       for (const Status& st : {job.status(), attempt.status(), rank.status(), state.status()}) {
@@ -378,6 +378,20 @@ struct AgentApi::Handlers {
       }
       if (*state != "running" && *state != "exited") {
         return core::invalid_argument(path + ".state", "must be running or exited");
+      }
+      // Optional; an exit code is -1 when the agent could not learn it, else 0-255 (128 +
+      // the signal when one ended the worker); times are ms since the epoch.
+      constexpr std::int64_t kMaxMs = std::int64_t{1} << 50;
+      for (const auto& [key, lo, hi] :
+           {std::tuple<const char*, std::int64_t, std::int64_t>{"pid", 0, INT32_MAX},
+            {"exitCode", -1, 255},
+            {"signal", 0, 128},
+            {"startedAtMs", 0, kMaxMs},
+            {"exitedAtMs", 0, kMaxMs}}) {
+        if (!w.contains(key)) continue;
+        if (const auto v = need_int(w, key, lo, hi); !v.ok()) {
+          return core::invalid_argument(path + "." + key, v.status().message());
+        }
       }
       // Only workers this node was given count; a worker of another node or of no
       // allocation at all is ignored (never trusted, never an error: agents race).
@@ -389,11 +403,6 @@ struct AgentApi::Handlers {
         return al.attempt == *attempt && al.node.value == node;
       });
       if (!ours) continue;
-      for (const char* key : {"pid", "exitCode", "signal", "startedAtMs", "exitedAtMs"}) {
-        if (w.contains(key) && !w[key].is_number_integer()) {
-          return core::invalid_argument(path + "." + key, "must be an integer");
-        }
-      }
       store::WorkerRow row{
           .job = core::JobId(*job),
           .attempt = static_cast<std::int32_t>(*attempt),
@@ -467,8 +476,17 @@ struct AgentApi::Handlers {
     if (!p.ok()) return fail(res, p.status());
     auto body = parse_body(req.body);
     if (!body.ok()) return fail(res, body.status());
-    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
+    auto epoch = need_int(*body, "epoch", 1, INT64_MAX);  // epochs start at 1
     if (!epoch.ok()) return fail(res, epoch.status());
+    std::string agent_url;
+    if (body->contains("agentUrl")) {
+      auto url = need_string(*body, "agentUrl", 256);
+      if (!url.ok()) return fail(res, url.status());
+      if (!url_host(*url)) {
+        return fail(res, core::invalid_argument("agentUrl", "must be http://HOST:PORT"));
+      }
+      agent_url = *url;
+    }
     std::int64_t applied = 0;
     if (body->contains("appliedVersion")) {
       auto v = need_int(*body, "appliedVersion", 0, INT64_MAX);
@@ -481,9 +499,7 @@ struct AgentApi::Handlers {
       // Claims of an agent are believed only once its epoch is known current.
       if (applied > 0) a.board_.set_applied(node, applied);
       session.heartbeat_at = now;
-      if (body->contains("agentUrl")) {
-        CORRAL_ASSIGN_OR_RETURN(session.agent_url, need_string(*body, "agentUrl", 256));
-      }
+      if (!agent_url.empty()) session.agent_url = agent_url;
       CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(session));
       const LifecycleContext ctx{a.board_, a.settings_, now, fx};
       if (body->contains("gpus")) CORRAL_RETURN_IF_ERROR(health(tx, node, (*body)["gpus"], ctx));
@@ -497,7 +513,7 @@ struct AgentApi::Handlers {
       return Status();
     });
     if (!s.ok()) return fail(res, s);
-    reply(res, 200, json{{"epoch", *epoch}, {"version", a.board_.version(node)}}.dump());
+    reply(res, 200, json_text({{"epoch", *epoch}, {"version", a.board_.version(node)}}));
   }
 
   // ---- checkpoints --------------------------------------------------------------------
@@ -513,9 +529,9 @@ struct AgentApi::Handlers {
                                                    "step",  "path", "bytes",   "checksum"};
       if (kKnown.count(k) == 0) return fail(res, core::invalid_argument(k, "unknown field"));
     }
-    auto epoch = need_int(*body, "epoch", 0, INT64_MAX);
+    auto epoch = need_int(*body, "epoch", 1, INT64_MAX);
     auto job_id = need_int(*body, "job", 1, INT64_MAX);
-    auto attempt = need_int(*body, "attempt", 0, INT32_MAX);
+    auto attempt = need_int(*body, "attempt", 1, INT32_MAX);
     auto step = need_int(*body, "step", 0, INT64_MAX);
     auto bytes = need_int(*body, "bytes", 0, INT64_MAX);
     auto path = need_string(*body, "path");
@@ -572,7 +588,7 @@ struct AgentApi::Handlers {
     });
     if (!s.ok()) return fail(res, s);
     reply(res, status,
-          json{{"job", *job_id}, {"attempt", *attempt}, {"step", *step}, {"path", *path}}.dump());
+          json_text({{"job", *job_id}, {"attempt", *attempt}, {"step", *step}, {"path", *path}}));
   }
 
   // ---- logs ---------------------------------------------------------------------------

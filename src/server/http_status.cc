@@ -36,7 +36,15 @@ std::string error_json(const core::Status& status) {
   std::string code(core::to_string(status.code()));
   nlohmann::json body = {
       {"error", {{"code", code}, {"message", status.message()}, {"field", status.field()}}}};
-  return body.dump();
+  return json_text(body);
+}
+
+std::string json_text(const nlohmann::json& body) {
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string log_text(std::string_view text) {
+  return nlohmann::json(text).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace corral::server

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/gpu_type.h"
+#include "core/utf8.h"
 
 namespace corral::server {
 
@@ -21,18 +23,62 @@ std::optional<std::int64_t> parse_decimal(const std::string& s) {
   return v;
 }
 
-namespace {
-
 using core::Result;
 using core::Status;
 using nlohmann::json;
 
-Result<json> parse_object(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
+namespace {
+
+// A number the parser cannot hold (1e400, past a double) is an error to it that says only
+// the number; the field holding it is named here, as for any other out-of-range number:
+// the first place `number` stands as a value. "" when it is found nowhere.
+std::string field_of_number(std::string_view text, std::string_view number) {
+  const auto is_number_char = [](char c) {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+  };
+  for (auto at = text.find(number); !number.empty() && at != std::string_view::npos;
+       at = text.find(number, at + 1)) {
+    std::size_t before = at;
+    while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\n' ||
+                          text[before - 1] == '\t' || text[before - 1] == '\r')) {
+      --before;
+    }
+    const bool starts = before > 0 && (text[before - 1] == ':' || text[before - 1] == ',' ||
+                                       text[before - 1] == '[');
+    const std::size_t after = at + number.size();
+    if (starts && (after == text.size() || !is_number_char(text[after]))) {
+      return core::json_path_at(text, at);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<json> parse_json_object(std::string_view text) {
+  // Bytes that are not UTF-8 are named by field here; nlohmann would only say "invalid".
+  CORRAL_RETURN_IF_ERROR(core::check_json_utf8(text));
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::out_of_range& e) {
+    // "... number overflow parsing '1e400'": the only out_of_range a parse throws.
+    const std::string_view what = e.what();
+    const auto open = what.find('\'');
+    const auto close = what.rfind('\'');
+    const std::string_view number =
+        open < close ? what.substr(open + 1, close - open - 1) : std::string_view();
+    return core::invalid_argument(
+        field_of_number(text, number),
+        "must be a number a double can hold, got " + std::string(number.substr(0, 60)));
+  } catch (const json::exception&) {
+    return core::invalid_argument("", "body is not valid JSON");
+  }
   if (!doc.is_object()) return core::invalid_argument("", "body must be a JSON object");
   return doc;
 }
+
+namespace {
 
 Status only_keys(const json& obj, std::string_view path, std::initializer_list<const char*> keys) {
   const std::set<std::string> allowed(keys.begin(), keys.end());
@@ -49,33 +95,43 @@ std::string join(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
 }
 
-// Reads an integer in [lo, hi] at obj[key] into `out` when present.
+// How a value a caller sent reads in a "got ..." clause: as written, shortened.
+std::string shown(const json& v) {
+  std::string text = v.dump();
+  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+}
+
+// Reads an integer in [lo, hi] at obj[key] into `out` when present. A float (1.5, 1e3),
+// a string ("8") or an integer past int64 is refused like any other out-of-range value.
 Status read_int(const json& obj, std::string_view path, const char* key, std::int64_t lo,
                 std::int64_t hi, std::int64_t& out) {
   if (!obj.contains(key) || obj[key].is_null()) return Status();
   const json& v = obj[key];
-  if (!v.is_number_integer()) return core::invalid_argument(join(path, key), "must be an integer");
-  const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX
-                             ? INT64_MAX
-                             : v.get<std::int64_t>();
-  if (n < lo || n > hi) {
+  if (!v.is_number_integer()) {
+    return core::invalid_argument(join(path, key), "must be an integer, got " + shown(v));
+  }
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
+  if (huge || n < lo || n > hi) {
     return core::invalid_argument(join(path, key), "must be between " + std::to_string(lo) +
                                                        " and " + std::to_string(hi) + ", got " +
-                                                       std::to_string(n));
+                                                       shown(v));
   }
   out = n;
   return Status();
 }
 
+// A number in [lo, hi]; 1e400 reads as infinity and is refused with the rest.
 Status read_double(const json& obj, std::string_view path, const char* key, double lo, double hi,
                    double& out) {
   if (!obj.contains(key) || obj[key].is_null()) return Status();
   const json& v = obj[key];
-  if (!v.is_number()) return core::invalid_argument(join(path, key), "must be a number");
+  if (!v.is_number())
+    return core::invalid_argument(join(path, key), "must be a number, got " + shown(v));
   const double d = v.get<double>();
   if (!(d >= lo && d <= hi)) {
-    return core::invalid_argument(
-        join(path, key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return core::invalid_argument(join(path, key),
+                                  fmt::format("must be between {} and {}, got {}", lo, hi, d));
   }
   out = d;
   return Status();
@@ -88,6 +144,9 @@ Status read_string(const json& obj, std::string_view path, const char* key, std:
   if (!v.is_string()) return core::invalid_argument(join(path, key), "must be a string");
   out = v.get<std::string>();
   if (out.size() > 256) return core::invalid_argument(join(path, key), "is longer than 256");
+  if (has_control_chars(out)) {
+    return core::invalid_argument(join(path, key), "must not contain control characters");
+  }
   if (name && !out.empty() && !valid_name(out)) {  // empty: unset
     return core::invalid_argument(
         join(path, key), "must be a name of [A-Za-z0-9._-], got \"" + out.substr(0, 64) + "\"");
@@ -126,6 +185,13 @@ bool valid_name(std::string_view name) {
   return name.front() != '.' && name.front() != '-' && name.find("..") == std::string_view::npos;
 }
 
+bool has_control_chars(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b < 0x20 || b == 0x7f;
+  });
+}
+
 TenantConfig default_tenant_config(const core::TenantId& id) {
   TenantConfig c;
   c.tenant.id = id;
@@ -135,7 +201,7 @@ TenantConfig default_tenant_config(const core::TenantId& id) {
 
 Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text) {
   if (!valid_name(name)) return core::invalid_argument("name", "must be a name of [A-Za-z0-9._-]");
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(only_keys(doc, "",
                                    {"name", "weight", "parent", "quotas", "defaultQuota",
                                     "maxPendingJobs", "submitRatePerSecond", "submitBurst"}));
@@ -189,7 +255,7 @@ std::string tenant_config_to_json(const TenantConfig& c) {
 }
 
 Result<core::Node> node_from_json(std::string_view text) {
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(
       only_keys(doc, "", {"id", "labels", "cpus", "memoryMib", "gpus", "gpuType", "gpuCount"}));
   core::Node node;
@@ -224,7 +290,10 @@ Result<core::Node> node_from_json(std::string_view text) {
     std::string type;
     std::int64_t count = 0;
     CORRAL_RETURN_IF_ERROR(read_string(doc, "", "gpuType", type));
-    CORRAL_RETURN_IF_ERROR(read_int(doc, "", "gpuCount", 0, kMaxGpus, count));
+    // A node of no GPUs says so with "gpus": []; the shortcut is for GPUs.
+    if (!doc.contains("gpuCount"))
+      return core::invalid_argument("gpuCount", "is required with gpuType");
+    CORRAL_RETURN_IF_ERROR(read_int(doc, "", "gpuCount", 1, kMaxGpus, count));
     if (!core::find_builtin_gpu_type(type)) {
       return core::invalid_argument("gpuType", "unknown gpu type \"" + type.substr(0, 64) + "\"");
     }
@@ -299,7 +368,7 @@ std::string node_to_json(const core::Node& node) {
 }
 
 Result<core::Reservation> reservation_from_json(std::string_view text) {
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(
       only_keys(doc, "", {"id", "tenant", "gpuType", "count", "nodes", "startMs", "endMs"}));
   core::Reservation r;
@@ -335,6 +404,9 @@ Result<core::Reservation> reservation_from_json(std::string_view text) {
   }
   if (r.gpu_type.has_value() && !r.nodes.empty()) {
     return core::invalid_argument("nodes", "give either gpuType and count, or nodes");
+  }
+  if (!r.nodes.empty() && doc.contains("count") && !doc["count"].is_null()) {
+    return core::invalid_argument("count", "give either gpuType and count, or nodes");
   }
   if (!r.gpu_type.has_value() && r.nodes.empty()) {
     return core::invalid_argument("gpuType", "give either gpuType and count, or nodes");

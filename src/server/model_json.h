@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/reservation.h"
 #include "core/result.h"
 #include "core/tenant.h"
@@ -22,6 +24,10 @@ namespace corral::server {
 // A non-negative decimal from a URL path or query (ids, versions, milliseconds): digits
 // only, at most 18 of them so it fits; nullopt otherwise.
 std::optional<std::int64_t> parse_decimal(const std::string& s);
+
+// A request body that must be one JSON object: InvalidArgument otherwise, naming the
+// field that holds bytes that are not UTF-8 when that is what is wrong.
+core::Result<nlohmann::json> parse_json_object(std::string_view text);
 
 // A tenant as configured: its scheduling settings and admission limits.
 struct TenantConfig {
@@ -52,5 +58,9 @@ std::string reservation_to_json(const core::Reservation& reservation);
 // Names of tenants, nodes and reservations: 1 to 63 of [a-z0-9A-Z._-], starting with a
 // letter or digit (no '/', no '..', so they are safe in paths and logs).
 bool valid_name(std::string_view name);
+
+// True when `text` holds a C0 control character or DEL: free text a caller sends (a
+// reason, a path, a URL) is refused with them, as they would break a line of a log.
+bool has_control_chars(std::string_view text);
 
 }  // namespace corral::server

@@ -1,6 +1,7 @@
 #include "server/node_health.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -17,12 +18,71 @@ using nlohmann::json;
 
 std::int64_t int_or(const json& obj, const char* key, std::int64_t fallback) {
   const auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<std::int64_t>() : fallback;
+  return it != obj.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
 }
 
 double num_or(const json& obj, const char* key, double fallback) {
   const auto it = obj.find(key);
   return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// True when `v` is an integer in [lo, hi] (an unsigned one past int64 is not).
+bool int_in(const json& v, std::int64_t lo, std::int64_t hi) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX}) return false;
+  const auto n = v.get<std::int64_t>();
+  return n >= lo && n <= hi;
+}
+
+// One reading of an agent's heartbeat, checked before it is read: every field has its
+// type and a range a real GPU can report, so no reading is misread (a float cast to an
+// integer, a string where a boolean goes) and a refusal names the field.
+Status check_reading(const json& g, const std::string& path) {
+  const auto range = [](auto lo, auto hi) {
+    return " between " + std::to_string(lo) + " and " + std::to_string(hi);
+  };
+  const auto integer = [&](const char* key, std::int64_t lo, std::int64_t hi) -> Status {
+    const auto it = g.find(key);
+    if (it == g.end() || int_in(*it, lo, hi)) return Status();
+    return core::invalid_argument(path + "." + key,
+                                  "must be an integer" + range(lo, hi) + ", got " + it->dump());
+  };
+  const auto number = [&](const char* key, std::int64_t lo, std::int64_t hi) -> Status {
+    const auto it = g.find(key);
+    if (it == g.end()) return Status();
+    const double d = it->is_number() ? it->get<double>() : 0;
+    if (it->is_number() && d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) {
+      return Status();
+    }
+    return core::invalid_argument(path + "." + key,
+                                  "must be a number" + range(lo, hi) + ", got " + it->dump());
+  };
+  const auto boolean = [&](const char* key) -> Status {
+    const auto it = g.find(key);
+    if (it == g.end() || it->is_boolean()) return Status();
+    return core::invalid_argument(path + "." + key, "must be true or false, got " + it->dump());
+  };
+  if (!g.contains("index")) return core::invalid_argument(path + ".index", "is required");
+  CORRAL_RETURN_IF_ERROR(integer("index", 0, 63));  // at most 64 GPUs a node (model_json.h)
+  CORRAL_RETURN_IF_ERROR(boolean("present"));
+  CORRAL_RETURN_IF_ERROR(boolean("remapFailed"));
+  CORRAL_RETURN_IF_ERROR(integer("eccUncorrectable", 0, INT64_MAX));
+  CORRAL_RETURN_IF_ERROR(number("temperatureC", -273, 1000));
+  CORRAL_RETURN_IF_ERROR(number("powerW", 0, 100000));
+  CORRAL_RETURN_IF_ERROR(number("powerLimitW", 0, 100000));
+  if (const auto x = g.find("xidErrors"); x != g.end()) {
+    if (!x->is_array()) {
+      return core::invalid_argument(path + ".xidErrors", "must be an array of integers");
+    }
+    for (std::size_t k = 0; k < x->size(); ++k) {
+      if (!int_in((*x)[k], 0, 65535)) {
+        return core::invalid_argument(
+            path + ".xidErrors[" + std::to_string(k) + "]",
+            "must be an integer" + range(0, 65535) + ", got " + (*x)[k].dump());
+      }
+    }
+  }
+  return Status();
 }
 
 }  // namespace
@@ -53,14 +113,8 @@ core::Result<std::vector<GpuVerdict>> evaluate_gpus(const core::Node& registered
     const json& g = gpus[i];
     const std::string path = "gpus[" + std::to_string(i) + "]";
     if (!g.is_object()) return core::invalid_argument(path, "must be an object");
-    const auto idx = g.find("index");
-    if (idx == g.end() || !idx->is_number_integer()) {
-      return core::invalid_argument(path + ".index", "must be an integer");
-    }
-    if (g.contains("xidErrors") && !g["xidErrors"].is_array()) {
-      return core::invalid_argument(path + ".xidErrors", "must be an array of integers");
-    }
-    by_index[idx->get<std::int64_t>()] = &g;
+    CORRAL_RETURN_IF_ERROR(check_reading(g, path));
+    by_index[g["index"].get<std::int64_t>()] = &g;
   }
   std::vector<GpuVerdict> out;
   for (const auto& gpu : registered.gpus) {

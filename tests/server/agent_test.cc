@@ -424,7 +424,7 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 201);
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 200);
   json stale = ckpt;
-  stale["attempt"] = 0;
+  stale["attempt"] = 2;  // not the current attempt (0 is no attempt at all: 400)
   auto refused = n1.client().post("/v1/agents/n1/checkpoints", stale.dump());
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(body(refused)["error"]["code"], "stale");
