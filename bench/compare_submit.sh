@@ -20,7 +20,7 @@ source bench/lib/corrald.sh
 repeats=${REPEATS:-3}
 seconds=${RUN_SECONDS:-10}  # not SECONDS: bash owns that name
 n=${N:-2000}
-peer=${SLURM_PEER:-$(cd .. && pwd)/shared/peers/slurm}
+peer=${SLURM_PEER:-${CORRAL_SHARED:-../shared}/peers/slurm}  # from the repository root (cd above)
 
 build_release
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD)"

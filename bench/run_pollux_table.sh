@@ -9,7 +9,7 @@ OUT=${2:-out/pollux}
 shift $(( $# > 2 ? 2 : $# )) || true
 POLICIES=("$@")
 [ ${#POLICIES[@]} -eq 0 ] && POLICIES=(tiresias)
-P=${POLLUX:-/work/shared/traces/pollux-workloads}
+P=${POLLUX:-${CORRAL_SHARED:-../shared}/traces/pollux-workloads}  # run from the repository root
 # The artifact's Tiresias: two queues split at 16 GPU-hours, no minimum run time before a
 # preemption, no cap on preemptions; every (re)start costs 30 s; a preempted job resumes
 # where it stopped; 60-s scheduling interval.

@@ -2,7 +2,11 @@
 
 #include <initializer_list>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/json_object.h"
+#include "core/utf8.h"
 
 namespace corral::core {
 namespace {
@@ -12,8 +16,9 @@ using nlohmann::json;
 // Limits on what a peer may send: wide enough for any real value, narrow enough that
 // nothing overflows once read.
 constexpr std::int64_t kMaxRank = 1 << 20;
-constexpr std::int64_t kMaxGpuIndex = 1023;
+constexpr std::int64_t kMaxGpuIndex = 63;  // at most 64 GPUs a node, as registered nodes
 constexpr std::int64_t kMaxRackPowerCapW = 10'000'000;
+constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;  // ms since the epoch: year 37,648
 constexpr std::size_t kMaxUrlBytes = 256;
 constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::size_t kMaxChecksumBytes = 256;
@@ -28,13 +33,6 @@ std::string child(const std::string& path, std::string_view key) {
 }
 std::string element(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
-}
-
-Result<json> parse_object(std::string_view body) {
-  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid_argument("", "body is not valid JSON");
-  if (!j.is_object()) return invalid_argument("", "body must be a JSON object");
-  return j;
 }
 
 Status only_keys(const json& obj, const std::string& path,
@@ -68,9 +66,13 @@ struct Field {
 Status integer_value(const json& v, const std::string& name, std::int64_t lo, std::int64_t hi,
                      std::int64_t& out) {
   if (!v.is_number_integer()) return invalid_argument(name, "must be an integer");
-  const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX
-                             ? INT64_MAX
-                             : v.get<std::int64_t>();
+  // An integer past int64 (nlohmann holds it unsigned) is out of every range here.
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
+  if (huge) {
+    return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
+                                      std::to_string(hi) + ", got " + v.dump());
+  }
   if (n < lo || n > hi) {
     return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
                                       std::to_string(hi) + ", got " + std::to_string(n));
@@ -89,11 +91,15 @@ Status read_int(const Field& f, std::int64_t lo, std::int64_t hi, Int& out) {
   return Status();
 }
 
-Status read_double(const Field& f, double& out) {
+Status read_double(const Field& f, double lo, double hi, double& out) {
   const json* v = find(f.obj, f.key);
   if (v == nullptr) return f.required ? f.missing() : Status();
   if (!v->is_number()) return invalid_argument(f.name(), "must be a number");
-  out = v->get<double>();
+  const double d = v->get<double>();
+  if (!(d >= lo && d <= hi)) {
+    return invalid_argument(f.name(), fmt::format("must be between {} and {}, got {}", lo, hi, d));
+  }
+  out = d;
   return Status();
 }
 
@@ -105,11 +111,17 @@ Status read_bool(const Field& f, bool& out) {
   return Status();
 }
 
-Status string_value(const json& v, const std::string& name, std::size_t max, std::string& out) {
+// `plain`: no control characters (names, paths, URLs, uuids reach log lines and paths);
+// environment values may hold any text.
+Status string_value(const json& v, const std::string& name, std::size_t max, std::string& out,
+                    bool plain = true) {
   if (!v.is_string()) return invalid_argument(name, "must be a string");
   const auto& s = v.get_ref<const std::string&>();
   if (s.size() > max) {
     return invalid_argument(name, "must be at most " + std::to_string(max) + " bytes");
+  }
+  if (plain && has_control_chars(s)) {
+    return invalid_argument(name, "must not contain control characters");
   }
   out = s;
   return Status();
@@ -167,7 +179,8 @@ Status read_string_map(const Field& f, std::map<std::string, std::string>& out) 
   if (!v->is_object()) return invalid_argument(f.name(), "must be an object of strings");
   std::map<std::string, std::string> values;
   for (const auto& [key, value] : v->items()) {
-    CORRAL_RETURN_IF_ERROR(string_value(value, child(f.name(), key), kMaxTextBytes, values[key]));
+    CORRAL_RETURN_IF_ERROR(
+        string_value(value, child(f.name(), key), kMaxTextBytes, values[key], /*plain=*/false));
   }
   out = std::move(values);
   return Status();
@@ -233,7 +246,7 @@ Status read_observed_gpu(const json& g, const std::string& path, ObservedGpu& ou
   CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "model"}, kMaxUrlBytes, out.model));
   CORRAL_RETURN_IF_ERROR(
       read_int(Field{g, path, "memoryMib"}, 0, std::int64_t{1} << 40, out.memory_mib));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 1 << 20, out.power_limit_w));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 100000, out.power_limit_w));
   CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "pciBusId"}, kMaxUrlBytes, out.pci_bus_id));
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "numaNode"}, 0, 1024, out.numa_node));
   return read_int_array(Field{g, path, "nvlinkPeers"}, 0, kMaxGpuIndex, out.nvlink_peers);
@@ -266,15 +279,15 @@ Status read_gpu_health(const json& g, const std::string& path, GpuHealth& out) {
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "index", true}, 0, kMaxGpuIndex, out.index));
   CORRAL_RETURN_IF_ERROR(read_string(Field{g, path, "uuid"}, kMaxUrlBytes, out.uuid));
   CORRAL_RETURN_IF_ERROR(read_bool(Field{g, path, "present"}, out.present));
-  CORRAL_RETURN_IF_ERROR(read_int_array(Field{g, path, "xidErrors"}, 0, INT32_MAX, out.xid_errors));
+  CORRAL_RETURN_IF_ERROR(read_int_array(Field{g, path, "xidErrors"}, 0, 65535, out.xid_errors));
   CORRAL_RETURN_IF_ERROR(
       read_int(Field{g, path, "eccUncorrectable"}, 0, INT64_MAX, out.ecc_uncorrectable));
   CORRAL_RETURN_IF_ERROR(
       read_bool(Field{g, path, "retiredPagesPending"}, out.retired_pages_pending));
   CORRAL_RETURN_IF_ERROR(read_bool(Field{g, path, "remapFailed"}, out.remap_failed));
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "temperatureC"}, -273, 1000, out.temperature_c));
-  CORRAL_RETURN_IF_ERROR(read_double(Field{g, path, "powerW"}, out.power_w));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 1 << 20, out.power_limit_w));
+  CORRAL_RETURN_IF_ERROR(read_double(Field{g, path, "powerW"}, 0, 100000, out.power_w));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "powerLimitW"}, 0, 100000, out.power_limit_w));
   CORRAL_RETURN_IF_ERROR(read_string_array(Field{g, path, "throttle"}, 64, out.throttle));
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "nvlinkErrors"}, 0, INT64_MAX, out.nvlink_errors));
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "smPercent"}, 0, 100, out.sm_percent));
@@ -300,7 +313,7 @@ json worker_status_json(const WorkerStatus& s) {
 
 Status read_worker_key(const json& w, const std::string& path, WorkerKey& out) {
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "job", true}, 1, INT64_MAX, out.job));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "attempt", true}, 0, INT32_MAX, out.attempt));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "attempt", true}, 1, INT32_MAX, out.attempt));
   return read_int(Field{w, path, "rank", true}, 0, kMaxRank, out.rank);
 }
 
@@ -312,11 +325,11 @@ Status read_worker_status(const json& w, const std::string& path, WorkerStatus& 
     return invalid_argument(child(path, "state"), "must be running or exited");
   }
   out.state = state == "running" ? WorkerStatus::State::kRunning : WorkerStatus::State::kExited;
-  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "pid"}, 0, INT64_MAX, out.pid));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "startedAtMs"}, 0, INT64_MAX, out.started_at_ms));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "exitCode"}, INT32_MIN, INT32_MAX, out.exit_code));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "signal"}, 0, INT32_MAX, out.signal));
-  return read_int(Field{w, path, "exitedAtMs"}, 0, INT64_MAX, out.exited_at_ms);
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "pid"}, 0, INT32_MAX, out.pid));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "startedAtMs"}, 0, kMaxTimeMs, out.started_at_ms));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "exitCode"}, -1, 255, out.exit_code));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "signal"}, 0, 128, out.signal));
+  return read_int(Field{w, path, "exitedAtMs"}, 0, kMaxTimeMs, out.exited_at_ms);
 }
 
 json desired_worker_json(const DesiredWorker& d) {
@@ -390,7 +403,9 @@ std::string WorkerKey::name() const {
 
 std::optional<std::string> agent_url_host(std::string_view url) {
   constexpr std::string_view kHttp = "http://";
-  if (!url.starts_with(kHttp)) return std::nullopt;
+  if (!url.starts_with(kHttp) || url.find_first_of(" \t") != std::string_view::npos) {
+    return std::nullopt;
+  }
   std::string_view rest = url.substr(kHttp.size());
   rest = rest.substr(0, rest.find('/'));
   if (rest.empty()) return std::nullopt;
@@ -415,7 +430,7 @@ std::string encode_join_request(const JoinRequest& r) {
 }
 
 Result<JoinRequest> decode_join_request(std::string_view body, const NodeDecoder& decode_node) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   CORRAL_RETURN_IF_ERROR(only_keys(j, root, {"agentUrl", "rackPowerCapW", "node", "inventory"}));
   JoinRequest r;
@@ -452,7 +467,7 @@ std::string encode_join_answer(const JoinAnswer& a) {
 }
 
 Result<JoinAnswer> decode_join_answer(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   JoinAnswer a;
   CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "node", true}, kMaxUrlBytes, a.node));
@@ -473,7 +488,7 @@ std::string encode_assignments(const Assignments& a) {
 }
 
 Result<Assignments> decode_assignments(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   Assignments a;
   CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "node"}, kMaxUrlBytes, a.node));
@@ -498,10 +513,10 @@ std::string encode_heartbeat(const Heartbeat& h) {
 }
 
 Result<Heartbeat> decode_heartbeat(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   Heartbeat h;
-  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, h.epoch));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 1, INT64_MAX, h.epoch));
   if (find(j, "appliedVersion") != nullptr) {
     h.applied_version = 0;
     CORRAL_RETURN_IF_ERROR(
@@ -532,7 +547,7 @@ std::string encode_heartbeat_answer(const HeartbeatAnswer& a) {
 }
 
 Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   HeartbeatAnswer a;
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, a.epoch));
@@ -548,7 +563,7 @@ std::string encode_checkpoint_report(const CheckpointReport& r) {
 }
 
 Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   CheckpointReport r;
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "step", true}, 0, INT64_MAX, r.step));
@@ -570,14 +585,14 @@ std::string encode_worker_checkpoint(const WorkerCheckpoint& c) {
 }
 
 Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
-  CORRAL_ASSIGN_OR_RETURN(const json j, parse_object(body));
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
   CORRAL_RETURN_IF_ERROR(
       only_keys(j, root, {"epoch", "job", "attempt", "rank", "step", "path", "bytes", "checksum"}));
   WorkerCheckpoint c;
-  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 0, INT64_MAX, c.epoch));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 1, INT64_MAX, c.epoch));
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "job", true}, 1, INT64_MAX, c.key.job));
-  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "attempt", true}, 0, INT32_MAX, c.key.attempt));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "attempt", true}, 1, INT32_MAX, c.key.attempt));
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "rank"}, 0, kMaxRank, c.key.rank));
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "step", true}, 0, INT64_MAX, c.report.step));
   CORRAL_RETURN_IF_ERROR(read_checkpoint_path(Field{j, root, "path", true}, c.report.path));

@@ -35,7 +35,9 @@ std::string job_spec_to_json(const JobSpec& spec) {
     types.push_back(type.value);
   }
   resources["gpuTypes"] = std::move(types);
-  resources["gpusPerNode"] = spec.resources.gpus_per_node;
+  if (spec.resources.gpus_per_node > 0) {  // 0: the scheduler chooses, written as absent
+    resources["gpusPerNode"] = spec.resources.gpus_per_node;
+  }
   resources["cpusPerGpu"] = spec.resources.cpus_per_gpu;
   resources["memoryPerGpu"] = format_memory_mib(spec.resources.memory_per_gpu_mib);
   out["resources"] = std::move(resources);

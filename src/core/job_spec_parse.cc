@@ -14,6 +14,7 @@
 #include "core/internal/spec_tree.h"
 #include "core/priority.h"
 #include "core/units.h"
+#include "core/utf8.h"
 #include "core/worker_env.h"
 
 namespace corral::core {
@@ -48,8 +49,13 @@ std::string element(const std::string& path, std::size_t index) {
 // A quoted, escaped and (past 60 bytes) shortened copy of `s` for messages.
 std::string quote(std::string_view s) {
   constexpr std::size_t kShown = 60;
+  // Cut on a character boundary, so a shortened copy of UTF-8 text stays UTF-8.
+  std::size_t shown = std::min(s.size(), kShown);
+  while (shown > 0 && shown < s.size() && (static_cast<unsigned char>(s[shown]) & 0xC0) == 0x80) {
+    --shown;
+  }
   std::string out = "\"";
-  for (std::size_t i = 0; i < s.size() && i < kShown; ++i) {
+  for (std::size_t i = 0; i < shown; ++i) {
     const char c = s[i];
     if (c == '"' || c == '\\') {
       out += '\\';
@@ -60,7 +66,7 @@ std::string quote(std::string_view s) {
       out += c;
     }
   }
-  if (s.size() > kShown) {
+  if (s.size() > shown) {
     out += "...";
   }
   return out + "\"";
@@ -340,7 +346,18 @@ class Validator {
       r.gpus = static_cast<std::int32_t>(*gpus_);
     }
     read_gpu_types(f.get("gpuTypes"));
-    gpus_per_node_ = read_int(f.get("gpusPerNode"), "resources.gpusPerNode", 0, kMaxGpusPerNode);
+    // Leaving gpusPerNode out lets the scheduler choose the split; 0 once meant the same
+    // and is refused now, with the way to say it.
+    const TreeNode* per_node = f.get("gpusPerNode");
+    if (per_node != nullptr && per_node->kind == TreeKind::kInt && !per_node->int_overflow &&
+        per_node->int_value == 0) {
+      fail("resources.gpusPerNode",
+           fmt::format("must be between 1 and {}, got 0 (leave it out to let the scheduler "
+                       "choose the split)",
+                       kMaxGpusPerNode));
+    } else {
+      gpus_per_node_ = read_int(per_node, "resources.gpusPerNode", 1, kMaxGpusPerNode);
+    }
     if (gpus_per_node_) {
       r.gpus_per_node = static_cast<std::int32_t>(*gpus_per_node_);
     }
@@ -790,8 +807,10 @@ ParseOutcome parse_job_spec(std::string_view text, SpecFormat format) {
     return fail(fmt::format("document must be at most {} bytes (1 MiB), got {} bytes",
                             kMaxSpecBytes, text.size()));
   }
-  if (!internal::is_valid_utf8(text)) {
-    return fail("document must be valid UTF-8");
+  // JSON names the field that holds the bad byte; YAML gets its line and column.
+  if (const Status utf8 = check_json_utf8(text); !utf8.ok()) {
+    out.errors.push_back(FieldError{.path = utf8.field(), .reason = utf8.message()});
+    return out;
   }
   internal::TreeReadResult tree =
       format == SpecFormat::kJson ? internal::read_json_tree(text) : internal::read_yaml_tree(text);

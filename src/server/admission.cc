@@ -11,8 +11,11 @@ int AdmissionControl::refill(Bucket& b, std::int64_t now) {
   b.tokens = std::min(b.limit.burst, b.tokens + elapsed_s * b.limit.rate_per_second);
   b.as_of_ms = now;
   if (b.tokens >= 1) return 0;
-  if (b.limit.rate_per_second <= 0) return 3600;
-  return std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / b.limit.rate_per_second)));
+  // At most an hour: a tiny rate (1e-300/s) would otherwise overflow the int.
+  constexpr double kMaxWaitS = 3600;
+  if (b.limit.rate_per_second <= 0) return static_cast<int>(kMaxWaitS);
+  const double wait_s = std::ceil((1 - b.tokens) / b.limit.rate_per_second);
+  return static_cast<int>(std::clamp(wait_s, 1.0, kMaxWaitS));
 }
 
 int AdmissionControl::try_admit(const std::string& tenant, const RateLimit& limit) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -60,7 +61,7 @@ struct AgentApi::Handlers {
   }
   void fail(httplib::Response& res, const Status& s) {
     if (s.code() == StatusCode::kInternal) {
-      std::fprintf(stderr, "corrald: agent api: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "corrald: agent api: %s\n", log_text(s.to_string()).c_str());
     }
     reply(res, http_status(s.code()), error_json(s));
   }

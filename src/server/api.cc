@@ -10,13 +10,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/gpu_type.h"
 #include "core/job_phase.h"
 #include "core/job_spec_parse.h"
+#include "core/json_object.h"
 #include "core/priority.h"
+#include "core/utf8.h"
 #include "server/agent_api.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/http_status.h"
+#include "server/list_page.h"
 #include "server/model_json.h"
 
 namespace corral::server {
@@ -38,10 +42,25 @@ struct Reply {
   std::int64_t submitted_job = 0;  // a new pending job: the scheduler reads just it
 };
 
-Reply ok_json(const json& body, int status = 200) { return Reply{status, body.dump(), false}; }
+Reply ok_json(const json& body, int status = 200) { return Reply{status, json_text(body), false}; }
 
 Status unauthenticated(std::string m) { return Status(StatusCode::kUnauthenticated, std::move(m)); }
 Status forbidden(std::string m) { return Status(StatusCode::kPermissionDenied, std::move(m)); }
+
+// An Idempotency-Key is stored and compared as bytes: printable ASCII only (an sf-string,
+// as the IETF draft has it), so every store holds it as sent and no answer quotes a byte
+// that is not UTF-8.
+Status check_idempotency_key(const std::string& key) {
+  if (key.size() > 255) {
+    return core::invalid_argument("Idempotency-Key", "must be at most 255 characters");
+  }
+  for (const char c : key) {
+    if (c < 0x20 || c > 0x7e) {
+      return core::invalid_argument("Idempotency-Key", "must be printable ASCII");
+    }
+  }
+  return Status();
+}
 
 json parse_or_null(const std::string& text) {
   json j = json::parse(text, nullptr, false);
@@ -80,6 +99,24 @@ json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions
 }
 
 // Allocation rows of one attempt, as {attempt, gpuType, epoch, gpus: [{node, index}]}.
+// True when a job view asks for `gpu_type` (or for any type: an empty gpuTypes).
+bool wants_gpu_type(const json& view, const std::string& gpu_type) {
+  const json types = view["spec"].is_object() && view["spec"].contains("resources")
+                         ? view["spec"]["resources"].value("gpuTypes", json::array())
+                         : json::array();
+  bool match = types.empty();
+  for (const auto& t : types) match = match || (t.is_string() && t == gpu_type);
+  return match;
+}
+
+// A list's `limit` and `cursor` (list_page.h).
+Result<PageRequest> page_params(const httplib::Request& req) {
+  const auto param = [&](const char* key) {
+    return req.has_param(key) ? std::optional<std::string>(req.get_param_value(key)) : std::nullopt;
+  };
+  return read_page_request(param("limit"), param("cursor"));
+}
+
 json allocation_json(const std::vector<store::AllocationRow>& rows) {
   json gpus = json::array();
   for (const auto& a : rows) gpus.push_back({{"node", a.node.value}, {"index", a.gpu_index}});
@@ -157,7 +194,7 @@ struct ApiRoutes {
         s.code() == StatusCode::kDataLoss) {
       ++api.metrics_.store_errors;
       std::fprintf(stderr, "corrald: request %s failed: %s\n", request_id.c_str(),
-                   s.to_string().c_str());
+                   log_text(s.to_string()).c_str());
     }
     if (s.code() == StatusCode::kResourceExhausted) {
       res.set_header("Retry-After", std::to_string(retry_after_s(s)));
@@ -204,9 +241,7 @@ struct ApiRoutes {
         if (const Status s = precheck(req, *p); !s.ok()) return fail(res, rid, s);
       }
       const std::string key = req.get_header_value("Idempotency-Key");
-      if (key.size() > 255) {
-        return fail(res, rid, core::invalid_argument("Idempotency-Key", "longer than 255"));
-      }
+      if (const Status s = check_idempotency_key(key); !s.ok()) return fail(res, rid, s);
       const std::string request_hash = sha256_hex(req.method + " " + req.path + "\n" + req.body);
       Reply reply;
       bool replayed = false;
@@ -385,7 +420,8 @@ struct ApiRoutes {
     store::JobFilter filter;
     if (req.has_param("tenant")) {
       const std::string t = req.get_param_value("tenant");
-      if (!can_see_tenant(p, t)) return forbidden("may not list tenant " + t.substr(0, 64));
+      if (!valid_name(t)) return core::invalid_argument("tenant", "must be a tenant name");
+      if (!can_see_tenant(p, t)) return forbidden("may not list tenant " + t);
       filter.tenant = core::TenantId(t);
     } else if (p.role == "member") {
       filter.tenant = core::TenantId(p.tenant);
@@ -400,40 +436,56 @@ struct ApiRoutes {
       if (!after) return core::invalid_argument("after", "must be a job id");
       filter.after_id = *after;
     }
-    if (req.has_param("limit")) {
-      const auto limit = parse_decimal(req.get_param_value("limit"));
-      if (!limit || *limit < 1 || *limit > 10000) {
-        return core::invalid_argument("limit", "must be between 1 and 10000");
-      }
-      filter.limit = static_cast<std::int32_t>(*limit);
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    if (page.cursor) {
+      CORRAL_ASSIGN_OR_RETURN(filter.after_id, id_cursor(page));
     }
     const std::string gpu_type = req.has_param("gpuType") ? req.get_param_value("gpuType") : "";
-    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
-    const auto positions = api.loop_.queue_positions();
-    json items = json::array();
-    for (const auto& j : jobs) {
-      json view = job_json(j, positions.get());
-      if (!gpu_type.empty()) {
-        const json types = view["spec"].is_object() && view["spec"].contains("resources")
-                               ? view["spec"]["resources"].value("gpuTypes", json::array())
-                               : json::array();
-        bool match = types.empty();
-        for (const auto& t : types) match = match || (t.is_string() && t == gpu_type);
-        if (!match) continue;
-      }
-      items.push_back(std::move(view));
+    if (req.has_param("gpuType") && !core::find_builtin_gpu_type(gpu_type)) {
+      return core::invalid_argument("gpuType", "unknown gpu type");
     }
-    return ok_json({{"jobs", items}});
+    // The store filters by tenant and phase; the GPU type is read from the spec here, so
+    // the store is read on until the page is full: a filter never shortens a page.
+    const auto positions = api.loop_.queue_positions();
+    std::vector<json> items;
+    std::vector<std::int64_t> ids;
+    filter.limit = page.limit + 1;
+    for (;;) {
+      CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+      for (const auto& j : jobs) {
+        json view = job_json(j, positions.get());
+        if (!gpu_type.empty() && !wants_gpu_type(view, gpu_type)) continue;
+        items.push_back(std::move(view));
+        ids.push_back(j.id.value);
+        if (items.size() > static_cast<std::size_t>(page.limit)) break;
+      }
+      if (items.size() > static_cast<std::size_t>(page.limit) ||
+          jobs.size() < static_cast<std::size_t>(filter.limit)) {
+        break;
+      }
+      filter.after_id = jobs.back().id.value;
+    }
+    return ok_json(page_answer("jobs", std::move(items), page,
+                               [&](std::size_t i) { return std::to_string(ids[i]); }));
   }
 
   Result<Reply> job_events(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, id_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto events, tx.list_job_events(job.id));
-    json items = json::array();
+    std::vector<json> items;
+    std::vector<std::int64_t> ids;
     for (const auto& e : events) {
+      if (e.id <= after) continue;
       items.push_back({{"timeMs", core::to_ms(e.time)}, {"kind", e.kind}, {"message", e.message}});
+      ids.push_back(e.id);
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
     }
-    return ok_json({{"job", job.id.value}, {"events", items}});
+    json out = page_answer("events", std::move(items), page,
+                           [&](std::size_t i) { return std::to_string(ids[i]); });
+    out["job"] = job.id.value;
+    return ok_json(out);
   }
 
   Result<Reply> cancel(const httplib::Request& req, const Principal& p, store::Tx& tx,
@@ -441,14 +493,13 @@ struct ApiRoutes {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
     std::string note = "cancelled by " + p.id;
     if (!req.body.empty()) {
-      const json body = json::parse(req.body, nullptr, false);
-      if (body.is_discarded() || !body.is_object()) {
-        return core::invalid_argument("", "body must be a JSON object");
-      }
+      CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
       for (const auto& [k, v] : body.items()) {
         if (k != "reason") return core::invalid_argument(k, "unknown field");
-        if (!v.is_string() || v.get<std::string>().size() > 1024) {
-          return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
+        if (!v.is_string() || v.get<std::string>().size() > 1024 ||
+            core::has_control_chars(v.get<std::string>())) {
+          return core::invalid_argument(
+              "reason", "must be a string of at most 1024 bytes, without control characters");
         }
         note += ": " + v.get<std::string>();
       }
@@ -494,8 +545,21 @@ struct ApiRoutes {
     return reply;
   }
 
-  Result<Reply> queue(const httplib::Request&, const Principal& p, store::Tx& tx) {
+  Result<Reply> queue(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    // The queue is ordered by position, then id; a cursor is the last item's "KEY.ID".
+    std::pair<std::int64_t, std::int64_t> after{-1, 0};
+    if (page.cursor) {
+      const auto dot = page.cursor->find('.');
+      const auto key = parse_decimal(page.cursor->substr(0, dot));
+      const auto id =
+          dot == std::string::npos ? std::nullopt : parse_decimal(page.cursor->substr(dot + 1));
+      if (!key || !id) {
+        return core::invalid_argument("cursor", "must be a nextCursor of an earlier answer");
+      }
+      after = {*key, *id};
+    }
     store::JobFilter filter{.phases = {JobPhase::kPending}, .limit = 1'000'000};
     if (p.role == "member") filter.tenant = core::TenantId(p.tenant);
     CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
@@ -506,15 +570,22 @@ struct ApiRoutes {
     const auto position = [&](const store::JobRow& j) {
       return positions ? SchedLoop::queue_position(positions.get(), j.id) : j.queue_position;
     };
+    const auto sort_key = [](std::int32_t pos) -> std::int64_t {
+      return pos == 0 ? INT32_MAX : pos;
+    };
     std::vector<std::pair<std::int32_t, const store::JobRow*>> order;
     for (const auto& j : jobs) order.emplace_back(position(j), &j);
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      const auto key = [](std::int32_t pos) { return pos == 0 ? INT32_MAX : pos; };
-      return key(a.first) < key(b.first);
+    std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return sort_key(a.first) < sort_key(b.first);
     });
-    json items = json::array();
+    std::vector<json> items;
+    std::vector<std::pair<std::int64_t, std::int64_t>> keys;
     for (const auto& [pos, row] : order) {
       const store::JobRow& j = *row;
+      const std::pair<std::int64_t, std::int64_t> key{sort_key(pos), j.id.value};
+      if (key <= after) continue;
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
+      keys.push_back(key);
       items.push_back({{"job", j.id.value},
                        {"name", j.name},
                        {"tenant", j.tenant.value},
@@ -522,7 +593,9 @@ struct ApiRoutes {
                        {"kind", j.pending_kind},
                        {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason}});
     }
-    return ok_json({{"queue", items}});
+    return ok_json(page_answer("queue", std::move(items), page, [&](std::size_t i) {
+      return std::to_string(keys[i].first) + "." + std::to_string(keys[i].second);
+    }));
   }
 
   // ---- nodes ----------------------------------------------------------------------------
@@ -561,15 +634,24 @@ struct ApiRoutes {
     return out;
   }
 
-  Result<Reply> list_nodes(const httplib::Request&, const Principal&, store::Tx& tx) {
+  Result<Reply> list_nodes(const httplib::Request& req, const Principal&, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
     CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-    json items = json::array();
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
+    std::vector<json> items;
+    std::vector<std::string> keys;
     for (const auto& r : rows) {
+      if (r.id.value <= after) continue;
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
       CORRAL_ASSIGN_OR_RETURN(auto v, node_view(tx, r, active));
       items.push_back(std::move(v));
+      keys.push_back(r.id.value);
     }
-    return ok_json({{"nodes", items}});
+    return ok_json(
+        page_answer("nodes", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
   }
 
   Result<Reply> get_node(const httplib::Request& req, const Principal&, store::Tx& tx) {
@@ -661,15 +743,23 @@ struct ApiRoutes {
 
   // ---- tenants, reservations, allocations -------------------------------------------------
 
-  Result<Reply> list_tenants(const httplib::Request&, const Principal& p, store::Tx& tx) {
+  Result<Reply> list_tenants(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_tenants());
-    json items = json::array();
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
+    std::vector<json> items;
+    std::vector<std::string> keys;
     for (const auto& r : rows) {
-      if (!can_see_tenant(p, r.id.value)) continue;
+      if (r.id.value <= after || !can_see_tenant(p, r.id.value)) continue;
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
       items.push_back(parse_or_null(r.config_json));
+      keys.push_back(r.id.value);
     }
-    return ok_json({{"tenants", items}});
+    return ok_json(
+        page_answer("tenants", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
   }
 
   Result<Reply> get_tenant(const httplib::Request& req, const Principal& p, store::Tx& tx) {
@@ -698,14 +788,23 @@ struct ApiRoutes {
     return reply;
   }
 
-  Result<Reply> list_reservations(const httplib::Request&, const Principal& p, store::Tx& tx) {
+  Result<Reply> list_reservations(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
-    json items = json::array();
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
+    std::vector<json> items;
+    std::vector<std::string> keys;
     for (const auto& r : rows) {
-      if (can_see_tenant(p, r.tenant.value)) items.push_back(parse_or_null(r.spec_json));
+      if (r.id.value <= after || !can_see_tenant(p, r.tenant.value)) continue;
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
+      items.push_back(parse_or_null(r.spec_json));
+      keys.push_back(r.id.value);
     }
-    return ok_json({{"reservations", items}});
+    return ok_json(page_answer("reservations", std::move(items), page,
+                               [&](std::size_t i) { return keys[i]; }));
   }
 
   // A reservation the fleet could never honour is refused, not stored: the scheduler
@@ -757,22 +856,29 @@ struct ApiRoutes {
     return reply;
   }
 
-  Result<Reply> list_allocations(const httplib::Request&, const Principal& p, store::Tx& tx) {
+  Result<Reply> list_allocations(const httplib::Request& req, const Principal& p, store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, id_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_active_allocations());
     std::map<std::int64_t, std::vector<store::AllocationRow>> by_job;
     for (auto& a : rows) {
       if (p.role == "agent" && a.node.value != p.node) continue;
       by_job[a.job.value].push_back(std::move(a));
     }
-    json items = json::array();
+    std::vector<json> items;
+    std::vector<std::int64_t> keys;
     for (auto& [job_id, allocs] : by_job) {
+      if (job_id <= after) continue;
       if (p.role == "member") {
         CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
         if (!job || job->tenant.value != p.tenant) continue;
       }
+      if (items.size() > static_cast<std::size_t>(page.limit)) break;
       items.push_back(allocation_json(allocs));
+      keys.push_back(job_id);
     }
-    return ok_json({{"allocations", items}});
+    return ok_json(page_answer("allocations", std::move(items), page,
+                               [&](std::size_t i) { return std::to_string(keys[i]); }));
   }
 
   // ---- admin: tokens and audit -------------------------------------------------------------
@@ -780,10 +886,7 @@ struct ApiRoutes {
   Result<Reply> create_token(const httplib::Request& req, const Principal& p, store::Tx& tx,
                              const std::string& rid) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
-    const json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) {
-      return core::invalid_argument("", "body must be a JSON object");
-    }
+    CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
     std::string role, tenant, node;
     for (const auto& [k, v] : body.items()) {
       if (k != "role" && k != "tenant" && k != "node")
@@ -827,19 +930,18 @@ struct ApiRoutes {
 
   Result<Reply> list_audit(const httplib::Request& req, const Principal& p, store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
-    std::int64_t after = 0, limit = 1000;
+    std::int64_t after = 0;
     if (req.has_param("after")) {
       const auto a = parse_decimal(req.get_param_value("after"));
       if (!a) return core::invalid_argument("after", "must be a sequence number");
       after = *a;
     }
-    if (req.has_param("limit")) {
-      const auto l = parse_decimal(req.get_param_value("limit"));
-      if (!l || *l < 1 || *l > 10000) return core::invalid_argument("limit", "1 to 10000");
-      limit = *l;
+    CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
+    if (page.cursor) {
+      CORRAL_ASSIGN_OR_RETURN(after, id_cursor(page));
     }
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_audit(after, static_cast<std::int32_t>(limit)));
-    json items = json::array();
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_audit(after, page.limit + 1));
+    std::vector<json> items;
     for (const auto& r : rows) {
       items.push_back({{"seq", r.seq},
                        {"timeMs", core::to_ms(r.time)},
@@ -852,7 +954,8 @@ struct ApiRoutes {
                        {"prevHash", r.prev_hash},
                        {"hash", r.hash}});
     }
-    return ok_json({{"entries", items}});
+    return ok_json(page_answer("entries", std::move(items), page,
+                               [&](std::size_t i) { return std::to_string(rows[i].seq); }));
   }
 
   void install(httplib::Server& http) {
@@ -893,11 +996,10 @@ struct ApiRoutes {
       auto verdict = verify_audit(api.store_);
       if (!verdict.ok()) return fail(res, rid, verdict.status());
       send(res, rid, 200,
-           json{{"ok", verdict->ok},
-                {"entries", verdict->entries},
-                {"firstBadSeq", verdict->first_bad_seq},
-                {"problem", verdict->problem}}
-               .dump());
+           json_text({{"ok", verdict->ok},
+                      {"entries", verdict->entries},
+                      {"firstBadSeq", verdict->first_bad_seq},
+                      {"problem", verdict->problem}}));
     });
     // Captured scheduling cycles (cycle_recorder.h), admins only: the input of a cycle
     // holds every tenant's queue. POST captures the next cycle and answers once it is
@@ -916,18 +1018,28 @@ struct ApiRoutes {
                                "bytes=" + std::to_string(file->bytes));
                 });
                 if (!audited.ok()) return fail(res, rid, audited);
-                send(res, rid, 201, json{{"file", file->name}, {"bytes", file->bytes}}.dump());
+                send(res, rid, 201, json_text({{"file", file->name}, {"bytes", file->bytes}}));
               });
     http.Get("/v1/scheduler/captures", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string rid = new_request_id();
       auto p = auth(req);
       if (!p.ok()) return fail(res, rid, p.status());
       if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
-      json items = json::array();
-      for (const auto& f : api.loop_.recorder().list()) {
+      auto page = page_params(req);
+      if (!page.ok()) return fail(res, rid, page.status());
+      auto after = name_cursor(*page);
+      if (!after.ok()) return fail(res, rid, after.status());
+      std::vector<json> items;
+      std::vector<std::string> keys;
+      for (const auto& f : api.loop_.recorder().list()) {  // sorted by name
+        if (f.name <= *after) continue;
+        if (items.size() > static_cast<std::size_t>(page->limit)) break;
         items.push_back({{"file", f.name}, {"bytes", f.bytes}});
+        keys.push_back(f.name);
       }
-      send(res, rid, 200, json{{"captures", items}}.dump());
+      send(res, rid, 200,
+           json_text(page_answer("captures", std::move(items), *page,
+                                 [&](std::size_t i) { return keys[i]; })));
     });
     http.Get(R"(/v1/scheduler/captures/([^/]+))",
              [this](const httplib::Request& req, httplib::Response& res) {

@@ -58,7 +58,15 @@ std::string error_json(const core::Status& status) {
                                  {"message", status.message()},
                                  {"field", status.field()},
                                  {"details", std::move(details)}}}};
-  return body.dump();
+  return json_text(body);
+}
+
+std::string json_text(const nlohmann::json& body) {
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string log_text(std::string_view text) {
+  return nlohmann::json(text).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 std::int64_t retry_after_s(const core::Status& status) {

@@ -1,6 +1,7 @@
-// The one mapping from Status codes to HTTP statuses (STYLE.md section 6), and the
-// JSON error body every failed call returns:
-//   {"error": {"code", "message", "field", "details": [{"field", "reason"}, ...]}}
+// The one mapping from Status codes to HTTP statuses (STYLE.md section 6), the JSON
+// error body every failed call returns:
+//   {"error": {"code", "message", "field", "details": [{"field", "reason"}, ...]}},
+// and the one writer of every JSON answer and of the text user bytes take in log lines.
 //
 // Thread safety: free functions, safe to call concurrently.
 #pragma once
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
 
@@ -32,5 +35,14 @@ std::string error_json(const core::Status& status);
 // The Retry-After seconds a ResourceExhausted answer carries: status.retry_after()
 // rounded up to whole seconds, at least 1.
 std::int64_t retry_after_s(const core::Status& status);
+
+// The text of a JSON answer. Messages quote what the caller sent (a path parameter, a
+// header), and those bytes need not be UTF-8: each ill-formed byte is written as U+FFFD
+// rather than thrown on, so no answer is ever lost to the bytes it quotes.
+std::string json_text(const nlohmann::json& body);
+
+// `text` as a quoted, escaped, ASCII-only JSON string, for log lines: a message that
+// quotes a caller can then neither break a line nor smuggle control bytes into a log.
+std::string log_text(std::string_view text);
 
 }  // namespace corral::server

@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/gpu_type.h"
+#include "core/json_object.h"
+#include "core/utf8.h"
 
 namespace corral::server {
 
@@ -21,18 +24,11 @@ std::optional<std::int64_t> parse_decimal(const std::string& s) {
   return v;
 }
 
-namespace {
-
 using core::Result;
 using core::Status;
 using nlohmann::json;
 
-Result<json> parse_object(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return core::invalid_argument("", "body is not valid JSON");
-  if (!doc.is_object()) return core::invalid_argument("", "body must be a JSON object");
-  return doc;
-}
+namespace {
 
 Status only_keys(const json& obj, std::string_view path, std::initializer_list<const char*> keys) {
   const std::set<std::string> allowed(keys.begin(), keys.end());
@@ -49,33 +45,43 @@ std::string join(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
 }
 
-// Reads an integer in [lo, hi] at obj[key] into `out` when present.
+// How a value a caller sent reads in a "got ..." clause: as written, shortened.
+std::string shown(const json& v) {
+  std::string text = v.dump();
+  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+}
+
+// Reads an integer in [lo, hi] at obj[key] into `out` when present. A float (1.5, 1e3),
+// a string ("8") or an integer past int64 is refused like any other out-of-range value.
 Status read_int(const json& obj, std::string_view path, const char* key, std::int64_t lo,
                 std::int64_t hi, std::int64_t& out) {
   if (!obj.contains(key) || obj[key].is_null()) return Status();
   const json& v = obj[key];
-  if (!v.is_number_integer()) return core::invalid_argument(join(path, key), "must be an integer");
-  const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX
-                             ? INT64_MAX
-                             : v.get<std::int64_t>();
-  if (n < lo || n > hi) {
+  if (!v.is_number_integer()) {
+    return core::invalid_argument(join(path, key), "must be an integer, got " + shown(v));
+  }
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
+  if (huge || n < lo || n > hi) {
     return core::invalid_argument(join(path, key), "must be between " + std::to_string(lo) +
                                                        " and " + std::to_string(hi) + ", got " +
-                                                       std::to_string(n));
+                                                       shown(v));
   }
   out = n;
   return Status();
 }
 
+// A number in [lo, hi]; 1e400 reads as infinity and is refused with the rest.
 Status read_double(const json& obj, std::string_view path, const char* key, double lo, double hi,
                    double& out) {
   if (!obj.contains(key) || obj[key].is_null()) return Status();
   const json& v = obj[key];
-  if (!v.is_number()) return core::invalid_argument(join(path, key), "must be a number");
+  if (!v.is_number())
+    return core::invalid_argument(join(path, key), "must be a number, got " + shown(v));
   const double d = v.get<double>();
   if (!(d >= lo && d <= hi)) {
-    return core::invalid_argument(
-        join(path, key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return core::invalid_argument(join(path, key),
+                                  fmt::format("must be between {} and {}, got {}", lo, hi, d));
   }
   out = d;
   return Status();
@@ -88,6 +94,9 @@ Status read_string(const json& obj, std::string_view path, const char* key, std:
   if (!v.is_string()) return core::invalid_argument(join(path, key), "must be a string");
   out = v.get<std::string>();
   if (out.size() > 256) return core::invalid_argument(join(path, key), "is longer than 256");
+  if (core::has_control_chars(out)) {
+    return core::invalid_argument(join(path, key), "must not contain control characters");
+  }
   if (name && !out.empty() && !valid_name(out)) {  // empty: unset
     return core::invalid_argument(
         join(path, key), "must be a name of [A-Za-z0-9._-], got \"" + out.substr(0, 64) + "\"");
@@ -135,7 +144,7 @@ TenantConfig default_tenant_config(const core::TenantId& id) {
 
 Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text) {
   if (!valid_name(name)) return core::invalid_argument("name", "must be a name of [A-Za-z0-9._-]");
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(only_keys(doc, "",
                                    {"name", "weight", "parent", "quotas", "defaultQuota",
                                     "maxPendingJobs", "submitRatePerSecond", "submitBurst"}));
@@ -189,7 +198,7 @@ std::string tenant_config_to_json(const TenantConfig& c) {
 }
 
 Result<core::Node> node_from_json(std::string_view text) {
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(
       only_keys(doc, "", {"id", "labels", "cpus", "memoryMib", "gpus", "gpuType", "gpuCount"}));
   core::Node node;
@@ -224,7 +233,10 @@ Result<core::Node> node_from_json(std::string_view text) {
     std::string type;
     std::int64_t count = 0;
     CORRAL_RETURN_IF_ERROR(read_string(doc, "", "gpuType", type));
-    CORRAL_RETURN_IF_ERROR(read_int(doc, "", "gpuCount", 0, kMaxGpus, count));
+    // A node of no GPUs says so with "gpus": []; the shortcut is for GPUs.
+    if (!doc.contains("gpuCount"))
+      return core::invalid_argument("gpuCount", "is required with gpuType");
+    CORRAL_RETURN_IF_ERROR(read_int(doc, "", "gpuCount", 1, kMaxGpus, count));
     if (!core::find_builtin_gpu_type(type)) {
       return core::invalid_argument("gpuType", "unknown gpu type \"" + type.substr(0, 64) + "\"");
     }
@@ -299,7 +311,7 @@ std::string node_to_json(const core::Node& node) {
 }
 
 Result<core::Reservation> reservation_from_json(std::string_view text) {
-  CORRAL_ASSIGN_OR_RETURN(json doc, parse_object(text));
+  CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
   CORRAL_RETURN_IF_ERROR(
       only_keys(doc, "", {"id", "tenant", "gpuType", "count", "nodes", "startMs", "endMs"}));
   core::Reservation r;
@@ -335,6 +347,9 @@ Result<core::Reservation> reservation_from_json(std::string_view text) {
   }
   if (r.gpu_type.has_value() && !r.nodes.empty()) {
     return core::invalid_argument("nodes", "give either gpuType and count, or nodes");
+  }
+  if (!r.nodes.empty() && doc.contains("count") && !doc["count"].is_null()) {
+    return core::invalid_argument("count", "give either gpuType and count, or nodes");
   }
   if (!r.gpu_type.has_value() && r.nodes.empty()) {
     return core::invalid_argument("gpuType", "give either gpuType and count, or nodes");

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/reservation.h"
 #include "core/result.h"
 #include "core/tenant.h"

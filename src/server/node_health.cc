@@ -1,6 +1,7 @@
 #include "server/node_health.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>

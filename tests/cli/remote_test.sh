@@ -68,6 +68,9 @@ run jobs -o json
 [[ $rc -eq 0 ]] || fail "jobs exited $rc"
 [[ $(grep -c '"id"' "$dir/out") -eq 2 ]] || fail "expected two jobs: $(cat "$dir/out")"
 grep -q do-not-print "$dir/out" && fail "a secret was printed"
+# Lists come in pages (nextCursor); the CLI fetches every one.
+run jobs -o json --chunk-size 1
+[[ $(grep -c '"id"' "$dir/out") -eq 2 ]] || fail "one job a page: expected both: $(cat "$dir/out")"
 run job 1
 grep -q "phase:" "$dir/out" || fail "job printed $(cat "$dir/out")"
 run job 1 -o json

@@ -129,7 +129,7 @@ TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
   }
   const std::vector<BadBody> heartbeats = {
       {"epoch missing", R"({"workers": []})", "epoch"},
-      {"state", R"({"epoch": 1, "workers": [{"job": 1, "attempt": 0, "rank": 0,
+      {"state", R"({"epoch": 1, "workers": [{"job": 1, "attempt": 1, "rank": 0,
                    "state": "zombie"}]})",
        "workers[0].state"},
       {"xid", R"({"epoch": 1, "gpus": [{"index": 0, "xidErrors": ["x"]}]})",

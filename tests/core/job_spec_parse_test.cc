@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/utf8.h"
+
 namespace corral::core {
 namespace {
 
@@ -102,7 +104,12 @@ std::vector<BadCase> bad_cases() {
       {"GpuTypesNotList", with_resources("{gpus: 1, gpuTypes: H100}"), "resources.gpuTypes",
        "must be a list"},
       {"GpusPerNodeTooMany", with_resources("{gpus: 144, gpusPerNode: 73}"),
-       "resources.gpusPerNode", "must be between 0 and 72, got 73"},
+       "resources.gpusPerNode", "must be between 1 and 72, got 73"},
+      // 0 once meant "the scheduler chooses"; absence says that now (issue 12).
+      {"GpusPerNodeZero", with_resources("{gpus: 8, gpusPerNode: 0}"), "resources.gpusPerNode",
+       "must be between 1 and 72, got 0 (leave it out to let the scheduler choose the split)"},
+      {"GpusPerNodeNegative", with_resources("{gpus: 8, gpusPerNode: -8}"), "resources.gpusPerNode",
+       "must be between 1 and 72, got -8"},
       {"GpusPerNodeNotDividing", with_resources("{gpus: 16, gpusPerNode: 6}"),
        "resources.gpusPerNode", "must divide resources.gpus (16), got 6"},
       {"GpusPerNodeAboveGpus", with_resources("{gpus: 4, gpusPerNode: 8}"), "resources.gpusPerNode",
@@ -270,6 +277,12 @@ std::vector<BadCase> bad_cases() {
       {"TooLarge", with("# " + std::string(kMaxSpecBytes, 'x') + "\n"), "",
        "document must be at most 1048576 bytes"},
       {"NotUtf8", with("labels: {team: \"\xff\xfe\"}\n"), "", "valid UTF-8"},
+      // JSON names the field holding the bad byte (issue 12).
+      {"NotUtf8Json",
+       "{\"name\": \"a\", \"resources\": {\"gpus\": 1, \"gpuTypes\": [\"H100\", \"\xc0\xaf\"]},"
+       " \"command\": [\"x\"]}",
+       "resources.gpuTypes[1]", "must be valid UTF-8, got byte 0xc0 at line 1, column 62",
+       SpecFormat::kJson},
       {"DeepJson", deep_json, "", "nesting is deeper than 32 levels", SpecFormat::kJson},
       {"DeepYaml", deep_yaml, "", "nesting is deeper than 32 levels"},
   };
@@ -304,6 +317,20 @@ TEST(ParseJobSpec, ReportsEveryErrorNotJustTheFirst) {
   EXPECT_EQ(paths, (std::vector<std::string>{"name", "resources.gpus", "resources.gpuTypes[0]",
                                              "command", "env.RANK"}))
       << describe(outcome.errors);
+}
+
+// A value quoted in a message is shortened on a character boundary: cutting "é" in half
+// made the message itself invalid UTF-8, which corrald's answer then could not carry.
+TEST(ParseJobSpec, ShortenedQuotesStayUtf8) {
+  std::string name = "a";
+  for (int i = 0; i < 40; ++i) name += "\xc3\xa9";  // é
+  const ParseOutcome outcome =
+      parse_job_spec("name: " + name + "\nresources: {gpus: 1}\ncommand: [x]\n", SpecFormat::kYaml);
+  ASSERT_FALSE(outcome.errors.empty());
+  for (const auto& e : outcome.errors) {
+    EXPECT_EQ(invalid_utf8_offset(e.reason), std::nullopt) << e.reason;
+    EXPECT_NE(e.reason.find("...\""), std::string::npos) << e.reason;
+  }
 }
 
 TEST(ParseJobSpec, SyntaxErrorNamesLineAndColumn) {
@@ -455,13 +482,15 @@ TEST(JobSpecToJson, MasksSecretsButKeepsTheirNames) {
 TEST(JobSpecToJson, WritesDefaultsWithSchemaNames) {
   const std::string json = job_spec_to_json(parse_ok(kMinimal));
   for (const char* expected :
-       {"\"tenant\": \"default\"", "\"priorityClass\": \"standard\"", "\"gpusPerNode\": 0",
-        "\"cpusPerGpu\": 1", "\"memoryPerGpu\": \"8Gi\"", "\"pack\": \"none\"",
-        "\"mode\": \"preferred\"", "\"preemptible\": false", "\"maxRuntime\": \"3d\""}) {
+       {"\"tenant\": \"default\"", "\"priorityClass\": \"standard\"", "\"cpusPerGpu\": 1",
+        "\"memoryPerGpu\": \"8Gi\"", "\"pack\": \"none\"", "\"mode\": \"preferred\"",
+        "\"preemptible\": false", "\"maxRuntime\": \"3d\""}) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected << " in\n" << json;
   }
   EXPECT_EQ(json.find("elastic"), std::string::npos);
   EXPECT_EQ(json.find("checkpoint"), std::string::npos);
+  // The scheduler's choice is no number: gpusPerNode is left out, as it parses back.
+  EXPECT_EQ(json.find("gpusPerNode"), std::string::npos) << json;
 }
 
 TEST(ExampleJobs, EveryExampleParsesAndRoundTrips) {

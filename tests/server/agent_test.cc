@@ -442,12 +442,12 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 201);
   EXPECT_EQ(n1.client().post("/v1/agents/n1/checkpoints", ckpt.dump()).status, 200);
   json stale = ckpt;
-  stale["attempt"] = 0;
+  stale["attempt"] = 2;  // not the current attempt (0 is no attempt at all: 400)
   auto refused = n1.client().post("/v1/agents/n1/checkpoints", stale.dump());
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(body(refused)["error"]["code"], "stale");  // from the Status's reason
   EXPECT_EQ(body(refused)["error"]["message"],
-            "attempt 0 of job " + std::to_string(low) + " is not its current attempt (1)");
+            "attempt 2 of job " + std::to_string(low) + " is not its current attempt (1)");
   // A production job preempts it: the victim stops, its GPUs wait for confirmation.
   const auto high = this->submit(
       {{"name", "high"}, {"priorityClass", "production"}, {"resources", {{"gpus", 8}}}});

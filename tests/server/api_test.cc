@@ -1,13 +1,17 @@
 // API tests through real HTTP against a real corrald on loopback, for both stores.
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "hostile_cases.h"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.h"
 #include "testing/corrald_process.h"
 #include "testing/store_fixture.h"
 
@@ -362,18 +366,29 @@ TYPED_TEST(ApiTest, MetricsAndHealth) {
   EXPECT_NE(m.body.find("corral_sched_cycles_total"), std::string::npos);
 }
 
-// ---- hostile input: every case is refused with the right status, and nothing changes.
+// Issue 12: `gpusPerNode: 0` is refused now, and the normalized spec leaves the field out.
+// A spec stored before says `"gpusPerNode": 0`; migration 7 drops it, so the job still
+// reads back (every reader parses the stored spec) and is placed. Rewinds the store to
+// version 6 with such a spec, then starts corrald again.
+TYPED_TEST(ApiTest, MigrationDropsAStoredZeroGpusPerNode) {
+  auto r = this->admin().post("/v1/jobs", job_for("default", 2));
+  ASSERT_EQ(r.status, 201) << r.body;
+  this->server_->stop();
+  ASSERT_TRUE(exec_sql(this->store_url_,
+                       "UPDATE jobs SET spec_json = REPLACE(spec_json, '\"cpusPerGpu\"', "
+                       "'\"gpusPerNode\": 0,\n    \"cpusPerGpu\"')")
+                  .ok());
+  ASSERT_TRUE(exec_sql(this->store_url_, "DELETE FROM schema_migrations WHERE version = 7").ok());
+  ASSERT_TRUE(this->server_->start().ok());
+  const json job = body(this->admin().get("/v1/jobs/1"));
+  ASSERT_TRUE(job["spec"].is_object()) << job.dump();
+  EXPECT_FALSE(job["spec"]["resources"].contains("gpusPerNode")) << job.dump();
+  this->add_node("n1", 8);
+  EXPECT_TRUE(
+      eventually([&] { return body(this->admin().get("/v1/jobs/1"))["phase"] == "launching"; }));
+}
 
-struct Hostile {
-  std::string name;
-  std::string method;
-  std::string path;
-  std::string body;
-  std::string token;  // "admin", "none", "bad", "member" (tenant nlp), "agent" (node n1)
-  int want;
-  std::map<std::string, std::string> headers = {};
-  std::string content_type = "application/json";
-};
+// ---- hostile input: every case is refused with the right status, and nothing changes.
 
 std::vector<Hostile> hostile_cases() {
   const std::string big((1 << 20) + 16, 'x');
@@ -496,24 +511,193 @@ std::vector<Hostile> hostile_cases() {
   return c;
 }
 
+// Follows nextCursor from `path` at `limit` items a page to the last page, and returns the
+// key of every item seen, in order. Every page but the last is full: a filter applies
+// before the limit, so a page is never short while more items follow.
+std::vector<std::string> walk(TestClient& client, const std::string& path, const char* items_key,
+                              int limit, const std::function<std::string(const json&)>& key_of) {
+  std::vector<std::string> keys;
+  std::string cursor;
+  const char sep = path.find('?') == std::string::npos ? '?' : '&';
+  for (int page = 0; page < 1000; ++page) {
+    std::string url = path + sep + "limit=" + std::to_string(limit);
+    if (!cursor.empty()) url += "&cursor=" + cursor;
+    auto r = client.get(url);
+    EXPECT_EQ(r.status, 200) << url << ": " << r.body;
+    const json b = body(r);
+    if (r.status != 200 || !b.contains(items_key) || !b.contains("nextCursor")) {
+      ADD_FAILURE() << url << " answers no " << items_key << " and nextCursor: " << r.body;
+      return keys;
+    }
+    for (const auto& item : b[items_key]) keys.push_back(key_of(item));
+    if (b["nextCursor"].is_null()) return keys;
+    EXPECT_EQ(b[items_key].size(), static_cast<std::size_t>(limit)) << url << ": a short page";
+    cursor = b["nextCursor"].get<std::string>();
+  }
+  ADD_FAILURE() << path << ": nextCursor never ended";
+  return keys;
+}
+
+// The keys of `items` of one answer (of a list short enough for one page).
+std::vector<std::string> keys_of(const HttpReply& r, const char* items_key,
+                                 const std::function<std::string(const json&)>& key_of) {
+  std::vector<std::string> keys;
+  for (const auto& item : body(r).value(items_key, json::array())) keys.push_back(key_of(item));
+  return keys;
+}
+
+// Issue 12: every list answers nextCursor; following it with a filter visits each item once
+// (nothing missing, nothing repeated), and only the last page is short. GET /v1/jobs
+// filtered by gpuType after its limit, so a page came back short or empty while more
+// matching jobs followed, and no answer said whether more did.
+TYPED_TEST(ApiTest, EveryListPagesWithAFilterToTheEnd) {
+  for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) this->make_tenant(t);
+  for (const char* n : {"n0", "n1", "n2"}) this->add_node(n, 8);
+  // Every third job asks for B200s, which no node has: they stay pending, in the queue.
+  std::vector<std::string> b200, t1_jobs, all_jobs;
+  for (int i = 0; i < 12; ++i) {
+    const std::string tenant = i % 2 == 0 ? "t1" : "t2";
+    json spec = json::parse(job_for(tenant));
+    if (i % 3 == 0) spec["resources"]["gpuTypes"] = {"B200"};
+    auto r = this->admin().post("/v1/jobs", spec.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string id = std::to_string(body(r)["id"].template get<std::int64_t>());
+    all_jobs.push_back(id);
+    if (i % 3 == 0) b200.push_back(id);
+    if (tenant == "t1") t1_jobs.push_back(id);
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto r = this->admin().post("/v1/reservations", json{{"id", "r" + std::to_string(i)},
+                                                         {"tenant", i == 1 ? "t2" : "t1"},
+                                                         {"gpuType", "H100"},
+                                                         {"count", 1},
+                                                         {"startMs", 4'000'000'000'000},
+                                                         {"endMs", 4'000'003'600'000}}
+                                                        .dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  // The scheduler places the 8 H100 jobs and queues the 4 B200 ones; then nothing moves.
+  ASSERT_TRUE(eventually([&] {
+    return this->count("/v1/allocations", "allocations") == 8 &&
+           this->count("/v1/queue", "queue") == 4;
+  }));
+  for (int i = 0; i < 3; ++i) {
+    auto r = this->admin().post("/v1/scheduler/captures", "");
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  auto admin = this->admin();
+  auto member = this->server_->client(this->token({{"role", "member"}, {"tenant", "t1"}}));
+  const auto id = [](const json& j) { return std::to_string(j["id"].get<std::int64_t>()); };
+  const auto named = [](const char* key) {
+    return [key](const json& j) {
+      return j[key].is_string() ? j[key].get<std::string>()
+                                : std::to_string(j[key].get<std::int64_t>());
+    };
+  };
+  const auto whole = [](const json& j) { return j.dump(); };
+
+  // Jobs: filtered by GPU type, by tenant, by a member's tenant, and unfiltered.
+  EXPECT_EQ(walk(admin, "/v1/jobs?gpuType=B200", "jobs", 2, id), b200);
+  EXPECT_EQ(walk(admin, "/v1/jobs?gpuType=B200", "jobs", 1, id), b200);
+  EXPECT_EQ(walk(admin, "/v1/jobs?tenant=t1", "jobs", 5, id), t1_jobs);
+  EXPECT_EQ(walk(member, "/v1/jobs", "jobs", 4, id), t1_jobs);
+  EXPECT_EQ(walk(admin, "/v1/jobs", "jobs", 5, id), all_jobs);
+  EXPECT_EQ(walk(admin, "/v1/jobs", "jobs", 12, id), all_jobs);
+  // The queue, in its order.
+  EXPECT_EQ(walk(admin, "/v1/queue", "queue", 3, named("job")),
+            keys_of(admin.get("/v1/queue"), "queue", named("job")));
+  // Nodes, tenants (a member sees its own only), reservations (likewise), allocations.
+  EXPECT_EQ(walk(admin, "/v1/nodes", "nodes", 2, named("id")),
+            (std::vector<std::string>{"n0", "n1", "n2"}));
+  EXPECT_EQ(walk(admin, "/v1/tenants", "tenants", 2, named("name")),
+            keys_of(admin.get("/v1/tenants"), "tenants", named("name")));
+  const auto tenants = walk(admin, "/v1/tenants", "tenants", 2, named("name"));
+  for (const char* t : {"t0", "t1", "t2", "t3", "t4"}) {
+    EXPECT_EQ(std::count(tenants.begin(), tenants.end(), t), 1) << t;
+  }
+  EXPECT_EQ(walk(member, "/v1/tenants", "tenants", 1, named("name")),
+            (std::vector<std::string>{"t1"}));
+  EXPECT_EQ(walk(admin, "/v1/reservations", "reservations", 2, named("id")),
+            (std::vector<std::string>{"r0", "r1", "r2"}));
+  EXPECT_EQ(walk(member, "/v1/reservations", "reservations", 1, named("id")),
+            (std::vector<std::string>{"r0", "r2"}));
+  const auto allocations = keys_of(admin.get("/v1/allocations"), "allocations", whole);
+  EXPECT_EQ(allocations.size(), 8u);
+  EXPECT_EQ(walk(admin, "/v1/allocations", "allocations", 3, whole), allocations);
+  EXPECT_EQ(walk(member, "/v1/allocations", "allocations", 3, whole).size(), 4u);
+  // A job's events, the audit log and the captured cycles.
+  const std::string events = "/v1/jobs/" + all_jobs[1] + "/events";
+  EXPECT_GE(keys_of(admin.get(events), "events", whole).size(), 2u);
+  EXPECT_EQ(walk(admin, events, "events", 1, whole), keys_of(admin.get(events), "events", whole));
+  const auto audit = keys_of(admin.get("/v1/audit"), "entries", named("seq"));
+  EXPECT_GE(audit.size(), 20u);
+  EXPECT_EQ(walk(admin, "/v1/audit", "entries", 7, named("seq")), audit);
+  const auto captures = keys_of(admin.get("/v1/scheduler/captures"), "captures", named("file"));
+  EXPECT_EQ(captures.size(), 3u);
+  EXPECT_EQ(walk(admin, "/v1/scheduler/captures", "captures", 2, named("file")), captures);
+  // A cursor that no answer gave is 400, naming it.
+  for (const char* path : {"/v1/jobs?cursor=x", "/v1/nodes?cursor=..", "/v1/queue?cursor=1",
+                           "/v1/audit?cursor=-1", "/v1/tenants?cursor=%FF"}) {
+    auto r = admin.get(path);
+    EXPECT_EQ(r.status, 400) << path << ": " << r.body;
+    EXPECT_EQ(body(r)["error"].value("field", ""), "cursor") << path << ": " << r.body;
+  }
+}
+
+// Everything a client can see, minus what moves with the clock alone.
+json visible_state(TestClient& admin) {
+  json state;
+  for (const char* list : {"jobs", "tenants", "nodes", "reservations", "allocations", "queue"}) {
+    state[list] = body(admin.get(std::string("/v1/") + list))[list];
+  }
+  for (auto& node : state["nodes"]) {
+    if (node["agent"].is_object()) node["agent"].erase("heartbeatAgeMs");
+  }
+  state["audit"] = body(admin.get("/v1/audit?limit=10000"))["entries"].size();
+  return state;
+}
+
+// Issue 12: hostile and unusual input, as a careful client would send it: every case is
+// refused with the right 4xx, a 400 names the field, the answer is a JSON error in UTF-8
+// whatever bytes it quotes, and nothing a client can see changes.
 TYPED_TEST(ApiTest, RefusesHostileRequestsAndChangesNothing) {
   this->make_tenant("nlp");
   this->add_node("n1");
   // Job 1 belongs to tenant default; the member token is of tenant nlp.
   ASSERT_EQ(this->admin().post("/v1/jobs", job_for("default")).status, 201);
+  ASSERT_TRUE(
+      eventually([&] { return body(this->admin().get("/v1/jobs/1"))["phase"] == "launching"; }));
+  // Node n2's agent joins (A100s, so job 1 stays on n1): the agent protocol's bodies then
+  // get past the epoch check to their deeper fields.
+  const std::string join_token = this->server_->join_token();
+  auto joined = TestClient(this->server_->addr(), join_token)
+                    .post("/v1/agents/join",
+                          json{{"agentUrl", "http://127.0.0.1:1"},
+                               {"node", {{"id", "n2"}, {"gpuType", "A100-80GB"}, {"gpuCount", 1}}}}
+                              .dump());
+  ASSERT_EQ(joined.status, 200) << joined.body;
+  const HostileWorld world{.n2_epoch = body(joined).value("epoch", std::int64_t{1})};
   const std::map<std::string, std::string> tokens = {
       {"admin", this->admin_token_},
       {"none", ""},
       {"bad", "crl_0000000000000000000000000000000000000000000000000000000000000000"},
       {"member", this->token({{"role", "member"}, {"tenant", "nlp"}})},
       {"agent", this->token({{"role", "agent"}, {"node", "n1"}})},
+      {"join", join_token},
+      {"n2", body(joined).value("token", "")},
   };
-  const auto audit_before = body(this->admin().get("/v1/audit?limit=10000"))["entries"].size();
-  const auto jobs_before = this->count("/v1/jobs", "jobs");
-  const auto cases = hostile_cases();
+  auto admin = this->admin();
+  const json before = visible_state(admin);
+  auto cases = hostile_cases();
   ASSERT_GE(cases.size(), 50u);
+  for (auto* more : {utf8_cases, numeric_cases}) {
+    for (auto& c : more(world)) cases.push_back(std::move(c));
+  }
+  ASSERT_GE(cases.size(), 500u);
+  std::set<std::string> names;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
+    EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
     TestClient client(this->server_->addr(), "");
     auto headers = c.headers;
     if (c.token == "basic") {
@@ -524,15 +708,32 @@ TYPED_TEST(ApiTest, RefusesHostileRequestsAndChangesNothing) {
     auto r = client.send(c.method, c.path, c.body, headers, c.content_type);
     EXPECT_EQ(r.status, c.want) << r.body;
     if (r.status != 413 && r.status != 0) {
-      // Every refusal is a JSON error with a code and a message.
+      // Every refusal is a JSON error with a code and a message, in UTF-8.
+      EXPECT_EQ(core::invalid_utf8_offset(r.body), std::nullopt) << r.body;
       const json e = body(r);
-      EXPECT_TRUE(e.contains("error") && e["error"].contains("code")) << r.body;
+      const bool is_error = e.is_object() && e.contains("error") && e["error"].is_object() &&
+                            e["error"].contains("code");
+      EXPECT_TRUE(is_error) << r.body;
+      if (!is_error) continue;
+      EXPECT_FALSE(e["error"].value("message", "").empty()) << r.body;
+      if (c.want == 400 && c.field != "-") {
+        EXPECT_EQ(e["error"].value("field", "?"), c.field) << r.body;
+      }
     }
   }
-  EXPECT_EQ(this->count("/v1/jobs", "jobs"), jobs_before);
-  EXPECT_EQ(body(this->admin().get("/v1/audit?limit=10000"))["entries"].size(), audit_before);
+  EXPECT_EQ(visible_state(admin), before);
   EXPECT_EQ(this->admin().get("/healthz").status, 200);
   EXPECT_TRUE(body(this->admin().get("/v1/audit/verify"))["ok"].template get<bool>());
+}
+
+// Issue 12: a submit rate so small that the wait overflowed an int (1e-300/s) asks for an
+// hour, the most it ever asks.
+TYPED_TEST(ApiTest, TinySubmitRateAsksForAtMostAnHour) {
+  this->make_tenant("slow", R"({"submitRatePerSecond": 1e-300, "submitBurst": 1})");
+  EXPECT_EQ(this->admin().post("/v1/jobs", job_for("slow")).status, 201);
+  auto r = this->admin().post("/v1/jobs", job_for("slow"));
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(r.headers["Retry-After"], "3600");
 }
 
 // Positions a user sees are one consistent order: right after submissions that jump the

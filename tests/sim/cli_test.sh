@@ -3,6 +3,7 @@
 # output files, its errors, `corral-sim replay` on a captured cycle, and report.html
 # rendered in headless Chromium.
 # Usage: cli_test.sh CORRAL_SIM SOURCE_DIR CASE
+# The traces come from the shared folder: $CORRAL_SHARED, else SOURCE_DIR/../shared.
 set -euo pipefail
 sim=$1
 src=$2
@@ -49,9 +50,10 @@ case "$case_name" in
     grep -q 'src="http\|href="http' "$work/out/report.html" && fail "report.html loads from the network"
     ;;
   normalized_trace)
-    [[ -f /work/shared/traces/philly-pollux/normalized.csv ]] || exit 77  # skipped: no traces
+    trace=${CORRAL_SHARED:-$src/../shared}/traces/philly-pollux/normalized.csv
+    [[ -f "$trace" ]] || exit 77  # skipped: no traces
     "$sim" --fleet "$src/examples/fleets/pollux-64.yaml" \
-      --workload /work/shared/traces/philly-pollux/normalized.csv --max-jobs 500 \
+      --workload "$trace" --max-jobs 500 \
       --policy fifo --out "$work/out" --quiet
     rows=$(($(wc -l <"$work/out/jobs.csv") - 1))
     [[ "$rows" == 500 ]] || fail "jobs.csv has $rows rows, want 500"

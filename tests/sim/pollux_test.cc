@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/engine.h"
@@ -139,8 +140,8 @@ TEST_F(PolluxProfiles, ElasticProfileChoosesTheBatchByHand) {
 
 // Never slower than the rigid job where the rigid job runs, on the real profiles.
 TEST(PolluxElastic, NeverSlowerThanRigidAtItsOwnPlacement) {
-  const std::string dir = "/work/shared/traces/pollux-workloads";  // as traces_test.cc
-  if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir;
+  const std::string dir = testing::shared_dir() + "/traces/pollux-workloads";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir << " (set CORRAL_SHARED)";
   auto w = load_pollux_workload(dir + "/workloads/workload-1.csv");
   ASSERT_TRUE(w.ok()) << w.status().to_string();
   for (const TraceJob& j : w->jobs) {

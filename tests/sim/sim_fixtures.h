@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,14 @@
 #include "sim/traces/workload.h"
 
 namespace corral::sim::testing {
+
+// The shared folder beside the repository (traces, ARCHITECTURE.md): $CORRAL_SHARED when
+// set, else the checkout's ../shared (CMake passes its absolute form as CORRAL_SHARED_DIR),
+// so a clone anywhere finds it the same way the scripts and docs do.
+inline std::string shared_dir() {
+  const char* env = std::getenv("CORRAL_SHARED");
+  return env != nullptr && *env != '\0' ? env : CORRAL_SHARED_DIR;
+}
 
 // One pool of `nodes` × `gpus_per_node` GPUs of `gpu_type`; every workload tenant gets
 // weight 1 and no guarantee.

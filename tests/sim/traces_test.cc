@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
 #include "sim/traces/normalized.h"
@@ -57,9 +58,10 @@ TEST(NormalizedCsv, BadRowsNameFileLineAndColumn) {
 }
 
 TEST(NormalizedCsv, LoadsTheSharedTiresiasSample) {
-  auto w = load_normalized_csv("/work/shared/traces/tiresias-sample/normalized.csv");
+  const std::string path = testing::shared_dir() + "/traces/tiresias-sample/normalized.csv";
+  auto w = load_normalized_csv(path);
   if (!w.ok() && w.status().code() == core::StatusCode::kNotFound) {
-    GTEST_SKIP() << "shared traces not present";
+    GTEST_SKIP() << "shared traces not present: no " << path << " (set CORRAL_SHARED)";
   }
   ASSERT_TRUE(w.ok()) << w.status().to_string();
   EXPECT_EQ(w->jobs.size(), 60u);

@@ -133,8 +133,12 @@ void CorraldProcess::stop() {
   pid_ = -1;
 }
 
-std::string CorraldProcess::admin_token() const {
-  std::ifstream in(data_dir_ / "admin.token");
+std::string CorraldProcess::admin_token() const { return read_token("admin.token"); }
+
+std::string CorraldProcess::join_token() const { return read_token("join.token"); }
+
+std::string CorraldProcess::read_token(const char* file) const {
+  std::ifstream in(data_dir_ / file);
   std::string token;
   in >> token;
   return token;

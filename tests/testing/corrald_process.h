@@ -70,10 +70,13 @@ class CorraldProcess {
 
   const std::string& addr() const { return addr_; }
   std::string admin_token() const;
+  std::string join_token() const;  // DATA_DIR/join.token: agents join with it
   TestClient client(const std::string& token) const { return TestClient(addr_, token); }
   TestClient admin() const { return client(admin_token()); }
 
  private:
+  std::string read_token(const char* file) const;
+
   std::filesystem::path data_dir_;
   std::string store_;
   pid_t pid_ = -1;

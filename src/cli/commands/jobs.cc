@@ -29,9 +29,9 @@ void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
   auto phase = std::make_shared<std::string>();
   auto gpu_type = std::make_shared<std::string>();
   CLI::App* jobs = add_remote_command(app, run, "jobs", "List jobs", [=](const RemoteOptions& o) {
-    const Answer a =
-        call(o, "GET",
-             "/v1/jobs" + query({{"tenant", *tenant}, {"phase", *phase}, {"gpuType", *gpu_type}}));
+    const Answer a = call_list(
+        o, "/v1/jobs" + query({{"tenant", *tenant}, {"phase", *phase}, {"gpuType", *gpu_type}}),
+        "jobs");
     if (a.status != 200) return report_failure("jobs", a, std::cerr);
     if (o.output == "json") {
       std::cout << a.body.dump(2) << "\n";

@@ -13,7 +13,7 @@ namespace corral::cli {
 
 void add_nodes_commands(CLI::App& app, std::function<int()>& run) {
   add_remote_command(app, run, "nodes", "List nodes", [](const RemoteOptions& o) {
-    const Answer a = call(o, "GET", "/v1/nodes");
+    const Answer a = call_list(o, "/v1/nodes", "nodes");
     if (a.status != 200) return report_failure("nodes", a, std::cerr);
     if (o.output == "json") {
       std::cout << a.body.dump(2) << "\n";

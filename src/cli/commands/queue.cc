@@ -13,7 +13,7 @@ void add_queue_command(CLI::App& app, std::function<int()>& run) {
   add_remote_command(
       app, run, "queue", "Show pending jobs, their positions and reasons",
       [](const RemoteOptions& o) {
-        const Answer a = call(o, "GET", "/v1/queue");
+        const Answer a = call_list(o, "/v1/queue", "queue");
         if (a.status != 200) return report_failure("queue", a, std::cerr);
         if (o.output == "json") {
           std::cout << a.body.dump(2) << "\n";

@@ -1,12 +1,14 @@
 #include "cli/commands/remote.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <httplib.h>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands/validate.h"
 
@@ -57,6 +59,9 @@ void add_remote_flags(CLI::App& cmd, RemoteOptions& options) {
   cmd.add_option("--token", options.token, "bearer token (else CORRAL_TOKEN, else config.yaml)");
   cmd.add_option("-o,--output", options.output, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd.add_option("--chunk-size", options.chunk_size,
+                 "items to ask for per page of a list; every page is fetched (1-10000)")
+      ->check(CLI::Range(1, 10000));
 }
 
 Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
@@ -88,6 +93,40 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
   answer.body = nlohmann::json::parse(r->body, nullptr, false);
   if (answer.body.is_discarded()) answer.body = nlohmann::json(r->body);
   return answer;
+}
+
+namespace {
+
+// `value` as a URL query value: unreserved characters as they are, others %XX.
+std::string query_value(const std::string& value) {
+  std::string out;
+  for (const unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Answer call_list(const RemoteOptions& options, const std::string& path,
+                 const std::string& items_key) {
+  const std::string first = path + (path.find('?') == std::string::npos ? "?" : "&") +
+                            "limit=" + std::to_string(options.chunk_size);
+  Answer all = call(options, "GET", first);
+  if (all.status != 200 || !all.body.is_object()) return all;
+  nlohmann::json next = all.body.value("nextCursor", nlohmann::json());
+  while (next.is_string()) {
+    Answer page = call(options, "GET", first + "&cursor=" + query_value(next.get<std::string>()));
+    if (page.status != 200 || !page.body.is_object()) return page;
+    for (auto& item : page.body[items_key]) all.body[items_key].push_back(std::move(item));
+    next = page.body.value("nextCursor", nlohmann::json());
+  }
+  all.body["nextCursor"] = nullptr;
+  return all;
 }
 
 int report_failure(const std::string& command, const Answer& answer, std::ostream& err) {

@@ -25,9 +25,10 @@ struct RemoteOptions {
   std::string server;  // http://127.0.0.1:8470
   std::string token;
   std::string output = "table";  // or "json"
+  int chunk_size = 500;          // items a list asks for per page (kubectl's --chunk-size)
 };
 
-// Adds --server, --token and -o/--output to `cmd`.
+// Adds --server, --token, -o/--output and --chunk-size to `cmd`.
 void add_remote_flags(CLI::App& cmd, RemoteOptions& options);
 
 struct Answer {
@@ -40,6 +41,12 @@ struct Answer {
 Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
             const std::string& body = {}, const std::string& content_type = "application/json",
             const std::map<std::string, std::string>& headers = {});
+
+// A GET of a list (docs/api/openapi.yaml, "Lists") with every page: follows nextCursor
+// to the end and answers the first page's body with all pages' `items_key` items. The
+// first failed page's answer when one fails.
+Answer call_list(const RemoteOptions& options, const std::string& path,
+                 const std::string& items_key);
 
 // Prints an error answer (the API's {"error": ...}, one line per entry of its details,
 // or the transport error) to `err` and returns the exit code for it: 1 for a refusal by

@@ -11,7 +11,7 @@ namespace corral::cli {
 
 void add_reservations_command(CLI::App& app, std::function<int()>& run) {
   add_remote_command(app, run, "reservations", "List reservations", [](const RemoteOptions& o) {
-    const Answer a = call(o, "GET", "/v1/reservations");
+    const Answer a = call_list(o, "/v1/reservations", "reservations");
     if (a.status != 200) return report_failure("reservations", a, std::cerr);
     if (o.output == "json") {
       std::cout << a.body.dump(2) << "\n";

@@ -11,7 +11,7 @@ namespace corral::cli {
 
 void add_tenants_command(CLI::App& app, std::function<int()>& run) {
   add_remote_command(app, run, "tenants", "List tenants", [](const RemoteOptions& o) {
-    const Answer a = call(o, "GET", "/v1/tenants");
+    const Answer a = call_list(o, "/v1/tenants", "tenants");
     if (a.status != 200) return report_failure("tenants", a, std::cerr);
     if (o.output == "json") {
       std::cout << a.body.dump(2) << "\n";
