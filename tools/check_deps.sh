@@ -34,8 +34,35 @@ for mod in $modules; do
   done < <(grep -rnE '^#include "[a-z]+/' "src/$mod" || true)
 done
 
+# Inside server: the two API surfaces do not include each other (server.cc wires them),
+# and the controllers (lifecycle, node health) reach the scheduler loop only through
+# SchedulerSignals, never sched_loop.h.
+declare -A server_forbidden=(
+  [api]="agent_api"
+  [agent_api]="api"
+  [lifecycle]="sched_loop api agent_api"
+  [node_health]="sched_loop api agent_api"
+  [assignments]="sched_loop api agent_api"
+)
+for unit in "${!server_forbidden[@]}"; do
+  for dep in ${server_forbidden[$unit]}; do
+    for file in src/server/$unit.h src/server/$unit.cc; do
+      [[ -f $file ]] || continue
+      if grep -n "^#include \"server/$dep.h\"" "$file"; then
+        echo "$file: server/$unit may not include server/$dep.h"
+        fail=1
+      fi
+    done
+  done
+done
+
 # sched is a pure function: no I/O, clocks, threads or ambient randomness.
 forbidden='#include <(thread|fstream|iostream|random|chrono|mutex|future|cstdio|filesystem|ctime)>|std::chrono::(system|steady|high_resolution)_clock|\btime\(|\brand\(|getenv'
+# ... and depends on nothing outside the standard library: no third-party headers.
+if grep -rnE '^#include <(nlohmann|fmt|yaml-cpp|httplib|CLI|sqlite3|libpq|openssl)' src/sched; then
+  echo "src/sched may include only the standard library and core/sched headers"
+  fail=1
+fi
 if grep -rnE "$forbidden" src/sched; then
   echo "src/sched must stay pure: no I/O, clock reads, threads or unseeded randomness"
   fail=1

@@ -1,6 +1,7 @@
 #include "server/agent_api.h"
 
 #include <algorithm>
+#include <functional>
 #include <httplib.h>
 #include <map>
 #include <optional>
@@ -68,7 +69,7 @@ struct AgentApi::Handlers {
 
   // An agent token of `node` (the path's), else 401/403.
   Result<Principal> agent_of(const httplib::Request& req, const std::string& node) {
-    CORRAL_ASSIGN_OR_RETURN(auto p, a.authenticate_(req.get_header_value("Authorization")));
+    CORRAL_ASSIGN_OR_RETURN(auto p, a.auth_.authenticate(req.get_header_value("Authorization")));
     if (p.role != "agent") return forbidden("only an agent token may call this");
     if (p.node != node) {
       return forbidden("an agent of node " + p.node + " may not act for node " + node);
@@ -94,7 +95,7 @@ struct AgentApi::Handlers {
   // ---- join ---------------------------------------------------------------------------
 
   void join(const httplib::Request& req, httplib::Response& res) {
-    auto p = a.authenticate_(req.get_header_value("Authorization"));
+    auto p = a.auth_.authenticate(req.get_header_value("Authorization"));
     if (!p.ok()) return fail(res, p.status());
     if (p->role != "join") return fail(res, forbidden("only the join token may join a node"));
     auto request = core::decode_join_request(req.body, node_from_json);
@@ -395,7 +396,7 @@ struct AgentApi::Handlers {
   // ---- logs ---------------------------------------------------------------------------
 
   void logs(const httplib::Request& req, httplib::Response& res) {
-    auto p = a.authenticate_(req.get_header_value("Authorization"));
+    auto p = a.auth_.authenticate(req.get_header_value("Authorization"));
     if (!p.ok()) return fail(res, p.status());
     if (p->role != "admin" && p->role != "member") {
       return fail(res, forbidden("role " + p->role + " may not read logs"));
@@ -462,9 +463,9 @@ struct AgentApi::Handlers {
   }
 };
 
-AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-                   AssignmentBoard& board, SpecCache& specs, AgentSettings settings,
-                   Authenticate authenticate)
+AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedulerSignals& loop,
+                   Metrics& metrics, AssignmentBoard& board, SpecCache& specs,
+                   AgentSettings settings, TokenAuth& auth)
     : store_(store),
       clock_(clock),
       loop_(loop),
@@ -472,7 +473,7 @@ AgentApi::AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loo
       board_(board),
       specs_(specs),
       settings_(settings),
-      authenticate_(std::move(authenticate)) {}
+      auth_(auth) {}
 
 void AgentApi::install(httplib::Server& http) {
   // The handlers live as long as the server: AgentApi outlives it in run_corrald.

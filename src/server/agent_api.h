@@ -14,17 +14,16 @@
 // Thread safety: handlers run on httplib's worker threads; AgentApi is safe for that.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "core/clock.h"
 #include "core/result.h"
-#include "server/api.h"
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
 #include "server/metrics.h"
-#include "server/sched_loop.h"
+#include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
+#include "server/token_auth.h"
 #include "store/store.h"
 
 namespace httplib {
@@ -35,10 +34,8 @@ namespace corral::server {
 
 class AgentApi {
  public:
-  using Authenticate = std::function<core::Result<Principal>(const std::string& authorization)>;
-  AgentApi(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-           AssignmentBoard& board, SpecCache& specs, AgentSettings settings,
-           Authenticate authenticate);
+  AgentApi(store::Store& store, const core::Clock& clock, SchedulerSignals& loop, Metrics& metrics,
+           AssignmentBoard& board, SpecCache& specs, AgentSettings settings, TokenAuth& auth);
 
   void install(httplib::Server& http);
 
@@ -46,12 +43,12 @@ class AgentApi {
   struct Handlers;
   store::Store& store_;
   const core::Clock& clock_;
-  SchedLoop& loop_;
+  SchedulerSignals& loop_;
   Metrics& metrics_;
   AssignmentBoard& board_;
   SpecCache& specs_;
   const AgentSettings settings_;
-  Authenticate authenticate_;
+  TokenAuth& auth_;
 };
 
 }  // namespace corral::server

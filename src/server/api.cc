@@ -16,7 +16,6 @@
 #include "core/json_object.h"
 #include "core/priority.h"
 #include "core/utf8.h"
-#include "server/agent_api.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/http_status.h"
@@ -44,7 +43,6 @@ struct Reply {
 
 Reply ok_json(const json& body, int status = 200) { return Reply{status, json_text(body), false}; }
 
-Status unauthenticated(std::string m) { return Status(StatusCode::kUnauthenticated, std::move(m)); }
 Status forbidden(std::string m) { return Status(StatusCode::kPermissionDenied, std::move(m)); }
 
 // An Idempotency-Key is stored and compared as bytes: printable ASCII only (an sf-string,
@@ -205,7 +203,7 @@ struct ApiRoutes {
   std::string new_request_id() { return request_prefix + "-" + std::to_string(++next_request); }
 
   Result<Principal> auth(const httplib::Request& req) {
-    CORRAL_ASSIGN_OR_RETURN(auto p, api.authenticate(req.get_header_value("Authorization")));
+    CORRAL_ASSIGN_OR_RETURN(auto p, api.auth_.authenticate(req.get_header_value("Authorization")));
     if (p.role == "join") return forbidden("a join token may only call POST /v1/agents/join");
     return p;
   }
@@ -1083,7 +1081,7 @@ struct ApiRoutes {
 };
 
 Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-         AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings)
+         AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings, TokenAuth& auth)
     : store_(store),
       clock_(clock),
       loop_(loop),
@@ -1091,44 +1089,13 @@ Api::Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics
       board_(board),
       specs_(specs),
       agent_settings_(agent_settings),
-      admission_(clock) {}
-
-Result<Principal> Api::authenticate(const std::string& authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.empty()) return unauthenticated("missing bearer token");
-  if (!authorization.starts_with(kBearer) || authorization.size() > 512) {
-    return unauthenticated("the Authorization header must be \"Bearer <token>\"");
-  }
-  const std::string hash = sha256_hex(authorization.substr(kBearer.size()));
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = principals_.find(hash); it != principals_.end()) return it->second;
-  }
-  std::optional<store::TokenRow> row;
-  const Status transacted = store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(row, tx.find_token(hash));
-    return Status();
-  });
-  if (!transacted.ok()) return transacted;
-  if (!row) return unauthenticated("unknown token");
-  Principal p{.id = "token:" + hash.substr(0, 12),
-              .role = row->role,
-              .tenant = row->tenant,
-              .node = row->node};
-  std::lock_guard lock(mu_);
-  principals_[hash] = p;
-  return p;
-}
+      admission_(clock),
+      auth_(auth) {}
 
 Api::~Api() = default;
 
 void Api::install(httplib::Server& http) {
   routes_ = std::make_unique<ApiRoutes>(*this);
-  agent_api_ = std::make_unique<AgentApi>(
-      store_, clock_, loop_, metrics_, board_, specs_, agent_settings_,
-      [this](const std::string& authorization) { return authenticate(authorization); });
-  // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
-  agent_api_->install(http);
   routes_->install(http);
 }
 

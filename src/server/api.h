@@ -15,9 +15,7 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "core/clock.h"
@@ -27,7 +25,7 @@
 #include "server/metrics.h"
 #include "server/sched_loop.h"
 #include "server/spec_cache.h"
-#include "server/thread_annotations.h"
+#include "server/token_auth.h"
 #include "store/store.h"
 
 namespace httplib {
@@ -38,31 +36,23 @@ namespace corral::server {
 
 inline constexpr std::size_t kMaxBodyBytes = 1 << 20;
 
-struct Principal {
-  std::string id;    // a stable name for the caller: "token:<hash prefix>"
-  std::string role;  // "admin", "member", "agent"
-  std::string tenant;
-  std::string node;
-};
-
 struct ApiRoutes;
-class AgentApi;
 
 class Api {
  public:
   Api(store::Store& store, const core::Clock& clock, SchedLoop& loop, Metrics& metrics,
-      AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings);
+      AssignmentBoard& board, SpecCache& specs, AgentSettings agent_settings, TokenAuth& auth);
   ~Api();
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
-  // Registers every route on `http`, the agent protocol's included (agent_api.h).
+  // Registers the user API's routes on `http` (the agent protocol's are AgentApi's,
+  // installed first by run_corrald: /v1/jobs/{id}/logs must not be taken by a broader
+  // pattern).
   void install(httplib::Server& http);
 
  private:
   friend struct ApiRoutes;
-  core::Result<Principal> authenticate(const std::string& authorization) CORRAL_EXCLUDES(mu_);
-
   store::Store& store_;
   const core::Clock& clock_;
   SchedLoop& loop_;
@@ -71,12 +61,8 @@ class Api {
   SpecCache& specs_;
   const AgentSettings agent_settings_;
   AdmissionControl admission_;
-
-  // Tokens are never revoked in this version, so a verified hash can be cached.
-  std::mutex mu_;
-  std::map<std::string, Principal> principals_ CORRAL_GUARDED_BY(mu_);
+  TokenAuth& auth_;
   std::unique_ptr<ApiRoutes> routes_;
-  std::unique_ptr<AgentApi> agent_api_;
 };
 
 }  // namespace corral::server

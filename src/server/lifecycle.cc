@@ -82,7 +82,7 @@ void Effects::merge(const Effects& other) {
   failed += other.failed;
 }
 
-void wake_loop(const Effects& fx, SchedLoop& loop) {
+void wake_loop(const Effects& fx, SchedulerSignals& loop) {
   if (!fx.wake_scheduler) return;
   for (const std::int64_t id : fx.requeued) loop.job_submitted(core::JobId(id));
   loop.capacity_changed();

@@ -36,7 +36,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "server/assignment_board.h"
-#include "server/sched_loop.h"
+#include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
 #include "store/store.h"
 
@@ -71,7 +71,7 @@ void apply_effects(const Effects& fx, AssignmentBoard& board);
 // requeued jobs. Neither needs a re-read of the whole pending queue (the loop reads the
 // GPU holders every cycle, and each requeued job on its own), which matters when jobs
 // finish by the hundred per second.
-void wake_loop(const Effects& fx, SchedLoop& loop);
+void wake_loop(const Effects& fx, SchedulerSignals& loop);
 
 // Restart backoff after `restarts` failures: base x 2^(restarts-1), capped.
 core::Duration restart_backoff(const AgentSettings& settings, std::int32_t restarts);

@@ -148,7 +148,7 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
 }
 
 NodeHealth::NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-                       SpecCache& specs, SchedLoop& loop, AgentSettings settings)
+                       SpecCache& specs, SchedulerSignals& loop, AgentSettings settings)
     : store_(store),
       clock_(clock),
       board_(board),

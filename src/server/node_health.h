@@ -29,7 +29,7 @@
 #include "core/topology.h"
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
-#include "server/sched_loop.h"
+#include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
@@ -59,7 +59,7 @@ core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const
 class NodeHealth {
  public:
   NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-             SpecCache& specs, SchedLoop& loop, AgentSettings settings);
+             SpecCache& specs, SchedulerSignals& loop, AgentSettings settings);
   ~NodeHealth();
   NodeHealth(const NodeHealth&) = delete;
   NodeHealth& operator=(const NodeHealth&) = delete;
@@ -74,7 +74,7 @@ class NodeHealth {
   const core::Clock& clock_;
   AssignmentBoard& board_;
   SpecCache& specs_;
-  SchedLoop& loop_;
+  SchedulerSignals& loop_;
   const AgentSettings settings_;
   core::Time started_at_;
 

@@ -50,6 +50,7 @@
 #include "server/assignment_board.h"
 #include "server/cycle_recorder.h"
 #include "server/metrics.h"
+#include "server/scheduler_signals.h"
 #include "server/snapshot_from_store.h"
 #include "server/spec_cache.h"
 #include "server/thread_annotations.h"
@@ -89,7 +90,7 @@ struct SchedLoopOptions {
   CaptureOptions capture;
 };
 
-class SchedLoop {
+class SchedLoop : public SchedulerSignals {
  public:
   // `board` and `specs` may be null (tests without agents).
   SchedLoop(store::Store& store, const core::Clock& clock, Metrics& metrics,
@@ -107,10 +108,10 @@ class SchedLoop {
   void wake() CORRAL_EXCLUDES(mu_);
   // After a submission commits: asks for a cycle that reads just this new job (and the
   // others submitted since the last cycle) instead of the whole queue.
-  void job_submitted(core::JobId id) CORRAL_EXCLUDES(mu_);
+  void job_submitted(core::JobId id) override CORRAL_EXCLUDES(mu_);
   // Asks for a cycle soon without re-reading the pending queue: GPUs were released or
   // nodes changed (both read every cycle anyway).
-  void capacity_changed() CORRAL_EXCLUDES(mu_);
+  void capacity_changed() override CORRAL_EXCLUDES(mu_);
 
   // One cycle on the caller's thread (tests). REQUIRES: the thread is not running.
   core::Status run_cycle();

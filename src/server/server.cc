@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 
+#include "server/agent_api.h"
 #include "server/api.h"
 #include "server/audit.h"
 #include "server/config.h"
@@ -148,10 +149,14 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   CORRAL_RETURN_IF_ERROR(loop.start());
   NodeHealth health(*store, clock, board, specs, loop, config.agents);
   health.start();
-  Api api(*store, clock, loop, metrics, board, specs, config.agents);
+  TokenAuth auth(*store);
+  AgentApi agent_api(*store, clock, loop, metrics, board, specs, config.agents, auth);
+  Api api(*store, clock, loop, metrics, board, specs, config.agents, auth);
   httplib::Server http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
+  agent_api.install(http);
   api.install(http);
   // Small JSON answers: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms a call.
   http.set_tcp_nodelay(true);
