@@ -70,7 +70,7 @@ struct AgentApi::Handlers {
   // An agent token of `node` (the path's), else 401/403.
   Result<Principal> agent_of(const httplib::Request& req, const std::string& node) {
     CORRAL_ASSIGN_OR_RETURN(auto p, a.auth_.authenticate(req.get_header_value("Authorization")));
-    if (p.role != "agent") return forbidden("only an agent token may call this");
+    if (p.role != Role::kAgent) return forbidden("only an agent token may call this");
     if (p.node != node) {
       return forbidden("an agent of node " + p.node + " may not act for node " + node);
     }
@@ -97,7 +97,7 @@ struct AgentApi::Handlers {
   void join(const httplib::Request& req, httplib::Response& res) {
     auto p = a.auth_.authenticate(req.get_header_value("Authorization"));
     if (!p.ok()) return fail(res, p.status());
-    if (p->role != "join") return fail(res, forbidden("only the join token may join a node"));
+    if (p->role != Role::kJoin) return fail(res, forbidden("only the join token may join a node"));
     auto request = core::decode_join_request(req.body, node_from_json);
     if (!request.ok()) return fail(res, request.status());
     const core::Node& node = request->node;
@@ -149,8 +149,10 @@ struct AgentApi::Handlers {
       epoch = row.epoch;
       CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
       const std::string hash = sha256_hex(token);
-      CORRAL_RETURN_IF_ERROR(tx.insert_token(
-          {.hash = hash, .role = "agent", .node = node.id.value, .created_at = now}));
+      CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = hash,
+                                              .role = std::string(to_string(Role::kAgent)),
+                                              .node = node.id.value,
+                                              .created_at = now}));
       CORRAL_RETURN_IF_ERROR(
           append_audit(tx, {.actor = p->id + "(join)",
                             .action = "agent.join",
@@ -398,8 +400,8 @@ struct AgentApi::Handlers {
   void logs(const httplib::Request& req, httplib::Response& res) {
     auto p = a.auth_.authenticate(req.get_header_value("Authorization"));
     if (!p.ok()) return fail(res, p.status());
-    if (p->role != "admin" && p->role != "member") {
-      return fail(res, forbidden("role " + p->role + " may not read logs"));
+    if (p->role != Role::kAdmin && p->role != Role::kMember) {
+      return fail(res, forbidden("role " + std::string(to_string(p->role)) + " may not read logs"));
     }
     const std::string id_text = req.matches[1];
     const auto id = parse_decimal(id_text);
@@ -417,7 +419,7 @@ struct AgentApi::Handlers {
       const Status missing = core::not_found("job " + id_text.substr(0, 32) + " not found");
       if (!id) return missing;
       CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*id)));
-      if (!job || (p->role == "member" && job->tenant.value != p->tenant)) return missing;
+      if (!job || (p->role == Role::kMember && job->tenant.value != p->tenant)) return missing;
       if (attempt < 0) attempt = job->attempt;
       where = "job " + std::to_string(*id) + " attempt " + std::to_string(attempt) + " rank " +
               std::to_string(rank);

@@ -130,14 +130,14 @@ json allocation_json(const std::vector<store::AllocationRow>& rows) {
 }
 
 bool can_see_tenant(const Principal& p, const std::string& tenant) {
-  return p.role == "admin" || (p.role == "member" && p.tenant == tenant);
+  return p.role == Role::kAdmin || (p.role == Role::kMember && p.tenant == tenant);
 }
 
-Status require_role(const Principal& p, std::initializer_list<const char*> roles) {
-  for (const char* r : roles) {
+Status require_role(const Principal& p, std::initializer_list<Role> roles) {
+  for (const Role r : roles) {
     if (p.role == r) return Status();
   }
-  return forbidden("role " + p.role + " may not do this");
+  return forbidden("role " + std::string(to_string(p.role)) + " may not do this");
 }
 
 std::string summary(const store::JobRow& j) {
@@ -204,7 +204,7 @@ struct ApiRoutes {
 
   Result<Principal> auth(const httplib::Request& req) {
     CORRAL_ASSIGN_OR_RETURN(auto p, api.auth_.authenticate(req.get_header_value("Authorization")));
-    if (p.role == "join") return forbidden("a join token may only call POST /v1/agents/join");
+    if (p.role == Role::kJoin) return forbidden("a join token may only call POST /v1/agents/join");
     return p;
   }
 
@@ -293,14 +293,14 @@ struct ApiRoutes {
 
   Status audit(store::Tx& tx, const Principal& p, const std::string& rid, std::string action,
                std::string target, std::string before, std::string after) {
-    return append_audit(
-        tx, {.actor = p.id + "(" + p.role + (p.tenant.empty() ? "" : ":") + p.tenant + ")",
-             .action = std::move(action),
-             .target = std::move(target),
-             .before = std::move(before),
-             .after = std::move(after),
-             .request_id = rid,
-             .time = api.clock_.now()});
+    return append_audit(tx, {.actor = p.id + "(" + std::string(to_string(p.role)) +
+                                      (p.tenant.empty() ? "" : ":") + p.tenant + ")",
+                             .action = std::move(action),
+                             .target = std::move(target),
+                             .before = std::move(before),
+                             .after = std::move(after),
+                             .request_id = rid,
+                             .time = api.clock_.now()});
   }
 
   // ---- jobs ---------------------------------------------------------------------------
@@ -311,7 +311,7 @@ struct ApiRoutes {
   // has not seen yet, or a YAML body, goes on to submit(), which checks again.
   Status submit_precheck(const httplib::Request& req, const Principal& p) {
     std::string tenant = p.tenant;
-    if (p.role != "member") {
+    if (p.role != Role::kMember) {
       if (req.get_header_value("Content-Type").find("yaml") != std::string::npos) return Status();
       const json body = parse_or_null(req.body);
       tenant = "default";
@@ -330,7 +330,7 @@ struct ApiRoutes {
 
   Result<Reply> submit(const httplib::Request& req, const Principal& p, store::Tx& tx,
                        const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     const std::string type = req.get_header_value("Content-Type");
     core::SpecFormat format = core::SpecFormat::kJson;
     if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
@@ -342,7 +342,7 @@ struct ApiRoutes {
     const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
     if (!parsed.ok()) return core::invalid_fields(parsed.errors);
     const core::JobSpec& spec = *parsed.spec;
-    if (p.role == "member" && spec.tenant.value != p.tenant) {
+    if (p.role == Role::kMember && spec.tenant.value != p.tenant) {
       return forbidden("a member of tenant " + p.tenant + " may not submit to tenant " +
                        spec.tenant.value);
     }
@@ -414,14 +414,14 @@ struct ApiRoutes {
   }
 
   Result<Reply> list_jobs(const httplib::Request& req, const Principal& p, store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     store::JobFilter filter;
     if (req.has_param("tenant")) {
       const std::string t = req.get_param_value("tenant");
       if (!valid_name(t)) return core::invalid_argument("tenant", "must be a tenant name");
       if (!can_see_tenant(p, t)) return forbidden("may not list tenant " + t);
       filter.tenant = core::TenantId(t);
-    } else if (p.role == "member") {
+    } else if (p.role == Role::kMember) {
       filter.tenant = core::TenantId(p.tenant);
     }
     if (req.has_param("phase")) {
@@ -488,7 +488,7 @@ struct ApiRoutes {
 
   Result<Reply> cancel(const httplib::Request& req, const Principal& p, store::Tx& tx,
                        const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     std::string note = "cancelled by " + p.id;
     if (!req.body.empty()) {
       CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
@@ -544,7 +544,7 @@ struct ApiRoutes {
   }
 
   Result<Reply> queue(const httplib::Request& req, const Principal& p, store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
     // The queue is ordered by position, then id; a cursor is the last item's "KEY.ID".
     std::pair<std::int64_t, std::int64_t> after{-1, 0};
@@ -559,7 +559,7 @@ struct ApiRoutes {
       after = {*key, *id};
     }
     store::JobFilter filter{.phases = {JobPhase::kPending}, .limit = 1'000'000};
-    if (p.role == "member") filter.tenant = core::TenantId(p.tenant);
+    if (p.role == Role::kMember) filter.tenant = core::TenantId(p.tenant);
     CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
     // One order for every reader: the scheduler's last cycle's (sched_loop.h) when this
     // corrald schedules, else the stored one. Jobs the scheduler has not seen yet
@@ -664,9 +664,9 @@ struct ApiRoutes {
 
   Result<Reply> register_node(const httplib::Request& req, const Principal& p, store::Tx& tx,
                               const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "agent"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kAgent}));
     CORRAL_ASSIGN_OR_RETURN(const core::Node node, node_from_json(req.body));
-    if (p.role == "agent" && p.node != node.id.value) {
+    if (p.role == Role::kAgent && p.node != node.id.value) {
       return forbidden("an agent of node " + p.node + " may not report for node " + node.id.value);
     }
     const core::Time now = api.clock_.now();
@@ -695,7 +695,7 @@ struct ApiRoutes {
 
   Result<Reply> set_admin(const httplib::Request& req, const Principal& p, store::Tx& tx,
                           const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin}));
     const std::string id = req.matches[1];
     const std::string verb = req.matches[2];
     if (!valid_name(id)) return core::not_found("node not found");
@@ -742,7 +742,7 @@ struct ApiRoutes {
   // ---- tenants, reservations, allocations -------------------------------------------------
 
   Result<Reply> list_tenants(const httplib::Request& req, const Principal& p, store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
     CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_tenants());
@@ -772,7 +772,7 @@ struct ApiRoutes {
 
   Result<Reply> put_tenant(const httplib::Request& req, const Principal& p, store::Tx& tx,
                            const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin}));
     const std::string name = req.matches[1];
     CORRAL_ASSIGN_OR_RETURN(auto cfg, tenant_config_from_json(name, req.body));
     CORRAL_ASSIGN_OR_RETURN(auto before, tx.get_tenant(cfg.tenant.id));
@@ -787,7 +787,7 @@ struct ApiRoutes {
   }
 
   Result<Reply> list_reservations(const httplib::Request& req, const Principal& p, store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin", "member"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin, Role::kMember}));
     CORRAL_ASSIGN_OR_RETURN(const PageRequest page, page_params(req));
     CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
@@ -834,7 +834,7 @@ struct ApiRoutes {
 
   Result<Reply> create_reservation(const httplib::Request& req, const Principal& p, store::Tx& tx,
                                    const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin}));
     CORRAL_ASSIGN_OR_RETURN(const core::Reservation r, reservation_from_json(req.body));
     CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.get_tenant(r.tenant));
     if (!tenant)
@@ -860,14 +860,14 @@ struct ApiRoutes {
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_active_allocations());
     std::map<std::int64_t, std::vector<store::AllocationRow>> by_job;
     for (auto& a : rows) {
-      if (p.role == "agent" && a.node.value != p.node) continue;
+      if (p.role == Role::kAgent && a.node.value != p.node) continue;
       by_job[a.job.value].push_back(std::move(a));
     }
     std::vector<json> items;
     std::vector<std::int64_t> keys;
     for (auto& [job_id, allocs] : by_job) {
       if (job_id <= after) continue;
-      if (p.role == "member") {
+      if (p.role == Role::kMember) {
         CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
         if (!job || job->tenant.value != p.tenant) continue;
       }
@@ -883,7 +883,7 @@ struct ApiRoutes {
 
   Result<Reply> create_token(const httplib::Request& req, const Principal& p, store::Tx& tx,
                              const std::string& rid) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin}));
     CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
     std::string role, tenant, node;
     for (const auto& [k, v] : body.items()) {
@@ -892,17 +892,18 @@ struct ApiRoutes {
       if (!v.is_string()) return core::invalid_argument(k, "must be a string");
       (k == "role" ? role : k == "tenant" ? tenant : node) = v.get<std::string>();
     }
-    if (role != "admin" && role != "member" && role != "agent") {
+    const auto parsed = parse_role(role);
+    if (!parsed.ok() || *parsed == Role::kJoin) {  // join tokens come only from DATA_DIR
       return core::invalid_argument("role", "must be admin, member or agent");
     }
-    if (role == "member") {
+    if (*parsed == Role::kMember) {
       if (!valid_name(tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
       CORRAL_ASSIGN_OR_RETURN(auto t, tx.get_tenant(core::TenantId(tenant)));
       if (!t) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
     } else if (!tenant.empty()) {
       return core::invalid_argument("tenant", "only a member token has a tenant");
     }
-    if (role == "agent") {
+    if (*parsed == Role::kAgent) {
       if (!valid_name(node)) return core::invalid_argument("node", "an agent needs a node name");
     } else if (!node.empty()) {
       return core::invalid_argument("node", "only an agent token has a node");
@@ -927,7 +928,7 @@ struct ApiRoutes {
   }
 
   Result<Reply> list_audit(const httplib::Request& req, const Principal& p, store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(require_role(p, {"admin"}));
+    CORRAL_RETURN_IF_ERROR(require_role(p, {Role::kAdmin}));
     std::int64_t after = 0;
     if (req.has_param("after")) {
       const auto a = parse_decimal(req.get_param_value("after"));
@@ -990,7 +991,7 @@ struct ApiRoutes {
       const std::string rid = new_request_id();
       auto p = auth(req);
       if (!p.ok()) return fail(res, rid, p.status());
-      if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+      if (auto s = require_role(*p, {Role::kAdmin}); !s.ok()) return fail(res, rid, s);
       auto verdict = verify_audit(api.store_);
       if (!verdict.ok()) return fail(res, rid, verdict.status());
       send(res, rid, 200,
@@ -1007,7 +1008,7 @@ struct ApiRoutes {
                 const std::string rid = new_request_id();
                 auto p = auth(req);
                 if (!p.ok()) return fail(res, rid, p.status());
-                if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+                if (auto s = require_role(*p, {Role::kAdmin}); !s.ok()) return fail(res, rid, s);
                 api.loop_.capacity_changed();  // a cycle soon, whatever else happens
                 auto file = api.loop_.recorder().capture_next(std::chrono::seconds(10));
                 if (!file.ok()) return fail(res, rid, file.status());
@@ -1022,7 +1023,7 @@ struct ApiRoutes {
       const std::string rid = new_request_id();
       auto p = auth(req);
       if (!p.ok()) return fail(res, rid, p.status());
-      if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+      if (auto s = require_role(*p, {Role::kAdmin}); !s.ok()) return fail(res, rid, s);
       auto page = page_params(req);
       if (!page.ok()) return fail(res, rid, page.status());
       auto after = name_cursor(*page);
@@ -1044,7 +1045,7 @@ struct ApiRoutes {
                const std::string rid = new_request_id();
                auto p = auth(req);
                if (!p.ok()) return fail(res, rid, p.status());
-               if (auto s = require_role(*p, {"admin"}); !s.ok()) return fail(res, rid, s);
+               if (auto s = require_role(*p, {Role::kAdmin}); !s.ok()) return fail(res, rid, s);
                auto text = api.loop_.recorder().read(req.matches[1]);
                if (!text.ok()) return fail(res, rid, text.status());
                send(res, rid, 200, *text);

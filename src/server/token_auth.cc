@@ -34,10 +34,13 @@ core::Result<Principal> TokenAuth::authenticate(const std::string& authorization
   });
   if (!transacted.ok()) return transacted;
   if (!row) return unauthenticated("unknown token");
-  Principal p{.id = "token:" + hash.substr(0, 12),
-              .role = row->role,
-              .tenant = row->tenant,
-              .node = row->node};
+  const auto role = parse_role(row->role);
+  if (!role.ok()) {
+    return core::Status(core::StatusCode::kDataLoss,
+                        "token " + hash.substr(0, 12) + ": " + role.status().message());
+  }
+  Principal p{
+      .id = "token:" + hash.substr(0, 12), .role = *role, .tenant = row->tenant, .node = row->node};
   std::lock_guard lock(mu_);
   principals_[hash] = p;
   return p;

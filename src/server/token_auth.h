@@ -10,14 +10,15 @@
 #include <string>
 
 #include "core/result.h"
+#include "server/role.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
 namespace corral::server {
 
 struct Principal {
-  std::string id;    // a stable name for the caller: "token:<hash prefix>"
-  std::string role;  // "admin", "member", "agent", "join"
+  std::string id;  // a stable name for the caller: "token:<hash prefix>"
+  Role role = Role::kMember;
   std::string tenant;
   std::string node;
 };
@@ -29,7 +30,8 @@ class TokenAuth {
   TokenAuth& operator=(const TokenAuth&) = delete;
 
   // The caller an Authorization header names ("Bearer <token>"); Unauthenticated when it
-  // is missing, malformed or unknown. One store read on a token's first use.
+  // is missing, malformed or unknown, DataLoss when its stored role is none corrald
+  // knows. One store read on a token's first use.
   core::Result<Principal> authenticate(const std::string& authorization) CORRAL_EXCLUDES(mu_);
 
  private:

@@ -1,0 +1,29 @@
+#include "server/role.h"
+
+#include <string>
+
+namespace corral::server {
+
+std::string_view to_string(Role role) {
+  switch (role) {
+    case Role::kAdmin:
+      return "admin";
+    case Role::kMember:
+      return "member";
+    case Role::kAgent:
+      return "agent";
+    case Role::kJoin:
+      return "join";
+  }
+  return "unknown";
+}
+
+core::Result<Role> parse_role(std::string_view text) {
+  for (const Role r : {Role::kAdmin, Role::kMember, Role::kAgent, Role::kJoin}) {
+    if (to_string(r) == text) return r;
+  }
+  return core::invalid_argument("role", "must be admin, member, agent or join, got '" +
+                                            std::string(text.substr(0, 32)) + "'");
+}
+
+}  // namespace corral::server
