@@ -75,7 +75,9 @@ TEST(Status, ReasonFactoriesPairEachReasonWithItsCode) {
     EXPECT_EQ(c.status.reason(), c.reason);
     EXPECT_TRUE(c.status.is(c.reason));
     for (const Case& other : cases) {
-      if (other.reason != c.reason) EXPECT_FALSE(c.status.is(other.reason)) << other.name;
+      if (other.reason != c.reason) {
+        EXPECT_FALSE(c.status.is(other.reason)) << other.name;
+      }
     }
   }
 }
