@@ -106,8 +106,9 @@ TEST(Trainer, FinalValueSurvivesRepeatedPreemption) {
       } else {
         ASSERT_EQ(code, 143);
         ++preemptions;
+        // "" when the signal came before the trainer's first checkpoint (under load, even
+        // before it installed its handler): the next attempt starts over, as a real one would.
         restore = newest_checkpoint(dir.path() + "/ckpt");
-        ASSERT_FALSE(restore.empty());
       }
     }
     EXPECT_GE(preemptions, 1);
