@@ -69,13 +69,9 @@ Status integer_value(const json& v, const std::string& name, std::int64_t lo, st
   // An integer past int64 (nlohmann holds it unsigned) is out of every range here.
   const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
   const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
-  if (huge) {
+  if (huge || n < lo || n > hi) {
     return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
                                       std::to_string(hi) + ", got " + v.dump());
-  }
-  if (n < lo || n > hi) {
-    return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
-                                      std::to_string(hi) + ", got " + std::to_string(n));
   }
   out = n;
   return Status();
