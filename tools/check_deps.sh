@@ -34,16 +34,21 @@ for mod in $modules; do
   done < <(grep -rnE '^#include "[a-z]+/' "src/$mod" || true)
 done
 
-# Inside server: the two API surfaces do not include each other (server.cc wires them),
-# and the controllers (lifecycle, node health) reach the scheduler loop only through
-# SchedulerSignals, never sched_loop.h.
-declare -A server_forbidden=(
-  [api]="agent_api"
-  [agent_api]="api"
-  [lifecycle]="sched_loop api agent_api"
-  [node_health]="sched_loop api agent_api"
-  [assignments]="sched_loop api agent_api"
-)
+# Inside server: the two API surfaces (the user API: api*.cc/h; the agent protocol:
+# agent_api) do not include each other (server.cc wires them, both through
+# request_pipeline), and the controllers (lifecycle, node admin, node health, agent
+# reports, assignments) reach the scheduler loop only through SchedulerSignals, never
+# sched_loop.h, and know nothing of HTTP.
+controllers="lifecycle node_admin node_health agent_reports assignments"
+declare -A server_forbidden=([agent_api]="api api_routes api_views")
+for f in src/server/api.cc src/server/api.h src/server/api_*.cc src/server/api_*.h; do
+  [[ -f $f ]] || continue
+  unit=$(basename "${f%.*}")
+  server_forbidden[$unit]="agent_api"
+done
+for unit in $controllers; do
+  server_forbidden[$unit]="sched_loop api api_routes api_views agent_api request_pipeline"
+done
 for unit in "${!server_forbidden[@]}"; do
   for dep in ${server_forbidden[$unit]}; do
     for file in src/server/$unit.h src/server/$unit.cc; do
@@ -54,6 +59,22 @@ for unit in "${!server_forbidden[@]}"; do
       fi
     done
   done
+  for file in src/server/$unit.h src/server/$unit.cc; do
+    [[ -f $file ]] || continue
+    if [[ " $controllers " == *" $unit "* ]] && grep -n "^#include <httplib.h>" "$file"; then
+      echo "$file: the controller server/$unit may not include httplib"
+      fail=1
+    fi
+  done
+done
+
+# No file in src/server or src/store over about 600 lines: split it by responsibility.
+for file in src/server/*.cc src/server/*.h src/store/*.cc src/store/*.h; do
+  lines=$(wc -l <"$file")
+  if ((lines > 650)); then
+    echo "$file: $lines lines; split it by responsibility (at most about 600)"
+    fail=1
+  fi
 done
 
 # sched is a pure function: no I/O, clocks, threads or ambient randomness.

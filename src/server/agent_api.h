@@ -1,4 +1,5 @@
-// The corrald side of the node-agent protocol (docs/agent-protocol.md), plus job logs:
+// The corrald side of the node-agent protocol (docs/agent-protocol.md), plus job logs,
+// served through the RequestPipeline (request_pipeline.h):
 //
 //   POST /v1/agents/join                    join token -> agent token, epoch, logKey, clusterId
 //   GET  /v1/agents/{node}/assignments      long poll: the node's desired workers
@@ -10,21 +11,16 @@
 // epoch is `409 fenced`; a checkpoint from an attempt that is not the job's current one
 // is `409 stale`. The assignments answer is the only read that carries secretEnv
 // values. The long poll waits on the AssignmentBoard with no store transaction open.
+// What the reports do to stored state is the agent controller's (agent_reports.h).
 //
 // Thread safety: handlers run on httplib's worker threads; AgentApi is safe for that.
 #pragma once
 
-#include <string>
-
-#include "core/clock.h"
 #include "core/result.h"
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
-#include "server/metrics.h"
-#include "server/scheduler_signals.h"
+#include "server/request_pipeline.h"
 #include "server/spec_cache.h"
-#include "server/token_auth.h"
-#include "store/store.h"
 
 namespace httplib {
 class Server;
@@ -34,21 +30,25 @@ namespace corral::server {
 
 class AgentApi {
  public:
-  AgentApi(store::Store& store, const core::Clock& clock, SchedulerSignals& loop, Metrics& metrics,
-           AssignmentBoard& board, SpecCache& specs, AgentSettings settings, TokenAuth& auth);
+  AgentApi(RequestPipeline& pipeline, AssignmentBoard& board, SpecCache& specs,
+           AgentSettings settings);
+  AgentApi(const AgentApi&) = delete;
+  AgentApi& operator=(const AgentApi&) = delete;
 
   void install(httplib::Server& http);
 
  private:
-  struct Handlers;
-  store::Store& store_;
-  const core::Clock& clock_;
-  SchedulerSignals& loop_;
-  Metrics& metrics_;
+  LifecycleContext lifecycle(Effects& fx) const;
+  core::Result<Reply> join(const Call& c);
+  core::Result<Reply> assignments(const Call& c);
+  core::Result<Reply> heartbeat(const Call& c);
+  core::Result<Reply> checkpoint(const Call& c);
+  core::Result<Reply> logs(const Call& c);
+
+  RequestPipeline& pipeline_;
   AssignmentBoard& board_;
   SpecCache& specs_;
   const AgentSettings settings_;
-  TokenAuth& auth_;
 };
 
 }  // namespace corral::server

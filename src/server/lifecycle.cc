@@ -77,6 +77,7 @@ void Effects::merge(const Effects& other) {
   stops.insert(other.stops.begin(), other.stops.end());
   released.insert(other.released.begin(), other.released.end());
   requeued.insert(other.requeued.begin(), other.requeued.end());
+  rejoined.insert(other.rejoined.begin(), other.rejoined.end());
   wake_scheduler = wake_scheduler || other.wake_scheduler;
   succeeded += other.succeeded;
   failed += other.failed;
@@ -94,6 +95,7 @@ void apply_effects(const Effects& fx, AssignmentBoard& board) {
   }
   board.bump(fx.bump);
   for (const auto job : fx.released) board.forget_job(job);
+  for (const auto& node : fx.rejoined) board.forget_applied(node);
 }
 
 core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
@@ -308,6 +310,41 @@ Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::Nod
         preempt_job(tx, ctx, *job, {.reason = "node " + node.value + " draining: " + reason}));
   }
   return Status();
+}
+
+core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ctx,
+                                       const store::JobRow& job, const std::string& note) {
+  auto next_phase = core::next_phase(job.phase, core::JobEvent::kCancel);
+  if (!next_phase.ok()) {
+    return core::failed_precondition("job " + std::to_string(job.id.value) + " is " +
+                                     std::string(core::to_string(job.phase)) +
+                                     "; only a job that has not ended can be cancelled");
+  }
+  store::JobRow next = job;
+  next.phase = *next_phase;
+  next.reason = note;
+  next.pending_kind.clear();
+  next.queue_position = 0;
+  next.updated_at = ctx.now;
+  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
+  if (!won) return core::raced("job changed while cancelling");
+  CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+      {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
+  std::erase_if(allocs, [](const store::AllocationRow& a) { return !a.active; });
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  if (managed) {
+    // Agents run it: its GPUs stay allocated until they confirm every rank is gone
+    // (lifecycle.h); the agents see `desired: stop` now.
+    for (const auto& a : allocs) ctx.fx.stops.insert({job.id.value, a.node.value});
+    CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, job.id));
+  } else {
+    // No agent ever ran it (agent-less nodes): nothing to wait for.
+    CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
+    for (const auto& a : allocs) ctx.fx.bump.insert(a.node.value);
+    ctx.fx.released.insert(job.id.value);
+  }
+  return next;
 }
 
 }  // namespace corral::server

@@ -57,6 +57,7 @@ struct Effects {
   std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
   std::set<std::int64_t> released;                       // jobs whose GPUs were all released
   std::set<std::int64_t> requeued;                       // jobs put back in the queue
+  std::set<std::string> rejoined;  // nodes whose agent (re)joined: applied version unknown
   bool wake_scheduler = false;
   std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
   std::int32_t failed = 0;
@@ -64,7 +65,8 @@ struct Effects {
   void merge(const Effects& other);
 };
 
-// Runs after the commit: marks stops, bumps versions, forgets released jobs.
+// Runs after the commit: marks stops, bumps versions, forgets released jobs and the
+// applied versions of rejoined agents.
 void apply_effects(const Effects& fx, AssignmentBoard& board);
 
 // Runs after the commit: asks the scheduler loop for a cycle when `fx` freed GPUs or
@@ -105,6 +107,13 @@ struct StopRequest {
 // agent runs it, requeues it at once and releases its GPUs. Appends the event.
 core::Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
                          const StopRequest& stop);
+
+// Cancels a job that has not ended, with `note` as its reason. Agents are asked to stop
+// its ranks (its GPUs stay held until they confirm, as for every stop); when no agent
+// runs it, its GPUs are released at once. FailedPrecondition once it has ended, Aborted
+// (raced) when it changed meanwhile. Returns the job as it now is.
+core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ctx,
+                                       const store::JobRow& job, const std::string& note);
 
 // How many of a tenant's latest successful runs of one job name are kept for estimates.
 inline constexpr std::int32_t kRunHistoryKept = 20;

@@ -105,7 +105,7 @@ class SchedLoop : public SchedulerSignals {
   void stop() CORRAL_EXCLUDES(mu_);
   // Asks for a cycle soon that re-reads the whole pending queue; cheap, never blocks on a
   // cycle. Call it after any change that may touch a pending job or free capacity.
-  void wake() CORRAL_EXCLUDES(mu_);
+  void wake() override CORRAL_EXCLUDES(mu_);
   // After a submission commits: asks for a cycle that reads just this new job (and the
   // others submitted since the last cycle) instead of the whole queue.
   void job_submitted(core::JobId id) override CORRAL_EXCLUDES(mu_);

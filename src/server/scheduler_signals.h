@@ -18,6 +18,9 @@ class SchedulerSignals {
   virtual void job_submitted(core::JobId id) = 0;
   // GPUs were released or nodes changed: a cycle soon, without re-reading the queue.
   virtual void capacity_changed() = 0;
+  // A change may touch any pending job (a cancel, a tenant's quota, a node's admin
+  // state): a cycle soon that re-reads the whole queue.
+  virtual void wake() = 0;
 };
 
 }  // namespace corral::server

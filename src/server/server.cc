@@ -20,6 +20,7 @@
 #include "server/metrics.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
+#include "server/request_pipeline.h"
 #include "server/sched_loop.h"
 #include "store/store.h"
 
@@ -150,8 +151,9 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   NodeHealth health(*store, clock, board, specs, loop, config.agents);
   health.start();
   TokenAuth auth(*store);
-  AgentApi agent_api(*store, clock, loop, metrics, board, specs, config.agents, auth);
-  Api api(*store, clock, loop, metrics, board, specs, config.agents, auth);
+  RequestPipeline pipeline(*store, clock, metrics, auth, board, loop);
+  AgentApi agent_api(pipeline, board, specs, config.agents);
+  Api api(pipeline, loop, metrics, board, specs, config.agents);
   httplib::Server http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };

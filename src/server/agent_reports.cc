@@ -1,0 +1,251 @@
+#include "server/agent_reports.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/audit.h"
+#include "server/crypto.h"
+#include "server/model_json.h"
+#include "server/node_health.h"
+#include "server/role.h"
+
+namespace corral::server {
+
+using core::Result;
+using core::Status;
+using nlohmann::json;
+
+Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
+                                               std::int64_t epoch) {
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
+  if (!session) return core::fenced("node " + node + " has not joined; join again");
+  if (session->lost || epoch != session->epoch) {
+    return core::fenced("epoch " + std::to_string(epoch) + " of node " + node +
+                        " is stale (current " + std::to_string(session->epoch) +
+                        (session->lost ? ", node lost" : "") +
+                        "); stop every worker and join again");
+  }
+  return *session;
+}
+
+Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
+                                   const core::JoinRequest& request, const JoinGrant& grant) {
+  const core::Node& node = request.node;
+  // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
+  CORRAL_ASSIGN_OR_RETURN(const std::string cluster_id, tx.cluster_id());
+  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node.id));
+  // Registered exactly as POST /v1/nodes would; the admin state is kept.
+  const std::string spec = node_to_json(node);
+  CORRAL_RETURN_IF_ERROR(
+      tx.upsert_node({.id = node.id,
+                      .spec_json = spec,
+                      .admin = existing ? existing->admin : core::NodeAdminState::kActive,
+                      .admin_reason = existing ? existing->admin_reason : "",
+                      .created_at = existing ? existing->created_at : ctx.now,
+                      .updated_at = ctx.now}));
+  // The rack's power cap as this node's agent declares it (0: it declares none); the
+  // scheduler takes the admin config's cap, else the smallest declared.
+  const std::string declared_by = "node/" + node.id.value;
+  CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps(declared_by));
+  if (request.rack_power_cap_w > 0 && !node.labels.rack.empty()) {
+    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = node.labels.rack,
+                                            .declared_by = declared_by,
+                                            .power_cap_watts = request.rack_power_cap_w,
+                                            .updated_at = ctx.now}));
+  }
+  json observed = json::parse(spec);
+  observed["observed"] = {
+      {"inventory", json::parse(core::encode_observed_inventory(request.inventory))}};
+  CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
+      {.node = node.id, .inventory_json = observed.dump(), .heartbeat_at = ctx.now}));
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node.id));
+  // The epoch only moves when the node is lost, so an agent that restarts on a node
+  // that was not lost meanwhile gets the same one back.
+  store::AgentSessionRow row{.node = node.id,
+                             .epoch = session ? session->epoch : 1,
+                             .agent_url = request.agent_url,
+                             .log_key = grant.log_key,
+                             .joined_at = ctx.now,
+                             .heartbeat_at = ctx.now,
+                             .lost = false};
+  CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
+  const std::string hash = sha256_hex(grant.token);
+  CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = hash,
+                                          .role = std::string(to_string(Role::kAgent)),
+                                          .node = node.id.value,
+                                          .created_at = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(append_audit(
+      tx, {.actor = grant.joiner + "(join)",
+           .action = "agent.join",
+           .target = "node/" + node.id.value,
+           .before =
+               session ? "epoch=" + std::to_string(session->epoch) + (session->lost ? " lost" : "")
+                       : "",
+           .after = "epoch=" + std::to_string(row.epoch) + " url=" + request.agent_url +
+                    " token:" + hash.substr(0, 12),
+           .time = ctx.now}));
+  ctx.fx.bump.insert(node.id.value);
+  ctx.fx.rejoined.insert(node.id.value);
+  ctx.fx.wake_scheduler = true;
+  return core::JoinAnswer{.node = node.id.value,
+                          .token = grant.token,
+                          .epoch = row.epoch,
+                          .log_key = grant.log_key,
+                          .cluster_id = cluster_id};
+}
+
+namespace {
+
+Status record_workers(store::Tx& tx, const std::string& node,
+                      const std::vector<core::WorkerStatus>& workers,
+                      std::set<std::int64_t>& touched) {
+  std::map<std::int64_t, std::vector<store::AllocationRow>> allocs;
+  std::map<std::int64_t, std::vector<store::WorkerRow>> known;
+  for (const core::WorkerStatus& w : workers) {
+    const std::int64_t job = w.key.job;
+    // Only workers this node was given count; a worker of another node or of no
+    // allocation at all is ignored (never trusted, never an error: agents race).
+    if (allocs.count(job) == 0) {
+      CORRAL_ASSIGN_OR_RETURN(allocs[job], tx.list_allocations(core::JobId(job)));
+      CORRAL_ASSIGN_OR_RETURN(known[job], tx.list_workers(core::JobId(job)));
+    }
+    const bool ours = std::any_of(allocs[job].begin(), allocs[job].end(), [&](const auto& al) {
+      return al.attempt == w.key.attempt && al.node.value == node;
+    });
+    if (!ours) continue;
+    const bool exited = w.state == core::WorkerStatus::State::kExited;
+    store::WorkerRow row{.job = core::JobId(job),
+                         .attempt = w.key.attempt,
+                         .rank = w.key.rank,
+                         .node = core::NodeId(node),
+                         .pid = w.pid,
+                         .state = exited ? "exited" : "running",
+                         .exit_code = w.exit_code,
+                         .signal = w.signal,
+                         .started_at = core::time_from_ms(w.started_at_ms),
+                         .exited_at = core::time_from_ms(w.exited_at_ms)};
+    const auto& seen = known[job];
+    const auto same = std::find_if(seen.begin(), seen.end(), [&](const store::WorkerRow& k) {
+      return k.attempt == row.attempt && k.rank == row.rank;
+    });
+    // An exit is final: a late "running" from before it never undoes it.
+    if (same != seen.end() && same->state == "exited") continue;
+    if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
+    CORRAL_RETURN_IF_ERROR(tx.upsert_worker(row));
+    touched.insert(job);
+  }
+  return Status();
+}
+
+Status record_health(store::Tx& tx, const std::string& node,
+                     const std::vector<core::GpuHealth>& gpus, const LifecycleContext& ctx) {
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
+  if (!row) return core::not_found("node " + node + " is not registered");
+  CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
+  const auto verdicts = evaluate_gpus(registered, gpus, ctx.settings);
+  json observed = json::array();
+  std::string critical;
+  for (auto& g : registered.gpus) {
+    const auto v = std::find_if(verdicts.begin(), verdicts.end(),
+                                [&](const GpuVerdict& x) { return x.index == g.index; });
+    g.healthy = v == verdicts.end() || (!v->critical && !v->hot);
+    if (v != verdicts.end() && v->critical && critical.empty()) {
+      critical = "gpu " + std::to_string(g.index) + ": " + v->problem;
+    }
+    observed.push_back(
+        {{"index", g.index},
+         {"health",
+          v == verdicts.end() || v->problem.empty() ? "ok" : (v->critical ? "unhealthy" : "hot")},
+         {"problem", v == verdicts.end() ? "" : v->problem}});
+  }
+  json inv = json::parse(node_to_json(registered));
+  inv["observed"] = {{"gpus", observed}, {"readings", json::parse(core::encode_gpu_health(gpus))}};
+  CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
+      {.node = registered.id, .inventory_json = inv.dump(), .heartbeat_at = ctx.now}));
+  ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
+  if (critical.empty() || row->admin == core::NodeAdminState::kDraining) return Status();
+  // A failing GPU: cordon and drain the node, with the reason recorded and audited.
+  const core::NodeAdminState before = row->admin;
+  row->admin = core::NodeAdminState::kDraining;
+  row->admin_reason = critical;
+  row->updated_at = ctx.now;
+  CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+  CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
+                                           .action = "node.drain",
+                                           .target = "node/" + node,
+                                           .before = std::string(core::to_string(before)),
+                                           .after = "draining: " + critical,
+                                           .time = ctx.now}));
+  return drain_jobs_on(tx, ctx, row->id, critical);
+}
+
+}  // namespace
+
+Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::string& node,
+                        const core::Heartbeat& beat) {
+  CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx, node, beat.epoch));
+  // Claims of an agent are believed only once its epoch is known current.
+  if (beat.applied_version.value_or(0) > 0) ctx.board.set_applied(node, *beat.applied_version);
+  session.heartbeat_at = ctx.now;
+  if (beat.agent_url) session.agent_url = *beat.agent_url;
+  CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(session));
+  if (beat.gpus) CORRAL_RETURN_IF_ERROR(record_health(tx, node, *beat.gpus, ctx));
+  std::set<std::int64_t> jobs;
+  CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, jobs));
+  // Every job holding GPUs here too: a stop may be confirmed by absence.
+  CORRAL_ASSIGN_OR_RETURN(auto here, tx.list_active_allocations_on(core::NodeId(node)));
+  for (const auto& al : here) jobs.insert(al.job.value);
+  for (const auto id : jobs) CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, core::JobId(id)));
+  return Status();
+}
+
+Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const std::string& node,
+                               const core::WorkerCheckpoint& c) {
+  const std::int64_t job_id = c.key.job;
+  const std::int32_t attempt = c.key.attempt;
+  const std::int64_t step = c.report.step;
+  const std::string& path = c.report.path;
+  CORRAL_RETURN_IF_ERROR(current_session(tx, node, c.epoch).status());
+  CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
+  if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
+  if (attempt != job->attempt) {
+    return core::stale_attempt("attempt " + std::to_string(attempt) + " of job " +
+                               std::to_string(job_id) + " is not its current attempt (" +
+                               std::to_string(job->attempt) + ")");
+  }
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
+  const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
+    return al.attempt == attempt && al.node.value == node;
+  });
+  if (!ours) {
+    return Status(core::StatusCode::kPermissionDenied, "job " + std::to_string(job_id) +
+                                                           " attempt " + std::to_string(attempt) +
+                                                           " does not run on node " + node);
+  }
+  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
+  for (const auto& known : existing) {
+    if (known.attempt == attempt && known.step == step) {
+      return false;  // already recorded: a retry of the agent's forward
+    }
+  }
+  CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
+                                               .attempt = attempt,
+                                               .step = step,
+                                               .uri = path,
+                                               .bytes = c.report.bytes,
+                                               .checksum = c.report.checksum,
+                                               .time = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(
+      tx.append_job_event({.job = job->id,
+                           .time = ctx.now,
+                           .kind = "checkpointed",
+                           .message = "attempt " + std::to_string(attempt) + " step " +
+                                      std::to_string(step) + " at " + path}));
+  return true;
+}
+
+}  // namespace corral::server

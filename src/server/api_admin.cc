@@ -1,0 +1,174 @@
+#include <httplib.h>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_object.h"
+#include "server/api_routes.h"
+#include "server/audit.h"
+#include "server/crypto.h"
+#include "server/http_status.h"
+#include "server/list_page.h"
+#include "server/model_json.h"
+
+namespace corral::server {
+namespace {
+
+using core::Result;
+using core::Status;
+using nlohmann::json;
+
+Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
+  const httplib::Request& req = c.req;
+  CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
+  std::string role, tenant, node;
+  for (const auto& [k, v] : body.items()) {
+    if (k != "role" && k != "tenant" && k != "node")
+      return core::invalid_argument(k, "unknown field");
+    if (!v.is_string()) return core::invalid_argument(k, "must be a string");
+    (k == "role" ? role : k == "tenant" ? tenant : node) = v.get<std::string>();
+  }
+  const auto parsed = parse_role(role);
+  if (!parsed.ok() || *parsed == Role::kJoin) {  // join tokens come only from DATA_DIR
+    return core::invalid_argument("role", "must be admin, member or agent");
+  }
+  if (*parsed == Role::kMember) {
+    if (!valid_name(tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
+    CORRAL_ASSIGN_OR_RETURN(auto t, tx.get_tenant(core::TenantId(tenant)));
+    if (!t) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
+  } else if (!tenant.empty()) {
+    return core::invalid_argument("tenant", "only a member token has a tenant");
+  }
+  if (*parsed == Role::kAgent) {
+    if (!valid_name(node)) return core::invalid_argument("node", "an agent needs a node name");
+  } else if (!node.empty()) {
+    return core::invalid_argument("node", "only an agent token has a node");
+  }
+  const std::string token = new_token();
+  const std::string hash = sha256_hex(token);
+  CORRAL_RETURN_IF_ERROR(tx.insert_token(
+      {.hash = hash, .role = role, .tenant = tenant, .node = node, .created_at = api.now()}));
+  CORRAL_RETURN_IF_ERROR(
+      api.pipeline.audit(tx, c, "token.create", "token:" + hash.substr(0, 12), "",
+                         "role=" + role + " tenant=" + tenant + " node=" + node));
+  // The token is shown once; the idempotency row keeps this answer so a retry of the
+  // same request gets the same token rather than minting a second one.
+  return json_reply({{"token", token},
+                     {"id", "token:" + hash.substr(0, 12)},
+                     {"role", role},
+                     {"tenant", tenant},
+                     {"node", node}},
+                    201);
+}
+
+Result<Reply> list_audit(ApiContext&, const Call& c, store::Tx& tx) {
+  const httplib::Request& req = c.req;
+  std::int64_t after = 0;
+  if (req.has_param("after")) {
+    const auto a = parse_decimal(req.get_param_value("after"));
+    if (!a) return core::invalid_argument("after", "must be a sequence number");
+    after = *a;
+  }
+  CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
+  if (page.cursor) {
+    CORRAL_ASSIGN_OR_RETURN(after, id_cursor(page));
+  }
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_audit(after, page.limit + 1));
+  std::vector<json> items;
+  for (const auto& r : rows) {
+    items.push_back({{"seq", r.seq},
+                     {"timeMs", core::to_ms(r.time)},
+                     {"actor", r.actor},
+                     {"action", r.action},
+                     {"target", r.target},
+                     {"before", r.before},
+                     {"after", r.after},
+                     {"requestId", r.request_id},
+                     {"prevHash", r.prev_hash},
+                     {"hash", r.hash}});
+  }
+  return json_reply(page_answer("entries", std::move(items), page,
+                                [&](std::size_t i) { return std::to_string(rows[i].seq); }));
+}
+
+// Replays the audit chain from its first entry (audit.h).
+Result<Reply> verify(ApiContext& api, const Call&) {
+  CORRAL_ASSIGN_OR_RETURN(const auto verdict, verify_audit(api.pipeline.store()));
+  return json_reply({{"ok", verdict.ok},
+                     {"entries", verdict.entries},
+                     {"firstBadSeq", verdict.first_bad_seq},
+                     {"problem", verdict.problem}});
+}
+
+// Captured scheduling cycles (cycle_recorder.h), admins only: the input of a cycle holds
+// every tenant's queue. POST captures the next cycle and answers once it is written (or
+// 503 after 10 s); GET lists them or returns one, for corral-sim replay.
+Result<Reply> capture(ApiContext& api, const Call& c) {
+  api.loop.capacity_changed();  // a cycle soon, whatever else happens
+  CORRAL_ASSIGN_OR_RETURN(const auto file,
+                          api.loop.recorder().capture_next(std::chrono::seconds(10)));
+  CORRAL_RETURN_IF_ERROR(api.pipeline.change([&](store::Tx& tx, Effects&) {
+    return api.pipeline.audit(tx, c, "scheduler.capture", "capture/" + file.name, "",
+                              "bytes=" + std::to_string(file.bytes));
+  }));
+  return json_reply({{"file", file.name}, {"bytes", file.bytes}}, 201);
+}
+
+Result<Reply> list_captures(ApiContext& api, const Call& c) {
+  CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
+  CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
+  std::vector<json> items;
+  std::vector<std::string> keys;
+  for (const auto& f : api.loop.recorder().list()) {  // sorted by name
+    if (f.name <= after) continue;
+    if (items.size() > static_cast<std::size_t>(page.limit)) break;
+    items.push_back({{"file", f.name}, {"bytes", f.bytes}});
+    keys.push_back(f.name);
+  }
+  return json_reply(
+      page_answer("captures", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
+}
+
+Result<Reply> get_capture(ApiContext& api, const Call& c) {
+  Reply reply;
+  CORRAL_ASSIGN_OR_RETURN(reply.body, api.loop.recorder().read(c.path_param(1)));
+  return reply;
+}
+
+Result<Reply> metrics(ApiContext& api, const Call&) {
+  Reply reply;
+  reply.body = api.metrics.render();
+  reply.content_type = "text/plain; version=0.0.4";
+  return reply;
+}
+
+using DirectHandler = Result<Reply> (*)(ApiContext&, const Call&);
+Route direct(const char* method, std::string pattern, RoleSet roles, ApiContext& api,
+             DirectHandler fn) {
+  return call_route(method, std::move(pattern), roles,
+                    [&api, fn](const Call& c) { return fn(api, c); });
+}
+
+}  // namespace
+
+std::vector<Route> admin_routes(ApiContext& api) {
+  Route health = call_route("GET", "/healthz", kCallers, [](const Call&) -> Result<Reply> {
+    return json_reply({{"status", "ok"}});
+  });
+  health.kind = Route::Kind::kPublic;
+  Route scrape = direct("GET", "/metrics", kCallers, api, metrics);
+  scrape.kind = Route::Kind::kPublic;
+  return {
+      write_route("POST", "/v1/tokens", kAdmins, bind_api(api, create_token)),
+      read_route("GET", "/v1/audit", kAdmins, bind_api(api, list_audit)),
+      direct("GET", "/v1/audit/verify", kAdmins, api, verify),
+      direct("POST", "/v1/scheduler/captures", kAdmins, api, capture),
+      direct("GET", "/v1/scheduler/captures", kAdmins, api, list_captures),
+      direct("GET", R"(/v1/scheduler/captures/([^/]+))", kAdmins, api, get_capture),
+      std::move(health),
+      std::move(scrape),
+  };
+}
+
+}  // namespace corral::server

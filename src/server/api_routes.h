@@ -1,0 +1,52 @@
+// The user API's route tables, one per kind of state (api.h wires them): each file holds
+// its handlers, business actions stay in the controllers (lifecycle.h, node_admin.h).
+//
+// Thread safety: handlers run on httplib's worker threads; everything they reach through
+// ApiContext is safe for that.
+#pragma once
+
+#include <vector>
+
+#include "core/clock.h"
+#include "server/admission.h"
+#include "server/assignment_board.h"
+#include "server/lifecycle.h"
+#include "server/metrics.h"
+#include "server/request_pipeline.h"
+#include "server/sched_loop.h"
+#include "server/spec_cache.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+struct ApiContext {
+  RequestPipeline& pipeline;
+  SchedLoop& loop;
+  Metrics& metrics;
+  AssignmentBoard& board;
+  SpecCache& specs;
+  const AgentSettings agent_settings;
+  AdmissionControl& admission;
+
+  core::Time now() const { return pipeline.clock().now(); }
+  LifecycleContext lifecycle(Effects& fx) const {
+    return LifecycleContext{board, agent_settings, now(), fx, specs};
+  }
+};
+
+// A route file's handler, given the context it runs in.
+using ApiHandler = core::Result<Reply> (*)(ApiContext&, const Call&, store::Tx&);
+inline Route::InTx bind_api(ApiContext& api, ApiHandler fn) {
+  return [&api, fn](const Call& c, store::Tx& tx) { return fn(api, c, tx); };
+}
+
+// /v1/jobs (submit, get, list, events, cancel) and /v1/queue.
+std::vector<Route> job_routes(ApiContext& api);
+// /v1/nodes: list, get, register, cordon/drain/undrain.
+std::vector<Route> node_routes(ApiContext& api);
+// /v1/tenants, /v1/reservations, /v1/allocations.
+std::vector<Route> tenant_routes(ApiContext& api);
+// /v1/tokens, /v1/audit, /v1/scheduler/captures, /healthz, /metrics.
+std::vector<Route> admin_routes(ApiContext& api);
+
+}  // namespace corral::server

@@ -1,0 +1,45 @@
+// The user API's JSON views of stored rows, and who may see which: shared by the route
+// files (api_jobs.cc, api_nodes.cc, api_tenants.cc, api_admin.cc).
+//
+// Thread safety: free functions without state.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "server/model_json.h"
+#include "server/sched_loop.h"
+#include "server/token_auth.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// `text` parsed, or null when it is not JSON (a stored blob this server did not write).
+nlohmann::json parse_or_null(const std::string& text);
+
+// A job as the API shows it. A pending job's position comes from `positions`, the queue
+// order of the scheduler's last cycle (one consistent order; sched_loop.h), when this
+// corrald schedules; else from the stored row.
+nlohmann::json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions);
+
+// Allocation rows of one attempt, as {job, attempt, gpuType, epoch, gpus: [{node, index}]}.
+// REQUIRES: !rows.empty().
+nlohmann::json allocation_json(const std::vector<store::AllocationRow>& rows);
+
+// The job's state as audit entries record it before and after a change.
+std::string audit_summary(const store::JobRow& j);
+
+// Admins see every tenant; a member its own.
+bool can_see_tenant(const Principal& p, const std::string& tenant);
+
+// A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
+core::Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p,
+                                        const std::string& id_text);
+
+// The stored configuration of tenant `name`, or NotFound.
+core::Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name);
+
+}  // namespace corral::server

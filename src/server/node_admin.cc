@@ -1,0 +1,62 @@
+#include "server/node_admin.h"
+
+#include <nlohmann/json.hpp>
+
+namespace corral::server {
+
+using nlohmann::json;
+
+const char* to_string(NodeAdminAction action) {
+  switch (action) {
+    case NodeAdminAction::kCordon:
+      return "cordon";
+    case NodeAdminAction::kDrain:
+      return "drain";
+    case NodeAdminAction::kUndrain:
+      return "undrain";
+  }
+  return "?";
+}
+
+namespace {
+
+// A node the health controller drained comes back only once its GPUs report healthy.
+core::Status check_healthy(store::Tx& tx, const store::NodeRow& row) {
+  CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(row.id));
+  if (!inv) return core::Status();
+  const json observed = json::parse(inv->inventory_json, nullptr, false);
+  if (!observed.is_object() || !observed.contains("observed") ||
+      !observed["observed"].is_object() || !observed["observed"].contains("gpus")) {
+    return core::Status();
+  }
+  for (const auto& g : observed["observed"]["gpus"]) {
+    if (g.is_object() && g.value("health", "ok") == "unhealthy") {
+      return core::failed_precondition(
+          "node " + row.id.value + " gpu " + std::to_string(g.value("index", -1)) +
+          " still reports " + g.value("problem", "a fault") + "; undrain once it reports healthy");
+    }
+  }
+  return core::Status();
+}
+
+}  // namespace
+
+core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContext& ctx,
+                                            store::NodeRow row, NodeAdminAction action,
+                                            const std::string& by) {
+  if (action == NodeAdminAction::kUndrain) CORRAL_RETURN_IF_ERROR(check_healthy(tx, row));
+  row.admin = action == NodeAdminAction::kCordon  ? core::NodeAdminState::kCordoned
+              : action == NodeAdminAction::kDrain ? core::NodeAdminState::kDraining
+                                                  : core::NodeAdminState::kActive;
+  row.admin_reason =
+      action == NodeAdminAction::kUndrain ? "" : std::string(to_string(action)) + " by " + by;
+  row.updated_at = ctx.now;
+  CORRAL_RETURN_IF_ERROR(tx.upsert_node(row));
+  if (action == NodeAdminAction::kDrain) {
+    // Draining asks running work to checkpoint and leave (preempt -> requeue).
+    CORRAL_RETURN_IF_ERROR(drain_jobs_on(tx, ctx, row.id, row.admin_reason));
+  }
+  return row;
+}
+
+}  // namespace corral::server

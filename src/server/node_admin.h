@@ -1,0 +1,33 @@
+// The node admin controller: what an operator's cordon, drain and undrain do to a node
+// and the work on it (docs/operations.md). The user API's node routes call it; the
+// health controller's automatic drain (agent_reports.h) records its reason the same way.
+//
+//   cordon   no new placements; running work stays
+//   drain    no new placements; running work checkpoints and is requeued elsewhere
+//   undrain  back to active, refused while any GPU still reports unhealthy
+//
+// Thread safety: free functions over the caller's Tx.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+#include "server/lifecycle.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+enum class NodeAdminAction { kCordon, kDrain, kUndrain };
+
+// "cordon", "drain", "undrain".
+const char* to_string(NodeAdminAction action);
+
+// Applies `action` to the registered node `row` on behalf of `by` (a caller's id, kept in
+// the admin reason), in the caller's transaction; draining preempts the node's running
+// jobs (ctx.fx records the stops). FailedPrecondition for an undrain while a GPU reports
+// unhealthy. Returns the node as it now is.
+core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContext& ctx,
+                                            store::NodeRow row, NodeAdminAction action,
+                                            const std::string& by);
+
+}  // namespace corral::server
