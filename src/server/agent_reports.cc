@@ -10,6 +10,7 @@
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/model_json.h"
+#include "server/node_admin.h"
 #include "server/node_health.h"
 #include "server/role.h"
 
@@ -37,16 +38,8 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
   const core::Node& node = request.node;
   // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
   CORRAL_ASSIGN_OR_RETURN(const std::string cluster_id, tx.cluster_id());
-  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node.id));
-  // Registered exactly as POST /v1/nodes would; the admin state is kept.
-  const std::string spec = node_to_json(node);
-  CORRAL_RETURN_IF_ERROR(
-      tx.upsert_node({.id = node.id,
-                      .spec_json = spec,
-                      .admin = existing ? existing->admin : core::NodeAdminState::kActive,
-                      .admin_reason = existing ? existing->admin_reason : "",
-                      .created_at = existing ? existing->created_at : ctx.now,
-                      .updated_at = ctx.now}));
+  // Registered exactly as POST /v1/nodes would.
+  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, ctx.now));
   // The rack's power cap as this node's agent declares it (0: it declares none); the
   // scheduler takes the admin config's cap, else the smallest declared.
   const std::string declared_by = "node/" + node.id.value;
@@ -57,7 +50,7 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                                             .power_cap_watts = request.rack_power_cap_w,
                                             .updated_at = ctx.now}));
   }
-  json observed = json::parse(spec);
+  json observed = json::parse(reg.spec_json);
   observed["observed"] = {
       {"inventory", json::parse(core::encode_observed_inventory(request.inventory))}};
   CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(

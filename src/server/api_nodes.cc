@@ -54,22 +54,15 @@ Result<json> node_view(ApiContext& api, store::Tx& tx, const store::NodeRow& row
 
 Result<Reply> list_nodes(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
-  std::vector<json> items;
-  std::vector<std::string> keys;
-  for (const auto& r : rows) {
-    if (r.id.value <= after) continue;
-    if (items.size() > static_cast<std::size_t>(page.limit)) break;
-    CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, r, active));
-    items.push_back(std::move(v));
-    keys.push_back(r.id.value);
-  }
-  return json_reply(
-      page_answer("nodes", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
+  CORRAL_ASSIGN_OR_RETURN(const auto active, tx.list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(
+      auto out, name_page("nodes", std::move(rows), page,
+                          [&](const store::NodeRow& r) -> Result<std::optional<json>> {
+                            CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, r, active));
+                            return std::optional<json>(std::move(v));
+                          }));
+  return json_reply(out);
 }
 
 Result<Reply> get_node(ApiContext& api, const Call& c, store::Tx& tx) {
@@ -92,16 +85,10 @@ Result<Reply> register_node(ApiContext& api, const Call& c, store::Tx& tx) {
                              node.id.value);
   }
   const core::Time now = api.now();
-  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_node(node.id));
   // The registration's labels are desired state; its GPUs and health are observed.
-  // Re-registering keeps the admin state an operator set.
-  const std::string spec = node_to_json(node);
-  CORRAL_RETURN_IF_ERROR(
-      tx.upsert_node({.id = node.id,
-                      .spec_json = spec,
-                      .admin = existing ? existing->admin : core::NodeAdminState::kActive,
-                      .created_at = existing ? existing->created_at : now,
-                      .updated_at = now}));
+  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, now));
+  const auto& existing = reg.before;
+  const std::string& spec = reg.spec_json;
   CORRAL_RETURN_IF_ERROR(
       tx.upsert_inventory({.node = node.id, .inventory_json = spec, .heartbeat_at = now}));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, existing ? "node.update" : "node.register",

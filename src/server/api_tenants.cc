@@ -21,22 +21,16 @@ using core::StatusCode;
 using nlohmann::json;
 
 Result<Reply> list_tenants(ApiContext&, const Call& c, store::Tx& tx) {
-  const Principal& p = c.who;
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_tenants());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
-  std::vector<json> items;
-  std::vector<std::string> keys;
-  for (const auto& r : rows) {
-    if (r.id.value <= after || !can_see_tenant(p, r.id.value)) continue;
-    if (items.size() > static_cast<std::size_t>(page.limit)) break;
-    items.push_back(parse_or_null(r.config_json));
-    keys.push_back(r.id.value);
-  }
-  return json_reply(
-      page_answer("tenants", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
+  CORRAL_ASSIGN_OR_RETURN(auto out,
+                          name_page("tenants", std::move(rows), page,
+                                    [&](const store::TenantRow& r) -> Result<std::optional<json>> {
+                                      if (!can_see_tenant(c.who, r.id.value))
+                                        return std::optional<json>();
+                                      return std::optional<json>(parse_or_null(r.config_json));
+                                    }));
+  return json_reply(out);
 }
 
 Result<Reply> get_tenant(ApiContext&, const Call& c, store::Tx& tx) {
@@ -67,22 +61,16 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 Result<Reply> list_reservations(ApiContext&, const Call& c, store::Tx& tx) {
-  const Principal& p = c.who;
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.id.value < b.id.value; });
-  std::vector<json> items;
-  std::vector<std::string> keys;
-  for (const auto& r : rows) {
-    if (r.id.value <= after || !can_see_tenant(p, r.tenant.value)) continue;
-    if (items.size() > static_cast<std::size_t>(page.limit)) break;
-    items.push_back(parse_or_null(r.spec_json));
-    keys.push_back(r.id.value);
-  }
-  return json_reply(
-      page_answer("reservations", std::move(items), page, [&](std::size_t i) { return keys[i]; }));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto out, name_page("reservations", std::move(rows), page,
+                          [&](const store::ReservationRow& r) -> Result<std::optional<json>> {
+                            if (!can_see_tenant(c.who, r.tenant.value))
+                              return std::optional<json>();
+                            return std::optional<json>(parse_or_null(r.spec_json));
+                          }));
+  return json_reply(out);
 }
 
 // A reservation the fleet could never honour is refused, not stored: the scheduler

@@ -11,6 +11,7 @@
 // Thread safety: free functions and a value type.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,28 @@ nlohmann::json page_answer(const char* items_key, std::vector<nlohmann::json> it
     next = key_of(items.size() - 1);
   }
   return {{items_key, std::move(items)}, {"nextCursor", std::move(next)}};
+}
+
+// The page of `rows` (each keyed by a name, `row.id.value`) after the cursor, in name
+// order: `view(row)` gives a row's item, nullopt for a row the caller may not see (skipped
+// before the limit counts), or an error that fails the page.
+template <class Row, class View>
+core::Result<nlohmann::json> name_page(const char* items_key, std::vector<Row> rows,
+                                       const PageRequest& page, View view) {
+  CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.id.value < b.id.value; });
+  std::vector<nlohmann::json> items;
+  std::vector<std::string> keys;
+  for (const Row& row : rows) {
+    if (row.id.value <= after) continue;
+    if (items.size() > static_cast<std::size_t>(page.limit)) break;
+    CORRAL_ASSIGN_OR_RETURN(std::optional<nlohmann::json> item, view(row));
+    if (!item) continue;
+    items.push_back(std::move(*item));
+    keys.push_back(row.id.value);
+  }
+  return page_answer(items_key, std::move(items), page, [&](std::size_t i) { return keys[i]; });
 }
 
 }  // namespace corral::server

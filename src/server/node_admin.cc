@@ -2,9 +2,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/model_json.h"
+
 namespace corral::server {
 
 using nlohmann::json;
+
+core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
+                                              core::Time now) {
+  Registration out;
+  CORRAL_ASSIGN_OR_RETURN(out.before, tx.get_node(node.id));
+  out.spec_json = node_to_json(node);
+  const auto& before = out.before;
+  CORRAL_RETURN_IF_ERROR(
+      tx.upsert_node({.id = node.id,
+                      .spec_json = out.spec_json,
+                      .admin = before ? before->admin : core::NodeAdminState::kActive,
+                      .admin_reason = before ? before->admin_reason : "",
+                      .created_at = before ? before->created_at : now,
+                      .updated_at = now}));
+  return out;
+}
 
 const char* to_string(NodeAdminAction action) {
   switch (action) {

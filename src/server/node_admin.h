@@ -9,6 +9,7 @@
 // Thread safety: free functions over the caller's Tx.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/result.h"
@@ -16,6 +17,16 @@
 #include "store/store.h"
 
 namespace corral::server {
+
+// A node's registration (POST /v1/nodes, or an agent's join): its labels are desired
+// state and replace the stored ones; the admin state and reason an operator or the
+// health controller set are kept.
+struct Registration {
+  std::optional<store::NodeRow> before;  // nullopt: a new node
+  std::string spec_json;                 // the node as stored (model_json.h)
+};
+core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
+                                              core::Time now);
 
 enum class NodeAdminAction { kCordon, kDrain, kUndrain };
 
