@@ -271,8 +271,14 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
 Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job,
                    const StopRequest& stop) {
   const std::string& reason = stop.reason;
-  CORRAL_ASSIGN_OR_RETURN(const JobPhase preempting,
-                          core::next_phase(job.phase, JobEvent::kPreempt));
+  const auto edge = core::next_phase(job.phase, JobEvent::kPreempt);
+  if (!edge.ok()) {
+    // The table's message names the phase and the event, not the job.
+    return core::failed_precondition("job " + std::to_string(job.id.value) + " in phase " +
+                                     std::string(core::to_string(job.phase)) +
+                                     " cannot be preempted");
+  }
+  const JobPhase preempting = *edge;
   CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(job.id));
   const auto allocs = active_only(std::move(all_allocs));
   CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));

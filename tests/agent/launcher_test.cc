@@ -125,19 +125,24 @@ TEST_F(LauncherTest, StopKillsTheWholeGroupIncludingGrandchildren) {
 
 TEST_F(LauncherTest, AWorkerThatIgnoresSigtermIsKilledAfterTheGrace) {
   auto launcher = make_launcher();
-  auto record =
-      launcher->start(spec(6, 0, "trap '' TERM; echo ready > ready; while :; do sleep 1; done"));
+  // The trap records each SIGTERM and carries on (the group's `sleep` dies of it, so the
+  // trap runs at once).
+  auto record = launcher->start(spec(
+      6, 0, "trap 'echo term >> term' TERM; echo ready > ready; while :; do sleep 0.05; done"));
   ASSERT_TRUE(record.ok());
   ASSERT_TRUE(eventually([&] { return !slurp(work_dir(6, 0) + "/ready").empty(); }));
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 300).ok(); }));
-  // Still running inside the grace: it ignored SIGTERM.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The grace is the supervisor's (a real process on the real clock): long enough that
+  // the check below happens inside it.
+  ASSERT_TRUE(eventually([&] { return launcher->stop(record->key, 1000).ok(); }));
+  // Still running after the SIGTERM arrived: it ignored it (waits on the trap's file,
+  // not a fixed sleep).
+  ASSERT_TRUE(eventually([&] { return !slurp(work_dir(6, 0) + "/term").empty(); }));
   EXPECT_EQ(launcher->observe(*record).state, core::WorkerStatus::State::kRunning);
   const core::WorkerStatus status = wait_exited(*launcher, *record);
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_EQ(status.signal, SIGKILL);
-  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_GE(waited, std::chrono::milliseconds(1000));
 }
 
 TEST_F(LauncherTest, ACommandThatCannotRunExits127) {
@@ -167,8 +172,13 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
     const std::string s = slurp(starts);
     return std::count(s.begin(), s.end(), '\n') >= 3;
   }));
+  // A start is synchronous (Launcher::start spawns and calls on_change before it
+  // returns) and none of these workers exits, so a start here would show in changes_ at
+  // once; no sleep is needed to give it time.
+  const int changes_before = changes_;
   reconciler.apply(desired);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(changes_, changes_before) << "a rank was started twice";
+  EXPECT_EQ(launcher->recorded().size(), 3u);
   const std::string s = slurp(starts);
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3) << "a rank was started twice";
   auto statuses = reconciler.observe();

@@ -260,13 +260,24 @@ class AgentTest : public ::testing::Test {
     return out;
   }
   std::size_t held_by(std::int64_t job) { return allocations().count(job); }
-  // corral_job_spec_decodes_total: stored specs decoded since corrald started.
-  std::int64_t spec_decodes() {
+  // A counter from /metrics (-1, and a failure, when it is missing).
+  std::int64_t metric(const std::string& counter) {
     const std::string text = admin().get("/metrics").body;
-    const std::string name = "\ncorral_job_spec_decodes_total ";
+    const std::string name = "\n" + counter + " ";
     const auto at = text.find(name);
-    EXPECT_NE(at, std::string::npos) << text;
+    EXPECT_NE(at, std::string::npos) << counter << " in " << text;
     return at == std::string::npos ? -1 : std::stoll(text.substr(at + name.size()));
+  }
+  // corral_job_spec_decodes_total: stored specs decoded since corrald started.
+  std::int64_t spec_decodes() { return metric("corral_job_spec_decodes_total"); }
+  // Waits (bounded) until the scheduler loop has run `n` more cycles: each one was a
+  // chance to act on what the test set up. corrald runs on the system clock, so this
+  // waits on the cycles themselves, not on a guess of how long they take.
+  void wait_cycles(int n) {
+    const std::int64_t from = metric("corral_sched_cycles_total");
+    ASSERT_TRUE(eventually([&] { return metric("corral_sched_cycles_total") >= from + n; },
+                           std::chrono::seconds(15)))
+        << "the scheduler loop ran fewer than " << n << " cycles";
   }
 
   TempDir dir_;
@@ -327,6 +338,9 @@ TYPED_TEST(AgentTest, GangOverTwoNodesRunsAndSucceeds) {
     took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  t0);
   });
+  // The one fixed sleep left: it only makes it likely that the poll is parked before the
+  // submit (corrald shows no count of parked polls to wait on). Either order passes; this
+  // order is the one that tests the wake-up.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto id = this->submit({{"resources", {{"gpus", 16}, {"gpuTypes", {"H100"}}}},
                                 {"env", {{"MODE", "test"}}},
@@ -459,7 +473,8 @@ TYPED_TEST(AgentTest, PreemptionCheckpointsRequeuesAndRestores) {
     // The decision's grace (PreemptionConfig::grace), not the agents' stopGraceMs (1 s).
     EXPECT_EQ(w["graceMs"], 120000) << w.dump();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Cycles that might (wrongly) free the victim's GPUs or place `high` on them.
+  this->wait_cycles(3);
   EXPECT_EQ(this->held_by(low), 8u);
   EXPECT_EQ(this->phase(high), "pending");
   n1.heartbeat();  // still running: nothing released
@@ -504,8 +519,10 @@ TYPED_TEST(AgentTest, CancelKeepsGpusUntilTheAgentConfirms) {
     n1.round();  // still running
     EXPECT_EQ(this->held_by(id), 4u);
   }
-  // Without an agent report no timer frees them either.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Without an agent report the scheduler's cycles do not free them either. (That no
+  // timer does, with a clock run past every timeout, is LifecycleTest's
+  // NoTimerFreesTheGpusOfACancelledJob: corrald here runs on the system clock.)
+  this->wait_cycles(3);
   EXPECT_EQ(this->held_by(id), 4u);
   n1.obey_stops();
   n1.heartbeat();
@@ -633,7 +650,9 @@ TYPED_TEST(AgentTest, RandomizedLifecycleKeepsGpusSafe) {
     if (action < 2 || jobs.empty()) {
       const int gpus = 1 << (rng() % 4);  // 1..8
       jobs.push_back(this->submit({{"resources", {{"gpus", gpus}}}, {"maxRestarts", 1}}));
-      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      // Two cycles: one that may have begun before the submit, and one after it, which
+      // considered the new job (placed or pending).
+      this->wait_cycles(2);
     } else if (action < 5) {
       a.reconcile();
       a.obey_stops();
