@@ -40,8 +40,10 @@ std::string spec(int gpus, int max_restarts) {
 struct RecordingSignals : server::SchedulerSignals {
   std::vector<std::int64_t> submitted;
   int capacity = 0;
+  int full = 0;  // wake(): a re-read of the whole queue
   void job_submitted(JobId id) override { submitted.push_back(id.value); }
   void capacity_changed() override { ++capacity; }
+  void wake() override { ++full; }
 };
 
 class LifecycleTest : public ::testing::Test {
@@ -249,6 +251,7 @@ TEST(WakeLoop, SignalsRequeuedJobsAndCapacityOnlyWhenAsked) {
   EXPECT_EQ(loop.capacity, 0);
   server::wake_loop({.requeued = {7, 9}, .wake_scheduler = true}, loop);
   EXPECT_EQ(loop.submitted, (std::vector<std::int64_t>{7, 9}));
+  EXPECT_EQ(loop.full, 0);  // requeued jobs are read one by one, never the whole queue
   EXPECT_EQ(loop.capacity, 1);
 }
 
