@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <atomic>
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
@@ -27,6 +28,7 @@
 namespace corral::server {
 namespace {
 
+using core::Result;
 using core::Status;
 
 // Writes `text` to `path` with mode 0600, atomically (temp file, fsync, rename).
@@ -105,7 +107,40 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
 
 }  // namespace
 
-Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
+// Everything corrald runs, in the order it is built (and the reverse it is torn down).
+struct Corrald::Parts {
+  Parts(std::unique_ptr<store::Store> s, const ServerConfig& config, const core::Clock& clock)
+      : store(std::move(s)),
+        // Assignment versions start from the clock so they keep growing across restarts.
+        board(core::to_ms(clock.now()) * 1000),
+        specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
+        loop(*store, clock, metrics, config.sched, &board, &specs),
+        health(*store, clock, board, specs, loop, config.agents),
+        auth(*store),
+        pipeline(*store, clock, metrics, auth, board, loop),
+        agent_api(pipeline, board, specs, config.agents),
+        api(pipeline, loop, metrics, board, specs, config.agents) {}
+
+  std::unique_ptr<store::Store> store;
+  Metrics metrics;
+  AssignmentBoard board;
+  SpecCache specs;
+  SchedLoop loop;
+  NodeHealth health;
+  TokenAuth auth;
+  RequestPipeline pipeline;
+  AgentApi agent_api;
+  Api api;
+  httplib::Server http;
+};
+
+Corrald::Corrald(std::unique_ptr<Parts> parts, std::string address)
+    : parts_(std::move(parts)), address_(std::move(address)) {}
+
+Corrald::~Corrald() { stop(); }
+
+Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
+                                                const core::Clock& clock) {
   namespace fs = std::filesystem;
   if (options.data_dir.empty()) return core::invalid_argument("--data-dir", "is required");
   std::error_code ec;
@@ -116,13 +151,11 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   const auto colon = options.listen.rfind(':');
   if (colon == std::string::npos) return core::invalid_argument("--listen", "must be host:port");
   const std::string host = options.listen.substr(0, colon);
-  int port = -1;
-  try {
-    port = std::stoi(options.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = -1;
+  const auto parsed_port = parse_decimal(options.listen.substr(colon + 1));
+  if (!parsed_port || *parsed_port > 65535) {
+    return core::invalid_argument("--listen", "bad port");
   }
-  if (port < 0 || port > 65535) return core::invalid_argument("--listen", "bad port");
+  int port = static_cast<int>(*parsed_port);
 
   ServerConfig config = default_server_config();
   if (!options.config_path.empty()) {
@@ -142,24 +175,15 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
     return Status();
   }));
 
-  Metrics metrics;
-  // Assignment versions start from the clock so they keep growing across restarts.
-  AssignmentBoard board(core::to_ms(clock.now()) * 1000);
-  SpecCache specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes);
-  SchedLoop loop(*store, clock, metrics, config.sched, &board, &specs);
-  CORRAL_RETURN_IF_ERROR(loop.start());
-  NodeHealth health(*store, clock, board, specs, loop, config.agents);
-  health.start();
-  TokenAuth auth(*store);
-  RequestPipeline pipeline(*store, clock, metrics, auth, board, loop);
-  AgentApi agent_api(pipeline, board, specs, config.agents);
-  Api api(pipeline, loop, metrics, board, specs, config.agents);
-  httplib::Server http;
+  auto parts = std::make_unique<Parts>(std::move(store), config, clock);
+  CORRAL_RETURN_IF_ERROR(parts->loop.start());
+  parts->health.start();
+  httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
-  agent_api.install(http);
-  api.install(http);
+  parts->agent_api.install(http);
+  parts->api.install(http);
   // Small JSON answers: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms a call.
   http.set_tcp_nodelay(true);
 
@@ -169,7 +193,8 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
     port = -1;
   }
   if (port <= 0) {
-    loop.stop();
+    parts->health.stop();
+    parts->loop.stop();
     return Status(core::StatusCode::kUnavailable, "cannot listen on " + options.listen);
   }
   const std::string addr = host + ":" + std::to_string(port);
@@ -178,31 +203,44 @@ Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
   std::printf(
       "corrald: %s store (schema v%lld), cluster %s, scheduler epoch %lld, listening on "
       "http://%s\n",
-      std::string(store->kind()).c_str(), static_cast<long long>(store->schema_version()),
-      cluster_id.c_str(), static_cast<long long>(loop.epoch()), addr.c_str());
+      std::string(parts->store->kind()).c_str(),
+      static_cast<long long>(parts->store->schema_version()), cluster_id.c_str(),
+      static_cast<long long>(parts->loop.epoch()), addr.c_str());
   std::fflush(stdout);
+  return std::unique_ptr<Corrald>(new Corrald(std::move(parts), addr));
+}
 
-  // SIGINT/SIGTERM stop the server: blocked here (threads inherit the mask) and
-  // taken by a watcher thread with sigwait.
+void Corrald::serve() { parts_->http.listen_after_bind(); }
+
+void Corrald::stop() {
+  if (stopped_.exchange(true)) return;
+  parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
+  parts_->http.stop();
+  parts_->health.stop();
+  parts_->loop.stop();
+}
+
+Status run_corrald(const ServerOptions& options, const core::Clock& clock) {
+  CORRAL_ASSIGN_OR_RETURN(auto corrald, Corrald::start(options, clock));
+  // SIGINT/SIGTERM stop the server: blocked here (threads inherit the mask) and taken
+  // by a watcher thread with sigwait.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  std::atomic<bool> serving_done{false};
   std::thread watcher([&] {
     int sig = 0;
     sigwait(&signals, &sig);
-    if (sig == SIGINT || sig == SIGTERM) {
-      board.shutdown();  // long polls answer now instead of holding workers 30 s
-      http.stop();
-    }
+    if (!serving_done) corrald->stop();
   });
-  http.listen_after_bind();
-  // listen returned: either a signal stopped it (watcher done) or it failed; wake the
+  corrald->serve();
+  // serve returned: either a signal stopped it (watcher done) or it failed; wake the
   // watcher so it can be joined.
+  serving_done = true;
   ::kill(::getpid(), SIGTERM);
   watcher.join();
-  health.stop();
-  loop.stop();
+  corrald->stop();
   std::printf("corrald: stopped\n");
   return Status();
 }

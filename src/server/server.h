@@ -1,14 +1,19 @@
-// corrald as a library call: opens the store, bootstraps a fresh data directory (the
-// `default` tenant, config tenants, the first admin token), starts the scheduler loop
-// and serves the API until stop() or SIGINT/SIGTERM.
+// corrald as a library: opens the store, bootstraps a fresh data directory (the
+// `default` tenant, config tenants, the first admin and join tokens), starts the
+// scheduler loop and the health controller, and serves the API. run_corrald() is the
+// binary's whole life; Corrald lets a test run one in its own process, on its own clock
+// (a core::ManualClock it advances instead of sleeping).
 //
-// Thread safety: run() on one thread; request_stop() from any thread or a signal
-// watcher.
+// Thread safety: serve() on one thread; stop() from any thread.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/clock.h"
+#include "core/result.h"
 #include "core/status.h"
 
 namespace corral::server {
@@ -28,6 +33,31 @@ struct ServerOptions {
   // capture_max_mb.
   std::int64_t capture_every = 0;
   std::int64_t capture_max_mb = 256;
+};
+
+class Corrald {
+ public:
+  // Everything up to a bound listening socket (DATA_DIR/corrald.addr is written); no
+  // request is served before serve().
+  static core::Result<std::unique_ptr<Corrald>> start(const ServerOptions& options,
+                                                      const core::Clock& clock);
+  ~Corrald();
+  Corrald(const Corrald&) = delete;
+  Corrald& operator=(const Corrald&) = delete;
+
+  // "host:port" it listens on.
+  const std::string& address() const { return address_; }
+  // Serves requests on httplib's pool until stop(); blocks the calling thread.
+  void serve();
+  // Answers parked long polls, stops serving and stops the loops. Idempotent.
+  void stop();
+
+ private:
+  struct Parts;
+  Corrald(std::unique_ptr<Parts> parts, std::string address);
+  std::unique_ptr<Parts> parts_;
+  std::string address_;
+  std::atomic<bool> stopped_{false};
 };
 
 // Serves until SIGINT or SIGTERM. Writes DATA_DIR/corrald.addr ("host:port") once
