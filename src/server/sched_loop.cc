@@ -27,8 +27,10 @@ SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& met
       metrics_(metrics),
       options_(std::move(options)),
       board_(board),
-      specs_(specs),
-      recorder_(options_.capture) {}
+      own_specs_(specs == nullptr ? std::make_unique<SpecCache>() : nullptr),
+      specs_(specs != nullptr ? specs : own_specs_.get()),
+      recorder_(options_.capture),
+      requests_(*specs_) {}
 
 SchedLoop::~SchedLoop() { stop(); }
 
@@ -304,8 +306,9 @@ Status SchedLoop::run_cycle() {
   // 5. Apply in one transaction, fenced by the epoch (apply_decisions.h).
   std::optional<AssignmentBoard> no_board;
   if (board_ == nullptr) no_board.emplace(0);
-  std::optional<SpecCache> no_specs;
-  if (specs_ == nullptr) no_specs.emplace();
+  // The placed jobs' specs go to the SpecCache now: their agents' assignments read them
+  // next, and would otherwise decode them again.
+  for (const auto& p : decisions.placements) requests_.share(p.job);
   const AgentSettings settings;  // stops asked here carry the decision's own grace
   const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval;
   Applied applied;
@@ -317,7 +320,7 @@ Status SchedLoop::run_cycle() {
                                              .now = now,
                                              .elastic_targets = view.elastic_targets,
                                              .board = board_ != nullptr ? *board_ : *no_board,
-                                             .specs = specs_ != nullptr ? *specs_ : *no_specs,
+                                             .specs = *specs_,
                                              .settings = settings}));
     // Fair-share usage, at most every usage_write_interval: a restart loses at most that
     // much accounting instead of all of it.

@@ -136,7 +136,8 @@ class SchedLoop : public SchedulerSignals {
   Metrics& metrics_;
   const SchedLoopOptions options_;
   AssignmentBoard* const board_;
-  SpecCache* const specs_;
+  std::unique_ptr<SpecCache> own_specs_;  // when the caller gave none
+  SpecCache* const specs_;                // never null
   std::int64_t epoch_ = 0;
   bool fenced_ = false;  // loop thread only
   CycleRecorder recorder_;

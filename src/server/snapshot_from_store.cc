@@ -60,14 +60,18 @@ const sched::JobRequest* RequestCache::get(const store::JobRow& job) {
   auto it = requests_.find(job.id.value);
   if (it == requests_.end()) {
     if (job.spec_json.empty()) return nullptr;  // a cached row whose spec was dropped
-    auto parsed = core::parse_job_spec(job.spec_json, core::SpecFormat::kJson);
-    if (!parsed.ok()) return nullptr;
-    it = requests_
-             .emplace(job.id.value, sched::job_request_from_spec(job.id, *parsed.spec,
-                                                                 core::tier_of(job.priority_class)))
-             .first;
+    auto decoded = specs_.decode(job.id, job.spec_json);
+    if (!decoded.ok()) return nullptr;
+    sched::JobRequest request =
+        sched::job_request_from_spec(job.id, *decoded->spec, core::tier_of(job.priority_class));
+    it = requests_.emplace(job.id.value, Entry{std::move(request), std::move(*decoded)}).first;
   }
-  return &it->second;
+  return &it->second.request;
+}
+
+void RequestCache::share(core::JobId job) {
+  const auto it = requests_.find(job.value);
+  if (it != requests_.end()) specs_.adopt(job, it->second.spec);
 }
 
 void RequestCache::retain(const std::set<std::int64_t>& live) {

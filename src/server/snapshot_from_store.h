@@ -24,6 +24,7 @@
 #include "core/time.h"
 #include "sched/estimate.h"
 #include "sched/snapshot.h"
+#include "server/spec_cache.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -44,18 +45,29 @@ struct StoreView {
 
 core::Result<StoreView> read_store_view(store::Tx& tx);
 
-// Parsed job requests by job id: a stored spec is parsed once per process (specs never
-// change), not once per cycle.
+// Parsed job requests by job id: a stored spec is decoded once per process (specs never
+// change), not once per cycle. The decode is the SpecCache's, and a job's decoded spec
+// goes to the SpecCache when the scheduler places the job (share()), so the agents'
+// assignments and the lifecycle controllers never decode it a second time.
 class RequestCache {
  public:
+  explicit RequestCache(SpecCache& specs) : specs_(specs) {}
+
   // The job's request; null when its stored spec does not parse (never for a row this
   // server wrote: specs are validated before they are stored).
   const sched::JobRequest* get(const store::JobRow& job);
+  // Hands the job's decoded spec to the SpecCache (it was just placed).
+  void share(core::JobId job);
   // Forgets every job not in `live`.
   void retain(const std::set<std::int64_t>& live);
 
  private:
-  std::map<std::int64_t, sched::JobRequest> requests_;
+  struct Entry {
+    sched::JobRequest request;
+    SpecCache::Decoded spec;
+  };
+  SpecCache& specs_;
+  std::map<std::int64_t, Entry> requests_;
 };
 
 // From the store's rows (latest first per name, as Tx::list_runs() returns them).

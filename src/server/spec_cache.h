@@ -39,6 +39,20 @@ class SpecCache {
   explicit SpecCache(std::size_t capacity = kDefaultCapacity,
                      std::atomic<std::int64_t>* decode_counter = nullptr);
 
+  // A spec decoded from one stored text, with what identifies the text.
+  struct Decoded {
+    std::size_t text_hash = 0;
+    std::size_t text_size = 0;
+    std::shared_ptr<const core::JobSpec> spec;
+  };
+  // Decodes `spec_json` without keeping it (the scheduler's pending jobs: most never
+  // reach an agent's assignments, and would only crowd out the jobs that do). Counts as
+  // a decode. DataLoss when it does not parse.
+  core::Result<Decoded> decode(core::JobId job, std::string_view spec_json);
+  // Keeps a spec decode() gave, so the job's next get() with the same text decodes
+  // nothing: the scheduler hands over a job's spec as it places it.
+  void adopt(core::JobId job, Decoded decoded) CORRAL_EXCLUDES(mu_);
+
   // The decoded spec of `job`, from `spec_json` (its stored spec) on first use, or when
   // `spec_json` differs from the text the entry was decoded from. DataLoss when the
   // stored spec does not parse (nothing is cached then). O(|spec_json|) for the hash on
@@ -50,20 +64,14 @@ class SpecCache {
 
   std::size_t size() const CORRAL_EXCLUDES(mu_);
   // How many specs were decoded so far (tests: that a second read decodes nothing).
-  std::int64_t decodes() const CORRAL_EXCLUDES(mu_);
+  std::int64_t decodes() const;
 
  private:
-  struct Entry {
-    std::size_t text_hash = 0;
-    std::size_t text_size = 0;
-    std::shared_ptr<const core::JobSpec> spec;
-  };
-
   const std::size_t capacity_;
   std::atomic<std::int64_t>* const decode_counter_;
   mutable std::mutex mu_;
-  std::map<std::int64_t, Entry> specs_ CORRAL_GUARDED_BY(mu_);
-  std::int64_t decodes_ CORRAL_GUARDED_BY(mu_) = 0;
+  std::map<std::int64_t, Decoded> specs_ CORRAL_GUARDED_BY(mu_);
+  std::atomic<std::int64_t> decodes_{0};
 };
 
 }  // namespace corral::server

@@ -320,7 +320,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     CORRAL_ASSIGN_OR_RETURN(auto runs, tx.list_runs({"c10", "c3600", "elastic", "nightly", "p3",
                                                      "estimated", "reserved"}));
     const auto history = server::run_history_from(runs);
-    server::RequestCache requests;
+    server::SpecCache specs;
+    server::RequestCache requests(specs);
     from_store = server::snapshot_from_store(
         view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at(0));
     return core::Status();
