@@ -46,7 +46,10 @@ class RunHistory {
     using is_transparent = void;
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      return std::tie(a.tenant, a.name) < std::tie(b.tenant, b.name);
+      // As views on both sides: clang's libstdc++ tuple has no < between a tuple of
+      // strings and one of string_views (GCC accepts it).
+      using Views = std::tuple<std::string_view, std::string_view>;
+      return Views(a.tenant, a.name) < Views(b.tenant, b.name);
     }
   };
   struct View {
