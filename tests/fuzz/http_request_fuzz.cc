@@ -42,6 +42,7 @@
 #include "core/clock.h"
 #include "server/agent_api.h"
 #include "server/api.h"
+#include "server/request_pipeline.h"
 #include "server/assignment_board.h"
 #include "server/config.h"
 #include "server/crypto.h"
@@ -146,10 +147,10 @@ struct World {
     loop =
         std::make_unique<server::SchedLoop>(*store, clock, metrics, config.sched, &board, &specs);
     auth = std::make_unique<server::TokenAuth>(*store);
-    agent_api = std::make_unique<server::AgentApi>(*store, clock, *loop, metrics, board, specs,
-                                                   config.agents, *auth);
-    api = std::make_unique<server::Api>(*store, clock, *loop, metrics, board, specs, config.agents,
-                                        *auth);
+    pipeline =
+        std::make_unique<server::RequestPipeline>(*store, clock, metrics, *auth, board, *loop);
+    agent_api = std::make_unique<server::AgentApi>(*pipeline, board, specs, config.agents);
+    api = std::make_unique<server::Api>(*pipeline, *loop, metrics, board, specs, config.agents);
     // Long polls answer at once (AssignmentBoard::wait returns after shutdown).
     board.shutdown();
     agent_api->install(http);
@@ -191,6 +192,7 @@ struct World {
   server::SpecCache specs;
   std::unique_ptr<server::SchedLoop> loop;
   std::unique_ptr<server::TokenAuth> auth;
+  std::unique_ptr<server::RequestPipeline> pipeline;
   std::unique_ptr<server::AgentApi> agent_api;
   std::unique_ptr<server::Api> api;
   FuzzServer http;
