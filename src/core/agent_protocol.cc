@@ -63,26 +63,11 @@ struct Field {
   Status missing() const { return invalid_argument(name(), "is required"); }
 };
 
-Status integer_value(const json& v, const std::string& name, std::int64_t lo, std::int64_t hi,
-                     std::int64_t& out) {
-  if (!v.is_number_integer()) return invalid_argument(name, "must be an integer");
-  // An integer past int64 (nlohmann holds it unsigned) is out of every range here.
-  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
-  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
-  if (huge || n < lo || n > hi) {
-    return invalid_argument(name, "must be between " + std::to_string(lo) + " and " +
-                                      std::to_string(hi) + ", got " + v.dump());
-  }
-  out = n;
-  return Status();
-}
-
 template <typename Int>
 Status read_int(const Field& f, std::int64_t lo, std::int64_t hi, Int& out) {
   const json* v = find(f.obj, f.key);
   if (v == nullptr) return f.required ? f.missing() : Status();
-  std::int64_t n = 0;
-  CORRAL_RETURN_IF_ERROR(integer_value(*v, f.name(), lo, hi, n));
+  CORRAL_ASSIGN_OR_RETURN(const std::int64_t n, integer_in(*v, f.name(), lo, hi));
   out = static_cast<Int>(n);
   return Status();
 }
@@ -149,8 +134,8 @@ Status read_int_array(const Field& f, std::int64_t lo, std::int64_t hi, std::vec
   if (a == nullptr) return error;
   std::vector<Int> values;
   for (std::size_t i = 0; i < a->size(); ++i) {
-    std::int64_t n = 0;
-    CORRAL_RETURN_IF_ERROR(integer_value((*a)[i], element(f.name(), i), lo, hi, n));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t n,
+                            integer_in((*a)[i], element(f.name(), i), lo, hi));
     values.push_back(static_cast<Int>(n));
   }
   out = std::move(values);

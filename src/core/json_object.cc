@@ -38,6 +38,26 @@ std::string field_of_number(std::string_view text, std::string_view number) {
 
 }  // namespace
 
+std::string json_excerpt(const json& v) {
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+}
+
+Result<std::int64_t> integer_in(const json& v, std::string_view field, std::int64_t lo,
+                                std::int64_t hi) {
+  if (!v.is_number_integer()) {
+    return invalid_argument(std::string(field), "must be an integer, got " + json_excerpt(v));
+  }
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
+  if (huge || n < lo || n > hi) {
+    return invalid_argument(std::string(field), "must be between " + std::to_string(lo) + " and " +
+                                                    std::to_string(hi) + ", got " +
+                                                    json_excerpt(v));
+  }
+  return n;
+}
+
 Result<json> parse_json_object(std::string_view text) {
   // Bytes that are not UTF-8 are named by field here; nlohmann would only say "invalid".
   CORRAL_RETURN_IF_ERROR(check_json_utf8(text));

@@ -5,6 +5,8 @@
 // Thread safety: a free function, safe to call concurrently.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
@@ -16,5 +18,16 @@ namespace corral::core {
 // The object `text` holds; InvalidArgument otherwise, naming the field when one is to
 // blame (not UTF-8, a number past a double) and "" when the whole body is.
 Result<nlohmann::json> parse_json_object(std::string_view text);
+
+// How a value a caller sent reads in a "got ..." clause: as written (ill-formed UTF-8
+// as U+FFFD), at most 60 bytes and "...".
+std::string json_excerpt(const nlohmann::json& v);
+
+// The integer `v` holds when it is one in [lo, hi]; InvalidArgument naming `field`
+// otherwise ("must be an integer, got 1.5", "must be between 1 and 8, got 0"). A float,
+// a string, or an integer past int64 (nlohmann holds it unsigned) is refused. The one
+// integer reader of the request bodies of both surfaces.
+Result<std::int64_t> integer_in(const nlohmann::json& v, std::string_view field, std::int64_t lo,
+                                std::int64_t hi);
 
 }  // namespace corral::core

@@ -45,29 +45,12 @@ std::string join(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
 }
 
-// How a value a caller sent reads in a "got ..." clause: as written, shortened.
-std::string shown(const json& v) {
-  std::string text = v.dump();
-  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
-}
-
 // Reads an integer in [lo, hi] at obj[key] into `out` when present. A float (1.5, 1e3),
 // a string ("8") or an integer past int64 is refused like any other out-of-range value.
 Status read_int(const json& obj, std::string_view path, const char* key, std::int64_t lo,
                 std::int64_t hi, std::int64_t& out) {
   if (!obj.contains(key) || obj[key].is_null()) return Status();
-  const json& v = obj[key];
-  if (!v.is_number_integer()) {
-    return core::invalid_argument(join(path, key), "must be an integer, got " + shown(v));
-  }
-  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
-  const std::int64_t n = huge ? 0 : v.get<std::int64_t>();
-  if (huge || n < lo || n > hi) {
-    return core::invalid_argument(join(path, key), "must be between " + std::to_string(lo) +
-                                                       " and " + std::to_string(hi) + ", got " +
-                                                       shown(v));
-  }
-  out = n;
+  CORRAL_ASSIGN_OR_RETURN(out, core::integer_in(obj[key], join(path, key), lo, hi));
   return Status();
 }
 
@@ -77,7 +60,8 @@ Status read_double(const json& obj, std::string_view path, const char* key, doub
   if (!obj.contains(key) || obj[key].is_null()) return Status();
   const json& v = obj[key];
   if (!v.is_number())
-    return core::invalid_argument(join(path, key), "must be a number, got " + shown(v));
+    return core::invalid_argument(join(path, key),
+                                  "must be a number, got " + core::json_excerpt(v));
   const double d = v.get<double>();
   if (!(d >= lo && d <= hi)) {
     return core::invalid_argument(join(path, key),

@@ -28,7 +28,7 @@ int verify(const RemoteOptions& o) {
 }
 
 int list(const RemoteOptions& o, const std::string& after) {
-  const Answer a = call(o, "GET", "/v1/audit?after=" + after);
+  const Answer a = call_list(o, "/v1/audit?after=" + after, "entries");
   if (a.status != 200) return report_failure("audit", a, std::cerr);
   if (o.output == "json") {
     std::cout << a.body.dump(2) << "\n";
@@ -36,10 +36,10 @@ int list(const RemoteOptions& o, const std::string& after) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : a.body["entries"]) {
-    rows.push_back({text(e["seq"]), text(e["timeMs"]), text(e["actor"]), text(e["action"]),
+    rows.push_back({text(e["seq"]), date_text(e["timeMs"]), text(e["actor"]), text(e["action"]),
                     text(e["target"]), text(e["after"])});
   }
-  print_table(std::cout, {"SEQ", "TIME MS", "ACTOR", "ACTION", "TARGET", "AFTER"}, rows);
+  print_table(std::cout, {"SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "AFTER"}, rows);
   return kExitOk;
 }
 

@@ -81,7 +81,7 @@ void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
     if (e.status == 200) {
       std::cout << "events:\n";
       for (const auto& ev : e.body["events"]) {
-        std::cout << "  " << text(ev["timeMs"]) << "  " << text(ev["kind"]) << "  "
+        std::cout << "  " << date_text(ev["timeMs"]) << "  " << text(ev["kind"]) << "  "
                   << text(ev["message"]) << "\n";
       }
     }

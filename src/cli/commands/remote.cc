@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/validate.h"
+#include "core/units.h"
 
 namespace corral::cli {
 namespace {
@@ -174,6 +175,11 @@ void print_table(std::ostream& out, const std::vector<std::string>& headers,
   };
   line(headers);
   for (const auto& row : rows) line(row);
+}
+
+std::string date_text(const nlohmann::json& ms) {
+  if (!ms.is_number_integer() || ms.get<std::int64_t>() == 0) return "";
+  return core::format_utc(core::time_from_ms(ms.get<std::int64_t>()));
 }
 
 std::string text(const nlohmann::json& value) {

@@ -59,6 +59,8 @@ void print_table(std::ostream& out, const std::vector<std::string>& headers,
 
 // A JSON scalar as text ("" for null).
 std::string text(const nlohmann::json& value);
+// A time the API sends as milliseconds since the epoch, as a UTC date ("" for null or 0).
+std::string date_text(const nlohmann::json& ms);
 
 // Registers a command whose body is `fn(options)`; `run` is set when it is selected.
 CLI::App* add_remote_command(CLI::App& app, std::function<int()>& run, const std::string& name,

@@ -20,9 +20,9 @@ void add_reservations_command(CLI::App& app, std::function<int()>& run) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : a.body["reservations"]) {
       rows.push_back({text(r["id"]), text(r["tenant"]), text(r["gpuType"]), text(r["count"]),
-                      r["nodes"].dump(), text(r["startMs"]), text(r["endMs"])});
+                      r["nodes"].dump(), date_text(r["startMs"]), date_text(r["endMs"])});
     }
-    print_table(std::cout, {"ID", "TENANT", "GPU", "COUNT", "NODES", "START MS", "END MS"}, rows);
+    print_table(std::cout, {"ID", "TENANT", "GPU", "COUNT", "NODES", "START", "END"}, rows);
     return kExitOk;
   });
 }
