@@ -7,9 +7,9 @@
 // What counts as a write (Fault::Unit):
 //   kMutation  each call of a mutating Tx method (insert_*, update_*, upsert_*, put_*,
 //              release_*, delete_*, set_*, clear_*, append_*, lock_audit_head,
-//              acquire_epoch, check_epoch, cluster_id). The failing call reaches nothing
-//              below; the caller's callback sees the Unavailable, returns it, and the real
-//              transaction rolls back.
+//              acquire_epoch, check_epoch; not cluster_id, which writes only on a store's
+//              first call). The failing call reaches nothing below; the caller's callback
+//              sees the Unavailable, returns it, and the real transaction rolls back.
 //   kTransact  each transact() call. The callback runs in full, then the transaction is
 //              rolled back and transact() returns Unavailable: a commit that was lost.
 // Reads (read(), and read-only Tx methods) never fail and are not counted.
