@@ -1,8 +1,9 @@
-// The seam between the shared SQL store (sql_store.cc) and the two database drivers
-// (sqlite/, postgres/). A driver runs one statement at a time with typed parameters and
-// returns rows as text; everything else (schema, queries, row mapping) is shared, so
-// the two stores cannot drift apart. SQL is written once with PostgreSQL's `$N`
-// placeholders; the SQLite driver rewrites them to `?N`, which binds the same index.
+// The seam between the shared SQL store (sql_store.cc and the repositories in sql_*.cc)
+// and the two database drivers (sqlite/, postgres/). A driver runs one statement at a
+// time with typed parameters and returns rows as text; everything else (schema, queries,
+// row mapping) is shared, so the two stores cannot drift apart. SQL is written once with
+// PostgreSQL's `$N` placeholders; the SQLite driver rewrites them to `?N`, which binds the
+// same index.
 //
 // Thread safety: a SqlConn needs external synchronization (one user at a time).
 #pragma once

@@ -5,12 +5,15 @@
 // shared store's writes are compare-and-set updates and unique inserts, which are
 // correct at that level, and conflicts surface as unique violations (AlreadyExists) or
 // serialization failures (Aborted, which transact() retries).
+#include <charconv>
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -77,8 +80,17 @@ class PgConn final : public detail::SqlConn {
       }
       result.rows.push_back(std::move(row));
     }
-    const char* affected = PQcmdTuples(res);
-    result.affected = (affected != nullptr && *affected != '\0') ? std::stoll(affected) : 0;
+    // PQcmdTuples is "" for statements that count nothing, else the count in digits;
+    // checked, since a throwing conversion must not escape the store.
+    const std::string_view affected = PQcmdTuples(res);
+    if (!affected.empty()) {
+      const auto [end, ec] =
+          std::from_chars(affected.data(), affected.data() + affected.size(), result.affected);
+      if (ec != std::errc() || end != affected.data() + affected.size()) {
+        return core::internal_error("postgresql: row count \"" + std::string(affected) +
+                                    "\" is not a number");
+      }
+    }
     return result;
   }
 

@@ -1,0 +1,74 @@
+// Shared plumbing of the SQL store's repositories (sql_*.cc): decoding result rows with
+// checked parsing, and the small helpers every query uses.
+//
+// Stored values are decoded, never trusted: a number that is not one, an int32 column out
+// of range or an enum name this build does not know is DataLoss naming the table, the
+// column and the value (`jobs.phase: unknown stored value "bogus"`), never a default such
+// as kFailed or kActive that would make the scheduler act on a guess. Nothing here throws.
+//
+// Thread safety: a RowReader is used by one thread; the free functions are pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/job_phase.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "core/topology.h"
+#include "store/internal/sql.h"
+
+namespace corral::store::detail {
+
+// Reads the fields of one row. Each getter returns a neutral value when its field fails
+// to decode and keeps the first failure; a mapper reads every field and then returns
+// status() unless ok(), so one check covers the whole row.
+class RowReader {
+ public:
+  // `columns` is the SELECT list of the row, as written in the query ("id, tenant, ..."):
+  // a failure names its column from it, so the names cannot drift from the query.
+  RowReader(const SqlRow& row, std::string_view table, std::string_view columns)
+      : row_(row), table_(table), columns_(columns) {}
+
+  // NULL reads as "".
+  std::string str(std::size_t col) const;
+  // NULL reads as 0; anything but a base-10 integer is DataLoss.
+  std::int64_t i64(std::size_t col);
+  // As i64, and DataLoss outside int32.
+  std::int32_t i32(std::size_t col);
+  // A stored 0 or 1 (NULL: false).
+  bool flag(std::size_t col);
+  core::Time time(std::size_t col) { return core::time_from_ms(i64(col)); }
+  std::optional<core::Time> optional_time(std::size_t col);
+  double f64(std::size_t col);
+  core::JobPhase job_phase(std::size_t col);
+  core::NodeAdminState admin_state(std::size_t col);
+
+  bool ok() const { return status_.ok(); }
+  const core::Status& status() const { return status_; }
+
+ private:
+  void fail(std::size_t col, std::string_view why);
+
+  const SqlRow& row_;
+  std::string_view table_;
+  std::string_view columns_;
+  core::Status status_;
+};
+
+// The name of column `col` in a SELECT list ("a, b, c" -> "b" for 1).
+std::string_view column_name(std::string_view columns, std::size_t col);
+
+inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
+
+inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
+  std::string s(a);
+  s += b;
+  s += c;
+  return s;
+}
+
+}  // namespace corral::store::detail

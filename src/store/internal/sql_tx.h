@@ -1,0 +1,135 @@
+// SqlTx: store::Tx over one SQL connection, written once for both databases. Its methods
+// are defined by repository, one file each (sql_jobs.cc, sql_allocations.cc, sql_nodes.cc,
+// sql_agents.cc, sql_tenants.cc, sql_checkpoints.cc, sql_records.cc, sql_audit.cc,
+// sql_security.cc, sql_scheduler.cc); the transaction machinery that makes one is in
+// sql_store.cc. Row decoding goes through RowReader (internal/sql_rows.h), so a stored
+// value that does not decode is DataLoss, never a guess.
+//
+// Thread safety: needs external synchronization; used by the thread running one
+// transaction, only during it. It does not own the connection.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/internal/sql.h"
+#include "store/store.h"
+
+namespace corral::store::detail {
+
+class SqlTx final : public Tx {
+ public:
+  explicit SqlTx(SqlConn& conn) : conn_(conn) {}
+
+  // JobRepo (sql_jobs.cc).
+  core::Result<JobRow> insert_job(const NewJob& job) override;
+  core::Result<std::optional<JobRow>> get_job(core::JobId id) override;
+  core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) override;
+  core::Result<std::vector<JobRow>> list_jobs_holding_gpus() override;
+  core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) override;
+  core::Result<std::string> get_job_secrets(core::JobId id) override;
+  core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override;
+
+  // AllocationRepo (sql_allocations.cc).
+  core::Status insert_allocation(const AllocationRow& row) override;
+  core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) override;
+  core::Result<std::vector<AllocationRow>> list_active_allocations() override;
+  core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) override;
+  core::Result<std::vector<AllocationRow>> list_active_allocations_on(
+      const core::NodeId& node) override;
+  core::Result<std::int64_t> release_allocations_on(const core::NodeId& node,
+                                                    core::Time now) override;
+
+  // NodeRepo and RackCapRepo (sql_nodes.cc).
+  core::Status upsert_node(const NodeRow& row) override;
+  core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) override;
+  core::Result<std::vector<NodeRow>> list_nodes() override;
+  core::Status upsert_inventory(const InventoryRow& row) override;
+  core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) override;
+  core::Result<std::vector<InventoryRow>> list_inventory() override;
+  core::Status put_rack_cap(const RackCapRow& row) override;
+  core::Status delete_rack_caps(std::string_view declared_by) override;
+  core::Result<std::vector<RackCapRow>> list_rack_caps() override;
+
+  // AgentRepo (sql_agents.cc).
+  core::Status upsert_agent_session(const AgentSessionRow& row) override;
+  core::Result<std::optional<AgentSessionRow>> get_agent_session(const core::NodeId& node) override;
+  core::Result<std::vector<AgentSessionRow>> list_agent_sessions() override;
+  core::Status upsert_worker(const WorkerRow& row) override;
+  core::Result<std::vector<WorkerRow>> list_workers(core::JobId job) override;
+  core::Result<std::string> cluster_id() override;
+
+  // TenantRepo (sql_tenants.cc).
+  core::Status put_tenant(const TenantRow& row) override;
+  core::Result<std::optional<TenantRow>> get_tenant(const core::TenantId& id) override;
+  core::Result<std::vector<TenantRow>> list_tenants() override;
+  core::Status insert_reservation(const ReservationRow& row) override;
+  core::Result<std::vector<ReservationRow>> list_reservations() override;
+
+  // CheckpointRepo (sql_checkpoints.cc).
+  core::Status insert_checkpoint(const core::Checkpoint& checkpoint) override;
+  core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) override;
+  core::Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) override;
+  core::Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() override;
+
+  // RecordRepo (sql_records.cc).
+  core::Status append_job_event(const JobEventRow& event) override;
+  core::Result<std::vector<JobEventRow>> list_job_events(core::JobId job) override;
+  core::Status insert_run(const RunRow& row, std::int32_t keep) override;
+  core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) override;
+  core::Status insert_telemetry(const TelemetrySample& sample) override;
+  core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) override;
+  core::Result<std::vector<LedgerEntry>> list_ledger(const core::TenantId& tenant) override;
+
+  // AuditRepo (sql_audit.cc).
+  core::Result<AuditHead> lock_audit_head() override;
+  core::Status insert_audit(const AuditRow& row) override;
+  core::Result<AuditHead> read_audit_head() override;
+  core::Result<std::vector<AuditRow>> list_audit(std::int64_t after_seq,
+                                                 std::int32_t limit) override;
+
+  // SecurityRepo (sql_security.cc).
+  core::Status insert_token(const TokenRow& row) override;
+  core::Result<std::optional<TokenRow>> find_token(std::string_view hash) override;
+  core::Result<std::int64_t> count_tokens() override;
+  core::Result<std::optional<IdempotencyRow>> get_idempotency(std::string_view scope,
+                                                              std::string_view key) override;
+  core::Status put_idempotency(const IdempotencyRow& row) override;
+
+  // SchedulerRepo (sql_scheduler.cc).
+  core::Result<std::int64_t> acquire_epoch(std::string_view shard,
+                                           std::string_view holder) override;
+  core::Status check_epoch(std::string_view shard, std::int64_t epoch) override;
+  core::Status put_tenant_usage(const TenantUsageRow& row) override;
+  core::Result<std::vector<TenantUsageRow>> list_tenant_usage() override;
+  core::Status set_elastic_target(const ElasticTargetRow& row, core::Time now) override;
+  core::Status clear_elastic_target(core::JobId job) override;
+  core::Result<std::vector<ElasticTargetRow>> list_elastic_targets() override;
+
+ private:
+  core::Result<SqlResult> q(std::string_view sql, std::vector<SqlValue> params) {
+    return conn_.query(sql, params);
+  }
+  // The per-tenant pending counter kept by insert_job and update_job (sql_jobs.cc).
+  core::Status add_pending(const core::TenantId& tenant, std::int64_t delta);
+  // Shared SELECTs of several methods, each in its repository's file.
+  core::Result<std::vector<JobRow>> jobs(std::string_view sql, std::vector<SqlValue> params);
+  core::Result<std::vector<AllocationRow>> allocs(std::string_view where_order,
+                                                  std::vector<SqlValue> params);
+  core::Result<std::vector<NodeRow>> nodes(std::string_view where, std::vector<SqlValue> params);
+  core::Result<std::vector<InventoryRow>> inventory(std::string_view where,
+                                                    std::vector<SqlValue> params);
+  core::Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
+                                                      std::vector<SqlValue> params);
+  core::Result<std::vector<TenantRow>> tenants(std::string_view where,
+                                               std::vector<SqlValue> params);
+  core::Result<std::vector<core::Checkpoint>> checkpoints(std::string_view where_order,
+                                                          std::vector<SqlValue> params);
+
+  SqlConn& conn_;
+};
+
+}  // namespace corral::store::detail

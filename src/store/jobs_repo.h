@@ -1,0 +1,88 @@
+// JobRepo: desired job state (ARCHITECTURE.md's "desired" row): the job rows, their
+// secrets and the per-tenant pending counter. Written by the API (user intent) and the
+// scheduler and controllers (phase changes); read by everyone.
+//
+// One of the repositories store::Tx is made of (store.h): a consumer that needs only jobs
+// can take a JobRepo&, and a fake of it has seven methods, not fifty.
+//
+// Thread safety: as Tx (used only by the thread running the transaction, only during it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/job_phase.h"
+#include "core/result.h"
+#include "core/time.h"
+
+namespace corral::store {
+
+struct JobRow {
+  core::JobId id;
+  core::TenantId tenant;
+  std::string name;
+  std::string priority_class;
+  std::int32_t tier = 1;
+  std::int32_t gpus = 0;
+  std::string spec_json;  // normalized spec with secret values masked
+  core::JobPhase phase = core::JobPhase::kPending;
+  std::int32_t attempt = 0;
+  std::string reason;               // why it is where it is (pending reason, cancel note, ...)
+  std::string pending_kind;         // the scheduler's PendingKind name while pending, else empty
+  std::int32_t queue_position = 0;  // 1-based while pending, else 0
+  core::Time created_at;
+  core::Time updated_at;
+  core::Time queued_at;              // when it (re-)entered the queue
+  std::int32_t restarts = 0;         // failed or lost attempts restarted so far (spec.maxRestarts)
+  core::Time not_before{};           // restart backoff: not placed before this (0: no wait)
+  std::int32_t preemptions = 0;      // times the scheduler preempted it
+  std::int64_t attained_gpu_ms = 0;  // GPU-ms held by its ended attempts (store-maintained)
+  std::int64_t stop_grace_ms = 0;    // grace of the stop last asked of it (0: agents' default)
+  // While pending: its planned start, forecast and at the latest (epoch 0: none).
+  core::Time planned_start{};
+  core::Time planned_latest{};
+};
+
+// What insert_job() needs; the id and timestamps come from the store and `now`.
+struct NewJob {
+  core::TenantId tenant;
+  std::string name;
+  std::string priority_class;
+  std::int32_t tier = 1;
+  std::int32_t gpus = 0;
+  std::string spec_json;
+  std::string secret_env_json = "{}";  // kept in its own table, read only to launch
+  core::Time now;
+};
+
+struct JobFilter {
+  std::optional<core::TenantId> tenant;
+  std::vector<core::JobPhase> phases;  // empty: any phase
+  std::int64_t after_id = 0;           // ids greater than this (pagination)
+  std::int32_t limit = 1000;
+};
+
+class JobRepo {
+ public:
+  virtual ~JobRepo() = default;
+
+  virtual core::Result<JobRow> insert_job(const NewJob& job) = 0;
+  virtual core::Result<std::optional<JobRow>> get_job(core::JobId id) = 0;
+  virtual core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) = 0;
+  // Every job that holds an active allocation, whatever its phase (running jobs, stopping
+  // ones, and ended ones whose GPUs await their agents' confirmation), by id. One query.
+  virtual core::Result<std::vector<JobRow>> list_jobs_holding_gpus() = 0;
+  // Writes every mutable field of `row` if the job is still in `expected`; false (and
+  // nothing written) when its phase changed meanwhile (compare-and-set).
+  virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
+  // The job's secret environment as JSON text; NotFound for an unknown job.
+  virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
+  // How many of `tenant`'s jobs are pending: one row read (a counter kept by
+  // insert_job and update_job), not a count over the queue.
+  virtual core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) = 0;
+};
+
+}  // namespace corral::store

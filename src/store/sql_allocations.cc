@@ -1,0 +1,106 @@
+// AllocationRepo over SQL: one row per GPU held; the unique index
+// allocations_one_active_per_gpu refuses a second active row of one GPU.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/internal/sql_rows.h"
+#include "store/internal/sql_tx.h"
+
+namespace corral::store::detail {
+namespace {
+
+using core::Result;
+using core::Status;
+using core::StatusCode;
+
+constexpr std::string_view kAllocColumns =
+    "id, job_id, attempt, node, gpu_index, gpu_type, epoch, active, borrowed, created_at, "
+    "released_at";
+
+Result<AllocationRow> alloc_from(const SqlRow& r) {
+  RowReader in(r, "allocations", kAllocColumns);
+  AllocationRow a{.id = in.i64(0),
+                  .job = core::JobId(in.i64(1)),
+                  .attempt = in.i32(2),
+                  .node = core::NodeId(in.str(3)),
+                  .gpu_index = in.i32(4),
+                  .gpu_type = core::GpuTypeId(in.str(5)),
+                  .epoch = in.i64(6),
+                  .active = in.flag(7),
+                  .borrowed = in.flag(8),
+                  .created_at = in.time(9),
+                  .released_at = in.optional_time(10)};
+  if (!in.ok()) return in.status();
+  return a;
+}
+
+}  // namespace
+
+Result<std::vector<AllocationRow>> SqlTx::allocs(std::string_view where_order,
+                                                 std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q(cat("SELECT ", kAllocColumns, cat(" FROM allocations ", where_order)), std::move(params)));
+  std::vector<AllocationRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    CORRAL_ASSIGN_OR_RETURN(auto row, alloc_from(r));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Status SqlTx::insert_allocation(const AllocationRow& a) {
+  auto res =
+      q("INSERT INTO allocations (job_id, attempt, node, gpu_index, gpu_type, epoch, "
+        "active, borrowed, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        {a.job.value, std::int64_t{a.attempt}, a.node.value, std::int64_t{a.gpu_index},
+         a.gpu_type.value, a.epoch, std::int64_t{a.active ? 1 : 0},
+         std::int64_t{a.borrowed ? 1 : 0}, ms(a.created_at)});
+  if (res.status().code() == StatusCode::kAlreadyExists) {
+    return Status(StatusCode::kAlreadyExists, "gpu " + a.node.value + "/" +
+                                                  std::to_string(a.gpu_index) +
+                                                  " already has an active allocation");
+  }
+  return res.status();
+}
+
+Result<std::int64_t> SqlTx::release_allocations(core::JobId job, core::Time now) {
+  CORRAL_RETURN_IF_ERROR(q("UPDATE jobs SET attained_gpu_ms = attained_gpu_ms + (SELECT "
+                           "COALESCE(SUM($1 - created_at), 0) FROM allocations WHERE job_id = "
+                           "$2 AND active = 1) WHERE id = $2",
+                           {ms(now), job.value})
+                             .status());
+  CORRAL_ASSIGN_OR_RETURN(auto res, q("UPDATE allocations SET active = 0, released_at = $1 "
+                                      "WHERE job_id = $2 AND active = 1",
+                                      {ms(now), job.value}));
+  return res.affected;
+}
+
+Result<std::vector<AllocationRow>> SqlTx::list_active_allocations() {
+  return allocs("WHERE active = 1 ORDER BY node, gpu_index", {});
+}
+
+Result<std::vector<AllocationRow>> SqlTx::list_allocations(core::JobId job) {
+  return allocs("WHERE job_id = $1 ORDER BY id", {job.value});
+}
+
+Result<std::vector<AllocationRow>> SqlTx::list_active_allocations_on(const core::NodeId& node) {
+  return allocs("WHERE node = $1 AND active = 1 ORDER BY gpu_index", {node.value});
+}
+
+Result<std::int64_t> SqlTx::release_allocations_on(const core::NodeId& node, core::Time now) {
+  CORRAL_RETURN_IF_ERROR(
+      q("UPDATE jobs SET attained_gpu_ms = attained_gpu_ms + (SELECT COALESCE(SUM($1 - "
+        "created_at), 0) FROM allocations WHERE job_id = jobs.id AND node = $2 AND active = 1) "
+        "WHERE id IN (SELECT job_id FROM allocations WHERE node = $2 AND active = 1)",
+        {ms(now), node.value})
+          .status());
+  CORRAL_ASSIGN_OR_RETURN(auto res, q("UPDATE allocations SET active = 0, released_at = $1 "
+                                      "WHERE node = $2 AND active = 1",
+                                      {ms(now), node.value}));
+  return res.affected;
+}
+
+}  // namespace corral::store::detail

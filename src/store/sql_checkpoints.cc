@@ -1,0 +1,75 @@
+// CheckpointRepo over SQL: checkpoint metadata (the bytes live at the uri).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/internal/sql_rows.h"
+#include "store/internal/sql_tx.h"
+
+namespace corral::store::detail {
+namespace {
+
+using core::Result;
+using core::Status;
+
+constexpr std::string_view kCheckpointColumns = "job_id, attempt, step, uri, bytes, checksum, time";
+constexpr std::string_view kHolderTimeColumns = "job_id, MAX(time)";
+
+}  // namespace
+
+Result<std::vector<core::Checkpoint>> SqlTx::checkpoints(std::string_view where_order,
+                                                         std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT ", kCheckpointColumns, cat(" FROM checkpoints ", where_order)),
+                  std::move(params)));
+  std::vector<core::Checkpoint> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    RowReader in(r, "checkpoints", kCheckpointColumns);
+    out.push_back(core::Checkpoint{.job = core::JobId(in.i64(0)),
+                                   .attempt = in.i32(1),
+                                   .step = in.i64(2),
+                                   .uri = in.str(3),
+                                   .bytes = in.i64(4),
+                                   .checksum = in.str(5),
+                                   .time = in.time(6)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Status SqlTx::insert_checkpoint(const core::Checkpoint& c) {
+  return q("INSERT INTO checkpoints (job_id, attempt, step, uri, bytes, checksum, time) "
+           "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+           {c.job.value, std::int64_t{c.attempt}, c.step, c.uri, c.bytes, c.checksum, ms(c.time)})
+      .status();
+}
+
+Result<std::vector<core::Checkpoint>> SqlTx::list_checkpoints(core::JobId job) {
+  return checkpoints("WHERE job_id = $1 ORDER BY time, id", {job.value});
+}
+
+Result<std::optional<core::Checkpoint>> SqlTx::latest_checkpoint(core::JobId job) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto rows, checkpoints("WHERE job_id = $1 ORDER BY time DESC, id DESC LIMIT 1", {job.value}));
+  if (rows.empty()) return std::optional<core::Checkpoint>();
+  return std::optional<core::Checkpoint>(std::move(rows[0]));
+}
+
+Result<std::vector<CheckpointTimeRow>> SqlTx::list_holders_checkpoint_times() {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kHolderTimeColumns,
+                                          " FROM checkpoints WHERE job_id IN (SELECT DISTINCT "
+                                          "job_id FROM allocations WHERE active = 1) GROUP BY "
+                                          "job_id ORDER BY job_id"),
+                                      {}));
+  std::vector<CheckpointTimeRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    RowReader in(r, "checkpoints", kHolderTimeColumns);
+    out.push_back({.job = core::JobId(in.i64(0)), .time = in.time(1)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+}  // namespace corral::store::detail

@@ -1,0 +1,157 @@
+// JobRepo over SQL: the jobs table, their secrets and the per-tenant pending counter.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/internal/sql_rows.h"
+#include "store/internal/sql_tx.h"
+
+namespace corral::store::detail {
+namespace {
+
+using core::Result;
+using core::Status;
+
+constexpr std::string_view kJobColumns =
+    "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
+    "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
+    "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms";
+
+Result<JobRow> job_from(const SqlRow& r) {
+  RowReader in(r, "jobs", kJobColumns);
+  JobRow j{.id = core::JobId(in.i64(0)),
+           .tenant = core::TenantId(in.str(1)),
+           .name = in.str(2),
+           .priority_class = in.str(3),
+           .tier = in.i32(4),
+           .gpus = in.i32(5),
+           .spec_json = in.str(6),
+           .phase = in.job_phase(7),
+           .attempt = in.i32(8),
+           .reason = in.str(9),
+           .pending_kind = in.str(10),
+           .queue_position = in.i32(11),
+           .created_at = in.time(12),
+           .updated_at = in.time(13),
+           .queued_at = in.time(14),
+           .restarts = in.i32(15),
+           .not_before = in.time(16),
+           .preemptions = in.i32(17),
+           .attained_gpu_ms = in.i64(18),
+           .stop_grace_ms = in.i64(19),
+           .planned_start = in.time(20),
+           .planned_latest = in.time(21)};
+  if (!in.ok()) return in.status();
+  return j;
+}
+
+}  // namespace
+
+Result<std::vector<JobRow>> SqlTx::jobs(std::string_view sql, std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(sql, std::move(params)));
+  std::vector<JobRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    CORRAL_ASSIGN_OR_RETURN(auto job, job_from(r));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<JobRow> SqlTx::insert_job(const NewJob& job) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto rows,
+      jobs(cat("INSERT INTO jobs (tenant, name, priority_class, tier, gpus, spec_json, phase, "
+               "attempt, reason, pending_kind, queue_position, created_at, updated_at, queued_at) "
+               "VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, '', '', 0, $7, $7, $7) RETURNING ",
+               kJobColumns),
+           {job.tenant.value, job.name, job.priority_class, std::int64_t{job.tier},
+            std::int64_t{job.gpus}, job.spec_json, ms(job.now)}));
+  if (rows.size() != 1) return core::internal_error("insert_job: no row returned");
+  CORRAL_RETURN_IF_ERROR(add_pending(job.tenant, 1));
+  CORRAL_RETURN_IF_ERROR(q("INSERT INTO job_secrets (job_id, secret_env_json) VALUES ($1, $2)",
+                           {rows[0].id.value, job.secret_env_json})
+                             .status());
+  return std::move(rows[0]);
+}
+
+Result<std::optional<JobRow>> SqlTx::get_job(core::JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto rows, jobs(cat("SELECT ", kJobColumns, " FROM jobs WHERE id = $1"), {id.value}));
+  if (rows.empty()) return std::optional<JobRow>();
+  return std::optional<JobRow>(std::move(rows[0]));
+}
+
+Result<std::vector<JobRow>> SqlTx::list_jobs(const JobFilter& filter) {
+  std::string sql = cat("SELECT ", kJobColumns, " FROM jobs WHERE id > $1");
+  std::vector<SqlValue> params{filter.after_id};
+  if (filter.tenant) {
+    params.emplace_back(filter.tenant->value);
+    sql += " AND tenant = $" + std::to_string(params.size());
+  }
+  if (!filter.phases.empty()) {
+    sql += " AND phase IN (";
+    for (std::size_t i = 0; i < filter.phases.size(); ++i) {
+      params.emplace_back(std::string(core::to_string(filter.phases[i])));
+      sql += (i == 0 ? "$" : ", $") + std::to_string(params.size());
+    }
+    sql += ")";
+  }
+  params.emplace_back(std::int64_t{filter.limit});
+  sql += " ORDER BY id LIMIT $" + std::to_string(params.size());
+  return jobs(sql, std::move(params));
+}
+
+Result<std::vector<JobRow>> SqlTx::list_jobs_holding_gpus() {
+  return jobs(cat("SELECT ", kJobColumns,
+                  " FROM jobs WHERE id IN (SELECT DISTINCT job_id FROM allocations "
+                  "WHERE active = 1) ORDER BY id"),
+              {});
+}
+
+// attained_gpu_ms is the store's own bookkeeping (release_allocations adds to it), so a
+// caller's stale copy never overwrites it.
+Result<bool> SqlTx::update_job(const JobRow& row, core::JobPhase expected) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
+        "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
+        "not_before = $11, preemptions = $12, stop_grace_ms = $13, planned_start_ms = $14, "
+        "planned_latest_ms = $15 WHERE id = $8 AND phase = $9",
+        {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
+         row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at), ms(row.queued_at),
+         row.id.value, std::string(core::to_string(expected)), std::int64_t{row.restarts},
+         ms(row.not_before), std::int64_t{row.preemptions}, row.stop_grace_ms,
+         ms(row.planned_start), ms(row.planned_latest)}));
+  if (res.affected != 1) return false;
+  const bool was = expected == core::JobPhase::kPending;
+  const bool is = row.phase == core::JobPhase::kPending;
+  if (was != is) CORRAL_RETURN_IF_ERROR(add_pending(row.tenant, is ? 1 : -1));
+  return true;
+}
+
+Result<std::string> SqlTx::get_job_secrets(core::JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q("SELECT secret_env_json FROM job_secrets WHERE job_id = $1", {id.value}));
+  if (res.rows.empty()) return core::not_found("job " + std::to_string(id.value));
+  return res.rows[0][0].value_or("");
+}
+
+Result<std::int64_t> SqlTx::count_pending_jobs(const core::TenantId& tenant) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q("SELECT pending FROM tenant_pending WHERE tenant = $1", {tenant.value}));
+  if (res.rows.empty()) return std::int64_t{0};
+  RowReader in(res.rows[0], "tenant_pending", "pending");
+  const std::int64_t pending = in.i64(0);
+  if (!in.ok()) return in.status();
+  return pending;
+}
+
+Status SqlTx::add_pending(const core::TenantId& tenant, std::int64_t delta) {
+  return q("INSERT INTO tenant_pending (tenant, pending) VALUES ($1, $2) ON CONFLICT (tenant) "
+           "DO UPDATE SET pending = tenant_pending.pending + excluded.pending",
+           {tenant.value, delta})
+      .status();
+}
+
+}  // namespace corral::store::detail

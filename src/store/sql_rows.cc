@@ -1,0 +1,116 @@
+// Checked decoding of stored values (internal/sql_rows.h).
+#include "store/internal/sql_rows.h"
+
+#include <charconv>
+#include <limits>
+#include <string>
+#include <system_error>
+
+namespace corral::store::detail {
+
+std::string_view column_name(std::string_view columns, std::size_t col) {
+  for (std::size_t i = 0; i < col; ++i) {
+    const std::size_t comma = columns.find(',');
+    if (comma == std::string_view::npos) return "?";
+    columns.remove_prefix(comma + 1);
+  }
+  columns = columns.substr(0, columns.find(','));
+  while (!columns.empty() && columns.front() == ' ') columns.remove_prefix(1);
+  while (!columns.empty() && columns.back() == ' ') columns.remove_suffix(1);
+  return columns;
+}
+
+void RowReader::fail(std::size_t col, std::string_view why) {
+  if (!status_.ok()) return;
+  std::string message(table_);
+  message += '.';
+  message += column_name(columns_, col);
+  message += ": ";
+  message += why;
+  if (col < row_.size() && row_[col]) {
+    message += " \"";
+    message += *row_[col];
+    message += '"';
+  } else if (col < row_.size()) {
+    message += " NULL";
+  }
+  status_ = core::Status(core::StatusCode::kDataLoss, std::move(message));
+}
+
+std::string RowReader::str(std::size_t col) const {
+  return col < row_.size() ? row_[col].value_or("") : "";
+}
+
+std::int64_t RowReader::i64(std::size_t col) {
+  if (col >= row_.size()) {
+    fail(col, "missing from the row");
+    return 0;
+  }
+  if (!row_[col]) return 0;
+  const std::string& text = *row_[col];
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    fail(col, "stored value is not a 64-bit integer:");
+    return 0;
+  }
+  return value;
+}
+
+std::int32_t RowReader::i32(std::size_t col) {
+  const std::int64_t value = i64(col);
+  if (value < std::numeric_limits<std::int32_t>::min() ||
+      value > std::numeric_limits<std::int32_t>::max()) {
+    fail(col, "stored value is out of the 32-bit range:");
+    return 0;
+  }
+  return static_cast<std::int32_t>(value);
+}
+
+bool RowReader::flag(std::size_t col) {
+  const std::int64_t value = i64(col);
+  if (value != 0 && value != 1) {
+    fail(col, "stored value is not 0 or 1:");
+    return false;
+  }
+  return value == 1;
+}
+
+std::optional<core::Time> RowReader::optional_time(std::size_t col) {
+  if (col < row_.size() && !row_[col]) return std::nullopt;
+  return time(col);
+}
+
+double RowReader::f64(std::size_t col) {
+  if (col >= row_.size()) {
+    fail(col, "missing from the row");
+    return 0;
+  }
+  if (!row_[col]) return 0;
+  const std::string& text = *row_[col];
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    fail(col, "stored value is not a number:");
+    return 0;
+  }
+  return value;
+}
+
+core::JobPhase RowReader::job_phase(std::size_t col) {
+  if (auto phase = core::job_phase_from_string(str(col))) return *phase;
+  fail(col, "unknown stored job phase");
+  return core::JobPhase::kPending;
+}
+
+core::NodeAdminState RowReader::admin_state(std::size_t col) {
+  const std::string value = str(col);
+  for (auto state : {core::NodeAdminState::kActive, core::NodeAdminState::kCordoned,
+                     core::NodeAdminState::kDraining}) {
+    if (value == core::to_string(state)) return state;
+  }
+  fail(col, "unknown stored admin state");
+  return core::NodeAdminState::kActive;
+}
+
+}  // namespace corral::store::detail

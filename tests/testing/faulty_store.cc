@@ -1,0 +1,268 @@
+// FaultyStore (faulty_store.h): a Tx that forwards every method to the real transaction's,
+// counting (and maybe failing) each mutating call first.
+#include "testing/faulty_store.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace corral::testing {
+namespace {
+
+// Forwards to `inner_`; a mutating method first asks the store whether this write fails.
+// cluster_id() counts as a read: it writes only on a store's very first call.
+class FaultyTx final : public store::Tx {
+ public:
+  FaultyTx(store::Tx& inner, FaultyStore& store) : inner_(inner), store_(store) {}
+
+  // AgentRepo.
+  core::Status upsert_agent_session(const store::AgentSessionRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_agent_session"));
+    return inner_.upsert_agent_session(row);
+  }
+  core::Result<std::optional<store::AgentSessionRow>> get_agent_session(
+      const core::NodeId& node) override {
+    return inner_.get_agent_session(node);
+  }
+  core::Result<std::vector<store::AgentSessionRow>> list_agent_sessions() override {
+    return inner_.list_agent_sessions();
+  }
+  core::Status upsert_worker(const store::WorkerRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_worker"));
+    return inner_.upsert_worker(row);
+  }
+  core::Result<std::vector<store::WorkerRow>> list_workers(core::JobId job) override {
+    return inner_.list_workers(job);
+  }
+  core::Result<std::string> cluster_id() override { return inner_.cluster_id(); }
+  // AllocationRepo.
+  core::Status insert_allocation(const store::AllocationRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_allocation"));
+    return inner_.insert_allocation(row);
+  }
+  core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("release_allocations"));
+    return inner_.release_allocations(job, now);
+  }
+  core::Result<std::vector<store::AllocationRow>> list_active_allocations() override {
+    return inner_.list_active_allocations();
+  }
+  core::Result<std::vector<store::AllocationRow>> list_allocations(core::JobId job) override {
+    return inner_.list_allocations(job);
+  }
+  core::Result<std::vector<store::AllocationRow>> list_active_allocations_on(
+      const core::NodeId& node) override {
+    return inner_.list_active_allocations_on(node);
+  }
+  core::Result<std::int64_t> release_allocations_on(const core::NodeId& node,
+                                                    core::Time now) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("release_allocations_on"));
+    return inner_.release_allocations_on(node, now);
+  }
+  // AuditRepo.
+  core::Result<store::AuditHead> lock_audit_head() override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("lock_audit_head"));
+    return inner_.lock_audit_head();
+  }
+  core::Status insert_audit(const store::AuditRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_audit"));
+    return inner_.insert_audit(row);
+  }
+  core::Result<store::AuditHead> read_audit_head() override { return inner_.read_audit_head(); }
+  core::Result<std::vector<store::AuditRow>> list_audit(std::int64_t after_seq,
+                                                        std::int32_t limit) override {
+    return inner_.list_audit(after_seq, limit);
+  }
+  // CheckpointRepo.
+  core::Status insert_checkpoint(const core::Checkpoint& checkpoint) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_checkpoint"));
+    return inner_.insert_checkpoint(checkpoint);
+  }
+  core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) override {
+    return inner_.latest_checkpoint(job);
+  }
+  core::Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) override {
+    return inner_.list_checkpoints(job);
+  }
+  core::Result<std::vector<store::CheckpointTimeRow>> list_holders_checkpoint_times() override {
+    return inner_.list_holders_checkpoint_times();
+  }
+  // JobRepo.
+  core::Result<store::JobRow> insert_job(const store::NewJob& job) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_job"));
+    return inner_.insert_job(job);
+  }
+  core::Result<std::optional<store::JobRow>> get_job(core::JobId id) override {
+    return inner_.get_job(id);
+  }
+  core::Result<std::vector<store::JobRow>> list_jobs(const store::JobFilter& filter) override {
+    return inner_.list_jobs(filter);
+  }
+  core::Result<std::vector<store::JobRow>> list_jobs_holding_gpus() override {
+    return inner_.list_jobs_holding_gpus();
+  }
+  core::Result<bool> update_job(const store::JobRow& row, core::JobPhase expected) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("update_job"));
+    return inner_.update_job(row, expected);
+  }
+  core::Result<std::string> get_job_secrets(core::JobId id) override {
+    return inner_.get_job_secrets(id);
+  }
+  core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override {
+    return inner_.count_pending_jobs(tenant);
+  }
+  // NodeRepo.
+  core::Status upsert_node(const store::NodeRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_node"));
+    return inner_.upsert_node(row);
+  }
+  core::Result<std::optional<store::NodeRow>> get_node(const core::NodeId& id) override {
+    return inner_.get_node(id);
+  }
+  core::Result<std::vector<store::NodeRow>> list_nodes() override { return inner_.list_nodes(); }
+  core::Status upsert_inventory(const store::InventoryRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_inventory"));
+    return inner_.upsert_inventory(row);
+  }
+  core::Result<std::optional<store::InventoryRow>> get_inventory(const core::NodeId& id) override {
+    return inner_.get_inventory(id);
+  }
+  core::Result<std::vector<store::InventoryRow>> list_inventory() override {
+    return inner_.list_inventory();
+  }
+  // RackCapRepo.
+  core::Status put_rack_cap(const store::RackCapRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_rack_cap"));
+    return inner_.put_rack_cap(row);
+  }
+  core::Status delete_rack_caps(std::string_view declared_by) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_rack_caps"));
+    return inner_.delete_rack_caps(declared_by);
+  }
+  core::Result<std::vector<store::RackCapRow>> list_rack_caps() override {
+    return inner_.list_rack_caps();
+  }
+  // RecordRepo.
+  core::Status append_job_event(const store::JobEventRow& event) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("append_job_event"));
+    return inner_.append_job_event(event);
+  }
+  core::Result<std::vector<store::JobEventRow>> list_job_events(core::JobId job) override {
+    return inner_.list_job_events(job);
+  }
+  core::Status insert_run(const store::RunRow& row, std::int32_t keep) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_run"));
+    return inner_.insert_run(row, keep);
+  }
+  core::Result<std::vector<store::RunRow>> list_runs(
+      const std::vector<std::string>& names) override {
+    return inner_.list_runs(names);
+  }
+  core::Status insert_telemetry(const store::TelemetrySample& sample) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_telemetry"));
+    return inner_.insert_telemetry(sample);
+  }
+  core::Result<bool> insert_ledger_entry(const store::LedgerEntry& entry) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_ledger_entry"));
+    return inner_.insert_ledger_entry(entry);
+  }
+  core::Result<std::vector<store::LedgerEntry>> list_ledger(const core::TenantId& tenant) override {
+    return inner_.list_ledger(tenant);
+  }
+  // SchedulerRepo.
+  core::Result<std::int64_t> acquire_epoch(std::string_view shard,
+                                           std::string_view holder) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("acquire_epoch"));
+    return inner_.acquire_epoch(shard, holder);
+  }
+  core::Status check_epoch(std::string_view shard, std::int64_t epoch) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("check_epoch"));
+    return inner_.check_epoch(shard, epoch);
+  }
+  core::Status put_tenant_usage(const store::TenantUsageRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant_usage"));
+    return inner_.put_tenant_usage(row);
+  }
+  core::Result<std::vector<store::TenantUsageRow>> list_tenant_usage() override {
+    return inner_.list_tenant_usage();
+  }
+  core::Status set_elastic_target(const store::ElasticTargetRow& row, core::Time now) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("set_elastic_target"));
+    return inner_.set_elastic_target(row, now);
+  }
+  core::Status clear_elastic_target(core::JobId job) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("clear_elastic_target"));
+    return inner_.clear_elastic_target(job);
+  }
+  core::Result<std::vector<store::ElasticTargetRow>> list_elastic_targets() override {
+    return inner_.list_elastic_targets();
+  }
+  // SecurityRepo.
+  core::Status insert_token(const store::TokenRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_token"));
+    return inner_.insert_token(row);
+  }
+  core::Result<std::optional<store::TokenRow>> find_token(std::string_view hash) override {
+    return inner_.find_token(hash);
+  }
+  core::Result<std::int64_t> count_tokens() override { return inner_.count_tokens(); }
+  core::Result<std::optional<store::IdempotencyRow>> get_idempotency(
+      std::string_view scope, std::string_view key) override {
+    return inner_.get_idempotency(scope, key);
+  }
+  core::Status put_idempotency(const store::IdempotencyRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_idempotency"));
+    return inner_.put_idempotency(row);
+  }
+  // TenantRepo.
+  core::Status put_tenant(const store::TenantRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));
+    return inner_.put_tenant(row);
+  }
+  core::Result<std::optional<store::TenantRow>> get_tenant(const core::TenantId& id) override {
+    return inner_.get_tenant(id);
+  }
+  core::Result<std::vector<store::TenantRow>> list_tenants() override {
+    return inner_.list_tenants();
+  }
+  core::Status insert_reservation(const store::ReservationRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_reservation"));
+    return inner_.insert_reservation(row);
+  }
+  core::Result<std::vector<store::ReservationRow>> list_reservations() override {
+    return inner_.list_reservations();
+  }
+
+ private:
+  store::Tx& inner_;
+  FaultyStore& store_;
+};
+
+}  // namespace
+
+core::Status FaultyStore::count_write(std::string_view what) {
+  const std::int64_t n = writes_.fetch_add(1) + 1;
+  if (n < fault_.nth || (n > fault_.nth && !fault_.persistent)) return core::Status();
+  failures_.fetch_add(1);
+  return core::Status(core::StatusCode::kUnavailable, "faulty store: write " + std::to_string(n) +
+                                                          " (" + std::string(what) +
+                                                          ") failed by injection");
+}
+
+core::Status FaultyStore::transact(const std::function<core::Status(store::Tx&)>& fn) {
+  if (fault_.unit == Fault::Unit::kTransact) {
+    // The callback runs against the real transaction; a failing write then rolls it all
+    // back, as a commit lost to the database would. The count is taken per attempt, so a
+    // race the inner store retries counts once per retry, as the database sees it.
+    return inner_.transact([&](store::Tx& tx) -> core::Status {
+      CORRAL_RETURN_IF_ERROR(fn(tx));
+      return count_write("transact");
+    });
+  }
+  return inner_.transact([&](store::Tx& tx) {
+    FaultyTx faulty(tx, *this);
+    return fn(faulty);
+  });
+}
+
+}  // namespace corral::testing
