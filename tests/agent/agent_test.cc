@@ -394,7 +394,10 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   }));
   EXPECT_TRUE(
       eventually([&] { return !testing::process_alive(static_cast<pid_t>(c0ffee_pid)); }, 3000));
-  EXPECT_EQ(testing::slurp(state + "/cluster-id"), "beef\n");
+  // The agent records the new cluster once it has acted on the join; the test may see
+  // beef's worker report before that write lands.
+  EXPECT_TRUE(eventually([&] { return testing::slurp(state + "/cluster-id") == "beef\n"; }))
+      << testing::slurp(state + "/cluster-id");
   EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(state + "/clusters/c0ffee/run"); }));
   EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.joins_; }), 2);
 
