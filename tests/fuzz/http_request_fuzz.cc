@@ -300,7 +300,16 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace corral::fuzz;
   remove_db(g_paths->work);
-  fs::copy_file(g_paths->base, g_paths->work);
+  // libFuzzer's timer signal (SIGALRM, for -timeout) can interrupt the copy: try again.
+  std::error_code copied;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    copied.clear();
+    if (fs::copy_file(g_paths->base, g_paths->work, fs::copy_options::overwrite_existing,
+                      copied)) {
+      break;
+    }
+  }
+  CORRAL_CHECK(!copied);
   World w(g_paths->work.string(), kWorldBuiltMs + 60'000);
   InputStream stream(std::string_view(reinterpret_cast<const char*>(data), size));
   for (int i = 0; i < kMaxRequests; ++i) {
