@@ -304,8 +304,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::error_code copied;
   for (int attempt = 0; attempt < 100; ++attempt) {
     copied.clear();
-    if (fs::copy_file(g_paths->base, g_paths->work, fs::copy_options::overwrite_existing,
-                      copied)) {
+    if (fs::copy_file(g_paths->base, g_paths->work, fs::copy_options::overwrite_existing, copied)) {
       break;
     }
   }
