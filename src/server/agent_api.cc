@@ -1,6 +1,7 @@
 #include "server/agent_api.h"
 
 #include <algorithm>
+#include <atomic>
 #include <httplib.h>
 #include <optional>
 
@@ -61,7 +62,10 @@ Result<Reply> AgentApi::assignments(const Call& c) {
   }
   // The wait holds no transaction. The version is read BEFORE the state, so the answer
   // is at least as new as the version it carries.
+  std::atomic<std::int64_t>& waiting = pipeline_.metrics().polls_waiting;
+  ++waiting;
   const std::int64_t version = board_.wait(node, since, std::chrono::milliseconds(wait_ms));
+  --waiting;
   Reply reply;
   CORRAL_RETURN_IF_ERROR(pipeline_.store().read([&](store::Tx& tx) {
     const core::NodeId id(node);

@@ -56,6 +56,8 @@ std::string Metrics::render() const {
   line(out, "corral_job_spec_decodes_total", "counter",
        "stored job specs decoded for agents and controllers (once per job, not per poll)",
        job_spec_decodes.load());
+  line(out, "corral_agent_polls_waiting", "gauge", "agents' long polls parked on the board",
+       polls_waiting.load());
   return out;
 }
 

@@ -29,6 +29,7 @@ struct Metrics {
   std::atomic<std::int64_t> running_jobs{0};  // holding GPUs, as of the last cycle
   std::atomic<std::int64_t> store_errors{0};
   std::atomic<std::int64_t> job_spec_decodes{0};  // stored specs decoded by SpecCache
+  std::atomic<std::int64_t> polls_waiting{0};     // agents' long polls parked right now
 
   std::string render() const;
 };

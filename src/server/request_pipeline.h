@@ -154,6 +154,7 @@ class RequestPipeline {
 
   store::Store& store() { return store_; }
   const core::Clock& clock() const { return clock_; }
+  Metrics& metrics() { return metrics_; }
 
  private:
   void serve(const Route& route, const httplib::Request& req, httplib::Response& res);

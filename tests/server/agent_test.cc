@@ -117,10 +117,8 @@ TYPED_TEST(AgentTest, GangOverTwoNodesRunsAndSucceeds) {
     took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  t0);
   });
-  // The one fixed sleep left: it only makes it likely that the poll is parked before the
-  // submit (corrald shows no count of parked polls to wait on). Either order passes; this
-  // order is the one that tests the wake-up.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Submitted once the poll is parked (the gauge counts it), so this tests the wake-up.
+  ASSERT_TRUE(eventually([&] { return this->metric("corral_agent_polls_waiting") >= 1; }));
   const auto id = this->submit({{"resources", {{"gpus", 16}, {"gpuTypes", {"H100"}}}},
                                 {"env", {{"MODE", "test"}}},
                                 {"secretEnv", {{"WANDB_API_KEY", "hunter2"}}},
