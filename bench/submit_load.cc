@@ -68,7 +68,13 @@ int main(int argc, char** argv) {
         } else if (r && r->status == 429) {
           ++rejected;
         } else {
-          ++errors;
+          // The first few are shown: an answer that is neither an acknowledgement nor a
+          // refusal is a finding, not noise.
+          if (++errors <= 5) {
+            std::fprintf(stderr, "submit_load: %s\n",
+                         r ? (std::to_string(r->status) + " " + r->body.substr(0, 300)).c_str()
+                           : ("no answer: " + httplib::to_string(r.error())).c_str());
+          }
         }
       }
     });
