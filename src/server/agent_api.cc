@@ -179,15 +179,17 @@ void AgentApi::install(httplib::Server& http) {
     return [this, fn](const Call& c) { return (this->*fn)(c); };
   };
   const RoleSet agents{Role::kAgent};
-  std::vector<Route> routes = {
-      call_route("POST", "/v1/agents/join", {Role::kJoin}, bound(&AgentApi::join)),
-      call_route("GET", R"(/v1/agents/([^/]+)/assignments)", agents, bound(&AgentApi::assignments)),
-      call_route("POST", R"(/v1/agents/([^/]+)/heartbeat)", agents, bound(&AgentApi::heartbeat)),
-      call_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents, bound(&AgentApi::checkpoint)),
-      call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),
-  };
-  for (std::size_t i = 1; i < 4; ++i) routes[i].node_scoped = true;
-  pipeline_.install(http, routes);
+  pipeline_.install(
+      http, {
+                call_route("POST", "/v1/agents/join", {Role::kJoin}, bound(&AgentApi::join)),
+                node_route("GET", R"(/v1/agents/([^/]+)/assignments)", agents,
+                           bound(&AgentApi::assignments)),
+                node_route("POST", R"(/v1/agents/([^/]+)/heartbeat)", agents,
+                           bound(&AgentApi::heartbeat)),
+                node_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents,
+                           bound(&AgentApi::checkpoint)),
+                call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),
+            });
 }
 
 }  // namespace corral::server

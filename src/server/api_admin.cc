@@ -153,12 +153,6 @@ Route direct(const char* method, std::string pattern, RoleSet roles, ApiContext&
 }  // namespace
 
 std::vector<Route> admin_routes(ApiContext& api) {
-  Route health = call_route("GET", "/healthz", kCallers, [](const Call&) -> Result<Reply> {
-    return json_reply({{"status", "ok"}});
-  });
-  health.kind = Route::Kind::kPublic;
-  Route scrape = direct("GET", "/metrics", kCallers, api, metrics);
-  scrape.kind = Route::Kind::kPublic;
   return {
       write_route("POST", "/v1/tokens", kAdmins, bind_api(api, create_token)),
       read_route("GET", "/v1/audit", kAdmins, bind_api(api, list_audit)),
@@ -166,8 +160,11 @@ std::vector<Route> admin_routes(ApiContext& api) {
       direct("POST", "/v1/scheduler/captures", kAdmins, api, capture),
       direct("GET", "/v1/scheduler/captures", kAdmins, api, list_captures),
       direct("GET", R"(/v1/scheduler/captures/([^/]+))", kAdmins, api, get_capture),
-      std::move(health),
-      std::move(scrape),
+      public_route("GET", "/healthz",
+                   [](const Call&) -> Result<Reply> {
+                     return json_reply({{"status", "ok"}});
+                   }),
+      public_route("GET", "/metrics", [&api](const Call& c) { return metrics(api, c); }),
   };
 }
 

@@ -90,6 +90,18 @@ Route call_route(const char* method, std::string pattern, RoleSet roles, Route::
   return Route{method, std::move(pattern), Route::Kind::kCall, roles, nullptr, std::move(fn)};
 }
 
+Route node_route(const char* method, std::string pattern, RoleSet roles, Route::Direct fn) {
+  Route r = call_route(method, std::move(pattern), roles, std::move(fn));
+  r.node_scoped = true;
+  return r;
+}
+
+Route public_route(const char* method, std::string pattern, Route::Direct fn) {
+  Route r = call_route(method, std::move(pattern), {}, std::move(fn));
+  r.kind = Route::Kind::kPublic;
+  return r;
+}
+
 RequestPipeline::RequestPipeline(store::Store& store, const core::Clock& clock, Metrics& metrics,
                                  TokenAuth& auth, AssignmentBoard& board, SchedulerSignals& loop)
     : store_(store),

@@ -131,6 +131,10 @@ Route read_route(const char* method, std::string pattern, RoleSet roles, Route::
 Route write_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn,
                   Route::Precheck precheck = nullptr);
 Route call_route(const char* method, std::string pattern, RoleSet roles, Route::Direct fn);
+// A kCall route whose path's first capture group names the node an agent acts for.
+Route node_route(const char* method, std::string pattern, RoleSet roles, Route::Direct fn);
+// A kPublic route: no authentication (health, metrics).
+Route public_route(const char* method, std::string pattern, Route::Direct fn);
 
 class RequestPipeline {
  public:

@@ -68,8 +68,7 @@ Result<std::vector<AgentSessionRow>> SqlTx::sessions(std::string_view where,
 
 Result<std::optional<AgentSessionRow>> SqlTx::get_agent_session(const core::NodeId& node) {
   CORRAL_ASSIGN_OR_RETURN(auto rows, sessions("WHERE node = $1", {node.value}));
-  if (rows.empty()) return std::optional<AgentSessionRow>();
-  return std::optional<AgentSessionRow>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<AgentSessionRow>> SqlTx::list_agent_sessions() { return sessions("", {}); }

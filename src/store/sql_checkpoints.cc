@@ -52,8 +52,7 @@ Result<std::vector<core::Checkpoint>> SqlTx::list_checkpoints(core::JobId job) {
 Result<std::optional<core::Checkpoint>> SqlTx::latest_checkpoint(core::JobId job) {
   CORRAL_ASSIGN_OR_RETURN(
       auto rows, checkpoints("WHERE job_id = $1 ORDER BY time DESC, id DESC LIMIT 1", {job.value}));
-  if (rows.empty()) return std::optional<core::Checkpoint>();
-  return std::optional<core::Checkpoint>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<CheckpointTimeRow>> SqlTx::list_holders_checkpoint_times() {

@@ -78,8 +78,7 @@ Result<JobRow> SqlTx::insert_job(const NewJob& job) {
 Result<std::optional<JobRow>> SqlTx::get_job(core::JobId id) {
   CORRAL_ASSIGN_OR_RETURN(
       auto rows, jobs(cat("SELECT ", kJobColumns, " FROM jobs WHERE id = $1"), {id.value}));
-  if (rows.empty()) return std::optional<JobRow>();
-  return std::optional<JobRow>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<JobRow>> SqlTx::list_jobs(const JobFilter& filter) {

@@ -51,8 +51,7 @@ Status SqlTx::upsert_node(const NodeRow& n) {
 
 Result<std::optional<NodeRow>> SqlTx::get_node(const core::NodeId& id) {
   CORRAL_ASSIGN_OR_RETURN(auto rows, nodes("WHERE name = $1", {id.value}));
-  if (rows.empty()) return std::optional<NodeRow>();
-  return std::optional<NodeRow>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<NodeRow>> SqlTx::list_nodes() { return nodes("", {}); }
@@ -83,8 +82,7 @@ Status SqlTx::upsert_inventory(const InventoryRow& row) {
 
 Result<std::optional<InventoryRow>> SqlTx::get_inventory(const core::NodeId& id) {
   CORRAL_ASSIGN_OR_RETURN(auto rows, inventory("WHERE node = $1", {id.value}));
-  if (rows.empty()) return std::optional<InventoryRow>();
-  return std::optional<InventoryRow>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<InventoryRow>> SqlTx::list_inventory() { return inventory("", {}); }

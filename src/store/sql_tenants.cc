@@ -43,8 +43,7 @@ Status SqlTx::put_tenant(const TenantRow& t) {
 
 Result<std::optional<TenantRow>> SqlTx::get_tenant(const core::TenantId& id) {
   CORRAL_ASSIGN_OR_RETURN(auto rows, tenants("WHERE name = $1", {id.value}));
-  if (rows.empty()) return std::optional<TenantRow>();
-  return std::optional<TenantRow>(std::move(rows[0]));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<TenantRow>> SqlTx::list_tenants() { return tenants("", {}); }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/job_phase.h"
 #include "core/status.h"
@@ -63,6 +64,13 @@ class RowReader {
 std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
+
+// The one row a lookup by key reads, or nullopt when there is none.
+template <typename Row>
+std::optional<Row> first_row(std::vector<Row> rows) {
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
 
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
   std::string s(a);
