@@ -233,6 +233,11 @@ Status read_observed_gpu(const json& g, const std::string& path, ObservedGpu& ou
   return read_int_array(Field{g, path, "nvlinkPeers"}, 0, kMaxGpuIndex, out.nvlink_peers);
 }
 
+Status read_inventory(const json& inv, const std::string& path, ObservedInventory& out) {
+  CORRAL_RETURN_IF_ERROR(read_string(Field{inv, path, "source"}, kMaxUrlBytes, out.source));
+  return read_objects(Field{inv, path, "gpus"}, out.gpus, read_observed_gpu);
+}
+
 json gpu_health_json(const GpuHealth& h) {
   return {{"index", h.index},
           {"uuid", h.uuid},
@@ -430,11 +435,7 @@ Result<JoinRequest> decode_join_request(std::string_view body, const NodeDecoder
   r.node = std::move(*decoded);
   if (const json* inv = find(j, "inventory")) {
     if (!inv->is_object()) return invalid_argument("inventory", "must be an object");
-    const std::string path = "inventory";
-    CORRAL_RETURN_IF_ERROR(
-        read_string(Field{*inv, path, "source"}, kMaxUrlBytes, r.inventory.source));
-    CORRAL_RETURN_IF_ERROR(
-        read_objects(Field{*inv, path, "gpus"}, r.inventory.gpus, read_observed_gpu));
+    CORRAL_RETURN_IF_ERROR(read_inventory(*inv, "inventory", r.inventory));
   }
   return r;
 }
@@ -521,6 +522,23 @@ std::string encode_observed_inventory(const ObservedInventory& inventory) {
 
 std::string encode_gpu_health(const std::vector<GpuHealth>& gpus) {
   return dump(gpu_health_array(gpus));
+}
+
+Result<ObservedInventory> decode_observed_inventory(std::string_view text) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(text));
+  const std::string root;
+  ObservedInventory out;
+  CORRAL_RETURN_IF_ERROR(read_inventory(j, root, out));
+  return out;
+}
+
+Result<std::vector<GpuHealth>> decode_gpu_health(std::string_view text) {
+  json holder = {{"gpus", json::parse(text, nullptr, false)}};
+  if (holder["gpus"].is_discarded()) return invalid_argument("gpus", "is not JSON");
+  const std::string root;
+  std::vector<GpuHealth> out;
+  CORRAL_RETURN_IF_ERROR(read_objects(Field{holder, root, "gpus", true}, out, read_gpu_health));
+  return out;
 }
 
 std::string encode_heartbeat_answer(const HeartbeatAnswer& a) {

@@ -189,9 +189,12 @@ struct Heartbeat {
 std::string encode_heartbeat(const Heartbeat& heartbeat);
 Result<Heartbeat> decode_heartbeat(std::string_view body);
 
-// The pieces corrald keeps as observed state, as the join and heartbeat bodies carry them.
+// The pieces corrald keeps as observed state, as the join and heartbeat bodies carry them;
+// the decoders read them back as strictly as the bodies are read.
 std::string encode_observed_inventory(const ObservedInventory& inventory);
 std::string encode_gpu_health(const std::vector<GpuHealth>& gpus);
+Result<ObservedInventory> decode_observed_inventory(std::string_view text);
+Result<std::vector<GpuHealth>> decode_gpu_health(std::string_view text);
 
 struct HeartbeatAnswer {
   std::int64_t epoch = 0;

@@ -14,4 +14,16 @@ std::string_view to_string(NodeAdminState state) {
   return "unknown";
 }
 
+std::string_view to_string(GpuCondition condition) {
+  switch (condition) {
+    case GpuCondition::kOk:
+      return "ok";
+    case GpuCondition::kHot:
+      return "hot";
+    case GpuCondition::kUnhealthy:
+      return "unhealthy";
+  }
+  return "unknown";
+}
+
 }  // namespace corral::core

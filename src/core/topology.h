@@ -36,6 +36,15 @@ enum class NodeAdminState {
 };
 std::string_view to_string(NodeAdminState state);
 
+// A GPU's condition as corrald judged its agent's last readings (server/node_health.h):
+// observed state, which only the agent's reports change.
+enum class GpuCondition {
+  kOk,
+  kHot,        // over its temperature or power limit: no new placements, work keeps running
+  kUnhealthy,  // a fault: excluded at once, and its node drained
+};
+std::string_view to_string(GpuCondition condition);
+
 struct Gpu {
   std::int32_t index = 0;  // the device index on its node
   std::string uuid;        // stable across reboots (NVML's GPU-… string)

@@ -50,11 +50,9 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                                             .power_cap_watts = request.rack_power_cap_w,
                                             .updated_at = ctx.now}));
   }
-  json observed = json::parse(reg.spec_json);
-  observed["observed"] = {
-      {"inventory", json::parse(core::encode_observed_inventory(request.inventory))}};
-  CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
-      {.node = node.id, .inventory_json = observed.dump(), .heartbeat_at = ctx.now}));
+  // A join reports what the agent found; the GPUs' conditions wait for its readings.
+  CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+      {.node = node.id, .inventory = request.inventory, .heartbeat_at = ctx.now}));
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node.id));
   // The epoch only moves when the node is lost, so an agent that restarts on a node
   // that was not lost meanwhile gets the same one back.
@@ -139,26 +137,24 @@ Status record_health(store::Tx& tx, const std::string& node,
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
   if (!row) return core::not_found("node " + node + " is not registered");
   CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
-  const auto verdicts = evaluate_gpus(registered, gpus, ctx.settings);
-  json observed = json::array();
+  CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_observed(registered.id));
+  store::ObservedNode observed =
+      seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
+  observed.gpus.clear();
+  observed.readings = gpus;
+  observed.heartbeat_at = ctx.now;
   std::string critical;
-  for (auto& g : registered.gpus) {
-    const auto v = std::find_if(verdicts.begin(), verdicts.end(),
-                                [&](const GpuVerdict& x) { return x.index == g.index; });
-    g.healthy = v == verdicts.end() || (!v->critical && !v->hot);
-    if (v != verdicts.end() && v->critical && critical.empty()) {
-      critical = "gpu " + std::to_string(g.index) + ": " + v->problem;
+  for (const GpuVerdict& v : evaluate_gpus(registered, gpus, ctx.settings)) {
+    observed.gpus.push_back({.index = v.index,
+                             .condition = v.critical ? core::GpuCondition::kUnhealthy
+                                          : v.hot    ? core::GpuCondition::kHot
+                                                     : core::GpuCondition::kOk,
+                             .problem = v.problem});
+    if (v.critical && critical.empty()) {
+      critical = "gpu " + std::to_string(v.index) + ": " + v.problem;
     }
-    observed.push_back(
-        {{"index", g.index},
-         {"health",
-          v == verdicts.end() || v->problem.empty() ? "ok" : (v->critical ? "unhealthy" : "hot")},
-         {"problem", v == verdicts.end() ? "" : v->problem}});
   }
-  json inv = json::parse(node_to_json(registered));
-  inv["observed"] = {{"gpus", observed}, {"readings", json::parse(core::encode_gpu_health(gpus))}};
-  CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
-      {.node = registered.id, .inventory_json = inv.dump(), .heartbeat_at = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(tx.upsert_observed(observed));
   ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
   if (critical.empty() || row->admin == core::NodeAdminState::kDraining) return Status();
   // A failing GPU: cordon and drain the node, with the reason recorded and audited.

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <httplib.h>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "server/list_page.h"
 #include "server/model_json.h"
 #include "server/node_admin.h"
+#include "server/node_health.h"
 
 namespace corral::server {
 namespace {
@@ -19,31 +21,71 @@ using core::Result;
 using core::Status;
 using nlohmann::json;
 
-Result<json> node_view(ApiContext& api, store::Tx& tx, const store::NodeRow& row,
-                       const std::vector<store::AllocationRow>& active) {
-  json out = parse_or_null(row.spec_json);
-  CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(row.id));
-  if (inv) {
-    const json observed = parse_or_null(inv->inventory_json);
-    if (observed.is_object() && observed.contains("gpus")) out["gpus"] = observed["gpus"];
-    out["heartbeatAtMs"] = core::to_ms(inv->heartbeat_at);
-    if (observed.is_object() && observed.contains("observed")) {
-      out["observed"] = observed["observed"];
-    }
+// What a node's view shows besides its registration: read once for a whole page.
+struct NodeFacts {
+  std::map<std::string, store::ObservedNode> observed;     // by node
+  std::map<std::string, store::AgentSessionRow> sessions;  // by node
+  std::vector<store::AllocationRow> active;                // of these nodes
+};
+
+Result<NodeFacts> facts_of_every_node(store::Tx& tx) {
+  NodeFacts facts;
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.list_observed());
+  for (auto& o : observed) facts.observed[o.node.value] = std::move(o);
+  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+  for (auto& s : sessions) facts.sessions[s.node.value] = std::move(s);
+  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations());
+  return facts;
+}
+
+Result<NodeFacts> facts_of_node(store::Tx& tx, const core::NodeId& id) {
+  NodeFacts facts;
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(id));
+  if (observed) facts.observed[id.value] = std::move(*observed);
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
+  if (session) facts.sessions[id.value] = std::move(*session);
+  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations_on(id));
+  return facts;
+}
+
+json observed_json(const store::ObservedNode& o) {
+  json gpus = json::array();
+  for (const auto& g : o.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"health", std::string(core::to_string(g.condition))},
+                    {"problem", g.problem}});
+  }
+  return {{"inventory", json::parse(core::encode_observed_inventory(o.inventory))},
+          {"gpus", std::move(gpus)},
+          {"readings", json::parse(core::encode_gpu_health(o.readings))}};
+}
+
+// The registration with its GPUs' health as observed, its agent and its allocations.
+Result<json> node_view(ApiContext& api, const store::NodeRow& row, const NodeFacts& facts) {
+  CORRAL_ASSIGN_OR_RETURN(core::Node node, node_from_json(row.spec_json));
+  const auto observed = facts.observed.find(row.id.value);
+  if (observed != facts.observed.end()) apply_observation(node, observed->second);
+  json out = json::parse(node_to_json(node));
+  if (observed != facts.observed.end()) {
+    out["heartbeatAtMs"] = core::to_ms(observed->second.heartbeat_at);
+    out["observed"] = observed_json(observed->second);
   }
   out["admin"] = std::string(core::to_string(row.admin));
   out["adminReason"] = row.admin_reason;
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(row.id));
+  const auto it = facts.sessions.find(row.id.value);
   // The log key never leaves corrald.
-  out["agent"] = session ? json{{"url", session->agent_url},
-                                {"epoch", session->epoch},
-                                {"lost", session->lost},
-                                {"joinedAtMs", core::to_ms(session->joined_at)},
-                                {"heartbeatAtMs", core::to_ms(session->heartbeat_at)},
-                                {"heartbeatAgeMs", core::to_ms(api.now() - session->heartbeat_at)}}
-                         : json(nullptr);
+  out["agent"] = nullptr;
+  if (it != facts.sessions.end()) {
+    const store::AgentSessionRow& session = it->second;
+    out["agent"] = {{"url", session.agent_url},
+                    {"epoch", session.epoch},
+                    {"lost", session.lost},
+                    {"joinedAtMs", core::to_ms(session.joined_at)},
+                    {"heartbeatAtMs", core::to_ms(session.heartbeat_at)},
+                    {"heartbeatAgeMs", core::to_ms(api.now() - session.heartbeat_at)}};
+  }
   json allocated = json::array();
-  for (const auto& a : active) {
+  for (const auto& a : facts.active) {
     if (a.node == row.id) {
       allocated.push_back({{"index", a.gpu_index}, {"job", a.job.value}});
     }
@@ -52,27 +94,30 @@ Result<json> node_view(ApiContext& api, store::Tx& tx, const store::NodeRow& row
   return out;
 }
 
+Result<json> view_of_node(ApiContext& api, store::Tx& tx, const store::NodeRow& row) {
+  CORRAL_ASSIGN_OR_RETURN(const NodeFacts facts, facts_of_node(tx, row.id));
+  return node_view(api, row, facts);
+}
+
 Result<Reply> list_nodes(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(const auto active, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(
-      auto out, name_page("nodes", std::move(rows), page,
-                          [&](const store::NodeRow& r) -> Result<std::optional<json>> {
-                            CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, r, active));
-                            return std::optional<json>(std::move(v));
-                          }));
+  CORRAL_ASSIGN_OR_RETURN(const NodeFacts facts, facts_of_every_node(tx));
+  CORRAL_ASSIGN_OR_RETURN(auto out,
+                          name_page("nodes", std::move(rows), page,
+                                    [&](const store::NodeRow& r) -> Result<std::optional<json>> {
+                                      CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, r, facts));
+                                      return std::optional<json>(std::move(v));
+                                    }));
   return json_reply(out);
 }
 
 Result<Reply> get_node(ApiContext& api, const Call& c, store::Tx& tx) {
-  const httplib::Request& req = c.req;
-  const std::string id = req.matches[1];
+  const std::string id = c.req.matches[1];
   if (!valid_name(id)) return core::not_found("node not found");
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
   if (!row) return core::not_found("node " + id + " not found");
-  CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, *row, active));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
   return json_reply(v);
 }
 
@@ -88,15 +133,11 @@ Result<Reply> register_node(ApiContext& api, const Call& c, store::Tx& tx) {
   // The registration's labels are desired state; its GPUs and health are observed.
   CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, now));
   const auto& existing = reg.before;
-  const std::string& spec = reg.spec_json;
-  CORRAL_RETURN_IF_ERROR(
-      tx.upsert_inventory({.node = node.id, .inventory_json = spec, .heartbeat_at = now}));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, existing ? "node.update" : "node.register",
                                             "node/" + node.id.value, existing ? "registered" : "",
                                             std::to_string(node.gpus.size()) + " gpus"));
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(node.id));
-  CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, *row, active));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
   Reply reply = json_reply(v, existing ? 200 : 201);
   reply.wake_scheduler = true;
   return reply;
@@ -119,8 +160,7 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "node." + verb, "node/" + id,
                                             std::string(core::to_string(before)),
                                             std::string(core::to_string(row->admin))));
-  CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, tx, *row, active));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
   Reply reply = json_reply(v);
   reply.wake_scheduler = true;
   reply.effects = fx;

@@ -1,6 +1,8 @@
 #include "server/apply_decisions.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -39,6 +41,7 @@ class Applier {
       : tx_(tx), ctx_(ctx), lifecycle_{ctx.board, ctx.settings, ctx.now, out_.fx, ctx.specs} {}
 
   core::Result<Applied> run(const sched::Decisions& d) {
+    CORRAL_RETURN_IF_ERROR(read_jobs(d));
     for (const auto& p : d.preemptions) CORRAL_RETURN_IF_ERROR(preempt(p));
     for (const auto& rz : d.resizes) CORRAL_RETURN_IF_ERROR(resize(rz));
     for (const auto& p : d.placements) CORRAL_RETURN_IF_ERROR(place(p));
@@ -46,6 +49,28 @@ class Applier {
   }
 
  private:
+  // Every job the decisions name, in one batch read before any of them changes.
+  Status read_jobs(const sched::Decisions& d) {
+    std::vector<core::JobId> ids;
+    for (const auto& p : d.preemptions) ids.push_back(p.victim);
+    for (const auto& rz : d.resizes) ids.push_back(rz.job);
+    for (const auto& p : d.placements) ids.push_back(p.job);
+    for (const core::JobId id : ids) batch_[id.value] = std::nullopt;
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx_.get_jobs(ids));
+    for (auto& row : rows) batch_[row.id.value] = std::move(row);
+    return Status();
+  }
+
+  // A job as stored: from the batch the first time (nullopt when it does not exist), read
+  // again after that, since whoever took it first may have changed it.
+  core::Result<std::optional<store::JobRow>> take_job(core::JobId id) {
+    const auto it = batch_.find(id.value);
+    if (it == batch_.end()) return tx_.get_job(id);
+    std::optional<store::JobRow> row = std::move(it->second);
+    batch_.erase(it);
+    return row;
+  }
+
   // A job stopped at once (nothing of it was running) is pending again: the loop's
   // in-memory queue must learn it, and what it held is free for this transaction.
   Status note_if_requeued(core::JobId job) {
@@ -57,7 +82,7 @@ class Applier {
   }
 
   Status preempt(const sched::Preemption& pre) {
-    CORRAL_ASSIGN_OR_RETURN(auto victim, tx_.get_job(pre.victim));
+    CORRAL_ASSIGN_OR_RETURN(auto victim, take_job(pre.victim));
     if (!victim || core::is_terminal(victim->phase)) return Status();
     if (!core::next_phase(victim->phase, core::JobEvent::kPreempt).ok()) return Status();
     // decide()'s reason names the job it makes room for, and why.
@@ -74,7 +99,7 @@ class Applier {
   // keeping its GPUs until its agent confirms), with its new size recorded; once requeued
   // it is placed again at that size.
   Status resize(const sched::Resize& rz) {
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx_.get_job(rz.job));
+    CORRAL_ASSIGN_OR_RETURN(auto job, take_job(rz.job));
     if (!job) return Status();
     store::JobRow next = *job;
     next.updated_at = ctx_.now;
@@ -118,7 +143,7 @@ class Applier {
         std::all_of(p.waits_for.begin(), p.waits_for.end(),
                     [&](core::JobId v) { return stopped_.count(v.value) > 0; });
     if (!victims_gone) return Status();
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx_.get_job(p.job));
+    CORRAL_ASSIGN_OR_RETURN(auto job, take_job(p.job));
     if (!job || job->phase != JobPhase::kPending) {  // cancelled meanwhile
       out_.left_queue.push_back(p.job.value);
       return Status();
@@ -166,6 +191,7 @@ class Applier {
   Applied out_;
   LifecycleContext lifecycle_;
   std::set<std::int64_t> stopped_;  // jobs whose GPUs are free inside this transaction
+  std::map<std::int64_t, std::optional<store::JobRow>> batch_;  // read_jobs(), not yet taken
 };
 
 }  // namespace

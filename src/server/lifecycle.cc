@@ -305,15 +305,13 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
 Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
                      const std::string& reason) {
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
-  std::set<std::int64_t> jobs;
-  for (const auto& a : allocs) jobs.insert(a.job.value);
-  for (const auto id : jobs) {
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
-    if (!job || (job->phase != JobPhase::kLaunching && job->phase != JobPhase::kRunning)) {
-      continue;
-    }
+  std::vector<core::JobId> ids;
+  for (const auto& a : allocs) ids.push_back(a.job);
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
+  for (const store::JobRow& job : jobs) {
+    if (job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning) continue;
     CORRAL_RETURN_IF_ERROR(
-        preempt_job(tx, ctx, *job, {.reason = "node " + node.value + " draining: " + reason}));
+        preempt_job(tx, ctx, job, {.reason = "node " + node.value + " draining: " + reason}));
   }
   return Status();
 }

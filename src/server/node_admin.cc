@@ -1,12 +1,8 @@
 #include "server/node_admin.h"
 
-#include <nlohmann/json.hpp>
-
 #include "server/model_json.h"
 
 namespace corral::server {
-
-using nlohmann::json;
 
 core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
                                               core::Time now) {
@@ -40,18 +36,13 @@ namespace {
 
 // A node the health controller drained comes back only once its GPUs report healthy.
 core::Status check_healthy(store::Tx& tx, const store::NodeRow& row) {
-  CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(row.id));
-  if (!inv) return core::Status();
-  const json observed = json::parse(inv->inventory_json, nullptr, false);
-  if (!observed.is_object() || !observed.contains("observed") ||
-      !observed["observed"].is_object() || !observed["observed"].contains("gpus")) {
-    return core::Status();
-  }
-  for (const auto& g : observed["observed"]["gpus"]) {
-    if (g.is_object() && g.value("health", "ok") == "unhealthy") {
-      return core::failed_precondition(
-          "node " + row.id.value + " gpu " + std::to_string(g.value("index", -1)) +
-          " still reports " + g.value("problem", "a fault") + "; undrain once it reports healthy");
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(row.id));
+  if (!observed) return core::Status();
+  for (const store::GpuObservation& g : observed->gpus) {
+    if (g.condition == core::GpuCondition::kUnhealthy) {
+      return core::failed_precondition("node " + row.id.value + " gpu " + std::to_string(g.index) +
+                                       " still reports " + g.problem +
+                                       "; undrain once it reports healthy");
     }
   }
   return core::Status();

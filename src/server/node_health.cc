@@ -35,6 +35,14 @@ std::string critical_xid_name(std::int64_t xid) {
   return it == kCritical.end() ? std::string() : it->second;
 }
 
+void apply_observation(core::Node& node, const store::ObservedNode& observed) {
+  for (const store::GpuObservation& judged : observed.gpus) {
+    for (auto& g : node.gpus) {
+      if (g.index == judged.index) g.healthy = judged.condition == core::GpuCondition::kOk;
+    }
+  }
+}
+
 std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
                                       const std::vector<core::GpuHealth>& gpus,
                                       const AgentSettings& settings) {
@@ -91,8 +99,10 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
   session->lost = true;
   CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(*session));
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
-  std::set<std::int64_t> jobs;
-  for (const auto& a : allocs) jobs.insert(a.job.value);
+  std::vector<core::JobId> ids;
+  for (const auto& a : allocs) ids.push_back(a.job);
+  // Read before the release below, which the job rows do not depend on.
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
   CORRAL_RETURN_IF_ERROR(tx.release_allocations_on(node, ctx.now).status());
   ctx.fx.bump.insert(node.value);
   ctx.fx.wake_scheduler = true;
@@ -103,46 +113,44 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
                         .before = "epoch=" + std::to_string(session->epoch - 1),
                         .after = "lost epoch=" + std::to_string(session->epoch) + ": " + why,
                         .time = ctx.now}));
-  for (const auto id : jobs) {
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
-    if (!job) continue;
+  for (const store::JobRow& job : jobs) {
     const std::string lost = "node " + node.value + " lost (" + why + ")";
     CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-        {.job = job->id, .time = ctx.now, .kind = "node lost", .message = lost}));
-    if (job->phase == JobPhase::kLaunching || job->phase == JobPhase::kRunning) {
+        {.job = job.id, .time = ctx.now, .kind = "node lost", .message = lost}));
+    if (job.phase == JobPhase::kLaunching || job.phase == JobPhase::kRunning) {
       // The attempt is lost: it counts as a restart, and restarts from its checkpoint.
       // A stored spec that no longer decodes (data loss, or a validator grown stricter since
       // the submit) must not keep the node's loss from being recorded, on every sweep: its
       // job gets the default restart budget.
-      const auto spec = ctx.specs.get(job->id, job->spec_json);
+      const auto spec = ctx.specs.get(job.id, job.spec_json);
       const std::int32_t max_restarts =
           spec.ok() ? (*spec)->max_restarts : core::JobSpec{}.max_restarts;
-      store::JobRow next = *job;
+      store::JobRow next = job;
       next.updated_at = ctx.now;
-      if (job->restarts < max_restarts) {
+      if (job.restarts < max_restarts) {
         next.phase = JobPhase::kPreempting;  // until the other nodes' ranks confirm
-        next.restarts = job->restarts + 1;
-        next.reason = lost + "; attempt " + std::to_string(job->attempt) + " ended; restart " +
+        next.restarts = job.restarts + 1;
+        next.reason = lost + "; attempt " + std::to_string(job.attempt) + " ended; restart " +
                       std::to_string(next.restarts) + " of " + std::to_string(max_restarts);
       } else {
         next.phase = JobPhase::kFailed;
         next.reason = lost + "; out of restarts (maxRestarts " + std::to_string(max_restarts) + ")";
       }
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job->phase));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
       if (!won) return core::raced("job changed while losing its node");
       if (next.phase == JobPhase::kFailed) {
-        CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job->id,
+        CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job.id,
                                                     .time = ctx.now,
                                                     .kind = "finished",
                                                     .message = "failed: " + next.reason}));
       }
     }
     // Other nodes' ranks stop; the job is requeued (or released) once they confirm.
-    CORRAL_ASSIGN_OR_RETURN(auto rest, tx.list_allocations(job->id));
+    CORRAL_ASSIGN_OR_RETURN(auto rest, tx.list_allocations(job.id));
     for (const auto& a : rest) {
-      if (a.active) ctx.fx.stops.insert({id, a.node.value});
+      if (a.active) ctx.fx.stops.insert({job.id.value, a.node.value});
     }
-    CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, job->id));
+    CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, job.id));
   }
   return Status();
 }

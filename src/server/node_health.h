@@ -49,6 +49,11 @@ std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
                                       const std::vector<core::GpuHealth>& gpus,
                                       const AgentSettings& settings);
 
+// The registered node as the scheduler and the API see it: a GPU its agent's last readings
+// judged is healthy only when judged ok (a hot one takes no new placements); one not
+// judged keeps the health its registration gives it.
+void apply_observation(core::Node& node, const store::ObservedNode& observed);
+
 // The name of a critical XID, or empty when `xid` is not critical.
 std::string critical_xid_name(std::int64_t xid);
 

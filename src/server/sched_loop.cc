@@ -108,9 +108,10 @@ Status SchedLoop::read_pending(store::Tx& tx, bool full,
     for (auto& row : rows) pending_.emplace(row.id.value, std::move(row));
     return Status();
   }
-  for (const std::int64_t id : submitted) {
-    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(core::JobId(id)));
-    if (row && row->phase == JobPhase::kPending) pending_.insert_or_assign(id, std::move(*row));
+  std::vector<core::JobId> ids(submitted.begin(), submitted.end());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.get_jobs(ids));
+  for (auto& row : rows) {
+    if (row.phase == JobPhase::kPending) pending_.insert_or_assign(row.id.value, std::move(row));
   }
   return Status();
 }

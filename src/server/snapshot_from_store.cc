@@ -3,27 +3,18 @@
 #include <algorithm>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
 #include "core/gpu_type.h"
 #include "core/job_phase.h"
 #include "core/job_spec_parse.h"
 #include "core/priority.h"
 #include "sched/estimate.h"
 #include "server/model_json.h"
+#include "server/node_health.h"
 
 namespace corral::server {
 namespace {
 
 using core::JobPhase;
-
-// The registered node with the agent's health verdicts (observed), minus the extra
-// observations node_from_json does not know.
-core::Result<core::Node> node_from_inventory(const std::string& text) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_object()) doc.erase("observed");
-  return node_from_json(doc.is_discarded() ? text : doc.dump());
-}
 
 // A job restarting after a resize is placed at its target size: the largest size
 // allowed is capped there (a smaller one is still taken when the target no longer fits,
@@ -40,8 +31,8 @@ void cap_at_target(sched::JobRequest& r, std::int32_t target) {
 core::Result<StoreView> read_store_view(store::Tx& tx) {
   StoreView view;
   CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(auto inventory, tx.list_inventory());
-  for (auto& row : inventory) view.inventory[row.node.value] = std::move(row);
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.list_observed());
+  for (auto& row : observed) view.observed[row.node.value] = std::move(row);
   CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
   for (auto& s : sessions) view.sessions[s.node.value] = std::move(s);
   CORRAL_ASSIGN_OR_RETURN(view.tenants, tx.list_tenants());
@@ -106,10 +97,10 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
   sched::SnapshotInput in;
   in.gpu_types.assign(core::builtin_gpu_types().begin(), core::builtin_gpu_types().end());
   for (const auto& row : view.nodes) {
-    const auto inv = view.inventory.find(row.id.value);
-    auto node = node_from_inventory(inv != view.inventory.end() ? inv->second.inventory_json
-                                                                : row.spec_json);
+    auto node = node_from_json(row.spec_json);
     if (!node.ok()) continue;  // stored by this server, so valid; skip rather than stall
+    const auto observed = view.observed.find(row.id.value);
+    if (observed != view.observed.end()) apply_observation(*node, observed->second);
     node->admin = row.admin;
     // A lost node takes no placements until its agent joins again.
     const auto session = view.sessions.find(row.id.value);

@@ -32,7 +32,7 @@ namespace corral::server {
 // Everything one cycle reads from the store but the pending queue.
 struct StoreView {
   std::vector<store::NodeRow> nodes;
-  std::map<std::string, store::InventoryRow> inventory;    // by node
+  std::map<std::string, store::ObservedNode> observed;     // by node
   std::map<std::string, store::AgentSessionRow> sessions;  // by node
   std::vector<store::TenantRow> tenants;
   std::vector<store::ReservationRow> reservations;

@@ -71,6 +71,9 @@ class JobRepo {
 
   virtual core::Result<JobRow> insert_job(const NewJob& job) = 0;
   virtual core::Result<std::optional<JobRow>> get_job(core::JobId id) = 0;
+  // The jobs of `ids` that exist, by id, each once: a few queries however many ids, for
+  // the loops over a node's or a cycle's jobs.
+  virtual core::Result<std::vector<JobRow>> get_jobs(const std::vector<core::JobId>& ids) = 0;
   virtual core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) = 0;
   // Every job that holds an active allocation, whatever its phase (running jobs, stopping
   // ones, and ended ones whose GPUs await their agents' confirmation), by id. One query.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/agent_protocol.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "core/status.h"
@@ -28,11 +29,25 @@ struct NodeRow {
   core::Time updated_at;
 };
 
-// What a node's agent last reported. Never overwrites NodeRow.
-struct InventoryRow {
+// A GPU as corrald judged its agent's last readings.
+struct GpuObservation {
+  std::int32_t index = 0;
+  core::GpuCondition condition = core::GpuCondition::kOk;
+  std::string problem;  // why it is not ok: "XID 79 (fell off the bus)" ("" when ok)
+
+  friend bool operator==(const GpuObservation&, const GpuObservation&) = default;
+};
+
+// What a node's agent last reported (observed). Never overwrites NodeRow: a GPU the
+// registration lists and `gpus` does not judge keeps the registration's health.
+struct ObservedNode {
   core::NodeId node;
-  std::string inventory_json;  // GPUs with health as observed
+  core::ObservedInventory inventory;      // what the agent found when it joined
+  std::vector<GpuObservation> gpus;       // one per registered GPU, by index
+  std::vector<core::GpuHealth> readings;  // the readings they were judged from (evidence)
   core::Time heartbeat_at;
+
+  friend bool operator==(const ObservedNode&, const ObservedNode&) = default;
 };
 
 class NodeRepo {
@@ -45,10 +60,11 @@ class NodeRepo {
   virtual core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) = 0;
   virtual core::Result<std::vector<NodeRow>> list_nodes() = 0;  // by name
 
-  // Observed: the agent's last report.
-  virtual core::Status upsert_inventory(const InventoryRow& row) = 0;
-  virtual core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) = 0;
-  virtual core::Result<std::vector<InventoryRow>> list_inventory() = 0;  // by node
+  // Observed: the agent's last report, replaced whole. Reads of stored values this build
+  // cannot decode are DataLoss.
+  virtual core::Status upsert_observed(const ObservedNode& row) = 0;
+  virtual core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) = 0;
+  virtual core::Result<std::vector<ObservedNode>> list_observed() = 0;  // by node
 };
 
 }  // namespace corral::store

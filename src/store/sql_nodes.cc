@@ -1,5 +1,7 @@
-// NodeRepo and RackCapRepo over SQL: nodes (desired admin state), node_inventory (what
-// agents observed) and rack_caps.
+// NodeRepo and RackCapRepo over SQL: nodes (desired admin state), node_observations and
+// gpu_conditions (what agents observed) and rack_caps.
+#include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +17,8 @@ using core::Status;
 
 constexpr std::string_view kNodeColumns =
     "name, spec_json, admin, created_at, updated_at, admin_reason";
-constexpr std::string_view kInventoryColumns = "node, inventory_json, heartbeat_at";
+constexpr std::string_view kObservedColumns = "node, inventory_json, readings_json, heartbeat_at";
+constexpr std::string_view kConditionColumns = "node, gpu_index, health, problem";
 constexpr std::string_view kRackCapColumns = "rack, declared_by, power_cap_watts, updated_at";
 
 }  // namespace
@@ -56,36 +59,64 @@ Result<std::optional<NodeRow>> SqlTx::get_node(const core::NodeId& id) {
 
 Result<std::vector<NodeRow>> SqlTx::list_nodes() { return nodes("", {}); }
 
-Result<std::vector<InventoryRow>> SqlTx::inventory(std::string_view where,
-                                                   std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kInventoryColumns,
-                                          cat(" FROM node_inventory ", where, " ORDER BY node")),
-                                      std::move(params)));
-  std::vector<InventoryRow> out;
+Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
+                                                  std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kObservedColumns,
+                                          cat(" FROM node_observations ", where, " ORDER BY node")),
+                                      params));
+  CORRAL_ASSIGN_OR_RETURN(auto gpus,
+                          q(cat("SELECT ", kConditionColumns,
+                                cat(" FROM gpu_conditions ", where, " ORDER BY node, gpu_index")),
+                            std::move(params)));
+  std::map<std::string, std::vector<GpuObservation>, std::less<>> by_node;
+  for (const auto& r : gpus.rows) {
+    RowReader in(r, "gpu_conditions", kConditionColumns);
+    by_node[in.str(0)].push_back(
+        {.index = in.i32(1), .condition = in.gpu_condition(2), .problem = in.str(3)});
+    if (!in.ok()) return in.status();
+  }
+  std::vector<ObservedNode> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "node_inventory", kInventoryColumns);
-    out.push_back(
-        {.node = core::NodeId(in.str(0)), .inventory_json = in.str(1), .heartbeat_at = in.time(2)});
+    RowReader in(r, "node_observations", kObservedColumns);
+    out.push_back({.node = core::NodeId(in.str(0)),
+                   .inventory = in.observed_inventory(1),
+                   .readings = in.gpu_readings(2),
+                   .heartbeat_at = in.time(3)});
     if (!in.ok()) return in.status();
+    const auto judged = by_node.find(out.back().node.value);
+    if (judged != by_node.end()) out.back().gpus = std::move(judged->second);
   }
   return out;
 }
 
-Status SqlTx::upsert_inventory(const InventoryRow& row) {
-  return q("INSERT INTO node_inventory (node, inventory_json, heartbeat_at) VALUES ($1, $2, $3) "
-           "ON CONFLICT (node) DO UPDATE SET inventory_json = excluded.inventory_json, "
-           "heartbeat_at = excluded.heartbeat_at",
-           {row.node.value, row.inventory_json, ms(row.heartbeat_at)})
-      .status();
+Status SqlTx::upsert_observed(const ObservedNode& row) {
+  CORRAL_RETURN_IF_ERROR(
+      q("INSERT INTO node_observations (node, inventory_json, readings_json, heartbeat_at) "
+        "VALUES ($1, $2, $3, $4) ON CONFLICT (node) DO UPDATE SET "
+        "inventory_json = excluded.inventory_json, readings_json = excluded.readings_json, "
+        "heartbeat_at = excluded.heartbeat_at",
+        {row.node.value, core::encode_observed_inventory(row.inventory),
+         core::encode_gpu_health(row.readings), ms(row.heartbeat_at)})
+          .status());
+  CORRAL_RETURN_IF_ERROR(
+      q("DELETE FROM gpu_conditions WHERE node = $1", {row.node.value}).status());
+  for (const GpuObservation& g : row.gpus) {
+    CORRAL_RETURN_IF_ERROR(
+        q("INSERT INTO gpu_conditions (node, gpu_index, health, problem) VALUES ($1, $2, $3, $4)",
+          {row.node.value, std::int64_t{g.index}, std::string(core::to_string(g.condition)),
+           g.problem})
+            .status());
+  }
+  return Status();
 }
 
-Result<std::optional<InventoryRow>> SqlTx::get_inventory(const core::NodeId& id) {
-  CORRAL_ASSIGN_OR_RETURN(auto rows, inventory("WHERE node = $1", {id.value}));
+Result<std::optional<ObservedNode>> SqlTx::get_observed(const core::NodeId& id) {
+  CORRAL_ASSIGN_OR_RETURN(auto rows, observed("WHERE node = $1", {id.value}));
   return first_row(std::move(rows));
 }
 
-Result<std::vector<InventoryRow>> SqlTx::list_inventory() { return inventory("", {}); }
+Result<std::vector<ObservedNode>> SqlTx::list_observed() { return observed("", {}); }
 
 Status SqlTx::put_rack_cap(const RackCapRow& row) {
   return q("INSERT INTO rack_caps (rack, declared_by, power_cap_watts, updated_at) VALUES ($1, "

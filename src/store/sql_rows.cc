@@ -113,4 +113,28 @@ core::NodeAdminState RowReader::admin_state(std::size_t col) {
   return core::NodeAdminState::kActive;
 }
 
+core::GpuCondition RowReader::gpu_condition(std::size_t col) {
+  const std::string value = str(col);
+  for (auto c :
+       {core::GpuCondition::kOk, core::GpuCondition::kHot, core::GpuCondition::kUnhealthy}) {
+    if (value == core::to_string(c)) return c;
+  }
+  fail(col, "unknown stored GPU condition");
+  return core::GpuCondition::kUnhealthy;
+}
+
+core::ObservedInventory RowReader::observed_inventory(std::size_t col) {
+  auto decoded = core::decode_observed_inventory(str(col));
+  if (decoded.ok()) return std::move(*decoded);
+  fail(col, "stored inventory does not decode (" + decoded.status().to_string() + "):");
+  return {};
+}
+
+std::vector<core::GpuHealth> RowReader::gpu_readings(std::size_t col) {
+  auto decoded = core::decode_gpu_health(str(col));
+  if (decoded.ok()) return std::move(*decoded);
+  fail(col, "stored GPU readings do not decode (" + decoded.status().to_string() + "):");
+  return {};
+}
+
 }  // namespace corral::store::detail

@@ -8,7 +8,8 @@
 // State is kept apart by writer, as ARCHITECTURE.md's table says:
 //   desired      jobs (spec, phase, attempt, reason), allocations, node admin state,
 //                tenants, reservations
-//   observed     node inventory and heartbeats (node_inventory), never desired state
+//   observed     what agents report: inventory, GPU conditions and their readings,
+//                heartbeats (node_observations, gpu_conditions), never desired state
 //   telemetry    telemetry_samples
 //   checkpoints  checkpoint metadata (the bytes live at the uri)
 //   billing      billing_ledger, append-only, one idempotency key per entry

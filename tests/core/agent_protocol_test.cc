@@ -71,6 +71,40 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
   EXPECT_EQ(*decode_checkpoint_report(encode_checkpoint_report(c.report)), c.report);
 }
 
+// corrald stores these two pieces of the reports as observed state and reads them back.
+TEST(AgentProtocol, ObservedStateRoundTripsAndIsReadAsStrictlyAsTheBodies) {
+  const ObservedInventory inventory{.source = "nvml",
+                                    .gpus = {{.index = 3,
+                                              .uuid = "GPU-3",
+                                              .model = "NVIDIA H200",
+                                              .memory_mib = 143771,
+                                              .power_limit_w = 700,
+                                              .pci_bus_id = "0000:9a:00.0",
+                                              .numa_node = 1,
+                                              .nvlink_peers = {0, 1, 2}}}};
+  const std::vector<GpuHealth> readings{{.index = 3,
+                                         .uuid = "GPU-3",
+                                         .xid_errors = {48, 79},
+                                         .ecc_uncorrectable = 2,
+                                         .temperature_c = 88,
+                                         .power_w = 701.5,
+                                         .throttle = {"hw_thermal_slowdown"}}};
+  auto inv = decode_observed_inventory(encode_observed_inventory(inventory));
+  ASSERT_TRUE(inv.ok()) << inv.status().to_string();
+  EXPECT_EQ(*inv, inventory);
+  auto health = decode_gpu_health(encode_gpu_health(readings));
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  EXPECT_EQ(*health, readings);
+  EXPECT_EQ(decode_gpu_health("[]").value(), std::vector<GpuHealth>{});
+  EXPECT_EQ(decode_gpu_health("[{\"index\": 1, \"smPercent\": 101}]").status().field(),
+            "gpus[0].smPercent");
+  EXPECT_EQ(decode_gpu_health("{}").status().field(), "gpus");
+  EXPECT_EQ(decode_gpu_health("nope").status().field(), "gpus");
+  EXPECT_EQ(decode_observed_inventory("{\"gpus\": [{\"index\": -1}]}").status().field(),
+            "gpus[0].index");
+  EXPECT_FALSE(decode_observed_inventory("[]").ok());
+}
+
 TEST(AgentProtocol, JoinRequestHandsTheNodeToItsDecoder) {
   JoinRequest r{.agent_url = "http://10.0.0.2:7070",
                 .rack_power_cap_w = 4000,

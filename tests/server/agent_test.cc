@@ -320,6 +320,19 @@ TYPED_TEST(AgentTest, XidFaultDrainsTheNodeAndRequeuesItsJob) {
   const json node = body(this->admin().get("/v1/nodes/n1"));
   EXPECT_EQ(node["admin"], "draining");
   EXPECT_EQ(node["adminReason"], "gpu 3: XID 79 (fell off the bus)");
+  // Observed state: the heartbeat's verdicts and readings sit beside the join's inventory
+  // (a heartbeat used to write over it), and only GPU 3 is out of service.
+  const json& observed = node["observed"];
+  EXPECT_EQ(observed["inventory"]["source"], "simulated:test");
+  ASSERT_EQ(observed["gpus"].size(), 8u);
+  EXPECT_EQ(
+      observed["gpus"][3],
+      (json{{"index", 3}, {"health", "unhealthy"}, {"problem", "XID 79 (fell off the bus)"}}));
+  EXPECT_EQ(observed["gpus"][2]["health"], "ok");
+  EXPECT_EQ(observed["readings"][3]["xidErrors"], json::array({79}));
+  ASSERT_EQ(node["gpus"].size(), 8u);
+  EXPECT_FALSE(node["gpus"][3]["healthy"].get<bool>());
+  EXPECT_TRUE(node["gpus"][2]["healthy"].get<bool>());
   EXPECT_EQ(this->phase(id), "preempting");
   bool audited = false;
   const json audit = body(this->admin().get("/v1/audit"));
@@ -341,7 +354,12 @@ TYPED_TEST(AgentTest, XidFaultDrainsTheNodeAndRequeuesItsJob) {
   // A hot GPU only stops new placements on it.
   n1.faults[5] = {{"temperatureC", 95}};
   n1.round();
-  EXPECT_EQ(body(this->admin().get("/v1/nodes/n1"))["admin"], "active");
+  const json hot = body(this->admin().get("/v1/nodes/n1"));
+  EXPECT_EQ(hot["admin"], "active");
+  EXPECT_EQ(hot["observed"]["gpus"][5]["health"], "hot");
+  EXPECT_EQ(hot["observed"]["gpus"][3]["health"], "ok");
+  EXPECT_FALSE(hot["gpus"][5]["healthy"].get<bool>());
+  EXPECT_TRUE(hot["gpus"][3]["healthy"].get<bool>());
 }
 
 TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {

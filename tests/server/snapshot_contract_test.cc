@@ -204,8 +204,14 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                              .created_at = at(-86400),
                                              .updated_at = at(-86400)}));
       // The agent's observation: n3 reports GPU 7 unhealthy.
-      CORRAL_RETURN_IF_ERROR(tx.upsert_inventory(
-          {.node = node.id, .inventory_json = server::node_to_json(node), .heartbeat_at = at(-1)}));
+      store::ObservedNode observed{.node = node.id, .heartbeat_at = at(-1)};
+      for (const auto& g : node.gpus) {
+        observed.gpus.push_back(
+            {.index = g.index,
+             .condition = g.healthy ? core::GpuCondition::kOk : core::GpuCondition::kUnhealthy,
+             .problem = g.healthy ? "" : "XID 79 (fell off the bus)"});
+      }
+      CORRAL_RETURN_IF_ERROR(tx.upsert_observed(observed));
     }
     // r1's cap from the admin config (which wins over the agent's), r2's the smallest
     // its agents declared.

@@ -4,10 +4,13 @@
 // (scripts/with_postgres.sh) and exports CORRAL_TEST_POSTGRES_URL. When the variable is
 // set and the server cannot be reached, the PostgreSQL tests fail. Only a developer
 // running ctest by hand without the variable sees them skipped, with a note saying so.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -127,6 +130,54 @@ TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
   EXPECT_EQ(read->spec_json, R"({"name":"train"})");
   EXPECT_EQ(core::to_ms(read->queued_at), 1000);
   EXPECT_EQ(secrets, R"({"TOKEN":"s3cret"})");
+}
+
+// The batch read answers what one get_job per id would: each existing job once, by id,
+// past the size of one query's chunk of ids.
+TYPED_TEST(StoreConformance, GetJobsReadsManyIdsAsGetJobWould) {
+  std::vector<core::JobId> ids;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (int i = 0; i < 1203; ++i) {
+                      CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job(this->job("t1", 1000 + i)));
+                      ids.push_back(row.id);
+                    }
+                    return Status();
+                  })
+                  .ok());
+  std::mt19937 rng(7);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<core::JobId> asked;
+    for (int i = 0; i < 900; ++i) asked.push_back(ids[rng() % ids.size()]);
+    asked.push_back(asked.front());                       // asked twice
+    asked.push_back(core::JobId(ids.back().value + 50));  // never existed
+    ASSERT_TRUE(this->store_
+                    ->transact([&](Tx& tx) {
+                      CORRAL_ASSIGN_OR_RETURN(auto got, tx.get_jobs(asked));
+                      std::vector<JobRow> want;
+                      std::set<std::int64_t> seen;
+                      for (const core::JobId id : asked) seen.insert(id.value);
+                      for (const std::int64_t id : seen) {
+                        CORRAL_ASSIGN_OR_RETURN(auto one, tx.get_job(core::JobId(id)));
+                        if (one) want.push_back(std::move(*one));
+                      }
+                      EXPECT_EQ(got.size(), want.size());
+                      for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+                        EXPECT_EQ(got[i].id, want[i].id);
+                        EXPECT_EQ(got[i].spec_json, want[i].spec_json);
+                        EXPECT_EQ(got[i].created_at, want[i].created_at);
+                      }
+                      return Status();
+                    })
+                    .ok());
+  }
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_jobs({}));
+                    EXPECT_TRUE(none.empty());
+                    return Status();
+                  })
+                  .ok());
 }
 
 TYPED_TEST(StoreConformance, FiltersJobsByTenantAndPhase) {
@@ -427,6 +478,64 @@ TYPED_TEST(StoreConformance, AuditHeadChainsEntries) {
   EXPECT_EQ(rows[2].prev_hash, "h2");
 }
 
+// Observed state round-trips typed, is replaced whole (a GPU no longer judged is not kept),
+// and never touches the registration.
+TYPED_TEST(StoreConformance, KeepsWhatAgentsObserveTypedAndReplacesItWhole) {
+  const ObservedNode first{
+      .node = core::NodeId("n1"),
+      .inventory = {.source = "simulated:dgx-h100",
+                    .gpus = {{.index = 0,
+                              .uuid = "GPU-0",
+                              .model = "NVIDIA H100 80GB HBM3",
+                              .memory_mib = 81559,
+                              .power_limit_w = 700,
+                              .pci_bus_id = "0000:18:00.0",
+                              .nvlink_peers = {1}}}},
+      .gpus = {{.index = 0, .condition = core::GpuCondition::kOk},
+               {.index = 1, .condition = core::GpuCondition::kUnhealthy, .problem = "XID 79"}},
+      .readings = {{.index = 0,
+                    .uuid = "GPU-0",
+                    .xid_errors = {13},
+                    .temperature_c = 61,
+                    .power_w = 412.5,
+                    .throttle = {"sw_power_cap"}}},
+      .heartbeat_at = core::time_from_ms(5000)};
+  ObservedNode second = first;
+  second.node = core::NodeId("n2");
+  second.gpus = {{.index = 3, .condition = core::GpuCondition::kHot, .problem = "hot: 95 C"}};
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_RETURN_IF_ERROR(
+                        tx.upsert_node({.id = core::NodeId("n1"), .spec_json = "{\"v\":1}"}));
+                    CORRAL_RETURN_IF_ERROR(tx.upsert_observed(second));
+                    return tx.upsert_observed(first);
+                  })
+                  .ok());
+  ObservedNode replaced = first;
+  replaced.gpus = {{.index = 1, .condition = core::GpuCondition::kOk}};
+  replaced.heartbeat_at = core::time_from_ms(6000);
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto got, tx.get_observed(core::NodeId("n1")));
+                    EXPECT_EQ(got, std::optional<ObservedNode>(first));
+                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_observed());
+                    EXPECT_EQ(all, (std::vector<ObservedNode>{first, second}));
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_observed(core::NodeId("n9")));
+                    EXPECT_FALSE(none.has_value());
+                    return tx.upsert_observed(replaced);
+                  })
+                  .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_observed());
+                    EXPECT_EQ(all, (std::vector<ObservedNode>{replaced, second}));
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(core::NodeId("n1")));
+                    EXPECT_EQ(node ? node->spec_json : "", "{\"v\":1}");
+                    return Status();
+                  })
+                  .ok());
+}
+
 TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
   ASSERT_TRUE(
       this->store_
@@ -437,8 +546,6 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
             CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n1"),
                                                    .spec_json = "{\"v\":2}",
                                                    .admin = core::NodeAdminState::kCordoned}));
-            CORRAL_RETURN_IF_ERROR(
-                tx.upsert_inventory({.node = core::NodeId("n1"), .inventory_json = "[]"}));
             CORRAL_RETURN_IF_ERROR(
                 tx.put_tenant({.id = core::TenantId("nlp"), .config_json = "{}"}));
             CORRAL_RETURN_IF_ERROR(tx.insert_reservation(
@@ -454,8 +561,6 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
                       EXPECT_EQ(node->admin, core::NodeAdminState::kCordoned);
                       EXPECT_EQ(node->spec_json, "{\"v\":2}");
                     }
-                    CORRAL_ASSIGN_OR_RETURN(auto inv, tx.get_inventory(core::NodeId("n1")));
-                    EXPECT_TRUE(inv.has_value());
                     CORRAL_ASSIGN_OR_RETURN(auto tenants, tx.list_tenants());
                     EXPECT_EQ(tenants.size(), 1u);
                     CORRAL_ASSIGN_OR_RETURN(auto res, tx.list_reservations());

@@ -121,6 +121,30 @@ TYPED_TEST(StoredValueDecoding, UnknownNodeAdminStateIsDataLossNotActive) {
   expect_data_loss(listed, "nodes.admin", "paused");
 }
 
+TYPED_TEST(StoredValueDecoding, UnknownGpuConditionOrUndecodableObservationIsDataLoss) {
+  const store::ObservedNode observed{.node = core::NodeId("n1"),
+                                     .gpus = {{.index = 0, .condition = core::GpuCondition::kOk}},
+                                     .heartbeat_at = core::time_from_ms(1000)};
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.upsert_observed(observed); }).ok());
+  const auto read = [&] {
+    return this->store_->transact(
+        [](Tx& tx) { return tx.get_observed(core::NodeId("n1")).status(); });
+  };
+  const auto listed = [&] {
+    return this->store_->transact([](Tx& tx) { return tx.list_observed().status(); });
+  };
+  // A condition this build does not know is not read as ok (or as anything else).
+  this->raw("UPDATE gpu_conditions SET health = 'tired' WHERE node = 'n1'");
+  expect_data_loss(read(), "gpu_conditions.health", "\"tired\"");
+  expect_data_loss(listed(), "gpu_conditions.health", "tired");
+  this->raw("UPDATE gpu_conditions SET health = 'ok' WHERE node = 'n1'");
+  ASSERT_TRUE(read().ok());
+  this->raw("UPDATE node_observations SET inventory_json = '{\"gpus\": 3}' WHERE node = 'n1'");
+  expect_data_loss(read(), "node_observations.inventory_json", "gpus");
+  this->raw("UPDATE node_observations SET inventory_json = '{}', readings_json = 'not json'");
+  expect_data_loss(listed(), "node_observations.readings_json", "not json");
+}
+
 TYPED_TEST(StoredValueDecoding, FlagOtherThanZeroOrOneIsDataLoss) {
   const core::JobId id = this->insert_job();
   ASSERT_TRUE(this->store_

@@ -95,6 +95,9 @@ class FaultyTx final : public store::Tx {
   core::Result<std::optional<store::JobRow>> get_job(core::JobId id) override {
     return inner_.get_job(id);
   }
+  core::Result<std::vector<store::JobRow>> get_jobs(const std::vector<core::JobId>& ids) override {
+    return inner_.get_jobs(ids);
+  }
   core::Result<std::vector<store::JobRow>> list_jobs(const store::JobFilter& filter) override {
     return inner_.list_jobs(filter);
   }
@@ -120,15 +123,15 @@ class FaultyTx final : public store::Tx {
     return inner_.get_node(id);
   }
   core::Result<std::vector<store::NodeRow>> list_nodes() override { return inner_.list_nodes(); }
-  core::Status upsert_inventory(const store::InventoryRow& row) override {
-    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_inventory"));
-    return inner_.upsert_inventory(row);
+  core::Status upsert_observed(const store::ObservedNode& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_observed"));
+    return inner_.upsert_observed(row);
   }
-  core::Result<std::optional<store::InventoryRow>> get_inventory(const core::NodeId& id) override {
-    return inner_.get_inventory(id);
+  core::Result<std::optional<store::ObservedNode>> get_observed(const core::NodeId& id) override {
+    return inner_.get_observed(id);
   }
-  core::Result<std::vector<store::InventoryRow>> list_inventory() override {
-    return inner_.list_inventory();
+  core::Result<std::vector<store::ObservedNode>> list_observed() override {
+    return inner_.list_observed();
   }
   // RackCapRepo.
   core::Status put_rack_cap(const store::RackCapRow& row) override {

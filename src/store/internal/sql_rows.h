@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/agent_protocol.h"
 #include "core/job_phase.h"
 #include "core/status.h"
 #include "core/time.h"
@@ -47,6 +48,10 @@ class RowReader {
   double f64(std::size_t col);
   core::JobPhase job_phase(std::size_t col);
   core::NodeAdminState admin_state(std::size_t col);
+  core::GpuCondition gpu_condition(std::size_t col);
+  // The agent protocol's encodings of observed state (core/agent_protocol.h).
+  core::ObservedInventory observed_inventory(std::size_t col);
+  std::vector<core::GpuHealth> gpu_readings(std::size_t col);
 
   bool ok() const { return status_.ok(); }
   const core::Status& status() const { return status_; }

@@ -27,6 +27,7 @@ class SqlTx final : public Tx {
   // JobRepo (sql_jobs.cc).
   core::Result<JobRow> insert_job(const NewJob& job) override;
   core::Result<std::optional<JobRow>> get_job(core::JobId id) override;
+  core::Result<std::vector<JobRow>> get_jobs(const std::vector<core::JobId>& ids) override;
   core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) override;
   core::Result<std::vector<JobRow>> list_jobs_holding_gpus() override;
   core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) override;
@@ -47,9 +48,9 @@ class SqlTx final : public Tx {
   core::Status upsert_node(const NodeRow& row) override;
   core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) override;
   core::Result<std::vector<NodeRow>> list_nodes() override;
-  core::Status upsert_inventory(const InventoryRow& row) override;
-  core::Result<std::optional<InventoryRow>> get_inventory(const core::NodeId& id) override;
-  core::Result<std::vector<InventoryRow>> list_inventory() override;
+  core::Status upsert_observed(const ObservedNode& row) override;
+  core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) override;
+  core::Result<std::vector<ObservedNode>> list_observed() override;
   core::Status put_rack_cap(const RackCapRow& row) override;
   core::Status delete_rack_caps(std::string_view declared_by) override;
   core::Result<std::vector<RackCapRow>> list_rack_caps() override;
@@ -120,8 +121,8 @@ class SqlTx final : public Tx {
   core::Result<std::vector<AllocationRow>> allocs(std::string_view where_order,
                                                   std::vector<SqlValue> params);
   core::Result<std::vector<NodeRow>> nodes(std::string_view where, std::vector<SqlValue> params);
-  core::Result<std::vector<InventoryRow>> inventory(std::string_view where,
-                                                    std::vector<SqlValue> params);
+  core::Result<std::vector<ObservedNode>> observed(std::string_view where,
+                                                   std::vector<SqlValue> params);
   core::Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
                                                       std::vector<SqlValue> params);
   core::Result<std::vector<TenantRow>> tenants(std::string_view where,
