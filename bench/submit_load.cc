@@ -7,7 +7,7 @@
 // answers only after its transaction commits). A 429 (the tenant is over its admission
 // limit) is counted apart from errors and, like an error, not as acknowledged.
 // Prints one JSON line:
-//   {"clients", "seconds", "acknowledged", "per_second", "p50_ms", "p99_ms", "rejected",
+//   {"clients", "seconds", "acknowledged", "per_second", "p50_ms", "p99_ms", "max_ms", "rejected",
 //    "errors"}
 // bench/run_submit_load.sh starts corrald on SQLite and on PostgreSQL and runs this;
 // bench/compare_submit.sh and bench/run_tenant_flood.sh run it too.
@@ -70,10 +70,13 @@ int main(int argc, char** argv) {
         } else {
           // The first few are shown: an answer that is neither an acknowledgement nor a
           // refusal is a finding, not noise.
+          // How long it took tells a read timeout (the client's 5 s) from a closed connection.
           if (++errors <= 5) {
-            std::fprintf(stderr, "submit_load: %s\n",
+            const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+            std::fprintf(stderr, "submit_load: %s after %.1f ms\n",
                          r ? (std::to_string(r->status) + " " + r->body.substr(0, 300)).c_str()
-                           : ("no answer: " + httplib::to_string(r.error())).c_str());
+                           : ("no answer: " + httplib::to_string(r.error())).c_str(),
+                         ms);
           }
         }
       }
@@ -95,8 +98,9 @@ int main(int argc, char** argv) {
   };
   std::printf(
       "{\"clients\": %d, \"seconds\": %.1f, \"acknowledged\": %zu, \"per_second\": %.0f, "
-      "\"p50_ms\": %.2f, \"p99_ms\": %.2f, \"rejected\": %ld, \"errors\": %ld}\n",
+      "\"p50_ms\": %.2f, \"p99_ms\": %.2f, \"max_ms\": %.2f, \"rejected\": %ld, "
+      "\"errors\": %ld}\n",
       clients, elapsed, all.size(), static_cast<double>(all.size()) / elapsed, pct(0.50), pct(0.99),
-      rejected.load(), errors.load());
+      all.empty() ? 0.0 : all.back(), rejected.load(), errors.load());
   return 0;
 }
