@@ -286,10 +286,8 @@ json worker_status_json(const WorkerStatus& s) {
               {"rank", s.key.rank},
               {"pid", s.pid},
               {"startedAtMs", s.started_at_ms}};
-  if (s.state == WorkerStatus::State::kRunning) {
-    one["state"] = "running";
-  } else {
-    one["state"] = "exited";
+  one["state"] = std::string(to_string(s.state));
+  if (s.state == WorkerStatus::State::kExited) {
     one["exitCode"] = s.exit_code;
     one["signal"] = s.signal;
     one["exitedAtMs"] = s.exited_at_ms;
@@ -307,10 +305,12 @@ Status read_worker_status(const json& w, const std::string& path, WorkerStatus& 
   CORRAL_RETURN_IF_ERROR(read_worker_key(w, path, out.key));
   std::string state;
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "state", true}, kMaxStateBytes, state));
-  if (state != "running" && state != "exited") {
+  if (state != to_string(WorkerStatus::State::kRunning) &&
+      state != to_string(WorkerStatus::State::kExited)) {
     return invalid_argument(child(path, "state"), "must be running or exited");
   }
-  out.state = state == "running" ? WorkerStatus::State::kRunning : WorkerStatus::State::kExited;
+  out.state = state == to_string(WorkerStatus::State::kRunning) ? WorkerStatus::State::kRunning
+                                                                : WorkerStatus::State::kExited;
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "pid"}, 0, INT32_MAX, out.pid));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "startedAtMs"}, 0, kMaxTimeMs, out.started_at_ms));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "exitCode"}, -1, 255, out.exit_code));
@@ -382,6 +382,10 @@ Status read_checkpoint_path(const Field& f, std::string& out) {
 }
 
 }  // namespace
+
+std::string_view to_string(WorkerStatus::State state) {
+  return state == WorkerStatus::State::kRunning ? "running" : "exited";
+}
 
 std::string WorkerKey::name() const {
   return std::to_string(job) + "-" + std::to_string(attempt) + "-" + std::to_string(rank);

@@ -82,6 +82,8 @@ struct WorkerStatus {
 
   friend bool operator==(const WorkerStatus&, const WorkerStatus&) = default;
 };
+// "running" or "exited", as the heartbeat and corrald's store spell them.
+std::string_view to_string(WorkerStatus::State state);
 
 // A GPU's health and utilization, read before each heartbeat (§3).
 struct GpuHealth {

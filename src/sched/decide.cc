@@ -169,6 +169,59 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   return best;
 }
 
+// A blocked job that GPUs already being given up would seat waits for them instead of
+// preempting more. Those jobs (victims asked to stop for it in an earlier cycle, jobs
+// being cancelled or drained) free their GPUs within their grace; asking another job to
+// stop as well costs that job its work since its checkpoint and frees nothing sooner.
+// While agents confirm the first victim's stop, every cycle would otherwise pick a
+// second. It is placed once they are free. Counts as a preemption search. Returns the
+// pending reason.
+std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant) {
+  if (!c.config.preemption.enabled || c.searches >= c.config.preemption.max_searches_per_cycle) {
+    return std::nullopt;
+  }
+  std::vector<std::int32_t> stopping;
+  for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
+    if (c.s.running()[ix].stopping && !c.running.touched[ix]) stopping.push_back(ix);
+  }
+  if (stopping.empty()) return std::nullopt;
+  ++c.searches;
+  const Plan::Mark mark = c.plan.mark();
+  for (const std::int32_t ix : stopping) {
+    const JobRequest& v = c.s.running()[ix].request;
+    c.plan.give_back(c.running.takes[ix], c.running.tenant[ix], v.cpus_per_gpu,
+                     v.memory_per_gpu_mib);
+  }
+  c.memos.clear();  // they record what did not fit without these GPUs
+  Attempt attempt = try_place(c, r, tenant);
+  c.plan.rollback(mark);
+  c.memos.clear();  // and these, what did not fit with them
+  if (!attempt.placement) return std::nullopt;
+  // Only the stopping jobs whose GPUs it would use are waited for.
+  std::vector<std::int32_t> waited;
+  for (const std::int32_t ix : stopping) {
+    for (const Plan::Take& held : c.running.takes[ix]) {
+      for (const Plan::Take& t : attempt.takes) {
+        if (t.node == held.node && (t.mask & held.mask) != 0 &&
+            std::find(waited.begin(), waited.end(), ix) == waited.end()) {
+          waited.push_back(ix);
+        }
+      }
+    }
+  }
+  if (waited.empty()) return std::nullopt;  // it fits without them: not blocked by room
+  // The plan keeps them held by the stopping jobs, which is the truth until they are gone
+  // (fair share charges their tenants meanwhile); held GPUs go to no one else, and a
+  // stopping job is no one's victim, so nothing more is needed to keep them.
+  std::string names;
+  for (const std::int32_t ix : waited) {
+    c.running.touched[ix] = true;  // waited for by this job only
+    names += cat(names.empty() ? "" : ", ", c.s.running()[ix].request.id.value);
+  }
+  return cat("waiting for job", waited.size() > 1 ? "s " : " ", names,
+             ", already stopping, to free the GPUs this job will use");
+}
+
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
 // job accepts, the cheapest set of victims that opens a placement. Applies it and
 // returns true when one is found.
@@ -381,7 +434,14 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     const bool blocked_by_room = attempt.kind == PendingKind::kCapacity ||
                                  attempt.kind == PendingKind::kTopology ||
                                  attempt.kind == PendingKind::kPower;
-    // 4. preempt, for a job entitled to someone's GPUs.
+    // 4. wait for GPUs already being given up, else preempt, for a job entitled to
+    //    someone's GPUs.
+    if (blocked_by_room) {
+      if (auto reason = wait_for_stopping(c, r, tenant)) {
+        wait(PendingKind::kWaiting, std::move(*reason));
+        continue;
+      }
+    }
     if (blocked_by_room && try_preempt(c, queue, job, tenant)) continue;
     // 5. backfill: the first job blocked for room is promised its planned start.
     if (blocked_by_room && config.backfill && !c.head) {

@@ -108,13 +108,12 @@ Status record_workers(store::Tx& tx, const std::string& node,
       return al.attempt == w.key.attempt && al.node.value == node;
     });
     if (!ours) continue;
-    const bool exited = w.state == core::WorkerStatus::State::kExited;
     store::WorkerRow row{.job = core::JobId(job),
                          .attempt = w.key.attempt,
                          .rank = w.key.rank,
                          .node = core::NodeId(node),
                          .pid = w.pid,
-                         .state = exited ? "exited" : "running",
+                         .state = w.state,
                          .exit_code = w.exit_code,
                          .signal = w.signal,
                          .started_at = core::time_from_ms(w.started_at_ms),
@@ -124,7 +123,7 @@ Status record_workers(store::Tx& tx, const std::string& node,
       return k.attempt == row.attempt && k.rank == row.rank;
     });
     // An exit is final: a late "running" from before it never undoes it.
-    if (same != seen.end() && same->state == "exited") continue;
+    if (same != seen.end() && same->state == core::WorkerStatus::State::kExited) continue;
     if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
     CORRAL_RETURN_IF_ERROR(tx.upsert_worker(row));
     touched.insert(job);

@@ -187,7 +187,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       const auto it = workers.find(s.rank);
       if (it == workers.end()) continue;
       ++seen;
-      if (it->second.state != "exited") continue;
+      if (it->second.state != core::WorkerStatus::State::kExited) continue;
       if (it->second.exit_code == 0 && it->second.signal == 0) {
         ++exited_ok;
       } else if (failed == nullptr) {
@@ -237,7 +237,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   bool all_ok = !slots.empty();
   for (const auto& s : slots) {
     const auto it = workers.find(s.rank);
-    if (it != workers.end() && it->second.state == "exited") {
+    if (it != workers.end() && it->second.state == core::WorkerStatus::State::kExited) {
       all_ok = all_ok && it->second.exit_code == 0 && it->second.signal == 0;
       continue;
     }

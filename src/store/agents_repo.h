@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/agent_protocol.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "core/status.h"
@@ -39,7 +40,7 @@ struct WorkerRow {
   std::int32_t rank = 0;
   core::NodeId node;
   std::int64_t pid = 0;
-  std::string state;  // "running" or "exited"
+  core::WorkerStatus::State state = core::WorkerStatus::State::kRunning;
   std::int32_t exit_code = 0;
   std::int32_t signal = 0;
   core::Time started_at;

@@ -80,8 +80,8 @@ Status SqlTx::upsert_worker(const WorkerRow& w) {
            "excluded.pid, state = excluded.state, exit_code = excluded.exit_code, signal = "
            "excluded.signal, started_at = excluded.started_at, exited_at = excluded.exited_at",
            {w.job.value, std::int64_t{w.attempt}, std::int64_t{w.rank}, w.node.value, w.pid,
-            w.state, std::int64_t{w.exit_code}, std::int64_t{w.signal}, ms(w.started_at),
-            ms(w.exited_at)})
+            std::string(core::to_string(w.state)), std::int64_t{w.exit_code},
+            std::int64_t{w.signal}, ms(w.started_at), ms(w.exited_at)})
       .status();
 }
 
@@ -98,7 +98,7 @@ Result<std::vector<WorkerRow>> SqlTx::list_workers(core::JobId job) {
                    .rank = in.i32(2),
                    .node = core::NodeId(in.str(3)),
                    .pid = in.i64(4),
-                   .state = in.str(5),
+                   .state = in.worker_state(5),
                    .exit_code = in.i32(6),
                    .signal = in.i32(7),
                    .started_at = in.time(8),

@@ -123,6 +123,15 @@ core::GpuCondition RowReader::gpu_condition(std::size_t col) {
   return core::GpuCondition::kUnhealthy;
 }
 
+core::WorkerStatus::State RowReader::worker_state(std::size_t col) {
+  const std::string value = str(col);
+  for (auto s : {core::WorkerStatus::State::kRunning, core::WorkerStatus::State::kExited}) {
+    if (value == core::to_string(s)) return s;
+  }
+  fail(col, "unknown stored worker state");
+  return core::WorkerStatus::State::kRunning;
+}
+
 core::ObservedInventory RowReader::observed_inventory(std::size_t col) {
   auto decoded = core::decode_observed_inventory(str(col));
   if (decoded.ok()) return std::move(*decoded);

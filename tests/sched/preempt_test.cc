@@ -47,6 +47,48 @@ TEST(Preempt, PicksTheVictimWithLeastLostWork) {
   EXPECT_EQ(placement_of(d, 3)->waits_for, std::vector<core::JobId>{core::JobId(2)});
 }
 
+// Job 2 was asked to stop for job 4 in an earlier cycle and its agent has not confirmed
+// yet: job 4 waits for job 2's GPUs instead of preempting job 1 as well (seen end to end
+// when agents were slow: every cycle until the confirmation picked one more victim).
+// Job 5, of the same tier and next in line, may not take the GPUs kept for job 4 either.
+TEST(Preempt, WaitsForAVictimAlreadyStoppingInsteadOfPreemptingAnother) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .dgx("c")
+                     .running(preemptible(1), whole("a"))
+                     .running(preemptible(2), whole("b"))
+                     .running(preemptible(3), whole("c"))
+                     .run_state(1, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 5 * 60'000})
+                     .run_state(2, {.started_ms = 0, .stopping = true})
+                     .run_state(3, {.started_ms = 0, .checkpoint_ms = 10 * kHour - 50 * 60'000})
+                     .pending(JobBuilder(4).tier(2).gpus(8))
+                     .pending(JobBuilder(5).tier(2).gpus(8))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_NE(pending_of(d, 4), nullptr);
+  EXPECT_EQ(pending_of(d, 4)->kind, PendingKind::kWaiting);
+  EXPECT_EQ(pending_of(d, 4)->reason,
+            "waiting for job 2, already stopping, to free the GPUs this job will use");
+  // Job 5 is entitled to a victim of its own, and takes the one that loses the least.
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 1);
+  EXPECT_EQ(d.preemptions[0].for_job.value, 5);
+  ASSERT_NE(placement_of(d, 5), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 5)), std::set<std::string>{"a"});
+  // Once job 2 is gone, job 4 is placed on its node without any preemption.
+  const auto after = FleetBuilder()
+                         .dgx("a")
+                         .dgx("b")
+                         .running(preemptible(1), whole("a"))
+                         .pending(JobBuilder(4).tier(2).gpus(8))
+                         .build();
+  const Decisions placed = decide_checked(after, {}, kNow);
+  EXPECT_TRUE(placed.preemptions.empty());
+  ASSERT_NE(placement_of(placed, 4), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(placed, 4)), std::set<std::string>{"b"});
+}
+
 // A gang that needs 16 GPUs on one leaf, with the preemptible jobs on two leaves of one
 // node each: no preemption can open a leaf, so none is made.
 TEST(Preempt, NeverPreemptsWhenNoPlacementWouldOpen) {

@@ -125,7 +125,7 @@ class LifecycleTest : public ::testing::Test {
     }));
   }
 
-  // The agent on `node` reports rank `rank` of attempt 1 of `job`.
+  // The agent on `node` reports rank `rank` of attempt 1 of `job` "running" or "exited".
   void report(JobId job, int rank, const std::string& node, const std::string& state,
               int exit_code = 0, int signal = 0) {
     ok(store_->transact([&](store::Tx& tx) {
@@ -134,7 +134,8 @@ class LifecycleTest : public ::testing::Test {
                                .rank = rank,
                                .node = NodeId(node),
                                .pid = 1000 + rank,
-                               .state = state,
+                               .state = state == "exited" ? core::WorkerStatus::State::kExited
+                                                          : core::WorkerStatus::State::kRunning,
                                .exit_code = exit_code,
                                .signal = signal,
                                .started_at = clock_.now(),

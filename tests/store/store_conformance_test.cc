@@ -680,14 +680,14 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
                                                      .rank = 0,
                                                      .node = n1,
                                                      .pid = 7,
-                                                     .state = "running",
+                                                     .state = core::WorkerStatus::State::kRunning,
                                                      .started_at = t(31)}));
             CORRAL_RETURN_IF_ERROR(tx.upsert_worker({.job = job.id,
                                                      .attempt = 1,
                                                      .rank = 0,
                                                      .node = n1,
                                                      .pid = 7,
-                                                     .state = "exited",
+                                                     .state = core::WorkerStatus::State::kExited,
                                                      .exit_code = 3,
                                                      .started_at = t(31),
                                                      .exited_at = t(40)}));
@@ -715,7 +715,7 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
                     EXPECT_EQ(sessions.size(), 1u);
                     CORRAL_ASSIGN_OR_RETURN(auto workers, tx.list_workers(job->id));
                     EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
-                    EXPECT_EQ(workers.at(0).state, "exited");
+                    EXPECT_EQ(workers.at(0).state, core::WorkerStatus::State::kExited);
                     EXPECT_EQ(workers.at(0).exit_code, 3);
                     CORRAL_ASSIGN_OR_RETURN(auto on_n1, tx.list_active_allocations_on(n1));
                     EXPECT_EQ(on_n1.size(), 2u);

@@ -145,6 +145,20 @@ TYPED_TEST(StoredValueDecoding, UnknownGpuConditionOrUndecodableObservationIsDat
   expect_data_loss(listed(), "node_observations.readings_json", "not json");
 }
 
+TYPED_TEST(StoredValueDecoding, UnknownWorkerStateIsDataLoss) {
+  const core::JobId id = this->insert_job();
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    return tx.upsert_worker(
+                        {.job = id, .attempt = 1, .node = core::NodeId("n1"), .pid = 7});
+                  })
+                  .ok());
+  // A worker read as running when it is not would keep its GPUs held forever.
+  this->raw("UPDATE workers SET state = 'zombie'");
+  const Status s = this->store_->transact([&](Tx& tx) { return tx.list_workers(id).status(); });
+  expect_data_loss(s, "workers.state", "\"zombie\"");
+}
+
 TYPED_TEST(StoredValueDecoding, FlagOtherThanZeroOrOneIsDataLoss) {
   const core::JobId id = this->insert_job();
   ASSERT_TRUE(this->store_

@@ -49,6 +49,7 @@ class RowReader {
   core::JobPhase job_phase(std::size_t col);
   core::NodeAdminState admin_state(std::size_t col);
   core::GpuCondition gpu_condition(std::size_t col);
+  core::WorkerStatus::State worker_state(std::size_t col);
   // The agent protocol's encodings of observed state (core/agent_protocol.h).
   core::ObservedInventory observed_inventory(std::size_t col);
   std::vector<core::GpuHealth> gpu_readings(std::size_t col);
