@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <httplib.h>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -133,10 +134,14 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
   for (auto& a : allocs) by_attempt[a.attempt].push_back(std::move(a));
   json attempts = json::array();
   out["allocation"] = nullptr;
+  out["heldGpus"] = 0;
   for (const auto& [attempt, rows] : by_attempt) {
     json a = allocation_json(rows);
     attempts.push_back(a);
-    if (rows.front().active) out["allocation"] = a;
+    if (rows.front().active) {
+      out["allocation"] = a;
+      out["heldGpus"] = rows.size();
+    }
   }
   out["attempts"] = attempts;
   CORRAL_ASSIGN_OR_RETURN(auto ckpt, tx.latest_checkpoint(job.id));
@@ -199,6 +204,13 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     filter.after_id = jobs.back().id.value;
   }
+  // The GPUs each job holds now: an elastic job's size can differ from its spec's.
+  std::vector<core::JobId> page_ids;
+  for (const std::int64_t id : ids) page_ids.push_back(core::JobId(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.list_active_allocations_of(page_ids));
+  std::map<std::int64_t, std::int64_t> held_by;
+  for (const auto& a : held) ++held_by[a.job.value];
+  for (std::size_t i = 0; i < items.size(); ++i) items[i]["heldGpus"] = held_by[ids[i]];
   return json_reply(page_answer("jobs", std::move(items), page,
                                 [&](std::size_t i) { return std::to_string(ids[i]); }));
 }

@@ -45,6 +45,10 @@ class AllocationRepo {
   virtual core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) = 0;
   // Every active allocation, by (node, GPU index).
   virtual core::Result<std::vector<AllocationRow>> list_active_allocations() = 0;
+  // The active allocations of `jobs`, by (job, node, GPU index): a few queries however
+  // many jobs (a page of the jobs list).
+  virtual core::Result<std::vector<AllocationRow>> list_active_allocations_of(
+      const std::vector<core::JobId>& jobs) = 0;
   // Every allocation of `job`, released ones included, by id.
   virtual core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) = 0;
   // Active allocations on one node, by GPU index.

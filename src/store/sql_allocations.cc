@@ -82,6 +82,18 @@ Result<std::vector<AllocationRow>> SqlTx::list_active_allocations() {
   return allocs("WHERE active = 1 ORDER BY node, gpu_index", {});
 }
 
+Result<std::vector<AllocationRow>> SqlTx::list_active_allocations_of(
+    const std::vector<core::JobId>& jobs) {
+  std::vector<AllocationRow> out;
+  for (IdChunk& chunk : id_chunks(jobs)) {
+    CORRAL_ASSIGN_OR_RETURN(auto rows, allocs(cat("WHERE active = 1 AND job_id IN ", chunk.list,
+                                                  " ORDER BY job_id, node, gpu_index"),
+                                              std::move(chunk.params)));
+    for (auto& row : rows) out.push_back(std::move(row));
+  }
+  return out;
+}
+
 Result<std::vector<AllocationRow>> SqlTx::list_allocations(core::JobId job) {
   return allocs("WHERE job_id = $1 ORDER BY id", {job.value});
 }

@@ -1,5 +1,4 @@
 // JobRepo over SQL: the jobs table, their secrets and the per-tenant pending counter.
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,25 +82,12 @@ Result<std::optional<JobRow>> SqlTx::get_job(core::JobId id) {
 }
 
 Result<std::vector<JobRow>> SqlTx::get_jobs(const std::vector<core::JobId>& ids) {
-  std::vector<std::int64_t> sorted;
-  sorted.reserve(ids.size());
-  for (const core::JobId id : ids) sorted.push_back(id.value);
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  // Chunks keep each query well under both databases' limits on bound parameters.
-  constexpr std::size_t kChunk = 500;
   std::vector<JobRow> out;
-  out.reserve(sorted.size());
-  for (std::size_t start = 0; start < sorted.size(); start += kChunk) {
-    const std::size_t end = std::min(sorted.size(), start + kChunk);
-    std::string sql = cat("SELECT ", kJobColumns, " FROM jobs WHERE id IN (");
-    std::vector<SqlValue> params;
-    for (std::size_t i = start; i < end; ++i) {
-      params.emplace_back(sorted[i]);
-      sql += (i == start ? "$" : ", $") + std::to_string(params.size());
-    }
-    sql += ") ORDER BY id";
-    CORRAL_ASSIGN_OR_RETURN(auto rows, jobs(sql, std::move(params)));
+  for (IdChunk& chunk : id_chunks(ids)) {
+    CORRAL_ASSIGN_OR_RETURN(auto rows,
+                            jobs(cat("SELECT ", kJobColumns,
+                                     cat(" FROM jobs WHERE id IN ", chunk.list, " ORDER BY id")),
+                                 std::move(chunk.params)));
     for (auto& row : rows) out.push_back(std::move(row));
   }
   return out;

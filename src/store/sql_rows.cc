@@ -1,12 +1,31 @@
 // Checked decoding of stored values (internal/sql_rows.h).
 #include "store/internal/sql_rows.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <string>
 #include <system_error>
 
 namespace corral::store::detail {
+
+std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
+  std::vector<std::int64_t> sorted;
+  sorted.reserve(ids.size());
+  for (const core::JobId id : ids) sorted.push_back(id.value);
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  constexpr std::size_t kIdsPerQuery = 500;
+  std::vector<IdChunk> out;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (i % kIdsPerQuery == 0) out.push_back({.list = "("});
+    IdChunk& chunk = out.back();
+    chunk.params.emplace_back(sorted[i]);
+    chunk.list += (chunk.params.size() == 1 ? "$" : ", $") + std::to_string(chunk.params.size());
+    if (chunk.params.size() == kIdsPerQuery || i + 1 == sorted.size()) chunk.list += ")";
+  }
+  return out;
+}
 
 std::string_view column_name(std::string_view columns, std::size_t col) {
   for (std::size_t i = 0; i < col; ++i) {

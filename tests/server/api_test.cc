@@ -164,6 +164,35 @@ TYPED_TEST(ApiTest, SchedulesPlacesAndReleasesOnCancel) {
   EXPECT_EQ(this->admin().post(path + "/cancel", "").status, 409);
 }
 
+// An elastic job asking for 4 GPUs within 2-8 starts at the largest size that fits: the
+// job and the jobs list say what it holds beside what it asked for.
+TYPED_TEST(ApiTest, AnElasticJobShowsTheGpusItHoldsBesideItsSpecSize) {
+  this->add_node("n1", 8);
+  const json spec = {{"name", "stretch"},
+                     {"tenant", "default"},
+                     {"resources", {{"gpus", 4}, {"gpuTypes", {"H100"}}}},
+                     {"elastic", {{"minGpus", 2}, {"maxGpus", 8}, {"step", 2}}},
+                     {"checkpoint", {{"dir", "/ckpt/stretch"}, {"intervalSeconds", 600}}},
+                     {"command", {"train"}}};
+  auto r = this->admin().post("/v1/jobs", spec.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(body(r).value("heldGpus", -1), -1);  // the submit answer is the spec's view
+  const std::int64_t id = body(r)["id"];
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
+  const json job = body(this->admin().get(path));
+  EXPECT_EQ(job["gpus"], 4);
+  EXPECT_EQ(job["heldGpus"], 8);
+  EXPECT_EQ(job["allocation"]["gpus"].size(), 8u);
+  auto fixed = this->admin().post("/v1/jobs", job_for("default", 16));  // waits: no room
+  ASSERT_EQ(fixed.status, 201);
+  const json listed = body(this->admin().get("/v1/jobs"));
+  ASSERT_EQ(listed["jobs"].size(), 2u) << listed.dump();
+  EXPECT_EQ(listed["jobs"][0]["id"], id);
+  EXPECT_EQ(listed["jobs"][0]["heldGpus"], 8);
+  EXPECT_EQ(listed["jobs"][1]["heldGpus"], 0);
+}
+
 TYPED_TEST(ApiTest, CordonKeepsNewWorkOffANode) {
   this->add_node("n1", 8);
   ASSERT_EQ(this->admin().post("/v1/nodes/n1/cordon", "").status, 200);

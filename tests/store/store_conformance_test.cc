@@ -327,6 +327,27 @@ TYPED_TEST(StoreConformance, RefusesSecondActiveAllocationOfAGpu) {
   ASSERT_EQ(history.size(), 1u);
   EXPECT_FALSE(history[0].active);
   ASSERT_TRUE(history[0].released_at.has_value());
+  // The batch read of a page's jobs: only active allocations, only of the jobs asked.
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    AllocationRow other = alloc(3);
+                    other.gpu_index = 4;
+                    CORRAL_RETURN_IF_ERROR(tx.insert_allocation(other));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        auto held, tx.list_active_allocations_of({core::JobId(3), core::JobId(1),
+                                                                  core::JobId(2), core::JobId(3),
+                                                                  core::JobId(99)}));
+                    EXPECT_EQ(held.size(), 2u);
+                    if (held.size() == 2) {
+                      EXPECT_EQ(held[0].job.value, 2);
+                      EXPECT_EQ(held[1].job.value, 3);
+                      EXPECT_EQ(held[1].gpu_index, 4);
+                    }
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.list_active_allocations_of({}));
+                    EXPECT_TRUE(none.empty());
+                    return Status();
+                  })
+                  .ok());
 }
 
 TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {

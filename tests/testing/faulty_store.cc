@@ -47,6 +47,10 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::AllocationRow>> list_active_allocations() override {
     return inner_.list_active_allocations();
   }
+  core::Result<std::vector<store::AllocationRow>> list_active_allocations_of(
+      const std::vector<core::JobId>& jobs) override {
+    return inner_.list_active_allocations_of(jobs);
+  }
   core::Result<std::vector<store::AllocationRow>> list_allocations(core::JobId job) override {
     return inner_.list_allocations(job);
   }

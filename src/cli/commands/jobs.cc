@@ -2,6 +2,7 @@
 // shows one job with its allocation, attempts and events.
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +23,15 @@ std::string query(const std::vector<std::pair<std::string, std::string>>& params
   return q;
 }
 
+// The GPUs a job asked for, and what it holds when that differs (an elastic job runs at
+// any size of its range): "16", or "32 (asked 16)".
+std::string gpus_text(const nlohmann::json& j) {
+  const std::string asked = text(j["gpus"]);
+  const std::int64_t held = j.value("heldGpus", std::int64_t{0});
+  if (held <= 0 || std::to_string(held) == asked) return asked;
+  return std::to_string(held) + " (asked " + asked + ")";
+}
+
 }  // namespace
 
 void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
@@ -39,7 +49,7 @@ void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
     }
     std::vector<std::vector<std::string>> rows;
     for (const auto& j : a.body["jobs"]) {
-      rows.push_back({text(j["id"]), text(j["name"]), text(j["tenant"]), text(j["gpus"]),
+      rows.push_back({text(j["id"]), text(j["name"]), text(j["tenant"]), gpus_text(j),
                       text(j["phase"]), text(j["reason"])});
     }
     print_table(std::cout, {"ID", "NAME", "TENANT", "GPUS", "PHASE", "REASON"}, rows);
@@ -65,7 +75,7 @@ void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
               << text(j["tenant"]) << ", " << text(j["priorityClass"]) << ")\n"
               << "phase:    " << text(j["phase"]) << "\n"
               << "reason:   " << text(j["reason"]) << "\n"
-              << "gpus:     " << text(j["gpus"]) << "\n"
+              << "gpus:     " << gpus_text(j) << "\n"
               << "attempt:  " << text(j["attempt"]) << "\n";
     if (j["allocation"].is_object()) {
       std::cout << "placed:   " << text(j["allocation"]["gpuType"]) << " on";

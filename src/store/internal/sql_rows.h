@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/agent_protocol.h"
+#include "core/ids.h"
 #include "core/job_phase.h"
 #include "core/status.h"
 #include "core/time.h"
@@ -77,6 +78,14 @@ std::optional<Row> first_row(std::vector<Row> rows) {
   if (rows.empty()) return std::nullopt;
   return std::move(rows.front());
 }
+
+// The distinct ids of a batch read, sorted, in chunks that keep each query far under both
+// databases' limits on bound parameters; `list` is the chunk's "($1, $2, ...)".
+struct IdChunk {
+  std::string list;
+  std::vector<SqlValue> params;
+};
+std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids);
 
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
   std::string s(a);

@@ -38,6 +38,8 @@ class SqlTx final : public Tx {
   core::Status insert_allocation(const AllocationRow& row) override;
   core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) override;
   core::Result<std::vector<AllocationRow>> list_active_allocations() override;
+  core::Result<std::vector<AllocationRow>> list_active_allocations_of(
+      const std::vector<core::JobId>& jobs) override;
   core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) override;
   core::Result<std::vector<AllocationRow>> list_active_allocations_on(
       const core::NodeId& node) override;
