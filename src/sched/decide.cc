@@ -222,6 +222,40 @@ std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, Tena
              ", already stopping, to free the GPUs this job will use");
 }
 
+// A shrink gives up only what the placement needs: of the GPUs above its minimum that the
+// search released, the shrunk job keeps those on nodes the placement does not touch and
+// outside the power-capped racks it touches (their CPUs, memory and watts were not
+// counted on), as many as keep it at an
+// allowed size, in GPU order. So a 32-GPU job making room for 8 goes to 24, not to its
+// minimum of 8 only to grow back a cycle later: one checkpoint-restart, not two.
+std::vector<GpuRef> keep_unused(const ClusterSnapshot& s, const RunningJob& victim,
+                                const detail::Victim& v, const std::vector<GpuRef>& placed) {
+  std::set<NodeIx> nodes;
+  std::set<RackIx> capped;
+  for (const GpuRef& g : placed) {
+    const NodeIx n = *s.find_node(g.node);
+    nodes.insert(n);
+    const RackIx rack = s.topo()[n].rack;
+    if (rack >= 0 && s.rack_power_cap_watts(rack) > 0) capped.insert(rack);
+  }
+  std::vector<GpuRef> unused;
+  for (const GpuRef& g : detail::gpus_of(s, v.released)) {
+    const NodeIx n = *s.find_node(g.node);
+    if (nodes.count(n) == 0 && capped.count(s.topo()[n].rack) == 0) unused.push_back(g);
+  }
+  const auto minimum = static_cast<std::size_t>(victim.request.elastic->min_gpus);
+  std::size_t size = minimum;
+  for (const std::int32_t allowed : detail::allowed_sizes(victim.request)) {  // largest first
+    const auto n = static_cast<std::size_t>(allowed);
+    if (n <= minimum + unused.size() && n < victim.gpus.size()) {
+      size = n;
+      break;
+    }
+  }
+  unused.resize(size - minimum);
+  return unused;
+}
+
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
 // job accepts, the cheapest set of victims that opens a placement. Applies it and
 // returns true when one is found.
@@ -249,6 +283,8 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
     if (!found) continue;
 
     Placement placement = make_placement(c, r, type, found->placement, admission.borrowed);
+    // GPUs a shrunk job keeps beyond its minimum, taken back after the placement.
+    std::vector<std::pair<std::int32_t, std::vector<GpuRef>>> kept_beyond;
     for (const detail::Victim& v : found->victims) {
       const RunningJob& victim = c.s.running()[v.running_ix];
       c.plan.give_back(v.released, c.running.tenant[v.running_ix], victim.request.cpus_per_gpu,
@@ -257,10 +293,15 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
       queue.refresh(c.plan, c.running.tenant[v.running_ix]);
       placement.waits_for.push_back(victim.request.id);
       if (v.shrink) {
+        std::vector<GpuRef> extra = keep_unused(c.s, victim, v, placement.gpus);
+        std::vector<GpuRef> kept = detail::gpus_of(c.s, v.kept);
+        kept.insert(kept.end(), extra.begin(), extra.end());
+        std::sort(kept.begin(), kept.end());
+        if (!extra.empty()) kept_beyond.emplace_back(v.running_ix, std::move(extra));
         c.out.resizes.push_back({.job = victim.request.id,
                                  .from_gpus = static_cast<std::int32_t>(victim.gpus.size()),
-                                 .to_gpus = victim.request.elastic->min_gpus,
-                                 .gpus = detail::gpus_of(c.s, v.kept),
+                                 .to_gpus = static_cast<std::int32_t>(kept.size()),
+                                 .gpus = std::move(kept),
                                  .for_job = r.id,
                                  .reason = v.reason});
       } else {
@@ -271,6 +312,12 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
       }
     }
     c.plan.take(found->placement.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+    for (const auto& [ix, extra] : kept_beyond) {
+      const JobRequest& v = c.s.running()[ix].request;
+      c.plan.take(detail::takes_of(c.s, extra), c.running.tenant[ix], v.cpus_per_gpu,
+                  v.memory_per_gpu_mib);
+      queue.refresh(c.plan, c.running.tenant[ix]);
+    }
     // Victims' GPUs the job does not use are not free until the victims are gone: no one
     // else may have them in this decision.
     std::vector<Plan::Take> leftover;

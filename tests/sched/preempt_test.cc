@@ -218,6 +218,45 @@ TEST(Preempt, ElasticJobShrinksBeforeAnyonePreempted) {
   EXPECT_EQ(nodes_of(*placement_of(d, 3)), std::set<std::string>{"b"});
 }
 
+// Making room for 8 GPUs, an elastic job on four nodes (32 GPUs, min 8, step 8) gives up
+// one node and keeps 24: shrinking to its minimum would restart it at 8 only for it to
+// grow back to 24 in the next cycle, a second checkpoint-restart for nothing.
+TEST(Preempt, AShrinkGivesUpOnlyWhatThePlacementNeeds) {
+  std::vector<std::pair<std::string, std::int32_t>> gpus;
+  for (const char* n : {"a", "b", "c", "d"}) {
+    for (auto& g : whole(n)) gpus.push_back(g);
+  }
+  // All four nodes are in rack r1; `cap` watts on it (0: none).
+  const auto fleet = [&](std::int64_t cap) {
+    FleetBuilder b;
+    for (const char* n : {"a", "b", "c", "d"}) b.dgx(n);
+    if (cap > 0) b.rack_cap("r1", cap);
+    return b
+        .running(JobBuilder(1).tier(1).gpus(32).elastic(8, 32, 8).checkpoint(core::seconds(600),
+                                                                             core::seconds(60)),
+                 gpus)
+        .pending(JobBuilder(2).tier(2).gpus(8))
+        .build();
+  };
+  const Decisions d = decide_checked(fleet(0), {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  ASSERT_EQ(d.resizes.size(), 1u);
+  EXPECT_EQ(d.resizes[0].from_gpus, 32);
+  EXPECT_EQ(d.resizes[0].to_gpus, 24);
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  const std::set<std::string> placed = nodes_of(*placement_of(d, 2));
+  ASSERT_EQ(placed.size(), 1u);
+  std::set<std::string> kept;
+  for (const GpuRef& g : d.resizes[0].gpus) kept.insert(g.node.value);
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept.count(*placed.begin()), 0u);
+  // A power cap on the rack the placement lands in keeps that rack's GPUs released: the
+  // placement counted on their watts.
+  const Decisions capped = decide_checked(fleet(100'000), {}, kNow);
+  ASSERT_EQ(capped.resizes.size(), 1u);
+  EXPECT_EQ(capped.resizes[0].to_gpus, 8);
+}
+
 // An elastic job starts at what fits (12 free: 8, on its step of 8), and an elastic job
 // below its max grows when nothing pending could use the idle GPUs.
 TEST(Elastic, StartsAtWhatFitsAndGrowsIntoIdleCapacity) {
