@@ -222,38 +222,51 @@ std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, Tena
              ", already stopping, to free the GPUs this job will use");
 }
 
-// A shrink gives up only what the placement needs: of the GPUs above its minimum that the
-// search released, the shrunk job keeps those on nodes the placement does not touch and
-// outside the power-capped racks it touches (their CPUs, memory and watts were not
-// counted on), as many as keep it at an
-// allowed size, in GPU order. So a 32-GPU job making room for 8 goes to 24, not to its
-// minimum of 8 only to grow back a cycle later: one checkpoint-restart, not two.
-std::vector<GpuRef> keep_unused(const ClusterSnapshot& s, const RunningJob& victim,
-                                const detail::Victim& v, const std::vector<GpuRef>& placed) {
-  std::set<NodeIx> nodes;
-  std::set<RackIx> capped;
-  for (const GpuRef& g : placed) {
-    const NodeIx n = *s.find_node(g.node);
-    nodes.insert(n);
-    const RackIx rack = s.topo()[n].rack;
-    if (rack >= 0 && s.rack_power_cap_watts(rack) > 0) capped.insert(rack);
+// A shrink gives up only what the placement needs. The search released the shrunk job
+// down to its minimum; once the placement is taken, the job takes back, in GPU order, the
+// released GPUs still free whose node still has its CPUs and memory for them and whose
+// rack stays under its power cap, as many as keep it at an allowed size. So a 32-GPU job
+// making room for 8 goes to 24, one checkpoint-restart, where going to its minimum of 8
+// and growing back to 24 in the next cycle made two. Returns the GPUs it keeps, sorted.
+std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
+  const RunningJob& victim = c.s.running()[v.running_ix];
+  const JobRequest& r = victim.request;
+  const TenantIx tenant = c.running.tenant[v.running_ix];
+  std::vector<Plan::Take> taken;  // one GPU each, in GPU order
+  for (const Plan::Take& t : v.released) {
+    // The checks find_placement makes (place.cc's NodeFit), one GPU at a time.
+    const core::Node& node = c.s.nodes()[t.node];
+    const NodeTopo& topo = c.s.topo()[t.node];
+    const std::int64_t watts = c.s.gpu_types()[topo.type].tdp_watts;
+    const std::int64_t cap = topo.rack < 0 ? 0 : c.s.rack_power_cap_watts(topo.rack);
+    for (std::uint64_t m = t.mask & c.plan.free_mask(t.node); m != 0; m &= m - 1) {
+      if ((node.cpus > 0 && c.plan.free_cpus(t.node) < r.cpus_per_gpu) ||
+          (node.memory_mib > 0 && c.plan.free_memory_mib(t.node) < r.memory_per_gpu_mib) ||
+          (cap > 0 && c.plan.rack_power_used(topo.rack) + watts > cap)) {
+        break;  // nothing more fits on this node
+      }
+      taken.push_back({t.node, m & (~m + 1)});
+      c.plan.take({taken.back()}, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+    }
   }
-  std::vector<GpuRef> unused;
-  for (const GpuRef& g : detail::gpus_of(s, v.released)) {
-    const NodeIx n = *s.find_node(g.node);
-    if (nodes.count(n) == 0 && capped.count(s.topo()[n].rack) == 0) unused.push_back(g);
-  }
-  const auto minimum = static_cast<std::size_t>(victim.request.elastic->min_gpus);
+  const auto minimum = static_cast<std::size_t>(r.elastic->min_gpus);
   std::size_t size = minimum;
-  for (const std::int32_t allowed : detail::allowed_sizes(victim.request)) {  // largest first
+  for (const std::int32_t allowed : detail::allowed_sizes(r)) {  // largest first
     const auto n = static_cast<std::size_t>(allowed);
-    if (n <= minimum + unused.size() && n < victim.gpus.size()) {
+    if (n <= minimum + taken.size() && n < victim.gpus.size()) {
       size = n;
       break;
     }
   }
-  unused.resize(size - minimum);
-  return unused;
+  // What an allowed size cannot use goes back, last taken first.
+  while (minimum + taken.size() > size) {
+    c.plan.give_back({taken.back()}, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+    taken.pop_back();
+  }
+  std::vector<GpuRef> kept = detail::gpus_of(c.s, v.kept);
+  for (const GpuRef& g : detail::gpus_of(c.s, taken)) kept.push_back(g);
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
@@ -283,25 +296,17 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
     if (!found) continue;
 
     Placement placement = make_placement(c, r, type, found->placement, admission.borrowed);
-    // GPUs a shrunk job keeps beyond its minimum, taken back after the placement.
-    std::vector<std::pair<std::int32_t, std::vector<GpuRef>>> kept_beyond;
+    std::vector<std::pair<std::size_t, const detail::Victim*>> shrinks;  // resize, victim
     for (const detail::Victim& v : found->victims) {
       const RunningJob& victim = c.s.running()[v.running_ix];
       c.plan.give_back(v.released, c.running.tenant[v.running_ix], victim.request.cpus_per_gpu,
                        victim.request.memory_per_gpu_mib);
       c.running.touched[v.running_ix] = true;
-      queue.refresh(c.plan, c.running.tenant[v.running_ix]);
       placement.waits_for.push_back(victim.request.id);
       if (v.shrink) {
-        std::vector<GpuRef> extra = keep_unused(c.s, victim, v, placement.gpus);
-        std::vector<GpuRef> kept = detail::gpus_of(c.s, v.kept);
-        kept.insert(kept.end(), extra.begin(), extra.end());
-        std::sort(kept.begin(), kept.end());
-        if (!extra.empty()) kept_beyond.emplace_back(v.running_ix, std::move(extra));
+        shrinks.emplace_back(c.out.resizes.size(), &v);
         c.out.resizes.push_back({.job = victim.request.id,
                                  .from_gpus = static_cast<std::int32_t>(victim.gpus.size()),
-                                 .to_gpus = static_cast<std::int32_t>(kept.size()),
-                                 .gpus = std::move(kept),
                                  .for_job = r.id,
                                  .reason = v.reason});
       } else {
@@ -312,11 +317,13 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
       }
     }
     c.plan.take(found->placement.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
-    for (const auto& [ix, extra] : kept_beyond) {
-      const JobRequest& v = c.s.running()[ix].request;
-      c.plan.take(detail::takes_of(c.s, extra), c.running.tenant[ix], v.cpus_per_gpu,
-                  v.memory_per_gpu_mib);
-      queue.refresh(c.plan, c.running.tenant[ix]);
+    for (const auto& [at, v] : shrinks) {
+      Resize& rz = c.out.resizes[at];
+      rz.gpus = keep_what_is_left(c, *v);
+      rz.to_gpus = static_cast<std::int32_t>(rz.gpus.size());
+    }
+    for (const detail::Victim& v : found->victims) {
+      queue.refresh(c.plan, c.running.tenant[v.running_ix]);
     }
     // Victims' GPUs the job does not use are not free until the victims are gone: no one
     // else may have them in this decision.

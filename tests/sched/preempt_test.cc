@@ -250,11 +250,32 @@ TEST(Preempt, AShrinkGivesUpOnlyWhatThePlacementNeeds) {
   for (const GpuRef& g : d.resizes[0].gpus) kept.insert(g.node.value);
   EXPECT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept.count(*placed.begin()), 0u);
-  // A power cap on the rack the placement lands in keeps that rack's GPUs released: the
-  // placement counted on their watts.
-  const Decisions capped = decide_checked(fleet(100'000), {}, kNow);
-  ASSERT_EQ(capped.resizes.size(), 1u);
-  EXPECT_EQ(capped.resizes[0].to_gpus, 8);
+  // A rack power cap with room for the 32 GPUs already there and no more: the placement
+  // takes the watts of 8 the shrink gave up, so the job keeps only 24 of its 32 (of H100s'
+  // 700 W each), and with a cap that leaves room for 16 in all it goes to its minimum of 8.
+  const Decisions roomy = decide_checked(fleet(32 * 700), {}, kNow);
+  ASSERT_EQ(roomy.resizes.size(), 1u);
+  EXPECT_EQ(roomy.resizes[0].to_gpus, 24);
+  const Decisions tight = decide_checked(fleet(16 * 700), {}, kNow);
+  ASSERT_EQ(tight.resizes.size(), 1u);
+  EXPECT_EQ(tight.resizes[0].to_gpus, 8);
+}
+
+// Room for 4 GPUs on one node whose other 4 the elastic job keeps: it goes from 8 to 4
+// (min 2, step 2), not to 2 and back.
+TEST(Preempt, AShrinkKeepsWhatThePlacementLeavesOnItsNode) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .running(JobBuilder(1).tier(1).gpus(8).elastic(2, 8, 2).checkpoint(
+                                  core::seconds(600), core::seconds(60)),
+                              whole("a"))
+                     .pending(JobBuilder(2).tier(2).gpus(4))
+                     .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  ASSERT_EQ(d.resizes.size(), 1u);
+  EXPECT_EQ(d.resizes[0].to_gpus, 4);
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  EXPECT_EQ(placement_of(d, 2)->gpus.size(), 4u);
 }
 
 // An elastic job starts at what fits (12 free: 8, on its step of 8), and an elastic job

@@ -258,16 +258,17 @@ TYPED_TEST(SchedLoopTest, RunningElasticJobShrinksForAnotherAndRestartsAtItsNewS
 
   EXPECT_EQ(this->job(elastic).phase, JobPhase::kPreempting);
   EXPECT_EQ(this->job(waiting).phase, JobPhase::kPending);  // waits for the checkpoint
+  // It gives up only the 4 GPUs the other job needs, not all but its minimum of 2.
   ASSERT_EQ(this->targets().size(), 1u);
-  EXPECT_EQ(this->targets()[0].gpus, 2);
+  EXPECT_EQ(this->targets()[0].gpus, 4);
 
   this->move(elastic, {JobPhase::kRequeued, JobPhase::kPending}, /*release=*/true);
   this->cycle();
   EXPECT_EQ(this->job(waiting).phase, JobPhase::kLaunching);
   EXPECT_EQ(this->active_gpus(waiting), 4u);
-  // Four GPUs are free, but the elastic job restarts at the size it was shrunk to.
+  // The elastic job restarts at the size it was shrunk to.
   EXPECT_EQ(this->job(elastic).phase, JobPhase::kLaunching);
-  EXPECT_EQ(this->active_gpus(elastic), 2u);
+  EXPECT_EQ(this->active_gpus(elastic), 4u);
   EXPECT_TRUE(this->targets().empty());
 }
 
@@ -282,7 +283,7 @@ TYPED_TEST(SchedLoopTest, LaunchingElasticJobShrinksInPlace) {
   // No workers to checkpoint: the allocation changes in the same transaction that
   // places the job it made room for.
   EXPECT_EQ(this->job(elastic).phase, JobPhase::kLaunching);
-  EXPECT_EQ(this->active_gpus(elastic), 2u);
+  EXPECT_EQ(this->active_gpus(elastic), 4u);  // gave up the 4 the other job needs
   EXPECT_EQ(this->job(waiting).phase, JobPhase::kLaunching);
   EXPECT_EQ(this->active_gpus(waiting), 4u);
   EXPECT_TRUE(this->targets().empty());

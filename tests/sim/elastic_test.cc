@@ -57,10 +57,10 @@ Fleet one_node() { return testing::pool_fleet(1, 4, "T4"); }
 // 2 GPUs and 100 s there, and scale perfectly (200 GPU-seconds); A may run on 1-4 GPUs,
 // B on 2-4.
 //   t=0    A starts on all 4 GPUs (decide() takes the largest size that fits): 50 s of work.
-//   t=30   B arrives; A has worked 20 s at 4 GPUs = 40 s of its 100. decide() shrinks A to
-//          its minimum (1) for B, which starts on 2; the third freed GPU is held back
-//          that cycle, so the next cycle (the same instant) grows A to 2. A's remaining
-//          60 s at 2 GPUs plus the restart: A ends at 30 + 10 + 60 = 100.
+//   t=30   B arrives; A has worked 20 s at 4 GPUs = 40 s of its 100. decide() shrinks A by
+//          the 2 GPUs B needs, to 2 (not to its minimum of 1 and back to 2 in the next
+//          cycle: one restart, not two), and B starts on 2. A's remaining 60 s at 2 GPUs
+//          plus the restart: A ends at 30 + 10 + 60 = 100.
 //   t=100  B has worked 60 s of its 100 at 2 GPUs; it grows into A's 2 GPUs and runs the
 //          remaining 40 s at 4 GPUs in 20 s: B ends at 100 + 10 + 20 = 130.
 TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
@@ -80,8 +80,8 @@ TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->jobs[0].start_ms, 0);
   EXPECT_EQ(r->jobs[0].finish_ms, 100'000);
-  EXPECT_EQ(r->jobs[0].resizes, 2);  // 4 -> 1 -> 2
-  EXPECT_EQ(r->jobs[0].attempts, 3);
+  EXPECT_EQ(r->jobs[0].resizes, 1);  // 4 -> 2
+  EXPECT_EQ(r->jobs[0].attempts, 2);
   EXPECT_EQ(r->jobs[1].start_ms, 30'000);
   EXPECT_EQ(r->jobs[1].finish_ms, 130'000);
   EXPECT_EQ(r->jobs[1].resizes, 1);  // 2 -> 4
