@@ -200,14 +200,7 @@ std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, Tena
   // Only the stopping jobs whose GPUs it would use are waited for.
   std::vector<std::int32_t> waited;
   for (const std::int32_t ix : stopping) {
-    for (const Plan::Take& held : c.running.takes[ix]) {
-      for (const Plan::Take& t : attempt.takes) {
-        if (t.node == held.node && (t.mask & held.mask) != 0 &&
-            std::find(waited.begin(), waited.end(), ix) == waited.end()) {
-          waited.push_back(ix);
-        }
-      }
-    }
+    if (detail::overlaps(c.running.takes[ix], attempt.takes)) waited.push_back(ix);
   }
   if (waited.empty()) return std::nullopt;  // it fits without them: not blocked by room
   // The plan keeps them held by the stopping jobs, which is the truth until they are gone
@@ -234,15 +227,10 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
   const TenantIx tenant = c.running.tenant[v.running_ix];
   std::vector<Plan::Take> taken;  // one GPU each, in GPU order
   for (const Plan::Take& t : v.released) {
-    // The checks find_placement makes (place.cc's NodeFit), one GPU at a time.
-    const core::Node& node = c.s.nodes()[t.node];
-    const NodeTopo& topo = c.s.topo()[t.node];
-    const std::int64_t watts = c.s.gpu_types()[topo.type].tdp_watts;
-    const std::int64_t cap = topo.rack < 0 ? 0 : c.s.rack_power_cap_watts(topo.rack);
+    const std::int64_t watts = c.s.gpu_types()[c.s.topo()[t.node].type].tdp_watts;
     for (std::uint64_t m = t.mask & c.plan.free_mask(t.node); m != 0; m &= m - 1) {
-      if ((node.cpus > 0 && c.plan.free_cpus(t.node) < r.cpus_per_gpu) ||
-          (node.memory_mib > 0 && c.plan.free_memory_mib(t.node) < r.memory_per_gpu_mib) ||
-          (cap > 0 && c.plan.rack_power_used(topo.rack) + watts > cap)) {
+      if (c.plan.room_on(t.node, 1, r.cpus_per_gpu, r.memory_per_gpu_mib, watts) !=
+          Plan::Room::kFits) {
         break;  // nothing more fits on this node
       }
       taken.push_back({t.node, m & (~m + 1)});

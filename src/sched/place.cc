@@ -42,20 +42,19 @@ class NodeFit {
 
   bool fits(NodeIx node, std::int32_t gpus) {
     if (plan_.free_count(node) < gpus) return false;
-    const core::Node& n = plan_.snapshot().nodes()[node];
-    if ((n.cpus > 0 && plan_.free_cpus(node) < gpus * r_.cpus_per_gpu) ||
-        (n.memory_mib > 0 && plan_.free_memory_mib(node) < gpus * r_.memory_per_gpu_mib)) {
-      miss_.resources_blocked = true;
-      return false;
-    }
     const RackIx rack = plan_.snapshot().topo()[node].rack;
-    const std::int64_t cap = plan_.snapshot().rack_power_cap_watts(rack);
-    if (cap > 0 && plan_.rack_power_used(rack) + extra(rack) + gpus * tdp_ > cap) {
-      miss_.power_blocked = true;
-      miss_.power_rack = rack;
-      return false;
+    switch (plan_.room_on(node, gpus, r_.cpus_per_gpu, r_.memory_per_gpu_mib, tdp_, extra(rack))) {
+      case Plan::Room::kFits:
+        return true;
+      case Plan::Room::kResources:
+        miss_.resources_blocked = true;
+        return false;
+      case Plan::Room::kPower:
+        miss_.power_blocked = true;
+        miss_.power_rack = rack;
+        return false;
     }
-    return true;
+    return false;
   }
   // Counts `gpus` on `node` toward its rack for the rest of this selection.
   void hold(NodeIx node, std::int32_t gpus) {

@@ -194,4 +194,13 @@ void Plan::apply(const Entry& e, int sign) {
   weighted_held_milli_[e.tenant] += sign * gpus * usage_milli(s_.gpu_types()[type]);
 }
 
+bool overlaps(const std::vector<Plan::Take>& a, const std::vector<Plan::Take>& b) {
+  for (const Plan::Take& x : a) {
+    for (const Plan::Take& y : b) {
+      if (x.node == y.node && (x.mask & y.mask) != 0) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace corral::sched::detail

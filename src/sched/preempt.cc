@@ -241,13 +241,7 @@ std::optional<std::pair<PreemptionPlan, Cost>> try_domain(
     // Every victim left is needed; one whose GPUs the placement does not use was needed
     // for something else (its rack's power, its node's CPUs). Preempting a job for that
     // is not worth it, and the rule stays simple: a victim's GPUs go to the job.
-    bool used = false;
-    for (const Plan::Take& v : candidates[c].released) {
-      for (const Plan::Take& p : out.placement.takes) {
-        if (v.node == p.node && (v.mask & p.mask) != 0) used = true;
-      }
-    }
-    if (!used) {
+    if (!overlaps(candidates[c].released, out.placement.takes)) {
       plan.rollback(mark);
       return std::nullopt;
     }

@@ -139,18 +139,13 @@ Status record_health(store::Tx& tx, const std::string& node,
   CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_observed(registered.id));
   store::ObservedNode observed =
       seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
-  observed.gpus.clear();
+  observed.gpus = evaluate_gpus(registered, gpus, ctx.settings);
   observed.readings = gpus;
   observed.heartbeat_at = ctx.now;
-  std::string critical;
-  for (const GpuVerdict& v : evaluate_gpus(registered, gpus, ctx.settings)) {
-    observed.gpus.push_back({.index = v.index,
-                             .condition = v.critical ? core::GpuCondition::kUnhealthy
-                                          : v.hot    ? core::GpuCondition::kHot
-                                                     : core::GpuCondition::kOk,
-                             .problem = v.problem});
-    if (v.critical && critical.empty()) {
-      critical = "gpu " + std::to_string(v.index) + ": " + v.problem;
+  std::string critical;  // the first unhealthy GPU drains the node
+  for (const store::GpuObservation& g : observed.gpus) {
+    if (g.condition == core::GpuCondition::kUnhealthy && critical.empty()) {
+      critical = "gpu " + std::to_string(g.index) + ": " + g.problem;
     }
   }
   CORRAL_RETURN_IF_ERROR(tx.upsert_observed(observed));

@@ -43,17 +43,17 @@ void apply_observation(core::Node& node, const store::ObservedNode& observed) {
   }
 }
 
-std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
-                                      const std::vector<core::GpuHealth>& gpus,
-                                      const AgentSettings& settings) {
+std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
+                                                 const std::vector<core::GpuHealth>& gpus,
+                                                 const AgentSettings& settings) {
   std::map<std::int32_t, const core::GpuHealth*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;  // the last reading of an index counts
-  std::vector<GpuVerdict> out;
+  std::vector<store::GpuObservation> out;
   for (const auto& gpu : registered.gpus) {
-    GpuVerdict v{.index = gpu.index};
+    store::GpuObservation v{.index = gpu.index};
     const auto it = by_index.find(gpu.index);
     if (it == by_index.end() || !it->second->present) {
-      v.critical = true;
+      v.condition = core::GpuCondition::kUnhealthy;
       v.problem = "absent";
       out.push_back(v);
       continue;
@@ -67,7 +67,7 @@ std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
     if (g.ecc_uncorrectable > 0) problems.push_back("uncorrectable ECC error");
     if (g.remap_failed) problems.push_back("row remap failed");
     if (!problems.empty()) {
-      v.critical = true;
+      v.condition = core::GpuCondition::kUnhealthy;
       v.problem = problems.front();
       for (std::size_t i = 1; i < problems.size(); ++i) v.problem += ", " + problems[i];
     } else {
@@ -75,11 +75,11 @@ std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
       const double power = g.power_w;
       const double limit = g.power_limit_w;
       if (temp > settings.hot_temperature_c) {
-        v.hot = true;
+        v.condition = core::GpuCondition::kHot;
         v.problem = "hot: " + std::to_string(static_cast<int>(temp)) + " C above " +
                     std::to_string(settings.hot_temperature_c) + " C";
       } else if (limit > 0 && power > limit) {
-        v.hot = true;
+        v.condition = core::GpuCondition::kHot;
         v.problem = "hot: drawing " + std::to_string(static_cast<int>(power)) + " W above " +
                     std::to_string(static_cast<int>(limit)) + " W";
       }

@@ -36,18 +36,12 @@
 
 namespace corral::server {
 
-struct GpuVerdict {
-  std::int32_t index = 0;
-  bool critical = false;  // drain the node
-  bool hot = false;       // no new placements
-  std::string problem;    // "XID 79 (fell off the bus)", "hot: 95 C > 87 C", ...
-};
-
-// Judges a heartbeat's GPU readings against the registered GPUs: one verdict per
-// registered GPU, in its order (a GPU without a reading is absent).
-std::vector<GpuVerdict> evaluate_gpus(const core::Node& registered,
-                                      const std::vector<core::GpuHealth>& gpus,
-                                      const AgentSettings& settings);
+// Judges a heartbeat's GPU readings against the registered GPUs: one observation per
+// registered GPU, in its order (a GPU without a reading is absent: unhealthy). Its
+// problem says why it is not ok: "XID 79 (fell off the bus)", "hot: 95 C above 87 C".
+std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
+                                                 const std::vector<core::GpuHealth>& gpus,
+                                                 const AgentSettings& settings);
 
 // The registered node as the scheduler and the API see it: a GPU its agent's last readings
 // judged is healthy only when judged ok (a hot one takes no new placements); one not

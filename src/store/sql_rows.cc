@@ -122,47 +122,48 @@ core::JobPhase RowReader::job_phase(std::size_t col) {
   return core::JobPhase::kPending;
 }
 
-core::NodeAdminState RowReader::admin_state(std::size_t col) {
+template <typename Enum>
+Enum RowReader::one_of(std::size_t col, std::initializer_list<Enum> values, std::string_view why) {
   const std::string value = str(col);
-  for (auto state : {core::NodeAdminState::kActive, core::NodeAdminState::kCordoned,
-                     core::NodeAdminState::kDraining}) {
-    if (value == core::to_string(state)) return state;
+  for (const Enum e : values) {
+    if (value == to_string(e)) return e;
   }
-  fail(col, "unknown stored admin state");
-  return core::NodeAdminState::kActive;
+  fail(col, why);
+  return *values.begin();  // unused: the row's status is the error
+}
+
+template <typename T>
+T RowReader::decoded(std::size_t col, core::Result<T> result, std::string_view why) {
+  if (result.ok()) return std::move(*result);
+  fail(col, std::string(why) + " (" + result.status().to_string() + "):");
+  return T{};
+}
+
+core::NodeAdminState RowReader::admin_state(std::size_t col) {
+  return one_of(col,
+                {core::NodeAdminState::kActive, core::NodeAdminState::kCordoned,
+                 core::NodeAdminState::kDraining},
+                "unknown stored admin state");
 }
 
 core::GpuCondition RowReader::gpu_condition(std::size_t col) {
-  const std::string value = str(col);
-  for (auto c :
-       {core::GpuCondition::kOk, core::GpuCondition::kHot, core::GpuCondition::kUnhealthy}) {
-    if (value == core::to_string(c)) return c;
-  }
-  fail(col, "unknown stored GPU condition");
-  return core::GpuCondition::kUnhealthy;
+  return one_of(col,
+                {core::GpuCondition::kOk, core::GpuCondition::kHot, core::GpuCondition::kUnhealthy},
+                "unknown stored GPU condition");
 }
 
 core::WorkerStatus::State RowReader::worker_state(std::size_t col) {
-  const std::string value = str(col);
-  for (auto s : {core::WorkerStatus::State::kRunning, core::WorkerStatus::State::kExited}) {
-    if (value == core::to_string(s)) return s;
-  }
-  fail(col, "unknown stored worker state");
-  return core::WorkerStatus::State::kRunning;
+  return one_of(col, {core::WorkerStatus::State::kRunning, core::WorkerStatus::State::kExited},
+                "unknown stored worker state");
 }
 
 core::ObservedInventory RowReader::observed_inventory(std::size_t col) {
-  auto decoded = core::decode_observed_inventory(str(col));
-  if (decoded.ok()) return std::move(*decoded);
-  fail(col, "stored inventory does not decode (" + decoded.status().to_string() + "):");
-  return {};
+  return decoded(col, core::decode_observed_inventory(str(col)),
+                 "stored inventory does not decode");
 }
 
 std::vector<core::GpuHealth> RowReader::gpu_readings(std::size_t col) {
-  auto decoded = core::decode_gpu_health(str(col));
-  if (decoded.ok()) return std::move(*decoded);
-  fail(col, "stored GPU readings do not decode (" + decoded.status().to_string() + "):");
-  return {};
+  return decoded(col, core::decode_gpu_health(str(col)), "stored GPU readings do not decode");
 }
 
 }  // namespace corral::store::detail

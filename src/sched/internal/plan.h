@@ -144,6 +144,27 @@ class Plan {
   void block(const std::vector<Take>& takes);
   void unblock(const std::vector<Take>& takes);
 
+  // What keeps `gpus` more GPUs, each with `cpus_per_gpu`, `memory_per_gpu_mib` and
+  // `watts_per_gpu`, off `node` beyond `extra_watts` already counted on its rack: the
+  // checks every placement makes (free GPUs aside). A node that declares no CPUs or no
+  // memory does not account for them.
+  enum class Room { kFits, kResources, kPower };
+  Room room_on(NodeIx node, std::int32_t gpus, std::int32_t cpus_per_gpu,
+               std::int64_t memory_per_gpu_mib, std::int64_t watts_per_gpu,
+               std::int64_t extra_watts = 0) const {
+    const core::Node& n = s_.nodes()[node];
+    if ((n.cpus > 0 && free_cpus_[node] < gpus * cpus_per_gpu) ||
+        (n.memory_mib > 0 && free_mem_[node] < gpus * memory_per_gpu_mib)) {
+      return Room::kResources;
+    }
+    const RackIx rack = s_.topo()[node].rack;
+    const std::int64_t cap = s_.rack_power_cap_watts(rack);
+    if (cap > 0 && rack_watts_[rack] + extra_watts + gpus * watts_per_gpu > cap) {
+      return Room::kPower;
+    }
+    return Room::kFits;
+  }
+
   using Mark = std::size_t;
   Mark mark() const { return journal_.size(); }
   // Undoes every change since `mark`.
@@ -181,5 +202,8 @@ class Plan {
   std::vector<std::int64_t> weighted_held_milli_;                    // [tenant]
   std::vector<Entry> journal_;
 };
+
+// Whether two lists of takes share a GPU.
+bool overlaps(const std::vector<Plan::Take>& a, const std::vector<Plan::Take>& b);
 
 }  // namespace corral::sched::detail

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,12 @@ class RowReader {
 
  private:
   void fail(std::size_t col, std::string_view why);
+  // The value of `values` whose to_string() the column holds, else DataLoss `why`.
+  template <typename Enum>
+  Enum one_of(std::size_t col, std::initializer_list<Enum> values, std::string_view why);
+  // What a core decoder made of the column, else DataLoss `why` with the decoder's error.
+  template <typename T>
+  T decoded(std::size_t col, core::Result<T> result, std::string_view why);
 
   const SqlRow& row_;
   std::string_view table_;
