@@ -137,8 +137,8 @@ void BM_DecideOneMore10k(benchmark::State& state) {
 }
 BENCHMARK(BM_DecideOneMore10k)->UseManualTime()->Iterations(20)->Unit(benchmark::kMicrosecond);
 
-// A full cluster with preemption candidates: half the running jobs are preemptible, a
-// third of the pending jobs are of a higher tier, and backfill plans the head's start.
+// A full cluster with preemption candidates: half the running jobs are preemptible, and a
+// third of the pending jobs are of a higher tier.
 void BM_DecidePreempt10k(benchmark::State& state) {
   const ClusterSnapshot s = make_snapshot(kPending, /*preemptible=*/true);
   const core::Time now = core::time_from_ms(4 * 3'600'000);
@@ -153,6 +153,46 @@ void BM_DecidePreempt10k(benchmark::State& state) {
   state.counters["placed"] = static_cast<double>(placed);
 }
 BENCHMARK(BM_DecidePreempt10k)->Unit(benchmark::kMillisecond);
+
+// 1,000 elastic jobs among the running and the pending, half each. A running one holds
+// its size within a range from half to twice it, so it is a shrink candidate for blocked
+// jobs and may grow; a pending one accepts half to twice its size, powers of two, so it
+// starts at the largest that fits. Four hours in, every running job is past its minimum
+// runtime.
+void BM_DecideElastic10k(benchmark::State& state) {
+  constexpr std::int32_t kElastic = 500;
+  SnapshotInput in = make_input(kPending);
+  std::int32_t running = 0, pending = 0;
+  for (RunningJob& r : in.running) {
+    const auto held = static_cast<std::int32_t>(r.gpus.size());
+    if (running == kElastic || held < 2 || r.request.gpus_per_node != 0) continue;
+    r.request.elastic = core::ElasticRange{.min_gpus = held / 2, .max_gpus = held * 2};
+    ++running;
+  }
+  for (PendingJob& p : in.pending) {
+    const std::int32_t g = p.request.gpus;
+    if (pending == kElastic || g < 2 || p.request.gpus_per_node != 0) continue;
+    p.request.elastic = core::ElasticRange{
+        .min_gpus = g / 2, .max_gpus = g * 2, .step = core::ElasticStep::kPowerOfTwo};
+    ++pending;
+  }
+  auto built = build_snapshot(in);
+  if (!built.ok()) std::fprintf(stderr, "%s\n", built.status().to_string().c_str());
+  const ClusterSnapshot s = std::move(built).value();
+  const core::Time now = core::time_from_ms(4 * 3'600'000);
+  std::size_t placed = 0, resized = 0;
+  for (auto _ : state) {
+    const Decisions d = decide(s, SchedulerConfig{}, now);
+    placed = d.placements.size();
+    resized = d.resizes.size();
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["elastic_running"] = running;
+  state.counters["elastic_pending"] = pending;
+  state.counters["placed"] = static_cast<double>(placed);
+  state.counters["resized"] = static_cast<double>(resized);
+}
+BENCHMARK(BM_DecideElastic10k)->Unit(benchmark::kMillisecond);
 
 void BM_BuildSnapshot10k(benchmark::State& state) {
   const SnapshotInput in = make_input(kPending);

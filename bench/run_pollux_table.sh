@@ -3,6 +3,7 @@
 # 1.0x, 1.5x and 2.0x load, for the policies given (default: tiresias), beside the
 # artifact's published means. Setup per docs/evaluation.md ("Pollux table").
 # Usage: bench/run_pollux_table.sh [SIM] [OUT] [policy...]   (e.g. tiresias corral corral-elastic)
+# SIM_FLAGS="--scheduler-config FILE.yaml" bench/run_pollux_table.sh ...: other Corral knobs
 set -euo pipefail
 SIM=${1:-build/release/src/sim/corral-sim}
 OUT=${2:-out/pollux}
@@ -15,6 +16,9 @@ P=${POLLUX:-${CORRAL_SHARED:-../shared}/traces/pollux-workloads}  # run from the
 # where it stopped; 60-s scheduling interval.
 FLAGS=(--cycle-interval-s 60 --start-s 30 --checkpoint-on-stop --las-thresholds-gpu-s 57600
        --preempt-min-runtime-s 0 --max-preemptions 1000000 --check-every 1 --quiet)
+# SIM_FLAGS: more corral-sim flags, e.g. "--scheduler-config my.yaml" for Corral's knobs.
+read -r -a MORE <<< "${SIM_FLAGS:-}"
+FLAGS+=(${MORE[@]+"${MORE[@]}"})
 declare -A DIR=([0.5]=workloads-0.5 [1.0]=workloads [1.5]=workloads-1.5 [2.0]=workloads-2.0)
 for load in 0.5 1.0 1.5 2.0; do
   for w in 1 2 3 4 5 6 7 8; do

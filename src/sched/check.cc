@@ -148,10 +148,20 @@ class Checker {
         fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
       const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
-      if (!v->request.preemptible && !borrowed && !claim) {
-        fail(cat("preemption of job ", p.victim.value, ", neither preemptible nor borrowed"));
-      }
       const auto pj = pending_.find(p.for_job);
+      // Under fair-share order a tenant's job may pause that tenant's more-served jobs
+      // through a checkpoint; its tenant's holding does not grow by it.
+      const bool less_served =
+          pj != pending_.end() && pj->second->request.tenant == v->request.tenant &&
+          detail::less_served_within_tenant(
+              config_,
+              {.job = pj->second,
+               .level = detail::las_level(config_, pj->second->attained_gpu_seconds)},
+              *v, now_);
+      if (!v->request.preemptible && !borrowed && !claim && !less_served) {
+        fail(cat("preemption of job ", p.victim.value,
+                 ", neither preemptible nor borrowed nor more served within its tenant"));
+      }
       if (pj != pending_.end()) {
         const JobRequest& by = pj->second->request;
         // A reservation's job takes its reserved GPUs back from work of any tier.
@@ -159,8 +169,8 @@ class Checker {
           fail(
               cat("job ", p.for_job.value, " preempted job ", p.victim.value, " of a higher tier"));
         }
-        if (!borrowed && !by.reservation && config_.order != QueueOrder::kAttainedService &&
-            by.tier <= v->request.tier) {
+        if (!borrowed && !by.reservation && !less_served &&
+            config_.order != QueueOrder::kAttainedService && by.tier <= v->request.tier) {
           fail(cat("job ", p.for_job.value, " preempted job ", p.victim.value,
                    " of the same tier without reclaiming"));
         }

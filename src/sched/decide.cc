@@ -485,8 +485,9 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       }
     }
     if (blocked_by_room && try_preempt(c, queue, job, tenant)) continue;
-    // 5. backfill: the first job blocked for room is promised its planned start.
-    if (blocked_by_room && config.backfill && !c.head) {
+    // 5. backfill: the first job blocked for room is promised its planned start (without
+    //    EASY backfill, only the starved job whose turn it is).
+    if (blocked_by_room && !c.head && (config.backfill || queue.may_promise(c.plan, ix))) {
       if (auto reason = plan_head(c, r, attempt.reason)) {
         wait(PendingKind::kWaiting, std::move(*reason));
         continue;

@@ -66,6 +66,18 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
     }
     return pending[a].request.id < pending[b].request.id;
   };
+  yielded_.assign(pending.size(), false);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age) {
+      starved_by_age_.push_back(i);
+    }
+  }
+  std::sort(starved_by_age_.begin(), starved_by_age_.end(), [&](std::size_t a, std::size_t b) {
+    if (pending[a].request.tier != pending[b].request.tier) {
+      return pending[a].request.tier > pending[b].request.tier;
+    }
+    return older(a, b);
+  });
   if (config.order != QueueOrder::kFairShare) {
     // Fixed orders: tier, then (attained-service level,) then age.
     const auto level = [&](std::size_t i) {
@@ -88,14 +100,23 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   std::map<std::int32_t, std::pair<std::vector<std::size_t>, std::vector<std::vector<std::size_t>>>,
            std::greater<>>
       tiers;
+  // Inside a tenant: its starved jobs first, oldest first (so least attained service
+  // cannot starve a tenant's long jobs behind its short ones), then the least attained
+  // service in discrete levels (Tiresias' 2D-LAS: a new job goes ahead of a preempted
+  // long one), then age.
+  std::vector<std::int32_t> rank(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
     auto& [starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
     const bool is_starved =
         config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age;
     if (is_starved) starved.push_back(i);
+    rank[i] = is_starved ? -1 : las_level(config, pending[i].attained_gpu_seconds);
     per_tenant[*s.find_tenant(pending[i].request.tenant)].push_back(i);
   }
+  const auto within_tenant = [&](std::size_t a, std::size_t b) {
+    return rank[a] != rank[b] ? rank[a] < rank[b] : older(a, b);
+  };
   served_.assign(pending.size(), false);
   for (std::size_t n = 0; n < s.nodes().size(); ++n) {
     const TypeIx type = s.topo()[n].type;
@@ -105,12 +126,25 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   }
   for (auto& [tier, lists] : tiers) {
     auto& [starved, per_tenant] = lists;
-    for (auto& jobs : per_tenant) std::sort(jobs.begin(), jobs.end(), older);
+    for (auto& jobs : per_tenant) std::sort(jobs.begin(), jobs.end(), within_tenant);
     std::sort(starved.begin(), starved.end(), older);
     std::reverse(starved.begin(), starved.end());
     starved_.push_back(std::move(starved));
     by_tier_.push_back(std::move(per_tenant));
   }
+}
+
+bool JobQueue::may_promise(const Plan& plan, std::size_t ix) {
+  while (promise_next_ < starved_by_age_.size()) {
+    const std::size_t turn = starved_by_age_[promise_next_];
+    if (turn == ix) return true;
+    const bool passed =
+        yielded_[turn] || (config_.order == QueueOrder::kFairShare &&
+                           !under_share(plan, *s_.find_tenant(s_.pending()[turn].request.tenant)));
+    if (!passed) return false;  // an older starved job of an under-served tenant comes first
+    ++promise_next_;
+  }
+  return false;
 }
 
 bool JobQueue::under_share(const Plan& plan, TenantIx tenant) const {
@@ -159,6 +193,7 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
     if (fifo_.empty()) return std::nullopt;
     const std::size_t ix = fifo_.back();
     fifo_.pop_back();
+    yielded_[ix] = true;
     return std::make_pair(ix, 0.0);
   }
   while (tier_ < by_tier_.size()) {
@@ -171,6 +206,7 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
       const TenantIx tenant = *s_.find_tenant(s_.pending()[ix].request.tenant);
       if (!under_share(plan, tenant)) continue;
       served_[ix] = true;
+      yielded_[ix] = true;
       return std::make_pair(ix, standing_of(plan, tenant));
     }
     if (!tier_entered_) enter_tier(plan);
@@ -188,6 +224,7 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
     last_ = tenant;
     const std::size_t ix = by_tier_[tier_][tenant][cursor_[tenant]++];
     served_[ix] = true;
+    yielded_[ix] = true;
     return std::make_pair(ix, key);
   }
   return std::nullopt;

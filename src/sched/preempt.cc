@@ -7,8 +7,10 @@
 //         guarantee, or a preemptible job outside P's open reservation holding some of
 //         its GPUs (rank 1: reclaiming);
 //       - a preemptible job of a lower tier, or under attained-service order a
-//         preemptible job at a higher service level, or a job in no reservation still
-//         holding GPUs of P's open reservation (it ran into the window) (rank 2).
+//         preemptible job at a higher service level, or under fair-share order a job of
+//         P's own tenant at a higher service level that loses little work when stopped,
+//         or a job in no reservation still holding GPUs of P's open reservation (it ran
+//         into the window) (rank 2).
 //     Protected, never candidates: jobs already stopping, jobs that ran less than
 //     min_runtime, jobs preempted max_preemptions_per_job times already (except by a
 //     reservation taking its GPUs back: a job that took reserved GPUs was only lent
@@ -144,6 +146,9 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
              pr.tier >= v.request.tier && p.level < las_level(config, v.attained_gpu_seconds)) {
     out.rank = 2;
     out.kind = VictimKind::kAttainedService;
+  } else if (!stranger && less_served_within_tenant(config, p, v, now)) {
+    out.rank = 2;
+    out.kind = VictimKind::kAttainedService;
   } else {
     return std::nullopt;
   }
@@ -265,6 +270,16 @@ std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds) {
   return level;
 }
 
+bool less_served_within_tenant(const SchedulerConfig& config, const Preemptor& p,
+                               const RunningJob& victim, core::Time now) {
+  const double max_loss_s =
+      static_cast<double>(config.preemption.attained_service_max_loss.count()) / 1000.0;
+  return config.order == QueueOrder::kFairShare && max_loss_s > 0 &&
+         p.job->request.tier >= victim.request.tier &&
+         p.level < las_level(config, victim.attained_gpu_seconds) &&
+         lost_gpu_seconds(victim, now) <= max_loss_s * static_cast<double>(victim.gpus.size());
+}
+
 double lost_gpu_seconds(const RunningJob& job, core::Time now) {
   const core::Time since =
       job.last_checkpoint_at ? std::max(*job.last_checkpoint_at, job.started_at) : job.started_at;
@@ -305,6 +320,13 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
       (config.order == QueueOrder::kAttainedService || pr.tier > lists.min_preemptible_tier) &&
       !lists.preemptible.empty()) {
     visit.insert(visit.end(), lists.preemptible.begin(), lists.preemptible.end());
+    ++sources;
+  }
+  if (preemptor.reservation_masks == nullptr && config.order == QueueOrder::kFairShare &&
+      config.preemption.attained_service_max_loss.count() > 0 &&
+      !lists.by_tenant[preemptor.tenant].empty()) {
+    const std::vector<std::int32_t>& own = lists.by_tenant[preemptor.tenant];
+    visit.insert(visit.end(), own.begin(), own.end());
     ++sources;
   }
   if (sources > 1) {

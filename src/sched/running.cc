@@ -54,6 +54,7 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
   }
 
   by_type.resize(s.gpu_types().size());
+  for (ByType& lists : by_type) lists.by_tenant.resize(s.tenants().size());
   for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.size()); ++ix) {
     if (type[ix] < 0) continue;
     const JobRequest& r = running[ix].request;
@@ -62,6 +63,7 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
       lists.elastic.push_back(ix);
     }
     if (borrowed[ix]) lists.borrowed.push_back(ix);
+    lists.by_tenant[tenant[ix]].push_back(ix);
     if (r.preemptible) {
       lists.preemptible.push_back(ix);
       lists.min_preemptible_tier = std::min(lists.min_preemptible_tier, r.tier);

@@ -827,7 +827,10 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
     if ((waiting && c.preemption.enabled) || (grow && r.request.elastic)) {
       consider(start + to_ms(c.preemption.min_runtime_for(r.request.tier)));
     }
-    if (waiting && c.backfill) consider(start + to_ms(r.request.max_runtime));
+    // A promise (backfill's head, or the starved job whose turn it is) rests on max runtimes.
+    if (waiting && (c.backfill || c.starvation_age.count() > 0)) {
+      consider(start + to_ms(r.request.max_runtime));
+    }
   }
   if (waiting && c.starvation_age.count() > 0) {
     for (const sched::PendingJob& p : s.pending())

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cycle/scheduler_config.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "sim/metrics.h"
@@ -44,7 +45,7 @@ int run(int argc, char** argv) {
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
   bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false;
-  std::string pollux_profiles;
+  std::string pollux_profiles, scheduler_config;
   double start_s = 0, min_runtime_s = -1;
   std::int32_t max_preemptions = -1, whole_nodes_above = 0;
   std::vector<double> las_thresholds;
@@ -69,6 +70,10 @@ int run(int argc, char** argv) {
   app.add_option("--max-preemptions", max_preemptions,
                  "preemptive policies: preemptions after which a job is protected")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--scheduler-config", scheduler_config,
+                 "YAML whose scheduler: section (corrald's --config will do) is applied over "
+                 "the Corral policies' default config; the baselines keep theirs. The flags "
+                 "above apply after it");
   app.add_option("--policy", policies,
                  "policy to run, repeatable: fifo | slurm | tiresias | corral")
       ->required();
@@ -123,6 +128,11 @@ int run(int argc, char** argv) {
     if (!p.ok()) {
       std::fprintf(stderr, "corral-sim: %s\n", p.status().to_string().c_str());
       return 2;
+    }
+    if (!scheduler_config.empty() && p->corral) {
+      auto applied = cycle::load_scheduler_config(scheduler_config, p->config);
+      if (!applied.ok()) return fail(applied.status());
+      p->config = std::move(*applied);
     }
     if (!las_thresholds.empty()) p->config.las_thresholds_gpu_seconds = las_thresholds;
     if (min_runtime_s >= 0) {

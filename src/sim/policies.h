@@ -8,8 +8,10 @@
 //             start that later jobs may not delay); no topology scoring, no preemption
 //   tiresias  attained-service order (2D-LAS: discrete levels of GPU-seconds received),
 //             jobs preemptible, preemption on, topology scoring, no backfill
-//   corral    the defaults: weighted fair share over the tenant tree, topology scoring,
-//             EASY backfill, preemption to reclaim guarantees, starvation promotion
+//   corral    the defaults: weighted fair share over the tenant tree and least attained
+//             service inside a tenant, topology scoring, greedy placement with a promised
+//             start for one starved job at a time, preemption to reclaim guarantees and to
+//             pause a tenant's more-served jobs through their checkpoints
 //   corral-elastic
 //             the defaults, with each job submitted elastic over the range its run-time
 //             profile gives (Pollux workloads: traces/pollux.h); decide() starts it at the
@@ -32,6 +34,7 @@ struct Policy {
   sched::SchedulerConfig config;
   bool jobs_preemptible = false;  // trace jobs say nothing; the policy decides
   bool jobs_elastic = false;      // submit jobs that have an elastic profile as elastic
+  bool corral = false;            // Corral's own config, which --scheduler-config replaces
 };
 
 // The policies this build can run, in a stable order.

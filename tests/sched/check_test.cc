@@ -209,7 +209,8 @@ TEST(Check, PreemptionVictimMustBeEntitled) {
        JobBuilder(1).gpus(8),
        {},
        2,
-       {"preemption of job 1, neither preemptible nor borrowed"}},
+       {"preemption of job 1, neither preemptible nor borrowed nor more served within its "
+        "tenant"}},
       {"before its minimum runtime",
        JobBuilder(1).gpus(8).preemptible(),
        {.started_ms = core::to_ms(kNow) - 60'000},

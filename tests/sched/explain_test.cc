@@ -20,8 +20,8 @@ constexpr std::int64_t kHour = 3'600'000;
 const core::Time kNow = core::time_from_ms(10 * kHour);
 const SchedulerConfig kNoBackfill{.backfill = false};
 
-// The head of the queue waits for A100; job 2 waits for H100. The head's planned start
-// has nothing to do with job 2, so job 2's reason does not name it.
+// With EASY backfill on, the head of the queue waits for A100; job 2 waits for H100. The
+// head's planned start has nothing to do with job 2, so job 2's reason does not name it.
 TEST(Explain, BehindNamesOnlyAHeadWaitingForTheSameType) {
   const auto s = FleetBuilder()
                      .dgx("h", "H100")
@@ -32,7 +32,7 @@ TEST(Explain, BehindNamesOnlyAHeadWaitingForTheSameType) {
                      .pending(JobBuilder(2).gpus(8).types({"H100"}).queued_at(2))
                      .pending(JobBuilder(3).gpus(8).types({"A100-80GB"}).queued_at(3))
                      .build();
-  const Decisions d = decide_checked(s, {}, kNow);
+  const Decisions d = decide_checked(s, SchedulerConfig{.backfill = true}, kNow);
   ASSERT_NE(pending_of(d, 1), nullptr);
   EXPECT_EQ(pending_of(d, 1)->kind, PendingKind::kWaiting);
   ASSERT_NE(pending_of(d, 2), nullptr);

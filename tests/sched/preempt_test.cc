@@ -2,6 +2,7 @@
 // jobs, starvation and attained-service order.
 #include <gtest/gtest.h>
 
+#include "core/check.h"
 #include "testing/decide_helpers.h"
 #include "testing/fleet_builder.h"
 
@@ -19,6 +20,9 @@ using testing::whole;
 
 constexpr std::int64_t kHour = 3'600'000;
 const core::Time kNow = core::time_from_ms(10 * kHour);
+
+// EASY backfill, off by default: the first blocked job is promised its start.
+const SchedulerConfig kEasy{.backfill = true};
 
 JobBuilder preemptible(std::int64_t id) {
   return JobBuilder(id).tier(0).preemptible().gpus(8).checkpoint(core::seconds(1800),
@@ -316,7 +320,7 @@ TEST(Backfill, ShortJobsRunWithoutDelayingTheHead) {
           .pending(JobBuilder(3).gpus(4).max_runtime(core::seconds(3 * 3600)).queued_at(2))
           .pending(JobBuilder(4).gpus(4).max_runtime(core::seconds(3600)).queued_at(3))
           .build();
-  const Decisions d = decide_checked(s, {}, kNow);
+  const Decisions d = decide_checked(s, kEasy, kNow);
   ASSERT_EQ(d.planned_starts.size(), 1u);
   EXPECT_EQ(d.planned_starts[0].job.value, 2);
   EXPECT_EQ(d.planned_starts[0].at, core::time_from_ms(12 * kHour));
@@ -349,7 +353,7 @@ TEST(Backfill, PlannedStartForecastsFromEstimatesAndKeepsTheBound) {
   const JobBuilder one = JobBuilder(1).gpus(4).max_runtime(core::seconds(3 * 3600));
   const Decisions history = decide_checked(
       with(JobBuilder(one).estimate(core::seconds(2 * 3600), sched::EstimateBasis::kHistory, 12)),
-      {}, kNow);
+      kEasy, kNow);
   ASSERT_EQ(history.planned_starts.size(), 1u);
   EXPECT_EQ(history.planned_starts[0].at, core::time_from_ms(12 * kHour));
   EXPECT_EQ(history.planned_starts[0].expected, core::time_from_ms(11 * kHour));
@@ -362,8 +366,8 @@ TEST(Backfill, PlannedStartForecastsFromEstimatesAndKeepsTheBound) {
   EXPECT_NE(placement_of(history, 3), nullptr);
 
   const Decisions spec = decide_checked(
-      with(JobBuilder(one).estimate(core::seconds(3600 + 1800), sched::EstimateBasis::kSpec)), {},
-      kNow);
+      with(JobBuilder(one).estimate(core::seconds(3600 + 1800), sched::EstimateBasis::kSpec)),
+      kEasy, kNow);
   EXPECT_EQ(spec.planned_starts[0].expected, core::time_from_ms(10 * kHour + 30 * 60'000));
   EXPECT_NE(
       pending_of(spec, 2)->reason.find("~1970-01-01 10:30 UTC in 30m (job 1's expectedRuntime)"),
@@ -444,13 +448,15 @@ TEST(Reservation, CountReservationsHoldWholeNodesInIdOrder) {
   EXPECT_NE(pending_of(d, 2), nullptr);
 }
 
-// A job that waited past starvation_age goes first while its tenant is under its share.
+// A job that waited past starvation_age (here 2 h) goes first while its tenant is under
+// its share.
 TEST(Starvation, OldJobOfAnUnderservedTenantGoesFirst) {
   FleetBuilder f;
   f.node("n", "H100", 1, 1).tenant("a").tenant("b").usage("a", 1e9);
   f.pending(JobBuilder(1).tenant("a").queued_at(0));                    // waited 10h
   f.pending(JobBuilder(2).tenant("b").queued_at(10 * kHour - 60'000));  // waited 1m
-  const Decisions d = decide_checked(f.build(), {}, kNow);
+  const Decisions d =
+      decide_checked(f.build(), SchedulerConfig{.starvation_age = core::seconds(2 * 3600)}, kNow);
   EXPECT_NE(placement_of(d, 1), nullptr);
 
   const Decisions off = decide_checked(f.build(), SchedulerConfig{.starvation_age = {}}, kNow);
@@ -471,6 +477,81 @@ TEST(AttainedService, LeastServiceFirstAndPreemptsTheLongRunning) {
   const Decisions d = decide_checked(*s, las, kNow);
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].victim.value, 1);
+}
+
+// Fair-share order, inside one tenant: the job with less attained service goes first,
+// then age; a job that waited past starvation_age goes before both.
+TEST(AttainedService, InsideATenantLeastServiceFirstThenAge) {
+  FleetBuilder f;
+  f.node("n", "H100", 8, 1);
+  f.pending(JobBuilder(1).gpus(8).queued_at(9 * kHour));           // older, 20 GPU-h attained
+  f.pending(JobBuilder(2).gpus(8).queued_at(9 * kHour + 60'000));  // newer, none attained
+  auto in = f.input();
+  in.pending[0].attained_gpu_seconds = 20 * 3600;
+  const auto s = build_snapshot(in);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(placement_of(decide_checked(*s, {}, kNow), 2), nullptr);
+  // One level for all (no thresholds): age alone decides.
+  const Decisions by_age =
+      decide_checked(*s, SchedulerConfig{.las_thresholds_gpu_seconds = {}}, kNow);
+  EXPECT_NE(placement_of(by_age, 1), nullptr);
+
+  // Waiting 3 h, past a 2-h starvation age, puts job 1 first again.
+  in.pending[0].queued_at = core::time_from_ms(7 * kHour);
+  const auto starved = build_snapshot(in);
+  ASSERT_TRUE(starved.ok());
+  const SchedulerConfig two_hours{.starvation_age = core::seconds(2 * 3600)};
+  EXPECT_NE(placement_of(decide_checked(*starved, two_hours, kNow), 1), nullptr);
+}
+
+// Fair-share order: a new job of tenant a pauses a's long-running job (level 2 of the
+// default thresholds, 40 GPU-h) through its checkpoint, but only when stopping it loses at
+// most attained_service_max_loss (10 min) of work per GPU, and never another tenant's.
+TEST(AttainedService, ANewJobPausesItsTenantsLongJobThroughACheckpoint) {
+  const auto with = [](std::int64_t checkpoint_ago_ms, const char* victim_tenant) {
+    FleetBuilder f;
+    f.dgx("a").tenant("a").tenant("b");
+    f.running(JobBuilder(1)
+                  .tenant(victim_tenant)
+                  .gpus(8)
+                  .checkpoint(core::seconds(600), core::seconds(60)),
+              whole("a"));
+    f.run_state(1, {.started_ms = 5 * kHour, .checkpoint_ms = 10 * kHour - checkpoint_ago_ms});
+    f.pending(JobBuilder(2).tenant("a").gpus(8).queued_at(10 * kHour - 60'000));
+    auto in = f.input();
+    in.running[0].attained_gpu_seconds = 8 * 5 * 3600;
+    auto s = build_snapshot(in);
+    CORRAL_CHECK(s.ok());
+    return std::move(*s);
+  };
+  // Stopping now loses 5 min since the checkpoint + 1 min of restore per GPU: paused.
+  const Decisions d = decide_checked(with(5 * 60'000, "a"), {}, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim.value, 1);
+  EXPECT_EQ(d.preemptions[0].for_job.value, 2);
+  EXPECT_EQ(d.preemptions[0].reason, "preempted for job 2 (less attained service)");
+  ASSERT_NE(placement_of(d, 2), nullptr);
+
+  // 30 min since the checkpoint: stopping would throw away 31 min per GPU.
+  EXPECT_TRUE(decide_checked(with(30 * 60'000, "a"), {}, kNow).preemptions.empty());
+  // Another tenant's job is never paused for attained service (fair share decides there).
+  EXPECT_TRUE(decide_checked(with(5 * 60'000, "b"), {}, kNow).preemptions.empty());
+  // Switched off.
+  SchedulerConfig off;
+  off.preemption.attained_service_max_loss = core::Duration(0);
+  EXPECT_TRUE(decide_checked(with(5 * 60'000, "a"), off, kNow).preemptions.empty());
+  // A job of a lower tier never pauses a higher one.
+  FleetBuilder f;
+  f.dgx("a");
+  f.running(JobBuilder(1).tier(2).gpus(8).checkpoint(core::seconds(600), core::seconds(60)),
+            whole("a"));
+  f.run_state(1, {.started_ms = 5 * kHour, .checkpoint_ms = 10 * kHour - 60'000});
+  f.pending(JobBuilder(2).tier(1).gpus(8));
+  auto in = f.input();
+  in.running[0].attained_gpu_seconds = 8 * 5 * 3600;
+  const auto higher = build_snapshot(in);
+  ASSERT_TRUE(higher.ok());
+  EXPECT_TRUE(decide_checked(*higher, {}, kNow).preemptions.empty());
 }
 
 }  // namespace

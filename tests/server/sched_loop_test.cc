@@ -68,9 +68,10 @@ class SchedLoopTest : public ::testing::Test {
 
   // A loop that holds the lease but whose thread has stopped: cycles run on the test's
   // thread through run_cycle(), one at a time.
-  std::unique_ptr<server::SchedLoop> make_loop() {
+  std::unique_ptr<server::SchedLoop> make_loop(const sched::SchedulerConfig& config = {}) {
     server::SchedLoopOptions options;
     options.usage_write_interval = core::Duration(1000);
+    options.config = config;
     auto loop = std::make_unique<server::SchedLoop>(*store_, clock_, metrics_, options);
     ok(loop->start());
     loop->stop();
@@ -167,8 +168,10 @@ constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);
 
 // A new job's reason and position are written in its first cycle, and so is a change
 // of the reason's kind; when only the detail moves (the job ahead of it left), the row
-// is refreshed on the position schedule, not every cycle.
+// is refreshed on the position schedule, not every cycle. (With EASY backfill, so that
+// the head of the queue is named in the reasons behind it.)
 TYPED_TEST(SchedLoopTest, PendingReasonDetailIsRefreshedOnThePositionSchedule) {
+  this->loop_ = this->make_loop(sched::SchedulerConfig{.backfill = true});
   const JobId holder = this->submit(fixed_job(8));
   this->cycle();
   ASSERT_EQ(this->job(holder).phase, JobPhase::kLaunching);

@@ -17,7 +17,7 @@ namespace corral::cycle::detail {
 static_assert(field_count<sched::SchedulerConfig>() == 8,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
-static_assert(field_count<sched::PreemptionConfig>() == 6,
+static_assert(field_count<sched::PreemptionConfig>() == 7,
               "sched::PreemptionConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 
@@ -45,6 +45,7 @@ struct Fields<sched::SchedulerConfig> {
     v("maxPreemptionsPerJob", c.preemption.max_preemptions_per_job, Range{0, 1'000'000});
     v("graceMs", c.preemption.grace, Range{0, kDayMs});
     v("maxPreemptionSearchesPerCycle", c.preemption.max_searches_per_cycle, Range{0, 1'000'000});
+    v("attainedServiceMaxLossMs", c.preemption.attained_service_max_loss, Range{0, kDayMs});
     v("backfill", c.backfill);
     v("starvationAgeMs", c.starvation_age, Range{0, 365 * kDayMs});
     v("elasticGrowth", c.elastic_growth);

@@ -40,6 +40,12 @@ class JobQueue {
   // Recomputes a waiting tenant's standing after the plan changed what it holds other
   // than by placing its job (its job was preempted or shrunk).
   void refresh(const Plan& plan, TenantIx tenant);
+  // Whether job `ix` (yielded by next() and blocked for room) is the starved job whose
+  // turn it is to be promised its start, the one promise without EASY backfill: starved
+  // jobs take turns by tier (highest first), then age (oldest first); a job yielded
+  // earlier in the cycle has had its turn, and under fair share a job whose tenant holds
+  // its fair share by `plan` is passed over for the rest of the cycle.
+  bool may_promise(const Plan& plan, std::size_t ix);
 
  private:
   double standing_of(const Plan& plan, TenantIx tenant) const;
@@ -56,6 +62,9 @@ class JobQueue {
   std::vector<std::vector<std::vector<std::size_t>>> by_tier_;
   std::vector<std::size_t> fifo_;                  // fixed orders, consumed from the back
   std::vector<std::vector<std::size_t>> starved_;  // per tier, consumed from the back
+  std::vector<std::size_t> starved_by_age_;        // every starved job: tier (highest first), age
+  std::size_t promise_next_ = 0;                   // into starved_by_age_: whose turn it is
+  std::vector<bool> yielded_;                      // per pending job
   std::vector<bool> served_;                       // per pending job
   double capacity_milli_ = 0;  // usable GPUs of the fleet weighted by usage factor, x1000
   std::size_t tier_ = 0;

@@ -44,7 +44,7 @@ struct Preemptor {
   const PendingJob* job = nullptr;
   TenantIx tenant = -1;
   bool within_guarantee = false;  // its admission on this type is inside its guarantee
-  std::int32_t level = 0;         // attained-service level (QueueOrder::kAttainedService)
+  std::int32_t level = 0;         // attained-service level
   // Reserved GPUs this job may claim back from jobs outside it (its open reservation).
   const std::vector<std::uint64_t>* reservation_masks = nullptr;  // by node, or null
   // GPUs this job may not use (Gate::forbidden()); victims holding any are skipped.
@@ -60,6 +60,12 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
 
 // The attained-service level of `gpu_seconds` under config.las_thresholds_gpu_seconds.
 std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds);
+
+// Whether, under fair-share order, `p` may preempt `victim` of its own tenant (the caller
+// checks the tenant): of p's tier or below, at a higher attained-service level, and
+// losing at most PreemptionConfig::attained_service_max_loss of work per GPU.
+bool less_served_within_tenant(const SchedulerConfig& config, const Preemptor& p,
+                               const RunningJob& victim, core::Time now);
 
 // The work a running job loses if stopped now: GPU-seconds since its last checkpoint
 // (or start) plus its restore time, per GPU it holds.

@@ -31,6 +31,9 @@ struct RunningIndex {
     std::vector<std::int32_t> elastic;      // elastic jobs above their minimum
     std::vector<std::int32_t> borrowed;     // borrowing now (reclaimable)
     std::vector<std::int32_t> preemptible;  // preemptible jobs
+    // By TenantIx: every running job of the tenant, which its own less-served jobs may
+    // preempt under fair-share order (PreemptionConfig::attained_service_max_loss).
+    std::vector<std::vector<std::int32_t>> by_tenant;
     std::int32_t min_preemptible_tier = std::numeric_limits<std::int32_t>::max();
   };
   std::vector<ByType> by_type;  // by TypeIx
