@@ -59,14 +59,29 @@ enum class ElasticStep {
   kPowerOfTwo,  // counts are powers of two
 };
 
+// A job's throughput at one size, in any unit the job likes (samples/s, steps/s): only
+// ratios between sizes matter. What the user declares as the prior, in `elastic.scaling`.
+struct ScalingPoint {
+  std::int32_t gpus = 0;
+  double throughput = 0;
+  friend bool operator==(const ScalingPoint&, const ScalingPoint&) = default;
+};
+
 struct ElasticRange {
   std::int32_t min_gpus = 0;
   std::int32_t max_gpus = 0;
   ElasticStep step = ElasticStep::kMultiple;
   std::int32_t step_multiple = 1;
+  // The job's scaling curve, by gpus ascending; empty: throughput proportional to GPUs.
+  std::vector<ScalingPoint> scaling;
 
   friend bool operator==(const ElasticRange&, const ElasticRange&) = default;
 };
+
+// Throughput at `gpus` by the curve: linear between its points and from (0, 0) to the
+// first, flat past the last (no gain is assumed beyond what was measured or declared).
+// An empty curve is linear: `gpus` itself.
+double throughput_at(const std::vector<ScalingPoint>& curve, std::int32_t gpus);
 
 struct CheckpointPolicy {
   std::string dir;           // where the worker writes checkpoints

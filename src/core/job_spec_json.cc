@@ -51,6 +51,13 @@ std::string job_spec_to_json(const JobSpec& spec) {
     } else {
       elastic["step"] = spec.elastic->step_multiple;
     }
+    if (!spec.elastic->scaling.empty()) {
+      Json curve = Json::array();
+      for (const ScalingPoint& p : spec.elastic->scaling) {
+        curve.push_back({{"gpus", p.gpus}, {"throughput", p.throughput}});
+      }
+      elastic["scaling"] = std::move(curve);
+    }
     out["elastic"] = std::move(elastic);
   }
   out["preemptible"] = spec.preemptible;

@@ -1,6 +1,7 @@
 #include "core/job_spec_parse.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -447,7 +448,7 @@ class Validator {
     if (map == nullptr) {
       return;
     }
-    const FieldMap f = fields(*map, path, {"minGpus", "maxGpus", "step"});
+    const FieldMap f = fields(*map, path, {"minGpus", "maxGpus", "step", "scaling"});
     elastic_present_ = true;
     if (f.get("minGpus") == nullptr) {
       fail("elastic.minGpus", "is required");
@@ -476,7 +477,60 @@ class Validator {
     }
     range.min_gpus = static_cast<std::int32_t>(*min);
     range.max_gpus = static_cast<std::int32_t>(*max);
+    range.scaling = read_scaling(f.get("scaling"));
     spec_.elastic = range;
+  }
+
+  // elastic.scaling: [{gpus: N, throughput: X}, ...], at most 64 points, distinct sizes,
+  // throughputs > 0; kept sorted by size.
+  std::vector<ScalingPoint> read_scaling(const TreeNode* node) {
+    const std::string path = "elastic.scaling";
+    std::vector<ScalingPoint> out;
+    if (node == nullptr) {
+      return out;
+    }
+    if (node->kind != TreeKind::kList || node->items.size() > 64) {
+      fail(path,
+           fmt::format("must be a list of at most 64 {{gpus, throughput}} points, got {}",
+                       node->kind == TreeKind::kList ? fmt::format("{} points", node->items.size())
+                                                     : describe(*node)));
+      return out;
+    }
+    for (std::size_t i = 0; i < node->items.size(); ++i) {
+      const std::string item = element(path, i);
+      const TreeNode* map = as_map(&node->items[i], item);
+      if (map == nullptr) {
+        continue;
+      }
+      const FieldMap f = fields(*map, item, {"gpus", "throughput"});
+      const auto gpus = read_int(f.get("gpus"), item + ".gpus", 1, kMaxGpus);
+      const TreeNode* tp = f.get("throughput");
+      if (f.get("gpus") == nullptr) fail(item + ".gpus", "is required");
+      if (tp == nullptr) fail(item + ".throughput", "is required");
+      double value = 0;
+      if (tp != nullptr) {
+        value = tp->kind == TreeKind::kInt     ? static_cast<double>(tp->int_value)
+                : tp->kind == TreeKind::kFloat ? tp->float_value
+                                               : -1;
+        if (!(value > 0) || !std::isfinite(value) || tp->int_overflow) {
+          fail(item + ".throughput",
+               fmt::format("must be a number > 0 (samples/s or any unit), got {}", describe(*tp)));
+          continue;
+        }
+      }
+      if (!gpus || tp == nullptr) {
+        continue;
+      }
+      const auto n = static_cast<std::int32_t>(*gpus);
+      if (std::any_of(out.begin(), out.end(), [&](const ScalingPoint& p) { return p.gpus == n; })) {
+        fail(item + ".gpus", fmt::format("duplicate size {}", n));
+        continue;
+      }
+      out.push_back({.gpus = n, .throughput = value});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ScalingPoint& a, const ScalingPoint& b) { return a.gpus < b.gpus; });
+    return out;
   }
 
   void read_checkpoint(const TreeNode* node) {

@@ -147,11 +147,19 @@ v("mode", t.mode);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(core::ElasticRange, 4){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(core::ScalingPoint, 2){template <typename V, typename T>
+                                           static void visit(V & v, T& t){v("gpus", t.gpus);
+v("throughput", t.throughput);
+}
+}
+;
+
+CORRAL_CYCLE_FIELDS(core::ElasticRange, 5){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("minGpus", t.min_gpus);
 v("maxGpus", t.max_gpus);
 v("step", t.step);
 v("stepMultiple", t.step_multiple);
+v("scaling", t.scaling);
 }
 }
 ;

@@ -69,8 +69,17 @@ struct SchedulerConfig {
   // 0: never. The promise holds GPUs back: against none, mean JCT on the Pollux workloads
   // is 1-2% longer at this age, 2-5% at 8 h, 7-9% at 2 h (docs/evaluation.md).
   core::Duration starvation_age = core::seconds(24 * 3600);
-  // Elastic jobs grow into GPUs no pending job could use.
+  // Elastic jobs grow into GPUs no pending job could use, by marginal gain (decide.cc,
+  // grow_elastic: water-filling over the jobs' scaling curves).
   bool elastic_growth = true;
+  // An elastic job runs only at sizes where each GPU still adds at least this share of
+  // what one GPU adds at the job's minimum size, by its scaling curve:
+  // throughput(n) / n >= elastic_min_efficiency * throughput(min) / min. It starts at the
+  // largest such size that fits and never grows past it. 0: any size in its range.
+  double elastic_min_efficiency = 0.5;
+  // What a resize costs beyond the job's restore time (stop, requeue, start): a job grows
+  // only when the run time it saves at the new size exceeds this plus its restore time.
+  core::Duration elastic_resize_cost = core::seconds(30);
   // A job's attained-service level is the number of thresholds (GPU-seconds) its
   // attained service has passed; lower levels go first, FIFO within a level: between all
   // jobs under kAttainedService, inside each tenant under kFairShare. Empty: one level.

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
+#include <queue>
 #include <set>
 
 #include "core/units.h"
@@ -108,7 +110,7 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   // Per type, why it can never hold the job at the smallest size tried so far.
   std::vector<std::optional<detail::NeverFits>> never(types.size());
   detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
-  for (std::int32_t size : detail::allowed_sizes(r)) {
+  for (std::int32_t size : detail::useful_sizes(r, c.config.elastic_min_efficiency)) {
     for (std::size_t t = 0; t < types.size(); ++t) {
       const TypeIx type = types[t];
       const detail::PlaceRequest request = place_request(c, r, type, size);
@@ -239,7 +241,8 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
   }
   const auto minimum = static_cast<std::size_t>(r.elastic->min_gpus);
   std::size_t size = minimum;
-  for (const std::int32_t allowed : detail::allowed_sizes(r)) {  // largest first
+  for (const std::int32_t allowed :
+       detail::useful_sizes(r, c.config.elastic_min_efficiency)) {  // largest first
     const auto n = static_cast<std::size_t>(allowed);
     if (n <= minimum + taken.size() && n < victim.gpus.size()) {
       size = n;
@@ -390,9 +393,16 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
   return std::nullopt;
 }
 
-// Running elastic jobs grow into GPUs that no job left pending could use, largest
-// allowed size first. Growing restarts the job from its checkpoint, so a job that ran
-// less than min_runtime waits, like a preemption victim would.
+// Running elastic jobs grow into GPUs that no job left pending could use, by water-filling:
+// the next GPUs go to the job whose next allowed size adds the most log-throughput per GPU
+// (its scaling curve; linear without one), so the cycle's growth maximises the sum over
+// jobs of log throughput, proportional fairness between the growing jobs: a job at 2 GPUs
+// doubling gains as much as one at 16 doubling, for an eighth of the GPUs. A job grows
+// only to sizes where each GPU is still worth elastic_min_efficiency of its first, and
+// only when the run time the growth saves beats the restart it costs (restore time +
+// elastic_resize_cost). Each job is resized at most once a cycle, to where its steps
+// reached; a resize restarts it from its checkpoint, so a job that ran less than
+// min_runtime waits, like a preemption victim would.
 void grow_elastic(Cycle& c) {
   std::set<TypeIx> wanted;  // types some pending job could still use
   std::map<core::JobId, const PendingJob*> pending;
@@ -400,6 +410,26 @@ void grow_elastic(Cycle& c) {
   for (const Pending& p : c.out.pending) {
     for (TypeIx t : candidate_types(c.s, pending.at(p.job)->request)) wanted.insert(t);
   }
+  struct Grower {
+    std::int32_t ix = 0;
+    std::int32_t target = 0;          // the size its steps reached so far
+    std::vector<std::int32_t> sizes;  // useful sizes above its current one, ascending
+    std::size_t next = 0;             // into sizes
+    std::vector<Plan::Take> all;      // its GPUs at `target`
+    std::vector<Plan::Take> added;    // the GPUs its steps took
+  };
+  // Hysteresis: growing from `current` to `size` must save more run time (by the job's
+  // estimate, or its max runtime) than the restart costs.
+  const auto worth_it = [&](const RunningJob& job, std::int32_t current, std::int32_t size) {
+    const JobRequest& r = job.request;
+    const core::Duration left =
+        std::max(r.expected_runtime() - (c.now - job.started_at), core::Duration(0));
+    const double saved_s = static_cast<double>(left.count()) / 1000.0 *
+                           (1.0 - detail::throughput(r, current) / detail::throughput(r, size));
+    return saved_s >
+           static_cast<double>((r.restore_time + c.config.elastic_resize_cost).count()) / 1000.0;
+  };
+  std::vector<Grower> growers;
   for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
     const RunningJob& job = c.s.running()[ix];
     const JobRequest& r = job.request;
@@ -410,32 +440,72 @@ void grow_elastic(Cycle& c) {
         c.now - job.started_at < c.config.preemption.min_runtime_for(r.tier)) {
       continue;
     }
-    c.gate.enter(c.plan, c.gate.view_for(r));
-    for (std::int32_t size : detail::allowed_sizes(r)) {
-      if (size <= current) break;
-      if (!detail::admit(c.plan, c.running.tenant[ix], type, size - current).ok) continue;
-      detail::PlaceRequest request = place_request(c, r, type, size - current);
-      request.topology.mode = core::TopologyMode::kPreferred;
-      detail::PlaceMiss miss;
-      auto placed = detail::find_placement(c.plan, request, miss);
-      if (!placed) continue;
-      std::vector<Plan::Take> all = c.running.takes[ix];
-      all.insert(all.end(), placed->takes.begin(), placed->takes.end());
-      if (r.topology.mode == core::TopologyMode::kRequired &&
-          !detail::satisfies(c.s, detail::takes_of(c.s, detail::gpus_of(c.s, all)),
-                             r.topology.pack)) {
-        continue;
-      }
-      c.plan.take(placed->takes, c.running.tenant[ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
-      c.running.touched[ix] = true;
-      c.out.resizes.push_back(
-          {.job = r.id,
-           .from_gpus = current,
-           .to_gpus = size,
-           .gpus = detail::gpus_of(c.s, all),
-           .reason = cat("grew from ", current, " to ", size, " GPUs into idle capacity")});
-      break;
+    Grower g{.ix = ix, .target = current, .all = c.running.takes[ix]};
+    for (std::int32_t size : detail::useful_sizes(r, c.config.elastic_min_efficiency)) {
+      if (size > current) g.sizes.insert(g.sizes.begin(), size);
     }
+    // Not even its largest useful size would pay for the restart: leave it.
+    if (g.sizes.empty() || !worth_it(job, current, g.sizes.back())) continue;
+    growers.push_back(std::move(g));
+  }
+  // (gain per GPU of the grower's next step, -grower index): ties go to the earlier job.
+  std::priority_queue<std::pair<double, std::int64_t>> steps;
+  const auto push_next = [&](std::size_t gi) {
+    const Grower& g = growers[gi];
+    if (g.next >= g.sizes.size()) return;
+    const JobRequest& r = c.s.running()[g.ix].request;
+    const double gain =
+        std::log(detail::throughput(r, g.sizes[g.next]) / detail::throughput(r, g.target)) /
+        static_cast<double>(g.sizes[g.next] - g.target);
+    if (gain > 0) steps.push({gain, -static_cast<std::int64_t>(gi)});
+  };
+  for (std::size_t gi = 0; gi < growers.size(); ++gi) push_next(gi);
+  while (!steps.empty()) {
+    const auto gi = static_cast<std::size_t>(-steps.top().second);
+    steps.pop();
+    Grower& g = growers[gi];
+    const RunningJob& job = c.s.running()[g.ix];
+    const JobRequest& r = job.request;
+    const TypeIx type = c.running.type[g.ix];
+    const std::int32_t size = g.sizes[g.next++];
+    c.gate.enter(c.plan, c.gate.view_for(r));
+    if (!detail::admit(c.plan, c.running.tenant[g.ix], type, size - g.target).ok) continue;
+    detail::PlaceRequest request = place_request(c, r, type, size - g.target);
+    request.topology.mode = core::TopologyMode::kPreferred;
+    detail::PlaceMiss miss;
+    auto placed = detail::find_placement(c.plan, request, miss);
+    if (!placed) continue;  // no room for this step: its next, larger one is not tried
+    std::vector<Plan::Take> all = g.all;
+    all.insert(all.end(), placed->takes.begin(), placed->takes.end());
+    if (r.topology.mode == core::TopologyMode::kRequired &&
+        !detail::satisfies(c.s, detail::takes_of(c.s, detail::gpus_of(c.s, all)),
+                           r.topology.pack)) {
+      continue;
+    }
+    c.plan.take(placed->takes, c.running.tenant[g.ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
+    g.added.insert(g.added.end(), placed->takes.begin(), placed->takes.end());
+    g.all = std::move(all);
+    g.target = size;
+    push_next(gi);
+  }
+  for (const Grower& g : growers) {
+    const RunningJob& job = c.s.running()[g.ix];
+    const auto current = static_cast<std::int32_t>(job.gpus.size());
+    if (g.target == current) continue;
+    // Where its steps reached may be too little to pay for the restart: the GPUs stay idle
+    // this cycle (the other jobs had their turn at them).
+    if (!worth_it(job, current, g.target)) {
+      c.plan.give_back(g.added, c.running.tenant[g.ix], job.request.cpus_per_gpu,
+                       job.request.memory_per_gpu_mib);
+      continue;
+    }
+    c.running.touched[g.ix] = true;
+    c.out.resizes.push_back(
+        {.job = c.s.running()[g.ix].request.id,
+         .from_gpus = current,
+         .to_gpus = g.target,
+         .gpus = detail::gpus_of(c.s, g.all),
+         .reason = cat("grew from ", current, " to ", g.target, " GPUs into idle capacity")});
   }
 }
 

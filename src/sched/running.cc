@@ -86,4 +86,20 @@ std::vector<std::int32_t> allowed_sizes(const JobRequest& r) {
   return sizes;
 }
 
+double throughput(const JobRequest& r, std::int32_t gpus) {
+  return r.elastic ? core::throughput_at(r.elastic->scaling, gpus) : static_cast<double>(gpus);
+}
+
+std::vector<std::int32_t> useful_sizes(const JobRequest& r, double min_efficiency) {
+  std::vector<std::int32_t> sizes = allowed_sizes(r);
+  if (!r.elastic || r.elastic->scaling.empty() || min_efficiency <= 0) return sizes;
+  const std::int32_t least = sizes.back();
+  const double per_gpu_at_least = throughput(r, least) / static_cast<double>(least);
+  std::erase_if(sizes, [&](std::int32_t n) {
+    return n != least &&
+           throughput(r, n) / static_cast<double>(n) < min_efficiency * per_gpu_at_least;
+  });
+  return sizes;
+}
+
 }  // namespace corral::sched::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -129,6 +130,19 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_
   }
   for (const auto& t : r.gpu_types) {
     if (!s.find_type(t)) return bad(field_of() + ".gpu_types", cat("unknown GPU type ", t.value));
+  }
+  if (r.elastic) {
+    // decide() takes logs of throughputs and interpolates between sizes in order.
+    const auto& curve = r.elastic->scaling;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      if (curve[i].gpus < 1 || !(curve[i].throughput > 0) || !std::isfinite(curve[i].throughput) ||
+          (i > 0 && curve[i].gpus <= curve[i - 1].gpus)) {
+        return bad(field_of() + ".elastic.scaling",
+                   cat("point ", i,
+                       ": sizes must be >= 1 and increasing, throughputs finite and "
+                       "> 0"));
+      }
+    }
   }
   return core::ok_status();
 }

@@ -185,6 +185,28 @@ std::vector<BadCase> bad_cases() {
        with_resources("{gpus: 16, gpusPerNode: 8}",
                       "elastic: {minGpus: 4, maxGpus: 32, step: 4}\n" + std::string(kCheckpoint)),
        "elastic.minGpus", "must be a multiple of resources.gpusPerNode (8), got 4"},
+      {"ElasticScalingNotAList",
+       with_resources("{gpus: 16}", "elastic: {minGpus: 8, maxGpus: 32, scaling: 3}\n" +
+                                        std::string(kCheckpoint)),
+       "elastic.scaling", "must be a list of at most 64 {gpus, throughput} points, got 3"},
+      {"ElasticScalingThroughputZero",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 8, maxGpus: 32, scaling: [{gpus: 8, "
+                      "throughput: 100}, {gpus: 16, throughput: 0}]}\n" +
+                          std::string(kCheckpoint)),
+       "elastic.scaling[1].throughput", "must be a number > 0 (samples/s or any unit), got 0"},
+      {"ElasticScalingDuplicateSize",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 8, maxGpus: 32, scaling: [{gpus: 8, "
+                      "throughput: 100}, {gpus: 8, throughput: 120}]}\n" +
+                          std::string(kCheckpoint)),
+       "elastic.scaling[1].gpus", "duplicate size 8"},
+      {"ElasticScalingGpusMissing",
+       with_resources("{gpus: 16}",
+                      "elastic: {minGpus: 8, maxGpus: 32, scaling: [{throughput: "
+                      "100}]}\n" +
+                          std::string(kCheckpoint)),
+       "elastic.scaling[0].gpus", "is required"},
       {"ElasticNeedsCheckpoint",
        with_resources("{gpus: 16}", "elastic: {minGpus: 8, maxGpus: 32}\n"), "checkpoint",
        "is required for an elastic job"},
@@ -374,6 +396,21 @@ TEST(ParseJobSpec, ReadsProcessesAndMaxRestartsAndRoundTrips) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again.spec, spec);
   EXPECT_EQ(parse_ok(with("maxRestarts: 100\n")).max_restarts, 100);
+}
+
+// The declared scaling curve is read sorted by size and written back as it was read.
+TEST(ParseJobSpec, ReadsTheElasticScalingCurveAndRoundTrips) {
+  const JobSpec spec =
+      parse_ok(with_resources("{gpus: 16}",
+                              "elastic: {minGpus: 8, maxGpus: 32, step: 8, scaling: [{gpus: 32, "
+                              "throughput: 250.5}, {gpus: 8, throughput: 100}]}\n" +
+                                  std::string(kCheckpoint)));
+  ASSERT_TRUE(spec.elastic.has_value());
+  EXPECT_EQ(spec.elastic->scaling, (std::vector<ScalingPoint>{{.gpus = 8, .throughput = 100.0},
+                                                              {.gpus = 32, .throughput = 250.5}}));
+  const auto again = parse_job_spec(job_spec_to_json(spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, spec);
 }
 
 TEST(ParseJobSpec, ResolvesPreemptibleFromPriorityClass) {

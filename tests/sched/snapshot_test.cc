@@ -42,6 +42,21 @@ TEST(Snapshot, RefusesUnknownGpusTypesAndTenants) {
   EXPECT_EQ(build_error(in), "pending[1].tenant: unknown tenant ghost");
 }
 
+TEST(Snapshot, RefusesAScalingCurveDecideCannotUse) {
+  auto in = FleetBuilder()
+                .dgx("a")
+                .pending(JobBuilder(1).gpus(2).elastic(1, 8).scaling({{2, 10.0}, {1, 6.0}}))
+                .input();
+  const std::string want =
+      "pending[1].elastic.scaling: point 1: sizes must be >= 1 and increasing, throughputs "
+      "finite and > 0";
+  EXPECT_EQ(build_error(in), want);
+  in.pending[0].request.elastic->scaling = {{1, 6.0}, {2, 0.0}};
+  EXPECT_EQ(build_error(in), want);
+  in.pending[0].request.elastic->scaling = {{1, 6.0}, {2, 10.0}};
+  EXPECT_EQ(build_error(in), "ok");
+}
+
 TEST(Snapshot, RefusesMixedNodesAndDuplicates) {
   auto in = FleetBuilder().dgx("a").dgx("b", "A100-80GB").input();
   in.nodes[0].gpus[3].type = core::GpuTypeId("A100-80GB");

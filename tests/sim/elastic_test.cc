@@ -62,7 +62,9 @@ Fleet one_node() { return testing::pool_fleet(1, 4, "T4"); }
 //          cycle: one restart, not two), and B starts on 2. A's remaining 60 s at 2 GPUs
 //          plus the restart: A ends at 30 + 10 + 60 = 100.
 //   t=100  B has worked 60 s of its 100 at 2 GPUs; it grows into A's 2 GPUs and runs the
-//          remaining 40 s at 4 GPUs in 20 s: B ends at 100 + 10 + 20 = 130.
+//          remaining 40 s at 4 GPUs in 20 s: B ends at 100 + 10 + 20 = 130. (decide()
+//          grows it because, by its 100-s max runtime, doubling saves 15 s, more than the
+//          10-s restart the policy is told a resize costs.)
 TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
   Workload w{.source = "hand"};
   for (const auto& [name, submit_s, min] : {std::tuple{"A", 0, 1}, std::tuple{"B", 30, 2}}) {
@@ -76,7 +78,9 @@ TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
   EngineOptions o{.cycle_interval = core::Duration(0), .check_every = 1, .failures = false};
   o.runtime.start_time = core::seconds(10);
   o.runtime.checkpoint_on_stop = true;
-  auto r = simulate(one_node(), w, elastic_policy(core::Duration(0)), o);
+  Policy policy = elastic_policy(core::Duration(0));
+  policy.config.elastic_resize_cost = o.runtime.start_time;
+  auto r = simulate(one_node(), w, policy, o);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->jobs[0].start_ms, 0);
   EXPECT_EQ(r->jobs[0].finish_ms, 100'000);

@@ -94,6 +94,11 @@ class JobBuilder {
                                     .step_multiple = step};
     return *this;
   }
+  // The elastic job's scaling curve (JobBuilder::elastic first).
+  JobBuilder& scaling(std::vector<core::ScalingPoint> curve) {
+    r_.elastic->scaling = std::move(curve);
+    return *this;
+  }
   JobBuilder& checkpoint(core::Duration interval, core::Duration restore) {
     r_.checkpoint_interval = interval;
     r_.restore_time = restore;

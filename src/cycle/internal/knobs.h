@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 8,
+static_assert(field_count<sched::SchedulerConfig>() == 10,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -49,6 +49,8 @@ struct Fields<sched::SchedulerConfig> {
     v("backfill", c.backfill);
     v("starvationAgeMs", c.starvation_age, Range{0, 365 * kDayMs});
     v("elasticGrowth", c.elastic_growth);
+    v("elasticMinEfficiency", c.elastic_min_efficiency);
+    v("elasticResizeCostMs", c.elastic_resize_cost, Range{0, kDayMs});
     v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
   }
 
@@ -59,6 +61,11 @@ struct Fields<sched::SchedulerConfig> {
         return errors.fail(child_path(by_tier, std::to_string(tier)),
                            fmt::format("must be between 0 and {}, got {}", 30 * kDayMs, d.count()));
       }
+    }
+    const double e = c.elastic_min_efficiency;
+    if (!std::isfinite(e) || e < 0 || e > 1) {
+      return errors.fail(child_path(path, "elasticMinEfficiency"),
+                         fmt::format("must be between 0 and 1, got {}", e));
     }
     const auto& t = c.las_thresholds_gpu_seconds;
     const std::string key = child_path(path, "lasThresholdsGpuSeconds");

@@ -47,4 +47,12 @@ std::vector<GpuRef> gpus_of(const ClusterSnapshot& s, const std::vector<Plan::Ta
 // Allowed sizes of an elastic range, largest first (just {gpus} for a rigid job).
 std::vector<std::int32_t> allowed_sizes(const JobRequest& r);
 
+// Throughput of `r` at `gpus` by its scaling curve (core::throughput_at; linear without one).
+double throughput(const JobRequest& r, std::int32_t gpus);
+
+// The allowed sizes, largest first, at which each GPU still adds at least `min_efficiency`
+// of what one adds at the smallest allowed size (SchedulerConfig::elastic_min_efficiency);
+// the smallest is always among them.
+std::vector<std::int32_t> useful_sizes(const JobRequest& r, double min_efficiency);
+
 }  // namespace corral::sched::detail
