@@ -26,6 +26,10 @@ using internal::TreeNode;
 
 // Limits of the schema; docs/jobspec.md lists the same numbers.
 constexpr std::int64_t kMaxGpus = 16384;
+// A scaling curve's throughputs (the message below names them): ratios of them are what
+// matters, and this range keeps them and their logarithms far from underflow.
+constexpr double kMinThroughput = 1e-9;
+constexpr double kMaxThroughput = 1e15;
 // The largest NVLink domain in service (GB200 NVL72), hence the most GPUs one node or
 // one NVLink domain can give a job.
 constexpr std::int64_t kMaxGpusPerNode = 72;
@@ -512,9 +516,11 @@ class Validator {
         value = tp->kind == TreeKind::kInt     ? static_cast<double>(tp->int_value)
                 : tp->kind == TreeKind::kFloat ? tp->float_value
                                                : -1;
-        if (!(value > 0) || !std::isfinite(value) || tp->int_overflow) {
+        if (!(value >= kMinThroughput && value <= kMaxThroughput) || tp->int_overflow) {
           fail(item + ".throughput",
-               fmt::format("must be a number > 0 (samples/s or any unit), got {}", describe(*tp)));
+               fmt::format("must be a number between 1e-9 and 1e15 (samples/s or any unit), "
+                           "got {}",
+                           describe(*tp)));
           continue;
         }
       }

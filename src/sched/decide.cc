@@ -399,10 +399,10 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
 // jobs of log throughput, proportional fairness between the growing jobs: a job at 2 GPUs
 // doubling gains as much as one at 16 doubling, for an eighth of the GPUs. A job grows
 // only to sizes where each GPU is still worth elastic_min_efficiency of its first, and
-// only when the run time the growth saves beats the restart it costs (restore time +
-// elastic_resize_cost). Each job is resized at most once a cycle, to where its steps
-// reached; a resize restarts it from its checkpoint, so a job that ran less than
-// min_runtime waits, like a preemption victim would.
+// only to a size whose saved run time beats the restart it costs (restore time +
+// elastic_resize_cost; a step that does not pay is skipped for the next, larger one). Each job is
+// resized at most once a cycle, to where its steps reached; a resize restarts it from its
+// checkpoint, so a job that ran less than min_runtime waits, like a preemption victim would.
 void grow_elastic(Cycle& c) {
   std::set<TypeIx> wanted;  // types some pending job could still use
   std::map<core::JobId, const PendingJob*> pending;
@@ -416,12 +416,14 @@ void grow_elastic(Cycle& c) {
     std::vector<std::int32_t> sizes;  // useful sizes above its current one, ascending
     std::size_t next = 0;             // into sizes
     std::vector<Plan::Take> all;      // its GPUs at `target`
-    std::vector<Plan::Take> added;    // the GPUs its steps took
   };
   // Hysteresis: growing from `current` to `size` must save more run time (by the job's
   // estimate, or its max runtime) than the restart costs.
   const auto worth_it = [&](const RunningJob& job, std::int32_t current, std::int32_t size) {
     const JobRequest& r = job.request;
+    // Run so far: this attempt's wall time. After restarts that understates it, so a job
+    // late in its run may still be grown (the attained service over the current size
+    // overstates it after a shrink, which was worse: docs/scheduling.md, part 7).
     const core::Duration left =
         std::max(r.expected_runtime() - (c.now - job.started_at), core::Duration(0));
     const double saved_s = static_cast<double>(left.count()) / 1000.0 *
@@ -468,6 +470,11 @@ void grow_elastic(Cycle& c) {
     const JobRequest& r = job.request;
     const TypeIx type = c.running.type[g.ix];
     const std::int32_t size = g.sizes[g.next++];
+    // Hysteresis: this size must pay for the restart; a larger one may.
+    if (!worth_it(job, static_cast<std::int32_t>(job.gpus.size()), size)) {
+      push_next(gi);
+      continue;
+    }
     c.gate.enter(c.plan, c.gate.view_for(r));
     if (!detail::admit(c.plan, c.running.tenant[g.ix], type, size - g.target).ok) continue;
     detail::PlaceRequest request = place_request(c, r, type, size - g.target);
@@ -483,22 +490,15 @@ void grow_elastic(Cycle& c) {
       continue;
     }
     c.plan.take(placed->takes, c.running.tenant[g.ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
-    g.added.insert(g.added.end(), placed->takes.begin(), placed->takes.end());
     g.all = std::move(all);
     g.target = size;
     push_next(gi);
   }
-  for (const Grower& g : growers) {
+  for (std::size_t gi = 0; gi < growers.size(); ++gi) {
+    const Grower& g = growers[gi];
     const RunningJob& job = c.s.running()[g.ix];
     const auto current = static_cast<std::int32_t>(job.gpus.size());
     if (g.target == current) continue;
-    // Where its steps reached may be too little to pay for the restart: the GPUs stay idle
-    // this cycle (the other jobs had their turn at them).
-    if (!worth_it(job, current, g.target)) {
-      c.plan.give_back(g.added, c.running.tenant[g.ix], job.request.cpus_per_gpu,
-                       job.request.memory_per_gpu_mib);
-      continue;
-    }
     c.running.touched[g.ix] = true;
     c.out.resizes.push_back(
         {.job = c.s.running()[g.ix].request.id,

@@ -137,12 +137,14 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
 bool JobQueue::may_promise(const Plan& plan, std::size_t ix) {
   while (promise_next_ < starved_by_age_.size()) {
     const std::size_t turn = starved_by_age_[promise_next_];
-    if (turn == ix) return true;
-    const bool passed =
-        yielded_[turn] || (config_.order == QueueOrder::kFairShare &&
-                           !under_share(plan, *s_.find_tenant(s_.pending()[turn].request.tenant)));
+    const bool has_share = config_.order == QueueOrder::kFairShare &&
+                           !under_share(plan, *s_.find_tenant(s_.pending()[turn].request.tenant));
+    if (turn == ix && !has_share) return true;
+    // ix itself was yielded just now: only the jobs before it in turn can have had theirs.
+    const bool passed = turn == ix || yielded_[turn] || has_share;
     if (!passed) return false;  // an older starved job of an under-served tenant comes first
     ++promise_next_;
+    if (turn == ix) return false;  // its tenant holds its share: passed over this cycle
   }
   return false;
 }

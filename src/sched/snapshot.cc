@@ -135,12 +135,12 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_
     // decide() takes logs of throughputs and interpolates between sizes in order.
     const auto& curve = r.elastic->scaling;
     for (std::size_t i = 0; i < curve.size(); ++i) {
-      if (curve[i].gpus < 1 || !(curve[i].throughput > 0) || !std::isfinite(curve[i].throughput) ||
+      if (curve[i].gpus < 1 || !(curve[i].throughput >= 1e-9 && curve[i].throughput <= 1e15) ||
           (i > 0 && curve[i].gpus <= curve[i - 1].gpus)) {
         return bad(field_of() + ".elastic.scaling",
                    cat("point ", i,
-                       ": sizes must be >= 1 and increasing, throughputs finite and "
-                       "> 0"));
+                       ": sizes must be >= 1 and increasing, throughputs between 1e-9 and "
+                       "1e15"));
       }
     }
   }

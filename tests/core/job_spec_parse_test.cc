@@ -194,7 +194,8 @@ std::vector<BadCase> bad_cases() {
                       "elastic: {minGpus: 8, maxGpus: 32, scaling: [{gpus: 8, "
                       "throughput: 100}, {gpus: 16, throughput: 0}]}\n" +
                           std::string(kCheckpoint)),
-       "elastic.scaling[1].throughput", "must be a number > 0 (samples/s or any unit), got 0"},
+       "elastic.scaling[1].throughput",
+       "must be a number between 1e-9 and 1e15 (samples/s or any unit), got 0"},
       {"ElasticScalingDuplicateSize",
        with_resources("{gpus: 16}",
                       "elastic: {minGpus: 8, maxGpus: 32, scaling: [{gpus: 8, "

@@ -104,5 +104,26 @@ TEST(Elastic, ResizesOnlyWhenTheGainBeatsTheRestart) {
   EXPECT_EQ(resized_to(decide_checked(with(3 * kHour), {}, kNow), 1), 4);
 }
 
+// A job whose next steps do not pay for its restart takes no GPUs from one whose steps
+// do. One 12-GPU node with 4 idle: job 1 (linear, 4 to 16 in fours, 150 s left, 60-s
+// restore) would gain most per GPU, but 4 -> 8 saves only 75 s of its 90-s restart and
+// 4 -> 12 does not fit; job 2 (4 -> 8 adds half its throughput, hours left) grows.
+TEST(Elastic, AJobThatCannotPayForItsRestartLeavesTheGpusToOthers) {
+  FleetBuilder f;
+  f.node("n", "H100", 12, 1);
+  f.running(JobBuilder(1)
+                .gpus(4)
+                .elastic(4, 16, 4)
+                .checkpoint(core::seconds(600), core::seconds(60))
+                .max_runtime(core::Duration(kHour + 150'000)),
+            {{"n", 0}, {"n", 1}, {"n", 2}, {"n", 3}});
+  f.run_state(1, {.started_ms = 9 * kHour});
+  f.running(JobBuilder(2).gpus(4).elastic(4, 8, 4).scaling({{4, 10.0}, {8, 15.0}}),
+            {{"n", 4}, {"n", 5}, {"n", 6}, {"n", 7}});
+  const Decisions d = decide_checked(f.build(), {}, kNow);
+  EXPECT_EQ(resized_to(d, 1), 0);
+  EXPECT_EQ(resized_to(d, 2), 8);
+}
+
 }  // namespace
 }  // namespace corral::sched

@@ -49,7 +49,7 @@ TEST(Snapshot, RefusesAScalingCurveDecideCannotUse) {
                 .input();
   const std::string want =
       "pending[1].elastic.scaling: point 1: sizes must be >= 1 and increasing, throughputs "
-      "finite and > 0";
+      "between 1e-9 and 1e15";
   EXPECT_EQ(build_error(in), want);
   in.pending[0].request.elastic->scaling = {{1, 6.0}, {2, 0.0}};
   EXPECT_EQ(build_error(in), want);
