@@ -67,10 +67,11 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
     return pending[a].request.id < pending[b].request.id;
   };
   yielded_.assign(pending.size(), false);
+  std::vector<bool> starved(pending.size(), false);
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    if (config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age) {
-      starved_by_age_.push_back(i);
-    }
+    starved[i] =
+        config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age;
+    if (starved[i]) starved_by_age_.push_back(i);
   }
   std::sort(starved_by_age_.begin(), starved_by_age_.end(), [&](std::size_t a, std::size_t b) {
     if (pending[a].request.tier != pending[b].request.tier) {
@@ -106,12 +107,10 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   // long one), then age.
   std::vector<std::int32_t> rank(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    auto& [starved, per_tenant] = tiers[pending[i].request.tier];
+    auto& [tier_starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
-    const bool is_starved =
-        config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age;
-    if (is_starved) starved.push_back(i);
-    rank[i] = is_starved ? -1 : las_level(config, pending[i].attained_gpu_seconds);
+    if (starved[i]) tier_starved.push_back(i);
+    rank[i] = starved[i] ? -1 : las_level(config, pending[i].attained_gpu_seconds);
     per_tenant[*s.find_tenant(pending[i].request.tenant)].push_back(i);
   }
   const auto within_tenant = [&](std::size_t a, std::size_t b) {
@@ -125,11 +124,11 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
                                            usage_milli(s.gpu_types()[type]));
   }
   for (auto& [tier, lists] : tiers) {
-    auto& [starved, per_tenant] = lists;
+    auto& [tier_starved, per_tenant] = lists;
     for (auto& jobs : per_tenant) std::sort(jobs.begin(), jobs.end(), within_tenant);
-    std::sort(starved.begin(), starved.end(), older);
-    std::reverse(starved.begin(), starved.end());
-    starved_.push_back(std::move(starved));
+    std::sort(tier_starved.begin(), tier_starved.end(), older);
+    std::reverse(tier_starved.begin(), tier_starved.end());
+    starved_.push_back(std::move(tier_starved));
     by_tier_.push_back(std::move(per_tenant));
   }
 }

@@ -24,23 +24,6 @@
 namespace corral::sim {
 namespace {
 
-// An elastic job's scaling curve from its run-time model, as decide() is told it: its
-// throughput (1 / run time) at each power of two up to its maximum and at the maximum,
-// packed on whole nodes of `node_gpus` GPUs as decide() would try to place it. In
-// production the same curve comes from the job (elastic.scaling).
-std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile, const TraceJob& t,
-                                              std::int32_t node_gpus) {
-  std::vector<core::ScalingPoint> curve;
-  const auto add = [&](std::int32_t n) {
-    std::vector<std::int32_t> per_node(static_cast<std::size_t>(n / node_gpus), node_gpus);
-    if (n % node_gpus != 0) per_node.push_back(n % node_gpus);
-    curve.push_back({.gpus = n, .throughput = 1.0 / profile.seconds(per_node)});
-  };
-  for (std::int32_t n = std::max(t.elastic_min_gpus, 1); n < t.elastic_max_gpus; n *= 2) add(n);
-  add(t.elastic_max_gpus);
-  return curve;
-}
-
 // Events at the same instant run in this order: GPUs are freed (completions, repairs)
 // and taken away (failures) before new work arrives, and the cycle sees all of it.
 enum class EventKind : std::int32_t { kCompletion, kFailure, kRepair, kWakeup, kCycle };
@@ -324,7 +307,8 @@ core::Status Engine::prepare_jobs() {
         r.elastic = core::ElasticRange{
             .min_gpus = t.elastic_min_gpus,
             .max_gpus = t.elastic_max_gpus,
-            .scaling = scaling_curve(*t.elastic_profile, t, fleet_.max_node_gpus())};
+            .scaling = scaling_curve(*t.elastic_profile, t.elastic_min_gpus, t.elastic_max_gpus,
+                                     fleet_.max_node_gpus())};
       }
     }
     r.restore_time = options_.runtime.restore_time;

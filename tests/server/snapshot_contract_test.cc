@@ -2,9 +2,9 @@
 // corrald's adapter (server/snapshot_from_store.h), and built as corral-sim's fleet model
 // and read by its adapter (sim/snapshot_from_fleet.h), gives equal SnapshotInputs, field
 // by field. The cluster holds what the scheduler's policy turns on: two racks with power
-// caps, a reservation, an elastic job, a job checkpointed 10 s ago and one an hour ago, a
-// job preempted 3 times, decayed usage for two tenants, a run-time estimate from history
-// and one from the spec, a borrowed job, an unhealthy GPU and a cordoned node.
+// caps, a reservation, an elastic job with a scaling curve, a job checkpointed 10 s ago and one an
+// hour ago, a job preempted 3 times, decayed usage for two tenants, a run-time estimate from
+// history and one from the spec, a borrowed job, an unhealthy GPU and a cordoned node.
 //
 // The field counts below fail to compile when a struct of the snapshot gains a field: fill
 // it in both adapters, give it a value here that is not its default, and update the count.
@@ -160,7 +160,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
            {3, "a", "elastic",
             spec(
                 "elastic", "a", 4,
-                R"(, "elastic": {"minGpus": 2, "maxGpus": 8, "step": 2},)"
+                R"(, "elastic": {"minGpus": 2, "maxGpus": 8, "step": 2, "scaling": )"
+                R"([{"gpus": 2, "throughput": 10}, {"gpus": 8, "throughput": 28.5}]},)"
                 R"( "checkpoint": {"dir": "/e", "intervalSeconds": 100000}, "preemptible": true)")},
        .gpus = gpus("n2", 0, 4),
        .started_s = -300,
@@ -417,6 +418,10 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_TRUE(from_store.running[1].borrowed);
   EXPECT_DOUBLE_EQ(from_store.running[0].attained_gpu_seconds, 8 * 610.0);
   EXPECT_DOUBLE_EQ(from_store.running[2].attained_gpu_seconds, 4 * 500.0 + 4 * 300.0);
+  ASSERT_TRUE(from_store.running[2].request.elastic.has_value());
+  EXPECT_EQ(from_store.running[2].request.elastic->scaling,
+            (std::vector<core::ScalingPoint>{{.gpus = 2, .throughput = 10.0},
+                                             {.gpus = 8, .throughput = 28.5}}));
   EXPECT_EQ(from_store.running[3].request.estimate.basis, sched::EstimateBasis::kHistory);
   EXPECT_EQ(from_store.running[3].request.estimate.runs, 3);
   EXPECT_EQ(from_store.running[3].request.estimate.runtime, seconds(3600));

@@ -1,5 +1,6 @@
 // Queue order: priority tiers first; within a tier, weighted fair share over the tenant
-// tree; then age. The formula and a worked example are in docs/scheduling.md.
+// tree; inside a tenant, least attained service (in levels), then age. The formula and a worked
+// example are in docs/scheduling.md.
 #pragma once
 
 #include <cstdint>

@@ -497,4 +497,17 @@ core::Result<Workload> load_pollux_workload(const std::string& path,
   return w;
 }
 
+std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile, std::int32_t min_gpus,
+                                              std::int32_t max_gpus, std::int32_t node_gpus) {
+  std::vector<core::ScalingPoint> curve;
+  const auto add = [&](std::int32_t n) {
+    std::vector<std::int32_t> per_node(static_cast<std::size_t>(n / node_gpus), node_gpus);
+    if (n % node_gpus != 0) per_node.push_back(n % node_gpus);
+    curve.push_back({.gpus = n, .throughput = 1.0 / profile.seconds(per_node)});
+  };
+  for (std::int32_t n = std::max(min_gpus, 1); n < max_gpus; n *= 2) add(n);
+  add(max_gpus);
+  return curve;
+}
+
 }  // namespace corral::sim

@@ -34,7 +34,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "core/job_spec.h"
 #include "core/result.h"
 #include "sim/traces/workload.h"
 
@@ -47,6 +49,12 @@ class RuntimeProfile {
   virtual ~RuntimeProfile() = default;
   virtual double seconds(std::span<const std::int32_t> gpus_per_node) const = 0;
 };
+
+// A profile's scaling curve, as decide() is told it (core::ElasticRange::scaling):
+// throughput (1 / run time) at each power of two from `min_gpus` up to `max_gpus` and at
+// `max_gpus`, packed on whole nodes of `node_gpus` GPUs as decide() would try to place it.
+std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile, std::int32_t min_gpus,
+                                              std::int32_t max_gpus, std::int32_t node_gpus);
 
 // Loads a Pollux workload CSV; `profiles_dir` holds one folder per application (empty:
 // `traces/` next to the workload's folder). Every job belongs to tenant `default`.
