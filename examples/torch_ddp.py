@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import sys
+import time
 import urllib.request
 
 import torch
@@ -64,14 +65,17 @@ def write_atomic(path, state):
         os.close(fd)
 
 
-def report(path, step):
+def report(path, step, throughput):
     url, token = os.environ.get("CORRAL_AGENT_URL"), os.environ.get("CORRAL_WORKER_TOKEN")
     if not url or not token:
         return
     with open(path, "rb") as f:
         data = f.read()
+    # throughput: samples/s over the whole job since the last report; the scheduler learns
+    # the job's scaling curve from it (0: not measured yet).
     body = json.dumps({"step": step, "path": path, "bytes": len(data),
-                       "checksum": "sha256:" + hashlib.sha256(data).hexdigest()}).encode()
+                       "checksum": "sha256:" + hashlib.sha256(data).hexdigest(),
+                       "throughput": throughput}).encode()
     req = urllib.request.Request(url + "/local/checkpoint", data=body, method="POST",
                                  headers={"Authorization": "Bearer " + token,
                                           "Content-Type": "application/json"})
@@ -114,13 +118,19 @@ def main():
     ckpt_dir = os.environ.get("CORRAL_CHECKPOINT_DIR", "")
     attempt = os.environ.get("CORRAL_ATTEMPT", "0")
 
+    last = {"step": step, "time": time.monotonic()}
+
     def checkpoint():
         if rank != 0 or not ckpt_dir:
             return
         os.makedirs(ckpt_dir, exist_ok=True)
         path = os.path.join(ckpt_dir, "step-%09d-attempt-%s.pt" % (step, attempt))
         write_atomic(path, {"step": step, "model": model.state_dict(), "opt": opt.state_dict()})
-        report(path, step)
+        now = time.monotonic()
+        done = step - last["step"]
+        rate = done * args.batch * world / (now - last["time"]) if done > 0 else 0.0
+        last.update(step=step, time=now)
+        report(path, step, rate)
 
     loss = torch.zeros(())
     while step < args.steps:

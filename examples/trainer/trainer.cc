@@ -18,6 +18,7 @@
 // Exit codes: 0 done; 2 usage; 3 CORRAL_RESTORE_FROM is not a valid checkpoint;
 // 4 a checkpoint could not be written; 143 stopped by SIGTERM after checkpointing
 // (128 + SIGTERM, as a shell reports it: the job did not finish).
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -158,7 +159,38 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? v : fallback;
 }
 
+// The step and time of the last throughput measurement (start_measuring(), then each
+// checkpoint report).
+std::int64_t g_last_step = -1;
+timespec g_last_time{};
+
+void start_measuring(std::int64_t step) {
+  g_last_step = step;
+  clock_gettime(CLOCK_MONOTONIC, &g_last_time);
+}
+
+// Samples a second over the job since the previous report (or the start of training), as
+// a data-parallel job counts them: 8 a step on each of WORLD_SIZE ranks. The scheduler
+// learns the job's scaling curve from these (docs/scheduling.md, "7. Elastic jobs").
+double throughput_since_last(std::int64_t step) {
+  std::int64_t& last_step = g_last_step;
+  timespec& last = g_last_time;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double rate = 0;
+  if (last_step >= 0 && step > last_step) {
+    const double seconds = static_cast<double>(now.tv_sec - last.tv_sec) +
+                           static_cast<double>(now.tv_nsec - last.tv_nsec) / 1e9;
+    const double world = std::max(1.0, std::atof(env_or("WORLD_SIZE", "1").c_str()));
+    if (seconds > 0) rate = static_cast<double>(step - last_step) * 8.0 * world / seconds;
+  }
+  last_step = step;
+  last = now;
+  return rate;
+}
+
 void report(const std::string& path, const State& s, std::size_t bytes, const std::string& sha) {
+  const double throughput = throughput_since_last(s.step);
   const std::string url = env_or("CORRAL_AGENT_URL", "");
   const std::string token = env_or("CORRAL_WORKER_TOKEN", "");
   if (url.empty() || token.empty()) return;
@@ -167,8 +199,9 @@ void report(const std::string& path, const State& s, std::size_t bytes, const st
   client.set_read_timeout(5, 0);
   char body[1024];
   std::snprintf(body, sizeof(body),
-                R"({"step": %)" PRId64 R"(, "path": "%s", "bytes": %zu, "checksum": "sha256:%s"})",
-                s.step, path.c_str(), bytes, sha.c_str());
+                R"({"step": %)" PRId64
+                R"(, "path": "%s", "bytes": %zu, "checksum": "sha256:%s", "throughput": %.6g})",
+                s.step, path.c_str(), bytes, sha.c_str(), throughput);
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto res = client.Post("/local/checkpoint", {{"Authorization", "Bearer " + token}}, body,
                                  "application/json");
@@ -293,6 +326,7 @@ int main(int argc, char** argv) {
   const bool writer = env_or("RANK", "0") == "0";
   State s;
   if (const int rc = restore(s); rc != 0) return rc;
+  start_measuring(s.step);
   while (s.step < steps) {
     if (g_stop) break;
     train_step(s);

@@ -22,6 +22,7 @@ constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;  // ms since the epoc
 constexpr std::size_t kMaxUrlBytes = 256;
 constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::size_t kMaxChecksumBytes = 256;
+constexpr double kMaxThroughput = 1e15;  // as elastic.scaling (job_spec_parse.cc)
 constexpr std::size_t kMaxStateBytes = 16;
 constexpr std::size_t kMaxTextBytes = 1 << 16;
 
@@ -562,7 +563,11 @@ Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body) {
 // ---- §4 -------------------------------------------------------------------------------
 
 std::string encode_checkpoint_report(const CheckpointReport& r) {
-  return dump({{"step", r.step}, {"path", r.path}, {"bytes", r.bytes}, {"checksum", r.checksum}});
+  return dump({{"step", r.step},
+               {"path", r.path},
+               {"bytes", r.bytes},
+               {"checksum", r.checksum},
+               {"throughput", r.throughput}});
 }
 
 Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
@@ -573,6 +578,8 @@ Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(read_checkpoint_path(Field{j, root, "path", true}, r.path));
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes"}, 0, INT64_MAX, r.bytes));
   CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "checksum"}, kMaxChecksumBytes, r.checksum));
+  CORRAL_RETURN_IF_ERROR(
+      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, r.throughput));
   return r;
 }
 
@@ -584,14 +591,16 @@ std::string encode_worker_checkpoint(const WorkerCheckpoint& c) {
                {"step", c.report.step},
                {"path", c.report.path},
                {"bytes", c.report.bytes},
-               {"checksum", c.report.checksum}});
+               {"checksum", c.report.checksum},
+               {"throughput", c.report.throughput}});
 }
 
 Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
   CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
   const std::string root;
-  CORRAL_RETURN_IF_ERROR(
-      only_keys(j, root, {"epoch", "job", "attempt", "rank", "step", "path", "bytes", "checksum"}));
+  CORRAL_RETURN_IF_ERROR(only_keys(
+      j, root,
+      {"epoch", "job", "attempt", "rank", "step", "path", "bytes", "checksum", "throughput"}));
   WorkerCheckpoint c;
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 1, INT64_MAX, c.epoch));
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "job", true}, 1, INT64_MAX, c.key.job));
@@ -602,6 +611,8 @@ Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes", true}, 0, INT64_MAX, c.report.bytes));
   CORRAL_RETURN_IF_ERROR(
       read_string(Field{j, root, "checksum", true}, kMaxChecksumBytes, c.report.checksum));
+  CORRAL_RETURN_IF_ERROR(
+      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, c.report.throughput));
   return c;
 }
 

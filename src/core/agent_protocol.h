@@ -215,6 +215,9 @@ struct CheckpointReport {
   std::string path;  // absolute
   std::int64_t bytes = 0;
   std::string checksum;
+  // Training throughput since the previous checkpoint (samples/s or any unit the job's
+  // elastic.scaling uses); 0: not measured. Optional on the wire.
+  double throughput = 0;
 
   friend bool operator==(const CheckpointReport&, const CheckpointReport&) = default;
 };

@@ -18,6 +18,12 @@ struct Checkpoint {
   std::int64_t bytes = 0;
   std::string checksum;  // e.g. "sha256:…"
   Time time;             // when the worker reported it complete
+  // The job's GPUs in that attempt, and the training throughput the worker measured over
+  // the interval the checkpoint closes (its own unit, the one of the spec's
+  // elastic.scaling; 0: not measured). decide() learns the job's scaling curve from them
+  // (core::merge_scaling).
+  std::int32_t gpus = 0;
+  double throughput = 0;
 };
 
 }  // namespace corral::core

@@ -1,5 +1,9 @@
 #include "core/job_spec.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 namespace corral::core {
 
 std::string_view to_string(PackLevel level) {
@@ -38,6 +42,32 @@ double throughput_at(const std::vector<ScalingPoint>& curve, std::int32_t gpus) 
     y0 = p.throughput;
   }
   return y0;
+}
+
+std::vector<ScalingPoint> merge_scaling(const ElasticRange& range,
+                                        const std::vector<ScalingPoint>& observed) {
+  if (observed.empty()) return range.scaling;
+  double log_ratio = 0;
+  for (const ScalingPoint& p : observed) {
+    log_ratio += std::log(p.throughput / throughput_at(range.scaling, p.gpus));
+  }
+  const double scale = std::exp(log_ratio / static_cast<double>(observed.size()));
+  std::vector<ScalingPoint> prior = range.scaling;
+  if (prior.empty()) {
+    for (const std::int32_t n : {range.min_gpus, range.max_gpus}) {
+      prior.push_back({.gpus = n, .throughput = static_cast<double>(n)});
+    }
+  }
+  std::map<std::int32_t, double> merged;
+  for (const ScalingPoint& p : prior) {
+    if (p.gpus >= 1) merged[p.gpus] = p.throughput * scale;
+  }
+  for (const ScalingPoint& p : observed) merged[p.gpus] = p.throughput;  // measured wins
+  std::vector<ScalingPoint> out;
+  for (const auto& [gpus, throughput] : merged) {
+    out.push_back({.gpus = gpus, .throughput = std::clamp(throughput, 1e-9, 1e15)});
+  }
+  return out;
 }
 
 }  // namespace corral::core

@@ -49,6 +49,10 @@ struct Resources {
   std::int32_t gpus_per_node = 0;    // 0: the scheduler chooses the split
   std::int32_t cpus_per_gpu = 1;
   std::int64_t memory_per_gpu_mib = 8 * 1024;
+  // How fast the job runs on each type, per GPU, relative to each other (any unit; only
+  // ratios count): the scheduler places it on the type with the most speed per unit of
+  // the type's price. Empty: the job does not say.
+  std::map<GpuTypeId, double> gpu_speed;
 
   friend bool operator==(const Resources&, const Resources&) = default;
 };
@@ -82,6 +86,16 @@ struct ElasticRange {
 // first, flat past the last (no gain is assumed beyond what was measured or declared).
 // An empty curve is linear: `gpus` itself.
 double throughput_at(const std::vector<ScalingPoint>& curve, std::int32_t gpus);
+
+// The curve decide() uses for an elastic job once its workers have reported throughput
+// (`observed`: sorted by size, one point per size, throughputs > 0): the measurements at
+// the sizes measured, and at the declared curve's sizes (none declared: the range's
+// ends, on a linear prior) the declared throughput scaled to agree with the
+// measurements, by the geometric mean of measured / declared over the measured sizes.
+// So the declared curve is the prior and only its shape survives a measurement. With no
+// measurements: the declared curve.
+std::vector<ScalingPoint> merge_scaling(const ElasticRange& range,
+                                        const std::vector<ScalingPoint>& observed);
 
 struct CheckpointPolicy {
   std::string dir;           // where the worker writes checkpoints

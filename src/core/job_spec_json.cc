@@ -35,6 +35,11 @@ std::string job_spec_to_json(const JobSpec& spec) {
     types.push_back(type.value);
   }
   resources["gpuTypes"] = std::move(types);
+  if (!spec.resources.gpu_speed.empty()) {
+    Json speed = Json::object();
+    for (const auto& [type, value] : spec.resources.gpu_speed) speed[type.value] = value;
+    resources["gpuSpeed"] = std::move(speed);
+  }
   if (spec.resources.gpus_per_node > 0) {  // 0: the scheduler chooses, written as absent
     resources["gpusPerNode"] = spec.resources.gpus_per_node;
   }

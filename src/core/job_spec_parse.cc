@@ -340,7 +340,8 @@ class Validator {
     const std::string path = "resources";
     const TreeNode* map = as_map(node, path);
     const FieldMap f =
-        map ? fields(*map, path, {"gpus", "gpuTypes", "gpusPerNode", "cpusPerGpu", "memoryPerGpu"})
+        map ? fields(*map, path,
+                     {"gpus", "gpuTypes", "gpuSpeed", "gpusPerNode", "cpusPerGpu", "memoryPerGpu"})
             : FieldMap();
     Resources& r = spec_.resources;
     if (f.get("gpus") == nullptr && (map != nullptr || node == nullptr)) {
@@ -351,6 +352,7 @@ class Validator {
       r.gpus = static_cast<std::int32_t>(*gpus_);
     }
     read_gpu_types(f.get("gpuTypes"));
+    read_gpu_speed(f.get("gpuSpeed"));
     // Leaving gpusPerNode out lets the scheduler choose the split; 0 once meant the same
     // and is refused now, with the way to say it.
     const TreeNode* per_node = f.get("gpusPerNode");
@@ -404,6 +406,42 @@ class Validator {
         continue;
       }
       types.push_back(id);
+    }
+  }
+
+  // resources.gpuSpeed: {TYPE: relative speed per GPU}; every type known and, when
+  // gpuTypes limits the choice, one of those (a speed for a type the job refuses is a
+  // mistake worth naming).
+  void read_gpu_speed(const TreeNode* node) {
+    const std::string path = "resources.gpuSpeed";
+    const TreeNode* map = as_map(node, path);
+    if (map == nullptr) {
+      return;
+    }
+    const auto& allowed = spec_.resources.gpu_types;
+    for (const auto& [key, value] : map->entries) {
+      const std::string item = child(path, key);
+      if (!find_builtin_gpu_type(key)) {
+        fail(item, fmt::format("unknown gpu type {}", quote(key)));
+        continue;
+      }
+      const GpuTypeId id(key);
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), id) == allowed.end()) {
+        fail(item, fmt::format("{} is not one of resources.gpuTypes", quote(key)));
+        continue;
+      }
+      const double speed = value.kind == TreeKind::kInt     ? static_cast<double>(value.int_value)
+                           : value.kind == TreeKind::kFloat ? value.float_value
+                                                            : -1;
+      if (!(speed >= kMinThroughput && speed <= kMaxThroughput) || value.int_overflow) {
+        fail(item, fmt::format("must be a number between 1e-9 and 1e15 (only ratios between "
+                               "types count), got {}",
+                               describe(value)));
+        continue;
+      }
+      if (!spec_.resources.gpu_speed.emplace(id, speed).second) {
+        fail(item, "duplicate key");
+      }
     }
   }
 

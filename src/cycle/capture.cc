@@ -181,12 +181,13 @@ v("runs", t.runs);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 16){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 17){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
 v("gpus", t.gpus);
 v("gpuTypes", t.gpu_types);
+v("gpuSpeed", t.gpu_speed);
 v("gpusPerNode", t.gpus_per_node);
 v("cpusPerGpu", t.cpus_per_gpu);
 v("memoryPerGpuMib", t.memory_per_gpu_mib);

@@ -80,6 +80,13 @@ struct SchedulerConfig {
   // What a resize costs beyond the job's restore time (stop, requeue, start): a job grows
   // only when the run time it saves at the new size exceeds this plus its restore time.
   core::Duration elastic_resize_cost = core::seconds(30);
+  // How much a GPU type's price weighs when a job that gives its speed by type
+  // (JobRequest::gpu_speed) is placed: types go by speed / usage_factor^weight, highest
+  // first (the usage factor is what a GPU-second costs the tenant's fair share). 1: most
+  // work per unit of price; 0: the fastest type. On the Sia workloads 0.5 has the lowest
+  // mean JCT of the three summed over its traces, and a lower cost than 0
+  // (docs/evaluation.md, "Sia workloads").
+  double type_price_weight = 0.5;
   // A job's attained-service level is the number of thresholds (GPU-seconds) its
   // attained service has passed; lower levels go first, FIFO within a level: between all
   // jobs under kAttainedService, inside each tenant under kFairShare. Empty: one level.

@@ -54,8 +54,12 @@ struct Cycle {
 
 // The GPU types a job may use, most preferred first: the order the user listed them, or
 // for "any type" the cheapest in fair-share terms first (then by name), which keeps
-// premium GPUs for the jobs that ask for them. Types with no node in the fleet are left out.
-std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const JobRequest& r) {
+// premium GPUs for the jobs that ask for them. A job that says how fast it runs on each
+// type (gpu_speed) goes where it gains most per GPU-hour of the type's price, its
+// fair-share usage factor: speed / usage_factor^type_price_weight, highest first; types it
+// gives no speed for come last. Types with no node in the fleet are left out.
+std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const SchedulerConfig& config,
+                                    const JobRequest& r) {
   std::vector<TypeIx> types;
   if (!r.gpu_types.empty()) {
     for (const core::GpuTypeId& id : r.gpu_types) types.push_back(*s.find_type(id));
@@ -64,6 +68,17 @@ std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const JobRequest& 
     std::stable_sort(types.begin(), types.end(), [&](TypeIx a, TypeIx b) {
       return s.gpu_types()[a].usage_factor < s.gpu_types()[b].usage_factor;
     });
+  }
+  if (!r.gpu_speed.empty()) {
+    const auto value = [&](TypeIx t) {
+      const core::GpuType& type = s.gpu_types()[t];
+      const auto it = r.gpu_speed.find(type.id);
+      return it == r.gpu_speed.end()
+                 ? 0.0
+                 : it->second / std::pow(type.usage_factor, config.type_price_weight);
+    };
+    std::stable_sort(types.begin(), types.end(),
+                     [&](TypeIx a, TypeIx b) { return value(a) > value(b); });
   }
   std::erase_if(types, [&](TypeIx t) { return s.max_node_gpus(t) == 0; });
   return types;
@@ -99,14 +114,16 @@ struct Attempt {
 
 // Admission and placement without preemption: for each size (largest first; one size
 // for a rigid job), each acceptable type; the tightest placement wins, the earlier type on
-// ties, and a placement that meets the job's own packing wish ends the search early.
+// ties, and a placement that meets the job's own packing wish ends the search early. For
+// a job that gives its speed by type, the first type that holds it wins: a faster type
+// gains more than a tighter placement on a slower one.
 // A type the job could never fit as the fleet is built is passed over; the job is
 // unschedulable only when every type is, and otherwise waits with the reason of the first
 // type that could hold it (the user's preference), unless that was quota.
 Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   Attempt best;
   std::string quota_reason;
-  const std::vector<TypeIx> types = candidate_types(c.s, r);
+  const std::vector<TypeIx> types = candidate_types(c.s, c.config, r);
   // Per type, why it can never hold the job at the smallest size tried so far.
   std::vector<std::optional<detail::NeverFits>> never(types.size());
   detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
@@ -143,7 +160,7 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
       best.takes = std::move(placed->takes);
       const core::PackLevel wish =
           r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
-      if (detail::satisfies(c.s, best.takes, wish)) break;
+      if (!r.gpu_speed.empty() || detail::satisfies(c.s, best.takes, wish)) break;
     }
     if (best.placement) break;
   }
@@ -271,7 +288,7 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
   ++c.searches;
   const std::int32_t size = detail::allowed_sizes(r).back();
   const std::int32_t reservation = c.gate.reservation_index(r);
-  for (TypeIx type : candidate_types(c.s, r)) {
+  for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const detail::PlaceRequest request = place_request(c, r, type, size);
     if (detail::never_fits(c.s, c.bounds, request)) continue;
     const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
@@ -356,7 +373,7 @@ std::string estimate_basis(const Cycle& c, std::int32_t running_ix) {
 // Returns the pending reason for the head, which keeps `cause` (why it does not fit now:
 // capacity, topology, power), or nothing if it can never start.
 std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::string& cause) {
-  for (TypeIx type : candidate_types(c.s, r)) {
+  for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const std::int32_t size = detail::allowed_sizes(r).back();
     const detail::PlaceRequest request = place_request(c, r, type, size);
     if (detail::never_fits(c.s, c.bounds, request)) continue;
@@ -408,7 +425,7 @@ void grow_elastic(Cycle& c) {
   std::map<core::JobId, const PendingJob*> pending;
   for (const PendingJob& p : c.s.pending()) pending[p.request.id] = &p;
   for (const Pending& p : c.out.pending) {
-    for (TypeIx t : candidate_types(c.s, pending.at(p.job)->request)) wanted.insert(t);
+    for (TypeIx t : candidate_types(c.s, c.config, pending.at(p.job)->request)) wanted.insert(t);
   }
   struct Grower {
     std::int32_t ix = 0;

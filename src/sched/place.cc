@@ -56,6 +56,17 @@ class NodeFit {
     }
     return false;
   }
+  // The most GPUs, up to `gpus`, that fit on `node`: fits() is monotone in the count (CPUs,
+  // memory and watts grow with it), so a binary search.
+  std::int32_t most(NodeIx node, std::int32_t gpus) {
+    if (fits(node, gpus)) return gpus;
+    std::int32_t lo = 0, hi = gpus;  // lo fits (none always does), hi does not
+    while (hi - lo > 1) {
+      const std::int32_t mid = lo + (hi - lo) / 2;
+      (fits(node, mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
   // Counts `gpus` on `node` toward its rack for the rest of this selection.
   void hold(NodeIx node, std::int32_t gpus) {
     const RackIx rack = plan_.snapshot().topo()[node].rack;
@@ -224,7 +235,10 @@ std::optional<PlaceResult> place_in_domain(const Plan& plan, const PlaceRequest&
     if (need > 0) return std::nullopt;
   } else {
     // Any split: whole free nodes first (emptiest first), then the remainder on the
-    // fullest node that can take all of it, so no extra node is cut into.
+    // fullest node that can take all of it, so no extra node is cut into. A node whose
+    // CPUs, memory or rack power hold fewer GPUs than it has free gives what they hold
+    // (NodeFit::most), and when no node can take the whole remainder
+    // it is gathered node by node the same way.
     if (r.scoring) {
       std::stable_sort(nodes.begin(), nodes.end(),
                        [&](NodeIx a, NodeIx b) { return plan.free_count(a) > plan.free_count(b); });
@@ -245,10 +259,10 @@ std::optional<PlaceResult> place_in_domain(const Plan& plan, const PlaceRequest&
             break;
           }
         }
-        break;
+        if (left == 0) break;
       }
-      const std::int32_t count = std::min(free, left);
-      if (!fit.fits(n, count)) continue;
+      const std::int32_t count = fit.most(n, std::min(free, left));
+      if (count == 0) continue;
       fit.hold(n, count);
       out.takes.push_back({n, mask_on_node(plan, n, count, r.scoring)});
       used[i] = true;

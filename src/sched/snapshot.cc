@@ -58,6 +58,7 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
   r.tier = tier;
   r.gpus = spec.resources.gpus;
   r.gpu_types = spec.resources.gpu_types;
+  r.gpu_speed = spec.resources.gpu_speed;
   r.gpus_per_node = spec.resources.gpus_per_node;
   r.cpus_per_gpu = spec.resources.cpus_per_gpu;
   r.memory_per_gpu_mib = spec.resources.memory_per_gpu_mib;
@@ -130,6 +131,12 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_
   }
   for (const auto& t : r.gpu_types) {
     if (!s.find_type(t)) return bad(field_of() + ".gpu_types", cat("unknown GPU type ", t.value));
+  }
+  for (const auto& [t, speed] : r.gpu_speed) {
+    if (!s.find_type(t)) return bad(field_of() + ".gpu_speed", cat("unknown GPU type ", t.value));
+    if (!(speed >= 1e-9 && speed <= 1e15)) {
+      return bad(field_of() + ".gpu_speed", cat(t.value, ": speed must be between 1e-9 and 1e15"));
+    }
   }
   if (r.elastic) {
     // decide() takes logs of throughputs and interpolates between sizes in order.

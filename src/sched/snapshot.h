@@ -75,7 +75,10 @@ struct JobRequest {
   std::int32_t tier = 1;
   std::int32_t gpus = 1;
   std::vector<core::GpuTypeId> gpu_types;  // acceptable types, preferred first; empty: any
-  std::int32_t gpus_per_node = 0;          // 0: the scheduler chooses the split
+  // Relative speed per GPU by type (core::Resources::gpu_speed): when given, the types
+  // are tried by speed per unit of usage factor instead (candidate_types in decide.cc).
+  std::map<core::GpuTypeId, double> gpu_speed;
+  std::int32_t gpus_per_node = 0;  // 0: the scheduler chooses the split
   std::int32_t cpus_per_gpu = 0;
   std::int64_t memory_per_gpu_mib = 0;
   core::TopologyConstraint topology;

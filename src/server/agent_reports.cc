@@ -215,13 +215,18 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
       return false;  // already recorded: a retry of the agent's forward
     }
   }
+  // The attempt's size, so a reported throughput is known by the GPU count it ran at.
+  const auto gpus = std::count_if(allocs.begin(), allocs.end(),
+                                  [&](const auto& al) { return al.attempt == attempt; });
   CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
                                                .attempt = attempt,
                                                .step = step,
                                                .uri = path,
                                                .bytes = c.report.bytes,
                                                .checksum = c.report.checksum,
-                                               .time = ctx.now}));
+                                               .time = ctx.now,
+                                               .gpus = static_cast<std::int32_t>(gpus),
+                                               .throughput = c.report.throughput}));
   CORRAL_RETURN_IF_ERROR(
       tx.append_job_event({.job = job->id,
                            .time = ctx.now,

@@ -148,7 +148,9 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
   out["lastCheckpoint"] =
       ckpt ? json{{"attempt", ckpt->attempt},   {"step", ckpt->step},
                   {"uri", ckpt->uri},           {"bytes", ckpt->bytes},
-                  {"checksum", ckpt->checksum}, {"timeMs", core::to_ms(ckpt->time)}}
+                  {"checksum", ckpt->checksum}, {"timeMs", core::to_ms(ckpt->time)},
+                  {"gpus", ckpt->gpus},         {"throughput", ckpt->throughput}}
+           // as the worker measured it; 0: none
            : json(nullptr);
   return json_reply(out);
 }

@@ -19,6 +19,15 @@ using core::JobPhase;
 // A job restarting after a resize is placed at its target size: the largest size
 // allowed is capped there (a smaller one is still taken when the target no longer fits,
 // rather than waiting for GPUs that went elsewhere meanwhile).
+// An elastic job's scaling curve: what its spec declares, corrected by what its workers
+// measured (core::merge_scaling).
+void learn_scaling(const StoreView& view, sched::JobRequest& r) {
+  if (!r.elastic) return;
+  const auto it = view.observed_scaling.find(r.id.value);
+  if (it != view.observed_scaling.end())
+    r.elastic->scaling = core::merge_scaling(*r.elastic, it->second);
+}
+
 void cap_at_target(sched::JobRequest& r, std::int32_t target) {
   if (!r.elastic || target <= 0) return;
   r.elastic->max_gpus = std::min(r.elastic->max_gpus, target);
@@ -44,6 +53,10 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   for (const auto& c : checkpoints) view.last_checkpoint[c.job.value] = c.time;
   CORRAL_ASSIGN_OR_RETURN(auto targets, tx.list_elastic_targets());
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
+  CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
+  for (const auto& t : throughput) {
+    view.observed_scaling[t.job.value].push_back({.gpus = t.gpus, .throughput = t.throughput});
+  }
   return view;
 }
 
@@ -146,6 +159,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     if (const auto c = view.last_checkpoint.find(job.id.value); c != view.last_checkpoint.end()) {
       running.last_checkpoint_at = c->second;
     }
+    learn_scaling(view, running.request);
     for (const auto* a : allocs->second) {
       running.gpus.push_back({a->node, a->gpu_index});
       running.borrowed = running.borrowed || a->borrowed;
@@ -166,6 +180,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
         .attempt = job.attempt,
         .preemptions = job.preemptions,
         .attained_gpu_seconds = static_cast<double>(job.attained_gpu_ms) / 1000.0};
+    learn_scaling(view, pending.request);
     if (const auto t = view.elastic_targets.find(id); t != view.elastic_targets.end()) {
       cap_at_target(pending.request, t->second);
     }

@@ -41,6 +41,8 @@ struct StoreView {
   std::vector<store::AllocationRow> allocations;         // active ones
   std::map<std::int64_t, core::Time> last_checkpoint;    // holders' newest checkpoint
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
+  // job -> the throughput its workers reported at each size, by size
+  std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling;
 };
 
 core::Result<StoreView> read_store_view(store::Tx& tx);

@@ -17,6 +17,7 @@
 #include "sched/estimate.h"
 #include "sched/snapshot.h"
 #include "sched/usage.h"
+#include "sim/profile_facts.h"
 #include "sim/rng.h"
 #include "sim/snapshot_from_fleet.h"
 #include "sim/traces/pollux.h"
@@ -295,6 +296,7 @@ core::Status Engine::prepare_jobs() {
     r.checkpoint_interval = t.checkpoint_interval_ms >= 0 ? core::Duration(t.checkpoint_interval_ms)
                                                           : options_.runtime.checkpoint_interval;
     r.preemptible = policy_.jobs_preemptible || t.preemptible;
+    if (t.profile) CORRAL_RETURN_IF_ERROR(check_profile_types(*t.profile, fleet_, t.name));
     if (policy_.jobs_elastic) {
       if (!t.profile) {
         return core::invalid_argument(
@@ -307,9 +309,15 @@ core::Status Engine::prepare_jobs() {
         r.elastic = core::ElasticRange{
             .min_gpus = t.elastic_min_gpus,
             .max_gpus = t.elastic_max_gpus,
-            .scaling = scaling_curve(*t.elastic_profile, t.elastic_min_gpus, t.elastic_max_gpus,
-                                     fleet_.max_node_gpus())};
+            .scaling = fleet_scaling_curve(*t.elastic_profile, fleet_, t.elastic_min_gpus,
+                                           t.elastic_max_gpus)};
       }
+    }
+    // How fast the job runs on each type, from the profile it runs with, at its
+    // starting size (Policy::gpu_speed).
+    if (const RuntimeProfile* profile = r.elastic ? t.elastic_profile.get() : t.profile.get();
+        policy_.gpu_speed && profile != nullptr) {
+      r.gpu_speed = gpu_speed(*profile, fleet_, r.elastic ? r.elastic->max_gpus : t.gpus);
     }
     r.restore_time = options_.runtime.restore_time;
     // Whole nodes (EngineOptions::whole_nodes_above); an elastic job's sizes vary.
@@ -596,8 +604,8 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
       if (i == 0 || p.gpus[i].node != p.gpus[i - 1].node) per_node.push_back(0);
       ++per_node.back();
     }
-    j.slowdown =
-        profile->seconds(per_node) * 1000.0 / static_cast<double>(workload_.jobs[job].duration_ms);
+    j.slowdown = profile->seconds(p.gpu_type, per_node) * 1000.0 /
+                 static_cast<double>(workload_.jobs[job].duration_ms);
   }
   ++j.generation;
   const auto gpus = static_cast<std::int32_t>(p.gpus.size());

@@ -44,7 +44,8 @@ int run(int argc, char** argv) {
          estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
-  bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false;
+  bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false,
+       no_gpu_speed = false;
   std::string pollux_profiles, scheduler_config;
   double start_s = 0, min_runtime_s = -1;
   std::int32_t max_preemptions = -1, whole_nodes_above = 0;
@@ -52,11 +53,11 @@ int run(int argc, char** argv) {
   app.add_option("--fleet", fleet_path, "fleet YAML (examples/fleets)")->required();
   app.add_option("--workload", workload_path, "workload file (normalized CSV or synthetic YAML)")
       ->required();
-  app.add_option("--workload-format", format, "normalized | synthetic | pollux")
-      ->check(CLI::IsMember({"normalized", "synthetic", "pollux"}));
+  app.add_option("--workload-format", format, "normalized | synthetic | pollux | sia")
+      ->check(CLI::IsMember({"normalized", "synthetic", "pollux", "sia"}));
   app.add_option("--pollux-profiles", pollux_profiles,
-                 "pollux: folder of per-application profiles (default: traces/ next to the "
-                 "workload's folder)");
+                 "pollux, sia: folder of per-application profiles (default: the traces/ folder "
+                 "beside the workload's folder or the one above it)");
   app.add_option("--start-s", start_s, "start-up time paid on every start, the first included")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--checkpoint-on-stop", checkpoint_on_stop,
@@ -108,6 +109,8 @@ int run(int argc, char** argv) {
   app.add_flag("--whole-nodes-including-n", whole_including,
                "with --whole-nodes-above N: a job of exactly N GPUs also takes one whole node");
   app.add_flag("--no-failures", no_failures, "ignore the fleet's failure model");
+  app.add_flag("--no-gpu-speed", no_gpu_speed,
+               "do not tell Corral's policies each job's speed by GPU type (an ablation)");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.footer(
       "To decide a captured production cycle again: corral-sim replay FILE... "
@@ -134,6 +137,7 @@ int run(int argc, char** argv) {
       if (!applied.ok()) return fail(applied.status());
       p->config = std::move(*applied);
     }
+    if (no_gpu_speed) p->gpu_speed = false;
     if (!las_thresholds.empty()) p->config.las_thresholds_gpu_seconds = las_thresholds;
     if (min_runtime_s >= 0) {
       p->config.preemption.min_runtime = core::Duration(std::llround(min_runtime_s * 1000));
@@ -152,6 +156,7 @@ int run(int argc, char** argv) {
     workload.source = workload_path;
   } else {
     auto loaded = format == "pollux" ? sim::load_pollux_workload(workload_path, pollux_profiles)
+                  : format == "sia"  ? sim::load_sia_workload(workload_path, pollux_profiles)
                                      : sim::load_normalized_csv(workload_path);
     if (!loaded.ok()) return fail(loaded.status());
     workload = std::move(*loaded);

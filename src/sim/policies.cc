@@ -34,9 +34,15 @@ core::Result<Policy> policy_by_name(std::string_view name) {
     c.preemption.enabled = true;
     return Policy{.name = "tiresias", .config = c, .jobs_preemptible = true};
   }
-  if (name == "corral") return Policy{.name = "corral", .config = {}, .corral = true};
+  if (name == "corral") {
+    return Policy{.name = "corral", .config = {}, .corral = true, .gpu_speed = true};
+  }
   if (name == "corral-elastic") {
-    return Policy{.name = "corral-elastic", .config = {}, .jobs_elastic = true, .corral = true};
+    return Policy{.name = "corral-elastic",
+                  .config = {},
+                  .jobs_elastic = true,
+                  .corral = true,
+                  .gpu_speed = true};
   }
   return core::invalid_argument("policy", fmt::format("unknown policy '{}' (known: {})", name,
                                                       fmt::join(policy_names(), ", ")));

@@ -11,7 +11,8 @@
 //   corral    the defaults: weighted fair share over the tenant tree and least attained
 //             service inside a tenant, topology scoring, greedy placement with a promised
 //             start for one starved job at a time, preemption to reclaim guarantees and to
-//             pause a tenant's more-served jobs through their checkpoints
+//             pause a tenant's more-served jobs through their checkpoints; a job whose
+//             profile knows its speed on each GPU type declares it (Sia workloads)
 //   corral-elastic
 //             the defaults, with each job submitted elastic over the range its run-time
 //             profile gives (Pollux workloads: traces/pollux.h); decide() starts it at the
@@ -35,6 +36,9 @@ struct Policy {
   bool jobs_preemptible = false;  // trace jobs say nothing; the policy decides
   bool jobs_elastic = false;      // submit jobs that have an elastic profile as elastic
   bool corral = false;            // Corral's own config, which --scheduler-config replaces
+  // Jobs with per-type run-time profiles declare their speed by GPU type (Corral's
+  // policies; the baselines are not heterogeneity-aware).
+  bool gpu_speed = false;
 };
 
 // The policies this build can run, in a stable order.

@@ -23,6 +23,13 @@ struct CheckpointTimeRow {
   core::Time time;
 };
 
+// The newest throughput a job's workers reported at one size (core::Checkpoint).
+struct ThroughputRow {
+  core::JobId job;
+  std::int32_t gpus = 0;
+  double throughput = 0;
+};
+
 class CheckpointRepo {
  public:
   virtual ~CheckpointRepo() = default;
@@ -34,6 +41,9 @@ class CheckpointRepo {
   // The time of the newest checkpoint of each job that holds an active allocation, by job:
   // one query for the whole snapshot, not one per job.
   virtual core::Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() = 0;
+  // For every job not yet ended, the newest reported throughput at each GPU count it ran
+  // at, by job then GPUs: one query for the whole snapshot.
+  virtual core::Result<std::vector<ThroughputRow>> list_observed_throughput() = 0;
 };
 
 }  // namespace corral::store

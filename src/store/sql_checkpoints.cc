@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "store/internal/sql_rows.h"
 #include "store/internal/sql_tx.h"
 
@@ -12,8 +14,10 @@ namespace {
 using core::Result;
 using core::Status;
 
-constexpr std::string_view kCheckpointColumns = "job_id, attempt, step, uri, bytes, checksum, time";
+constexpr std::string_view kCheckpointColumns =
+    "job_id, attempt, step, uri, bytes, checksum, time, gpus, throughput";
 constexpr std::string_view kHolderTimeColumns = "job_id, MAX(time)";
+constexpr std::string_view kThroughputColumns = "job_id, gpus, throughput";
 
 }  // namespace
 
@@ -32,16 +36,19 @@ Result<std::vector<core::Checkpoint>> SqlTx::checkpoints(std::string_view where_
                                    .uri = in.str(3),
                                    .bytes = in.i64(4),
                                    .checksum = in.str(5),
-                                   .time = in.time(6)});
+                                   .time = in.time(6),
+                                   .gpus = in.i32(7),
+                                   .throughput = in.f64(8)});
     if (!in.ok()) return in.status();
   }
   return out;
 }
 
 Status SqlTx::insert_checkpoint(const core::Checkpoint& c) {
-  return q("INSERT INTO checkpoints (job_id, attempt, step, uri, bytes, checksum, time) "
-           "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-           {c.job.value, std::int64_t{c.attempt}, c.step, c.uri, c.bytes, c.checksum, ms(c.time)})
+  return q("INSERT INTO checkpoints (job_id, attempt, step, uri, bytes, checksum, time, gpus, "
+           "throughput) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+           {c.job.value, std::int64_t{c.attempt}, c.step, c.uri, c.bytes, c.checksum, ms(c.time),
+            std::int64_t{c.gpus}, fmt::format("{}", c.throughput)})  // shortest exact text
       .status();
 }
 
@@ -67,6 +74,29 @@ Result<std::vector<CheckpointTimeRow>> SqlTx::list_holders_checkpoint_times() {
     RowReader in(r, "checkpoints", kHolderTimeColumns);
     out.push_back({.job = core::JobId(in.i64(0)), .time = in.time(1)});
     if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Result<std::vector<ThroughputRow>> SqlTx::list_observed_throughput() {
+  // Oldest first within each (job, size), so the last row read is the newest.
+  CORRAL_ASSIGN_OR_RETURN(auto res,
+                          q(cat("SELECT ", kThroughputColumns,
+                                " FROM checkpoints WHERE throughput > 0 AND gpus > 0 AND job_id IN "
+                                "(SELECT id FROM jobs WHERE phase NOT IN ('succeeded', 'failed', "
+                                "'cancelled')) ORDER BY job_id, gpus, time, id"),
+                            {}));
+  std::vector<ThroughputRow> out;
+  for (const auto& r : res.rows) {
+    RowReader in(r, "checkpoints", kThroughputColumns);
+    const ThroughputRow row{
+        .job = core::JobId(in.i64(0)), .gpus = in.i32(1), .throughput = in.f64(2)};
+    if (!in.ok()) return in.status();
+    if (!out.empty() && out.back().job == row.job && out.back().gpus == row.gpus) {
+      out.back() = row;
+    } else {
+      out.push_back(row);
+    }
   }
   return out;
 }

@@ -64,9 +64,10 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
   EXPECT_EQ(*decode_join_answer(encode_join_answer(j)), j);
   EXPECT_EQ(*decode_heartbeat_answer(encode_heartbeat_answer({.epoch = 2, .version = 9})),
             (HeartbeatAnswer{.epoch = 2, .version = 9}));
-  const WorkerCheckpoint c{.epoch = 3,
-                           .key = {.job = 42, .attempt = 2, .rank = 0},
-                           .report = {.step = 100, .path = "/ck/a", .bytes = 7, .checksum = "x"}};
+  const WorkerCheckpoint c{
+      .epoch = 3,
+      .key = {.job = 42, .attempt = 2, .rank = 0},
+      .report = {.step = 100, .path = "/ck/a", .bytes = 7, .checksum = "x", .throughput = 1234.5}};
   EXPECT_EQ(*decode_worker_checkpoint(encode_worker_checkpoint(c)), c);
   EXPECT_EQ(*decode_checkpoint_report(encode_checkpoint_report(c.report)), c.report);
 }
@@ -188,6 +189,13 @@ TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
   auto relative = decode_checkpoint_report(R"({"step": 1, "path": "ck/a"})");
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.status().field(), "path");
+  // A throughput is optional (0: not measured) and never negative.
+  auto unmeasured = decode_checkpoint_report(R"({"step": 1, "path": "/a"})");
+  ASSERT_TRUE(unmeasured.ok());
+  EXPECT_EQ(unmeasured->throughput, 0);
+  auto negative = decode_checkpoint_report(R"({"step": 1, "path": "/a", "throughput": -2})");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().field(), "throughput");
 }
 
 TEST(AgentProtocol, AgentUrlHost) {

@@ -103,6 +103,16 @@ std::vector<BadCase> bad_cases() {
        "resources.gpuTypes[2]", "duplicate gpu type \"H100\""},
       {"GpuTypesNotList", with_resources("{gpus: 1, gpuTypes: H100}"), "resources.gpuTypes",
        "must be a list"},
+      {"GpuSpeedUnknownType", with_resources("{gpus: 1, gpuSpeed: {H1000: 2}}"),
+       "resources.gpuSpeed.H1000", "unknown gpu type \"H1000\""},
+      {"GpuSpeedTypeNotListed", with_resources("{gpus: 1, gpuTypes: [H100], gpuSpeed: {T4: 1}}"),
+       "resources.gpuSpeed.T4", "\"T4\" is not one of resources.gpuTypes"},
+      {"GpuSpeedNotPositive", with_resources("{gpus: 1, gpuSpeed: {H100: 0}}"),
+       "resources.gpuSpeed.H100", "must be a number between 1e-9 and 1e15"},
+      {"GpuSpeedNotANumber", with_resources("{gpus: 1, gpuSpeed: {H100: fast}}"),
+       "resources.gpuSpeed.H100", "must be a number"},
+      {"GpuSpeedNotAMap", with_resources("{gpus: 1, gpuSpeed: [H100]}"), "resources.gpuSpeed",
+       "must be a mapping"},
       {"GpusPerNodeTooMany", with_resources("{gpus: 144, gpusPerNode: 73}"),
        "resources.gpusPerNode", "must be between 1 and 72, got 73"},
       // 0 once meant "the scheduler chooses"; absence says that now (issue 12).
@@ -409,6 +419,16 @@ TEST(ParseJobSpec, ReadsTheElasticScalingCurveAndRoundTrips) {
   ASSERT_TRUE(spec.elastic.has_value());
   EXPECT_EQ(spec.elastic->scaling, (std::vector<ScalingPoint>{{.gpus = 8, .throughput = 100.0},
                                                               {.gpus = 32, .throughput = 250.5}}));
+  const auto again = parse_job_spec(job_spec_to_json(spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, spec);
+}
+
+// Speeds by GPU type are read as given and written back.
+TEST(ParseJobSpec, ReadsGpuSpeedAndRoundTrips) {
+  const JobSpec spec = parse_ok(with_resources("{gpus: 4, gpuSpeed: {H100: 2.5, T4: 0.3}}"));
+  EXPECT_EQ(spec.resources.gpu_speed,
+            (std::map<GpuTypeId, double>{{GpuTypeId("H100"), 2.5}, {GpuTypeId("T4"), 0.3}}));
   const auto again = parse_job_spec(job_spec_to_json(spec), SpecFormat::kJson);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again.spec, spec);

@@ -99,7 +99,8 @@ sched::SnapshotInput random_input(Rng& rng) {
   testing::WorkloadShape work{.pending = static_cast<std::int32_t>(rng.uniform(0, 50)),
                               .running = static_cast<std::int32_t>(rng.uniform(0, 30)),
                               .reservation_fraction = 0.2,
-                              .stopping_fraction = 0.1};
+                              .stopping_fraction = 0.1,
+                              .speed_fraction = 0.3};
   sched::SnapshotInput in = testing::random_workload(rng, testing::random_fleet(rng, shape), work);
   for (core::GpuType& t : in.gpu_types) t.usage_factor = positive_double(rng, 0.1, 4);
   for (core::Tenant& t : in.tenants) {

@@ -37,6 +37,12 @@ TEST_F(ClusterTest, GangRunsAcrossTwoNodesWithRanksAndEnvironment) {
     EXPECT_NE(text.find(expected), std::string::npos) << "rank " << rank << ": " << text;
   }
   EXPECT_EQ(masters.size(), 1u) << "every rank must agree on MASTER_ADDR:MASTER_PORT";
+  // Rank 0's checkpoint reports carry the throughput it measured, kept with the gang's
+  // size: what the scheduler learns an elastic job's scaling curve from.
+  const json ckpt = j["lastCheckpoint"];
+  ASSERT_TRUE(ckpt.is_object()) << j.dump();
+  EXPECT_EQ(ckpt.value("gpus", 0), 16) << ckpt.dump();
+  EXPECT_GT(ckpt.value("throughput", 0.0), 0.0) << ckpt.dump();
   EXPECT_TRUE(eventually([&] { return processes_of_job(id, ckpt_dir(name)).empty(); }));
 }
 

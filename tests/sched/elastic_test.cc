@@ -1,6 +1,8 @@
 // Elastic allocation on hand-drawn clusters: the scaling curve decides where idle GPUs
 // go (water-filling over log throughput), how large a job starts (the efficiency floor)
 // and whether a resize is worth its restart (hysteresis).
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "core/job_spec.h"
@@ -32,6 +34,25 @@ TEST(Scaling, ThroughputInterpolatesThroughTheOriginAndIsFlatPastTheLastPoint) {
   EXPECT_DOUBLE_EQ(core::throughput_at(curve, 3), 13.0);
   EXPECT_DOUBLE_EQ(core::throughput_at(curve, 8), 16.0);
   EXPECT_DOUBLE_EQ(core::throughput_at({}, 7), 7.0) << "no curve: linear";
+}
+
+// Measured throughput replaces the declared curve where it was measured; elsewhere the
+// declared points survive scaled by the geometric mean of measured / declared. With no
+// curve declared the prior is linear over the range's ends.
+TEST(Scaling, MeasurementsCorrectTheDeclaredCurve) {
+  const core::ElasticRange declared{
+      .min_gpus = 2, .max_gpus = 8, .scaling = {{2, 10.0}, {4, 20.0}, {8, 40.0}}};
+  EXPECT_EQ(core::merge_scaling(declared, {}), declared.scaling) << "nothing measured";
+  // Measured 15 at 4 and 20 at 8 (declared 20 and 40): scale sqrt(0.75 x 0.5) = 0.612.
+  const auto merged = core::merge_scaling(declared, {{4, 15.0}, {8, 20.0}});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_NEAR(merged[0].throughput, 10 * std::sqrt(0.375), 1e-12);
+  EXPECT_EQ(merged[1], (core::ScalingPoint{4, 15.0}));
+  EXPECT_EQ(merged[2], (core::ScalingPoint{8, 20.0}));
+  // Linear prior: measured 3 at 4 GPUs puts 1.5 at 2 and 6 at 8.
+  const core::ElasticRange linear{.min_gpus = 2, .max_gpus = 8};
+  EXPECT_EQ(core::merge_scaling(linear, {{4, 3.0}}),
+            (std::vector<core::ScalingPoint>{{2, 1.5}, {4, 3.0}, {8, 6.0}}));
 }
 
 // Twelve idle GPUs, two jobs at 2 GPUs that may grow to 8. Job 1 scales linearly, job 2

@@ -300,6 +300,25 @@ TEST(Place, NodeCpusAndMemoryAreRespected) {
   EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kCapacity);
 }
 
+// A node whose CPUs hold fewer GPUs than it has free still gives what they hold. Node a
+// has 4 free GPUs and CPUs for 2 of the job's (5 each); b has 2 free: 2 + 2. (Found by
+// SchedProperty.NeverPendingWhenAPlacementExists, seed 90186: the node used to be passed
+// over whole.)
+TEST(Place, ANodeShortOfCpusGivesTheGpusItsCpusHold) {
+  const auto s = FleetBuilder()
+                     .node("a", "H100", 4, 4)
+                     .node("b", "H100", 4, 4)
+                     .cpus("a", 10, 1'000'000)
+                     .running(JobBuilder(9).gpus(2), {{"b", 0}, {"b", 1}})
+                     .pending(JobBuilder(1).gpus(4).cpus_per_gpu(5))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill);
+  const Placement* p = placement_of(d, 1);
+  ASSERT_NE(p, nullptr) << (pending_of(d, 1) ? pending_of(d, 1)->reason : "");
+  EXPECT_EQ(indices_on(*p, "a").size(), 2u);
+  EXPECT_EQ(indices_on(*p, "b").size(), 2u);
+}
+
 // Any of the acceptable types, in the user's order of preference.
 TEST(Place, AcceptsAnyListedTypeInPreferenceOrder) {
   const auto s =

@@ -50,7 +50,8 @@ SnapshotInput random_case(std::uint64_t seed) {
   fleet.spines = static_cast<std::int32_t>(rng.uniform(1, fleet.leaves));
   WorkloadShape work{.pending = static_cast<std::int32_t>(rng.uniform(1, 60)),
                      .running = static_cast<std::int32_t>(rng.uniform(0, 40)),
-                     .max_gpus = static_cast<std::int32_t>(rng.uniform(1, 128))};
+                     .max_gpus = static_cast<std::int32_t>(rng.uniform(1, 128)),
+                     .speed_fraction = 0.3};
   return testing::random_workload(rng, testing::random_fleet(rng, fleet), work);
 }
 
@@ -218,8 +219,10 @@ TEST(SchedProperty, NeverPendingWhenAPlacementExists) {
                      .cpu_limits = rng.chance(0.5),
                      .quotas = false};
     shape.leaves = static_cast<std::int32_t>(rng.uniform(1, shape.nodes));
-    WorkloadShape work{
-        .pending = 1, .running = static_cast<std::int32_t>(rng.uniform(0, 3)), .max_gpus = 10};
+    WorkloadShape work{.pending = 1,
+                       .running = static_cast<std::int32_t>(rng.uniform(0, 3)),
+                       .max_gpus = 10,
+                       .speed_fraction = 0.3};
     SnapshotInput input = testing::random_workload(rng, testing::random_fleet(rng, shape), work);
     auto s = build_snapshot(input);
     ASSERT_TRUE(s.ok());

@@ -32,7 +32,7 @@ static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::PendingJob>() == 5,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::JobRequest>() == 16,
+static_assert(cycle::field_count<sched::JobRequest>() == 17,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kNow = 1'800'000'000'000;
@@ -48,10 +48,11 @@ struct Job {
 };
 
 std::string spec(const std::string& name, const std::string& tenant, int gpus,
-                 const std::string& extra = "", const std::string& priority_class = "standard") {
+                 const std::string& extra = "", const std::string& priority_class = "standard",
+                 const std::string& resources_extra = "") {
   return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "priorityClass": ")" +
          priority_class + R"(", "resources": {"gpus": )" + std::to_string(gpus) +
-         R"(, "gpuTypes": ["H100"]}, "command": ["train"])" + extra + "}";
+         R"(, "gpuTypes": ["H100"])" + resources_extra + R"(}, "command": ["train"])" + extra + "}";
 }
 
 core::JobSpec parse(const std::string& text) {
@@ -188,7 +189,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
        .preemptions = 3,
        .earlier_gpu_s = 3 * 4 * 100},
       {.job = {6, "a", "estimated",
-               spec("estimated", "a", 8, R"(, "expectedRuntime": "2h")", "production"),
+               spec("estimated", "a", 8, R"(, "expectedRuntime": "2h")", "production",
+                    R"(, "gpuSpeed": {"H100": 2.5})"),
                "production"},
        .queued_s = -5},
       {.job = {7, "b", "reserved", spec("reserved", "b", 4, R"(, "reservation": "launch")")},
@@ -428,6 +430,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   ASSERT_EQ(from_store.pending.size(), 3u);
   EXPECT_EQ(from_store.pending[0].preemptions, 3);
   EXPECT_EQ(from_store.pending[0].attempt, 3);
+  EXPECT_EQ(from_store.pending[1].request.gpu_speed,
+            (std::map<core::GpuTypeId, double>{{core::GpuTypeId("H100"), 2.5}}));
   EXPECT_DOUBLE_EQ(from_store.pending[0].attained_gpu_seconds, 1200.0);
   EXPECT_EQ(from_store.pending[1].request.estimate.basis, sched::EstimateBasis::kSpec);
   EXPECT_EQ(from_store.pending[1].request.tier, 2);
@@ -441,6 +445,78 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_EQ(from_store.nodes[1].admin, core::NodeAdminState::kCordoned);
   // The built input is one the scheduler accepts.
   EXPECT_TRUE(sched::build_snapshot(from_store).ok());
+}
+
+// What workers report corrects an elastic job's declared curve in the snapshot corrald
+// builds (core::merge_scaling): the newest report at each size, none from a report
+// without a figure. The simulator has no workers: its curves come from the traces'
+// profiles, so this half of the contract has no fleet side.
+TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
+  const Job elastic{3, "a", "elastic",
+                    spec("elastic", "a", 4,
+                         R"(, "elastic": {"minGpus": 2, "maxGpus": 8, "step": 2, "scaling": )"
+                         R"([{"gpus": 2, "throughput": 10}, {"gpus": 8, "throughput": 28.5}]},)"
+                         R"( "checkpoint": {"dir": "/e", "intervalSeconds": 100})")};
+  this->ok(this->store_->transact([&](store::Tx& tx) -> core::Status {
+    for (const auto& cfg : this->tenant_configs_) {
+      CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = cfg.tenant.id,
+                                            .config_json = server::tenant_config_to_json(cfg),
+                                            .updated_at = at(-86400)}));
+    }
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("a"),
+                                                     .name = elastic.name,
+                                                     .priority_class = "standard",
+                                                     .tier = core::tier_of("standard"),
+                                                     .spec_json = elastic.spec,
+                                                     .now = at(-9000)}));
+    for (int g = 0; g < 4; ++g) {
+      CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = row.id,
+                                                   .attempt = 1,
+                                                   .node = core::NodeId("n1"),
+                                                   .gpu_index = g,
+                                                   .gpu_type = core::GpuTypeId("H100"),
+                                                   .created_at = at(-600)}));
+    }
+    // At 4 GPUs: 20 samples/s, then 30 (the newer counts); a report with no figure.
+    for (const auto& [step, throughput] : {std::pair{100, 20.0}, {200, 30.0}, {300, 0.0}}) {
+      CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = row.id,
+                                                   .attempt = 1,
+                                                   .step = step,
+                                                   .uri = "/e/" + std::to_string(step),
+                                                   .time = at(-400 + step),
+                                                   .gpus = 4,
+                                                   .throughput = throughput}));
+    }
+    store::JobRow next = row;
+    next.phase = core::JobPhase::kRunning;
+    next.attempt = 1;
+    CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, core::JobPhase::kPending));
+    EXPECT_TRUE(won);
+    return core::Status();
+  }));
+  sched::SnapshotInput in;
+  this->ok(this->store_->read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx));
+    server::SpecCache specs;
+    server::RequestCache requests(specs);
+    const std::map<std::int64_t, store::JobRow> queue;
+    const sched::RunHistory history;
+    in = server::snapshot_from_store(
+        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at(0));
+    return core::Status();
+  }));
+  ASSERT_EQ(in.running.size(), 1u);
+  ASSERT_TRUE(in.running[0].request.elastic.has_value());
+  // Declared at 4: 10 + 2/6 x 18.5 = 16.17; measured 30, so the declared points scale by
+  // 30 / 16.17 = 1.856 and the measurement stands at 4.
+  const auto& curve = in.running[0].request.elastic->scaling;
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_EQ(curve[0].gpus, 2);
+  EXPECT_NEAR(curve[0].throughput, 10 * 30 / (10 + 18.5 / 3), 1e-9);
+  EXPECT_EQ(curve[1].gpus, 4);
+  EXPECT_DOUBLE_EQ(curve[1].throughput, 30);
+  EXPECT_EQ(curve[2].gpus, 8);
+  EXPECT_NEAR(curve[2].throughput, 28.5 * 30 / (10 + 18.5 / 3), 1e-9);
 }
 
 }  // namespace

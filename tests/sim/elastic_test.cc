@@ -24,7 +24,8 @@ class Scaling final : public RuntimeProfile {
  public:
   Scaling(double seconds_at_ask, std::int32_t ask, double exponent)
       : seconds_(seconds_at_ask), ask_(ask), exponent_(exponent) {}
-  double seconds(std::span<const std::int32_t> gpus_per_node) const override {
+  double seconds(const core::GpuTypeId& /*gpu_type*/,
+                 std::span<const std::int32_t> gpus_per_node) const override {
     std::int32_t n = 0;
     for (std::int32_t g : gpus_per_node) n += g;
     return seconds_ * std::pow(static_cast<double>(ask_) / n, exponent_);

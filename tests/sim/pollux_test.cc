@@ -17,6 +17,9 @@
 namespace corral::sim {
 namespace {
 
+// A Pollux profile has one set of figures for every GPU type.
+const core::GpuTypeId kAnyType;
+
 namespace fs = std::filesystem;
 
 // Every application gets the same profile: one step takes 0.1 s on 1 GPU and 0.15 s on
@@ -27,7 +30,7 @@ class PolluxProfiles : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("corral-pollux-" + std::to_string(::getpid()));
-    for (const char* app : {"bert", "cifar10", "ncf", "imagenet", "deepspeech2", "yolov3"}) {
+    for (const char* app : testing::kPolluxApps) {
       const fs::path d = dir_ / "traces" / app;
       fs::create_directories(d);
       std::ofstream(d / "placements.csv") << "placement,local_bsz,step_time,sync_time\n"
@@ -36,11 +39,7 @@ class PolluxProfiles : public ::testing::Test {
                                              "11,32,0.3,0.1\n11,64,0.6,0.2\n";
       std::ofstream(d / "scalability.csv")
           << "num_nodes,num_replicas,local_bsz,step_time,sync_time\n";
-      for (int batch : {32, 64}) {
-        std::ofstream v(d / ("validation-" + std::to_string(batch) + ".csv"));
-        v << "progress,iteration,metric,grad_sqr,grad_var\n";
-        for (int e = 1; e <= 100; ++e) v << 10 * e << "," << 10 * e << ",0.5,1,1\n";
-      }
+      testing::write_flat_validation(d);
     }
     fs::create_directories(dir_ / "workloads");
   }
@@ -92,7 +91,7 @@ TEST_F(PolluxProfiles, LoaderGivesTheTightestRunTimeAndRefusesBadRows) {
   EXPECT_EQ(w->jobs[0].duration_ms, 112'500);  // 750 x 0.15 s, two GPUs on one node
   EXPECT_EQ(w->jobs[1].duration_ms, 100'000);
   const std::int32_t spread[] = {1, 1};
-  EXPECT_DOUBLE_EQ(w->jobs[0].profile->seconds(spread), 225);
+  EXPECT_DOUBLE_EQ(w->jobs[0].profile->seconds(kAnyType, spread), 225);
 
   auto bad = load_pollux_workload(workload("a,5,mnist,1,32\n"));
   EXPECT_NE(bad.status().to_string().find("w.csv:2: column 3: unknown application 'mnist'"),
@@ -112,12 +111,12 @@ TEST_F(PolluxProfiles, ElasticProfileChoosesTheBatchByHand) {
   const TraceJob& a = w->jobs[0];
   ASSERT_NE(a.elastic_profile, nullptr);
   const std::int32_t one[] = {1}, two[] = {2}, spread[] = {1, 1};
-  EXPECT_NEAR(a.profile->seconds(one), 142.5, 1e-9);
-  EXPECT_NEAR(a.elastic_profile->seconds(one), 100, 1e-9);
+  EXPECT_NEAR(a.profile->seconds(kAnyType, one), 142.5, 1e-9);
+  EXPECT_NEAR(a.elastic_profile->seconds(kAnyType, one), 100, 1e-9);
   // Two GPUs: only batch 64 (32 a GPU) is within limits: 7.5 steps of 0.15 s (0.3 s
   // across two nodes) an epoch.
-  EXPECT_NEAR(a.elastic_profile->seconds(two), 112.5, 1e-9);
-  EXPECT_NEAR(a.elastic_profile->seconds(spread), 225, 1e-9);
+  EXPECT_NEAR(a.elastic_profile->seconds(kAnyType, two), 112.5, 1e-9);
+  EXPECT_NEAR(a.elastic_profile->seconds(kAnyType, spread), 225, 1e-9);
   // Replicas: at most max batch / smallest per-GPU batch = 64 / 32; ncf stays rigid.
   EXPECT_EQ(a.elastic_min_gpus, 1);
   EXPECT_EQ(a.elastic_max_gpus, 2);
@@ -133,9 +132,9 @@ TEST_F(PolluxProfiles, ElasticProfileChoosesTheBatchByHand) {
   }
   w = load_pollux_workload(workload("c,0,bert,1,32\nd,0,bert,1,64\n"));
   ASSERT_TRUE(w.ok()) << w.status().to_string();
-  EXPECT_NEAR(w->jobs[0].elastic_profile->seconds(one), 1.9595, 1e-9);
-  EXPECT_NEAR(w->jobs[0].profile->seconds(one), 2.0, 1e-9);
-  EXPECT_NEAR(w->jobs[1].profile->seconds(one), 2.3845, 1e-9);
+  EXPECT_NEAR(w->jobs[0].elastic_profile->seconds(kAnyType, one), 1.9595, 1e-9);
+  EXPECT_NEAR(w->jobs[0].profile->seconds(kAnyType, one), 2.0, 1e-9);
+  EXPECT_NEAR(w->jobs[1].profile->seconds(kAnyType, one), 2.3845, 1e-9);
 }
 
 // Never slower than the rigid job where the rigid job runs, on the real profiles.
@@ -150,7 +149,9 @@ TEST(PolluxElastic, NeverSlowerThanRigidAtItsOwnPlacement) {
     for (std::int32_t left = j.gpus; left > 0; left -= 4) tight.push_back(std::min(left, 4));
     const std::vector<std::int32_t> spread(static_cast<std::size_t>(j.gpus), 1);
     for (const auto& p : {tight, spread}) {
-      EXPECT_LE(j.elastic_profile->seconds(p), j.profile->seconds(p) * (1 + 1e-12)) << j.name;
+      EXPECT_LE(j.elastic_profile->seconds(kAnyType, p),
+                j.profile->seconds(kAnyType, p) * (1 + 1e-12))
+          << j.name;
     }
   }
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -19,6 +21,20 @@ namespace corral::sim::testing {
 inline std::string shared_dir() {
   const char* env = std::getenv("CORRAL_SHARED");
   return env != nullptr && *env != '\0' ? env : CORRAL_SHARED_DIR;
+}
+
+// The applications a Pollux or Sia profile folder must hold.
+inline constexpr const char* kPolluxApps[] = {"bert",     "cifar10",     "ncf",
+                                              "imagenet", "deepspeech2", "yolov3"};
+
+// Validation files for batches 32 and 64 in `app_dir`: 100 epochs of 10 steps of progress
+// each, grad_sqr = grad_var = 1 (a batch's gain depends only on its size).
+inline void write_flat_validation(const std::filesystem::path& app_dir) {
+  for (int batch : {32, 64}) {
+    std::ofstream v(app_dir / ("validation-" + std::to_string(batch) + ".csv"));
+    v << "progress,iteration,metric,grad_sqr,grad_var\n";
+    for (int e = 1; e <= 100; ++e) v << 10 * e << "," << 10 * e << ",0.5,1,1\n";
+  }
 }
 
 // One pool of `nodes` × `gpus_per_node` GPUs of `gpu_type`; every workload tenant gets

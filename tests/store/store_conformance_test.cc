@@ -604,7 +604,9 @@ TYPED_TEST(StoreConformance, KeepsCheckpointsTelemetryAndLedger) {
                                                 .attempt = 1,
                                                 .step = step,
                                                 .uri = "file:///ckpt/" + std::to_string(step),
-                                                .time = core::time_from_ms(step)}));
+                                                .time = core::time_from_ms(step),
+                                                .gpus = 4,
+                                                .throughput = step / 8.0}));
                     }
                     CORRAL_RETURN_IF_ERROR(tx.insert_telemetry(
                         {.node = core::NodeId("n1"), .utilization = 0.5, .power_watts = 400}));
@@ -624,6 +626,8 @@ TYPED_TEST(StoreConformance, KeepsCheckpointsTelemetryAndLedger) {
                     EXPECT_TRUE(latest.has_value());
                     if (latest) {
                       EXPECT_EQ(latest->step, 200);
+                      EXPECT_EQ(latest->gpus, 4);
+                      EXPECT_DOUBLE_EQ(latest->throughput, 25.0);
                     }
                     CORRAL_ASSIGN_OR_RETURN(auto ledger, tx.list_ledger(core::TenantId("nlp")));
                     EXPECT_EQ(ledger.size(), 1u);

@@ -91,6 +91,9 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::CheckpointTimeRow>> list_holders_checkpoint_times() override {
     return inner_.list_holders_checkpoint_times();
   }
+  core::Result<std::vector<store::ThroughputRow>> list_observed_throughput() override {
+    return inner_.list_observed_throughput();
+  }
   // JobRepo.
   core::Result<store::JobRow> insert_job(const store::NewJob& job) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_job"));

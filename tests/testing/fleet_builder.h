@@ -99,6 +99,11 @@ class JobBuilder {
     r_.elastic->scaling = std::move(curve);
     return *this;
   }
+  // The job's speed per GPU by type (JobRequest::gpu_speed).
+  JobBuilder& speed(std::initializer_list<std::pair<const char*, double>> by_type) {
+    for (const auto& [type, v] : by_type) r_.gpu_speed[core::GpuTypeId(type)] = v;
+    return *this;
+  }
   JobBuilder& checkpoint(core::Duration interval, core::Duration restore) {
     r_.checkpoint_interval = interval;
     r_.restore_time = restore;

@@ -191,6 +191,15 @@ std::vector<sched::PendingJob> random_jobs(Rng& rng, const sched::SnapshotInput&
       r.reservation = res.id;
       if (rng.chance(0.8)) r.tenant = res.tenant;
     }
+    // Speeds by type for some jobs: on the types they accept, some types left out.
+    if (shape.speed_fraction > 0 && rng.chance(shape.speed_fraction)) {
+      for (const core::GpuType& t : fleet.gpu_types) {
+        const bool accepted = r.gpu_types.empty() || std::ranges::count(r.gpu_types, t.id) > 0;
+        if (accepted && rng.chance(0.8)) {
+          r.gpu_speed[t.id] = static_cast<double>(rng.uniform(1, 1000)) / 100;
+        }
+      }
+    }
     jobs.push_back({.request = std::move(r),
                     .queued_at = core::time_from_ms(rng.uniform(0, 3'600'000)),
                     .attempt = 0});

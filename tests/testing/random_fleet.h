@@ -48,6 +48,7 @@ struct WorkloadShape {
   double elastic_fraction = 0.15;
   double reservation_fraction = 0.05;  // jobs naming one of the fleet's reservations
   double stopping_fraction = 0.05;     // running jobs already asked to stop
+  double speed_fraction = 0;           // jobs that give their speed by GPU type (gpu_speed)
 };
 
 // A fleet with no jobs.

@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 10,
+static_assert(field_count<sched::SchedulerConfig>() == 11,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -51,6 +51,7 @@ struct Fields<sched::SchedulerConfig> {
     v("elasticGrowth", c.elastic_growth);
     v("elasticMinEfficiency", c.elastic_min_efficiency);
     v("elasticResizeCostMs", c.elastic_resize_cost, Range{0, kDayMs});
+    v("typePriceWeight", c.type_price_weight);
     v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
   }
 
@@ -66,6 +67,11 @@ struct Fields<sched::SchedulerConfig> {
     if (!std::isfinite(e) || e < 0 || e > 1) {
       return errors.fail(child_path(path, "elasticMinEfficiency"),
                          fmt::format("must be between 0 and 1, got {}", e));
+    }
+    const double w = c.type_price_weight;
+    if (!std::isfinite(w) || w < 0 || w > 4) {
+      return errors.fail(child_path(path, "typePriceWeight"),
+                         fmt::format("must be between 0 and 4, got {}", w));
     }
     const auto& t = c.las_thresholds_gpu_seconds;
     const std::string key = child_path(path, "lasThresholdsGpuSeconds");

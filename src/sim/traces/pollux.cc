@@ -5,10 +5,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -34,32 +36,50 @@ constexpr std::int32_t kMaxElasticGpus = 64;
 
 using Row = std::vector<double>;
 
-core::Result<std::vector<Row>> read_csv(const fs::path& path, std::size_t columns) {
+// Rows of `columns`, in that order, whatever order the file's header gives them in (the
+// Sia files reorder them from one GPU type to the next).
+core::Result<std::vector<Row>> read_csv(const fs::path& path,
+                                        std::initializer_list<std::string_view> columns) {
   std::ifstream in(path);
   if (!in) return core::invalid_argument("workload", fmt::format("cannot open {}", path.string()));
   std::vector<Row> rows;
+  std::vector<std::size_t> order;  // file column of each wanted column
   std::string line;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
-    if (line_no == 1 || line.empty()) continue;  // header
-    Row row;
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
     std::stringstream ss(line);
     std::string cell;
-    while (std::getline(ss, cell, ',')) {
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (line_no == 1) {
+      for (const std::string_view want : columns) {
+        const auto it = std::find(cells.begin(), cells.end(), want);
+        if (it == cells.end()) {
+          return core::invalid_argument(
+              "workload", fmt::format("{}:1: header lacks column '{}'", path.string(), want));
+        }
+        order.push_back(static_cast<std::size_t>(it - cells.begin()));
+      }
+      continue;
+    }
+    if (cells.size() != columns.size()) {
+      return core::invalid_argument(
+          "workload", fmt::format("{}:{}: expected {} columns, got {}", path.string(), line_no,
+                                  columns.size(), cells.size()));
+    }
+    Row row;
+    for (const std::size_t c : order) {
       double v = 0;
-      const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+      const std::string& text = cells[c];
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec != std::errc() || !std::isfinite(v)) {
         return core::invalid_argument(
             "workload", fmt::format("{}:{}: column {}: not a number: '{}'", path.string(), line_no,
-                                    row.size() + 1, cell));
+                                    c + 1, text));
       }
       row.push_back(v);
-    }
-    if (row.size() != columns) {
-      return core::invalid_argument(
-          "workload", fmt::format("{}:{}: expected {} columns, got {}", path.string(), line_no,
-                                  columns, row.size()));
     }
     rows.push_back(std::move(row));
   }
@@ -167,12 +187,18 @@ class App {
   }
 };
 
-core::Result<App> load_app(const fs::path& dir, const AppConstants& c) {
+// `suffix`: "" for the Pollux files, "-<cluster>" for one GPU type's Sia files.
+core::Result<App> load_app(const fs::path& dir, const AppConstants& c, const std::string& suffix) {
   App app;
   app.name = c.name;
   app.max_epochs = c.max_epochs;
-  CORRAL_ASSIGN_OR_RETURN(std::vector<Row> placements, read_csv(dir / "placements.csv", 4));
-  CORRAL_ASSIGN_OR_RETURN(std::vector<Row> scalability, read_csv(dir / "scalability.csv", 5));
+  CORRAL_ASSIGN_OR_RETURN(std::vector<Row> placements,
+                          read_csv(dir / ("placements" + suffix + ".csv"),
+                                   {"placement", "local_bsz", "step_time", "sync_time"}));
+  CORRAL_ASSIGN_OR_RETURN(
+      std::vector<Row> scalability,
+      read_csv(dir / ("scalability" + suffix + ".csv"),
+               {"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}));
   if (placements.empty()) {
     return core::invalid_argument("workload", fmt::format("{}: no placements", dir.string()));
   }
@@ -212,7 +238,9 @@ core::Result<App> load_app(const fs::path& dir, const AppConstants& c) {
     const std::string file = entry.path().filename().string();
     if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
     const std::int32_t batch = std::stoi(file.substr(11, file.size() - 15));
-    CORRAL_ASSIGN_OR_RETURN(std::vector<Row> rows, read_csv(entry.path(), 5));
+    CORRAL_ASSIGN_OR_RETURN(
+        std::vector<Row> rows,
+        read_csv(entry.path(), {"progress", "iteration", "metric", "grad_sqr", "grad_var"}));
     if (static_cast<std::int32_t>(rows.size()) < c.max_epochs) {
       return core::invalid_argument(
           "workload", fmt::format("{}: {} epochs, {} needed", entry.path().string(), rows.size(),
@@ -289,16 +317,43 @@ double step_seconds(const App& app, const PolluxJobModel& m,
   return step + (step - sync) * m.accum_steps;
 }
 
+// One application's profiles by the fleet's GPU type; for Pollux one entry under the
+// empty id, which stands for every type.
+using AppByType = std::map<core::GpuTypeId, std::shared_ptr<const App>>;
+
+template <typename T>
+const T& for_type(const std::map<core::GpuTypeId, T>& by_type, const core::GpuTypeId& type) {
+  const auto it = by_type.find(type);
+  return it != by_type.end() ? it->second : by_type.begin()->second;
+}
+
+template <typename T>
+std::vector<core::GpuTypeId> types_of(const std::map<core::GpuTypeId, T>& by_type) {
+  std::vector<core::GpuTypeId> out;
+  for (const auto& [type, value] : by_type) {
+    if (!type.value.empty()) out.push_back(type);
+  }
+  return out;
+}
+
+struct TypedModel {
+  std::shared_ptr<const App> app;
+  PolluxJobModel m;
+};
+
 class PolluxProfile final : public RuntimeProfile {
  public:
-  PolluxProfile(std::shared_ptr<const App> app, PolluxJobModel m) : app_(std::move(app)), m_(m) {}
-  double seconds(std::span<const std::int32_t> gpus_per_node) const override {
-    return m_.work_steps * step_seconds(*app_, m_, gpus_per_node);
+  explicit PolluxProfile(std::map<core::GpuTypeId, TypedModel> models)
+      : models_(std::move(models)) {}
+  double seconds(const core::GpuTypeId& gpu_type,
+                 std::span<const std::int32_t> gpus_per_node) const override {
+    const TypedModel& t = for_type(models_, gpu_type);
+    return t.m.work_steps * step_seconds(*t.app, t.m, gpus_per_node);
   }
+  std::vector<core::GpuTypeId> gpu_types() const override { return types_of(models_); }
 
  private:
-  std::shared_ptr<const App> app_;
-  PolluxJobModel m_;
+  std::map<core::GpuTypeId, TypedModel> models_;
 };
 
 Choice make_choice(const App& app, const PolluxJobModel& m, std::int32_t gpus) {
@@ -342,9 +397,11 @@ std::vector<Choice> batch_choices(const App& app, std::int32_t gpus) {
 // never slower than the rigid job.
 class ElasticPolluxProfile final : public RuntimeProfile {
  public:
-  ElasticPolluxProfile(std::shared_ptr<const App> app, std::int32_t batch)
-      : app_(std::move(app)), batch_(batch) {}
-  double seconds(std::span<const std::int32_t> gpus_per_node) const override {
+  ElasticPolluxProfile(AppByType apps, std::int32_t batch)
+      : apps_(std::move(apps)), batch_(batch) {}
+  double seconds(const core::GpuTypeId& gpu_type,
+                 std::span<const std::int32_t> gpus_per_node) const override {
+    const App& app = *for_type(apps_, gpu_type);
     std::int32_t gpus = 0;
     for (std::int32_t g : gpus_per_node) gpus += g;
     std::vector<const Choice*> choices;
@@ -352,17 +409,17 @@ class ElasticPolluxProfile final : public RuntimeProfile {
     const auto consider = [&](const Choice& c) {
       const PolluxJobModel m{.atomic_bsz = c.atomic_bsz, .accum_steps = c.accum_steps};
       choices.push_back(&c);
-      step.push_back(step_seconds(*app_, m, gpus_per_node));
+      step.push_back(step_seconds(app, m, gpus_per_node));
     };
     PolluxJobModel own;
-    local_batch(*app_, gpus, batch_, own);
-    const Choice own_choice = own.atomic_bsz >= 1 ? make_choice(*app_, own, gpus) : Choice{};
+    local_batch(app, gpus, batch_, own);
+    const Choice own_choice = own.atomic_bsz >= 1 ? make_choice(app, own, gpus) : Choice{};
     if (own.atomic_bsz >= 1) consider(own_choice);
-    if (gpus < static_cast<std::int32_t>(app_->choices.size())) {
-      for (const Choice& c : app_->choices[gpus]) consider(c);
+    if (gpus < static_cast<std::int32_t>(app.choices.size())) {
+      for (const Choice& c : app.choices[gpus]) consider(c);
     }
     double total = 0;
-    for (std::int32_t e = 0; e < app_->max_epochs; ++e) {
+    for (std::int32_t e = 0; e < app.max_epochs; ++e) {
       double best = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i < choices.size(); ++i) {
         best = std::min(best, step[i] * choices[i]->steps_by_epoch[e]);
@@ -371,24 +428,19 @@ class ElasticPolluxProfile final : public RuntimeProfile {
     }
     return total;
   }
+  std::vector<core::GpuTypeId> gpu_types() const override { return types_of(apps_); }
 
  private:
-  std::shared_ptr<const App> app_;
+  AppByType apps_;
   std::int32_t batch_;
 };
 
-std::vector<std::int32_t> tightest(std::int32_t gpus) {
-  std::vector<std::int32_t> p;
-  for (std::int32_t left = gpus; left > 0; left -= kGpusPerNode) {
-    p.push_back(std::min(left, kGpusPerNode));
-  }
-  return p;
-}
+using Apps = std::map<std::string, std::shared_ptr<const App>>;
 
-core::Result<std::map<std::string, std::shared_ptr<const App>>> load_apps(const fs::path& dir) {
-  std::map<std::string, std::shared_ptr<const App>> apps;
+core::Result<Apps> load_apps(const fs::path& dir, const std::string& suffix) {
+  Apps apps;
   for (const AppConstants& c : kApps) {
-    CORRAL_ASSIGN_OR_RETURN(App app, load_app(dir / c.name, c));
+    CORRAL_ASSIGN_OR_RETURN(App app, load_app(dir / c.name, c, suffix));
     app.choices.resize(kMaxElasticGpus + 1);
     for (std::int32_t n = 1; n <= kMaxElasticGpus; ++n) app.choices[n] = batch_choices(app, n);
     apps[c.name] = std::make_shared<const App>(std::move(app));
@@ -408,29 +460,60 @@ core::Result<PolluxJobModel> model_for(const App& app, std::int32_t gpus, std::i
   return m;
 }
 
-}  // namespace
+// Each GPU type's profiles and its GPUs per node (for Pollux: the empty type, 4).
+struct TypedApps {
+  std::map<core::GpuTypeId, Apps> apps;
+  std::map<core::GpuTypeId, std::int32_t> node_gpus;
+};
 
-core::Result<PolluxJobModel> pollux_job_model(const std::string& profiles_dir,
-                                              const std::string& application, std::int32_t gpus,
-                                              std::int32_t batch_size,
-                                              std::span<const std::int32_t> gpus_per_node) {
-  CORRAL_ASSIGN_OR_RETURN(auto apps, load_apps(profiles_dir));
-  const auto it = apps.find(application);
-  if (it == apps.end()) {
-    return core::invalid_argument("application", fmt::format("unknown '{}'", application));
+// The profile folder: `profiles_dir`, else the first `traces/` beside the workload's
+// folder or the one above it (Pollux: workload/x.csv; Sia: workloads/saturn/x.csv).
+fs::path profiles_for(const std::string& path, const std::string& profiles_dir) {
+  if (!profiles_dir.empty()) return profiles_dir;
+  const fs::path dir = fs::path(path).parent_path();
+  for (const fs::path& up : {dir.parent_path(), dir.parent_path().parent_path()}) {
+    if (fs::is_directory(up / "traces")) return up / "traces";
   }
-  CORRAL_ASSIGN_OR_RETURN(PolluxJobModel m, model_for(*it->second, gpus, batch_size));
-  m.step_seconds = step_seconds(*it->second, m, gpus_per_node);
-  return m;
+  return dir.parent_path() / "traces";
 }
 
-core::Result<Workload> load_pollux_workload(const std::string& path,
-                                            const std::string& profiles_dir) {
-  const fs::path dir = profiles_dir.empty() ? fs::path(path).parent_path().parent_path() / "traces"
-                                            : fs::path(profiles_dir);
-  CORRAL_ASSIGN_OR_RETURN(auto apps, load_apps(dir));
+// One job of a workload CSV: its rigid profile (the trace's GPUs and batch on every
+// type), its elastic one, and its duration at its tightest placement on its fastest type.
+core::Result<TraceJob> make_job(const TypedApps& typed, const std::string& app_name,
+                                std::int32_t gpus, std::int32_t batch) {
+  std::map<core::GpuTypeId, TypedModel> models;
+  AppByType apps;
+  double ideal = std::numeric_limits<double>::infinity();
+  std::int32_t most = kMaxElasticGpus;
+  for (const auto& [type, by_name] : typed.apps) {
+    const std::shared_ptr<const App>& app = by_name.at(app_name);
+    CORRAL_ASSIGN_OR_RETURN(PolluxJobModel m, model_for(*app, gpus, batch));
+    models[type] = {.app = app, .m = m};
+    apps[type] = app;
+    const std::vector<std::int32_t> tight = whole_nodes(gpus, typed.node_gpus.at(type));
+    ideal = std::min(ideal, m.work_steps * step_seconds(*app, m, tight));
+    // The artifact's elastic (Pollux) limits, simulator.py get_pollux_job_info(): at
+    // most min(64, max batch / smallest per-GPU batch) replicas, on every type.
+    most = std::min(most, static_cast<std::int32_t>(app->max_batch / app->min_local));
+  }
+  TraceJob job{.tenant = core::TenantId("default"),
+               .gpus = gpus,
+               .duration_ms = std::max<std::int64_t>(1, std::llround(ideal * 1000)),
+               .profile = std::make_shared<PolluxProfile>(std::move(models))};
+  // ncf stays at 1 GPU and a fixed batch. min_replicas 0 (suspended) is a stop here, so
+  // the least is 1.
+  if (app_name != "ncf") {
+    job.elastic_profile = std::make_shared<ElasticPolluxProfile>(std::move(apps), batch);
+    job.elastic_min_gpus = 1;
+    job.elastic_max_gpus = std::max(gpus, most);
+  }
+  return job;
+}
+
+core::Result<Workload> load_workload(const std::string& path, const TypedApps& typed) {
   std::ifstream in(path);
   if (!in) return core::invalid_argument("workload", fmt::format("cannot open {}", path));
+  const Apps& names = typed.apps.begin()->second;
   Workload w{.source = path};
   std::string line;
   std::size_t line_no = 0;
@@ -455,55 +538,89 @@ core::Result<Workload> load_pollux_workload(const std::string& path,
           "workload", fmt::format("{}:{}: column {}: {}", path, line_no, column, why));
     };
     if (cells.size() != 5) return bad(0, fmt::format("expected 5 columns, got {}", cells.size()));
-    const auto app = apps.find(cells[2]);
-    if (app == apps.end()) return bad(3, fmt::format("unknown application '{}'", cells[2]));
-    std::int64_t time_s = 0;
+    if (!names.contains(cells[2])) return bad(3, fmt::format("unknown application '{}'", cells[2]));
+    double time_s = 0;  // Pollux writes whole seconds, Sia "401.0"
     std::int32_t gpus = 0, batch = 0;
     const auto num = [](const std::string& s, auto& v) {
       const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       return ec == std::errc() && ptr == s.data() + s.size();
     };
-    if (!num(cells[1], time_s) || time_s < 0) return bad(2, "time must be an integer >= 0");
+    if (!num(cells[1], time_s) || !(time_s >= 0 && time_s < 1e12)) {
+      return bad(2, "time must be seconds >= 0");
+    }
     if (!num(cells[3], gpus) || gpus < 1 || gpus > 1024) return bad(4, "num_replicas: 1..1024");
     if (!num(cells[4], batch) || batch < 1) return bad(5, "batch_size must be >= 1");
-    CORRAL_ASSIGN_OR_RETURN(PolluxJobModel m, model_for(*app->second, gpus, batch));
-    auto profile = std::make_shared<PolluxProfile>(app->second, m);
-    const double ideal = profile->seconds(tightest(gpus));
-    // The artifact's elastic (Pollux) limits, simulator.py get_pollux_job_info(): at
-    // most min(64, max batch / smallest per-GPU batch) replicas; ncf stays at 1 GPU and
-    // a fixed batch. Its min_replicas 0 (suspended) is a stop here, so the least is 1.
-    std::shared_ptr<const RuntimeProfile> elastic;
-    std::int32_t most = 0;
-    if (app->second->name != "ncf") {
-      elastic = std::make_shared<ElasticPolluxProfile>(app->second, batch);
-      most = std::max(gpus,
-                      std::min(kMaxElasticGpus, static_cast<std::int32_t>(app->second->max_batch /
-                                                                          app->second->min_local)));
-    }
-    w.jobs.push_back({.name = cells[0],
-                      .tenant = core::TenantId("default"),
-                      .submit_ms = time_s * 1000,
-                      .gpus = gpus,
-                      .duration_ms = std::max<std::int64_t>(1, std::llround(ideal * 1000)),
-                      .gpu_type = "",
-                      .status = "",
-                      .profile = std::move(profile),
-                      .elastic_profile = std::move(elastic),
-                      .elastic_min_gpus = most > 0 ? 1 : 0,
-                      .elastic_max_gpus = most});
+    CORRAL_ASSIGN_OR_RETURN(TraceJob job, make_job(typed, cells[2], gpus, batch));
+    job.name = cells[0];
+    job.submit_ms = std::llround(time_s * 1000);
+    w.jobs.push_back(std::move(job));
   }
   std::stable_sort(w.jobs.begin(), w.jobs.end(),
                    [](const TraceJob& a, const TraceJob& b) { return a.submit_ms < b.submit_ms; });
   return w;
 }
 
-std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile, std::int32_t min_gpus,
-                                              std::int32_t max_gpus, std::int32_t node_gpus) {
+// The artifact's simulator_config.py clusters, by the fleet type each one's GPUs are.
+// "dgx-ext" is the artifact's default A100 cluster; it does not say which A100 memory
+// size, so it is taken as the 40 GB part. Its "dgx" (also A100) is not mapped.
+constexpr SiaGpuType kSiaTypes[] = {{"T4", "aws", 4},
+                                    {"V100", "azure", 8},
+                                    {"A100-40GB", "dgx-ext", 8},
+                                    {"RTX6000", "quad", 4},
+                                    {"RTX2080Ti", "rtx", 8}};
+
+}  // namespace
+
+core::Result<PolluxJobModel> pollux_job_model(const std::string& profiles_dir,
+                                              const std::string& application, std::int32_t gpus,
+                                              std::int32_t batch_size,
+                                              std::span<const std::int32_t> gpus_per_node) {
+  CORRAL_ASSIGN_OR_RETURN(Apps apps, load_apps(profiles_dir, ""));
+  const auto it = apps.find(application);
+  if (it == apps.end()) {
+    return core::invalid_argument("application", fmt::format("unknown '{}'", application));
+  }
+  CORRAL_ASSIGN_OR_RETURN(PolluxJobModel m, model_for(*it->second, gpus, batch_size));
+  m.step_seconds = step_seconds(*it->second, m, gpus_per_node);
+  return m;
+}
+
+core::Result<Workload> load_pollux_workload(const std::string& path,
+                                            const std::string& profiles_dir) {
+  TypedApps typed;
+  CORRAL_ASSIGN_OR_RETURN(typed.apps[core::GpuTypeId("")],
+                          load_apps(profiles_for(path, profiles_dir), ""));
+  typed.node_gpus[core::GpuTypeId("")] = kGpusPerNode;
+  return load_workload(path, typed);
+}
+
+std::span<const SiaGpuType> sia_gpu_types() { return kSiaTypes; }
+
+std::vector<std::int32_t> whole_nodes(std::int32_t gpus, std::int32_t node_gpus) {
+  std::vector<std::int32_t> per_node(static_cast<std::size_t>(gpus / node_gpus), node_gpus);
+  if (gpus % node_gpus != 0) per_node.push_back(gpus % node_gpus);
+  return per_node;
+}
+
+core::Result<Workload> load_sia_workload(const std::string& path, const std::string& profiles_dir) {
+  const fs::path dir = profiles_for(path, profiles_dir);
+  TypedApps typed;
+  for (const SiaGpuType& t : kSiaTypes) {
+    const core::GpuTypeId type(t.gpu_type);
+    CORRAL_ASSIGN_OR_RETURN(typed.apps[type], load_apps(dir, std::string("-") + t.cluster));
+    typed.node_gpus[type] = t.node_gpus;
+  }
+  return load_workload(path, typed);
+}
+
+std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile,
+                                              const core::GpuTypeId& gpu_type,
+                                              std::int32_t min_gpus, std::int32_t max_gpus,
+                                              std::int32_t node_gpus) {
   std::vector<core::ScalingPoint> curve;
   const auto add = [&](std::int32_t n) {
-    std::vector<std::int32_t> per_node(static_cast<std::size_t>(n / node_gpus), node_gpus);
-    if (n % node_gpus != 0) per_node.push_back(n % node_gpus);
-    curve.push_back({.gpus = n, .throughput = 1.0 / profile.seconds(per_node)});
+    curve.push_back(
+        {.gpus = n, .throughput = 1.0 / profile.seconds(gpu_type, whole_nodes(n, node_gpus))});
   };
   for (std::int32_t n = std::max(min_gpus, 1); n < max_gpus; n *= 2) add(n);
   add(max_gpus);

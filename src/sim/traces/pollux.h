@@ -28,6 +28,9 @@
 // interpolated linearly in batch, then GPUs, then nodes, instead of scipy's Delaunay
 // LinearNDInterpolator; per-epoch rounding to whole seconds is not reproduced.
 //
+// The Sia artifact measured the same applications on several GPU types
+// (load_sia_workload): there a job's run time also depends on the type it is placed on.
+//
 // Thread safety: the loaded profiles are immutable and may be shared.
 #pragma once
 
@@ -42,25 +45,53 @@
 
 namespace corral::sim {
 
-// One job's run time by placement: seconds of the whole job at `gpus_per_node` (the GPUs
-// it holds on each node it uses, in any order).
+// One job's run time by placement: seconds of the whole job on GPUs of `gpu_type`, at
+// `gpus_per_node` (the GPUs it holds on each node it uses, in any order).
 class RuntimeProfile {
  public:
   virtual ~RuntimeProfile() = default;
-  virtual double seconds(std::span<const std::int32_t> gpus_per_node) const = 0;
+  // REQUIRES: gpu_types() is empty (the profile ignores the type) or holds `gpu_type`.
+  virtual double seconds(const core::GpuTypeId& gpu_type,
+                         std::span<const std::int32_t> gpus_per_node) const = 0;
+  // The GPU types it has figures for; empty: one set of figures for every type.
+  virtual std::vector<core::GpuTypeId> gpu_types() const { return {}; }
 };
 
-// A profile's scaling curve, as decide() is told it (core::ElasticRange::scaling):
-// throughput (1 / run time) at each power of two from `min_gpus` up to `max_gpus` and at
-// `max_gpus`, packed on whole nodes of `node_gpus` GPUs as decide() would try to place it.
-std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile, std::int32_t min_gpus,
-                                              std::int32_t max_gpus, std::int32_t node_gpus);
+// `gpus` packed on whole nodes of `node_gpus` GPUs: the GPUs per node, the last node
+// holding the rest (the tightest placement).
+std::vector<std::int32_t> whole_nodes(std::int32_t gpus, std::int32_t node_gpus);
+
+// A profile's scaling curve, as decide() is told it (core::ElasticRange::scaling), on
+// `gpu_type`: throughput (1 / run time) at each power of two from `min_gpus` up to
+// `max_gpus` and at `max_gpus`, packed on whole nodes of `node_gpus` GPUs as decide()
+// would try to place it.
+std::vector<core::ScalingPoint> scaling_curve(const RuntimeProfile& profile,
+                                              const core::GpuTypeId& gpu_type,
+                                              std::int32_t min_gpus, std::int32_t max_gpus,
+                                              std::int32_t node_gpus);
 
 // Loads a Pollux workload CSV; `profiles_dir` holds one folder per application (empty:
 // `traces/` next to the workload's folder). Every job belongs to tenant `default`.
 // InvalidArgument names the file, line and column of bad input.
 core::Result<Workload> load_pollux_workload(const std::string& path,
                                             const std::string& profiles_dir = "");
+
+// Loads a Sia (SOSP'23) workload CSV, the same format, with each application's profiles
+// measured on several GPU types (placements-<cluster>.csv, scalability-<cluster>.csv in
+// its folder; `profiles_dir` empty: the `traces/` folder beside the workloads' folder).
+// A job's profiles know the types in sia_gpu_types(); its duration is its time at its
+// tightest placement on the fastest of them.
+core::Result<Workload> load_sia_workload(const std::string& path,
+                                         const std::string& profiles_dir = "");
+
+// The fleet GPU types the Sia profiles were measured on, the artifact's cluster name for
+// each, and its GPUs per node there.
+struct SiaGpuType {
+  const char* gpu_type;
+  const char* cluster;
+  std::int32_t node_gpus;
+};
+std::span<const SiaGpuType> sia_gpu_types();
 
 // For tests: the seconds of one step and the statistical work W of a rigid job of
 // `application` with `gpus` GPUs and global batch `batch_size`, at `gpus_per_node`.
