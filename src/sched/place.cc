@@ -245,10 +245,11 @@ std::optional<PlaceResult> place_in_domain(const Plan& plan, const PlaceRequest&
     }
     std::int32_t left = r.gpus;
     std::vector<bool> used(nodes.size(), false);
+    bool gathering = false;  // no node took the whole remainder: the rest goes node by node
     for (size_t i = 0; i < nodes.size() && left > 0; ++i) {
       const NodeIx n = nodes[i];
       const std::int32_t free = plan.free_count(n);
-      if (free > left && r.scoring) {
+      if (free > left && r.scoring && !gathering) {
         // Best fit for the remainder: the last (fullest) node that still has `left` free.
         for (size_t k = nodes.size(); k-- > i;) {
           if (!used[k] && plan.free_count(nodes[k]) >= left && fit.fits(nodes[k], left)) {
@@ -260,6 +261,7 @@ std::optional<PlaceResult> place_in_domain(const Plan& plan, const PlaceRequest&
           }
         }
         if (left == 0) break;
+        gathering = true;  // searched once: searching again per node would be quadratic
       }
       const std::int32_t count = fit.most(n, std::min(free, left));
       if (count == 0) continue;
