@@ -129,7 +129,9 @@ class Engine {
   }
   // Whether decide() could grow a running elastic job into a free GPU now.
   bool growable() const;
-  void release(std::int32_t job);
+  // Frees the job's GPUs and records its hold of each for the ledger; `lost_ms`: the work
+  // since its last checkpoint that a stop threw away (0 for a completion).
+  void release(std::int32_t job, std::int64_t lost_ms = 0);
   // Splits the running attempt's time so far (reliability accounting) into `out`.
   AttemptSplit split_running(std::int32_t job) const;
   // Adds an attempt that kept all its work (finished, or cut by the horizon).
@@ -408,10 +410,24 @@ void Engine::arrive(std::int32_t job) {
   enqueue(job);
 }
 
-void Engine::release(std::int32_t job) {
+void Engine::release(std::int32_t job, std::int64_t lost_ms) {
   ModelJob& j = jobs_[job];
   JobResult& out = result_.jobs[job];
   accrue_usage();
+  for (const sched::GpuRef& g : j.gpus) {
+    result_.accrual.holds.push_back(
+        {.node = g.node,
+         .index = g.index,
+         .job = j.request.id,
+         .attempt = j.attempts,
+         .tenant = j.request.tenant,
+         .preemptible = j.request.preemptible,
+         .start = core::time_from_ms(j.run_start_ms),
+         .end = core::time_from_ms(now_ms_),
+         .overhead = core::Duration(std::min(j.restore_ms, now_ms_ - j.run_start_ms)),
+         .lost_from =
+             lost_ms > 0 ? std::optional(core::time_from_ms(now_ms_ - lost_ms)) : std::nullopt});
+  }
   const std::int64_t held_ms = now_ms_ - j.run_start_ms;
   const auto gpus = static_cast<std::int64_t>(j.gpus.size());
   out.run_ms += held_ms;
@@ -496,7 +512,7 @@ void Engine::stop(std::int32_t job) {
   out.lost_ms += s.partial;
   out.checkpoint_ms += s.checkpoint;
   out.restart_ms += s.restart;
-  release(job);
+  release(job, s.partial);
 }
 
 void Engine::schedule_failure(std::int32_t node) {
@@ -525,6 +541,10 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
     stop_and_requeue(job);
   }
   nodes_[node].gpus[gpu].healthy = false;
+  result_.accrual.unhealthy.push_back({.node = nodes_[node].id,
+                                       .index = gpu,
+                                       .start = core::time_from_ms(now_ms_),
+                                       .end = core::Time::max()});  // until repaired
   fleet_base_.reset();
   --free_by_type_[node_type_[node]];
   --usable_gpus_;
@@ -533,6 +553,12 @@ void Engine::fail_gpu(std::int32_t node, std::int32_t gpu) {
 
 void Engine::repair_gpu(std::int32_t node, std::int32_t gpu) {
   nodes_[node].gpus[gpu].healthy = true;
+  for (auto it = result_.accrual.unhealthy.rbegin(); it != result_.accrual.unhealthy.rend(); ++it) {
+    if (it->node == nodes_[node].id && it->index == gpu) {
+      it->end = core::time_from_ms(now_ms_);
+      break;
+    }
+  }
   fleet_base_.reset();
   ++usable_gpus_;
   if (owner_[node][gpu] < 0) ++free_by_type_[node_type_[node]];
@@ -944,6 +970,9 @@ core::Result<RunResult> Engine::run() {
   }
   result_.end_ms = now_ms_;
   accrue_usage();
+  for (const core::Node& n : nodes_) {
+    for (const core::Gpu& g : n.gpus) result_.accrual.gpus.push_back({n.id, g.index, g.type});
+  }
   for (std::size_t job = 0; job < jobs_.size(); ++job) {
     result_.jobs[job].attempts = jobs_[job].attempts;
     result_.jobs[job].preemptions = jobs_[job].preemptions;

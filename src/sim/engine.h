@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "ledger/accrual.h"
+
 #include "core/ids.h"
 #include "core/job_spec.h"
 #include "core/result.h"
@@ -158,6 +160,9 @@ struct RunResult {
   std::int64_t cycles_skipped = 0;    // cycles with nothing decide() could place
   std::int64_t checks = 0;            // sched::check() calls
   std::int64_t gpu_failures = 0;
+  // What the ledger bills (sim/billing.h): every attempt's hold of each GPU and each
+  // GPU's unhealthy spans, as corrald's accrual reads them from its store.
+  ledger::AccrualInput accrual;
   double decide_seconds = 0;  // wall time in build_snapshot + decide
   double wall_seconds = 0;
 };

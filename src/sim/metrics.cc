@@ -124,6 +124,12 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
                         static_cast<double>(std::max(last_finish, run.end_ms) - run.start_ms));
   }
 
+  if (auto billed = bill(run, fleet); billed.ok()) {
+    m.ledger = *billed;
+  } else {
+    m.ledger_error = billed.status().to_string();
+  }
+
   // Tenants: share of GPU-hours against entitlement, and cost.
   std::set<core::TenantId> active;
   for (const auto& [id, jobs] : tenant_jobs) active.insert(id);

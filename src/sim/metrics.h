@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "sim/billing.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 
@@ -69,6 +70,10 @@ struct Metrics {
   double lost_gpu_hours = 0;
   double mean_slowdown = 0;  // run-time factor from placement, multi-GPU jobs' last attempt
   double total_cost_usd = 0;
+  // The run billed by the ledger's accrual (sim/billing.h): every GPU-hour of the fleet in
+  // one bucket. `ledger_error` says why it could not be (a contradiction in the holds).
+  LedgerTotals ledger;
+  std::string ledger_error;
   std::vector<SizeBucket> by_size;
   std::vector<TenantMetrics> tenants;  // sorted by id
   std::int64_t cycles = 0;

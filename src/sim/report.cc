@@ -92,6 +92,18 @@ json metrics_json(const Metrics& m, const RunResult& r) {
                        {"queue_s", distribution_json(b.queue_s)}});
   }
   j["by_size"] = buckets;
+  json ledger = {{"gpu_hours", json::object()},
+                 {"cost_usd", json::object()},
+                 {"residual_gpu_ms", m.ledger.residual_ms},
+                 {"entries", m.ledger.entries},
+                 {"periods", m.ledger.periods}};
+  for (int b = 0; b < ledger::kBucketCount; ++b) {
+    const std::string name(ledger::to_string(static_cast<ledger::Bucket>(b)));
+    ledger["gpu_hours"][name] = static_cast<double>(m.ledger.gpu_ms[b]) / 3600e3;
+    ledger["cost_usd"][name] = static_cast<double>(m.ledger.amount[b]) / 1e6;
+  }
+  if (!m.ledger_error.empty()) ledger["error"] = m.ledger_error;
+  j["ledger"] = std::move(ledger);
   json tenants = json::array();
   for (const TenantMetrics& t : m.tenants) {
     tenants.push_back({{"tenant", t.id.value},

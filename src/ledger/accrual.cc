@@ -1,0 +1,212 @@
+#include "ledger/accrual.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace corral::ledger {
+namespace {
+
+using core::Time;
+using GpuId = std::pair<std::string, std::int32_t>;  // node, index
+
+template <typename T>
+GpuId id_of(const T& x) {
+  return {x.node.value, x.index};
+}
+
+// What one GPU's period is made of, clipped to the period.
+struct GpuFacts {
+  std::vector<const Hold*> holds;  // sorted by start
+  std::vector<const Span*> unhealthy, drained, reserved;
+  std::vector<const Sample*> samples;  // sorted by time
+};
+
+bool covers(const Span& s, Time t) { return s.start <= t && t < s.end; }
+bool covers(const Hold& h, Time t, Time period_end) {
+  return h.start <= t && t < h.end.value_or(period_end);
+}
+
+template <typename Spans>
+const Span* covering(const Spans& spans, Time t) {
+  for (const Span* s : spans) {
+    if (covers(*s, t)) return s;
+  }
+  return nullptr;
+}
+
+struct Tally {
+  core::TenantId tenant;
+  bool preemptible = false;
+  std::int64_t ms = 0;
+};
+
+// The bucket of the GPU-milliseconds from `t` to the next breakpoint, and whose they are.
+struct Verdict {
+  Bucket bucket;
+  const Hold* hold = nullptr;
+  const Span* reservation = nullptr;
+};
+
+Verdict classify(const GpuFacts& f, Time t, Time period_end, double idle_below,
+                 const Sample* last_sample) {
+  if (covering(f.unhealthy, t)) return {Bucket::kUnhealthy};
+  for (const Hold* h : f.holds) {
+    if (!covers(*h, t, period_end)) continue;
+    if (t < h->start + h->overhead) return {Bucket::kRestartOverhead, h};
+    if (h->lost_from && t >= *h->lost_from) return {Bucket::kPreemptionLost, h};
+    const bool sampled = last_sample != nullptr && last_sample->time >= h->start;
+    if (sampled && last_sample->utilization < idle_below) return {Bucket::kAllocatedIdle, h};
+    return {Bucket::kUsed, h};
+  }
+  if (covering(f.drained, t)) return {Bucket::kDrained};
+  if (const Span* r = covering(f.reserved, t)) return {Bucket::kReservedIdle, nullptr, r};
+  return {Bucket::kUnallocated};
+}
+
+core::Status bad(const std::string& why) { return core::invalid_argument("accrual", why); }
+
+}  // namespace
+
+std::string_view to_string(Bucket bucket) {
+  switch (bucket) {
+    case Bucket::kUsed:
+      return "used";
+    case Bucket::kAllocatedIdle:
+      return "allocated_idle";
+    case Bucket::kReservedIdle:
+      return "reserved_idle";
+    case Bucket::kPreemptionLost:
+      return "preemption_lost";
+    case Bucket::kRestartOverhead:
+      return "restart_overhead";
+    case Bucket::kUnhealthy:
+      return "unhealthy";
+    case Bucket::kDrained:
+      return "drained";
+    case Bucket::kUnallocated:
+      return "unallocated";
+  }
+  return "unknown";
+}
+
+core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::PriceBook& prices,
+                                        const AccrualConfig& config, Time start) {
+  const std::int64_t period_ms = core::to_ms(config.period);
+  if (period_ms <= 0 || core::to_ms(start) % period_ms != 0) {
+    return bad(fmt::format("period start {} ms is not a multiple of the period ({} ms)",
+                           core::to_ms(start), period_ms));
+  }
+  const Time end = start + config.period;
+
+  std::map<GpuId, GpuFacts> facts;
+  for (const Gpu& g : input.gpus) {
+    if (!facts.try_emplace(id_of(g)).second) {
+      return bad(fmt::format("GPU {}/{} is listed twice", g.node.value, g.index));
+    }
+  }
+  const auto facts_of = [&](const auto& x) -> GpuFacts* {
+    const auto it = facts.find(id_of(x));
+    return it == facts.end() ? nullptr : &it->second;
+  };
+  for (const Hold& h : input.holds) {
+    GpuFacts* f = facts_of(h);
+    if (f == nullptr) {
+      return bad(fmt::format("job {} holds GPU {}/{}, which the input does not list", h.job.value,
+                             h.node.value, h.index));
+    }
+    if (h.start < end && h.end.value_or(end) > start) f->holds.push_back(&h);
+  }
+  const auto add_spans = [&](const std::vector<Span>& spans, auto member) {
+    for (const Span& s : spans) {
+      GpuFacts* f = facts_of(s);
+      if (f != nullptr && s.start < end && s.end > start) (f->*member).push_back(&s);
+    }
+  };
+  add_spans(input.unhealthy, &GpuFacts::unhealthy);
+  add_spans(input.drained, &GpuFacts::drained);
+  add_spans(input.reserved, &GpuFacts::reserved);
+  for (const Sample& s : input.samples) {
+    GpuFacts* f = facts_of(s);
+    if (f != nullptr && s.time < end) f->samples.push_back(&s);
+  }
+
+  std::vector<Entry> out;
+  for (const Gpu& gpu : input.gpus) {
+    GpuFacts& f = facts.at(id_of(gpu));
+    std::sort(f.holds.begin(), f.holds.end(),
+              [](const Hold* a, const Hold* b) { return a->start < b->start; });
+    for (std::size_t i = 1; i < f.holds.size(); ++i) {
+      if (f.holds[i - 1]->end.value_or(end) > f.holds[i]->start) {
+        return bad(fmt::format("GPU {}/{} is held by jobs {} and {} at once", gpu.node.value,
+                               gpu.index, f.holds[i - 1]->job.value, f.holds[i]->job.value));
+      }
+    }
+    std::stable_sort(f.samples.begin(), f.samples.end(),
+                     [](const Sample* a, const Sample* b) { return a->time < b->time; });
+    // Breakpoints: where any fact about the GPU changes.
+    std::vector<Time> points = {start, end};
+    const auto point = [&](Time t) {
+      if (t > start && t < end) points.push_back(t);
+    };
+    for (const Hold* h : f.holds) {
+      point(h->start);
+      point(h->end.value_or(end));
+      point(h->start + h->overhead);
+      if (h->lost_from) point(*h->lost_from);
+    }
+    for (const auto* spans : {&f.unhealthy, &f.drained, &f.reserved}) {
+      for (const Span* s : *spans) {
+        point(s->start);
+        point(s->end);
+      }
+    }
+    for (const Sample* s : f.samples) point(s->time);
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+
+    std::map<std::tuple<Bucket, std::int64_t, std::string>, Tally> tally;
+    std::size_t next_sample = 0;
+    const Sample* last_sample = nullptr;
+    for (std::size_t p = 0; p + 1 < points.size(); ++p) {
+      const Time t = points[p];
+      while (next_sample < f.samples.size() && f.samples[next_sample]->time <= t) {
+        last_sample = f.samples[next_sample++];
+      }
+      const Verdict v = classify(f, t, end, config.idle_below, last_sample);
+      const core::TenantId tenant =
+          v.hold ? v.hold->tenant : (v.reservation ? v.reservation->tenant : core::TenantId());
+      Tally& entry = tally[{v.bucket, v.hold ? v.hold->job.value : 0, tenant.value}];
+      entry.tenant = tenant;
+      entry.preemptible = v.hold != nullptr && v.hold->preemptible;
+      entry.ms += core::to_ms(points[p + 1] - t);
+    }
+    for (const auto& [k, t] : tally) {
+      const auto& [bucket, job, tenant_name] = k;
+      CORRAL_ASSIGN_OR_RETURN(const core::MicroDollars amount,
+                              prices.cost(gpu.type, config.region, t.preemptible, t.ms));
+      out.push_back({.key = fmt::format("{}/{}/{}/{}/{}/{}", gpu.node.value, gpu.index,
+                                        core::to_ms(start), to_string(bucket), job, tenant_name),
+                     .node = gpu.node,
+                     .index = gpu.index,
+                     .type = gpu.type,
+                     .bucket = bucket,
+                     .tenant = t.tenant,
+                     .job = core::JobId(job),
+                     .start = start,
+                     .end = end,
+                     .gpu_ms = t.ms,
+                     .amount = amount});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.node, a.index, a.bucket, a.job, a.tenant) <
+           std::tie(b.node, b.index, b.bucket, b.job, b.tenant);
+  });
+  return out;
+}
+
+}  // namespace corral::ledger

@@ -1,0 +1,247 @@
+// Accrual: a worked hour whose buckets can be checked by hand (docs/ledger.md tells the
+// same story), the errors, and a property test over random hours: every GPU's entries add
+// up to the period with zero residual, no key twice, money is GPU-time times the price,
+// and the same facts in any order give the same entries.
+#include "ledger/accrual.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "testing/random_fleet.h"
+
+namespace corral::ledger {
+namespace {
+
+using core::seconds;
+
+constexpr std::int64_t kHourMs = 3'600'000;
+const core::Time kStart = core::time_from_ms(100 * kHourMs);
+core::Time at(std::int64_t offset_s) { return kStart + seconds(offset_s); }
+
+core::PriceBook prices() {
+  core::PriceBook book(50);                                 // preemptible work at half price
+  book.set_price(core::GpuTypeId("H100"), "*", 3'600'000);  // $3.60 an hour: 1 micro-$ a ms
+  return book;
+}
+
+std::map<std::string, std::int64_t> ms_by_bucket(const std::vector<Entry>& entries,
+                                                 std::int32_t gpu) {
+  std::map<std::string, std::int64_t> out;
+  for (const Entry& e : entries) {
+    if (e.index == gpu) out[std::string(to_string(e.bucket))] += e.gpu_ms;
+  }
+  return out;
+}
+
+// One hour of a node with three GPUs:
+//   GPU 0: job 7 (tenant nlp) from 0 to 40 min, preempted; it started with 2 min of
+//          restore, checkpointed last at 30 min, and its samples say busy, then idle from
+//          20 to 25 min. Then free; from 50 min reserved for tenant cv.
+//   GPU 1: unhealthy from 10 to 20 min, free otherwise, the node drained from 45 min.
+//   GPU 2: job 8 (tenant cv, preemptible) all hour, no samples: used.
+TEST(Accrual, AWorkedHour) {
+  AccrualInput in;
+  for (int g = 0; g < 3; ++g) in.gpus.push_back({core::NodeId("n1"), g, core::GpuTypeId("H100")});
+  in.holds.push_back({.node = core::NodeId("n1"),
+                      .index = 0,
+                      .job = core::JobId(7),
+                      .attempt = 2,
+                      .tenant = core::TenantId("nlp"),
+                      .start = at(0),
+                      .end = at(2400),
+                      .overhead = seconds(120),
+                      .lost_from = at(1800)});
+  in.holds.push_back({.node = core::NodeId("n1"),
+                      .index = 2,
+                      .job = core::JobId(8),
+                      .attempt = 1,
+                      .tenant = core::TenantId("cv"),
+                      .preemptible = true,
+                      .start = at(-600)});
+  in.samples = {{core::NodeId("n1"), 0, at(0), 0.9},
+                {core::NodeId("n1"), 0, at(1200), 0.01},
+                {core::NodeId("n1"), 0, at(1500), 0.8}};
+  in.reserved.push_back({core::NodeId("n1"), 0, at(3000), at(7200), core::TenantId("cv")});
+  in.unhealthy.push_back({core::NodeId("n1"), 1, at(600), at(1200)});
+  in.drained.push_back({core::NodeId("n1"), 1, at(2700), at(99999)});
+
+  auto entries = accrue(in, prices(), {}, kStart);
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  EXPECT_EQ(ms_by_bucket(*entries, 0),
+            (std::map<std::string, std::int64_t>{{"restart_overhead", 120'000},
+                                                 {"used", 1'380'000},  // 2-20, 25-30 min
+                                                 {"allocated_idle", 300'000},
+                                                 {"preemption_lost", 600'000},
+                                                 {"unallocated", 600'000},
+                                                 {"reserved_idle", 600'000}}));
+  EXPECT_EQ(ms_by_bucket(*entries, 1),
+            (std::map<std::string, std::int64_t>{
+                {"unallocated", 2'100'000}, {"unhealthy", 600'000}, {"drained", 900'000}}));
+  EXPECT_EQ(ms_by_bucket(*entries, 2), (std::map<std::string, std::int64_t>{{"used", kHourMs}}));
+  for (const Entry& e : *entries) {
+    if (e.bucket == Bucket::kReservedIdle) {
+      EXPECT_EQ(e.tenant.value, "cv");
+    }
+    if (e.bucket == Bucket::kUnallocated) {
+      EXPECT_TRUE(e.tenant.value.empty());
+    }
+    if (e.job.value == 7) {
+      EXPECT_EQ(e.tenant.value, "nlp");
+    }
+    // 1 micro-dollar a millisecond; job 8 is preemptible: half.
+    EXPECT_EQ(e.amount, e.job.value == 8 ? e.gpu_ms / 2 : e.gpu_ms) << e.key;
+  }
+  EXPECT_EQ(entries->front().key, "n1/0/360000000/used/7/nlp");
+}
+
+TEST(Accrual, RefusesWhatCannotBeBilled) {
+  AccrualInput in;
+  in.gpus.push_back({core::NodeId("n1"), 0, core::GpuTypeId("H100")});
+  EXPECT_NE(accrue(in, prices(), {}, kStart + seconds(1))
+                .status()
+                .to_string()
+                .find("not a multiple of the period"),
+            std::string::npos);
+  in.holds.push_back(
+      {.node = core::NodeId("n1"), .index = 0, .job = core::JobId(1), .start = at(0)});
+  in.holds.push_back(
+      {.node = core::NodeId("n1"), .index = 0, .job = core::JobId(2), .start = at(60)});
+  EXPECT_NE(accrue(in, prices(), {}, kStart)
+                .status()
+                .to_string()
+                .find("GPU n1/0 is held by jobs 1 and 2 at once"),
+            std::string::npos);
+  in.holds.pop_back();
+  in.gpus.push_back({core::NodeId("n2"), 0, core::GpuTypeId("B200")});
+  EXPECT_NE(
+      accrue(in, prices(), {}, kStart).status().to_string().find("no price for GPU type B200"),
+      std::string::npos);
+  in.gpus.pop_back();
+  in.holds.push_back(
+      {.node = core::NodeId("n9"), .index = 3, .job = core::JobId(3), .start = at(0)});
+  EXPECT_NE(accrue(in, prices(), {}, kStart)
+                .status()
+                .to_string()
+                .find("job 3 holds GPU n9/3, which the input does not list"),
+            std::string::npos);
+}
+
+// Random hours: a few GPUs, holds that never overlap on a GPU (some preempted, some with
+// overhead, some still running), spans of every kind and samples.
+AccrualInput random_hour(testing::Rng& rng) {
+  AccrualInput in;
+  const auto gpus = static_cast<std::int32_t>(rng.uniform(1, 6));
+  for (std::int32_t g = 0; g < gpus; ++g) {
+    in.gpus.push_back({core::NodeId("n" + std::to_string(g % 2)), g, core::GpuTypeId("H100")});
+  }
+  std::int64_t job = 1;
+  const auto t = [&](std::int64_t lo, std::int64_t hi) { return at(rng.uniform(lo, hi)); };
+  for (const Gpu& g : in.gpus) {
+    std::int64_t cursor = -1800;
+    while (cursor < 3600 + 600 && rng.chance(0.7)) {
+      const std::int64_t begin = cursor + rng.uniform(0, 900);
+      const std::int64_t length = rng.uniform(1, 2400);
+      Hold h{.node = g.node,
+             .index = g.index,
+             .job = core::JobId(job++),
+             .attempt = 1,
+             .tenant = core::TenantId(rng.chance(0.5) ? "a" : "b"),
+             .preemptible = rng.chance(0.3),
+             .start = at(begin),
+             .overhead = seconds(rng.uniform(0, 300))};
+      if (rng.chance(0.8)) h.end = at(begin + length);
+      if (h.end && rng.chance(0.4)) h.lost_from = at(begin + rng.uniform(0, length));
+      in.holds.push_back(h);
+      if (!h.end) break;
+      cursor = begin + length;
+    }
+    for (auto* spans : {&in.unhealthy, &in.drained, &in.reserved}) {
+      if (!rng.chance(0.3)) continue;
+      const core::Time from = t(-600, 3600);
+      spans->push_back({g.node, g.index, from, from + seconds(rng.uniform(1, 3600)),
+                        core::TenantId(spans == &in.reserved ? "r" : "")});
+    }
+    for (int s = static_cast<int>(rng.uniform(0, 20)); s > 0; --s) {
+      in.samples.push_back(
+          {g.node, g.index, t(-600, 3700), static_cast<double>(rng.uniform(0, 100)) / 100});
+    }
+  }
+  return in;
+}
+
+// The rules of accrual.h written out again, one second at a time (every time in
+// random_hour() is a whole second): the bucket and job of GPU `g` at second `s`.
+std::pair<Bucket, std::int64_t> reference(const AccrualInput& in, const Gpu& g, std::int64_t s) {
+  const core::Time t = at(s);
+  const auto on = [&](const auto& x) { return x.node == g.node && x.index == g.index; };
+  const auto in_span = [&](const std::vector<Span>& spans) {
+    return std::any_of(spans.begin(), spans.end(),
+                       [&](const Span& x) { return on(x) && x.start <= t && t < x.end; });
+  };
+  if (in_span(in.unhealthy)) return {Bucket::kUnhealthy, 0};
+  for (const Hold& h : in.holds) {
+    if (!on(h) || t < h.start || (h.end && t >= *h.end)) continue;
+    if (t < h.start + h.overhead) return {Bucket::kRestartOverhead, h.job.value};
+    if (h.lost_from && t >= *h.lost_from) return {Bucket::kPreemptionLost, h.job.value};
+    const Sample* last = nullptr;  // the latest at or before t; the last of equals wins
+    for (const Sample& x : in.samples) {
+      if (on(x) && x.time <= t && x.time >= h.start && (last == nullptr || x.time >= last->time)) {
+        last = &x;
+      }
+    }
+    const bool idle = last != nullptr && last->utilization < AccrualConfig{}.idle_below;
+    return {idle ? Bucket::kAllocatedIdle : Bucket::kUsed, h.job.value};
+  }
+  if (in_span(in.drained)) return {Bucket::kDrained, 0};
+  if (in_span(in.reserved)) return {Bucket::kReservedIdle, 0};
+  return {Bucket::kUnallocated, 0};
+}
+
+TEST(AccrualProperty, EveryGpuMillisecondIsBilledOnce) {
+  const core::PriceBook book = prices();
+  for (std::uint64_t seed = 1; seed <= 600; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    testing::Rng rng(seed);
+    AccrualInput in = random_hour(rng);
+    auto entries = accrue(in, book, {}, kStart);
+    ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+    std::map<std::pair<std::string, std::int32_t>, std::int64_t> per_gpu;
+    std::set<std::string> keys;
+    for (const Entry& e : *entries) {
+      per_gpu[{e.node.value, e.index}] += e.gpu_ms;
+      EXPECT_TRUE(keys.insert(e.key).second) << "key twice: " << e.key;
+      EXPECT_GT(e.gpu_ms, 0) << e.key;
+      // $3.60/h is 1 micro-$ a ms; preemptible work half of it, rounded to nearest.
+      const bool held = e.job.value != 0;
+      const bool preemptible =
+          held && std::any_of(in.holds.begin(), in.holds.end(),
+                              [&](const Hold& h) { return h.job == e.job && h.preemptible; });
+      EXPECT_EQ(e.amount, preemptible ? (e.gpu_ms + 1) / 2 : e.gpu_ms) << e.key;
+    }
+    ASSERT_EQ(per_gpu.size(), in.gpus.size());
+    for (const auto& [gpu, ms] : per_gpu) EXPECT_EQ(ms, kHourMs) << gpu.first << "/" << gpu.second;
+    // Bucket by bucket and job, what the second-by-second reference says.
+    for (const Gpu& g : in.gpus) {
+      std::map<std::pair<Bucket, std::int64_t>, std::int64_t> want, got;
+      for (std::int64_t sec = 0; sec < 3600; ++sec) want[reference(in, g, sec)] += 1000;
+      for (const Entry& e : *entries) {
+        if (e.node == g.node && e.index == g.index) got[{e.bucket, e.job.value}] += e.gpu_ms;
+      }
+      EXPECT_EQ(got, want) << g.node.value << "/" << g.index;
+    }
+    // The same facts in another order: the same entries.
+    std::reverse(in.holds.begin(), in.holds.end());
+    std::reverse(in.unhealthy.begin(), in.unhealthy.end());
+    std::reverse(in.gpus.begin(), in.gpus.end());
+    auto again = accrue(in, book, {}, kStart);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *entries);
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace corral::ledger
