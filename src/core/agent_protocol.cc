@@ -563,11 +563,10 @@ Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body) {
 // ---- §4 -------------------------------------------------------------------------------
 
 std::string encode_checkpoint_report(const CheckpointReport& r) {
-  return dump({{"step", r.step},
-               {"path", r.path},
-               {"bytes", r.bytes},
-               {"checksum", r.checksum},
-               {"throughput", r.throughput}});
+  json j = {{"step", r.step}, {"path", r.path}, {"bytes", r.bytes}, {"checksum", r.checksum}};
+  // Absent when not measured, so a corrald older than the field still reads the report.
+  if (r.throughput > 0) j["throughput"] = r.throughput;
+  return dump(j);
 }
 
 Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
@@ -584,15 +583,12 @@ Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
 }
 
 std::string encode_worker_checkpoint(const WorkerCheckpoint& c) {
-  return dump({{"epoch", c.epoch},
-               {"job", c.key.job},
-               {"attempt", c.key.attempt},
-               {"rank", c.key.rank},
-               {"step", c.report.step},
-               {"path", c.report.path},
-               {"bytes", c.report.bytes},
-               {"checksum", c.report.checksum},
-               {"throughput", c.report.throughput}});
+  json j = {{"epoch", c.epoch},         {"job", c.key.job},
+            {"attempt", c.key.attempt}, {"rank", c.key.rank},
+            {"step", c.report.step},    {"path", c.report.path},
+            {"bytes", c.report.bytes},  {"checksum", c.report.checksum}};
+  if (c.report.throughput > 0) j["throughput"] = c.report.throughput;  // as above
+  return dump(j);
 }
 
 Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace corral::core {
 
@@ -58,9 +59,24 @@ std::vector<ScalingPoint> merge_scaling(const ElasticRange& range,
       prior.push_back({.gpus = n, .throughput = static_cast<double>(n)});
     }
   }
+  // Past the largest measured size the prior may promise no more than the last two
+  // measurements' slope goes on giving: a job seen flat from 4 to 8 GPUs is not taken to
+  // double at 16 because a linear prior says so.
+  const ScalingPoint& top = observed.back();
+  std::optional<double> slope;
+  if (observed.size() >= 2) {
+    const ScalingPoint& prev = observed[observed.size() - 2];
+    slope = std::max(
+        0.0, (top.throughput - prev.throughput) / static_cast<double>(top.gpus - prev.gpus));
+  }
   std::map<std::int32_t, double> merged;
   for (const ScalingPoint& p : prior) {
-    if (p.gpus >= 1) merged[p.gpus] = p.throughput * scale;
+    if (p.gpus < 1) continue;
+    double v = p.throughput * scale;
+    if (slope && p.gpus > top.gpus) {
+      v = std::min(v, top.throughput + *slope * static_cast<double>(p.gpus - top.gpus));
+    }
+    merged[p.gpus] = v;
   }
   for (const ScalingPoint& p : observed) merged[p.gpus] = p.throughput;  // measured wins
   std::vector<ScalingPoint> out;

@@ -92,8 +92,10 @@ double throughput_at(const std::vector<ScalingPoint>& curve, std::int32_t gpus);
 // the sizes measured, and at the declared curve's sizes (none declared: the range's
 // ends, on a linear prior) the declared throughput scaled to agree with the
 // measurements, by the geometric mean of measured / declared over the measured sizes.
-// So the declared curve is the prior and only its shape survives a measurement. With no
-// measurements: the declared curve.
+// So the declared curve is the prior and only its shape survives a measurement. Past the
+// largest measured size, with two or more measurements, a prior point is capped where the
+// last two measurements' slope (if rising) would put it. With no measurements: the
+// declared curve.
 std::vector<ScalingPoint> merge_scaling(const ElasticRange& range,
                                         const std::vector<ScalingPoint>& observed);
 

@@ -118,7 +118,9 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
       return bad(fmt::format("job {} holds GPU {}/{}, which the input does not list", h.job.value,
                              h.node.value, h.index));
     }
-    if (h.start < end && h.end.value_or(end) > start) f->holds.push_back(&h);
+    // An empty hold (started and stopped in one instant) held nothing.
+    const Time until = h.end.value_or(end);
+    if (until > h.start && h.start < end && until > start) f->holds.push_back(&h);
   }
   const auto add_spans = [&](const std::vector<Span>& spans, auto member) {
     for (const Span& s : spans) {
@@ -137,8 +139,9 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
   std::vector<Entry> out;
   for (const Gpu& gpu : input.gpus) {
     GpuFacts& f = facts.at(id_of(gpu));
-    std::sort(f.holds.begin(), f.holds.end(),
-              [](const Hold* a, const Hold* b) { return a->start < b->start; });
+    std::sort(f.holds.begin(), f.holds.end(), [&](const Hold* a, const Hold* b) {
+      return std::pair(a->start, a->end.value_or(end)) < std::pair(b->start, b->end.value_or(end));
+    });
     for (std::size_t i = 1; i < f.holds.size(); ++i) {
       if (f.holds[i - 1]->end.value_or(end) > f.holds[i]->start) {
         return bad(fmt::format("GPU {}/{} is held by jobs {} and {} at once", gpu.node.value,

@@ -107,7 +107,7 @@ struct AccrualConfig {
 };
 
 struct Entry {
-  std::string key;  // idempotency: node/gpu/period start ms/bucket/job
+  std::string key;  // idempotency: node/gpu/period start ms/bucket/job/tenant
   core::NodeId node;
   std::int32_t index = 0;
   core::GpuTypeId type;

@@ -215,9 +215,18 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
       return false;  // already recorded: a retry of the agent's forward
     }
   }
-  // The attempt's size, so a reported throughput is known by the GPU count it ran at.
+  // The attempt's size and type, so a reported throughput is known by where it ran.
   const auto gpus = std::count_if(allocs.begin(), allocs.end(),
                                   [&](const auto& al) { return al.attempt == attempt; });
+  const auto mine = std::find_if(allocs.begin(), allocs.end(),
+                                 [&](const auto& al) { return al.attempt == attempt; });
+  if (c.report.throughput > 0 && mine != allocs.end()) {
+    CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = job->id,
+                                                 .gpu_type = mine->gpu_type,
+                                                 .gpus = static_cast<std::int32_t>(gpus),
+                                                 .throughput = c.report.throughput,
+                                                 .time = ctx.now}));
+  }
   CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
                                                .attempt = attempt,
                                                .step = step,

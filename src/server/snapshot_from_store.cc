@@ -16,18 +16,19 @@ namespace {
 
 using core::JobPhase;
 
-// A job restarting after a resize is placed at its target size: the largest size
-// allowed is capped there (a smaller one is still taken when the target no longer fits,
-// rather than waiting for GPUs that went elsewhere meanwhile).
 // An elastic job's scaling curve: what its spec declares, corrected by what its workers
 // measured (core::merge_scaling).
 void learn_scaling(const StoreView& view, sched::JobRequest& r) {
   if (!r.elastic) return;
   const auto it = view.observed_scaling.find(r.id.value);
-  if (it != view.observed_scaling.end())
+  if (it != view.observed_scaling.end()) {
     r.elastic->scaling = core::merge_scaling(*r.elastic, it->second);
+  }
 }
 
+// A job restarting after a resize is placed at its target size: the largest size
+// allowed is capped there (a smaller one is still taken when the target no longer fits,
+// rather than waiting for GPUs that went elsewhere meanwhile).
 void cap_at_target(sched::JobRequest& r, std::int32_t target) {
   if (!r.elastic || target <= 0) return;
   r.elastic->max_gpus = std::min(r.elastic->max_gpus, target);
@@ -36,6 +37,24 @@ void cap_at_target(sched::JobRequest& r, std::int32_t target) {
 }
 
 }  // namespace
+
+std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling(
+    const std::vector<store::ThroughputRow>& rows) {
+  // The type of each job's newest report: figures from other types would read a faster
+  // GPU as better scaling.
+  std::map<std::int64_t, const store::ThroughputRow*> newest;
+  for (const auto& r : rows) {
+    const store::ThroughputRow*& n = newest[r.job.value];
+    if (n == nullptr || r.time > n->time) n = &r;
+  }
+  std::map<std::int64_t, std::vector<core::ScalingPoint>> out;
+  for (const auto& r : rows) {  // by job, type, then GPUs: each job's points come sorted
+    if (r.gpu_type == newest.at(r.job.value)->gpu_type) {
+      out[r.job.value].push_back({.gpus = r.gpus, .throughput = r.throughput});
+    }
+  }
+  return out;
+}
 
 core::Result<StoreView> read_store_view(store::Tx& tx) {
   StoreView view;
@@ -54,9 +73,7 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto targets, tx.list_elastic_targets());
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
-  for (const auto& t : throughput) {
-    view.observed_scaling[t.job.value].push_back({.gpus = t.gpus, .throughput = t.throughput});
-  }
+  view.observed_scaling = observed_scaling(throughput);
   return view;
 }
 

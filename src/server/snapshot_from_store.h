@@ -47,6 +47,11 @@ struct StoreView {
 
 core::Result<StoreView> read_store_view(store::Tx& tx);
 
+// StoreView::observed_scaling from the store's rows: for each job, its figures on the GPU
+// type of its newest report, by size.
+std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling(
+    const std::vector<store::ThroughputRow>& rows);
+
 // Parsed job requests by job id: a stored spec is decoded once per process (specs never
 // change), not once per cycle. The decode is the SpecCache's, and a job's decoded spec
 // goes to the SpecCache when the scheduler places the job (share()), so the agents'

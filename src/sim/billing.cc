@@ -21,28 +21,39 @@ core::Result<LedgerTotals> bill(const RunResult& run, const Fleet& fleet) {
   }
   const ledger::AccrualConfig config{.period = core::Duration(kHourMs), .region = fleet.region};
   const std::int64_t first = hour_floor(run.start_ms);
-  const std::int64_t last = hour_floor(run.end_ms) + 1;  // periods [first, last)
-  // Each hold and span, in every period it overlaps.
-  const auto periods_of = [&](core::Time start, core::Time end) {
-    const std::int64_t from = std::max(first, hour_floor(core::to_ms(start)));
-    const std::int64_t to =
-        std::min(last - 1, hour_floor(std::min(core::to_ms(end), last * kHourMs) - 1));
-    return std::pair{from, to};
-  };
-  std::vector<ledger::AccrualInput> by_period(static_cast<std::size_t>(last - first));
-  for (const ledger::Hold& h : run.accrual.holds) {
-    const auto [from, to] = periods_of(h.start, h.end.value_or(core::Time::max()));
-    for (std::int64_t p = from; p <= to; ++p) by_period[p - first].holds.push_back(h);
-  }
-  for (const ledger::Span& s : run.accrual.unhealthy) {
-    const auto [from, to] = periods_of(s.start, s.end);
-    for (std::int64_t p = from; p <= to; ++p) by_period[p - first].unhealthy.push_back(s);
-  }
+  // The end of the hour of the last event (that hour itself when it ends on the hour).
+  const std::int64_t last = std::max(first + 1, -hour_floor(-run.end_ms));
+  // One sweep over the hours, with the holds and spans that overlap the current one:
+  // memory for what is live, not for every hour a long hold spans.
+  std::vector<const ledger::Hold*> holds;
+  for (const ledger::Hold& h : run.accrual.holds) holds.push_back(&h);
+  std::sort(holds.begin(), holds.end(),
+            [](const ledger::Hold* a, const ledger::Hold* b) { return a->start < b->start; });
+  std::vector<const ledger::Span*> spans;
+  for (const ledger::Span& s : run.accrual.unhealthy) spans.push_back(&s);
+  std::sort(spans.begin(), spans.end(),
+            [](const ledger::Span* a, const ledger::Span* b) { return a->start < b->start; });
+  std::size_t next_hold = 0, next_span = 0;
+  std::vector<const ledger::Hold*> live_holds;
+  std::vector<const ledger::Span*> live_spans;
   LedgerTotals out;
+  ledger::AccrualInput in{.gpus = run.accrual.gpus};
   for (std::int64_t p = first; p < last; ++p) {
-    ledger::AccrualInput& in = by_period[p - first];
-    in.gpus = run.accrual.gpus;
-    auto entries = ledger::accrue(in, prices, config, core::time_from_ms(p * kHourMs));
+    const core::Time from = core::time_from_ms(p * kHourMs);
+    const core::Time to = core::time_from_ms((p + 1) * kHourMs);
+    while (next_hold < holds.size() && holds[next_hold]->start < to) {
+      live_holds.push_back(holds[next_hold++]);
+    }
+    while (next_span < spans.size() && spans[next_span]->start < to) {
+      live_spans.push_back(spans[next_span++]);
+    }
+    std::erase_if(live_holds, [&](const ledger::Hold* h) { return h->end && *h->end <= from; });
+    std::erase_if(live_spans, [&](const ledger::Span* s) { return s->end <= from; });
+    in.holds.clear();
+    in.unhealthy.clear();
+    for (const ledger::Hold* h : live_holds) in.holds.push_back(*h);
+    for (const ledger::Span* s : live_spans) in.unhealthy.push_back(*s);
+    auto entries = ledger::accrue(in, prices, config, from);
     if (!entries.ok()) return core::internal_error(entries.status().to_string());
     std::int64_t billed = 0;
     for (const ledger::Entry& e : *entries) {
@@ -53,7 +64,6 @@ core::Result<LedgerTotals> bill(const RunResult& run, const Fleet& fleet) {
     out.residual_ms += static_cast<std::int64_t>(in.gpus.size()) * kHourMs - billed;
     out.entries += static_cast<std::int64_t>(entries->size());
     ++out.periods;
-    in = {};  // this period's copy is done with
   }
   return out;
 }

@@ -23,11 +23,13 @@ struct CheckpointTimeRow {
   core::Time time;
 };
 
-// The newest throughput a job's workers reported at one size (core::Checkpoint).
+// The newest throughput a job's workers reported on one GPU type at one size.
 struct ThroughputRow {
   core::JobId job;
+  core::GpuTypeId gpu_type;
   std::int32_t gpus = 0;
   double throughput = 0;
+  core::Time time;  // of the report
 };
 
 class CheckpointRepo {
@@ -41,8 +43,10 @@ class CheckpointRepo {
   // The time of the newest checkpoint of each job that holds an active allocation, by job:
   // one query for the whole snapshot, not one per job.
   virtual core::Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() = 0;
-  // For every job not yet ended, the newest reported throughput at each GPU count it ran
-  // at, by job then GPUs: one query for the whole snapshot.
+  // Replaces the job's figure at (type, size) with `row`.
+  virtual core::Status record_throughput(const ThroughputRow& row) = 0;
+  // For every job not yet ended, its figure at each (type, size) it ran at, by job, type,
+  // then GPUs: one query for the whole snapshot, a row per size.
   virtual core::Result<std::vector<ThroughputRow>> list_observed_throughput() = 0;
 };
 

@@ -17,7 +17,7 @@ using core::Status;
 constexpr std::string_view kCheckpointColumns =
     "job_id, attempt, step, uri, bytes, checksum, time, gpus, throughput";
 constexpr std::string_view kHolderTimeColumns = "job_id, MAX(time)";
-constexpr std::string_view kThroughputColumns = "job_id, gpus, throughput";
+constexpr std::string_view kThroughputColumns = "job_id, gpu_type, gpus, throughput, time";
 
 }  // namespace
 
@@ -78,25 +78,31 @@ Result<std::vector<CheckpointTimeRow>> SqlTx::list_holders_checkpoint_times() {
   return out;
 }
 
+Status SqlTx::record_throughput(const ThroughputRow& r) {
+  return q("INSERT INTO job_throughput (job_id, gpu_type, gpus, throughput, time) VALUES ($1, "
+           "$2, $3, $4, $5) ON CONFLICT (job_id, gpu_type, gpus) DO UPDATE SET throughput = "
+           "excluded.throughput, time = excluded.time",
+           {r.job.value, r.gpu_type.value, std::int64_t{r.gpus}, fmt::format("{}", r.throughput),
+            ms(r.time)})
+      .status();
+}
+
 Result<std::vector<ThroughputRow>> SqlTx::list_observed_throughput() {
-  // Oldest first within each (job, size), so the last row read is the newest.
-  CORRAL_ASSIGN_OR_RETURN(auto res,
-                          q(cat("SELECT ", kThroughputColumns,
-                                " FROM checkpoints WHERE throughput > 0 AND gpus > 0 AND job_id IN "
-                                "(SELECT id FROM jobs WHERE phase NOT IN ('succeeded', 'failed', "
-                                "'cancelled')) ORDER BY job_id, gpus, time, id"),
-                            {}));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT ", kThroughputColumns,
+                      " FROM job_throughput WHERE job_id IN (SELECT id FROM jobs WHERE phase NOT "
+                      "IN ('succeeded', 'failed', 'cancelled')) ORDER BY job_id, gpu_type, gpus"),
+                  {}));
   std::vector<ThroughputRow> out;
+  out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "checkpoints", kThroughputColumns);
-    const ThroughputRow row{
-        .job = core::JobId(in.i64(0)), .gpus = in.i32(1), .throughput = in.f64(2)};
+    RowReader in(r, "job_throughput", kThroughputColumns);
+    out.push_back({.job = core::JobId(in.i64(0)),
+                   .gpu_type = core::GpuTypeId(in.str(1)),
+                   .gpus = in.i32(2),
+                   .throughput = in.f64(3),
+                   .time = in.time(4)});
     if (!in.ok()) return in.status();
-    if (!out.empty() && out.back().job == row.job && out.back().gpus == row.gpus) {
-      out.back() = row;
-    } else {
-      out.push_back(row);
-    }
   }
   return out;
 }

@@ -97,6 +97,26 @@ TEST(Accrual, AWorkedHour) {
   EXPECT_EQ(entries->front().key, "n1/0/360000000/used/7/nlp");
 }
 
+// A hold started and stopped in one instant held nothing, whichever order it comes in
+// beside the hold that starts then.
+TEST(Accrual, AnEmptyHoldIsNoHold) {
+  AccrualInput in;
+  in.gpus.push_back({core::NodeId("n1"), 0, core::GpuTypeId("H100")});
+  const Hold empty{.node = core::NodeId("n1"),
+                   .index = 0,
+                   .job = core::JobId(1),
+                   .start = at(60),
+                   .end = at(60)};
+  const Hold next{.node = core::NodeId("n1"), .index = 0, .job = core::JobId(2), .start = at(60)};
+  for (const auto& holds : {std::vector{empty, next}, std::vector{next, empty}}) {
+    in.holds = holds;
+    auto entries = accrue(in, prices(), {}, kStart);
+    ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+    EXPECT_EQ(ms_by_bucket(*entries, 0),
+              (std::map<std::string, std::int64_t>{{"unallocated", 60'000}, {"used", 3'540'000}}));
+  }
+}
+
 TEST(Accrual, RefusesWhatCannotBeBilled) {
   AccrualInput in;
   in.gpus.push_back({core::NodeId("n1"), 0, core::GpuTypeId("H100")});

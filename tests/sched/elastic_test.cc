@@ -53,6 +53,14 @@ TEST(Scaling, MeasurementsCorrectTheDeclaredCurve) {
   const core::ElasticRange linear{.min_gpus = 2, .max_gpus = 8};
   EXPECT_EQ(core::merge_scaling(linear, {{4, 3.0}}),
             (std::vector<core::ScalingPoint>{{2, 1.5}, {4, 3.0}, {8, 6.0}}));
+  // Flat from 4 to 8 (400 both): the linear prior's 16 is not believed past the slope.
+  const core::ElasticRange wide{.min_gpus = 1, .max_gpus = 16};
+  const auto flat = core::merge_scaling(wide, {{4, 400.0}, {8, 400.0}});
+  ASSERT_EQ(flat.size(), 4u);
+  EXPECT_EQ(flat.back(), (core::ScalingPoint{16, 400.0}));
+  // Still rising (300 to 400 from 4 to 8): 16 at most 400 + 8 x 25.
+  const auto rising = core::merge_scaling(wide, {{4, 300.0}, {8, 400.0}});
+  EXPECT_EQ(rising.back(), (core::ScalingPoint{16, 600.0}));
 }
 
 // Twelve idle GPUs, two jobs at 2 GPUs that may grow to 8. Job 1 scales linearly, job 2

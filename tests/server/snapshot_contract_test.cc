@@ -448,8 +448,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 }
 
 // What workers report corrects an elastic job's declared curve in the snapshot corrald
-// builds (core::merge_scaling): the newest report at each size, none from a report
-// without a figure. The simulator has no workers: its curves come from the traces'
+// builds (core::merge_scaling): the newest report at each size, on the type of the
+// newest report. The simulator has no workers: its curves come from the traces'
 // profiles, so this half of the contract has no fleet side.
 TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   const Job elastic{3, "a", "elastic",
@@ -477,16 +477,20 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
                                                    .gpu_type = core::GpuTypeId("H100"),
                                                    .created_at = at(-600)}));
     }
-    // At 4 GPUs: 20 samples/s, then 30 (the newer counts); a report with no figure.
-    for (const auto& [step, throughput] : {std::pair{100, 20.0}, {200, 30.0}, {300, 0.0}}) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = row.id,
-                                                   .attempt = 1,
-                                                   .step = step,
-                                                   .uri = "/e/" + std::to_string(step),
-                                                   .time = at(-400 + step),
+    // On H100 at 4 GPUs: 20 samples/s, then 30 (the newer replaces it). An older figure on
+    // another type (A100 at 2 GPUs) is left out: the newest report was on H100.
+    for (const auto& [throughput, t] : {std::pair{20.0, -300}, {30.0, -200}}) {
+      CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
+                                                   .gpu_type = core::GpuTypeId("H100"),
                                                    .gpus = 4,
-                                                   .throughput = throughput}));
+                                                   .throughput = throughput,
+                                                   .time = at(t)}));
     }
+    CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
+                                                 .gpu_type = core::GpuTypeId("A100-80GB"),
+                                                 .gpus = 2,
+                                                 .throughput = 5,
+                                                 .time = at(-5000)}));
     store::JobRow next = row;
     next.phase = core::JobPhase::kRunning;
     next.attempt = 1;

@@ -91,6 +91,10 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::CheckpointTimeRow>> list_holders_checkpoint_times() override {
     return inner_.list_holders_checkpoint_times();
   }
+  core::Status record_throughput(const store::ThroughputRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("record_throughput"));
+    return inner_.record_throughput(row);
+  }
   core::Result<std::vector<store::ThroughputRow>> list_observed_throughput() override {
     return inner_.list_observed_throughput();
   }

@@ -46,14 +46,17 @@ core::Result<std::vector<Row>> read_csv(const fs::path& path,
   std::vector<std::size_t> order;  // file column of each wanted column
   std::string line;
   std::size_t line_no = 0;
+  std::size_t width = 0;  // the header's
   while (std::getline(in, line)) {
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     if (line.empty()) continue;
     std::vector<std::string> cells;
     std::stringstream ss(line);
     std::string cell;
     while (std::getline(ss, cell, ',')) cells.push_back(cell);
     if (line_no == 1) {
+      width = cells.size();
       for (const std::string_view want : columns) {
         const auto it = std::find(cells.begin(), cells.end(), want);
         if (it == cells.end()) {
@@ -64,17 +67,17 @@ core::Result<std::vector<Row>> read_csv(const fs::path& path,
       }
       continue;
     }
-    if (cells.size() != columns.size()) {
+    if (cells.size() != width) {
       return core::invalid_argument(
           "workload", fmt::format("{}:{}: expected {} columns, got {}", path.string(), line_no,
-                                  columns.size(), cells.size()));
+                                  width, cells.size()));
     }
     Row row;
     for (const std::size_t c : order) {
       double v = 0;
       const std::string& text = cells[c];
       const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec != std::errc() || !std::isfinite(v)) {
+      if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) {
         return core::invalid_argument(
             "workload", fmt::format("{}:{}: column {}: not a number: '{}'", path.string(), line_no,
                                     c + 1, text));
@@ -519,6 +522,7 @@ core::Result<Workload> load_workload(const std::string& path, const TypedApps& t
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     if (line.empty()) continue;
     std::vector<std::string> cells;
     std::stringstream ss(line);

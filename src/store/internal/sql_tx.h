@@ -77,6 +77,7 @@ class SqlTx final : public Tx {
   core::Result<std::optional<core::Checkpoint>> latest_checkpoint(core::JobId job) override;
   core::Result<std::vector<core::Checkpoint>> list_checkpoints(core::JobId job) override;
   core::Result<std::vector<CheckpointTimeRow>> list_holders_checkpoint_times() override;
+  core::Status record_throughput(const ThroughputRow& row) override;
   core::Result<std::vector<ThroughputRow>> list_observed_throughput() override;
 
   // RecordRepo (sql_records.cc).
