@@ -99,13 +99,18 @@ captures=("$data"/cycles/cycle-*.json)
 "$bin/sim/corral-sim" replay --check "${captures[@]}" >/dev/null
 echo "corral-sim replayed ${#captures[@]} cycles of corrald's to identical decisions ($data/cycles)"
 
+echo
+echo "== chargeback: every GPU-second of the cluster so far, by tenant and bucket (the ledger)"
+sleep 6  # the last five-second accrual period closes, then its one-second grace
+"${corral[@]}" cost
+
 cat <<MSG
 
 corrald is serving $CORRAL_SERVER with its SQLite store in $data;
 four agents run there too (state and worker logs in $data/agent-dgx*).
 In another shell:
   export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
-  $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit
+  $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit | cost
 MSG
 if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
 echo "Ctrl-C stops it."

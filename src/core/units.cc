@@ -103,6 +103,45 @@ std::string format_utc(Time t) {
                      in_day / 60, in_day % 60);
 }
 
+Result<Time> parse_utc(std::string_view text) {
+  const auto bad = [&] {
+    return invalid_argument(
+        "", fmt::format("must be a UTC date like 2026-12-01 or 2026-12-01T06:30:00Z, got \"{}\"",
+                        text));
+  };
+  if (!text.empty() && text.back() == 'Z') text.remove_suffix(1);
+  // Fixed-width fields: YYYY-MM-DD, then optionally Thh:mm and :ss.
+  const auto field = [&](std::size_t at, std::size_t width, int& out) {
+    if (at + width > text.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + width; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  if (!field(0, 4, y) || text.size() < 10 || text[4] != '-' || !field(5, 2, mo) || text[7] != '-' ||
+      !field(8, 2, d)) {
+    return bad();
+  }
+  if (text.size() > 10) {
+    if (text.size() < 16 || (text[10] != 'T' && text[10] != ' ') || !field(11, 2, h) ||
+        text[13] != ':' || !field(14, 2, mi)) {
+      return bad();
+    }
+    if (text.size() > 16 && (text.size() != 19 || text[16] != ':' || !field(17, 2, s))) {
+      return bad();
+    }
+  }
+  const std::chrono::year_month_day date{std::chrono::year(y), std::chrono::month(mo),
+                                         std::chrono::day(d)};
+  if (!date.ok() || h > 23 || mi > 59 || s > 59) return bad();
+  const auto days = std::chrono::sys_days(date);
+  return std::chrono::time_point_cast<Duration>(days) + std::chrono::hours(h) +
+         std::chrono::minutes(mi) + std::chrono::seconds(s);
+}
+
 Result<std::int64_t> parse_memory_mib(std::string_view text) {
   const auto bad = [&](std::string_view why) {
     return invalid_argument("", fmt::format("{}, got \"{}\"", why, text));

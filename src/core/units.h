@@ -19,6 +19,9 @@ std::string format_duration(Duration d);
 // An instant as people read it, to the minute, in UTC: "2026-12-04 10:00 UTC". Pure
 // calendar arithmetic (no time zone database, no clock), so the scheduler may call it.
 std::string format_utc(Time t);
+// The forms people write an instant in, as UTC: "2026-12-01", "2026-12-01T06:30:00Z",
+// "2026-12-01T06:30Z" (a trailing Z or none; no other offsets).
+Result<Time> parse_utc(std::string_view text);
 
 // Accepts <integer>[Ki|Mi|Gi|Ti|K|M|G|T]; returns mebibytes (rounded up).
 Result<std::int64_t> parse_memory_mib(std::string_view text);

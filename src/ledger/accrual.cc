@@ -1,6 +1,7 @@
 #include "ledger/accrual.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -42,7 +43,24 @@ struct Tally {
   core::TenantId tenant;
   bool preemptible = false;
   std::int64_t ms = 0;
+  // Milliseconds per stretch of one price, by the stretch's start: each is priced once.
+  std::map<Time, std::int64_t> ms_at_price;
 };
+
+// Where the price of `type` changes inside (start, end): a change to the same price is
+// no change, so it does not cut the rounding.
+core::Result<std::vector<Time>> price_cuts(const core::PriceBook& prices,
+                                           const core::GpuTypeId& type, const std::string& region,
+                                           Time start, Time end) {
+  std::vector<Time> out;
+  for (const Time t : prices.changes(type, region, start, end)) {
+    const auto before = prices.price_per_gpu_hour(type, region, false, t - core::Duration(1));
+    CORRAL_ASSIGN_OR_RETURN(const core::MicroDollars after,
+                            prices.price_per_gpu_hour(type, region, false, t));
+    if (!before.ok() || *before != after) out.push_back(t);
+  }
+  return out;
+}
 
 // The bucket of the GPU-milliseconds from `t` to the next breakpoint, and whose they are.
 struct Verdict {
@@ -57,6 +75,7 @@ Verdict classify(const GpuFacts& f, Time t, Time period_end, double idle_below,
   for (const Hold* h : f.holds) {
     if (!covers(*h, t, period_end)) continue;
     if (t < h->start + h->overhead) return {Bucket::kRestartOverhead, h};
+    if (h->stopping_from && t >= *h->stopping_from) return {Bucket::kRestartOverhead, h};
     if (h->lost_from && t >= *h->lost_from) return {Bucket::kPreemptionLost, h};
     const bool sampled = last_sample != nullptr && last_sample->time >= h->start;
     if (sampled && last_sample->utilization < idle_below) return {Bucket::kAllocatedIdle, h};
@@ -150,17 +169,26 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
     }
     std::stable_sort(f.samples.begin(), f.samples.end(),
                      [](const Sample* a, const Sample* b) { return a->time < b->time; });
-    // Breakpoints: where any fact about the GPU changes.
-    std::vector<Time> points = {start, end};
+    // Breakpoints: where any fact about the GPU or its price changes.
+    const Time from = std::clamp(gpu.since, start, end);
+    std::vector<Time> points = {from, end};
     const auto point = [&](Time t) {
-      if (t > start && t < end) points.push_back(t);
+      if (t > from && t < end) points.push_back(t);
     };
     for (const Hold* h : f.holds) {
+      if (h->start < gpu.since) {
+        return bad(fmt::format("job {} holds GPU {}/{} before the GPU joined", h->job.value,
+                               gpu.node.value, gpu.index));
+      }
       point(h->start);
       point(h->end.value_or(end));
       point(h->start + h->overhead);
+      if (h->stopping_from) point(*h->stopping_from);
       if (h->lost_from) point(*h->lost_from);
     }
+    CORRAL_ASSIGN_OR_RETURN(const std::vector<Time> cuts,
+                            price_cuts(prices, gpu.type, config.region, from, end));
+    for (const Time t : cuts) point(t);
     for (const auto* spans : {&f.unhealthy, &f.drained, &f.reserved}) {
       for (const Span* s : *spans) {
         point(s->start);
@@ -185,12 +213,20 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
       Tally& entry = tally[{v.bucket, v.hold ? v.hold->job.value : 0, tenant.value}];
       entry.tenant = tenant;
       entry.preemptible = v.hold != nullptr && v.hold->preemptible;
-      entry.ms += core::to_ms(points[p + 1] - t);
+      const std::int64_t ms = core::to_ms(points[p + 1] - t);
+      entry.ms += ms;
+      // The stretch of one price this piece lies in starts at the last cut at or before t.
+      const auto cut = std::upper_bound(cuts.begin(), cuts.end(), t);
+      entry.ms_at_price[cut == cuts.begin() ? from : *std::prev(cut)] += ms;
     }
     for (const auto& [k, t] : tally) {
       const auto& [bucket, job, tenant_name] = k;
-      CORRAL_ASSIGN_OR_RETURN(const core::MicroDollars amount,
-                              prices.cost(gpu.type, config.region, t.preemptible, t.ms));
+      core::MicroDollars amount = 0;
+      for (const auto& [at, ms] : t.ms_at_price) {
+        CORRAL_ASSIGN_OR_RETURN(const core::MicroDollars part,
+                                prices.cost(gpu.type, config.region, t.preemptible, ms, at));
+        amount += part;
+      }
       out.push_back({.key = fmt::format("{}/{}/{}/{}/{}/{}", gpu.node.value, gpu.index,
                                         core::to_ms(start), to_string(bucket), job, tenant_name),
                      .node = gpu.node,

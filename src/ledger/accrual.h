@@ -8,7 +8,8 @@
 // A GPU-millisecond goes to the first of these that holds for it:
 //   unhealthy        the GPU was unhealthy
 //   drained          its node was draining or cordoned, and no job held the GPU
-//   restart_overhead held by an attempt, inside the start-up and restore time at its start
+//   restart_overhead held by an attempt, inside the start-up and restore time at its start,
+//                    or after a stop was asked of it (checkpointing on its way out)
 //   preemption_lost  held by an attempt that a preemption or failure ended, after the
 //                    attempt's last checkpoint (the work thrown away)
 //   allocated_idle   held, and the last utilization sample of the attempt was under the
@@ -22,6 +23,10 @@
 // Entries are per (GPU, bucket, job) for the period, with an idempotency key made of those
 // and the period, so accruing the same period twice (a retry after a crash, two replicas)
 // gives the same keys and the store keeps one of each. Periods are aligned to their length.
+//
+// Money: an entry's amount is its milliseconds at each price in effect during the period
+// (the price book's effective dates cut the period where a GPU type's price changes),
+// each stretch of one price rounded once to the micro-dollar.
 //
 // Pure: no I/O, no clock; the same input gives the same entries, in the same order.
 #pragma once
@@ -56,6 +61,9 @@ struct Gpu {
   core::NodeId node;
   std::int32_t index = 0;
   core::GpuTypeId type;
+  // When the GPU joined the fleet: a node registered mid-period is accounted from then,
+  // so its entries add up to the part of the period it existed.
+  core::Time since{};
   friend auto operator<=>(const Gpu&, const Gpu&) = default;
 };
 
@@ -70,6 +78,9 @@ struct Hold {
   core::Time start;
   std::optional<core::Time> end;
   core::Duration overhead{0};  // start-up and restore at its start: restart_overhead
+  // Set when a stop was asked of the attempt (a preemption, a drain): from here to its end
+  // it was checkpointing and stopping, restart_overhead.
+  std::optional<core::Time> stopping_from;
   // Set when a preemption or a failure ended the hold: the work from here to its end (the
   // attempt's last checkpoint, or its start) was lost.
   std::optional<core::Time> lost_from;

@@ -9,6 +9,7 @@
 
 #include "server/audit.h"
 #include "server/crypto.h"
+#include "server/gpu_states.h"
 #include "server/model_json.h"
 #include "server/node_admin.h"
 #include "server/node_health.h"
@@ -53,6 +54,7 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
   // A join reports what the agent found; the GPUs' conditions wait for its readings.
   CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
       {.node = node.id, .inventory = request.inventory, .heartbeat_at = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(record_node_joined(tx, node.id, ctx.now));
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node.id));
   // The epoch only moves when the node is lost, so an agent that restarts on a node
   // that was not lost meanwhile gets the same one back.
@@ -139,7 +141,10 @@ Status record_health(store::Tx& tx, const std::string& node,
   CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_observed(registered.id));
   store::ObservedNode observed =
       seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
+  const std::vector<store::GpuObservation> judged_before = std::move(observed.gpus);
   observed.gpus = evaluate_gpus(registered, gpus, ctx.settings);
+  CORRAL_RETURN_IF_ERROR(
+      record_gpu_conditions(tx, registered.id, judged_before, observed.gpus, ctx.now));
   observed.readings = gpus;
   observed.heartbeat_at = ctx.now;
   std::string critical;  // the first unhealthy GPU drains the node
@@ -157,6 +162,8 @@ Status record_health(store::Tx& tx, const std::string& node,
   row->admin_reason = critical;
   row->updated_at = ctx.now;
   CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+  CORRAL_RETURN_IF_ERROR(
+      record_admin_state(tx, row->id, before, row->admin, row->admin_reason, ctx.now));
   CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
                                            .action = "node.drain",
                                            .target = "node/" + node,

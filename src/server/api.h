@@ -22,7 +22,7 @@ namespace corral::server {
 class Api {
  public:
   Api(RequestPipeline& pipeline, SchedLoop& loop, Metrics& metrics, AssignmentBoard& board,
-      SpecCache& specs, AgentSettings agent_settings);
+      SpecCache& specs, AgentSettings agent_settings, BillingSettings billing);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 

@@ -152,6 +152,7 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
                   {"gpus", ckpt->gpus},         {"throughput", ckpt->throughput}}
            // as the worker measured it; 0: none
            : json(nullptr);
+  CORRAL_ASSIGN_OR_RETURN(out["cost"], job_cost_json(api, tx, job));
   return json_reply(out);
 }
 

@@ -7,9 +7,12 @@
 
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/clock.h"
 #include "server/admission.h"
 #include "server/assignment_board.h"
+#include "server/billing_config.h"
 #include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/request_pipeline.h"
@@ -27,6 +30,7 @@ struct ApiContext {
   SpecCache& specs;
   const AgentSettings agent_settings;
   AdmissionControl& admission;
+  const BillingSettings billing;
 
   core::Time now() const { return pipeline.clock().now(); }
   LifecycleContext lifecycle(Effects& fx) const {
@@ -48,5 +52,12 @@ std::vector<Route> node_routes(ApiContext& api);
 std::vector<Route> tenant_routes(ApiContext& api);
 // /v1/tokens, /v1/audit, /v1/scheduler/captures, /healthz, /metrics.
 std::vector<Route> admin_routes(ApiContext& api);
+// /v1/chargeback (api_billing.cc).
+std::vector<Route> billing_routes(ApiContext& api);
+
+// A job's GPU-hours and cost so far: its ledger entries, and the periods not accrued yet
+// accrued for it alone up to now (api_billing.cc).
+core::Result<nlohmann::json> job_cost_json(ApiContext& api, store::Tx& tx,
+                                           const store::JobRow& job);
 
 }  // namespace corral::server

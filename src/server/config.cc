@@ -112,6 +112,8 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             return core::invalid_argument("agents." + k, "unknown field");
           }
         }
+      } else if (key == "billing") {
+        CORRAL_ASSIGN_OR_RETURN(c.billing, parse_billing_section(kv.second));
       } else {
         return core::invalid_argument(key, "unknown field");
       }

@@ -16,6 +16,8 @@
 //     restartBackoffMs: 10000    # first restart's backoff; doubles per restart
 //     restartBackoffMaxMs: 300000
 //     hotTemperatureC: 87    # above this a GPU takes no new placements
+//   billing:                 # the ledger and chargeback: server/billing_config.h
+//     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "server/billing_config.h"
 #include "server/lifecycle.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
@@ -39,6 +42,7 @@ struct ServerConfig {
   std::vector<core::Rack> racks;
   SchedLoopOptions sched;
   AgentSettings agents;
+  BillingSettings billing;
 };
 
 ServerConfig default_server_config();

@@ -352,10 +352,12 @@ std::string reservation_to_json(const core::Reservation& r) {
   json out = {{"id", r.id.value},
               {"tenant", r.tenant.value},
               {"gpuType", r.gpu_type ? json(r.gpu_type->value) : json(nullptr)},
-              {"count", r.count},
               {"nodes", nodes},
               {"startMs", core::to_ms(r.start)},
               {"endMs", core::to_ms(r.end)}};
+  // A reservation of nodes has no count: reservation_from_json refuses one beside nodes,
+  // and a stored node reservation must read back.
+  if (r.gpu_type) out["count"] = r.count;
   return out.dump();
 }
 

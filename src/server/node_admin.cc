@@ -1,5 +1,6 @@
 #include "server/node_admin.h"
 
+#include "server/gpu_states.h"
 #include "server/model_json.h"
 
 namespace corral::server {
@@ -54,6 +55,7 @@ core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContex
                                             store::NodeRow row, NodeAdminAction action,
                                             const std::string& by) {
   if (action == NodeAdminAction::kUndrain) CORRAL_RETURN_IF_ERROR(check_healthy(tx, row));
+  const core::NodeAdminState before = row.admin;
   row.admin = action == NodeAdminAction::kCordon  ? core::NodeAdminState::kCordoned
               : action == NodeAdminAction::kDrain ? core::NodeAdminState::kDraining
                                                   : core::NodeAdminState::kActive;
@@ -61,6 +63,8 @@ core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContex
       action == NodeAdminAction::kUndrain ? "" : std::string(to_string(action)) + " by " + by;
   row.updated_at = ctx.now;
   CORRAL_RETURN_IF_ERROR(tx.upsert_node(row));
+  CORRAL_RETURN_IF_ERROR(
+      record_admin_state(tx, row.id, before, row.admin, row.admin_reason, ctx.now));
   if (action == NodeAdminAction::kDrain) {
     // Draining asks running work to checkpoint and leave (preempt -> requeue).
     CORRAL_RETURN_IF_ERROR(drain_jobs_on(tx, ctx, row.id, row.admin_reason));

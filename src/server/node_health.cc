@@ -8,6 +8,7 @@
 
 #include "core/job_phase.h"
 #include "server/audit.h"
+#include "server/gpu_states.h"
 
 namespace corral::server {
 namespace {
@@ -104,6 +105,7 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
   // Read before the release below, which the job rows do not depend on.
   CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
   CORRAL_RETURN_IF_ERROR(tx.release_allocations_on(node, ctx.now).status());
+  CORRAL_RETURN_IF_ERROR(record_node_lost(tx, node, why, ctx.now));
   ctx.fx.bump.insert(node.value);
   ctx.fx.wake_scheduler = true;
   CORRAL_RETURN_IF_ERROR(

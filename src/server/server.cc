@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "server/accrual_controller.h"
 #include "server/agent_api.h"
 #include "server/api.h"
 #include "server/audit.h"
@@ -116,10 +117,11 @@ struct Corrald::Parts {
         specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
         loop(*store, clock, metrics, config.sched, &board, &specs),
         health(*store, clock, board, specs, loop, config.agents),
+        accrual(*store, clock, specs, config.billing),
         auth(*store),
         pipeline(*store, clock, metrics, auth, board, loop),
         agent_api(pipeline, board, specs, config.agents),
-        api(pipeline, loop, metrics, board, specs, config.agents) {}
+        api(pipeline, loop, metrics, board, specs, config.agents, config.billing) {}
 
   std::unique_ptr<store::Store> store;
   Metrics metrics;
@@ -127,6 +129,7 @@ struct Corrald::Parts {
   SpecCache specs;
   SchedLoop loop;
   NodeHealth health;
+  AccrualController accrual;
   TokenAuth auth;
   RequestPipeline pipeline;
   AgentApi agent_api;
@@ -178,6 +181,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   auto parts = std::make_unique<Parts>(std::move(store), config, clock);
   CORRAL_RETURN_IF_ERROR(parts->loop.start());
   parts->health.start();
+  parts->accrual.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -193,6 +197,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
+    parts->accrual.stop();
     parts->health.stop();
     parts->loop.stop();
     return Status(core::StatusCode::kUnavailable, "cannot listen on " + options.listen);
@@ -216,6 +221,7 @@ void Corrald::stop() {
   if (stopped_.exchange(true)) return;
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
+  parts_->accrual.stop();
   parts_->health.stop();
   parts_->loop.stop();
 }

@@ -51,6 +51,10 @@ class AllocationRepo {
       const std::vector<core::JobId>& jobs) = 0;
   // Every allocation of `job`, released ones included, by id.
   virtual core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) = 0;
+  // Every allocation that held its GPU at some time in [from, to), released ones
+  // included, by (node, GPU index, created_at): what the ledger accrues a period from.
+  virtual core::Result<std::vector<AllocationRow>> list_allocations_overlapping(core::Time from,
+                                                                                core::Time to) = 0;
   // Active allocations on one node, by GPU index.
   virtual core::Result<std::vector<AllocationRow>> list_active_allocations_on(
       const core::NodeId& node) = 0;

@@ -1,5 +1,6 @@
 // RecordRepo: append-mostly history that nothing schedules from directly: job events,
-// successful runs (for run-time estimates), telemetry samples and the billing ledger.
+// successful runs (for run-time estimates), and telemetry samples (the ledger is
+// LedgerRepo's).
 // Each has its own table, so a telemetry or billing backlog never touches desired state
 // (ARCHITECTURE.md's state table).
 //
@@ -44,17 +45,6 @@ struct TelemetrySample {
   double power_watts = 0;
 };
 
-struct LedgerEntry {
-  std::string idempotency_key;  // a second entry with the same key is ignored
-  core::TenantId tenant;
-  core::JobId job;
-  core::GpuTypeId gpu_type;
-  std::int64_t gpu_ms = 0;
-  std::int64_t amount_micros = 0;
-  core::Time start;
-  core::Time end;
-};
-
 class RecordRepo {
  public:
   virtual ~RecordRepo() = default;
@@ -66,9 +56,6 @@ class RecordRepo {
   // The recorded runs of the given job names (any tenant), latest first per name.
   virtual core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) = 0;
   virtual core::Status insert_telemetry(const TelemetrySample& sample) = 0;
-  // False when an entry with the same idempotency key exists (nothing written).
-  virtual core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) = 0;
-  virtual core::Result<std::vector<LedgerEntry>> list_ledger(const core::TenantId& tenant) = 0;
 };
 
 }  // namespace corral::store

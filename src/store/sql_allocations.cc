@@ -98,6 +98,16 @@ Result<std::vector<AllocationRow>> SqlTx::list_allocations(core::JobId job) {
   return allocs("WHERE job_id = $1 ORDER BY id", {job.value});
 }
 
+Result<std::vector<AllocationRow>> SqlTx::list_allocations_overlapping(core::Time from,
+                                                                       core::Time to) {
+  // Two branches so each uses an index: active rows (released_at NULL) and rows released
+  // after `from`.
+  return allocs(
+      "WHERE created_at < $2 AND (released_at IS NULL OR released_at > $1) ORDER BY node, "
+      "gpu_index, created_at, id",
+      {ms(from), ms(to)});
+}
+
 Result<std::vector<AllocationRow>> SqlTx::list_active_allocations_on(const core::NodeId& node) {
   return allocs("WHERE node = $1 AND active = 1 ORDER BY gpu_index", {node.value});
 }

@@ -1,4 +1,4 @@
-// RecordRepo over SQL: job_events, run_history, telemetry_samples and billing_ledger.
+// RecordRepo over SQL: job_events, run_history, and telemetry_samples.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -15,8 +15,6 @@ using core::Status;
 
 constexpr std::string_view kEventColumns = "id, job_id, time, kind, message";
 constexpr std::string_view kRunColumns = "tenant, name, job_id, run_ms, finished_at";
-constexpr std::string_view kLedgerColumns =
-    "idempotency_key, tenant, job_id, gpu_type, gpu_ms, amount_micros, start_at, end_at";
 
 }  // namespace
 
@@ -89,37 +87,6 @@ Status SqlTx::insert_telemetry(const TelemetrySample& s) {
            {s.node.value, std::int64_t{s.gpu_index}, ms(s.time), std::to_string(s.utilization),
             std::to_string(s.power_watts)})
       .status();
-}
-
-Result<bool> SqlTx::insert_ledger_entry(const LedgerEntry& e) {
-  CORRAL_ASSIGN_OR_RETURN(
-      auto res, q("INSERT INTO billing_ledger (idempotency_key, tenant, job_id, gpu_type, "
-                  "gpu_ms, amount_micros, start_at, end_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-                  "$8) ON CONFLICT (idempotency_key) DO NOTHING",
-                  {e.idempotency_key, e.tenant.value, e.job.value, e.gpu_type.value, e.gpu_ms,
-                   e.amount_micros, ms(e.start), ms(e.end)}));
-  return res.affected == 1;
-}
-
-Result<std::vector<LedgerEntry>> SqlTx::list_ledger(const core::TenantId& tenant) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kLedgerColumns,
-                                          " FROM billing_ledger WHERE tenant = $1 ORDER BY id"),
-                                      {tenant.value}));
-  std::vector<LedgerEntry> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "billing_ledger", kLedgerColumns);
-    out.push_back({.idempotency_key = in.str(0),
-                   .tenant = core::TenantId(in.str(1)),
-                   .job = core::JobId(in.i64(2)),
-                   .gpu_type = core::GpuTypeId(in.str(3)),
-                   .gpu_ms = in.i64(4),
-                   .amount_micros = in.i64(5),
-                   .start = in.time(6),
-                   .end = in.time(7)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
 }
 
 }  // namespace corral::store::detail

@@ -12,13 +12,15 @@
 //                heartbeats (node_observations, gpu_conditions), never desired state
 //   telemetry    telemetry_samples
 //   checkpoints  checkpoint metadata (the bytes live at the uri)
-//   billing      billing_ledger, append-only, one idempotency key per entry
+//   billing      ledger_entries, append-only, one idempotency key per entry, with their
+//                daily sums (ledger_daily), the accrual watermark (accrual_state) and
+//                the GPU state history accrual reads (gpu_state_spans)
 //   audit        audit_log, append-only, hash-chained (the chain is computed by the
 //                server, which owns the hash function; the store keeps the head row)
 //
 // A transaction's operations are one interface per kind of state, each in its own header
 // with the rows it uses (jobs_repo.h, allocations_repo.h, nodes_repo.h, rack_caps_repo.h,
-// agents_repo.h, tenants_repo.h, checkpoints_repo.h, records_repo.h, audit_repo.h,
+// agents_repo.h, tenants_repo.h, checkpoints_repo.h, records_repo.h, ledger_repo.h, audit_repo.h,
 // security_repo.h, scheduler_repo.h); Tx is all of them at once.
 //
 // Note for posterity: Tx used to be one interface of 60 methods over every kind of state,
@@ -48,6 +50,7 @@
 #include "store/audit_repo.h"
 #include "store/checkpoints_repo.h"
 #include "store/jobs_repo.h"
+#include "store/ledger_repo.h"
 #include "store/nodes_repo.h"
 #include "store/rack_caps_repo.h"
 #include "store/records_repo.h"
@@ -71,6 +74,7 @@ class Tx : public JobRepo,
            public TenantRepo,
            public CheckpointRepo,
            public RecordRepo,
+           public LedgerRepo,
            public AuditRepo,
            public SecurityRepo,
            public SchedulerRepo {

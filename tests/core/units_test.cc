@@ -44,6 +44,23 @@ TEST(FormatUtc, CalendarDateToTheMinute) {
   EXPECT_EQ(format_utc(time_from_ms(1'798'761'540'000)), "2026-12-31 23:59 UTC");
 }
 
+TEST(ParseUtc, DatesAndTimesAsPeopleWriteThem) {
+  EXPECT_EQ(*parse_utc("2026-12-04"), time_from_ms(1'796'342'400'000));
+  EXPECT_EQ(*parse_utc("2026-12-04T10:00:59Z"), time_from_ms(1'796'378'459'000));
+  EXPECT_EQ(*parse_utc("2026-12-04T10:00"), time_from_ms(1'796'378'400'000));
+  EXPECT_EQ(*parse_utc("2024-02-29 00:00:00"), time_from_ms(1'709'164'800'000));
+  for (const Time t : {time_from_ms(0), time_from_ms(1'798'761'540'000)}) {
+    const std::string printed = format_utc(t);  // "YYYY-MM-DD hh:mm UTC"
+    EXPECT_EQ(*parse_utc(printed.substr(0, 16)), t) << printed;
+  }
+  for (const char* bad : {"", "2026-13-01", "2026-02-30", "2026-12-04T25:00", "2026-12-04T10",
+                          "2026-12-04T10:00+02:00", "26-12-04", "tomorrow"}) {
+    const auto r = parse_utc(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("must be a UTC date"), std::string::npos) << bad;
+  }
+}
+
 TEST(ParseMemory, BinaryAndDecimalUnits) {
   EXPECT_EQ(*parse_memory_mib("120Gi"), 120 * 1024);
   EXPECT_EQ(*parse_memory_mib("512Mi"), 512);

@@ -150,7 +150,8 @@ struct World {
     pipeline =
         std::make_unique<server::RequestPipeline>(*store, clock, metrics, *auth, board, *loop);
     agent_api = std::make_unique<server::AgentApi>(*pipeline, board, specs, config.agents);
-    api = std::make_unique<server::Api>(*pipeline, *loop, metrics, board, specs, config.agents);
+    api = std::make_unique<server::Api>(*pipeline, *loop, metrics, board, specs, config.agents,
+                                        config.billing);
     // Long polls answer at once (AssignmentBoard::wait returns after shutdown).
     board.shutdown();
     agent_api->install(http);

@@ -54,6 +54,10 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::AllocationRow>> list_allocations(core::JobId job) override {
     return inner_.list_allocations(job);
   }
+  core::Result<std::vector<store::AllocationRow>> list_allocations_overlapping(
+      core::Time from, core::Time to) override {
+    return inner_.list_allocations_overlapping(from, to);
+  }
   core::Result<std::vector<store::AllocationRow>> list_active_allocations_on(
       const core::NodeId& node) override {
     return inner_.list_active_allocations_on(node);
@@ -176,12 +180,34 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_telemetry"));
     return inner_.insert_telemetry(sample);
   }
-  core::Result<bool> insert_ledger_entry(const store::LedgerEntry& entry) override {
-    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_ledger_entry"));
-    return inner_.insert_ledger_entry(entry);
+  // LedgerRepo.
+  core::Result<std::int64_t> append_ledger(const std::vector<store::LedgerRow>& rows) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("append_ledger"));
+    return inner_.append_ledger(rows);
   }
-  core::Result<std::vector<store::LedgerEntry>> list_ledger(const core::TenantId& tenant) override {
-    return inner_.list_ledger(tenant);
+  core::Result<std::vector<store::LedgerRow>> list_ledger(const store::LedgerQuery& q) override {
+    return inner_.list_ledger(q);
+  }
+  core::Result<std::vector<store::LedgerSum>> sum_ledger(const store::LedgerQuery& q) override {
+    return inner_.sum_ledger(q);
+  }
+  core::Result<core::Time> accrued_until() override { return inner_.accrued_until(); }
+  core::Status set_accrued_until(core::Time until) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("set_accrued_until"));
+    return inner_.set_accrued_until(until);
+  }
+  core::Status open_gpu_state(const store::GpuStateSpan& span) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("open_gpu_state"));
+    return inner_.open_gpu_state(span);
+  }
+  core::Status close_gpu_state(const core::NodeId& node, std::int32_t gpu_index,
+                               const std::string& kind, core::Time end) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("close_gpu_state"));
+    return inner_.close_gpu_state(node, gpu_index, kind, end);
+  }
+  core::Result<std::vector<store::GpuStateSpan>> list_gpu_states(core::Time from,
+                                                                 core::Time to) override {
+    return inner_.list_gpu_states(from, to);
   }
   // SchedulerRepo.
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,

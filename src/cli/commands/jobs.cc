@@ -5,6 +5,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
@@ -87,6 +88,12 @@ void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
     if (j["lastCheckpoint"].is_object()) {
       std::cout << "checkpoint: step " << text(j["lastCheckpoint"]["step"]) << " at "
                 << text(j["lastCheckpoint"]["uri"]) << "\n";
+    }
+    if (j["cost"].is_object()) {
+      const auto& c = j["cost"];
+      std::cout << "cost:     " << fmt::format("{:.2f}", c.value("gpuHours", 0.0)) << " GPU-hours, "
+                << money_text(c.value("amountMicros", std::int64_t{0})) << " "
+                << text(c["currency"]) << " so far\n";
     }
     if (e.status == 200) {
       std::cout << "events:\n";

@@ -58,8 +58,10 @@ void add_remote_flags(CLI::App& cmd, RemoteOptions& options) {
                  "corrald URL (else CORRAL_SERVER, else config.yaml, else "
                  "http://127.0.0.1:8470)");
   cmd.add_option("--token", options.token, "bearer token (else CORRAL_TOKEN, else config.yaml)");
-  cmd.add_option("-o,--output", options.output, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  std::string formats;
+  for (const auto& f : options.formats) formats += (formats.empty() ? "" : ", ") + f;
+  cmd.add_option("-o,--output", options.output, "output: " + formats)
+      ->check(CLI::IsMember(options.formats));
   cmd.add_option("--chunk-size", options.chunk_size,
                  "items to ask for per page of a list; every page is fetched (1-10000)")
       ->check(CLI::Range(1, 10000));
@@ -96,9 +98,6 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
   return answer;
 }
 
-namespace {
-
-// `value` as a URL query value: unreserved characters as they are, others %XX.
 std::string query_value(const std::string& value) {
   std::string out;
   for (const unsigned char c : value) {
@@ -110,8 +109,6 @@ std::string query_value(const std::string& value) {
   }
   return out;
 }
-
-}  // namespace
 
 Answer call_list(const RemoteOptions& options, const std::string& path,
                  const std::string& items_key) {
@@ -175,6 +172,31 @@ void print_table(std::ostream& out, const std::vector<std::string>& headers,
   };
   line(headers);
   for (const auto& row : rows) line(row);
+}
+
+void print_csv(std::ostream& out, const std::vector<std::string>& headers,
+               const std::vector<std::vector<std::string>>& rows) {
+  const auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string& v = cells[c];
+      if (v.find_first_of(",\"\r\n") == std::string::npos) {
+        out << v;
+      } else {
+        out << '"';
+        for (const char ch : v) out << (ch == '"' ? "\"\"" : std::string(1, ch));
+        out << '"';
+      }
+      out << (c + 1 < cells.size() ? "," : "\r\n");
+    }
+  };
+  line(headers);
+  for (const auto& row : rows) line(row);
+}
+
+std::string money_text(std::int64_t micros) {
+  const bool negative = micros < 0;
+  const std::int64_t cents = ((negative ? -micros : micros) + 5'000) / 10'000;
+  return fmt::format("{}{}.{:02}", negative ? "-" : "", cents / 100, cents % 100);
 }
 
 std::string date_text(const nlohmann::json& ms) {

@@ -24,11 +24,12 @@ namespace corral::cli {
 struct RemoteOptions {
   std::string server;  // http://127.0.0.1:8470
   std::string token;
-  std::string output = "table";  // or "json"
-  int chunk_size = 500;          // items a list asks for per page (kubectl's --chunk-size)
+  std::string output = "table";                          // or "json"
+  std::vector<std::string> formats = {"table", "json"};  // what -o accepts
+  int chunk_size = 500;  // items a list asks for per page (kubectl's --chunk-size)
 };
 
-// Adds --server, --token, -o/--output and --chunk-size to `cmd`.
+// Adds --server, --token, -o/--output (one of options.formats) and --chunk-size to `cmd`.
 void add_remote_flags(CLI::App& cmd, RemoteOptions& options);
 
 struct Answer {
@@ -56,9 +57,18 @@ int report_failure(const std::string& command, const Answer& answer, std::ostrea
 // Prints `rows` as aligned columns under `headers`.
 void print_table(std::ostream& out, const std::vector<std::string>& headers,
                  const std::vector<std::vector<std::string>>& rows);
+// The same as CSV (RFC 4180: a cell with a comma, quote or line break is quoted).
+void print_csv(std::ostream& out, const std::vector<std::string>& headers,
+               const std::vector<std::vector<std::string>>& rows);
+
+// `value` as a URL query value: unreserved characters as they are, others %XX.
+std::string query_value(const std::string& value);
 
 // A JSON scalar as text ("" for null).
 std::string text(const nlohmann::json& value);
+// Micro-units of a currency as its usual two decimals, rounded half up: 12345678 ->
+// "12.35".
+std::string money_text(std::int64_t micros);
 // A time the API sends as milliseconds since the epoch, as a UTC date ("" for null or 0).
 std::string date_text(const nlohmann::json& ms);
 

@@ -1,5 +1,6 @@
 // The commands that talk to corrald, one file each (submit.cc, jobs.cc, cancel.cc,
-// queue.cc, nodes.cc, tenants.cc, reservations.cc, audit.cc, logs.cc). Every one takes --server,
+// queue.cc, nodes.cc, tenants.cc, reservations.cc, audit.cc, logs.cc,
+// cost.cc). Every one takes --server,
 // --token and -o json|table (remote.h), exits 0 on success, 1 when the server refused
 // the request (its error printed), 2 when it could not be asked.
 #pragma once
@@ -21,6 +22,7 @@ void add_tenants_command(CLI::App& app, std::function<int()>& run);
 void add_reservations_command(CLI::App& app, std::function<int()>& run);
 void add_audit_command(CLI::App& app, std::function<int()>& run);  // audit [verify]
 void add_logs_command(CLI::App& app, std::function<int()>& run);
+void add_cost_command(CLI::App& app, std::function<int()>& run);  // chargeback
 
 // All of the above.
 inline void add_remote_commands(CLI::App& app, std::function<int()>& run) {
@@ -33,6 +35,7 @@ inline void add_remote_commands(CLI::App& app, std::function<int()>& run) {
   add_reservations_command(app, run);
   add_audit_command(app, run);
   add_logs_command(app, run);
+  add_cost_command(app, run);
 }
 
 }  // namespace corral::cli

@@ -1,6 +1,6 @@
 // SqlTx: store::Tx over one SQL connection, written once for both databases. Its methods
 // are defined by repository, one file each (sql_jobs.cc, sql_allocations.cc, sql_nodes.cc,
-// sql_agents.cc, sql_tenants.cc, sql_checkpoints.cc, sql_records.cc, sql_audit.cc,
+// sql_agents.cc, sql_tenants.cc, sql_checkpoints.cc, sql_records.cc, sql_ledger.cc, sql_audit.cc,
 // sql_security.cc, sql_scheduler.cc); the transaction machinery that makes one is in
 // sql_store.cc. Row decoding goes through RowReader (internal/sql_rows.h), so a stored
 // value that does not decode is DataLoss, never a guess.
@@ -41,6 +41,8 @@ class SqlTx final : public Tx {
   core::Result<std::vector<AllocationRow>> list_active_allocations_of(
       const std::vector<core::JobId>& jobs) override;
   core::Result<std::vector<AllocationRow>> list_allocations(core::JobId job) override;
+  core::Result<std::vector<AllocationRow>> list_allocations_overlapping(core::Time from,
+                                                                        core::Time to) override;
   core::Result<std::vector<AllocationRow>> list_active_allocations_on(
       const core::NodeId& node) override;
   core::Result<std::int64_t> release_allocations_on(const core::NodeId& node,
@@ -86,8 +88,17 @@ class SqlTx final : public Tx {
   core::Status insert_run(const RunRow& row, std::int32_t keep) override;
   core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) override;
   core::Status insert_telemetry(const TelemetrySample& sample) override;
-  core::Result<bool> insert_ledger_entry(const LedgerEntry& entry) override;
-  core::Result<std::vector<LedgerEntry>> list_ledger(const core::TenantId& tenant) override;
+
+  // LedgerRepo (sql_ledger.cc).
+  core::Result<std::int64_t> append_ledger(const std::vector<LedgerRow>& rows) override;
+  core::Result<std::vector<LedgerRow>> list_ledger(const LedgerQuery& query) override;
+  core::Result<std::vector<LedgerSum>> sum_ledger(const LedgerQuery& query) override;
+  core::Result<core::Time> accrued_until() override;
+  core::Status set_accrued_until(core::Time until) override;
+  core::Status open_gpu_state(const GpuStateSpan& span) override;
+  core::Status close_gpu_state(const core::NodeId& node, std::int32_t gpu_index,
+                               const std::string& kind, core::Time end) override;
+  core::Result<std::vector<GpuStateSpan>> list_gpu_states(core::Time from, core::Time to) override;
 
   // AuditRepo (sql_audit.cc).
   core::Result<AuditHead> lock_audit_head() override;
