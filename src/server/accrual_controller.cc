@@ -14,13 +14,13 @@ using core::Result;
 using core::Status;
 using core::Time;
 
-Time floor_to(Time t, core::Duration period) {
+}  // namespace
+
+Time period_start(Time t, core::Duration period) {
   const std::int64_t p = core::to_ms(period);
   const std::int64_t ms = core::to_ms(t);
   return core::time_from_ms(ms - ((ms % p) + p) % p);
 }
-
-}  // namespace
 
 store::LedgerRow ledger_row(const ledger::Entry& e) {
   return {.key = e.key,
@@ -68,7 +68,7 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
         if (nodes.empty()) return Status();
         Time first = nodes.front().created_at;
         for (const auto& n : nodes) first = std::min(first, n.created_at);
-        until = floor_to(first, settings_.period);
+        until = period_start(first, settings_.period);
       }
       if (until + settings_.period + settings_.grace > now) return Status();
       from = until;

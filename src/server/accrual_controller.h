@@ -47,8 +47,6 @@ class AccrualController {
   // that was down for a week catches up over several calls instead of one long one).
   core::Result<AccrualProgress> accrue_due(std::int64_t max_periods = 48);
 
-  const BillingSettings& settings() const { return settings_; }
-
  private:
   store::Store& store_;
   const core::Clock& clock_;
@@ -66,6 +64,10 @@ class AccrualController {
 core::Result<std::vector<ledger::Entry>> accrue_period(store::Tx& tx, SpecCache& specs,
                                                        const BillingSettings& settings,
                                                        const AccrualScope& scope);
+
+// The start of the period of length `period` that holds `t` (periods are aligned to
+// their length from the epoch).
+core::Time period_start(core::Time t, core::Duration period);
 
 // ledger::Entry as the store keeps it.
 store::LedgerRow ledger_row(const ledger::Entry& e);

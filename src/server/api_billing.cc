@@ -156,9 +156,8 @@ Result<json> job_cost_json(ApiContext& api, store::Tx& tx, const store::JobRow& 
   // The periods not in the ledger yet, accrued for this job alone up to now: what its
   // bill will say once they close, as far as the facts so far go.
   const Time now = api.now();
-  const std::int64_t p = core::to_ms(billing.period);
   Time start = accrued;
-  if (core::to_ms(start) == 0) start = core::time_from_ms(core::to_ms(job.created_at) / p * p);
+  if (core::to_ms(start) == 0) start = period_start(job.created_at, billing.period);
   for (int i = 0; i < 48 && start < now; ++i, start += billing.period) {
     CORRAL_ASSIGN_OR_RETURN(
         const auto entries,
