@@ -91,7 +91,7 @@ struct TenantGpuGauge {
   std::string tenant;
   std::string gpu_type;
   std::int64_t allocated = 0;   // GPUs its jobs hold
-  std::int64_t borrowed = 0;    // of those, held beyond its guarantee
+  std::int64_t borrowed = 0;    // of those, beyond its guarantee: max(0, allocated - guaranteed)
   std::int64_t guaranteed = 0;  // its quota's guarantee
 };
 

@@ -38,14 +38,12 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
   std::map<std::int64_t, std::string> tenant_of;
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
   std::map<std::pair<std::string, std::int32_t>, const store::AllocationRow*> held;
-  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>> usage;
+  std::map<std::pair<std::string, std::string>, std::int64_t> usage;  // (tenant, type) -> GPUs
   for (const auto& a : allocs) {
     held[{a.node.value, a.gpu_index}] = &a;
     const auto t = tenant_of.find(a.job.value);
     if (t == tenant_of.end()) continue;
-    auto& [allocated, borrowed] = usage[{t->second, a.gpu_type.value}];
-    ++allocated;
-    if (a.borrowed) ++borrowed;
+    ++usage[{t->second, a.gpu_type.value}];
   }
 
   // 3. Per tenant: every type it has a quota for, holds, or is guaranteed by default.
@@ -69,11 +67,12 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
     }
     for (const std::string& type : types) {
       TenantGpuGauge g{.tenant = row.id.value, .gpu_type = type};
-      if (const auto u = usage.find({row.id.value, type}); u != usage.end()) {
-        g.allocated = u->second.first;
-        g.borrowed = u->second.second;
-      }
+      if (const auto u = usage.find({row.id.value, type}); u != usage.end())
+        g.allocated = u->second;
       if (cfg.ok()) g.guaranteed = cfg->tenant.quota_for(core::GpuTypeId(type)).guaranteed;
+      // Borrowed as admission counts it: what the tenant holds beyond its guarantee (a
+      // placement's `borrowed` flag marks the whole gang, not the GPUs past the line).
+      g.borrowed = std::max<std::int64_t>(0, g.allocated - g.guaranteed);
       state.tenant_gpus.push_back(std::move(g));
     }
   }
@@ -81,7 +80,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
   for (const auto& [key, u] : usage) {
     if (tenant_names.count(key.first) > 0) continue;
     state.tenant_gpus.push_back(
-        {.tenant = key.first, .gpu_type = key.second, .allocated = u.first, .borrowed = u.second});
+        {.tenant = key.first, .gpu_type = key.second, .allocated = u, .borrowed = u});
   }
   std::sort(state.tenant_gpus.begin(), state.tenant_gpus.end(),
             [](const TenantGpuGauge& a, const TenantGpuGauge& b) {

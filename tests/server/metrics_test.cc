@@ -24,6 +24,9 @@
 #include <sys/wait.h>
 
 #include "core/clock.h"
+#include "server/metrics_refresher.h"
+#include "server/model_json.h"
+#include "store/store.h"
 #include "testing/fake_agent.h"
 #include "testing/in_process_corrald.h"
 #include "testing/store_fixture.h"
@@ -195,6 +198,98 @@ TEST(MetricsRender, BeforeTheFirstRefreshEveryFamilyIsDeclared) {
         "corral_ledger_gpu_seconds_total", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE"}) {
     EXPECT_NE(text.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
   }
+}
+
+// read_refreshed_state over a real store: a tenant's GPUs and pending jobs, each GPU's
+// holder and heartbeat readings, and the telemetry hook's samples winning for their GPU.
+TEST(MetricsRefresh, ReadsTheStoreAndTheTelemetryHookWins) {
+  SqliteFactory factory;
+  std::unique_ptr<store::Store> store;
+  open_or_skip(factory, store);
+  if (HasFatalFailure()) return;
+  const core::Time t = core::time_from_ms(1'000'000);
+  std::int64_t job = 0;
+  ASSERT_TRUE(
+      store
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+                {.id = core::TenantId("nlp"),
+                 .config_json = R"({"quotas":{"H100":{"guaranteed":1,"borrowLimit":4}}})",
+                 .updated_at = t}));
+            core::Node node{.id = core::NodeId("n1")};
+            for (int g = 0; g < 3; ++g) {
+              node.gpus.push_back({.index = g,
+                                   .uuid = "GPU-" + std::to_string(g),
+                                   .type = core::GpuTypeId("H100")});
+            }
+            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
+                                                   .spec_json = server::node_to_json(node),
+                                                   .created_at = t,
+                                                   .updated_at = t}));
+            for (int j = 0; j < 2; ++j) {  // the second one stays pending
+              CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("nlp"),
+                                                               .name = "train",
+                                                               .priority_class = "standard",
+                                                               .gpus = 2,
+                                                               .spec_json = R"({"name":"train"})",
+                                                               .now = t}));
+              if (j == 0) job = row.id.value;
+            }
+            for (int g = 0; g < 2; ++g) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
+                                                           .attempt = 1,
+                                                           .node = core::NodeId("n1"),
+                                                           .gpu_index = g,
+                                                           .gpu_type = core::GpuTypeId("H100"),
+                                                           .created_at = t}));
+            }
+            store::ObservedNode seen{.node = core::NodeId("n1"), .heartbeat_at = t};
+            seen.inventory.source = "nvml";
+            seen.inventory.gpus.push_back(
+                {.index = 0, .uuid = "GPU-0", .memory_mib = 81'559, .pci_bus_id = "0000:18:00.0"});
+            for (int g = 0; g < 3; ++g) {
+              seen.readings.push_back({.index = g,
+                                       .temperature_c = 40 + g,
+                                       .power_w = 100.0 + g,
+                                       .sm_percent = 10 + g,
+                                       .memory_used_mib = 559});
+            }
+            return tx.upsert_observed(seen);
+          })
+          .ok());
+  server::RefreshedState state;
+  const std::vector<server::GpuSample> hook = {{.node = "n1",
+                                                .index = 2,
+                                                .utilization_percent = 99,
+                                                .power_watts = 650,
+                                                .temperature_c = 70,
+                                                .fb_used_mib = 5}};
+  ASSERT_TRUE(store
+                  ->read([&](store::Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(state, server::read_refreshed_state(tx, t, hook));
+                    return core::Status();
+                  })
+                  .ok());
+  ASSERT_EQ(state.tenant_gpus.size(), 1u);
+  EXPECT_EQ(state.tenant_gpus[0].tenant, "nlp");
+  EXPECT_EQ(state.tenant_gpus[0].allocated, 2);
+  EXPECT_EQ(state.tenant_gpus[0].borrowed, 1);
+  EXPECT_EQ(state.tenant_gpus[0].guaranteed, 1);
+  ASSERT_EQ(state.pending.size(), 1u);
+  EXPECT_EQ(state.pending[0], (std::pair<std::string, std::int64_t>{"nlp", 2}));
+  ASSERT_EQ(state.gpus.size(), 3u);
+  EXPECT_EQ(state.gpus[0].job, job);
+  EXPECT_EQ(state.gpus[0].tenant, "nlp");
+  EXPECT_EQ(state.gpus[0].pci_bus_id, "0000:18:00.0");
+  EXPECT_EQ(state.gpus[0].utilization_percent, 10);
+  EXPECT_EQ(state.gpus[0].fb_free_mib, 81'000);
+  EXPECT_EQ(state.gpus[1].temperature_c, 41);
+  EXPECT_EQ(state.gpus[1].fb_free_mib, std::nullopt);  // its size is unknown
+  EXPECT_EQ(state.gpus[2].job, 0);                     // idle
+  EXPECT_EQ(state.gpus[2].uuid, "GPU-2");
+  EXPECT_EQ(state.gpus[2].utilization_percent, 99);  // the hook's, not the heartbeat's
+  EXPECT_EQ(state.gpus[2].power_watts, 650);
+  EXPECT_EQ(state.gpus[2].fb_used_mib, 5);
 }
 
 constexpr std::int64_t kStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC, a minute
