@@ -140,18 +140,16 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
       }
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
       if (!won) return core::raced("job changed while losing its node");
-      TenantEvents& counted = ctx.fx.tenant_events[job.tenant.value];
+      TenantEvents& counted = ctx.fx.tenant_events[job.tenant.value];  // for /metrics
       if (next.phase == JobPhase::kFailed) {
         ++counted.failures;
         ++ctx.fx.failed;
-      } else {
-        ++counted.restarts;
-      }
-      if (next.phase == JobPhase::kFailed) {
         CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job.id,
                                                     .time = ctx.now,
                                                     .kind = "finished",
                                                     .message = "failed: " + next.reason}));
+      } else {
+        ++counted.restarts;
       }
     }
     // Other nodes' ranks stop; the job is requeued (or released) once they confirm.
