@@ -391,7 +391,13 @@ TYPED_TEST(MetricsTest, PerTenantAndPerGpuSeriesFollowTheCluster) {
   EXPECT_EQ(this->wait_value(R"(corral_tenant_gpus_allocated{tenant="nlp",gpu_type="H100"})", 6),
             6);
   EXPECT_EQ(this->wait_value(R"(corral_tenant_pending_jobs{tenant="vision"})", 1), 1);
-  std::string text = this->scrape();
+  // The heartbeat's readings reach the per-GPU series at the next refresh.
+  std::string text;
+  eventually([&] {
+    text = this->scrape();
+    return samples_of(text, "DCGM_FI_DEV_GPU_UTIL").size() == 8 &&
+           text.find(R"(hpc_job=")") != std::string::npos;
+  });
   auto checked = promtool_check(text);
   EXPECT_TRUE(checked.ok) << checked.output << "\n" << text;
   EXPECT_EQ(value_of(text, R"(corral_tenant_gpus_borrowed{tenant="nlp",gpu_type="H100"})"), 2);
