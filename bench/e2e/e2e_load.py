@@ -35,7 +35,10 @@ class Cluster:
         self.server, self.token, self.corral = server, token, corral
 
     def metric(self, name):
-        with urllib.request.urlopen(self.server + "/metrics", timeout=10) as r:
+        # /metrics needs a token of role metrics or admin (docs/metrics.md).
+        req = urllib.request.Request(self.server + "/metrics",
+                                     headers={"Authorization": "Bearer " + self.token})
+        with urllib.request.urlopen(req, timeout=10) as r:
             for line in r.read().decode().splitlines():
                 if line.startswith(name + " ") or line.startswith(name + "{"):
                     return float(line.rsplit(" ", 1)[1])

@@ -46,8 +46,13 @@ Result<std::vector<ledger::Entry>> accrue_period(store::Tx& tx, SpecCache& specs
 }
 
 AccrualController::AccrualController(store::Store& store, const core::Clock& clock,
-                                     SpecCache& specs, BillingSettings settings)
-    : store_(store), clock_(clock), specs_(specs), settings_(std::move(settings)) {}
+                                     SpecCache& specs, BillingSettings settings,
+                                     LedgerCounters* ledger)
+    : store_(store),
+      clock_(clock),
+      specs_(specs),
+      settings_(std::move(settings)),
+      ledger_(ledger) {}
 
 AccrualController::~AccrualController() { stop(); }
 
@@ -92,6 +97,12 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
       return tx.set_accrued_until(*from + settings_.period);
     }));
     if (raced) continue;
+    // Counted once committed, and only what this call inserted. A period's entries are
+    // written whole or not at all (the watermark moves in the same transaction), so a
+    // count short of the rows is a replica that wrote the same keys first: it counts them.
+    if (ledger_ != nullptr && written == static_cast<std::int64_t>(rows.size())) {
+      for (const auto& r : rows) ledger_->add(r.tenant.value, r.bucket, r.gpu_ms, r.amount_micros);
+    }
     ++progress.periods;
     progress.entries += written;
     progress.accrued_until = *from + settings_.period;

@@ -21,6 +21,7 @@
 #include "core/result.h"
 #include "server/accrual_input.h"
 #include "server/billing_config.h"
+#include "server/metrics.h"
 #include "server/spec_cache.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
@@ -35,8 +36,9 @@ struct AccrualProgress {
 
 class AccrualController {
  public:
+  // `ledger`, when given, counts the entries this controller inserts (/metrics).
   AccrualController(store::Store& store, const core::Clock& clock, SpecCache& specs,
-                    BillingSettings settings);
+                    BillingSettings settings, LedgerCounters* ledger = nullptr);
   ~AccrualController();
   AccrualController(const AccrualController&) = delete;
   AccrualController& operator=(const AccrualController&) = delete;
@@ -52,6 +54,7 @@ class AccrualController {
   const core::Clock& clock_;
   SpecCache& specs_;
   const BillingSettings settings_;
+  LedgerCounters* const ledger_;
 
   std::mutex mu_;
   std::condition_variable cv_;

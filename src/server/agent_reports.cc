@@ -249,6 +249,7 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
                            .kind = "checkpointed",
                            .message = "attempt " + std::to_string(attempt) + " step " +
                                       std::to_string(step) + " at " + path}));
+  ++ctx.fx.tenant_events[job->tenant.value].checkpoints;
   return true;
 }
 

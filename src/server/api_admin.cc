@@ -31,7 +31,7 @@ Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   const auto parsed = parse_role(role);
   if (!parsed.ok() || *parsed == Role::kJoin) {  // join tokens come only from DATA_DIR
-    return core::invalid_argument("role", "must be admin, member or agent");
+    return core::invalid_argument("role", "must be admin, member, agent or metrics");
   }
   if (*parsed == Role::kMember) {
     if (!valid_name(tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
@@ -164,7 +164,9 @@ std::vector<Route> admin_routes(ApiContext& api) {
                    [](const Call&) -> Result<Reply> {
                      return json_reply({{"status", "ok"}});
                    }),
-      public_route("GET", "/metrics", [&api](const Call& c) { return metrics(api, c); }),
+      // Per-tenant and per-GPU series say who runs what: a scraper needs a token of role
+      // metrics (or admin), docs/metrics.md.
+      direct("GET", "/metrics", {Role::kAdmin, Role::kMetrics}, api, metrics),
   };
 }
 

@@ -182,6 +182,8 @@ class Applier {
     CORRAL_RETURN_IF_ERROR(tx_.append_job_event(
         {.job = p.job, .time = ctx_.now, .kind = "placed", .message = next.reason}));
     for (const auto& g : p.gpus) out_.fx.bump.insert(g.node.value);
+    out_.fx.tenant_events[job->tenant.value].queue_waits_ms.push_back(
+        core::to_ms(ctx_.now - job->queued_at));
     out_.placed.push_back(p.job);
     return Status();
   }

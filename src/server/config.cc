@@ -114,6 +114,14 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
         }
       } else if (key == "billing") {
         CORRAL_ASSIGN_OR_RETURN(c.billing, parse_billing_section(kv.second));
+      } else if (key == "metrics") {
+        if (!kv.second.IsMap()) return core::invalid_argument("metrics", "must be a map");
+        for (const auto& m : kv.second) {
+          const std::string k = m.first.as<std::string>();
+          if (k != "refreshMs") return core::invalid_argument("metrics." + k, "unknown field");
+          CORRAL_ASSIGN_OR_RETURN(c.metrics.refresh_ms,
+                                  int_in_range(m.second, "metrics.refreshMs", 10, 3'600'000));
+        }
       } else {
         return core::invalid_argument(key, "unknown field");
       }

@@ -18,6 +18,8 @@
 //     hotTemperatureC: 87    # above this a GPU takes no new placements
 //   billing:                 # the ledger and chargeback: server/billing_config.h
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
+//   metrics:                 # /metrics (docs/metrics.md)
+//     refreshMs: 5000        # how often per-tenant and per-GPU series are read from the store
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -31,6 +33,7 @@
 #include "core/result.h"
 #include "server/billing_config.h"
 #include "server/lifecycle.h"
+#include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
 
@@ -43,6 +46,7 @@ struct ServerConfig {
   SchedLoopOptions sched;
   AgentSettings agents;
   BillingSettings billing;
+  MetricsSettings metrics;
 };
 
 ServerConfig default_server_config();

@@ -81,6 +81,7 @@ void Effects::merge(const Effects& other) {
   wake_scheduler = wake_scheduler || other.wake_scheduler;
   succeeded += other.succeeded;
   failed += other.failed;
+  for (const auto& [tenant, e] : other.tenant_events) tenant_events[tenant].merge(e);
 }
 
 void wake_loop(const Effects& fx, SchedulerSignals& loop) {
@@ -216,6 +217,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
                       std::to_string(spec.max_restarts) + " once every rank has stopped";
         CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "rank failed", next.reason));
+        ++ctx.fx.tenant_events[job.tenant.value].restarts;
       } else {
         next.phase = JobPhase::kFailed;
         next.reason =
@@ -223,6 +225,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
         CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "failed: " + next.reason));
         ++ctx.fx.failed;
+        ++ctx.fx.tenant_events[job.tenant.value].failures;
       }
       stop_everywhere(ctx, id, allocs);
       job = next;
@@ -287,7 +290,10 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   next.reason = reason;
   next.updated_at = ctx.now;
   next.stop_grace_ms = stop.grace.count();
-  if (stop.counts_as_preemption) ++next.preemptions;
+  if (stop.counts_as_preemption) {
+    ++next.preemptions;
+    ++ctx.fx.tenant_events[job.tenant.value].preemptions;
+  }
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "preempted", reason));
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);

@@ -36,6 +36,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "server/assignment_board.h"
+#include "server/metrics.h"
 #include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
 #include "store/store.h"
@@ -61,6 +62,7 @@ struct Effects {
   bool wake_scheduler = false;
   std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
   std::int32_t failed = 0;
+  TenantEventMap tenant_events;  // for /metrics' per-tenant counters (metrics.h)
 
   void merge(const Effects& other);
 };

@@ -140,11 +140,16 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
       }
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
       if (!won) return core::raced("job changed while losing its node");
+      TenantEvents& counted = ctx.fx.tenant_events[job.tenant.value];  // for /metrics
       if (next.phase == JobPhase::kFailed) {
+        ++counted.failures;
+        ++ctx.fx.failed;
         CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job.id,
                                                     .time = ctx.now,
                                                     .kind = "finished",
                                                     .message = "failed: " + next.reason}));
+      } else {
+        ++counted.restarts;
       }
     }
     // Other nodes' ranks stop; the job is requeued (or released) once they confirm.
@@ -158,13 +163,15 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
 }
 
 NodeHealth::NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-                       SpecCache& specs, SchedulerSignals& loop, AgentSettings settings)
+                       SpecCache& specs, SchedulerSignals& loop, AgentSettings settings,
+                       Metrics* metrics)
     : store_(store),
       clock_(clock),
       board_(board),
       specs_(specs),
       loop_(loop),
-      settings_(settings) {}
+      settings_(settings),
+      metrics_(metrics) {}
 
 NodeHealth::~NodeHealth() { stop(); }
 
@@ -222,6 +229,10 @@ Status NodeHealth::check_once() {
     });
     if (!done.ok()) return done;
     apply_effects(fx, board_);
+    if (metrics_ != nullptr) {
+      metrics_->jobs_failed += fx.failed;
+      metrics_->count_committed(fx.tenant_events);
+    }
     wake_loop(fx, loop_);
   }
   return Status();

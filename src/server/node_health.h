@@ -29,6 +29,7 @@
 #include "core/topology.h"
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
+#include "server/metrics.h"
 #include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
 #include "server/thread_annotations.h"
@@ -57,8 +58,10 @@ core::Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const
 
 class NodeHealth {
  public:
+  // `metrics`, when given, counts the jobs that lost nodes failed or restarted.
   NodeHealth(store::Store& store, const core::Clock& clock, AssignmentBoard& board,
-             SpecCache& specs, SchedulerSignals& loop, AgentSettings settings);
+             SpecCache& specs, SchedulerSignals& loop, AgentSettings settings,
+             Metrics* metrics = nullptr);
   ~NodeHealth();
   NodeHealth(const NodeHealth&) = delete;
   NodeHealth& operator=(const NodeHealth&) = delete;
@@ -75,6 +78,7 @@ class NodeHealth {
   SpecCache& specs_;
   SchedulerSignals& loop_;
   const AgentSettings settings_;
+  Metrics* const metrics_;
   core::Time started_at_;
 
   std::mutex mu_;

@@ -234,6 +234,7 @@ void RequestPipeline::committed(const Reply& reply) {
   apply_effects(fx, board_);
   metrics_.jobs_succeeded += fx.succeeded;
   metrics_.jobs_failed += fx.failed;
+  metrics_.count_committed(fx.tenant_events);
   if (!reply.wake_scheduler) return wake_loop(fx, loop_);
   // A submission alone only adds one pending job: the loop reads just it. Anything else
   // may have changed what the loop keeps in memory: a full re-read.

@@ -14,15 +14,17 @@ std::string_view to_string(Role role) {
       return "agent";
     case Role::kJoin:
       return "join";
+    case Role::kMetrics:
+      return "metrics";
   }
   return "unknown";
 }
 
 core::Result<Role> parse_role(std::string_view text) {
-  for (const Role r : {Role::kAdmin, Role::kMember, Role::kAgent, Role::kJoin}) {
+  for (const Role r : {Role::kAdmin, Role::kMember, Role::kAgent, Role::kJoin, Role::kMetrics}) {
     if (to_string(r) == text) return r;
   }
-  return core::invalid_argument("role", "must be admin, member, agent or join, got '" +
+  return core::invalid_argument("role", "must be admin, member, agent, join or metrics, got '" +
                                             std::string(text.substr(0, 32)) + "'");
 }
 

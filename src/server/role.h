@@ -5,6 +5,8 @@
 //   member  its own tenant's jobs (other tenants' job ids answer 404)
 //   agent   the agent protocol for its own node only
 //   join    POST /v1/agents/join and nothing else
+//   metrics GET /metrics and nothing else (a scraper's token: the series name tenants,
+//           jobs and nodes, so /metrics is not public)
 //
 // Thread safety: free functions without state.
 #pragma once
@@ -15,7 +17,7 @@
 
 namespace corral::server {
 
-enum class Role { kAdmin, kMember, kAgent, kJoin };
+enum class Role { kAdmin, kMember, kAgent, kJoin, kMetrics };
 
 std::string_view to_string(Role role);
 

@@ -334,8 +334,8 @@ Status SchedLoop::run_cycle() {
     return Status();
   });
   ++metrics_.sched_cycles;
-  metrics_.sched_cycle_ms_total +=
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+  metrics_.sched_cycle_us_total +=
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
           .count();
   if (!committed.ok()) {
     if (committed.code() == core::StatusCode::kAlreadyExists) ++metrics_.sched_apply_conflicts;
@@ -343,6 +343,7 @@ Status SchedLoop::run_cycle() {
     return committed;
   }
   if (board_ != nullptr) apply_effects(applied.fx, *board_);
+  metrics_.count_committed(applied.fx.tenant_events);
   if (write_usage) last_usage_write_ = now;
   for (const std::int64_t id : applied.left_queue) pending_.erase(id);
   for (auto& row : applied.back_in_queue) pending_.insert_or_assign(row.id.value, std::move(row));

@@ -20,6 +20,7 @@
 #include "server/config.h"
 #include "server/crypto.h"
 #include "server/metrics.h"
+#include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
 #include "server/request_pipeline.h"
@@ -116,8 +117,9 @@ struct Corrald::Parts {
         board(core::to_ms(clock.now()) * 1000),
         specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
         loop(*store, clock, metrics, config.sched, &board, &specs),
-        health(*store, clock, board, specs, loop, config.agents),
-        accrual(*store, clock, specs, config.billing),
+        health(*store, clock, board, specs, loop, config.agents, &metrics),
+        accrual(*store, clock, specs, config.billing, &metrics.ledger),
+        refresher(*store, clock, metrics, config.metrics),
         auth(*store),
         pipeline(*store, clock, metrics, auth, board, loop),
         agent_api(pipeline, board, specs, config.agents),
@@ -130,6 +132,7 @@ struct Corrald::Parts {
   SchedLoop loop;
   NodeHealth health;
   AccrualController accrual;
+  MetricsRefresher refresher;
   TokenAuth auth;
   RequestPipeline pipeline;
   AgentApi agent_api;
@@ -182,6 +185,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   CORRAL_RETURN_IF_ERROR(parts->loop.start());
   parts->health.start();
   parts->accrual.start();
+  parts->refresher.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -197,6 +201,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
+    parts->refresher.stop();
     parts->accrual.stop();
     parts->health.stop();
     parts->loop.stop();
@@ -221,6 +226,7 @@ void Corrald::stop() {
   if (stopped_.exchange(true)) return;
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
+  parts_->refresher.stop();
   parts_->accrual.stop();
   parts_->health.stop();
   parts_->loop.stop();

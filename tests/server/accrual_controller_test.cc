@@ -4,8 +4,11 @@
 // grace; accruing again, or from two controllers at once, writes nothing twice.
 #include "server/accrual_controller.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -208,8 +211,10 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
                   })
                   .ok());
   this->clock_.set(at(30 * kMin + 10'000));
-  AccrualController a(*this->store_, this->clock_, this->specs_, one_minute_periods());
-  AccrualController b(*this->store_, this->clock_, this->specs_, one_minute_periods());
+  // Each counts, for /metrics, only what it inserted.
+  LedgerCounters counted_a, counted_b;
+  AccrualController a(*this->store_, this->clock_, this->specs_, one_minute_periods(), &counted_a);
+  AccrualController b(*this->store_, this->clock_, this->specs_, one_minute_periods(), &counted_b);
   std::int64_t written[2] = {0, 0};
   std::thread ta([&] {
     auto r = a.accrue_due(100);
@@ -240,6 +245,23 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   EXPECT_EQ((per_gpu[{"n1", 0}]), 30 * kMin);
   EXPECT_EQ((per_gpu[{"n1", 1}]), 30 * kMin);
   EXPECT_EQ((per_gpu[{"n2", 0}]), 30 * kMin - 30'000);
+  // The two controllers' ledger counters add up to the ledger, each entry once.
+  const auto counted_ms = [](const LedgerCounters& c) {
+    std::string text;
+    c.render(text);
+    double seconds = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("corral_ledger_gpu_seconds_total{", 0) == 0) {
+        seconds += std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return static_cast<std::int64_t>(std::llround(seconds * 1000));
+  };
+  std::int64_t ledger_ms = 0;
+  for (const auto& row : rows) ledger_ms += row.gpu_ms;
+  EXPECT_EQ(counted_ms(counted_a) + counted_ms(counted_b), ledger_ms);
+  EXPECT_GT(ledger_ms, 0);
 }
 
 }  // namespace

@@ -403,6 +403,9 @@ TYPED_TEST(ApiTest, MetricsAndHealth) {
   auto m = this->admin().get("/metrics");
   EXPECT_EQ(m.status, 200);
   EXPECT_NE(m.body.find("corral_sched_cycles_total"), std::string::npos);
+  // /metrics names tenants and jobs: no token, no metrics (docs/metrics.md).
+  EXPECT_EQ(this->server_->client("").get("/metrics").status, 401);
+  EXPECT_EQ(this->server_->client("").get("/healthz").status, 200);
 }
 
 // Issue 12: `gpusPerNode: 0` is refused now, and the normalized spec leaves the field out.

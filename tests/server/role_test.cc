@@ -6,7 +6,7 @@ namespace corral::server {
 namespace {
 
 TEST(Role, EveryRoleReadsBackAsItself) {
-  for (const Role r : {Role::kAdmin, Role::kMember, Role::kAgent, Role::kJoin}) {
+  for (const Role r : {Role::kAdmin, Role::kMember, Role::kAgent, Role::kJoin, Role::kMetrics}) {
     const auto parsed = parse_role(to_string(r));
     ASSERT_TRUE(parsed.ok()) << to_string(r);
     EXPECT_EQ(*parsed, r);

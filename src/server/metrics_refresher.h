@@ -1,0 +1,64 @@
+// The refreshed part of /metrics (metrics.h): every `metrics.refreshMs` one read
+// transaction gathers each tenant's GPUs (allocated, borrowed, guaranteed) and pending
+// jobs, and each GPU's holder and latest readings, and Metrics keeps them rendered. A
+// scrape reads that text; however often Prometheus scrapes, the store sees one read per
+// refresh (about 6 queries plus one per tenant).
+//
+// Per-GPU readings come from the agents' last heartbeats (NodeRepo's observed rows); a
+// GPU that has none (a node registered without an agent) has no per-GPU series. Samples
+// given to Metrics::set_gpu_samples() (the telemetry sink's hook) win for the GPUs they
+// name.
+//
+// Thread safety: start()/stop() once each; refresh_once() on any one thread at a time.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "server/metrics.h"
+#include "server/thread_annotations.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// Config `metrics:` (config.h).
+struct MetricsSettings {
+  std::int64_t refresh_ms = 5000;  // how often the refreshed series are read from the store
+};
+
+// What the store holds now, as the refreshed series show it. `overrides` are the
+// telemetry hook's samples: their readings replace the heartbeats' for their GPUs.
+core::Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
+                                                  const std::vector<GpuSample>& overrides);
+
+class MetricsRefresher {
+ public:
+  MetricsRefresher(store::Store& store, const core::Clock& clock, Metrics& metrics,
+                   MetricsSettings settings);
+  ~MetricsRefresher();
+  MetricsRefresher(const MetricsRefresher&) = delete;
+  MetricsRefresher& operator=(const MetricsRefresher&) = delete;
+
+  // Refreshes once now (so the first scrape has the series), then every refresh_ms.
+  void start();
+  void stop() CORRAL_EXCLUDES(mu_);
+  // One refresh: reads the store and replaces the refreshed series.
+  core::Status refresh_once();
+
+ private:
+  store::Store& store_;
+  const core::Clock& clock_;
+  Metrics& metrics_;
+  const MetricsSettings settings_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace corral::server
