@@ -16,6 +16,16 @@
 //     restartBackoffMs: 10000    # first restart's backoff; doubles per restart
 //     restartBackoffMaxMs: 300000
 //     hotTemperatureC: 87    # above this a GPU takes no new placements
+//     throttleReasons: [hw_slowdown, hw_thermal_slowdown, hw_power_brake,
+//                       sw_thermal_slowdown]  # clock throttle reasons that count
+//     throttleDrainAfterMs: 300000  # throttled that long without a break: unhealthy
+//   telemetry:               # ingestion and retention (docs/telemetry.md)
+//     rawRetentionMs: 86400000       # raw samples (a day)
+//     minuteRetentionMs: 1209600000  # 1-minute rollups (14 days)
+//     hourRetentionMs: 34560000000   # 1-hour rollups (400 days)
+//     nodePerMinute: 2000    # samples taken per node per minute; the rest dropped
+//     queueSamples: 200000   # samples queued for the writer, all nodes; the rest dropped
+//     flushMs: 250           # the writer's period
 //   billing:                 # the ledger and chargeback: server/billing_config.h
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //
@@ -33,6 +43,7 @@
 #include "server/lifecycle.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
+#include "server/telemetry_sink.h"
 
 namespace corral::server {
 
@@ -43,6 +54,7 @@ struct ServerConfig {
   SchedLoopOptions sched;
   AgentSettings agents;
   BillingSettings billing;
+  TelemetrySettings telemetry;
 };
 
 ServerConfig default_server_config();

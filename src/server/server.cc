@@ -24,6 +24,7 @@
 #include "server/node_health.h"
 #include "server/request_pipeline.h"
 #include "server/sched_loop.h"
+#include "server/telemetry_sink.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -118,9 +119,10 @@ struct Corrald::Parts {
         loop(*store, clock, metrics, config.sched, &board, &specs),
         health(*store, clock, board, specs, loop, config.agents),
         accrual(*store, clock, specs, config.billing),
+        telemetry(*store, clock, config.telemetry),
         auth(*store),
         pipeline(*store, clock, metrics, auth, board, loop),
-        agent_api(pipeline, board, specs, config.agents),
+        agent_api(pipeline, board, specs, config.agents, &telemetry),
         api(pipeline, loop, metrics, board, specs, config.agents, config.billing) {}
 
   std::unique_ptr<store::Store> store;
@@ -130,6 +132,7 @@ struct Corrald::Parts {
   SchedLoop loop;
   NodeHealth health;
   AccrualController accrual;
+  TelemetrySink telemetry;
   TokenAuth auth;
   RequestPipeline pipeline;
   AgentApi agent_api;
@@ -182,6 +185,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   CORRAL_RETURN_IF_ERROR(parts->loop.start());
   parts->health.start();
   parts->accrual.start();
+  parts->telemetry.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -197,6 +201,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
+    parts->telemetry.stop();
     parts->accrual.stop();
     parts->health.stop();
     parts->loop.stop();
@@ -221,6 +226,7 @@ void Corrald::stop() {
   if (stopped_.exchange(true)) return;
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
+  parts_->telemetry.stop();
   parts_->accrual.stop();
   parts_->health.stop();
   parts_->loop.stop();
