@@ -26,6 +26,7 @@
 //     nodePerMinute: 2000    # samples taken per node per minute; the rest dropped
 //     queueSamples: 200000   # samples queued for the writer, all nodes; the rest dropped
 //     flushMs: 250           # the writer's period
+//     pruneEveryMs: 60000    # how often retention deletes
 //   billing:                 # the ledger and chargeback: server/billing_config.h
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //
