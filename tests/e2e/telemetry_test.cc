@@ -111,14 +111,23 @@ TEST_F(TelemetryClusterTest, SamplesOfBusyAndIdleGpusLandInRawAndRollups) {
 // the telemetry samples carry the reason too.
 TEST_F(TelemetryClusterTest, AGpuThrottledTooLongDrainsItsNode) {
   agent("n2").inject_faults(R"({"gpus": {"5": {"throttle": ["hw_thermal_slowdown"]}}})");
+  // GPU 5's judgement in the node view; an empty object before the first heartbeat is read.
   const auto gpu5 = [&] {
     const json n = node("n2");
-    for (const auto& g : n["observed"].value("gpus", json::array())) {
-      if (g.value("index", -1) == 5) return g;
+    const json observed = n.is_object() ? n.value("observed", json::object()) : json::object();
+    if (observed.is_object()) {
+      for (const auto& g : observed.value("gpus", json::array())) {
+        if (g.value("index", -1) == 5) return g;
+      }
     }
-    return json();
+    return json::object();
   };
-  ASSERT_TRUE(eventually([&] { return gpu5().value("health", "") != "ok"; }, 30s))
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::string health = gpu5().value("health", "");
+        return !health.empty() && health != "ok";
+      },
+      30s))
       << node("n2").dump();
   ASSERT_TRUE(eventually([&] { return node("n2").value("admin", "") == "draining"; }, 30s))
       << node("n2").dump();
