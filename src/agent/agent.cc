@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -72,7 +73,10 @@ core::Status parse_labels(const std::string& text, core::TopologyLabels& labels,
 }
 
 Agent::Agent(AgentOptions options, std::unique_ptr<Inventory> inventory, const core::Clock& clock)
-    : options_(std::move(options)), inventory_(std::move(inventory)), clock_(clock) {
+    : options_(std::move(options)),
+      inventory_(std::move(inventory)),
+      clock_(clock),
+      telemetry_(options_.telemetry.max_buffered) {
   if (options_.faults_path.empty()) options_.faults_path = options_.state_dir + "/faults.json";
 }
 
@@ -303,12 +307,19 @@ core::Status Agent::run() {
   std::thread poller([this] { poll_loop(); });
   std::thread heart([this] { heartbeat_loop(); });
   std::thread forwarder([this] { checkpoint_loop(); });
+  std::thread sampler, sender;
+  if (options_.telemetry.interval_ms > 0) {
+    sampler = std::thread([this] { telemetry_sample_loop(); });
+    sender = std::thread([this] { telemetry_send_loop(); });
+  }
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return stopping_; });
   }
   heart.join();
   forwarder.join();
+  if (sampler.joinable()) sampler.join();
+  if (sender.joinable()) sender.join();
   poller.join();
   local_->stop();
   return core::ok_status();
@@ -383,7 +394,10 @@ void Agent::heartbeat_loop() {
     const Session s = session();
     s.scope->reconciler->reapply();
     sweep_retired();
-    auto health = inventory_->read_health();
+    auto health = [&] {
+      std::lock_guard lock(inventory_mu_);
+      return inventory_->read_health();
+    }();
     std::vector<core::GpuHealth> gpus;
     if (health.ok()) {
       gpus = std::move(*health);
@@ -462,6 +476,68 @@ void Agent::checkpoint_loop() {
     }
     log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
         " dropped: " + s.to_string());
+  }
+}
+
+std::optional<Faults> Agent::current_faults() {
+  if (!inventory_->simulated()) return std::nullopt;
+  auto faults = read_faults_file(options_.faults_path);
+  if (!faults.ok()) return std::nullopt;  // the heartbeat thread logs it
+  return std::move(*faults);
+}
+
+void Agent::telemetry_sample_loop() {
+  std::string last_error;
+  std::int64_t next = core::to_ms(clock_.now());
+  while (true) {
+    // On the clock's schedule, so a slow round does not shift every later one.
+    const std::int64_t wait = next - core::to_ms(clock_.now());
+    if (wait > 0 && !sleep_ms(wait)) break;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+    }
+    next += options_.telemetry.interval_ms;
+    const std::int64_t now = core::to_ms(clock_.now());
+    if (next < now) next = now + options_.telemetry.interval_ms;  // fell behind: skip
+    const Session s = session();
+    const std::set<std::int32_t> busy = s.scope && s.scope->reconciler
+                                            ? s.scope->reconciler->busy_gpus()
+                                            : std::set<std::int32_t>();
+    const std::optional<Faults> faults = current_faults();
+    const core::Status sampled = [&] {
+      std::lock_guard lock(inventory_mu_);
+      return sample_telemetry(*inventory_, now, busy, faults ? &*faults : nullptr, telemetry_);
+    }();
+    if (!sampled.ok() && sampled.to_string() != last_error) {
+      log("cannot sample GPU telemetry: " + sampled.to_string());
+    }
+    last_error = sampled.ok() ? "" : sampled.to_string();
+  }
+}
+
+void Agent::telemetry_send_loop() {
+  auto client = CorraldClient::connect(options_.server_url);
+  if (!client.ok()) return;
+  std::string last_error;
+  std::int64_t dropped_logged = 0;
+  while (sleep_ms(options_.telemetry.flush_ms)) {
+    const Session s = session();
+    const FlushResult r = flush_telemetry(
+        telemetry_, options_.telemetry.max_batch, [&](const core::TelemetryBatch& batch) {
+          return (*client)->telemetry(options_.node, s.token, batch);
+        });
+    // A refusal (fenced, an unknown token) is the heartbeat's to act on: it rejoins, and
+    // the next flush goes with the new token. Logged once per kind, not per flush.
+    const std::string error = r.last_error.ok() ? "" : r.last_error.to_string();
+    if (!error.empty() && error != last_error) log("telemetry (best effort): " + error);
+    last_error = error;
+    if (const std::int64_t dropped = telemetry_.dropped(); dropped > dropped_logged) {
+      if (dropped_logged == 0) {
+        log("telemetry buffer full: dropping the oldest samples (corrald unreachable?)");
+      }
+      dropped_logged = dropped;
+    }
   }
 }
 

@@ -4,7 +4,9 @@
 //
 // Threads: the local server's pool; `poll` (assignments → reconcile, re-polls at once
 // after every answer); `heartbeat` (every heartbeat_ms, and within a few ms of a
-// worker starting or exiting); `checkpoints` (forwards with backoff).
+// worker starting or exiting); `checkpoints` (forwards with backoff); `telemetry sampler`
+// (every telemetry.interval_ms) and `telemetry sender` (every telemetry.flush_ms, on its
+// own connection: agent/telemetry.h).
 //
 // Workers are kept per cluster (agent/cluster_scope.h): the join answer's clusterId picks
 // the state dir's STATE_DIR/clusters/ID, whose workers the agent adopts; the workers of
@@ -21,6 +23,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,7 @@
 #include "agent/launcher.h"
 #include "agent/local_server.h"
 #include "agent/reconciler.h"
+#include "agent/telemetry.h"
 #include "core/clock.h"
 #include "core/topology.h"
 
@@ -44,6 +48,7 @@ struct AgentOptions {
   std::string listen_host = "127.0.0.1";
   int listen_port = 0;
   std::int64_t heartbeat_ms = 2000;
+  TelemetryOptions telemetry;
   std::string faults_path;     // default STATE_DIR/faults.json
   std::string supervisor_exe;  // this binary
 };
@@ -109,12 +114,18 @@ class Agent {
   void poll_loop();
   void heartbeat_loop();
   void checkpoint_loop();
+  void telemetry_sample_loop();
+  void telemetry_send_loop();
+  // The inventory's faults overlay, as the faults file says now (simulated only; null when
+  // there is none or the file does not parse).
+  std::optional<Faults> current_faults();
   void trigger_heartbeat();
   bool sleep_ms(std::int64_t ms);  // false when shutting down
   void log(const std::string& line) const;
 
   AgentOptions options_;
   std::unique_ptr<Inventory> inventory_;
+  std::mutex inventory_mu_;  // the heartbeat and the telemetry sampler both read it
   const core::Clock& clock_;
   NodeInventory discovered_;
   std::string agent_url_;
@@ -130,6 +141,7 @@ class Agent {
   Session session_;
   std::vector<std::shared_ptr<ClusterScope>> retired_;  // their workers still being stopped
   std::deque<PendingCheckpoint> checkpoints_;
+  TelemetryBuffer telemetry_;
 
   std::unique_ptr<LocalServer> local_;  // last: its hooks use the members above
 };

@@ -152,4 +152,11 @@ core::Status CorraldClient::checkpoint(const std::string& node, const std::strin
   return status_of(res, "checkpoint");
 }
 
+core::Status CorraldClient::telemetry(const std::string& node, const std::string& token,
+                                      const core::TelemetryBatch& batch) {
+  const auto res = http_->Post(("/v1/agents/" + node + "/telemetry").c_str(), bearer(token),
+                               core::encode_telemetry_batch(batch), "application/json");
+  return status_of(res, "telemetry");
+}
+
 }  // namespace corral::agent

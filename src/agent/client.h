@@ -40,6 +40,9 @@ class CorraldClient {
                                        const core::Heartbeat& heartbeat);
   core::Status checkpoint(const std::string& node, const std::string& token,
                           const core::WorkerCheckpoint& checkpoint);
+  // POST /v1/agents/{node}/telemetry (202): best effort, the caller drops what fails.
+  core::Status telemetry(const std::string& node, const std::string& token,
+                         const core::TelemetryBatch& batch);
   // Aborts a call in flight from another thread (shutdown of a long poll).
   void cancel();
 

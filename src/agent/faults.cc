@@ -45,8 +45,8 @@ core::Result<Faults> parse_faults(const std::string& json_text) {
   const json& gpus = doc["gpus"];
   if (!gpus.is_object()) return core::invalid_argument("gpus", "must be an object by GPU index");
   static const std::set<std::string> kKeys = {
-      "xid",         "temperatureC",        "present",     "eccUncorrectable", "powerW",
-      "remapFailed", "retiredPagesPending", "nvlinkErrors"};
+      "xid",         "temperatureC",        "present",      "eccUncorrectable", "powerW",
+      "remapFailed", "retiredPagesPending", "nvlinkErrors", "throttle"};
   for (const auto& [key, fault] : gpus.items()) {
     const std::string path = "gpus." + key;
     std::int32_t index = -1;
@@ -70,6 +70,18 @@ core::Result<Faults> parse_faults(const std::string& json_text) {
     CORRAL_RETURN_IF_ERROR(read_field(fault, path, "remapFailed", f.remap_failed));
     CORRAL_RETURN_IF_ERROR(read_field(fault, path, "retiredPagesPending", f.retired_pages_pending));
     CORRAL_RETURN_IF_ERROR(read_field(fault, path, "nvlinkErrors", f.nvlink_errors));
+    if (fault.contains("throttle")) {
+      const json& t = fault["throttle"];
+      std::vector<std::string> reasons;
+      for (std::size_t i = 0; t.is_array() && i < t.size(); ++i) {
+        if (!t[i].is_string()) break;
+        reasons.push_back(t[i].get<std::string>());
+      }
+      if (!t.is_array() || reasons.size() != t.size()) {
+        return core::invalid_argument(path + ".throttle", "must be a list of reason names");
+      }
+      f.throttle = std::move(reasons);
+    }
     faults[index] = f;
   }
   return faults;
@@ -109,6 +121,23 @@ void apply_faults(const Faults& faults, std::vector<core::GpuHealth>& health) {
     if (f.remap_failed) h.remap_failed = *f.remap_failed;
     if (f.retired_pages_pending) h.retired_pages_pending = *f.retired_pages_pending;
     if (f.nvlink_errors) h.nvlink_errors = *f.nvlink_errors;
+    if (f.throttle) h.throttle = *f.throttle;
+  }
+}
+
+void apply_faults(const Faults& faults, std::vector<core::TelemetrySample>& samples) {
+  std::erase_if(samples, [&](const core::TelemetrySample& s) {
+    const auto it = faults.find(s.gpu);
+    return it != faults.end() && it->second.present == std::optional(false);
+  });
+  for (core::TelemetrySample& s : samples) {
+    const auto it = faults.find(s.gpu);
+    if (it == faults.end()) continue;
+    const GpuFault& f = it->second;
+    if (f.temperature_c) s.temperature_c = *f.temperature_c;
+    if (f.ecc_uncorrectable) s.ecc_uncorrected = *f.ecc_uncorrectable;
+    if (f.power_w) s.power_w = *f.power_w;
+    if (f.throttle) s.throttle = *f.throttle;
   }
 }
 

@@ -2,15 +2,17 @@
 //
 // One narrow interface (STYLE.md rule 2) with three adapters: NVML loaded at run time
 // (nvml/nvml_inventory.cc), a named preset and a YAML file (simulated/). The agent lists
-// the GPUs once at join time and reads health before every heartbeat; the tests run
+// the GPUs once at join time, reads health before every heartbeat and samples telemetry
+// every few seconds; the tests run
 // the same assertions over every adapter, the NVML one against a fake libnvidia-ml.
 //
-// Thread safety: an Inventory needs external synchronization (the agent reads it from
-// its heartbeat thread only).
+// Thread safety: an Inventory needs external synchronization (the agent's heartbeat and
+// telemetry threads take one mutex around it).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,11 @@ class Inventory {
   virtual core::Result<NodeInventory> discover() = 0;
   // Health and utilization of every GPU, in index order.
   virtual core::Result<std::vector<core::GpuHealth>> read_health() = 0;
+  // One telemetry sample of every GPU (docs/telemetry.md), in index order, stamped
+  // `now_ms`. `busy`: the GPUs a worker runs on now. NVML measures; a simulated inventory
+  // makes plausible readings from `busy` (and its later read_health() follows them).
+  virtual core::Result<std::vector<core::TelemetrySample>> sample(
+      std::int64_t now_ms, const std::set<std::int32_t>& busy) = 0;
   // True for presets and files: only these take injected faults (protocol §7).
   virtual bool simulated() const = 0;
 };

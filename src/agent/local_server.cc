@@ -1,7 +1,9 @@
 #include "agent/local_server.h"
 
+#include <chrono>
 #include <fstream>
 #include <httplib.h>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -108,12 +110,21 @@ core::Result<int> LocalServer::start(const std::string& host, int port) {
     return core::invalid_argument("--listen",
                                   "cannot listen on " + host + ":" + std::to_string(port));
   }
-  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    http_->listen_after_bind();
+    listen_returned_ = true;
+  });
   return bound;
 }
 
 void LocalServer::stop() {
   if (thread_.joinable()) {
+    // httplib's stop() does nothing before listen_after_bind() is running, and the listen
+    // would then never end: an agent whose join is refused at once (milliseconds after
+    // start()) hung here. Wait for it to run first.
+    while (!http_->is_running() && !listen_returned_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     http_->stop();
     thread_.join();
   }

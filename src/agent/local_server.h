@@ -8,6 +8,7 @@
 // and call the hooks concurrently.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,6 +53,7 @@ class LocalServer {
   Hooks hooks_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
+  std::atomic<bool> listen_returned_{false};
 };
 
 // The last `tail_bytes` bytes of a file (all of it when it is shorter).

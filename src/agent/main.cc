@@ -1,6 +1,7 @@
 // corral-agent: the per-node agent (docs/agent.md). main parses flags, picks the
 // inventory and runs the Agent until SIGTERM/SIGINT; `--supervise` is the per-worker
 // supervisor the agent re-executes itself as (launcher.h).
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -60,6 +61,13 @@ int run_main(int argc, char** argv) {
   app.add_option("--listen", listen, "local server address, HOST:PORT (port 0: any)");
   app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat period")->check(CLI::Range(50, 60000));
   app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
+  double telemetry_interval_s = 5, telemetry_flush_s = 10;
+  app.add_option("--telemetry-interval", telemetry_interval_s,
+                 "seconds between GPU telemetry samples (0: no telemetry)")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--telemetry-flush", telemetry_flush_s,
+                 "seconds between telemetry batches sent to corrald")
+      ->check(CLI::Range(0.01, 3600.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -72,6 +80,9 @@ int run_main(int argc, char** argv) {
       .node = node,
       .state_dir = state_dir.empty() ? "/tmp/corral-agent-" + node : state_dir,
       .heartbeat_ms = heartbeat_ms,
+      .telemetry = {.interval_ms = static_cast<std::int64_t>(telemetry_interval_s * 1000),
+                    .flush_ms = std::max<std::int64_t>(
+                        10, static_cast<std::int64_t>(telemetry_flush_s * 1000))},
       .faults_path = faults,
       .supervisor_exe = supervisor_exe(argv[0])};
   if (node.empty() || node.find('/') != std::string::npos) {

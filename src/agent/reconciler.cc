@@ -95,6 +95,18 @@ void Reconciler::apply_locked(const std::vector<core::DesiredWorker>& desired) {
   }
 }
 
+std::set<std::int32_t> Reconciler::busy_gpus() const {
+  std::lock_guard lock(mu_);
+  std::set<std::int32_t> out;
+  for (const core::DesiredWorker& d : desired_) {
+    const auto it = entries_.find(d.spec.key);
+    if (it == entries_.end() || it->second.start_failed) continue;
+    if (launcher_.observe(it->second.record).state != core::WorkerStatus::State::kRunning) continue;
+    out.insert(d.spec.gpus.begin(), d.spec.gpus.end());
+  }
+  return out;
+}
+
 std::vector<core::WorkerStatus> Reconciler::observe() {
   std::lock_guard lock(mu_);
   std::vector<core::WorkerStatus> out;

@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,8 @@ class Reconciler {
 
   // The worker a CORRAL_WORKER_TOKEN belongs to.
   std::optional<core::WorkerKey> worker_for_token(const std::string& token) const;
+  // The GPUs of the workers running now (telemetry's simulated load).
+  std::set<std::int32_t> busy_gpus() const;
   // True while some stop could not be sent yet (its supervisor is still starting).
   bool stops_pending() const;
 

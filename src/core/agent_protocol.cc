@@ -560,6 +560,61 @@ Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body) {
   return a;
 }
 
+// ---- §3b ------------------------------------------------------------------------------
+
+namespace {
+
+json telemetry_sample_json(const TelemetrySample& s) {
+  json out = {{"gpu", s.gpu},
+              {"timeMs", s.time_ms},
+              {"utilization", s.utilization},
+              {"memoryUsedMib", s.memory_used_mib},
+              {"powerW", s.power_w},
+              {"temperatureC", s.temperature_c}};
+  if (!s.throttle.empty()) out["throttle"] = s.throttle;
+  if (s.ecc_corrected > 0) out["eccCorrected"] = s.ecc_corrected;
+  if (s.ecc_uncorrected > 0) out["eccUncorrected"] = s.ecc_uncorrected;
+  return out;
+}
+
+Status read_telemetry_sample(const json& g, const std::string& path, TelemetrySample& out) {
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "gpu", true}, 0, kMaxGpuIndex, out.gpu));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "timeMs", true}, 0, kMaxTimeMs, out.time_ms));
+  CORRAL_RETURN_IF_ERROR(read_double(Field{g, path, "utilization"}, 0, 1, out.utilization));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{g, path, "memoryUsedMib"}, 0, std::int64_t{1} << 40, out.memory_used_mib));
+  CORRAL_RETURN_IF_ERROR(read_double(Field{g, path, "powerW"}, 0, 100000, out.power_w));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "temperatureC"}, -273, 1000, out.temperature_c));
+  CORRAL_RETURN_IF_ERROR(read_string_array(Field{g, path, "throttle"}, 64, out.throttle));
+  if (out.throttle.size() > 16) {
+    return invalid_argument(child(path, "throttle"), "must have at most 16 reasons");
+  }
+  CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "eccCorrected"}, 0, INT64_MAX, out.ecc_corrected));
+  return read_int(Field{g, path, "eccUncorrected"}, 0, INT64_MAX, out.ecc_uncorrected);
+}
+
+}  // namespace
+
+std::string encode_telemetry_batch(const TelemetryBatch& batch) {
+  json samples = json::array();
+  for (const TelemetrySample& s : batch.samples) samples.push_back(telemetry_sample_json(s));
+  return dump({{"samples", std::move(samples)}});
+}
+
+Result<TelemetryBatch> decode_telemetry_batch(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
+  const std::string root;
+  TelemetryBatch batch;
+  if (const json* a = find(j, "samples");
+      a != nullptr && a->is_array() && a->size() > kMaxTelemetryBatch) {
+    return invalid_argument("samples",
+                            "must have at most " + std::to_string(kMaxTelemetryBatch) + " samples");
+  }
+  CORRAL_RETURN_IF_ERROR(
+      read_objects(Field{j, root, "samples", true}, batch.samples, read_telemetry_sample));
+  return batch;
+}
+
 // ---- §4 -------------------------------------------------------------------------------
 
 std::string encode_checkpoint_report(const CheckpointReport& r) {

@@ -207,6 +207,34 @@ struct HeartbeatAnswer {
 std::string encode_heartbeat_answer(const HeartbeatAnswer& answer);
 Result<HeartbeatAnswer> decode_heartbeat_answer(std::string_view body);
 
+// ---- §3b telemetry -------------------------------------------------------------------
+
+// One telemetry sample of one GPU (docs/telemetry.md): what the agent's sampler read at
+// `time_ms`. Sent in batches apart from the heartbeat, best effort.
+struct TelemetrySample {
+  std::int32_t gpu = 0;  // the GPU's index on the node
+  std::int64_t time_ms = 0;
+  double utilization = 0;  // 0 to 1: the fraction of the last interval a kernel ran
+  std::int64_t memory_used_mib = 0;
+  double power_w = 0;
+  std::int32_t temperature_c = 0;
+  std::vector<std::string> throttle;  // clock throttle reasons, e.g. "hw_thermal_slowdown"
+  std::int64_t ecc_corrected = 0;     // volatile counts since the driver loaded
+  std::int64_t ecc_uncorrected = 0;
+
+  friend bool operator==(const TelemetrySample&, const TelemetrySample&) = default;
+};
+
+// POST /v1/agents/{node}/telemetry. At most kMaxTelemetryBatch samples.
+struct TelemetryBatch {
+  std::vector<TelemetrySample> samples;
+
+  friend bool operator==(const TelemetryBatch&, const TelemetryBatch&) = default;
+};
+inline constexpr std::size_t kMaxTelemetryBatch = 10000;
+std::string encode_telemetry_batch(const TelemetryBatch& batch);
+Result<TelemetryBatch> decode_telemetry_batch(std::string_view body);
+
 // ---- §4 checkpoints -------------------------------------------------------------------
 
 // What a worker posts to its local agent.

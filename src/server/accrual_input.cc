@@ -136,6 +136,31 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
     }
   }
 
+  // Utilization: the held GPUs' 1-minute telemetry rollups, each a sample at its minute's
+  // start with the minute's average, from the minute before the period (so its first
+  // minute has a reading). A GPU without rollups has no samples: telemetry is best effort
+  // and its absence bills as used (ledger/accrual.h).
+  const Time samples_from = scope.start - core::Duration(60'000);
+  std::vector<store::TelemetryRollupRow> minutes;
+  if (scope.job) {
+    std::set<std::string> held_nodes;
+    for (const auto& a : allocs) held_nodes.insert(a.node.value);
+    for (const std::string& node : held_nodes) {
+      CORRAL_ASSIGN_OR_RETURN(
+          auto some, tx.list_telemetry_rollup(store::TelemetryResolution::kMinute, samples_from,
+                                              until, core::NodeId(node)));
+      minutes.insert(minutes.end(), some.begin(), some.end());
+    }
+  } else if (!allocs.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(minutes, tx.list_telemetry_rollup(store::TelemetryResolution::kMinute,
+                                                              samples_from, until, std::nullopt));
+  }
+  for (const auto& m : minutes) {
+    if (held.count({m.node.value, m.gpu_index}) == 0) continue;
+    in.samples.push_back(
+        {.node = m.node, .index = m.gpu_index, .time = m.start, .utilization = m.avg_utilization});
+  }
+
   // Reservations of named nodes: their free GPUs are the reservation tenant's.
   CORRAL_ASSIGN_OR_RETURN(const auto reservations, tx.list_reservations());
   for (const auto& row : reservations) {

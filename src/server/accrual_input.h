@@ -1,7 +1,9 @@
 // What the store knows of one accrual period, as ledger::accrue() takes it: every GPU of
 // every registered node (from its registration time), each allocation that held one in the
 // period with how its attempt started and ended (the job's events and checkpoints),
-// unhealthy and drained spans (gpu_state_spans), node reservations, and utilization samples.
+// unhealthy and drained spans (gpu_state_spans), node reservations, and utilization samples
+// (the held GPUs' 1-minute telemetry rollups: one sample at each minute's start, with the
+// minute's average utilization).
 //
 // An attempt's hold, from its job's events:
 //   overhead       from placement to the attempt's "started" event (every rank running);

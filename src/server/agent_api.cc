@@ -25,8 +25,12 @@ constexpr std::int64_t kMaxWaitMs = 30000;
 }  // namespace
 
 AgentApi::AgentApi(RequestPipeline& pipeline, AssignmentBoard& board, SpecCache& specs,
-                   AgentSettings settings)
-    : pipeline_(pipeline), board_(board), specs_(specs), settings_(settings) {}
+                   AgentSettings settings, TelemetrySink* telemetry)
+    : pipeline_(pipeline),
+      board_(board),
+      specs_(specs),
+      settings_(settings),
+      telemetry_(telemetry) {}
 
 LifecycleContext AgentApi::lifecycle(Effects& fx) const {
   return LifecycleContext{board_, settings_, pipeline_.clock().now(), fx, specs_};
@@ -109,6 +113,18 @@ Result<Reply> AgentApi::checkpoint(const Call& c) {
                     created ? 201 : 200);
 }
 
+// Best effort (telemetry_sink.h): queued, answered at once, never a store transaction here.
+// The answer says how many samples were taken; the rest went to the caps.
+Result<Reply> AgentApi::telemetry(const Call& c) {
+  const std::string node = c.path_param(1);
+  CORRAL_ASSIGN_OR_RETURN(const core::TelemetryBatch batch, core::decode_telemetry_batch(c.body()));
+  if (telemetry_ == nullptr) {
+    return Status(StatusCode::kUnavailable, "telemetry is not taken by this corrald");
+  }
+  const TelemetryOffer taken = telemetry_->offer(node, batch.samples);
+  return json_reply({{"accepted", taken.accepted}, {"dropped", taken.dropped}}, 202);
+}
+
 // A rank's log, fetched from the agent of the node it ran on.
 Result<Reply> AgentApi::logs(const Call& c) {
   const Principal* p = &c.who;
@@ -188,6 +204,8 @@ void AgentApi::install(httplib::Server& http) {
                            bound(&AgentApi::heartbeat)),
                 node_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents,
                            bound(&AgentApi::checkpoint)),
+                node_route("POST", R"(/v1/agents/([^/]+)/telemetry)", agents,
+                           bound(&AgentApi::telemetry)),
                 call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),
             });
 }

@@ -5,6 +5,7 @@
 //   GET  /v1/agents/{node}/assignments      long poll: the node's desired workers
 //   POST /v1/agents/{node}/heartbeat        GPU health + worker states -> controllers
 //   POST /v1/agents/{node}/checkpoints      a finished checkpoint, forwarded by the agent
+//   POST /v1/agents/{node}/telemetry        GPU samples -> TelemetrySink (202, best effort)
 //   GET  /v1/jobs/{id}/logs                 a rank's log, fetched from its agent
 //
 // An agent token touches only its own node (403 otherwise); a report carrying an old
@@ -21,6 +22,7 @@
 #include "server/lifecycle.h"
 #include "server/request_pipeline.h"
 #include "server/spec_cache.h"
+#include "server/telemetry_sink.h"
 
 namespace httplib {
 class Server;
@@ -30,8 +32,9 @@ namespace corral::server {
 
 class AgentApi {
  public:
+  // `telemetry` may be null: the telemetry route then takes nothing (503).
   AgentApi(RequestPipeline& pipeline, AssignmentBoard& board, SpecCache& specs,
-           AgentSettings settings);
+           AgentSettings settings, TelemetrySink* telemetry = nullptr);
   AgentApi(const AgentApi&) = delete;
   AgentApi& operator=(const AgentApi&) = delete;
 
@@ -43,12 +46,14 @@ class AgentApi {
   core::Result<Reply> assignments(const Call& c);
   core::Result<Reply> heartbeat(const Call& c);
   core::Result<Reply> checkpoint(const Call& c);
+  core::Result<Reply> telemetry(const Call& c);
   core::Result<Reply> logs(const Call& c);
 
   RequestPipeline& pipeline_;
   AssignmentBoard& board_;
   SpecCache& specs_;
   const AgentSettings settings_;
+  TelemetrySink* const telemetry_;
 };
 
 }  // namespace corral::server

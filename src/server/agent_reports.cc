@@ -142,7 +142,7 @@ Status record_health(store::Tx& tx, const std::string& node,
   store::ObservedNode observed =
       seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
   const std::vector<store::GpuObservation> judged_before = std::move(observed.gpus);
-  observed.gpus = evaluate_gpus(registered, gpus, ctx.settings);
+  observed.gpus = evaluate_gpus(registered, gpus, ctx.settings, judged_before, ctx.now);
   CORRAL_RETURN_IF_ERROR(
       record_gpu_conditions(tx, registered.id, judged_before, observed.gpus, ctx.now));
   observed.readings = gpus;

@@ -51,9 +51,11 @@ Result<NodeFacts> facts_of_node(store::Tx& tx, const core::NodeId& id) {
 json observed_json(const store::ObservedNode& o) {
   json gpus = json::array();
   for (const auto& g : o.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"health", std::string(core::to_string(g.condition))},
-                    {"problem", g.problem}});
+    json one = {{"index", g.index},
+                {"health", std::string(core::to_string(g.condition))},
+                {"problem", g.problem}};
+    if (g.throttled_since) one["throttledSinceMs"] = core::to_ms(*g.throttled_since);
+    gpus.push_back(std::move(one));
   }
   return {{"inventory", json::parse(core::encode_observed_inventory(o.inventory))},
           {"gpus", std::move(gpus)},

@@ -108,8 +108,51 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
           } else if (k == "hotTemperatureC") {
             CORRAL_ASSIGN_OR_RETURN(auto t, in_range(30, 150));
             a.hot_temperature_c = static_cast<std::int32_t>(t);
+          } else if (k == "throttleReasons") {
+            if (!s.second.IsSequence()) {
+              return core::invalid_argument("agents.throttleReasons", "must be a list of reasons");
+            }
+            a.throttle_reasons.clear();
+            for (std::size_t i = 0; i < s.second.size(); ++i) {
+              const std::string field = "agents.throttleReasons[" + std::to_string(i) + "]";
+              if (!s.second[i].IsScalar()) return core::invalid_argument(field, "must be a reason");
+              const std::string reason = s.second[i].as<std::string>();
+              if (!known_throttle_reason(reason)) {
+                return core::invalid_argument(field, "unknown throttle reason '" + reason + "'");
+              }
+              a.throttle_reasons.insert(reason);
+            }
+          } else if (k == "throttleDrainAfterMs") {
+            CORRAL_ASSIGN_OR_RETURN(a.throttle_drain_after_ms, in_range(0, 86'400'000));
           } else {
             return core::invalid_argument("agents." + k, "unknown field");
+          }
+        }
+      } else if (key == "telemetry") {
+        if (!kv.second.IsMap()) return core::invalid_argument("telemetry", "must be a map");
+        TelemetrySettings& t = c.telemetry;
+        constexpr std::int64_t kDay = 86'400'000;
+        for (const auto& s : kv.second) {
+          const std::string k = s.first.as<std::string>();
+          const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
+            return int_in_range(s.second, "telemetry." + k, lo, hi);
+          };
+          if (k == "rawRetentionMs") {
+            CORRAL_ASSIGN_OR_RETURN(t.raw_retention_ms, in_range(60'000, 3650 * kDay));
+          } else if (k == "minuteRetentionMs") {
+            CORRAL_ASSIGN_OR_RETURN(t.minute_retention_ms, in_range(60'000, 3650 * kDay));
+          } else if (k == "hourRetentionMs") {
+            CORRAL_ASSIGN_OR_RETURN(t.hour_retention_ms, in_range(3'600'000, 36500 * kDay));
+          } else if (k == "nodePerMinute") {
+            CORRAL_ASSIGN_OR_RETURN(t.node_samples_per_minute, in_range(0, 10'000'000));
+          } else if (k == "queueSamples") {
+            CORRAL_ASSIGN_OR_RETURN(t.queue_samples, in_range(0, 100'000'000));
+          } else if (k == "flushMs") {
+            CORRAL_ASSIGN_OR_RETURN(t.flush_ms, in_range(1, 60'000));
+          } else if (k == "pruneEveryMs") {
+            CORRAL_ASSIGN_OR_RETURN(t.prune_every_ms, in_range(1'000, kDay));
+          } else {
+            return core::invalid_argument("telemetry." + k, "unknown field");
           }
         }
       } else if (key == "billing") {

@@ -16,6 +16,17 @@
 //     restartBackoffMs: 10000    # first restart's backoff; doubles per restart
 //     restartBackoffMaxMs: 300000
 //     hotTemperatureC: 87    # above this a GPU takes no new placements
+//     throttleReasons: [hw_slowdown, hw_thermal_slowdown, hw_power_brake,
+//                       sw_thermal_slowdown]  # clock throttle reasons that count
+//     throttleDrainAfterMs: 300000  # throttled that long without a break: unhealthy
+//   telemetry:               # ingestion and retention (docs/telemetry.md)
+//     rawRetentionMs: 86400000       # raw samples (a day)
+//     minuteRetentionMs: 1209600000  # 1-minute rollups (14 days)
+//     hourRetentionMs: 34560000000   # 1-hour rollups (400 days)
+//     nodePerMinute: 2000    # samples taken per node per minute; the rest dropped
+//     queueSamples: 200000   # samples queued for the writer, all nodes; the rest dropped
+//     flushMs: 250           # the writer's period
+//     pruneEveryMs: 60000    # how often retention deletes
 //   billing:                 # the ledger and chargeback: server/billing_config.h
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //   metrics:                 # /metrics (docs/metrics.md)
@@ -36,6 +47,7 @@
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
+#include "server/telemetry_sink.h"
 
 namespace corral::server {
 
@@ -47,6 +59,7 @@ struct ServerConfig {
   AgentSettings agents;
   BillingSettings billing;
   MetricsSettings metrics;
+  TelemetrySettings telemetry;
 };
 
 ServerConfig default_server_config();

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,17 @@ struct AgentSettings {
   std::int64_t restart_backoff_ms = 10000;  // first restart's backoff; doubles each time
   std::int64_t restart_backoff_max_ms = 300000;
   std::int32_t hot_temperature_c = 87;  // above this a GPU takes no new placements
+  // Clock throttle reasons (core::GpuHealth::throttle) that make a GPU `hot` (no new
+  // placements) and, held without a break for throttle_drain_after_ms, unhealthy (its
+  // node drained). The defaults are the hardware's and the driver's thermal slowdowns:
+  // a power cap the admin set (sw_power_cap) and idle clocks are not faults.
+  std::set<std::string> throttle_reasons = {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake",
+                                            "sw_thermal_slowdown"};
+  std::int64_t throttle_drain_after_ms = 300'000;  // 0: a throttled GPU is only hot
 };
+
+// The clock throttle reasons agents report (NVML's, by name), and whether `reason` is one.
+bool known_throttle_reason(std::string_view reason);
 
 // What a transaction asks for once it has committed.
 struct Effects {

@@ -205,6 +205,26 @@ std::string render_refreshed(const RefreshedState& state) {
          "when the per-tenant and per-GPU series were last read from the store");
   sample(out, "corral_metrics_refresh_timestamp_seconds", "", ms_as_seconds(state.refreshed_at_ms));
 
+  // The telemetry sink (telemetry_sink.h): what it took, wrote and dropped, and why.
+  const TelemetryStats& t = state.telemetry;
+  family(out, "corral_telemetry_samples_total", "counter",
+         "agents' telemetry samples by outcome: accepted (queued), written, or dropped by the "
+         "per-node cap (dropped_rate), a full queue (dropped_queue) or a failed write "
+         "(dropped_failed)");
+  const std::pair<const char*, std::int64_t> outcomes[] = {
+      {"accepted", t.accepted},           {"written", t.written},
+      {"dropped_rate", t.dropped_rate},   {"dropped_queue", t.dropped_queue},
+      {"dropped_failed", t.dropped_failed}};
+  for (const auto& [outcome, n] : outcomes) {
+    sample(out, "corral_telemetry_samples_total", label("outcome", outcome), number(n));
+  }
+  line(out, "corral_telemetry_write_failures_total", "counter",
+       "telemetry write transactions that failed (their samples dropped)", t.write_failures);
+  line(out, "corral_telemetry_pruned_rows_total", "counter",
+       "telemetry rows deleted past their retention", t.pruned);
+  line(out, "corral_telemetry_queued_samples", "gauge",
+       "telemetry samples waiting for the writer", t.queued);
+
   // Per GPU, under the DCGM exporter's names and labels (gpu, UUID, device, pci_bus_id,
   // Hostname), with Corral's node, gpu_type and holder (hpc_job, tenant) beside them.
   std::vector<std::string> labels;

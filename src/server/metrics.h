@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/telemetry_sink.h"
 #include "server/thread_annotations.h"
 
 namespace corral::server {
@@ -116,12 +117,13 @@ struct RefreshedState {
   std::vector<TenantGpuGauge> tenant_gpus;                    // by (tenant, type)
   std::vector<std::pair<std::string, std::int64_t>> pending;  // (tenant, pending jobs)
   std::vector<GpuSample> gpus;                                // by (node, index)
+  TelemetryStats telemetry;  // the telemetry sink's counters (all 0 without one)
   std::int64_t refreshed_at_ms = 0;
 };
 
 // The refreshed families as text: corral_tenant_gpus_{allocated,borrowed,guaranteed},
-// corral_tenant_pending_jobs, corral_metrics_refresh_timestamp_seconds and the
-// DCGM_FI_DEV_* per-GPU gauges. Deterministic for one state (sorted input, sorted out).
+// corral_tenant_pending_jobs, corral_metrics_refresh_timestamp_seconds, the telemetry
+// sink's corral_telemetry_* and the DCGM_FI_DEV_* per-GPU gauges. Deterministic for one state (sorted input, sorted out).
 std::string render_refreshed(const RefreshedState& state);
 
 // A Prometheus label value, quoted and escaped (\\, \", \n).

@@ -145,8 +145,8 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
 }
 
 MetricsRefresher::MetricsRefresher(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                                   MetricsSettings settings)
-    : store_(store), clock_(clock), metrics_(metrics), settings_(settings) {}
+                                   MetricsSettings settings, const TelemetrySink* telemetry)
+    : store_(store), clock_(clock), metrics_(metrics), settings_(settings), telemetry_(telemetry) {}
 
 MetricsRefresher::~MetricsRefresher() { stop(); }
 
@@ -161,6 +161,7 @@ Status MetricsRefresher::refresh_once() {
     ++metrics_.metrics_refresh_errors;
     return read;
   }
+  if (telemetry_ != nullptr) state.telemetry = telemetry_->stats();
   // Every tenant's counters exist from the start, at 0, so rate() has a first point.
   TenantEventMap seen;
   for (const auto& [tenant, n] : state.pending) seen[tenant];

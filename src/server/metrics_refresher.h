@@ -37,8 +37,9 @@ core::Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
 
 class MetricsRefresher {
  public:
+  // `telemetry`: the sink whose counters each refresh copies; null: none.
   MetricsRefresher(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                   MetricsSettings settings);
+                   MetricsSettings settings, const TelemetrySink* telemetry = nullptr);
   ~MetricsRefresher();
   MetricsRefresher(const MetricsRefresher&) = delete;
   MetricsRefresher& operator=(const MetricsRefresher&) = delete;
@@ -54,6 +55,7 @@ class MetricsRefresher {
   const core::Clock& clock_;
   Metrics& metrics_;
   const MetricsSettings settings_;
+  const TelemetrySink* const telemetry_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/job_phase.h"
@@ -44,11 +45,24 @@ void apply_observation(core::Node& node, const store::ObservedNode& observed) {
   }
 }
 
+bool known_throttle_reason(std::string_view reason) {
+  // The names the agent gives NVML's clock throttle reasons (nvml_inventory.cc).
+  for (const std::string_view known : {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
+                                       "hw_thermal_slowdown", "hw_power_brake"}) {
+    if (reason == known) return true;
+  }
+  return false;
+}
+
 std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
                                                  const std::vector<core::GpuHealth>& gpus,
-                                                 const AgentSettings& settings) {
+                                                 const AgentSettings& settings,
+                                                 const std::vector<store::GpuObservation>& before,
+                                                 core::Time now) {
   std::map<std::int32_t, const core::GpuHealth*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;  // the last reading of an index counts
+  std::map<std::int32_t, std::optional<core::Time>> throttled_before;
+  for (const auto& b : before) throttled_before[b.index] = b.throttled_since;
   std::vector<store::GpuObservation> out;
   for (const auto& gpu : registered.gpus) {
     store::GpuObservation v{.index = gpu.index};
@@ -60,6 +74,17 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
       continue;
     }
     const core::GpuHealth& g = *it->second;
+    // Throttled for a reason that counts: since the first reading that said so.
+    std::string throttled;
+    for (const std::string& reason : g.throttle) {
+      if (settings.throttle_reasons.count(reason) == 0) continue;
+      throttled += (throttled.empty() ? "" : ", ") + reason;
+    }
+    if (!throttled.empty()) {
+      const auto was = throttled_before.find(gpu.index);
+      v.throttled_since = was != throttled_before.end() && was->second ? *was->second : now;
+    }
+    const std::int64_t throttled_ms = v.throttled_since ? core::to_ms(now - *v.throttled_since) : 0;
     std::vector<std::string> problems;
     for (const std::int32_t xid : g.xid_errors) {
       const std::string name = critical_xid_name(xid);
@@ -67,6 +92,11 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
     }
     if (g.ecc_uncorrectable > 0) problems.push_back("uncorrectable ECC error");
     if (g.remap_failed) problems.push_back("row remap failed");
+    if (!throttled.empty() && settings.throttle_drain_after_ms > 0 &&
+        throttled_ms >= settings.throttle_drain_after_ms) {
+      problems.push_back("throttled (" + throttled + ") for " +
+                         std::to_string(throttled_ms / 1000) + " s");
+    }
     if (!problems.empty()) {
       v.condition = core::GpuCondition::kUnhealthy;
       v.problem = problems.front();
@@ -83,6 +113,9 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
         v.condition = core::GpuCondition::kHot;
         v.problem = "hot: drawing " + std::to_string(static_cast<int>(power)) + " W above " +
                     std::to_string(static_cast<int>(limit)) + " W";
+      } else if (!throttled.empty()) {
+        v.condition = core::GpuCondition::kHot;
+        v.problem = "hot: throttled (" + throttled + ")";
       }
     }
     out.push_back(v);

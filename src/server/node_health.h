@@ -5,8 +5,11 @@
 //   `present: false` (or missing from the heartbeat) is unhealthy: the scheduler
 //   excludes it at once and the node is cordoned and drained with the reason, audited
 //   as actor corrald/health.
-// - A GPU above the temperature limit or drawing above its power limit is `hot`: it
-//   takes no new placements (unhealthy in the snapshot) but its work keeps running.
+// - A GPU above the temperature limit or drawing above its power limit, or whose clocks
+//   are throttled for one of agents.throttleReasons (thermal or power-brake slowdowns by
+//   default), is `hot`: it takes no new placements (unhealthy in the snapshot) but its
+//   work keeps running. Throttled without a break for throttleDrainAfterMs, it is
+//   unhealthy: its node is drained like for any fault.
 // - No heartbeat for nodeLostAfterMs: the node is lost. Its epoch is bumped (the agent
 //   is fenced: every later report gets 409), its allocations are released (the fence is
 //   what makes that safe), its jobs are requeued from their last checkpoint with the
@@ -40,9 +43,13 @@ namespace corral::server {
 // Judges a heartbeat's GPU readings against the registered GPUs: one observation per
 // registered GPU, in its order (a GPU without a reading is absent: unhealthy). Its
 // problem says why it is not ok: "XID 79 (fell off the bus)", "hot: 95 C above 87 C".
+// `before` is the last judgement (for how long a GPU has been throttled), `now` the
+// readings' time.
 std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
                                                  const std::vector<core::GpuHealth>& gpus,
-                                                 const AgentSettings& settings);
+                                                 const AgentSettings& settings,
+                                                 const std::vector<store::GpuObservation>& before,
+                                                 core::Time now);
 
 // The registered node as the scheduler and the API see it: a GPU its agent's last readings
 // judged is healthy only when judged ok (a hot one takes no new placements); one not

@@ -25,6 +25,7 @@
 #include "server/node_health.h"
 #include "server/request_pipeline.h"
 #include "server/sched_loop.h"
+#include "server/telemetry_sink.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -119,10 +120,11 @@ struct Corrald::Parts {
         loop(*store, clock, metrics, config.sched, &board, &specs),
         health(*store, clock, board, specs, loop, config.agents, &metrics),
         accrual(*store, clock, specs, config.billing, &metrics.ledger),
-        refresher(*store, clock, metrics, config.metrics),
+        telemetry(*store, clock, config.telemetry),
+        refresher(*store, clock, metrics, config.metrics, &telemetry),
         auth(*store),
         pipeline(*store, clock, metrics, auth, board, loop),
-        agent_api(pipeline, board, specs, config.agents),
+        agent_api(pipeline, board, specs, config.agents, &telemetry),
         api(pipeline, loop, metrics, board, specs, config.agents, config.billing) {}
 
   std::unique_ptr<store::Store> store;
@@ -132,7 +134,8 @@ struct Corrald::Parts {
   SchedLoop loop;
   NodeHealth health;
   AccrualController accrual;
-  MetricsRefresher refresher;
+  TelemetrySink telemetry;
+  MetricsRefresher refresher;  // reads telemetry's counters
   TokenAuth auth;
   RequestPipeline pipeline;
   AgentApi agent_api;
@@ -186,6 +189,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   parts->health.start();
   parts->accrual.start();
   parts->refresher.start();
+  parts->telemetry.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -202,6 +206,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   }
   if (port <= 0) {
     parts->refresher.stop();
+    parts->telemetry.stop();
     parts->accrual.stop();
     parts->health.stop();
     parts->loop.stop();
@@ -227,6 +232,7 @@ void Corrald::stop() {
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
   parts_->refresher.stop();
+  parts_->telemetry.stop();
   parts_->accrual.stop();
   parts_->health.stop();
   parts_->loop.stop();

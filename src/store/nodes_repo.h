@@ -34,6 +34,9 @@ struct GpuObservation {
   std::int32_t index = 0;
   core::GpuCondition condition = core::GpuCondition::kOk;
   std::string problem;  // why it is not ok: "XID 79 (fell off the bus)" ("" when ok)
+  // Since when its readings have shown a throttle reason corrald counts (agents.
+  // throttleReasons), without a break; none: not throttled.
+  std::optional<core::Time> throttled_since;
 
   friend bool operator==(const GpuObservation&, const GpuObservation&) = default;
 };

@@ -1,6 +1,6 @@
 // RecordRepo: append-mostly history that nothing schedules from directly: job events,
-// successful runs (for run-time estimates), and telemetry samples (the ledger is
-// LedgerRepo's).
+// successful runs (for run-time estimates), and telemetry: raw samples and their
+// 1-minute and 1-hour rollups (the ledger is LedgerRepo's).
 // Each has its own table, so a telemetry or billing backlog never touches desired state
 // (ARCHITECTURE.md's state table).
 //
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,50 @@ struct RunRow {
   core::Time finished_at;
 };
 
-struct TelemetrySample {
+// One telemetry sample of one GPU (telemetry_raw; docs/telemetry.md).
+struct TelemetryRow {
   core::NodeId node;
   std::int32_t gpu_index = 0;
   core::Time time;
   double utilization = 0;  // 0..1
+  std::int64_t memory_used_mib = 0;
   double power_watts = 0;
+  std::int32_t temperature_c = 0;
+  std::vector<std::string> throttle;  // clock throttle reasons, sorted
+  std::int64_t ecc_corrected = 0;
+  std::int64_t ecc_uncorrected = 0;
+
+  friend bool operator==(const TelemetryRow&, const TelemetryRow&) = default;
+};
+
+enum class TelemetryResolution { kMinute, kHour };
+// The bucket length of a resolution, in ms.
+inline std::int64_t resolution_ms(TelemetryResolution resolution) {
+  return resolution == TelemetryResolution::kMinute ? 60'000 : 3'600'000;
+}
+
+// One GPU's samples of one minute or hour (telemetry_rollup_1m, telemetry_rollup_1h),
+// added to as the samples are written. `start` is the bucket's start (aligned).
+struct TelemetryRollupRow {
+  core::NodeId node;
+  std::int32_t gpu_index = 0;
+  core::Time start;
+  std::int64_t samples = 0;
+  double avg_utilization = 0;
+  double max_utilization = 0;
+  double avg_power_watts = 0;
+  double max_power_watts = 0;
+  std::int32_t max_temperature_c = 0;
+  std::int64_t max_memory_used_mib = 0;
+  std::int64_t throttled_samples = 0;  // samples with any throttle reason
+  std::int64_t max_ecc_uncorrected = 0;
+};
+
+// Everything older than these is deleted (delete_telemetry_before).
+struct TelemetryCutoffs {
+  core::Time raw;     // samples with time < raw
+  core::Time minute;  // 1-minute rollups starting before this
+  core::Time hour;    // 1-hour rollups starting before this
 };
 
 class RecordRepo {
@@ -55,7 +94,21 @@ class RecordRepo {
   virtual core::Status insert_run(const RunRow& row, std::int32_t keep) = 0;
   // The recorded runs of the given job names (any tenant), latest first per name.
   virtual core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) = 0;
-  virtual core::Status insert_telemetry(const TelemetrySample& sample) = 0;
+
+  // Telemetry (docs/telemetry.md): inserts the samples into telemetry_raw and adds each
+  // to its GPU's 1-minute and 1-hour rollup. Samples are not deduplicated.
+  virtual core::Status insert_telemetry_batch(const std::vector<TelemetryRow>& rows) = 0;
+  // One GPU's raw samples with from <= time < to, by time.
+  virtual core::Result<std::vector<TelemetryRow>> list_telemetry(const core::NodeId& node,
+                                                                 std::int32_t gpu_index,
+                                                                 core::Time from,
+                                                                 core::Time to) = 0;
+  // Rollups starting in [from, to), by (node, gpu, start); only `node`'s when given.
+  virtual core::Result<std::vector<TelemetryRollupRow>> list_telemetry_rollup(
+      TelemetryResolution resolution, core::Time from, core::Time to,
+      const std::optional<core::NodeId>& node) = 0;
+  // Deletes what is older than the cutoffs; returns how many rows went (all tables).
+  virtual core::Result<std::int64_t> delete_telemetry_before(const TelemetryCutoffs& cutoffs) = 0;
 };
 
 }  // namespace corral::store

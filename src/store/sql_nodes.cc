@@ -18,7 +18,7 @@ using core::Status;
 constexpr std::string_view kNodeColumns =
     "name, spec_json, admin, created_at, updated_at, admin_reason";
 constexpr std::string_view kObservedColumns = "node, inventory_json, readings_json, heartbeat_at";
-constexpr std::string_view kConditionColumns = "node, gpu_index, health, problem";
+constexpr std::string_view kConditionColumns = "node, gpu_index, health, problem, throttled_since";
 constexpr std::string_view kRackCapColumns = "rack, declared_by, power_cap_watts, updated_at";
 
 }  // namespace
@@ -71,8 +71,14 @@ Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
   std::map<std::string, std::vector<GpuObservation>, std::less<>> by_node;
   for (const auto& r : gpus.rows) {
     RowReader in(r, "gpu_conditions", kConditionColumns);
+    const std::int64_t throttled_since = in.i64(4);  // 0: not throttled
     by_node[in.str(0)].push_back(
-        {.index = in.i32(1), .condition = in.gpu_condition(2), .problem = in.str(3)});
+        {.index = in.i32(1),
+         .condition = in.gpu_condition(2),
+         .problem = in.str(3),
+         .throttled_since = throttled_since != 0
+                                ? std::optional(core::time_from_ms(throttled_since))
+                                : std::nullopt});
     if (!in.ok()) return in.status();
   }
   std::vector<ObservedNode> out;
@@ -103,9 +109,10 @@ Status SqlTx::upsert_observed(const ObservedNode& row) {
       q("DELETE FROM gpu_conditions WHERE node = $1", {row.node.value}).status());
   for (const GpuObservation& g : row.gpus) {
     CORRAL_RETURN_IF_ERROR(
-        q("INSERT INTO gpu_conditions (node, gpu_index, health, problem) VALUES ($1, $2, $3, $4)",
+        q("INSERT INTO gpu_conditions (node, gpu_index, health, problem, throttled_since) VALUES "
+          "($1, $2, $3, $4, $5)",
           {row.node.value, std::int64_t{g.index}, std::string(core::to_string(g.condition)),
-           g.problem})
+           g.problem, g.throttled_since ? ms(*g.throttled_since) : std::int64_t{0}})
             .status());
   }
   return Status();

@@ -10,7 +10,8 @@
 //                tenants, reservations
 //   observed     what agents report: inventory, GPU conditions and their readings,
 //                heartbeats (node_observations, gpu_conditions), never desired state
-//   telemetry    telemetry_samples
+//   telemetry    telemetry_raw, with its 1-minute and 1-hour rollups (telemetry_rollup_1m,
+//                telemetry_rollup_1h); best effort, written apart from everything else
 //   checkpoints  checkpoint metadata (the bytes live at the uri)
 //   billing      ledger_entries, append-only, one idempotency key per entry, with their
 //                daily sums (ledger_daily), the accrual watermark (accrual_state) and

@@ -109,10 +109,31 @@ class FakeCorrald {
                  res.status = 201;
                  res.set_content("{}", "application/json");
                });
+    http_.Post("/v1/agents/n1/telemetry",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 {
+                   // Waits outside mu_: a hanging telemetry call holds nothing else.
+                   std::unique_lock gate(gate_mu_);
+                   ++telemetry_waiting_;
+                   gate_cv_.wait(gate, [&] { return gate_open_; });
+                   --telemetry_waiting_;
+                 }
+                 std::lock_guard lock(mu_);
+                 if (!authorized(req, res)) return;
+                 auto batch = core::decode_telemetry_batch(req.body);
+                 if (!batch.ok()) {
+                   res.status = 400;
+                   return;
+                 }
+                 telemetry_.push_back(std::move(*batch));
+                 res.status = 202;
+                 res.set_content(R"({"accepted":0,"dropped":0})", "application/json");
+               });
     port_ = http_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { http_.listen_after_bind(); });
   }
   ~FakeCorrald() {
+    set_telemetry_gate(true);
     http_.stop();
     thread_.join();
   }
@@ -138,6 +159,16 @@ class FakeCorrald {
     ++version_;
     cv_.notify_all();
   }
+  // Closed: telemetry calls hang until it opens.
+  void set_telemetry_gate(bool open) {
+    std::lock_guard gate(gate_mu_);
+    gate_open_ = open;
+    gate_cv_.notify_all();
+  }
+  int telemetry_waiting() {
+    std::lock_guard gate(gate_mu_);
+    return telemetry_waiting_;
+  }
   template <typename F>
   auto with(F f) {
     std::lock_guard lock(mu_);
@@ -153,6 +184,7 @@ class FakeCorrald {
   std::vector<core::DesiredWorker> workers_;
   std::vector<core::WorkerStatus> ever_reported_;  // every worker of every accepted heartbeat
   std::vector<core::WorkerCheckpoint> checkpoints_;
+  std::vector<core::TelemetryBatch> telemetry_;
 
  private:
   bool authorized(const httplib::Request& req, httplib::Response& res) {
@@ -166,6 +198,10 @@ class FakeCorrald {
   std::condition_variable_any cv_;
   bool fenced_ = false;
   std::string token_;
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool gate_open_ = true;
+  int telemetry_waiting_ = 0;
   httplib::Server http_;
   int port_ = 0;
   std::thread thread_;
@@ -421,6 +457,67 @@ core::Status run_until_refused(FakeCorrald& corrald, const TempDir& dir, std::st
                            .supervisor_exe = CORRAL_AGENT_PATH},
               std::move(*inventory), clock);
   return agent.run();
+}
+
+// Telemetry: the sampler reads the GPUs every interval (a GPU running a worker busy, the
+// others idle) and the sender posts batches on a connection of its own: while corrald's
+// telemetry route hangs, heartbeats keep arriving, and the samples buffered meanwhile are
+// sent once it answers again.
+TEST(Agent, SendsTelemetryApartFromTheHeartbeat) {
+  TempDir dir;
+  FakeCorrald corrald;
+  auto inventory = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(inventory.ok());
+  core::SystemClock clock;
+  AgentOptions options{.server_url = corrald.url(),
+                       .join_token = "jt",
+                       .node = "n1",
+                       .state_dir = dir.path() + "/state",
+                       .heartbeat_ms = 50,
+                       .telemetry = {.interval_ms = 20, .flush_ms = 50},
+                       .supervisor_exe = CORRAL_AGENT_PATH};
+  Agent agent(options, std::move(*inventory), clock);
+  std::thread runner([&] { (void)agent.run(); });
+  corrald.set_workers({worker(1, 3, {"/bin/sleep", "60"})});
+  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 1, 3, kRunning); }));
+  // A batch sampled while the worker ran: GPU 3 busy, the others idle.
+  const auto busy_batch = [&](std::size_t from) {
+    return corrald.with([&](FakeCorrald& c) {
+      for (std::size_t b = from; b < c.telemetry_.size(); ++b) {
+        for (const auto& s : c.telemetry_[b].samples) {
+          if (s.gpu == 3 && s.utilization >= 0.85) return true;
+        }
+      }
+      return false;
+    });
+  };
+  ASSERT_TRUE(eventually([&] { return busy_batch(0); }));
+  corrald.with([](FakeCorrald& c) {
+    for (const auto& batch : c.telemetry_) {
+      for (const auto& s : batch.samples) {
+        EXPECT_GE(s.gpu, 0);
+        EXPECT_LT(s.gpu, 8);
+        if (s.gpu == 0) {
+          EXPECT_LT(s.utilization, 0.01);
+        }
+      }
+    }
+  });
+
+  // The telemetry route hangs: heartbeats go on.
+  corrald.set_telemetry_gate(false);
+  ASSERT_TRUE(eventually([&] { return corrald.telemetry_waiting() > 0; }));
+  const std::size_t batches = corrald.with([](FakeCorrald& c) { return c.telemetry_.size(); });
+  const int beats = corrald.with([](FakeCorrald& c) { return c.heartbeats_; });
+  ASSERT_TRUE(eventually(
+      [&] { return corrald.with([&](FakeCorrald& c) { return c.heartbeats_ >= beats + 5; }); }));
+  EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.telemetry_.size(); }), batches);
+  corrald.set_telemetry_gate(true);
+  ASSERT_TRUE(eventually([&] { return busy_batch(batches + 1); }));
+  corrald.set_workers({});  // the worker stops before the agent does
+  EXPECT_TRUE(eventually([&] { return reported_in(corrald, 1, 3, kExited); }));
+  agent.shutdown();
+  runner.join();
 }
 
 TEST(Agent, AClusterIdThatIsNoPathComponentIsRefused) {

@@ -4,6 +4,7 @@
 //   GPU 2: 3 uncorrectable ECC errors    GPU 5: 91 °C, thermal + power-cap throttling
 //   GPU 6: a row-remap failure           GPU 7: fell off the bus (GPU_IS_LOST)
 //   GPU 4: one XID 79 event, then no more events
+//   GPU 3: 12 corrected ECC errors (telemetry only)
 #include <cstdio>
 #include <cstring>
 
@@ -107,10 +108,14 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
                                          unsigned long long* count) {
   CHECK_DEV(d);
-  if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) {
+  if (counter != NVML_VOLATILE_ECC) return NVML_ERROR_INVALID_ARGUMENT;
+  if (type == NVML_MEMORY_ERROR_TYPE_CORRECTED) {
+    *count = i == 3 ? 12 : 0;
+  } else if (type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED) {
+    *count = i == 2 ? 3 : 0;
+  } else {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
-  *count = i == 2 ? 3 : 0;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int* pending) {

@@ -77,6 +77,80 @@ TEST(NvmlInventory, ReadsTheFakeLibraryThroughDlopen) {
   EXPECT_EQ((*again)[4].xid_errors, std::vector<std::int32_t>{79});
 }
 
+// Telemetry through the same library: one sample per GPU that answers (GPU 7 is lost),
+// stamped with the time asked, with the corrected ECC count read besides the rest.
+TEST(NvmlInventory, SamplesTelemetryFromTheFakeLibrary) {
+  setenv("CORRAL_NVML_LIBRARY", CORRAL_FAKE_NVML_PATH, 1);
+  auto opened = open_nvml_inventory();
+  unsetenv("CORRAL_NVML_LIBRARY");
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  auto samples = (*opened)->sample(123'000, {});
+  ASSERT_TRUE(samples.ok()) << samples.status().to_string();
+  ASSERT_EQ(samples->size(), 7u);
+  const auto& s = *samples;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(s[i].gpu, static_cast<std::int32_t>(i));
+    EXPECT_EQ(s[i].time_ms, 123'000);
+  }
+  EXPECT_DOUBLE_EQ(s[3].utilization, 0.3);
+  EXPECT_DOUBLE_EQ(s[0].power_w, 412.5);
+  EXPECT_EQ(s[1].memory_used_mib, 1001);
+  EXPECT_EQ(s[5].temperature_c, 91);
+  EXPECT_EQ(s[5].throttle, (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_TRUE(s[0].throttle.empty());
+  EXPECT_EQ(s[3].ecc_corrected, 12);
+  EXPECT_EQ(s[2].ecc_uncorrected, 3);
+  EXPECT_EQ(s[0].ecc_corrected, 0);
+}
+
+// A simulated GPU a worker runs on reads busy, warm and power-hungry; an idle one idle.
+// The health readings that follow say the same, and a second run reads the same values.
+TEST(SimulatedInventory, TelemetryFollowsTheWorkersLoad) {
+  auto opened = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(opened.ok());
+  Inventory& inv = **opened;
+  std::vector<core::TelemetrySample> first;
+  for (int round = 0; round < 20; ++round) {
+    auto samples = inv.sample(1000 * round, {1, 4});
+    ASSERT_TRUE(samples.ok());
+    ASSERT_EQ(samples->size(), 8u);
+    if (round == 0) first = *samples;
+    for (const auto& s : *samples) {
+      SCOPED_TRACE(s.gpu);
+      EXPECT_EQ(s.time_ms, 1000 * round);
+      if (s.gpu == 1 || s.gpu == 4) {
+        EXPECT_GE(s.utilization, 0.85);
+        EXPECT_LT(s.utilization, 0.98);
+        EXPECT_GT(s.power_w, 0.8 * 700 * 0.97);
+        EXPECT_LE(s.power_w, 700);
+        EXPECT_GE(s.temperature_c, 65);
+        EXPECT_LE(s.temperature_c, 80);
+        EXPECT_GT(s.memory_used_mib, 0);
+      } else {
+        EXPECT_LT(s.utilization, 0.01);
+        EXPECT_LT(s.power_w, 0.13 * 700);
+        EXPECT_LE(s.temperature_c, 38);
+        EXPECT_EQ(s.memory_used_mib, 0);
+      }
+      EXPECT_TRUE(s.throttle.empty());
+    }
+  }
+  auto health = inv.read_health();
+  ASSERT_TRUE(health.ok());
+  EXPECT_GE((*health)[1].sm_percent, 85);
+  EXPECT_GE((*health)[1].temperature_c, 65);
+  EXPECT_LE((*health)[0].sm_percent, 1);
+  auto again = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(again.ok());
+  auto replay = (*again)->sample(0, {1, 4});
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(*replay, first);
+  // Samples vary between draws (not one constant).
+  auto next = inv.sample(0, {1, 4});
+  ASSERT_TRUE(next.ok());
+  EXPECT_NE((*next)[1].utilization, first[1].utilization);
+}
+
 TEST(NvmlInventory, MissingLibraryIsUnavailableWithTheReason) {
   setenv("CORRAL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
   auto opened = open_nvml_inventory();

@@ -198,6 +198,49 @@ TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
   EXPECT_EQ(negative.status().field(), "throughput");
 }
 
+// Telemetry batches: every field round-trips (zeros and empty lists left out on the
+// wire), and a bad sample is refused whole, naming its field.
+TEST(AgentProtocol, TelemetryBatchRoundTripsAndNamesBadFields) {
+  const TelemetryBatch batch{.samples = {{.gpu = 3,
+                                          .time_ms = 1'780'000'000'123,
+                                          .utilization = 0.9375,
+                                          .memory_used_mib = 61'000,
+                                          .power_w = 612.25,
+                                          .temperature_c = 71,
+                                          .throttle = {"hw_thermal_slowdown"},
+                                          .ecc_corrected = 5,
+                                          .ecc_uncorrected = 1},
+                                         {.gpu = 0, .time_ms = 1}}};
+  const std::string text = encode_telemetry_batch(batch);
+  const auto back = decode_telemetry_batch(text);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(*back, batch);
+  EXPECT_EQ(json::parse(text)["samples"][1].count("throttle"), 0u);
+  const struct {
+    const char* body;
+    const char* field;
+  } bad[] = {
+      {R"({})", "samples"},
+      {R"({"samples": [{"timeMs": 1}]})", "samples[0].gpu"},
+      {R"({"samples": [{"gpu": 0}]})", "samples[0].timeMs"},
+      {R"({"samples": [{"gpu": 0, "timeMs": 1, "utilization": 1.5}]})", "samples[0].utilization"},
+      {R"({"samples": [{"gpu": 0, "timeMs": 1, "throttle": [7]}]})", "samples[0].throttle[0]"},
+      {R"({"samples": [{"gpu": -1, "timeMs": 1}]})", "samples[0].gpu"},
+  };
+  for (const auto& c : bad) {
+    SCOPED_TRACE(c.body);
+    const auto r = decode_telemetry_batch(c.body);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().field(), c.field);
+  }
+  TelemetryBatch big;
+  big.samples.resize(kMaxTelemetryBatch + 1);
+  const auto too_many = decode_telemetry_batch(encode_telemetry_batch(big));
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().field(), "samples");
+}
+
 TEST(AgentProtocol, AgentUrlHost) {
   EXPECT_EQ(agent_url_host("http://10.0.0.1:7070"), "10.0.0.1");
   EXPECT_EQ(agent_url_host("http://[fd00::1]:7070/x"), "fd00::1");

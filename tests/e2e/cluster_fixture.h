@@ -76,6 +76,8 @@ class ClusterTest : public ::testing::Test {
   }
   // More corrald arguments.
   virtual std::vector<std::string> corrald_args() const { return {}; }
+  // More corral-agent arguments (every node's).
+  virtual std::vector<std::string> agent_args() const { return {}; }
 
   void SetUp() override {
     std::vector<std::string> args = corrald_args();
@@ -93,8 +95,10 @@ class ClusterTest : public ::testing::Test {
     for (std::size_t i = 0; i < labels.size(); ++i) {
       const std::string node = "n" + std::to_string(i + 1);
       auto agent = std::make_unique<AgentProcess>(node, dir_.path() / ("agent-" + node));
-      ASSERT_TRUE(
-          agent->start(server_->addr(), dir_.path() / "join.token", "dgx-h100", labels[i]).ok());
+      ASSERT_TRUE(agent
+                      ->start(server_->addr(), dir_.path() / "join.token", "dgx-h100", labels[i],
+                              agent_args())
+                      .ok());
       agents_.push_back(std::move(agent));
     }
     ASSERT_TRUE(eventually([&] {

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -189,6 +191,64 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->periods, 0);
   EXPECT_EQ(r->entries, 0);
+}
+
+// Telemetry's 1-minute rollups are accrual's utilization samples: job 1 holds n1/0 from
+// 0:00 and its GPU is busy in minute 0 and idle in minute 1 (averages 0.9 and 0.01), so
+// minute 0 is used and minute 1 allocated_idle. n1/1's idle samples bill nothing to
+// anyone (it is free), and n2/0, held without any sample, stays used.
+TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(this->fleet(tx));
+            for (int j = 0; j < 2; ++j) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId("nlp"),
+                                                    .name = "train",
+                                                    .priority_class = "standard",
+                                                    .gpus = 1,
+                                                    .spec_json = R"({"name":"train"})",
+                                                    .now = at(0)})
+                                         .status());
+            }
+            for (const auto& [job, node, start] :
+                 {std::tuple{1, "n1", std::int64_t{0}}, std::tuple{2, "n2", kMin}}) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
+                                                           .attempt = 1,
+                                                           .node = core::NodeId(node),
+                                                           .gpu_index = 0,
+                                                           .gpu_type = core::GpuTypeId("H100"),
+                                                           .created_at = at(start)}));
+              CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+                  {.job = core::JobId(job), .time = at(start), .kind = "started"}));
+            }
+            std::vector<store::TelemetryRow> rows;
+            for (const auto& [gpu, t, util] :
+                 std::vector<std::tuple<int, std::int64_t, double>>{{0, 10'000, 0.9},
+                                                                    {0, 40'000, 0.9},
+                                                                    {0, kMin + 10'000, 0.0},
+                                                                    {0, kMin + 30'000, 0.02},
+                                                                    {1, 10'000, 0.0},
+                                                                    {1, kMin + 10'000, 0.0}}) {
+              rows.push_back({.node = core::NodeId("n1"),
+                              .gpu_index = gpu,
+                              .time = at(t),
+                              .utilization = util});
+            }
+            return tx.insert_telemetry_batch(rows);
+          })
+          .ok());
+  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
+  this->clock_.set(at(2 * kMin + 10'000));
+  auto r = controller.accrue_due();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->periods, 2);
+  using B = std::map<std::string, std::int64_t>;
+  EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", kMin}}));
+  EXPECT_EQ(this->buckets(kMin, "n1", 0), (B{{"allocated_idle", kMin}}));
+  EXPECT_EQ(this->buckets(0, "n1", 1), (B{{"unallocated", kMin}}));
+  EXPECT_EQ(this->buckets(kMin, "n1", 1), (B{{"unallocated", kMin}}));
+  EXPECT_EQ(this->buckets(kMin, "n2", 0), (B{{"used", kMin}}));
 }
 
 TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {

@@ -138,6 +138,8 @@ TEST(MetricsRender, EverythingFedPassesPromtoolAndReadsBack) {
                 .fb_used_mib = 40'000,
                 .fb_free_mib = 41'559},
                {.node = "n1", .index = 1, .uuid = "GPU-\"b\"\\", .gpu_type = "H100"}},
+      .telemetry = {.accepted = 960, .dropped_rate = 40, .written = 900, .write_failures = 1,
+                    .queued = 60},
       .refreshed_at_ms = 1'779'999'960'123};
   m.set_refreshed(state);
   const std::string text = m.render();
@@ -164,6 +166,11 @@ TEST(MetricsRender, EverythingFedPassesPromtoolAndReadsBack) {
   EXPECT_EQ(value_of(text, R"(corral_tenant_gpus_borrowed{tenant="nlp",gpu_type="H100"})"), 2);
   EXPECT_EQ(value_of(text, R"(corral_tenant_gpus_guaranteed{tenant="nlp",gpu_type="H100"})"), 4);
   EXPECT_EQ(value_of(text, R"(corral_tenant_pending_jobs{tenant="nlp"})"), 3);
+  EXPECT_EQ(value_of(text, R"(corral_telemetry_samples_total{outcome="accepted"})"), 960);
+  EXPECT_EQ(value_of(text, R"(corral_telemetry_samples_total{outcome="dropped_rate"})"), 40);
+  EXPECT_EQ(value_of(text, R"(corral_telemetry_samples_total{outcome="written"})"), 900);
+  EXPECT_EQ(value_of(text, "corral_telemetry_write_failures_total"), 1);
+  EXPECT_EQ(value_of(text, "corral_telemetry_queued_samples"), 60);
   const std::string held =
       R"({gpu="0",UUID="GPU-a",device="nvidia0",pci_bus_id="0000:18:00.0",Hostname="n1",)"
       R"(node="n1",gpu_type="H100",hpc_job="7",tenant="nlp"})";

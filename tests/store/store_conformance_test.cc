@@ -595,7 +595,7 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
                   .ok());
 }
 
-TYPED_TEST(StoreConformance, KeepsCheckpointsAndTelemetry) {
+TYPED_TEST(StoreConformance, KeepsCheckpoints) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (int step : {100, 200}) {
@@ -608,8 +608,6 @@ TYPED_TEST(StoreConformance, KeepsCheckpointsAndTelemetry) {
                                                 .gpus = 4,
                                                 .throughput = step / 8.0}));
                     }
-                    CORRAL_RETURN_IF_ERROR(tx.insert_telemetry(
-                        {.node = core::NodeId("n1"), .utilization = 0.5, .power_watts = 400}));
                     return Status();
                   })
                   .ok());
@@ -625,6 +623,186 @@ TYPED_TEST(StoreConformance, KeepsCheckpointsAndTelemetry) {
                     return Status();
                   })
                   .ok());
+}
+
+TelemetryRow telemetry_row(const char* node, std::int32_t gpu, std::int64_t t_ms, double util,
+                           double power, std::int32_t temp) {
+  return {.node = core::NodeId(node),
+          .gpu_index = gpu,
+          .time = core::time_from_ms(t_ms),
+          .utilization = util,
+          .memory_used_mib = static_cast<std::int64_t>(util * 80000),
+          .power_watts = power,
+          .temperature_c = temp};
+}
+
+// Raw samples come back exactly, by time, and only the asked GPU's window.
+TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
+  std::vector<TelemetryRow> rows;
+  for (int i = 0; i < 150; ++i) {  // more than one INSERT's chunk
+    rows.push_back(telemetry_row("n1", i % 2, 1'000 * (150 - i), 0.125 * (i % 8), 100.5 + i, 40));
+  }
+  rows[3].throttle = {"hw_thermal_slowdown", "sw_power_cap"};
+  rows[3].ecc_corrected = 7;
+  rows[3].ecc_uncorrected = 1;
+  rows.push_back(telemetry_row("n2", 0, 5'000, 1, 700, 80));
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(rows); }).ok());
+  std::vector<TelemetryRow> got;
+  ASSERT_TRUE(this->store_
+                  ->read([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        got, tx.list_telemetry(core::NodeId("n1"), 1, core::time_from_ms(10'000),
+                                               core::time_from_ms(20'000)));
+                    return Status();
+                  })
+                  .ok());
+  std::vector<TelemetryRow> want;
+  for (const auto& r : rows) {
+    if (r.node.value == "n1" && r.gpu_index == 1 && core::to_ms(r.time) >= 10'000 &&
+        core::to_ms(r.time) < 20'000) {
+      want.push_back(r);
+    }
+  }
+  std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  ASSERT_EQ(want.size(), 5u);
+  EXPECT_EQ(got, want);
+  ASSERT_TRUE(this->store_
+                  ->read([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        got, tx.list_telemetry(core::NodeId("n1"), 1, core::time_from_ms(147'000),
+                                               core::time_from_ms(148'000)));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], rows[3]);
+}
+
+// Rollups add up every batch's samples per GPU and bucket: sums for averages, maxima.
+TYPED_TEST(StoreConformance, RollsTelemetryUpByMinuteAndHour) {
+  constexpr std::int64_t kHour = 3'600'000;
+  const std::int64_t t0 = 500 * kHour;  // aligned to the hour
+  // Two batches into one minute (so the upsert adds), one sample in the next minute and
+  // one in the next hour; n2 beside it.
+  const std::vector<std::vector<TelemetryRow>> batches = {
+      {telemetry_row("n1", 0, t0 + 1'000, 0.2, 100, 50),
+       telemetry_row("n1", 0, t0 + 2'000, 0.6, 300, 70)},
+      {telemetry_row("n1", 0, t0 + 3'000, 0.4, 200, 60),
+       telemetry_row("n1", 0, t0 + 61'000, 1.0, 500, 90),
+       telemetry_row("n1", 0, t0 + kHour + 5, 0.5, 250, 55),
+       telemetry_row("n2", 3, t0 + 4'000, 0.9, 650, 66)}};
+  auto throttled = batches;
+  throttled[1][0].throttle = {"sw_power_cap"};
+  throttled[1][0].ecc_uncorrected = 2;
+  for (const auto& b : throttled) {
+    ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(b); }).ok());
+  }
+  std::vector<TelemetryRollupRow> minutes, hours, n2;
+  ASSERT_TRUE(
+      this->store_
+          ->read([&](Tx& tx) {
+            const auto from = core::time_from_ms(t0), to = core::time_from_ms(t0 + 2 * kHour);
+            CORRAL_ASSIGN_OR_RETURN(minutes,
+                                    tx.list_telemetry_rollup(TelemetryResolution::kMinute, from, to,
+                                                             core::NodeId("n1")));
+            CORRAL_ASSIGN_OR_RETURN(hours, tx.list_telemetry_rollup(TelemetryResolution::kHour,
+                                                                    from, to, std::nullopt));
+            CORRAL_ASSIGN_OR_RETURN(n2, tx.list_telemetry_rollup(TelemetryResolution::kMinute, from,
+                                                                 to, core::NodeId("n2")));
+            return Status();
+          })
+          .ok());
+  ASSERT_EQ(minutes.size(), 3u);
+  EXPECT_EQ(core::to_ms(minutes[0].start), t0);
+  EXPECT_EQ(minutes[0].samples, 3);
+  EXPECT_NEAR(minutes[0].avg_utilization, 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(minutes[0].max_utilization, 0.6);
+  EXPECT_NEAR(minutes[0].avg_power_watts, 200, 1e-9);
+  EXPECT_DOUBLE_EQ(minutes[0].max_power_watts, 300);
+  EXPECT_EQ(minutes[0].max_temperature_c, 70);
+  EXPECT_EQ(minutes[0].max_memory_used_mib, 48000);
+  EXPECT_EQ(minutes[0].throttled_samples, 1);
+  EXPECT_EQ(minutes[0].max_ecc_uncorrected, 2);
+  EXPECT_EQ(core::to_ms(minutes[1].start), t0 + 60'000);
+  EXPECT_EQ(minutes[1].samples, 1);
+  EXPECT_EQ(minutes[1].max_temperature_c, 90);
+  EXPECT_EQ(core::to_ms(minutes[2].start), t0 + kHour);
+  ASSERT_EQ(n2.size(), 1u);
+  EXPECT_EQ(n2[0].gpu_index, 3);
+  EXPECT_DOUBLE_EQ(n2[0].avg_utilization, 0.9);
+  // Hours: n1's first hour (4 samples), its second (1), n2's first; by node, GPU, start.
+  ASSERT_EQ(hours.size(), 3u);
+  EXPECT_EQ(hours[0].node.value, "n1");
+  EXPECT_EQ(hours[0].samples, 4);
+  EXPECT_NEAR(hours[0].avg_utilization, 0.55, 1e-12);
+  EXPECT_DOUBLE_EQ(hours[0].max_power_watts, 500);
+  EXPECT_EQ(hours[0].max_temperature_c, 90);
+  EXPECT_EQ(core::to_ms(hours[1].start), t0 + kHour);
+  EXPECT_EQ(hours[2].node.value, "n2");
+}
+
+// Retention: each table loses what is older than its own cutoff, and nothing else.
+TYPED_TEST(StoreConformance, DeletesTelemetryBeforeCutoffs) {
+  constexpr std::int64_t kHour = 3'600'000;
+  const std::int64_t t0 = 600 * kHour;
+  std::vector<TelemetryRow> rows;
+  for (int m = 0; m < 180; m += 30)
+    rows.push_back(telemetry_row("n1", 0, t0 + m * 60'000, 0.5, 1, 1));
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(rows); }).ok());
+  std::int64_t deleted = 0;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        deleted, tx.delete_telemetry_before(
+                                     {.raw = core::time_from_ms(t0 + 100 * 60'000),    // 4 of 6
+                                      .minute = core::time_from_ms(t0 + 31 * 60'000),  // 2 of 6
+                                      .hour = core::time_from_ms(t0 + kHour)}));       // 1 of 3
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(deleted, 4 + 2 + 1);
+  ASSERT_TRUE(this->store_
+                  ->read([&](Tx& tx) {
+                    const auto all_from = core::time_from_ms(0),
+                               all_to = core::time_from_ms(t0 + 10 * kHour);
+                    CORRAL_ASSIGN_OR_RETURN(
+                        auto raw, tx.list_telemetry(core::NodeId("n1"), 0, all_from, all_to));
+                    EXPECT_EQ(raw.size(), 2u);
+                    if (!raw.empty()) {
+                      EXPECT_EQ(core::to_ms(raw[0].time), t0 + 120 * 60'000);
+                    }
+                    CORRAL_ASSIGN_OR_RETURN(
+                        auto minutes, tx.list_telemetry_rollup(TelemetryResolution::kMinute,
+                                                               all_from, all_to, std::nullopt));
+                    EXPECT_EQ(minutes.size(), 4u);
+                    CORRAL_ASSIGN_OR_RETURN(
+                        auto hours, tx.list_telemetry_rollup(TelemetryResolution::kHour, all_from,
+                                                             all_to, std::nullopt));
+                    EXPECT_EQ(hours.size(), 2u);
+                    return Status();
+                  })
+                  .ok());
+}
+
+// A GPU's throttled-since time is kept with its condition; none reads back as none.
+TYPED_TEST(StoreConformance, KeepsGpuThrottledSince) {
+  ObservedNode row{.node = core::NodeId("n1"),
+                   .gpus = {{.index = 0,
+                             .condition = core::GpuCondition::kHot,
+                             .problem = "throttled",
+                             .throttled_since = core::time_from_ms(1234)},
+                            {.index = 1}},
+                   .heartbeat_at = core::time_from_ms(2000)};
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.upsert_observed(row); }).ok());
+  std::optional<ObservedNode> got;
+  ASSERT_TRUE(this->store_
+                  ->read([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(got, tx.get_observed(core::NodeId("n1")));
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->gpus, row.gpus);
 }
 
 TYPED_TEST(StoreConformance, JobEventsComeBackInOrder) {

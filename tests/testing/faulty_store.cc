@@ -176,9 +176,25 @@ class FaultyTx final : public store::Tx {
       const std::vector<std::string>& names) override {
     return inner_.list_runs(names);
   }
-  core::Status insert_telemetry(const store::TelemetrySample& sample) override {
-    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_telemetry"));
-    return inner_.insert_telemetry(sample);
+  core::Status insert_telemetry_batch(const std::vector<store::TelemetryRow>& rows) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_telemetry_batch"));
+    return inner_.insert_telemetry_batch(rows);
+  }
+  core::Result<std::vector<store::TelemetryRow>> list_telemetry(const core::NodeId& node,
+                                                                std::int32_t gpu_index,
+                                                                core::Time from,
+                                                                core::Time to) override {
+    return inner_.list_telemetry(node, gpu_index, from, to);
+  }
+  core::Result<std::vector<store::TelemetryRollupRow>> list_telemetry_rollup(
+      store::TelemetryResolution resolution, core::Time from, core::Time to,
+      const std::optional<core::NodeId>& node) override {
+    return inner_.list_telemetry_rollup(resolution, from, to, node);
+  }
+  core::Result<std::int64_t> delete_telemetry_before(
+      const store::TelemetryCutoffs& cutoffs) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_telemetry_before"));
+    return inner_.delete_telemetry_before(cutoffs);
   }
   // LedgerRepo.
   core::Result<std::int64_t> append_ledger(const std::vector<store::LedgerRow>& rows) override {
@@ -281,6 +297,7 @@ class FaultyTx final : public store::Tx {
 }  // namespace
 
 core::Status FaultyStore::count_write(std::string_view what) {
+  if (!fault_.only.empty() && !what.starts_with(fault_.only)) return core::Status();
   const std::int64_t n = writes_.fetch_add(1) + 1;
   if (n < fault_.nth || (n > fault_.nth && !fault_.persistent)) return core::Status();
   failures_.fetch_add(1);

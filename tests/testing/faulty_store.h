@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -33,6 +34,9 @@ struct Fault {
   Unit unit = Unit::kMutation;
   std::int64_t nth = 1;     // 1-based: the first write is 1
   bool persistent = false;  // false: only the Nth write fails; true: the Nth and every later
+  // Set: only the mutating Tx methods whose name starts with it count (and fail), e.g.
+  // "insert_telemetry" for a store whose telemetry writes fail and nothing else. kMutation.
+  std::string only;
 };
 
 class FaultyStore final : public store::Store {

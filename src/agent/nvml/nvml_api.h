@@ -47,10 +47,11 @@ typedef struct {
   unsigned int computeInstanceId;
 } nvmlEventData_t;
 
-constexpr int NVML_TEMPERATURE_GPU = 0;                // nvmlTemperatureSensors_t
-constexpr int NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;  // nvmlMemoryErrorType_t
-constexpr int NVML_VOLATILE_ECC = 0;                   // nvmlEccCounterType_t
-constexpr int NVML_FEATURE_ENABLED = 1;                // nvmlEnableState_t
+constexpr int NVML_TEMPERATURE_GPU = 0;              // nvmlTemperatureSensors_t
+constexpr int NVML_MEMORY_ERROR_TYPE_CORRECTED = 0;  // nvmlMemoryErrorType_t
+constexpr int NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;
+constexpr int NVML_VOLATILE_ECC = 0;     // nvmlEccCounterType_t
+constexpr int NVML_FEATURE_ENABLED = 1;  // nvmlEnableState_t
 constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
 constexpr unsigned int NVML_NVLINK_MAX_LINKS = 18;
 constexpr int NVML_NVLINK_ERROR_COUNT = 4;  // DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA

@@ -226,6 +226,48 @@ class NvmlInventory final : public Inventory {
     return out;
   }
 
+  // The same calls as read_health() where they overlap, plus the corrected ECC count; a
+  // call a GPU does not support leaves its field 0. A lost GPU has no sample.
+  core::Result<std::vector<core::TelemetrySample>> sample(
+      std::int64_t now_ms, const std::set<std::int32_t>& /*busy: measured instead*/) override {
+    if (devices_.empty()) {
+      auto discovered = discover();
+      if (!discovered.ok()) return discovered.status();
+    }
+    std::vector<core::TelemetrySample> out;
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      nvmlDevice_t dev = devices_[i];
+      core::TelemetrySample s{.gpu = static_cast<std::int32_t>(i), .time_ms = now_ms};
+      unsigned int temp = 0;
+      const nvmlReturn_t trc = api_.get_temperature(dev, NVML_TEMPERATURE_GPU, &temp);
+      if (trc == NVML_ERROR_GPU_IS_LOST) continue;
+      if (trc == NVML_SUCCESS) s.temperature_c = static_cast<std::int32_t>(temp);
+      nvmlUtilization_t util{};
+      if (api_.get_utilization(dev, &util) == NVML_SUCCESS) {
+        s.utilization = std::min(100u, util.gpu) / 100.0;
+      }
+      nvmlMemory_t mem{};
+      if (api_.get_memory(dev, &mem) == NVML_SUCCESS) {
+        s.memory_used_mib = static_cast<std::int64_t>(mem.used / (1024 * 1024));
+      }
+      unsigned int mw = 0;
+      if (api_.get_power_usage(dev, &mw) == NVML_SUCCESS) s.power_w = mw / 1000.0;
+      unsigned long long reasons = 0;
+      if (api_.get_throttle(dev, &reasons) == NVML_SUCCESS) s.throttle = throttle_names(reasons);
+      unsigned long long ecc = 0;
+      if (api_.get_ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &ecc) ==
+          NVML_SUCCESS) {
+        s.ecc_corrected = static_cast<std::int64_t>(ecc);
+      }
+      if (api_.get_ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc) ==
+          NVML_SUCCESS) {
+        s.ecc_uncorrected = static_cast<std::int64_t>(ecc);
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   bool simulated() const override { return false; }
 
  private:

@@ -1,9 +1,14 @@
-// SimulatedInventory: a fixed NodeInventory (from a preset or a YAML file) with healthy,
-// idle readings. Faults are injected by the agent from the faults file (faults.h).
+// SimulatedInventory: a fixed NodeInventory (from a preset or a YAML file) with healthy
+// readings made from the load: a GPU a worker runs on is 85-98% utilized, draws most of
+// its power limit and runs warm (60-75 C); an idle one is ~0%, cool and near idle power.
+// The values vary from sample to sample by a PRNG seeded from the GPU's uuid, so two runs
+// read the same. Faults are injected by the agent from the faults file (faults.h).
 //
 // Thread safety: needs external synchronization.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -17,23 +22,19 @@ class SimulatedInventory final : public Inventory {
 
   core::Result<NodeInventory> discover() override { return inventory_; }
 
-  // Idle, cool and healthy: 35 °C, a tenth of the power limit, nothing throttled.
-  core::Result<std::vector<core::GpuHealth>> read_health() override {
-    std::vector<core::GpuHealth> out;
-    for (const GpuInfo& g : inventory_.gpus) {
-      out.push_back(core::GpuHealth{.index = g.index,
-                                    .uuid = g.uuid,
-                                    .temperature_c = 35,
-                                    .power_w = g.power_limit_w / 10.0,
-                                    .power_limit_w = g.power_limit_w});
-    }
-    return out;
-  }
+  // Healthy, as loaded as the last sample() said (idle and cool before any): nothing
+  // throttled.
+  core::Result<std::vector<core::GpuHealth>> read_health() override;
+
+  core::Result<std::vector<core::TelemetrySample>> sample(
+      std::int64_t now_ms, const std::set<std::int32_t>& busy) override;
 
   bool simulated() const override { return true; }
 
  private:
   NodeInventory inventory_;
+  std::vector<core::TelemetrySample> last_;  // the last sample(), by GPU index
+  std::uint64_t draws_ = 0;
 };
 
 }  // namespace corral::agent

@@ -87,7 +87,14 @@ class SqlTx final : public Tx {
   core::Result<std::vector<JobEventRow>> list_job_events(core::JobId job) override;
   core::Status insert_run(const RunRow& row, std::int32_t keep) override;
   core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) override;
-  core::Status insert_telemetry(const TelemetrySample& sample) override;
+  core::Status insert_telemetry_batch(const std::vector<TelemetryRow>& rows) override;
+  core::Result<std::vector<TelemetryRow>> list_telemetry(const core::NodeId& node,
+                                                         std::int32_t gpu_index, core::Time from,
+                                                         core::Time to) override;
+  core::Result<std::vector<TelemetryRollupRow>> list_telemetry_rollup(
+      TelemetryResolution resolution, core::Time from, core::Time to,
+      const std::optional<core::NodeId>& node) override;
+  core::Result<std::int64_t> delete_telemetry_before(const TelemetryCutoffs& cutoffs) override;
 
   // LedgerRepo (sql_ledger.cc).
   core::Result<std::int64_t> append_ledger(const std::vector<LedgerRow>& rows) override;
