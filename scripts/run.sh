@@ -55,7 +55,8 @@ for n in 1 2 3 4; do
   leaf=leaf$(((n + 1) / 2))
   "$bin/agent/corral-agent" --server "$CORRAL_SERVER" --join-token-file "$data/join.token" \
     --node "dgx$n" --simulate dgx-h100 --labels "leaf=$leaf,spine=spine1,rack=rack$n" \
-    --state-dir "$data/agent-dgx$n" >>"$data/agent-dgx$n.log" 2>&1 &
+    --state-dir "$data/agent-dgx$n" --telemetry-interval 1 --telemetry-flush 2 \
+    >>"$data/agent-dgx$n.log" 2>&1 &
   pids+=($!)
 done
 for _ in $(seq 100); do
@@ -98,6 +99,15 @@ echo "== every captured scheduling cycle, replayed by corral-sim: the same decis
 captures=("$data"/cycles/cycle-*.json)
 "$bin/sim/corral-sim" replay --check "${captures[@]}" >/dev/null
 echo "corral-sim replayed ${#captures[@]} cycles of corrald's to identical decisions ($data/cycles)"
+
+echo
+echo "== /metrics, as Prometheus scrapes it with a token of role metrics (docs/metrics.md)"
+metrics_token=$(curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \
+  -d '{"role":"metrics"}' "$CORRAL_SERVER/v1/tokens" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+curl -sf -H "Authorization: Bearer $metrics_token" "$CORRAL_SERVER/metrics" |
+  grep -E '^(corral_tenant_gpus_allocated|corral_tenant_pending_jobs|corral_telemetry_samples_total|DCGM_FI_DEV_GPU_UTIL\{gpu="0",[^}]*Hostname="dgx1")' |
+  sed 's/^/  /'
 
 echo
 echo "== chargeback: every GPU-second of the cluster so far, by tenant and bucket (the ledger)"
