@@ -211,10 +211,11 @@ std::string render_refreshed(const RefreshedState& state) {
          "agents' telemetry samples by outcome: accepted (queued), written, or dropped by the "
          "per-node cap (dropped_rate), a full queue (dropped_queue) or a failed write "
          "(dropped_failed)");
-  const std::pair<const char*, std::int64_t> outcomes[] = {
-      {"accepted", t.accepted},           {"written", t.written},
-      {"dropped_rate", t.dropped_rate},   {"dropped_queue", t.dropped_queue},
-      {"dropped_failed", t.dropped_failed}};
+  const std::pair<const char*, std::int64_t> outcomes[] = {{"accepted", t.accepted},
+                                                           {"written", t.written},
+                                                           {"dropped_rate", t.dropped_rate},
+                                                           {"dropped_queue", t.dropped_queue},
+                                                           {"dropped_failed", t.dropped_failed}};
   for (const auto& [outcome, n] : outcomes) {
     sample(out, "corral_telemetry_samples_total", label("outcome", outcome), number(n));
   }
@@ -222,8 +223,8 @@ std::string render_refreshed(const RefreshedState& state) {
        "telemetry write transactions that failed (their samples dropped)", t.write_failures);
   line(out, "corral_telemetry_pruned_rows_total", "counter",
        "telemetry rows deleted past their retention", t.pruned);
-  line(out, "corral_telemetry_queued_samples", "gauge",
-       "telemetry samples waiting for the writer", t.queued);
+  line(out, "corral_telemetry_queued_samples", "gauge", "telemetry samples waiting for the writer",
+       t.queued);
 
   // Per GPU, under the DCGM exporter's names and labels (gpu, UUID, device, pci_bus_id,
   // Hostname), with Corral's node, gpu_type and holder (hpc_job, tenant) beside them.

@@ -123,7 +123,8 @@ struct RefreshedState {
 
 // The refreshed families as text: corral_tenant_gpus_{allocated,borrowed,guaranteed},
 // corral_tenant_pending_jobs, corral_metrics_refresh_timestamp_seconds, the telemetry
-// sink's corral_telemetry_* and the DCGM_FI_DEV_* per-GPU gauges. Deterministic for one state (sorted input, sorted out).
+// sink's corral_telemetry_* and the DCGM_FI_DEV_* per-GPU gauges. Deterministic for one state
+// (sorted input, sorted out).
 std::string render_refreshed(const RefreshedState& state);
 
 // A Prometheus label value, quoted and escaped (\\, \", \n).

@@ -138,8 +138,8 @@ TEST(MetricsRender, EverythingFedPassesPromtoolAndReadsBack) {
                 .fb_used_mib = 40'000,
                 .fb_free_mib = 41'559},
                {.node = "n1", .index = 1, .uuid = "GPU-\"b\"\\", .gpu_type = "H100"}},
-      .telemetry = {.accepted = 960, .dropped_rate = 40, .written = 900, .write_failures = 1,
-                    .queued = 60},
+      .telemetry =
+          {.accepted = 960, .dropped_rate = 40, .written = 900, .write_failures = 1, .queued = 60},
       .refreshed_at_ms = 1'779'999'960'123};
   m.set_refreshed(state);
   const std::string text = m.render();
