@@ -276,16 +276,6 @@ void Metrics::set_refreshed(const RefreshedState& state) {
   refreshed_text_ = std::move(text);
 }
 
-void Metrics::set_gpu_samples(std::vector<GpuSample> samples) {
-  std::lock_guard lock(refreshed_mu_);
-  gpu_samples_ = std::move(samples);
-}
-
-std::vector<GpuSample> Metrics::gpu_samples() const {
-  std::lock_guard lock(refreshed_mu_);
-  return gpu_samples_;
-}
-
 std::string Metrics::render() const {
   std::string out;
   family(out, "corral_http_responses_total", "counter", "HTTP responses by status class");

@@ -160,19 +160,12 @@ struct Metrics {
   // Replaces the refreshed series (MetricsRefresher calls it every refreshMs).
   void set_refreshed(const RefreshedState& state) CORRAL_EXCLUDES(refreshed_mu_);
 
-  // The telemetry hook: readings that win over the heartbeats' for the GPUs they name
-  // (node, index), from the next refresh on. A sink of agent telemetry calls it with each
-  // GPU's latest sample; an empty vector goes back to the heartbeats' readings.
-  void set_gpu_samples(std::vector<GpuSample> samples) CORRAL_EXCLUDES(refreshed_mu_);
-  std::vector<GpuSample> gpu_samples() const CORRAL_EXCLUDES(refreshed_mu_);
-
   // The whole exposition. Reads no store: atomics, two small maps, one cached string.
   std::string render() const CORRAL_EXCLUDES(refreshed_mu_);
 
  private:
   mutable std::mutex refreshed_mu_;
   std::string refreshed_text_ CORRAL_GUARDED_BY(refreshed_mu_);
-  std::vector<GpuSample> gpu_samples_ CORRAL_GUARDED_BY(refreshed_mu_);
 };
 
 }  // namespace corral::server

@@ -15,8 +15,7 @@ namespace corral::server {
 using core::Result;
 using core::Status;
 
-Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
-                                            const std::vector<GpuSample>& overrides) {
+Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   RefreshedState state;
   state.refreshed_at_ms = core::to_ms(now);
 
@@ -87,12 +86,10 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
               return std::tie(a.tenant, a.gpu_type) < std::tie(b.tenant, b.gpu_type);
             });
 
-  // 4. Per GPU: the latest readings (the telemetry hook's, else the last heartbeat's).
+  // 4. Per GPU: the latest readings, from the last heartbeat.
   CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.list_observed());
   std::map<std::string, const store::ObservedNode*> observed_of;
   for (const auto& o : observed) observed_of[o.node.value] = &o;
-  std::map<std::pair<std::string, std::int32_t>, const GpuSample*> override_of;
-  for (const auto& s : overrides) override_of[{s.node, s.index}] = &s;
   for (const core::Node& node : nodes) {
     const auto o = observed_of.find(node.id.value);
     for (const core::Gpu& gpu : node.gpus) {
@@ -115,15 +112,6 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
           s.temperature_c = r.temperature_c;
           s.fb_used_mib = r.memory_used_mib;
         }
-      }
-      if (const auto ov = override_of.find({s.node, s.index}); ov != override_of.end()) {
-        has_reading = true;
-        s.utilization_percent = ov->second->utilization_percent;
-        s.power_watts = ov->second->power_watts;
-        s.temperature_c = ov->second->temperature_c;
-        s.fb_used_mib = ov->second->fb_used_mib;
-        s.fb_free_mib = ov->second->fb_free_mib;
-        if (!ov->second->pci_bus_id.empty()) s.pci_bus_id = ov->second->pci_bus_id;
       }
       if (!has_reading) continue;
       // The inventory knows the memory size; free is size minus used.
@@ -151,10 +139,9 @@ MetricsRefresher::MetricsRefresher(store::Store& store, const core::Clock& clock
 MetricsRefresher::~MetricsRefresher() { stop(); }
 
 Status MetricsRefresher::refresh_once() {
-  const std::vector<GpuSample> overrides = metrics_.gpu_samples();
   RefreshedState state;
   const Status read = store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(state, read_refreshed_state(tx, clock_.now(), overrides));
+    CORRAL_ASSIGN_OR_RETURN(state, read_refreshed_state(tx, clock_.now()));
     return Status();
   });
   if (!read.ok()) {

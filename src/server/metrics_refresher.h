@@ -5,9 +5,9 @@
 // refresh (about 6 queries plus one per tenant).
 //
 // Per-GPU readings come from the agents' last heartbeats (NodeRepo's observed rows); a
-// GPU that has none (a node registered without an agent) has no per-GPU series. Samples
-// given to Metrics::set_gpu_samples() (the telemetry sink's hook) win for the GPUs they
-// name.
+// GPU that has none (a node registered without an agent) has no per-GPU series. (An
+// agent's heartbeat carries its GPUs' latest readings, the same ones its telemetry
+// samples, so the series need not wait for the telemetry writer.)
 //
 // Thread safety: start()/stop() once each; refresh_once() on any one thread at a time.
 #pragma once
@@ -30,10 +30,8 @@ struct MetricsSettings {
   std::int64_t refresh_ms = 5000;  // how often the refreshed series are read from the store
 };
 
-// What the store holds now, as the refreshed series show it. `overrides` are the
-// telemetry hook's samples: their readings replace the heartbeats' for their GPUs.
-core::Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now,
-                                                  const std::vector<GpuSample>& overrides);
+// What the store holds now, as the refreshed series show it.
+core::Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now);
 
 class MetricsRefresher {
  public:

@@ -208,8 +208,8 @@ TEST(MetricsRender, BeforeTheFirstRefreshEveryFamilyIsDeclared) {
 }
 
 // read_refreshed_state over a real store: a tenant's GPUs and pending jobs, each GPU's
-// holder and heartbeat readings, and the telemetry hook's samples winning for their GPU.
-TEST(MetricsRefresh, ReadsTheStoreAndTheTelemetryHookWins) {
+// holder and heartbeat readings.
+TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
   SqliteFactory factory;
   std::unique_ptr<store::Store> store;
   open_or_skip(factory, store);
@@ -265,15 +265,9 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheTelemetryHookWins) {
           })
           .ok());
   server::RefreshedState state;
-  const std::vector<server::GpuSample> hook = {{.node = "n1",
-                                                .index = 2,
-                                                .utilization_percent = 99,
-                                                .power_watts = 650,
-                                                .temperature_c = 70,
-                                                .fb_used_mib = 5}};
   ASSERT_TRUE(store
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(state, server::read_refreshed_state(tx, t, hook));
+                    CORRAL_ASSIGN_OR_RETURN(state, server::read_refreshed_state(tx, t));
                     return core::Status();
                   })
                   .ok());
@@ -294,9 +288,9 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheTelemetryHookWins) {
   EXPECT_EQ(state.gpus[1].fb_free_mib, std::nullopt);  // its size is unknown
   EXPECT_EQ(state.gpus[2].job, 0);                     // idle
   EXPECT_EQ(state.gpus[2].uuid, "GPU-2");
-  EXPECT_EQ(state.gpus[2].utilization_percent, 99);  // the hook's, not the heartbeat's
-  EXPECT_EQ(state.gpus[2].power_watts, 650);
-  EXPECT_EQ(state.gpus[2].fb_used_mib, 5);
+  EXPECT_EQ(state.gpus[2].utilization_percent, 12);
+  EXPECT_EQ(state.gpus[2].power_watts, 102);
+  EXPECT_EQ(state.gpus[2].fb_used_mib, 559);
 }
 
 constexpr std::int64_t kStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC, a minute
