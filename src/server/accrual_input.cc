@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "server/model_json.h"
@@ -48,6 +49,29 @@ AttemptFacts attempt_facts(const store::AllocationRow& a, Time until,
   return out;
 }
 
+// Moves each allocation's start to no earlier than the release of the GPU's allocation
+// before it. The store never holds two active allocations of one GPU (a unique index), but
+// transactions stamp their times before they commit: a cancel that releases at t1 and a
+// scheduler cycle that saw the freed GPU and places with its cycle's earlier time t0 leave
+// an overlap of t1 - t0 milliseconds. The allocation made later (the higher id) starts
+// when the earlier ends, so the GPU's time still adds up and goes to one holder at a time.
+void order_holds(std::vector<store::AllocationRow>& allocs) {
+  std::vector<store::AllocationRow*> by_gpu;
+  by_gpu.reserve(allocs.size());
+  for (auto& a : allocs) by_gpu.push_back(&a);
+  std::sort(by_gpu.begin(), by_gpu.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->node.value, a->gpu_index, a->id) <
+           std::tie(b->node.value, b->gpu_index, b->id);
+  });
+  for (std::size_t i = 1; i < by_gpu.size(); ++i) {
+    const store::AllocationRow& prev = *by_gpu[i - 1];
+    store::AllocationRow& next = *by_gpu[i];
+    if (prev.node != next.node || prev.gpu_index != next.gpu_index || !prev.released_at) continue;
+    next.created_at = std::max(next.created_at, *prev.released_at);
+    if (next.released_at) next.released_at = std::max(*next.released_at, next.created_at);
+  }
+}
+
 }  // namespace
 
 Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
@@ -55,6 +79,8 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   const Time until = scope.now ? std::min(*scope.now, scope.end) : scope.end;
   ledger::AccrualInput in;
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations_overlapping(scope.start, until));
+  order_holds(allocs);
+  std::erase_if(allocs, [&](const auto& a) { return a.created_at >= until; });
   if (scope.job) std::erase_if(allocs, [&](const auto& a) { return a.job != *scope.job; });
   std::set<std::pair<std::string, std::int32_t>> held;
   for (const auto& a : allocs) held.insert({a.node.value, a.gpu_index});

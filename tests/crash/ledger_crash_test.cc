@@ -9,6 +9,7 @@
 //   - money is GPU-time times the price to the micro-dollar, and the daily sums that
 //     chargeback reads equal the entries.
 // The seed comes from CORRAL_SEED when set, and is printed, so a failure replays.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -45,6 +47,15 @@ std::string job(int n) {
               {"resources", {{"gpus", 1 + n % 2}, {"gpuTypes", {"H100"}}}},
               {"command", {"true"}}}
       .dump();
+}
+
+// corrald's log (all its runs), the last 4 KiB.
+std::string log_of(const TempDir& dir) {
+  std::ifstream in(dir.path() / "corrald.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  return all.size() > 4096 ? all.substr(all.size() - 4096) : all;
 }
 
 void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
@@ -108,7 +119,9 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
         .value("accruedUntilMs", std::int64_t{0});
   };
   const std::int64_t target = accrued() + 3 * kPeriodMs;
-  ASSERT_TRUE(eventually([&] { return accrued() >= target; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(eventually([&] { return accrued() >= target; }, std::chrono::seconds(30)))
+      << "accrued until " << accrued() << ", wanted " << target << "; corrald's log:\n"
+      << log_of(dir);
   server.stop();
 
   // The reconstruction reads the store directly.
@@ -165,10 +178,18 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
       }
     }
   }
-  // 2. Each job's GPU-time on each GPU is its allocations' overlap with the window.
+  // 2. Each job's GPU-time on each GPU is its allocations' overlap with the window, a
+  // GPU's allocations taken in the order the store made them (by id): one that was stamped
+  // before the previous one's release starts at that release (server/accrual_input.cc).
   std::map<std::tuple<std::string, int, std::int64_t>, std::int64_t> held, billed;
+  std::sort(allocs.begin(), allocs.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.node.value, a.gpu_index, a.id) < std::tie(b.node.value, b.gpu_index, b.id);
+  });
+  std::map<std::pair<std::string, int>, std::int64_t> released;  // the GPU's last release
   for (const auto& a : allocs) {
-    const std::int64_t from = std::max(core::to_ms(a.created_at), first);
+    std::int64_t& last = released[{a.node.value, a.gpu_index}];
+    const std::int64_t from = std::max({core::to_ms(a.created_at), first, last});
+    if (a.released_at) last = std::max(last, core::to_ms(*a.released_at));
     const std::int64_t to = std::min(a.released_at ? core::to_ms(*a.released_at) : end, end);
     if (to > from) held[{a.node.value, a.gpu_index, a.job.value}] += to - from;
   }

@@ -251,6 +251,48 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
   EXPECT_EQ(this->buckets(kMin, "n2", 0), (B{{"used", kMin}}));
 }
 
+// A placement stamped 5 ms before the release of the GPU's previous holder (the cancel's
+// transaction took its time after the scheduler cycle's, and committed first) is no second
+// holder at once: job 2 holds n1/0 from job 1's release on, and accrual goes on.
+TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtIt) {
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(this->fleet(tx));
+            for (int j = 0; j < 2; ++j) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId("nlp"),
+                                                    .name = "train",
+                                                    .priority_class = "standard",
+                                                    .gpus = 1,
+                                                    .spec_json = R"({"name":"train"})",
+                                                    .now = at(0)})
+                                         .status());
+            }
+            const auto place = [&](int job, std::int64_t when, std::int64_t started) {
+              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
+                                                           .attempt = 1,
+                                                           .node = core::NodeId("n1"),
+                                                           .gpu_index = 0,
+                                                           .gpu_type = core::GpuTypeId("H100"),
+                                                           .created_at = at(when)}));
+              return tx.append_job_event(
+                  {.job = core::JobId(job), .time = at(started), .kind = "started"});
+            };
+            CORRAL_RETURN_IF_ERROR(place(1, 0, 0));
+            CORRAL_RETURN_IF_ERROR(tx.release_allocations(core::JobId(1), at(30'000)).status());
+            return place(2, 29'995, 30'500);
+          })
+          .ok());
+  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
+  this->clock_.set(at(kMin + 10'000));
+  auto r = controller.accrue_due();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->periods, 1);
+  using B = std::map<std::string, std::int64_t>;
+  // Job 1: 30 s used; job 2: start-up from 0:30.000 to 0:30.500, then used.
+  EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 30'000 + 29'500}, {"restart_overhead", 500}}));
+}
+
 TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   ASSERT_TRUE(this->store_
                   ->transact([&](store::Tx& tx) {
