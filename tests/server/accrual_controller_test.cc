@@ -64,6 +64,18 @@ class AccrualControllerTest : public ::testing::Test {
     return Status();
   }
 
+  // The next job (ids from 1), of `tenant`, one GPU, queued at kT0.
+  Status add_job(store::Tx& tx, const char* tenant = "nlp") {
+    return tx
+        .insert_job({.tenant = core::TenantId(tenant),
+                     .name = "train",
+                     .priority_class = "standard",
+                     .gpus = 1,
+                     .spec_json = R"({"name":"train"})",
+                     .now = at(0)})
+        .status();
+  }
+
   std::map<std::string, std::int64_t> buckets(std::int64_t period, const std::string& node,
                                               int gpu) {
     std::map<std::string, std::int64_t> out;
@@ -97,15 +109,8 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
       this->store_
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
-            for (const char* tenant : {"nlp", "vision"}) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId(tenant),
-                                                    .name = "train",
-                                                    .priority_class = "standard",
-                                                    .gpus = 1,
-                                                    .spec_json = R"({"name":"train"})",
-                                                    .now = at(0)})
-                                         .status());
-            }
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx, "nlp"));
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx, "vision"));
             const core::JobId one(1), two(2);
             CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = one,
                                                          .attempt = 1,
@@ -202,15 +207,8 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
       this->store_
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
-            for (int j = 0; j < 2; ++j) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId("nlp"),
-                                                    .name = "train",
-                                                    .priority_class = "standard",
-                                                    .gpus = 1,
-                                                    .spec_json = R"({"name":"train"})",
-                                                    .now = at(0)})
-                                         .status());
-            }
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx));
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             for (const auto& [job, node, start] :
                  {std::tuple{1, "n1", std::int64_t{0}}, std::tuple{2, "n2", kMin}}) {
               CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
@@ -259,15 +257,8 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
       this->store_
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
-            for (int j = 0; j < 2; ++j) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId("nlp"),
-                                                    .name = "train",
-                                                    .priority_class = "standard",
-                                                    .gpus = 1,
-                                                    .spec_json = R"({"name":"train"})",
-                                                    .now = at(0)})
-                                         .status());
-            }
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx));
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             const auto place = [&](int job, std::int64_t when, std::int64_t started) {
               CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
                                                            .attempt = 1,
@@ -297,13 +288,7 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   ASSERT_TRUE(this->store_
                   ->transact([&](store::Tx& tx) {
                     CORRAL_RETURN_IF_ERROR(this->fleet(tx));
-                    CORRAL_RETURN_IF_ERROR(tx.insert_job({.tenant = core::TenantId("nlp"),
-                                                          .name = "train",
-                                                          .priority_class = "standard",
-                                                          .gpus = 1,
-                                                          .spec_json = R"({"name":"train"})",
-                                                          .now = at(0)})
-                                               .status());
+                    CORRAL_RETURN_IF_ERROR(this->add_job(tx));
                     return tx.insert_allocation({.job = core::JobId(1),
                                                  .attempt = 1,
                                                  .node = core::NodeId("n1"),
