@@ -111,32 +111,18 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
 }
 
 void AccrualController::start() {
-  thread_ = std::thread([this] {
-    // A look costs one small read when nothing is due, so look every second (a quarter
-    // period when periods are shorter): a period is in the ledger about a second after
-    // its grace, on the clock corrald runs on (tests advance a manual one).
-    const auto every =
-        std::clamp<core::Duration>(settings_.period / 4, core::Duration(250), core::seconds(1));
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      cv_.wait_for(lock, every, [&] { return stop_; });
-      if (stop_) break;
-      lock.unlock();
-      const auto r = accrue_due();
-      if (!r.ok())
-        std::fprintf(stderr, "corrald: ledger accrual: %s\n", r.status().to_string().c_str());
-      lock.lock();
-    }
+  // A look costs one small read when nothing is due, so look every second (a quarter
+  // period when periods are shorter): a period is in the ledger about a second after its
+  // grace, on the clock corrald runs on (tests advance a manual one).
+  const auto every =
+      std::clamp<core::Duration>(settings_.period / 4, core::Duration(250), core::seconds(1));
+  thread_.start(every, [this] {
+    const auto r = accrue_due();
+    if (!r.ok())
+      std::fprintf(stderr, "corrald: ledger accrual: %s\n", r.status().to_string().c_str());
   });
 }
 
-void AccrualController::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void AccrualController::stop() { thread_.stop(); }
 
 }  // namespace corral::server

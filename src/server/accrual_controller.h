@@ -13,17 +13,13 @@
 // Thread safety: accrue_due() may run on any one thread at a time; start()/stop() once.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/clock.h"
 #include "core/result.h"
 #include "server/accrual_input.h"
 #include "server/billing_config.h"
 #include "server/metrics.h"
+#include "server/periodic.h"
 #include "server/spec_cache.h"
-#include "server/thread_annotations.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -44,7 +40,7 @@ class AccrualController {
   AccrualController& operator=(const AccrualController&) = delete;
 
   void start();
-  void stop() CORRAL_EXCLUDES(mu_);
+  void stop();
   // Accrues the closed periods not yet accrued, at most `max_periods` of them (a corrald
   // that was down for a week catches up over several calls instead of one long one).
   core::Result<AccrualProgress> accrue_due(std::int64_t max_periods = 48);
@@ -56,10 +52,7 @@ class AccrualController {
   const BillingSettings settings_;
   LedgerCounters* const ledger_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  Periodic thread_;
 };
 
 // The entries of one period from what `tx` holds (the controller's step, and what a job's

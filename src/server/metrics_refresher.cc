@@ -160,27 +160,12 @@ Status MetricsRefresher::refresh_once() {
 void MetricsRefresher::start() {
   const Status first = refresh_once();
   if (!first.ok()) std::fprintf(stderr, "corrald: metrics: %s\n", first.to_string().c_str());
-  thread_ = std::thread([this] {
-    const auto every = std::chrono::milliseconds(settings_.refresh_ms);
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      cv_.wait_for(lock, every, [&] { return stop_; });
-      if (stop_) break;
-      lock.unlock();
-      const Status s = refresh_once();
-      if (!s.ok()) std::fprintf(stderr, "corrald: metrics: %s\n", s.to_string().c_str());
-      lock.lock();
-    }
+  thread_.start(core::Duration(settings_.refresh_ms), [this] {
+    const Status s = refresh_once();
+    if (!s.ok()) std::fprintf(stderr, "corrald: metrics: %s\n", s.to_string().c_str());
   });
 }
 
-void MetricsRefresher::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void MetricsRefresher::stop() { thread_.stop(); }
 
 }  // namespace corral::server

@@ -12,15 +12,12 @@
 // Thread safety: start()/stop() once each; refresh_once() on any one thread at a time.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 
 #include "core/clock.h"
 #include "core/result.h"
 #include "server/metrics.h"
-#include "server/thread_annotations.h"
+#include "server/periodic.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -44,7 +41,7 @@ class MetricsRefresher {
 
   // Refreshes once now (so the first scrape has the series), then every refresh_ms.
   void start();
-  void stop() CORRAL_EXCLUDES(mu_);
+  void stop();
   // One refresh: reads the store and replaces the refreshed series.
   core::Status refresh_once();
 
@@ -55,10 +52,7 @@ class MetricsRefresher {
   const MetricsSettings settings_;
   const TelemetrySink* const telemetry_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  Periodic thread_;
 };
 
 }  // namespace corral::server

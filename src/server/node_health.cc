@@ -210,29 +210,14 @@ NodeHealth::~NodeHealth() { stop(); }
 
 void NodeHealth::start() {
   started_at_ = clock_.now();
-  thread_ = std::thread([this] {
-    const auto period = std::chrono::milliseconds(
-        std::clamp<std::int64_t>(settings_.node_lost_after_ms / 4, 20, 1000));
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      cv_.wait_for(lock, period, [&] { return stop_; });
-      if (stop_) break;
-      lock.unlock();
-      const Status s = check_once();
-      if (!s.ok()) std::fprintf(stderr, "corrald: node health: %s\n", s.to_string().c_str());
-      lock.lock();
-    }
+  const core::Duration period(std::clamp<std::int64_t>(settings_.node_lost_after_ms / 4, 20, 1000));
+  thread_.start(period, [this] {
+    const Status s = check_once();
+    if (!s.ok()) std::fprintf(stderr, "corrald: node health: %s\n", s.to_string().c_str());
   });
 }
 
-void NodeHealth::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void NodeHealth::stop() { thread_.stop(); }
 
 Status NodeHealth::check_once() {
   const core::Time now = clock_.now();

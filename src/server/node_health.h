@@ -20,10 +20,7 @@
 // Thread safety: evaluate_gpus is a pure function; NodeHealth runs one thread.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/agent_protocol.h"
@@ -33,9 +30,9 @@
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
 #include "server/metrics.h"
+#include "server/periodic.h"
 #include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
-#include "server/thread_annotations.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -74,7 +71,7 @@ class NodeHealth {
   NodeHealth& operator=(const NodeHealth&) = delete;
 
   void start();
-  void stop() CORRAL_EXCLUDES(mu_);
+  void stop();
   // One pass over the sessions (tests and the thread).
   core::Status check_once();
 
@@ -88,10 +85,7 @@ class NodeHealth {
   Metrics* const metrics_;
   core::Time started_at_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  Periodic thread_;
 };
 
 }  // namespace corral::server

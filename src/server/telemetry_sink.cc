@@ -97,41 +97,26 @@ Status TelemetrySink::prune_once() {
 }
 
 void TelemetrySink::start() {
-  thread_ = std::thread([this] {
-    const auto period = std::chrono::milliseconds(std::max<std::int64_t>(1, settings_.flush_ms));
-    // The first prune waits a period too: a start is no reason to delete.
-    core::Time last_prune = clock_.now();
-    Status last_error;
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      cv_.wait_for(lock, period, [&] { return stop_; });
-      if (stop_) break;
-      lock.unlock();
-      Status s = flush_once();
-      if (clock_.now() - last_prune >= core::Duration(settings_.prune_every_ms)) {
-        last_prune = clock_.now();
-        const Status pruned = prune_once();
-        if (s.ok()) s = pruned;
-      }
-      // One line per kind of failure, not one per flush of a store that stays down.
-      if (!s.ok() && s.to_string() != last_error.to_string()) {
-        std::fprintf(stderr, "corrald: telemetry (dropped, best effort): %s\n",
-                     s.to_string().c_str());
-      }
-      last_error = s;
-      lock.lock();
+  const core::Duration period(std::max<std::int64_t>(1, settings_.flush_ms));
+  // The first prune waits a period too: a start is no reason to delete. The task's state
+  // lives in the lambda: only the writer thread touches it.
+  thread_.start(period, [this, last_prune = clock_.now(), last_error = Status()]() mutable {
+    Status s = flush_once();
+    if (clock_.now() - last_prune >= core::Duration(settings_.prune_every_ms)) {
+      last_prune = clock_.now();
+      const Status pruned = prune_once();
+      if (s.ok()) s = pruned;
     }
+    // One line per kind of failure, not one per flush of a store that stays down.
+    if (!s.ok() && s.to_string() != last_error.to_string()) {
+      std::fprintf(stderr, "corrald: telemetry (dropped, best effort): %s\n",
+                   s.to_string().c_str());
+    }
+    last_error = s;
   });
 }
 
-void TelemetrySink::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void TelemetrySink::stop() { thread_.stop(); }
 
 TelemetryStats TelemetrySink::stats() const {
   std::lock_guard lock(mu_);

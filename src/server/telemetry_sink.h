@@ -17,17 +17,16 @@
 // Thread safety: safe for concurrent use. start()/stop() from one thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/agent_protocol.h"
 #include "core/clock.h"
 #include "core/status.h"
+#include "server/periodic.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
@@ -87,7 +86,7 @@ class TelemetrySink {
   core::Status prune_once();
 
   void start();
-  void stop() CORRAL_EXCLUDES(mu_);
+  void stop();
 
   TelemetryStats stats() const CORRAL_EXCLUDES(mu_);
   const TelemetrySettings& settings() const { return settings_; }
@@ -103,12 +102,10 @@ class TelemetrySink {
   const TelemetrySettings settings_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ CORRAL_GUARDED_BY(mu_) = false;
   std::vector<store::TelemetryRow> queue_ CORRAL_GUARDED_BY(mu_);
   std::map<std::string, Window> windows_ CORRAL_GUARDED_BY(mu_);
   TelemetryStats stats_ CORRAL_GUARDED_BY(mu_);
-  std::thread thread_;
+  Periodic thread_;
 };
 
 }  // namespace corral::server
