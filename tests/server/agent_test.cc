@@ -36,14 +36,8 @@ class AgentTest : public ::testing::Test, public ClusterCalls {
  protected:
   void start(const std::string& agents_yaml = "nodeLostAfterMs: 3600000") {
     std::string url;
-    if constexpr (std::is_same_v<Factory, PostgresFactory>) {
-      auto fresh = fresh_postgres_database();
-      if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
-        GTEST_SKIP() << fresh.status().message();
-      }
-      ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
-      url = *fresh;
-    }
+    store_url_or_skip<Factory>(url);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
     const auto config = dir_.path() / "corrald.yaml";
     std::ofstream(config)
         << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "

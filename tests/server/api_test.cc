@@ -44,14 +44,8 @@ class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string url;
-    if constexpr (std::is_same_v<Factory, PostgresFactory>) {
-      auto fresh = fresh_postgres_database();
-      if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
-        GTEST_SKIP() << fresh.status().message();
-      }
-      ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
-      url = *fresh;
-    }
+    store_url_or_skip<Factory>(url);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
     store_url_ = url.empty() ? (dir_.path() / "corral.db").string() : url;
     server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
     const auto s = server_->start();

@@ -312,14 +312,8 @@ class MetricsTest : public ::testing::Test, public ClusterCalls {
  protected:
   void SetUp() override {
     std::string url;
-    if constexpr (std::is_same_v<Factory, PostgresFactory>) {
-      auto fresh = fresh_postgres_database();
-      if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
-        GTEST_SKIP() << fresh.status().message();
-      }
-      ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
-      url = *fresh;
-    }
+    store_url_or_skip<Factory>(url);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
     auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig, url);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,22 @@ void open_or_skip(Factory& factory, std::unique_ptr<store::Store>& store) {
   }
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   store = std::move(*opened);
+}
+
+// For the SetUp() of a typed suite that starts a corrald: leaves `url` "" with
+// SqliteFactory (corrald makes its own file) and sets a fresh database's URL with
+// PostgresFactory; skips the test when no PostgreSQL is configured (NotFound). Callers
+// return when IsSkipped() or HasFatalFailure().
+template <typename Factory>
+void store_url_or_skip(std::string& url) {
+  if constexpr (std::is_same_v<Factory, PostgresFactory>) {
+    auto fresh = fresh_postgres_database();
+    if (!fresh.ok() && fresh.status().code() == core::StatusCode::kNotFound) {
+      GTEST_SKIP() << fresh.status().message();
+    }
+    ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
+    url = *fresh;
+  }
 }
 
 // Every store a typed suite runs on: TYPED_TEST_SUITE(Suite, Stores, StoreNames) names
