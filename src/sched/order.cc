@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sched/internal/preempt.h"
+#include "sched/shares.h"
 
 namespace corral::sched::detail {
 
@@ -47,14 +48,17 @@ std::vector<double> effective_shares(const ClusterSnapshot& s, const std::vector
   return share;
 }
 
-double standing(std::int64_t held_milli, double usage, double share, core::Duration half_life) {
+double usage_as_gpus(double usage, core::Duration half_life) {
   // Decayed usage U of a tenant that has held g weighted GPUs forever tends to
   // g * half_life / ln 2; dividing by that factor expresses U as an average GPU count,
   // in the same unit as what the tenant holds now.
   const double half_life_s = static_cast<double>(half_life.count()) / 1000.0;
-  const double usage_gpus = half_life_s > 0 ? usage * std::log(2.0) / half_life_s : 0.0;
+  return half_life_s > 0 ? usage * std::log(2.0) / half_life_s : 0.0;
+}
+
+double standing(std::int64_t held_milli, double usage, double share, core::Duration half_life) {
   const double held = static_cast<double>(held_milli) / 1000.0;
-  return (held + usage_gpus) / share;
+  return (held + usage_as_gpus(usage, half_life)) / share;
 }
 
 JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core::Time now)
@@ -232,3 +236,21 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
 }
 
 }  // namespace corral::sched::detail
+
+namespace corral::sched {
+
+std::vector<TenantShare> tenant_shares(const ClusterSnapshot& s, const SchedulerConfig& config) {
+  const std::vector<bool> active = detail::active_tenants(s);
+  const std::vector<double> shares = detail::effective_shares(s, active);
+  std::vector<TenantShare> out;
+  out.reserve(s.tenants().size());
+  for (std::size_t t = 0; t < s.tenants().size(); ++t) {
+    out.push_back({.tenant = s.tenants()[t].id,
+                   .active = active[t],
+                   .share = shares[t],
+                   .usage_gpus = detail::usage_as_gpus(s.usage()[t], config.usage_half_life)});
+  }
+  return out;
+}
+
+}  // namespace corral::sched

@@ -5,15 +5,23 @@
 namespace corral::server {
 
 Api::Api(RequestPipeline& pipeline, SchedLoop& loop, Metrics& metrics, AssignmentBoard& board,
-         SpecCache& specs, AgentSettings agent_settings, BillingSettings billing)
-    : admission_(pipeline.clock()), context_{pipeline,   loop,
-                                             metrics,    board,
-                                             specs,      agent_settings,
-                                             admission_, std::move(billing)} {}
+         SpecCache& specs, AgentSettings agent_settings, BillingSettings billing,
+         DashboardSettings dashboard)
+    : admission_(pipeline.clock()),
+      context_{pipeline,
+               loop,
+               metrics,
+               board,
+               specs,
+               agent_settings,
+               admission_,
+               std::move(billing),
+               std::move(dashboard)} {}
 
 void Api::install(httplib::Server& http) {
-  for (const auto& table : {job_routes(context_), node_routes(context_), tenant_routes(context_),
-                            admin_routes(context_), billing_routes(context_)}) {
+  for (const auto& table :
+       {job_routes(context_), node_routes(context_), tenant_routes(context_),
+        admin_routes(context_), billing_routes(context_), dashboard_routes(context_)}) {
     context_.pipeline.install(http, table);
   }
   context_.pipeline.install_fallbacks(http);

@@ -22,7 +22,8 @@ namespace corral::server {
 class Api {
  public:
   Api(RequestPipeline& pipeline, SchedLoop& loop, Metrics& metrics, AssignmentBoard& board,
-      SpecCache& specs, AgentSettings agent_settings, BillingSettings billing);
+      SpecCache& specs, AgentSettings agent_settings, BillingSettings billing,
+      DashboardSettings dashboard);
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 

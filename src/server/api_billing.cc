@@ -26,16 +26,6 @@ constexpr core::Duration kDefaultWindow = core::seconds(30 * 86400);
 constexpr core::Duration kMaxWindow = core::seconds(400 * 86400);
 
 // A time parameter: milliseconds since the epoch, or a UTC date or date-time.
-Result<Time> time_param(const std::string& name, const std::string& text) {
-  if (!text.empty() && text.size() <= 15 &&
-      std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-    return core::time_from_ms(std::stoll(text));
-  }
-  auto t = core::parse_utc(text);
-  if (!t.ok()) return core::invalid_argument(name, t.status().message() + " or milliseconds");
-  return *t;
-}
-
 json time_json(Time t) { return core::to_ms(t); }
 
 Result<std::vector<ledger::Guarantee>> guarantees(store::Tx& tx) {

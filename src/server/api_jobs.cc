@@ -242,19 +242,8 @@ Result<Reply> job_events(ApiContext&, const Call& c, store::Tx& tx) {
 Result<Reply> cancel(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const Principal& p = c.who;
-  std::string note = "cancelled by " + p.id;
-  if (!req.body.empty()) {
-    CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
-    for (const auto& [k, v] : body.items()) {
-      if (k != "reason") return core::invalid_argument(k, "unknown field");
-      if (!v.is_string() || v.get<std::string>().size() > 1024 ||
-          core::has_control_chars(v.get<std::string>())) {
-        return core::invalid_argument(
-            "reason", "must be a string of at most 1024 bytes, without control characters");
-      }
-      note += ": " + v.get<std::string>();
-    }
-  }
+  CORRAL_ASSIGN_OR_RETURN(const std::string reason, action_reason(req.body));
+  const std::string note = "cancelled by " + p.id + (reason.empty() ? "" : ": " + reason);
   CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
   Effects fx;
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow next, cancel_job(tx, api.lifecycle(fx), job, note));
@@ -312,7 +301,11 @@ Result<Reply> queue(ApiContext& api, const Call& c, store::Tx& tx) {
                      {"tenant", j.tenant.value},
                      {"position", pos},
                      {"kind", j.pending_kind},
-                     {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason}});
+                     {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason},
+                     {"gpus", j.gpus},
+                     {"priorityClass", j.priority_class},
+                     {"queuedAtMs", core::to_ms(j.queued_at)},
+                     {"plannedStart", planned_start_json(j)}});
   }
   return json_reply(page_answer("queue", std::move(items), page, [&](std::size_t i) {
     return std::to_string(keys[i].first) + "." + std::to_string(keys[i].second);

@@ -157,8 +157,10 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   const NodeAdminAction action = verb == "cordon"  ? NodeAdminAction::kCordon
                                  : verb == "drain" ? NodeAdminAction::kDrain
                                                    : NodeAdminAction::kUndrain;
+  CORRAL_ASSIGN_OR_RETURN(const std::string reason, action_reason(req.body));
   Effects fx;
-  CORRAL_ASSIGN_OR_RETURN(*row, set_node_admin(tx, api.lifecycle(fx), *row, action, p.id));
+  CORRAL_ASSIGN_OR_RETURN(*row, set_node_admin(tx, api.lifecycle(fx), *row, action,
+                                               p.id + (reason.empty() ? "" : ": " + reason)));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "node." + verb, "node/" + id,
                                             std::string(core::to_string(before)),
                                             std::string(core::to_string(row->admin))));

@@ -18,6 +18,7 @@
 #include "server/request_pipeline.h"
 #include "server/sched_loop.h"
 #include "server/spec_cache.h"
+#include "server/usage_history.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -31,6 +32,7 @@ struct ApiContext {
   const AgentSettings agent_settings;
   AdmissionControl& admission;
   const BillingSettings billing;
+  const DashboardSettings dashboard;
 
   core::Time now() const { return pipeline.clock().now(); }
   LifecycleContext lifecycle(Effects& fx) const {
@@ -54,6 +56,9 @@ std::vector<Route> tenant_routes(ApiContext& api);
 std::vector<Route> admin_routes(ApiContext& api);
 // /v1/chargeback (api_billing.cc).
 std::vector<Route> billing_routes(ApiContext& api);
+// The dashboard's page and files (/, /ui/*) and /v1/fleet, /v1/shares, /v1/history
+// (api_dashboard.cc).
+std::vector<Route> dashboard_routes(ApiContext& api);
 
 // A job's GPU-hours and cost so far: its ledger entries, and the periods not accrued yet
 // accrued for it alone up to now (api_billing.cc).

@@ -1,5 +1,11 @@
 #include "server/api_views.h"
 
+#include <algorithm>
+
+#include "core/json_object.h"
+#include "core/units.h"
+#include "core/utf8.h"
+
 namespace corral::server {
 
 using core::JobPhase;
@@ -14,16 +20,16 @@ json parse_or_null(const std::string& text) {
 // A job as the API shows it. A pending job's position comes from `positions`, the queue
 // order of the scheduler's last cycle (one consistent order; sched_loop.h), when this
 // corrald schedules; else from the stored row.
+json planned_start_json(const store::JobRow& j) {
+  if (j.phase != JobPhase::kPending || core::to_ms(j.planned_latest) <= 0) return nullptr;
+  return {{"atMs", core::to_ms(j.planned_start)}, {"latestAtMs", core::to_ms(j.planned_latest)}};
+}
+
 json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions) {
   const bool pending = j.phase == JobPhase::kPending;
   const std::int32_t position = !pending    ? 0
                                 : positions ? SchedLoop::queue_position(positions, j.id)
                                             : j.queue_position;
-  json planned = nullptr;
-  if (pending && core::to_ms(j.planned_latest) > 0) {
-    planned = {{"atMs", core::to_ms(j.planned_start)},
-               {"latestAtMs", core::to_ms(j.planned_latest)}};
-  }
   return {{"id", j.id.value},
           {"name", j.name},
           {"tenant", j.tenant.value},
@@ -33,7 +39,7 @@ json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions
           {"reason", j.reason},
           {"pendingKind", j.pending_kind},
           {"queuePosition", position},
-          {"plannedStart", planned},
+          {"plannedStart", planned_start_json(j)},
           {"preemptions", j.preemptions},
           {"attempt", j.attempt},
           {"createdAtMs", core::to_ms(j.created_at)},
@@ -80,6 +86,32 @@ Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name) {
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_tenant(core::TenantId(name)));
   if (!row) return core::not_found("tenant " + name + " not found");
   return tenant_config_from_json(name, row->config_json);
+}
+
+core::Result<core::Time> time_param(const std::string& name, const std::string& text) {
+  if (!text.empty() && text.size() <= 15 &&
+      std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    return core::time_from_ms(std::stoll(text));
+  }
+  auto t = core::parse_utc(text);
+  if (!t.ok()) return core::invalid_argument(name, t.status().message() + " or milliseconds");
+  return *t;
+}
+
+core::Result<std::string> action_reason(const std::string& body) {
+  if (body.empty()) return std::string();
+  CORRAL_ASSIGN_OR_RETURN(const nlohmann::json fields, core::parse_json_object(body));
+  std::string reason;
+  for (const auto& [k, v] : fields.items()) {
+    if (k != "reason") return core::invalid_argument(k, "unknown field (reason)");
+    if (!v.is_string() || v.get<std::string>().size() > 1024 ||
+        core::has_control_chars(v.get<std::string>())) {
+      return core::invalid_argument(
+          "reason", "must be a string of at most 1024 bytes, without control characters");
+    }
+    reason = v.get<std::string>();
+  }
+  return reason;
 }
 
 }  // namespace corral::server

@@ -25,6 +25,10 @@ nlohmann::json parse_or_null(const std::string& text);
 // corrald schedules; else from the stored row.
 nlohmann::json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions);
 
+// A pending job's planned start as the scheduler's last promise for it left it:
+// {atMs, latestAtMs}, or null (no promise, or not pending).
+nlohmann::json planned_start_json(const store::JobRow& j);
+
 // Allocation rows of one attempt, as {job, attempt, gpuType, epoch, gpus: [{node, index}]}.
 // REQUIRES: !rows.empty().
 nlohmann::json allocation_json(const std::vector<store::AllocationRow>& rows);
@@ -38,6 +42,14 @@ bool can_see_tenant(const Principal& p, const std::string& tenant);
 // A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
 core::Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p,
                                         const std::string& id_text);
+
+// A time query parameter: milliseconds since the epoch or a UTC date ("2026-12-01",
+// "2026-12-01T08:00:00Z"); InvalidArgument names `name`.
+core::Result<core::Time> time_param(const std::string& name, const std::string& text);
+
+// The optional body of an admin action ({"reason": "..."}): the reason, or "" for an
+// empty body; InvalidArgument names the field that is wrong.
+core::Result<std::string> action_reason(const std::string& body);
 
 // The stored configuration of tenant `name`, or NotFound.
 core::Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name);

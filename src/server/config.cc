@@ -165,6 +165,26 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
           CORRAL_ASSIGN_OR_RETURN(c.metrics.refresh_ms,
                                   int_in_range(m.second, "metrics.refreshMs", 10, 3'600'000));
         }
+      } else if (key == "dashboard") {
+        if (!kv.second.IsMap()) return core::invalid_argument("dashboard", "must be a map");
+        for (const auto& m : kv.second) {
+          const std::string k = m.first.as<std::string>();
+          if (k == "historyMs") {
+            CORRAL_ASSIGN_OR_RETURN(c.dashboard.history_ms,
+                                    int_in_range(m.second, "dashboard.historyMs", 100, 86'400'000));
+          } else if (k == "historyRetentionDays") {
+            CORRAL_ASSIGN_OR_RETURN(
+                c.dashboard.history_retention_days,
+                int_in_range(m.second, "dashboard.historyRetentionDays", 1, 3660));
+          } else if (k == "chartJs") {
+            if (!m.second.IsScalar() || m.second.as<std::string>().empty()) {
+              return core::invalid_argument("dashboard.chartJs", "must be a file path");
+            }
+            c.dashboard.chart_js = m.second.as<std::string>();
+          } else {
+            return core::invalid_argument("dashboard." + k, "unknown field");
+          }
+        }
       } else {
         return core::invalid_argument(key, "unknown field");
       }

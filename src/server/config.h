@@ -31,6 +31,10 @@
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //   metrics:                 # /metrics (docs/metrics.md)
 //     refreshMs: 5000        # how often per-tenant and per-GPU series are read from the store
+//   dashboard:               # the web UI at / (docs/dashboard.md)
+//     historyMs: 60000       # how often the over-time views get a usage sample
+//     historyRetentionDays: 90
+//     chartJs: /usr/share/javascript/chart.js/chart.min.js  # Debian's libjs-chart.js
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -48,6 +52,7 @@
 #include "server/model_json.h"
 #include "server/sched_loop.h"
 #include "server/telemetry_sink.h"
+#include "server/usage_history.h"
 
 namespace corral::server {
 
@@ -60,6 +65,7 @@ struct ServerConfig {
   BillingSettings billing;
   MetricsSettings metrics;
   TelemetrySettings telemetry;
+  DashboardSettings dashboard;
 };
 
 ServerConfig default_server_config();

@@ -106,6 +106,18 @@ void TenantCounters::add(const TenantEventMap& events) {
   }
 }
 
+std::map<std::string, TenantTotals> TenantCounters::totals() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, TenantTotals> out;
+  for (const auto& [tenant, c] : by_tenant_) {
+    out[tenant] = {.preemptions = c.preemptions,
+                   .restarts = c.restarts,
+                   .waits = c.waits,
+                   .wait_ms_sum = c.wait_ms_sum};
+  }
+  return out;
+}
+
 void TenantCounters::render(std::string& out) const {
   std::lock_guard lock(mu_);
   struct Counter {

@@ -47,10 +47,20 @@ using TenantEventMap = std::map<std::string, TenantEvents>;  // by tenant
 inline constexpr std::array<double, 14> kQueueWaitBuckets = {
     1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400};
 
+// One tenant's counts since this corrald started, as TenantCounters::totals() gives them.
+struct TenantTotals {
+  std::int64_t preemptions = 0;
+  std::int64_t restarts = 0;
+  std::int64_t waits = 0;  // jobs placed
+  std::int64_t wait_ms_sum = 0;
+};
+
 // Per-tenant counters since this corrald started.
 class TenantCounters {
  public:
   void add(const TenantEventMap& events) CORRAL_EXCLUDES(mu_);
+  // Every tenant seen, by name (the usage history takes differences of these).
+  std::map<std::string, TenantTotals> totals() const CORRAL_EXCLUDES(mu_);
   // Appends the families corral_tenant_{preemptions,checkpoints,restarts,failures}_total
   // and corral_queue_wait_seconds, one series per tenant seen.
   void render(std::string& out) const CORRAL_EXCLUDES(mu_);
@@ -117,7 +127,8 @@ struct RefreshedState {
   std::vector<TenantGpuGauge> tenant_gpus;                    // by (tenant, type)
   std::vector<std::pair<std::string, std::int64_t>> pending;  // (tenant, pending jobs)
   std::vector<GpuSample> gpus;                                // by (node, index)
-  TelemetryStats telemetry;  // the telemetry sink's counters (all 0 without one)
+  TelemetryStats telemetry;     // the telemetry sink's counters (all 0 without one)
+  std::int64_t fleet_gpus = 0;  // registered, healthy or not
   std::int64_t refreshed_at_ms = 0;
 };
 

@@ -28,6 +28,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
     auto node = node_from_json(row.spec_json);
     if (!node.ok()) continue;  // the snapshot reports a node that no longer decodes
     for (const auto& g : node->gpus) fleet_types.insert(g.type.value);
+    state.fleet_gpus += static_cast<std::int64_t>(node->gpus.size());
     nodes.push_back(std::move(*node));
   }
 

@@ -1,7 +1,9 @@
 #include "server/request_pipeline.h"
 
 #include <cstdio>
+#include <functional>
 #include <httplib.h>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -177,6 +179,16 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
   } else if (route.kind == Route::Kind::kWrite) {
     committed(*reply);
   }
+  if (req.method == "GET" && reply->status == 200) {
+    // Weak: the same answer, not necessarily the same bytes from another replica.
+    const std::string etag =
+        "W/\"" + std::to_string(std::hash<std::string_view>{}(reply->body)) + "\"";
+    res.set_header("ETag", etag);
+    if (req.get_header_value("If-None-Match") == etag) {
+      reply->status = 304;
+      reply->body.clear();
+    }
+  }
   send(res, rid, *reply);
 }
 
@@ -260,6 +272,7 @@ void RequestPipeline::send(httplib::Response& res, const std::string& request_id
                            const Reply& reply) {
   res.status = reply.status;
   res.set_header("X-Request-Id", request_id);
+  for (const auto& [name, value] : reply.headers) res.set_header(name, value);
   res.set_content(reply.body, reply.content_type);
   const int cls = reply.status / 100 - 2;
   if (cls >= 0 && cls < 4) ++metrics_.http_responses[static_cast<std::size_t>(cls)];

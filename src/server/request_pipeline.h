@@ -13,7 +13,9 @@
 //   4. after a commit, applies the reply's Effects (agents' desired workers) and tells
 //      the scheduler loop what changed;
 //   5. answers: the reply, or the Status as the JSON error body (http_status.h) with
-//      Retry-After when it carries one; counts the answer in /metrics.
+//      Retry-After when it carries one; counts the answer in /metrics. A GET's 200 carries
+//      an ETag, and a GET whose If-None-Match names it gets 304 and no body: the
+//      dashboard polls every few seconds and most answers have not changed.
 //
 // Thread safety: handlers run on httplib's worker threads; the pipeline is safe for that.
 #pragma once
@@ -63,6 +65,7 @@ struct Reply {
   Effects effects;                 // applied after the commit
   bool wake_scheduler = false;     // the change may touch any pending job: re-read the queue
   std::int64_t submitted_job = 0;  // ... unless it only added this one: read just it
+  std::vector<std::pair<std::string, std::string>> headers;  // sent besides the standard ones
 };
 
 // `body` as a JSON answer (json_text: never broken by the bytes it quotes).

@@ -151,6 +151,7 @@ void SchedLoop::run() {
           std::fprintf(stderr, "corrald: another scheduler holds the lease; not scheduling\n");
           std::lock_guard positions_lock(positions_mu_);
           positions_.reset();  // the stored positions, the new holder's, stand
+          shares_.reset();
         }
       }
     }
@@ -282,6 +283,12 @@ Status SchedLoop::run_cycle() {
   //    cannot be written is logged and the cycle goes on: it is for people, not for
   //    scheduling.
   const sched::Decisions decisions = sched::decide(*snapshot, options_.config, now);
+  {
+    auto shares =
+        std::make_shared<const TenantShares>(sched::tenant_shares(*snapshot, options_.config));
+    std::lock_guard lock(positions_mu_);
+    shares_ = std::move(shares);
+  }
   if (captured) {
     const auto file =
         recorder_.record({.input = std::move(*captured),
@@ -369,6 +376,11 @@ void SchedLoop::publish_positions(const sched::Decisions& decisions) {
 std::shared_ptr<const SchedLoop::QueuePositions> SchedLoop::queue_positions() const {
   std::lock_guard lock(positions_mu_);
   return positions_;
+}
+
+std::shared_ptr<const SchedLoop::TenantShares> SchedLoop::tenant_shares() const {
+  std::lock_guard lock(positions_mu_);
+  return shares_;
 }
 
 std::int32_t SchedLoop::queue_position(const QueuePositions* positions, core::JobId job) {

@@ -45,6 +45,7 @@
 #include "core/status.h"
 #include "sched/config.h"
 #include "sched/decisions.h"
+#include "sched/shares.h"
 #include "sched/snapshot.h"
 #include "sched/usage.h"
 #include "server/assignment_board.h"
@@ -124,6 +125,10 @@ class SchedLoop : public SchedulerSignals {
   std::shared_ptr<const QueuePositions> queue_positions() const CORRAL_EXCLUDES(positions_mu_);
   // The job's position in `positions` (0: not in the queue the last cycle saw).
   static std::int32_t queue_position(const QueuePositions* positions, core::JobId job);
+  // Each tenant's fair share and decayed usage as the last cycle weighed them
+  // (sched/shares.h). Null when queue_positions() is.
+  using TenantShares = std::vector<sched::TenantShare>;
+  std::shared_ptr<const TenantShares> tenant_shares() const CORRAL_EXCLUDES(positions_mu_);
   std::int64_t epoch() const { return epoch_; }
   // Where this loop's captured cycles go (and come from, for the API).
   CycleRecorder& recorder() { return recorder_; }
@@ -171,6 +176,7 @@ class SchedLoop : public SchedulerSignals {
 
   mutable std::mutex positions_mu_;
   std::shared_ptr<const QueuePositions> positions_ CORRAL_GUARDED_BY(positions_mu_);
+  std::shared_ptr<const TenantShares> shares_ CORRAL_GUARDED_BY(positions_mu_);
 
   std::mutex mu_;
   std::condition_variable cv_;

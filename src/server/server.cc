@@ -26,6 +26,7 @@
 #include "server/request_pipeline.h"
 #include "server/sched_loop.h"
 #include "server/telemetry_sink.h"
+#include "server/usage_history.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -125,7 +126,9 @@ struct Corrald::Parts {
         auth(*store),
         pipeline(*store, clock, metrics, auth, board, loop),
         agent_api(pipeline, board, specs, config.agents, &telemetry),
-        api(pipeline, loop, metrics, board, specs, config.agents, config.billing) {}
+        history(*store, clock, metrics, loop, config.dashboard),
+        api(pipeline, loop, metrics, board, specs, config.agents, config.billing,
+            config.dashboard) {}
 
   std::unique_ptr<store::Store> store;
   Metrics metrics;
@@ -139,6 +142,7 @@ struct Corrald::Parts {
   TokenAuth auth;
   RequestPipeline pipeline;
   AgentApi agent_api;
+  UsageHistory history;
   Api api;
   httplib::Server http;
 };
@@ -190,6 +194,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   parts->accrual.start();
   parts->refresher.start();
   parts->telemetry.start();
+  parts->history.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -205,6 +210,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
+    parts->history.stop();
     parts->refresher.stop();
     parts->telemetry.stop();
     parts->accrual.stop();
@@ -231,6 +237,7 @@ void Corrald::stop() {
   if (stopped_.exchange(true)) return;
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
+  parts_->history.stop();
   parts_->refresher.stop();
   parts_->telemetry.stop();
   parts_->accrual.stop();

@@ -1,6 +1,6 @@
 // RecordRepo: append-mostly history that nothing schedules from directly: job events,
 // successful runs (for run-time estimates), and telemetry: raw samples and their
-// 1-minute and 1-hour rollups (the ledger is LedgerRepo's).
+// 1-minute and 1-hour rollups, and the usage history (the ledger is LedgerRepo's).
 // Each has its own table, so a telemetry or billing backlog never touches desired state
 // (ARCHITECTURE.md's state table).
 //
@@ -84,6 +84,26 @@ struct TelemetryCutoffs {
   core::Time hour;    // 1-hour rollups starting before this
 };
 
+// One sample of a tenant's (or, tenant "*", the cluster's) use (usage_history; the
+// dashboard's over-time views). Counts of events are over the interval ending at `time`.
+struct UsageSampleRow {
+  core::Time time;
+  std::string tenant;     // "*": the whole cluster
+  std::int64_t gpus = 0;  // "*": GPUs registered; a tenant: its guarantees, summed
+  std::int64_t allocated = 0;
+  std::int64_t borrowed = 0;
+  double utilization = 0;  // mean over its allocated GPUs, 0..1
+  double share = 0;        // fair share of the fleet, 0..1
+  double usage_gpus = 0;   // decayed usage, as average GPUs
+  std::int64_t pending = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t restarts = 0;
+  std::int64_t placed = 0;       // jobs placed
+  std::int64_t wait_ms_sum = 0;  // their queue waits, summed
+
+  friend bool operator==(const UsageSampleRow&, const UsageSampleRow&) = default;
+};
+
 class RecordRepo {
  public:
   virtual ~RecordRepo() = default;
@@ -109,6 +129,14 @@ class RecordRepo {
       const std::optional<core::NodeId>& node) = 0;
   // Deletes what is older than the cutoffs; returns how many rows went (all tables).
   virtual core::Result<std::int64_t> delete_telemetry_before(const TelemetryCutoffs& cutoffs) = 0;
+
+  // Usage history: a sample is unique per (tenant, time); inserting one again replaces it.
+  virtual core::Status insert_usage_samples(const std::vector<UsageSampleRow>& rows) = 0;
+  // Samples with from <= time < to, by (time, tenant); only `tenant`'s when given.
+  virtual core::Result<std::vector<UsageSampleRow>> list_usage_samples(
+      core::Time from, core::Time to, const std::optional<std::string>& tenant) = 0;
+  // Deletes the samples with time < `before`; returns how many went.
+  virtual core::Result<std::int64_t> delete_usage_samples_before(core::Time before) = 0;
 };
 
 }  // namespace corral::store

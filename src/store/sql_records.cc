@@ -288,3 +288,71 @@ Result<std::int64_t> SqlTx::delete_telemetry_before(const TelemetryCutoffs& cuto
 }
 
 }  // namespace corral::store::detail
+
+namespace corral::store::detail {
+namespace {
+
+constexpr std::string_view kUsageColumns =
+    "time, tenant, gpus, allocated, borrowed, utilization, share, usage_gpus, pending, "
+    "preemptions, restarts, placed, wait_ms_sum";
+
+}  // namespace
+
+Status SqlTx::insert_usage_samples(const std::vector<UsageSampleRow>& rows) {
+  const std::string upsert = concat(
+      "INSERT INTO usage_history (", kUsageColumns,
+      ") VALUES ($1, $2, $3, $4, $5, CAST($6 AS DOUBLE PRECISION), CAST($7 AS DOUBLE "
+      "PRECISION), CAST($8 AS DOUBLE PRECISION), $9, $10, $11, $12, $13) ON CONFLICT (tenant, "
+      "time) DO UPDATE SET gpus = excluded.gpus, allocated = excluded.allocated, borrowed = "
+      "excluded.borrowed, utilization = excluded.utilization, share = excluded.share, usage_gpus "
+      "= excluded.usage_gpus, pending = excluded.pending, preemptions = excluded.preemptions, "
+      "restarts = excluded.restarts, placed = excluded.placed, wait_ms_sum = excluded.wait_ms_sum");
+  for (const UsageSampleRow& r : rows) {
+    CORRAL_RETURN_IF_ERROR(
+        q(upsert, {ms(r.time), r.tenant, r.gpus, r.allocated, r.borrowed, real(r.utilization),
+                   real(r.share), real(r.usage_gpus), r.pending, r.preemptions, r.restarts,
+                   r.placed, r.wait_ms_sum})
+            .status());
+  }
+  return Status();
+}
+
+Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
+    core::Time from, core::Time to, const std::optional<std::string>& tenant) {
+  std::vector<SqlValue> params = {ms(from), ms(to)};
+  std::string where = "time >= $1 AND time < $2";
+  if (tenant) {
+    params.emplace_back(*tenant);
+    where += " AND tenant = $3";
+  }
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(concat("SELECT ", kUsageColumns, " FROM usage_history WHERE ",
+                                          where, " ORDER BY time, tenant"),
+                                      std::move(params)));
+  std::vector<UsageSampleRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    RowReader in(r, "usage_history", kUsageColumns);
+    out.push_back({.time = in.time(0),
+                   .tenant = in.str(1),
+                   .gpus = in.i64(2),
+                   .allocated = in.i64(3),
+                   .borrowed = in.i64(4),
+                   .utilization = in.f64(5),
+                   .share = in.f64(6),
+                   .usage_gpus = in.f64(7),
+                   .pending = in.i64(8),
+                   .preemptions = in.i64(9),
+                   .restarts = in.i64(10),
+                   .placed = in.i64(11),
+                   .wait_ms_sum = in.i64(12)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Result<std::int64_t> SqlTx::delete_usage_samples_before(core::Time before) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q("DELETE FROM usage_history WHERE time < $1", {ms(before)}));
+  return res.affected;
+}
+
+}  // namespace corral::store::detail

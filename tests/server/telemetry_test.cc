@@ -271,7 +271,8 @@ struct TelemetryWorld {
         pipeline(store, clock, metrics, auth, board, loop),
         sink(sink_store, clock, settings),
         agent_api(pipeline, board, specs, config.agents, &sink),
-        api(pipeline, loop, metrics, board, specs, config.agents, config.billing) {
+        api(pipeline, loop, metrics, board, specs, config.agents, config.billing,
+            config.dashboard) {
     const Status s = store.transact([&](store::Tx& tx) {
       CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex("jt"), .role = "join"}));
       return tx.insert_token({.hash = sha256_hex("admin"), .role = "admin"});

@@ -678,6 +678,60 @@ TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
   EXPECT_EQ(got[0], rows[3]);
 }
 
+// Usage samples come back exactly, by (time, tenant); one again at the same (tenant,
+// time) replaces it; a window, a tenant filter and the retention delete each hold.
+TYPED_TEST(StoreConformance, KeepsUsageHistory) {
+  const auto sample = [](std::int64_t t_ms, const char* tenant, std::int64_t allocated) {
+    return UsageSampleRow{.time = core::time_from_ms(t_ms),
+                          .tenant = tenant,
+                          .gpus = 32,
+                          .allocated = allocated,
+                          .borrowed = allocated / 2,
+                          .utilization = 0.625,
+                          .share = 1.0 / 3,
+                          .usage_gpus = 7.25,
+                          .pending = 3,
+                          .preemptions = 1,
+                          .restarts = 2,
+                          .placed = 4,
+                          .wait_ms_sum = 12'345};
+  };
+  std::vector<UsageSampleRow> rows = {sample(2'000, "b", 8), sample(1'000, "*", 16),
+                                      sample(1'000, "a", 4), sample(2'000, "a", 6),
+                                      sample(3'000, "a", 2)};
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_usage_samples(rows); }).ok());
+  rows[3].allocated = 7;  // again: replaces
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.insert_usage_samples({rows[3]}); }).ok());
+  std::vector<UsageSampleRow> all, a_only;
+  std::int64_t deleted = 0;
+  ASSERT_TRUE(this->store_
+                  ->read([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        all, tx.list_usage_samples(core::time_from_ms(1'000),
+                                                   core::time_from_ms(3'000), std::nullopt));
+                    CORRAL_ASSIGN_OR_RETURN(a_only,
+                                            tx.list_usage_samples(core::time_from_ms(0),
+                                                                  core::time_from_ms(10'000), "a"));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(all, (std::vector<UsageSampleRow>{rows[1], rows[2], rows[3], rows[0]}));
+  EXPECT_EQ(a_only, (std::vector<UsageSampleRow>{rows[2], rows[3], rows[4]}));
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        deleted, tx.delete_usage_samples_before(core::time_from_ms(2'000)));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        all, tx.list_usage_samples(core::time_from_ms(0),
+                                                   core::time_from_ms(10'000), std::nullopt));
+                    return Status();
+                  })
+                  .ok());
+  EXPECT_EQ(deleted, 2);
+  EXPECT_EQ(all, (std::vector<UsageSampleRow>{rows[3], rows[0], rows[4]}));
+}
+
 // Rollups add up every batch's samples per GPU and bucket: sums for averages, maxima.
 TYPED_TEST(StoreConformance, RollsTelemetryUpByMinuteAndHour) {
   constexpr std::int64_t kHour = 3'600'000;

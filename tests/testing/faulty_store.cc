@@ -196,6 +196,18 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("delete_telemetry_before"));
     return inner_.delete_telemetry_before(cutoffs);
   }
+  core::Status insert_usage_samples(const std::vector<store::UsageSampleRow>& rows) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_usage_samples"));
+    return inner_.insert_usage_samples(rows);
+  }
+  core::Result<std::vector<store::UsageSampleRow>> list_usage_samples(
+      core::Time from, core::Time to, const std::optional<std::string>& tenant) override {
+    return inner_.list_usage_samples(from, to, tenant);
+  }
+  core::Result<std::int64_t> delete_usage_samples_before(core::Time before) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_usage_samples_before"));
+    return inner_.delete_usage_samples_before(before);
+  }
   // LedgerRepo.
   core::Result<std::int64_t> append_ledger(const std::vector<store::LedgerRow>& rows) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("append_ledger"));

@@ -21,6 +21,9 @@ std::vector<bool> active_tenants(const ClusterSnapshot& s);
 // whole fleet for top-level tenants) in proportion to their weights. 0 when inactive.
 std::vector<double> effective_shares(const ClusterSnapshot& s, const std::vector<bool>& active);
 
+// Decayed usage (GPU-seconds) as an average of weighted GPUs over the half-life.
+double usage_as_gpus(double usage, core::Duration half_life);
+
 // A tenant's standing: (weighted GPUs held now + decayed usage as an average of weighted
 // GPUs over the half-life) / effective share. Lower goes first.
 double standing(std::int64_t held_milli, double usage, double share, core::Duration half_life);

@@ -95,6 +95,10 @@ class SqlTx final : public Tx {
       TelemetryResolution resolution, core::Time from, core::Time to,
       const std::optional<core::NodeId>& node) override;
   core::Result<std::int64_t> delete_telemetry_before(const TelemetryCutoffs& cutoffs) override;
+  core::Status insert_usage_samples(const std::vector<UsageSampleRow>& rows) override;
+  core::Result<std::vector<UsageSampleRow>> list_usage_samples(
+      core::Time from, core::Time to, const std::optional<std::string>& tenant) override;
+  core::Result<std::int64_t> delete_usage_samples_before(core::Time before) override;
 
   // LedgerRepo (sql_ledger.cc).
   core::Result<std::int64_t> append_ledger(const std::vector<LedgerRow>& rows) override;
