@@ -114,7 +114,25 @@ echo "== chargeback: every GPU-second of the cluster so far, by tenant and bucke
 sleep 6  # the last five-second accrual period closes, then its one-second grace
 "${corral[@]}" cost
 
+echo
+echo "== the dashboard (docs/dashboard.md): what the views read, checked here as the page reads it"
+curl -sf "$CORRAL_SERVER/" | grep -q '/ui/app.js' && echo "  $CORRAL_SERVER/ serves the page"
+curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" "$CORRAL_SERVER/v1/fleet" | python3 -c '
+import json, sys
+nodes = json.load(sys.stdin)["nodes"]
+gpus = [g for n in nodes for g in n["gpus"]]
+held = sum(1 for g in gpus if g["held"])
+print(f"  fleet view: {len(nodes)} nodes, {len(gpus)} GPUs, {held} held")'
+curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" "$CORRAL_SERVER/v1/history" | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin)["samples"] if r["tenant"] == "*"]
+print(f"  over-time view: {len(rows)} usage samples of the cluster so far, one every 5 s")'
+
 cat <<MSG
+
+The dashboard, signed in as the admin (the token stays in the URL fragment, which the
+browser never sends):
+  $CORRAL_SERVER/#token=$CORRAL_TOKEN
 
 corrald is serving $CORRAL_SERVER with its SQLite store in $data;
 four agents run there too (state and worker logs in $data/agent-dgx*).

@@ -314,6 +314,19 @@ void RequestPipeline::install_fallbacks(httplib::Server& http) {
         fail(res, new_request_id(), core::internal_error("unexpected error"));
       });
   http.set_payload_max_length(kMaxBodyBytes);
+  // httplib answers "Accept-Encoding: br" (every browser sends it) with Brotli at its
+  // slowest quality: 1.9 s for the 1.8 MiB of a 10,000-GPU /v1/fleet, against 0.02 s for
+  // gzip, which shrinks it to 100 KiB. So a request's "br" is struck out before routing
+  // and gzip answers. httplib passes the request as const, but the object is its own
+  // non-const local (Server::process_request), so writing it here is defined.
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    auto& headers = const_cast<httplib::Headers&>(req.headers);
+    for (auto it = headers.find("Accept-Encoding"); it != headers.end() && it->first == "Accept-Encoding"; ++it) {
+      std::string& v = it->second;
+      for (auto at = v.find("br"); at != std::string::npos; at = v.find("br")) v.replace(at, 2, "");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
 }
 
 }  // namespace corral::server

@@ -100,12 +100,12 @@ Status UsageHistory::sample_once() {
   const auto rows = usage_rows(state, shares.get(), totals, last_totals_, now);
   const core::Time cutoff =
       now - core::Duration(settings_.history_retention_days * 24 * 3600 * 1000);
-  CORRAL_RETURN_IF_ERROR(store_.transact([&](store::Tx& tx) {
+  const Status written = store_.transact([&](store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(tx.insert_usage_samples(rows));
     return tx.delete_usage_samples_before(cutoff).status();
-  }));
-  last_totals_ = totals;
-  return Status();
+  });
+  if (written.ok()) last_totals_ = totals;  // else the next row counts these events too
+  return written;
 }
 
 void UsageHistory::start() {

@@ -384,7 +384,10 @@ def main():
                 print(f"the page as the failure left it: {out}/failure.png")
                 print("  state:", page.evaluate("""({scrollY, dialog: document.querySelector('#confirm').open,
                     view: document.body.dataset.view, focus: document.activeElement.outerHTML.slice(0, 120),
-                    detail: document.querySelector('#detail')?.innerText.slice(0, 200), errors: 0})"""), page.console_errors())
+                    detail: document.querySelector('#detail')?.innerText.slice(0, 80),
+                    returned: document.querySelector('#confirm').returnValue,
+                    notice: document.querySelector('#notice').innerText})"""), page.console_errors())
+                print("  audit:", [(e["action"], e["target"]) for e in cluster.api("GET", "/v1/audit")[1]["entries"]][-4:])
                 raise
             errors = page.console_errors()
             check(not errors, f"no JavaScript errors: {errors}")

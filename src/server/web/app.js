@@ -89,6 +89,7 @@ function route() {
       else a.removeAttribute('aria-current');
     }
     document.title = `${view.title} · Corral`;
+    ctx.notify('');
     // A fresh element drops the listeners the previous view added on its first draw.
     const fresh = $('view').cloneNode(false);
     $('view').replaceWith(fresh);
@@ -143,6 +144,12 @@ async function refresh(force = false) {
     if (ctx.who) timer = setTimeout(() => refresh(), POLL_MS);
   }
 }
+
+// A message about an action (a refused drain, say) above the view, until the next one.
+ctx.notify = (message) => {
+  $('notice').textContent = message;
+  $('notice').hidden = !message;
+};
 
 // A confirmation for an admin action; resolves to the reason typed, or null.
 ctx.confirm = (title, text, {reason = true} = {}) => new Promise((resolve) => {

@@ -17,10 +17,10 @@ export function date(ms) {
     `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-// "19:30" for chart axes.
-export function clock(ms) {
+// "19:30" for chart axes; "19:30:05" with seconds.
+export function clock(ms, seconds = false) {
   const d = new Date(ms);
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}${seconds ? `:${pad(d.getSeconds())}` : ''}`;
 }
 
 // "3d 4h", "2h 5m", "4m 12s", "9s".

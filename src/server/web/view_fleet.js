@@ -179,8 +179,9 @@ export default {
         if (reason === null) return;
         try {
           await api.post(`/v1/nodes/${encodeURIComponent(node)}/${verb}`, reason ? {reason} : {});
+          ctx.notify('');
         } catch (err) {
-          alert(err.message);
+          ctx.notify(`${verb} of ${node} refused: ${err.message}`);
         }
         ctx.redraw();
         return;

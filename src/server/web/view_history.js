@@ -61,13 +61,17 @@ function chart(canvas, sets, {yTitle, y1Title, stacked = false, percentAxis = fa
     return;
   }
   const scales = {
-    x: {type: 'linear', ticks: {callback: (v) => clock(v), maxTicksLimit: 8}},
+    x: {type: 'linear', ticks: {maxTicksLimit: 8}},
     y: {beginAtZero: true, stacked, title: {display: !!yTitle, text: yTitle}},
   };
   if (y1Title) {
     scales.y1 = {position: 'right', beginAtZero: true, grid: {drawOnChartArea: false}, title: {display: true, text: y1Title},
       ticks: percentAxis ? {callback: (v) => `${Math.round(v * 100)}%`} : {}};
   }
+  // Seconds on the axis once the data spans less than ten minutes.
+  const xs = sets.flatMap((s) => s.data.map((p) => p.x));
+  const span = xs.length ? Math.max(...xs) - Math.min(...xs) : 0;
+  scales.x.ticks.callback = (v) => clock(v, span < 600e3);
   charts.push(new Chart(canvas, {
     type: 'line',
     data: {datasets: sets.map((s, i) => ({
@@ -142,7 +146,8 @@ export const overTime = {
     chart(el.querySelector('#chart-alloc'), alloc, {yTitle: 'GPUs'});
     const byTenant = el.querySelector('#chart-tenants');
     if (byTenant) {
-      chart(byTenant, others.map((t) => ({label: t, data: xy(series(h.samples, t, h.intervalMs, h.fromMs, h.toMs).points, (p) => p.allocated)})),
+      chart(byTenant, others.map((t) => ({label: t, stepped: true,
+        data: xy(series(h.samples, t, h.intervalMs, h.fromMs, h.toMs).points, (p) => p.allocated)})),
         {yTitle: 'GPUs', stacked: true});
     }
     chart(el.querySelector('#chart-queue'), [

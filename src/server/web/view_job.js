@@ -179,8 +179,9 @@ export const jobDetail = {
         if (reason === null) return;
         try {
           await api.post(`/v1/jobs/${job.id}/cancel`, reason ? {reason} : {});
+          ctx.notify('');
         } catch (err) {
-          alert(err.message);
+          ctx.notify(`cancel refused: ${err.message}`);
         }
         ctx.redraw();
       }
