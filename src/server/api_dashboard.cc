@@ -2,8 +2,9 @@
 // read calls made for it that the rest of the API lacked: GET /v1/fleet (every GPU in
 // one compact answer, for the heatmap), GET /v1/shares (each tenant's guarantee, fair
 // share, use, borrowed and lent GPUs), GET /v1/history (the usage history,
-// usage_history.h) and GET /v1/whoami (the token's role and tenant). The page itself holds no data: it is public, and every call it makes
-// carries the token its user signed in with, so it shows what that token may see.
+// usage_history.h) and GET /v1/whoami (the token's role and tenant). The page itself holds no data:
+// it is public, and every call it makes carries the token its user signed in with, so it shows what
+// that token may see.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

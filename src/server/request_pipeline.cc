@@ -321,7 +321,8 @@ void RequestPipeline::install_fallbacks(httplib::Server& http) {
   // non-const local (Server::process_request), so writing it here is defined.
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
     auto& headers = const_cast<httplib::Headers&>(req.headers);
-    for (auto it = headers.find("Accept-Encoding"); it != headers.end() && it->first == "Accept-Encoding"; ++it) {
+    for (auto it = headers.find("Accept-Encoding");
+         it != headers.end() && it->first == "Accept-Encoding"; ++it) {
       std::string& v = it->second;
       for (auto at = v.find("br"); at != std::string::npos; at = v.find("br")) v.replace(at, 2, "");
     }

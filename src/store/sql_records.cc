@@ -326,7 +326,7 @@ Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
     where += " AND tenant = $3";
   }
   CORRAL_ASSIGN_OR_RETURN(auto res, q(concat("SELECT ", kUsageColumns, " FROM usage_history WHERE ",
-                                          where, " ORDER BY time, tenant"),
+                                             where, " ORDER BY time, tenant"),
                                       std::move(params)));
   std::vector<UsageSampleRow> out;
   out.reserve(res.rows.size());

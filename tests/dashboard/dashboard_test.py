@@ -80,6 +80,7 @@ def go(page, route, ready, timeout=20):
 
 def shoot(page, out, name):
     path = os.path.join(out, f"{name}.png")
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path)
     print(f"  ..  screenshot {path}")
 

@@ -30,9 +30,10 @@ constexpr std::int64_t kStartMs = 1'779'999'960'000;
 TEST(UsageRows, SumsTheClusterAndTakesCountsSinceTheLastSample) {
   server::RefreshedState state;
   state.fleet_gpus = 16;
-  state.tenant_gpus = {{.tenant = "nlp", .gpu_type = "H100", .allocated = 6, .borrowed = 2, .guaranteed = 4},
-                       {.tenant = "nlp", .gpu_type = "A100", .allocated = 1, .guaranteed = 2},
-                       {.tenant = "vision", .gpu_type = "H100", .allocated = 2, .guaranteed = 4}};
+  state.tenant_gpus = {
+      {.tenant = "nlp", .gpu_type = "H100", .allocated = 6, .borrowed = 2, .guaranteed = 4},
+      {.tenant = "nlp", .gpu_type = "A100", .allocated = 1, .guaranteed = 2},
+      {.tenant = "vision", .gpu_type = "H100", .allocated = 2, .guaranteed = 4}};
   state.pending = {{"nlp", 3}, {"research", 1}};
   state.gpus = {{.node = "n1", .index = 0, .job = 1, .tenant = "nlp", .utilization_percent = 100},
                 {.node = "n1", .index = 1, .job = 1, .tenant = "nlp", .utilization_percent = 50},
@@ -139,7 +140,8 @@ TEST_F(DashboardApiTest, ServesThePageAndItsFilesWithoutAToken) {
   TestClient anyone(addr_, "");
   const auto page = anyone.get("/");
   ASSERT_EQ(page.status, 200);
-  EXPECT_TRUE(page.headers["Content-Type"].starts_with("text/html")) << page.headers["Content-Type"];
+  EXPECT_TRUE(page.headers["Content-Type"].starts_with("text/html"))
+      << page.headers["Content-Type"];
   EXPECT_NE(page.body.find("/ui/app.js"), std::string::npos);
   EXPECT_NE(page.headers["Content-Security-Policy"].find("default-src 'self'"), std::string::npos);
   const auto app = anyone.get("/ui/app.js");
@@ -202,7 +204,9 @@ TEST_F(DashboardApiTest, FleetShowsEveryGpuAndOnlyTheCallersJobs) {
 TEST_F(DashboardApiTest, SharesShowGuaranteesUseAndFairShare) {
   FakeAgent n1 = agent("n1");
   run_two_jobs(n1);
-  const auto shares_ready = [&] { return body(admin().get("/v1/shares"))["sharesAtCycle"] == true; };
+  const auto shares_ready = [&] {
+    return body(admin().get("/v1/shares"))["sharesAtCycle"] == true;
+  };
   ASSERT_TRUE(eventually(shares_ready));
   const json s = body(admin().get("/v1/shares"));
   ASSERT_EQ(s["fleet"].size(), 1u);
@@ -263,9 +267,11 @@ TEST_F(DashboardApiTest, HistoryKeepsUsageAndMembersReadTheirOwn) {
   const json none = body(admin().get("/v1/history?from=1000&to=2000"));
   EXPECT_TRUE(none["samples"].empty());
   // Bad parameters name themselves.
-  for (const auto& [query, field] : std::vector<std::pair<std::string, std::string>>{
-           {"from=yesterday", "from"}, {"from=2000&to=1000", "from"}, {"tenant=a%20b", "tenant"},
-           {"step=5", "step"}}) {
+  for (const auto& [query, field] :
+       std::vector<std::pair<std::string, std::string>>{{"from=yesterday", "from"},
+                                                        {"from=2000&to=1000", "from"},
+                                                        {"tenant=a%20b", "tenant"},
+                                                        {"step=5", "step"}}) {
     const auto r = admin().get("/v1/history?" + query);
     EXPECT_EQ(r.status, 400) << query;
     EXPECT_NE(r.body.find(field), std::string::npos) << query << ": " << r.body;
@@ -295,15 +301,17 @@ TEST_F(DashboardApiTest, AnAdminActionCarriesItsReason) {
   FakeAgent n1 = agent("n1");
   const auto r = admin().post("/v1/nodes/n1/cordon", R"({"reason":"replacing a PSU"})");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_NE(body(admin().get("/v1/nodes/n1"))["adminReason"].get<std::string>().find("replacing a PSU"),
-            std::string::npos);
+  EXPECT_NE(
+      body(admin().get("/v1/nodes/n1"))["adminReason"].get<std::string>().find("replacing a PSU"),
+      std::string::npos);
   const auto bad = admin().post("/v1/nodes/n1/drain", R"({"why":"x"})");
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("why"), std::string::npos) << bad.body;
   const auto control = admin().post("/v1/nodes/n1/drain", "{\"reason\":\"a\\u0007b\"}");
   EXPECT_EQ(control.status, 400);
   EXPECT_NE(control.body.find("reason"), std::string::npos) << control.body;
-  EXPECT_EQ(body(admin().get("/v1/nodes/n1"))["admin"], "cordoned");  // the bad ones changed nothing
+  EXPECT_EQ(body(admin().get("/v1/nodes/n1"))["admin"],
+            "cordoned");  // the bad ones changed nothing
 }
 
 }  // namespace
