@@ -1,4 +1,4 @@
-// The dashboard (docs/dashboard.md): its page and files at / and /ui/*, and the three
+// The dashboard (docs/dashboard.md): its page and files at / and /ui/*, and the four
 // read calls made for it that the rest of the API lacked: GET /v1/fleet (every GPU in
 // one compact answer, for the heatmap), GET /v1/shares (each tenant's guarantee, fair
 // share, use, borrowed and lent GPUs), GET /v1/history (the usage history,

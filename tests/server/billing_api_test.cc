@@ -43,9 +43,7 @@ class BillingApiTest : public ::testing::Test, public ClusterCalls {
     auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
-    addr_ = corrald_->addr();
-    admin_token_ = corrald_->admin_token();
-    join_token_ = corrald_->join_token();
+    connect(*corrald_);
   }
 
   std::string member(const std::string& tenant) {

@@ -109,9 +109,7 @@ class DashboardApiTest : public ::testing::Test, public ClusterCalls {
     auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
-    addr_ = corrald_->addr();
-    admin_token_ = corrald_->admin_token();
-    join_token_ = corrald_->join_token();
+    connect(*corrald_);
   }
 
   TestClient member(const std::string& tenant) {
@@ -140,13 +138,14 @@ TEST_F(DashboardApiTest, ServesThePageAndItsFilesWithoutAToken) {
   TestClient anyone(addr_, "");
   const auto page = anyone.get("/");
   ASSERT_EQ(page.status, 200);
-  EXPECT_TRUE(page.headers["Content-Type"].starts_with("text/html"))
-      << page.headers["Content-Type"];
+  EXPECT_TRUE(page.headers.at("Content-Type").starts_with("text/html"))
+      << page.headers.at("Content-Type");
   EXPECT_NE(page.body.find("/ui/app.js"), std::string::npos);
-  EXPECT_NE(page.headers["Content-Security-Policy"].find("default-src 'self'"), std::string::npos);
+  EXPECT_NE(page.headers.at("Content-Security-Policy").find("default-src 'self'"),
+            std::string::npos);
   const auto app = anyone.get("/ui/app.js");
   ASSERT_EQ(app.status, 200);
-  EXPECT_TRUE(app.headers["Content-Type"].starts_with("text/javascript"));
+  EXPECT_TRUE(app.headers.at("Content-Type").starts_with("text/javascript"));
   EXPECT_EQ(anyone.get("/ui/app.css").status, 200);
   // Chart.js comes from Debian's libjs-chart.js (scripts/setup.sh installs it).
   const auto chart = anyone.get("/ui/chart.js");
@@ -240,7 +239,8 @@ TEST_F(DashboardApiTest, HistoryKeepsUsageAndMembersReadTheirOwn) {
     clock_.advance(1s);
     n1.round();
     int n = 0;
-    for (const auto& r : body(admin().get("/v1/history"))["samples"]) {
+    const json h = body(admin().get("/v1/history"));
+    for (const auto& r : h["samples"]) {
       n += r["tenant"] == "*" && r["allocated"] == 6;
     }
     return n >= 3;
@@ -251,7 +251,9 @@ TEST_F(DashboardApiTest, HistoryKeepsUsageAndMembersReadTheirOwn) {
   std::set<std::string> tenants;
   for (const auto& r : h["samples"]) {
     tenants.insert(r["tenant"]);
-    if (r["tenant"] == "nlp" && r["allocated"] == 4) EXPECT_EQ(r["gpus"], 4);  // its guarantee
+    if (r["tenant"] == "nlp" && r["allocated"] == 4) {
+      EXPECT_EQ(r["gpus"], 4);  // its guarantee
+    }
   }
   EXPECT_TRUE(tenants.count("*") && tenants.count("nlp") && tenants.count("vision"));
 

@@ -682,19 +682,20 @@ TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
 // time) replaces it; a window, a tenant filter and the retention delete each hold.
 TYPED_TEST(StoreConformance, KeepsUsageHistory) {
   const auto sample = [](std::int64_t t_ms, const char* tenant, std::int64_t allocated) {
-    return UsageSampleRow{.time = core::time_from_ms(t_ms),
-                          .tenant = tenant,
-                          .gpus = 32,
-                          .allocated = allocated,
-                          .borrowed = allocated / 2,
-                          .utilization = 0.625,
-                          .share = 1.0 / 3,
-                          .usage_gpus = 7.25,
-                          .pending = 3,
-                          .preemptions = 1,
-                          .restarts = 2,
-                          .placed = 4,
-                          .wait_ms_sum = 12'345};
+    return UsageSampleRow{
+        .time = core::time_from_ms(t_ms),
+        .tenant = tenant,
+        .gpus = 32,
+        .allocated = allocated,
+        .borrowed = allocated / 2,
+        .utilization = 0.625,
+        .share = 0.375,  // exact in binary: SQLite reads decimal text back to within an ulp only
+        .usage_gpus = 7.25,
+        .pending = 3,
+        .preemptions = 1,
+        .restarts = 2,
+        .placed = 4,
+        .wait_ms_sum = 12'345};
   };
   std::vector<UsageSampleRow> rows = {sample(2'000, "b", 8), sample(1'000, "*", 16),
                                       sample(1'000, "a", 4), sample(2'000, "a", 6),

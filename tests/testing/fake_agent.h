@@ -183,6 +183,13 @@ struct FakeAgent {
 // `addr_` (a CorraldProcess or an InProcessCorrald): set the three fields once started.
 class ClusterCalls {
  protected:
+  // Points the calls at `corrald` (an InProcessCorrald or a CorraldProcess, started).
+  template <typename Corrald>
+  void connect(const Corrald& corrald) {
+    addr_ = corrald.addr();
+    admin_token_ = corrald.admin_token();
+    join_token_ = corrald.join_token();
+  }
   TestClient admin() const { return TestClient(addr_, admin_token_); }
 
   FakeAgent agent(const std::string& node, int gpus = 8) {
