@@ -213,6 +213,24 @@ def admin_views(page, cluster, ids, operator, out):
 
     # The ledger closes 5 s periods a second after they end (local.yaml); the view's
     # default period, the last 30 days to tomorrow, takes them in as they close.
+    # An admin cancels the pending job from its page, through the confirmation.
+    big = ids["research-big"]
+    go(page, f"#/jobs/{big}", "document.querySelector('#cancel')")
+    page.click("#cancel")
+    page.wait_for("document.querySelector('#confirm').open")
+    page.evaluate("document.querySelector('#confirm-reason').focus()")
+    page.type("too big for this cluster")
+    page.click("#confirm-ok")
+    cluster.wait_until(lambda: cluster.api("GET", f"/v1/jobs/{big}")[1]["phase"] == "cancelled",
+                       what=f"job {big} cancelled")
+    page.wait_for("document.querySelector('h1 .phase-cancelled')")
+    check(True, "Cancel on the job's page cancels it, and the page shows it")
+    entries = cluster.api("GET", "/v1/audit?limit=500")[1]["entries"]
+    cancels = [e for e in entries if e["action"] == "job.cancel" and e["target"] == f"job/{big}"]
+    check(len(cancels) == 1 and cancels[0]["actor"].startswith(operator + "("), "audited under the admin who did it")
+    check(any("too big for this cluster" in e["message"] for e in cluster.api("GET", f"/v1/jobs/{big}/events")[1]["events"]),
+          "with the reason typed")
+
     go(page, "#/cost", "document.querySelector('#chargeback')")
     page.wait_for("document.querySelectorAll('#chargeback tbody tr th').length >= 2", 30)
     cost_rows = page.evaluate("[...document.querySelectorAll('#chargeback tbody tr th')].map(e => e.innerText)")
