@@ -39,7 +39,7 @@ done
 # agent_api) do not include each other (server.cc wires them, both through
 # request_pipeline), and the controllers (lifecycle, node admin, node health, agent
 # reports, assignments) reach the scheduler loop only through SchedulerSignals, never
-# sched_loop.h, and know nothing of HTTP.
+# sched_loop.h or scheduler.h, and know nothing of HTTP.
 controllers="lifecycle node_admin node_health agent_reports assignments"
 declare -A server_forbidden=([agent_api]="api api_routes api_views")
 for f in src/server/api.cc src/server/api.h src/server/api_*.cc src/server/api_*.h; do
@@ -48,7 +48,7 @@ for f in src/server/api.cc src/server/api.h src/server/api_*.cc src/server/api_*
   server_forbidden[$unit]="agent_api"
 done
 for unit in $controllers; do
-  server_forbidden[$unit]="sched_loop api api_routes api_views agent_api request_pipeline"
+  server_forbidden[$unit]="sched_loop scheduler api api_routes api_views agent_api request_pipeline"
 done
 for unit in "${!server_forbidden[@]}"; do
   for dep in ${server_forbidden[$unit]}; do

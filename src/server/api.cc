@@ -4,7 +4,7 @@
 
 namespace corral::server {
 
-Api::Api(RequestPipeline& pipeline, SchedLoop& loop, Metrics& metrics, AssignmentBoard& board,
+Api::Api(RequestPipeline& pipeline, Scheduler& loop, Metrics& metrics, AssignmentBoard& board,
          SpecCache& specs, AgentSettings agent_settings, BillingSettings billing,
          DashboardSettings dashboard)
     : admission_(pipeline.clock()),

@@ -21,7 +21,7 @@ namespace corral::server {
 
 class Api {
  public:
-  Api(RequestPipeline& pipeline, SchedLoop& loop, Metrics& metrics, AssignmentBoard& board,
+  Api(RequestPipeline& pipeline, Scheduler& loop, Metrics& metrics, AssignmentBoard& board,
       SpecCache& specs, AgentSettings agent_settings, BillingSettings billing,
       DashboardSettings dashboard);
   Api(const Api&) = delete;

@@ -136,6 +136,46 @@ Result<Reply> get_capture(ApiContext& api, const Call& c) {
   return reply;
 }
 
+// The shards, who holds each lease and until when, and the replicas alive
+// (docs/scale-out.md). Any replica answers alike: it reads the lease rows.
+Result<Reply> shards(ApiContext& api, const Call&) {
+  CORRAL_ASSIGN_OR_RETURN(const auto leases, api.loop.leases());
+  CORRAL_ASSIGN_OR_RETURN(const auto replicas, api.loop.replicas());
+  const core::Time now = api.now();
+  const auto& specs = api.loop.shards().shards();
+  json items = json::array();
+  for (const auto& l : leases) {
+    json one = {{"name", l.shard},
+                {"holder", l.holder},
+                {"epoch", l.epoch},
+                {"expiresAtMs", core::to_ms(l.expires_at)},
+                {"live", l.expires_at > now},
+                {"servedHere", l.mine}};
+    for (const auto& s : specs) {
+      if (s.name != l.shard) continue;
+      json types = json::array();
+      for (const auto& t : s.gpu_types) types.push_back(t.value);
+      one["region"] = s.region;
+      one["gpuTypes"] = types;
+      one["leaves"] = s.leaves;
+      one["minGpus"] = s.min_gpus;
+    }
+    items.push_back(std::move(one));
+  }
+  json reps = json::array();
+  for (const auto& r : replicas) {
+    reps.push_back({{"name", r.name},
+                    {"address", r.address},
+                    {"startedAtMs", core::to_ms(r.started_at)},
+                    {"expiresAtMs", core::to_ms(r.expires_at)},
+                    {"live", r.expires_at > now}});
+  }
+  return json_reply({{"replica", api.loop.replica().name},
+                     {"leaseMs", core::to_ms(api.loop.replica().lease)},
+                     {"shards", std::move(items)},
+                     {"replicas", std::move(reps)}});
+}
+
 Result<Reply> metrics(ApiContext& api, const Call&) {
   Reply reply;
   reply.body = api.metrics.render();
@@ -157,6 +197,7 @@ std::vector<Route> admin_routes(ApiContext& api) {
       write_route("POST", "/v1/tokens", kAdmins, bind_api(api, create_token)),
       read_route("GET", "/v1/audit", kAdmins, bind_api(api, list_audit)),
       direct("GET", "/v1/audit/verify", kAdmins, api, verify),
+      direct("GET", "/v1/shards", kAdmins, api, shards),
       direct("POST", "/v1/scheduler/captures", kAdmins, api, capture),
       direct("GET", "/v1/scheduler/captures", kAdmins, api, list_captures),
       direct("GET", R"(/v1/scheduler/captures/([^/]+))", kAdmins, api, get_capture),

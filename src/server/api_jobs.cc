@@ -82,6 +82,9 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
     return permission_denied("a member of tenant " + p.tenant + " may not submit to tenant " +
                              spec.tenant.value);
   }
+  const ShardMap& shards = api.loop.shards();
+  const RouteQuery route = route_query(spec);
+  CORRAL_RETURN_IF_ERROR(shards.check_routable(route));
   auto tenant = load_tenant(tx, spec.tenant.value);
   if (!tenant.ok()) {
     if (tenant.status().code() == StatusCode::kNotFound) {
@@ -115,6 +118,12 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                                                    .now = api.now()}));
   CORRAL_RETURN_IF_ERROR(tx.append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
+  if (shards.partitioned()) {
+    CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = row.id,
+                                                .time = row.created_at,
+                                                .kind = "routed",
+                                                .message = shards.describe(shards.route(route), route)}));
+  }
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "job.submit", "job/" + std::to_string(row.id.value), "", audit_summary(row)));
   ++api.metrics.jobs_submitted;

@@ -16,7 +16,7 @@
 #include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/request_pipeline.h"
-#include "server/sched_loop.h"
+#include "server/scheduler.h"
 #include "server/spec_cache.h"
 #include "server/usage_history.h"
 #include "store/store.h"
@@ -25,7 +25,7 @@ namespace corral::server {
 
 struct ApiContext {
   RequestPipeline& pipeline;
-  SchedLoop& loop;
+  Scheduler& loop;
   Metrics& metrics;
   AssignmentBoard& board;
   SpecCache& specs;

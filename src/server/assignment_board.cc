@@ -17,6 +17,11 @@ std::int64_t AssignmentBoard::version(const std::string& node) {
 }
 
 void AssignmentBoard::bump(const std::set<std::string>& nodes) {
+  bump_from_peer(nodes);
+  if (on_bump_ && !nodes.empty()) on_bump_(nodes);
+}
+
+void AssignmentBoard::bump_from_peer(const std::set<std::string>& nodes) {
   std::lock_guard lock(mu_);
   for (const auto& n : nodes) {
     Slot& s = slot(n);
@@ -34,11 +39,14 @@ std::int64_t AssignmentBoard::wait(const std::string& node, std::int64_t since,
 }
 
 void AssignmentBoard::mark_stop(std::int64_t job, const std::string& node) {
-  std::lock_guard lock(mu_);
-  Slot& s = slot(node);
-  s.version = ++next_;
-  stops_.try_emplace({job, node}, s.version);
-  s.cv.notify_all();
+  {
+    std::lock_guard lock(mu_);
+    Slot& s = slot(node);
+    s.version = ++next_;
+    stops_.try_emplace({job, node}, s.version);
+    s.cv.notify_all();
+  }
+  if (on_bump_) on_bump_({node});
 }
 
 std::optional<std::int64_t> AssignmentBoard::stop_version(std::int64_t job,

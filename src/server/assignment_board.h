@@ -21,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,12 @@ class AssignmentBoard {
 
   std::int64_t version(const std::string& node) CORRAL_EXCLUDES(mu_);
   void bump(const std::set<std::string>& nodes) CORRAL_EXCLUDES(mu_);
+  // Replicas (scheduler.h): `fn` is called after every bump() and mark_stop() with the
+  // nodes bumped, to tell the other replicas; bump_from_peer() is such a bump arriving
+  // from another replica: it wakes the nodes' waiters and is not forwarded again.
+  // REQUIRES: set_on_bump() before any other call.
+  void set_on_bump(std::function<void(const std::set<std::string>&)> fn) { on_bump_ = std::move(fn); }
+  void bump_from_peer(const std::set<std::string>& nodes) CORRAL_EXCLUDES(mu_);
   // Returns as soon as version(node) != since, after `max`, or at shutdown; returns the
   // version then.
   std::int64_t wait(const std::string& node, std::int64_t since, std::chrono::milliseconds max)
@@ -64,6 +71,7 @@ class AssignmentBoard {
   };
   Slot& slot(const std::string& node);  // REQUIRES: mu_ held
 
+  std::function<void(const std::set<std::string>&)> on_bump_;
   std::mutex mu_;
   std::int64_t next_ CORRAL_GUARDED_BY(mu_);
   bool shutdown_ CORRAL_GUARDED_BY(mu_) = false;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "core/gpu_type.h"
 #include "cycle/scheduler_config.h"
 
 namespace corral::server {
@@ -19,6 +20,57 @@ core::Result<std::int64_t> int_in_range(const YAML::Node& node, const std::strin
         field, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return v;
+}
+
+core::Result<std::vector<std::string>> names(const YAML::Node& node, const std::string& field) {
+  if (!node.IsSequence()) return core::invalid_argument(field, "must be a list of names");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    if (!node[i].IsScalar() || node[i].as<std::string>().empty()) {
+      return core::invalid_argument(field + "[" + std::to_string(i) + "]", "must be a name");
+    }
+    out.push_back(node[i].as<std::string>());
+  }
+  return out;
+}
+
+core::Result<ShardMap> parse_shards(const YAML::Node& node) {
+  if (!node.IsSequence()) return core::invalid_argument("shards", "must be a list of shards");
+  std::vector<ShardSpec> shards;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = "shards[" + std::to_string(i) + "]";
+    if (!node[i].IsMap()) return core::invalid_argument(at, "must be a map");
+    ShardSpec s;
+    for (const auto& kv : node[i]) {
+      const std::string k = kv.first.as<std::string>();
+      const std::string field = at + "." + k;
+      if (k == "name" || k == "region") {
+        if (!kv.second.IsScalar() || kv.second.as<std::string>().empty()) {
+          return core::invalid_argument(field, "must be a non-empty string");
+        }
+        (k == "name" ? s.name : s.region) = kv.second.as<std::string>();
+      } else if (k == "gpuTypes") {
+        CORRAL_ASSIGN_OR_RETURN(const auto types, names(kv.second, field));
+        for (std::size_t t = 0; t < types.size(); ++t) {
+          if (!core::find_builtin_gpu_type(types[t])) {
+            return core::invalid_argument(field + "[" + std::to_string(t) + "]",
+                                          "unknown GPU type '" + types[t] + "'");
+          }
+          s.gpu_types.emplace_back(types[t]);
+        }
+      } else if (k == "leaves") {
+        CORRAL_ASSIGN_OR_RETURN(s.leaves, names(kv.second, field));
+      } else if (k == "minGpus") {
+        CORRAL_ASSIGN_OR_RETURN(const auto n, int_in_range(kv.second, field, 1, 1'000'000));
+        s.min_gpus = static_cast<std::int32_t>(n);
+      } else {
+        return core::invalid_argument(field, "unknown field");
+      }
+    }
+    if (s.name.empty()) return core::invalid_argument(at + ".name", "is required");
+    shards.push_back(std::move(s));
+  }
+  return ShardMap::make(std::move(shards));
 }
 
 }  // namespace
@@ -185,6 +237,25 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             return core::invalid_argument("dashboard." + k, "unknown field");
           }
         }
+      } else if (key == "replica") {
+        if (!kv.second.IsMap()) return core::invalid_argument("replica", "must be a map");
+        for (const auto& m : kv.second) {
+          const std::string k = m.first.as<std::string>();
+          if (k == "name") {
+            if (!m.second.IsScalar() || !valid_name(m.second.as<std::string>())) {
+              return core::invalid_argument("replica.name", "must be a name (letters, digits, -_.)");
+            }
+            c.replica.name = m.second.as<std::string>();
+          } else if (k == "leaseMs") {
+            CORRAL_ASSIGN_OR_RETURN(const auto ms,
+                                    int_in_range(m.second, "replica.leaseMs", 300, 600'000));
+            c.replica.lease = core::Duration(ms);
+          } else {
+            return core::invalid_argument("replica." + k, "unknown field");
+          }
+        }
+      } else if (key == "shards") {
+        CORRAL_ASSIGN_OR_RETURN(c.shards, parse_shards(kv.second));
       } else {
         return core::invalid_argument(key, "unknown field");
       }

@@ -35,6 +35,12 @@
 //     historyMs: 60000       # how often the over-time views get a usage sample
 //     historyRetentionDays: 90
 //     chartJs: /usr/share/javascript/chart.js/chart.min.js  # Debian's libjs-chart.js
+//   replica:                 # several corrald on one PostgreSQL (docs/scale-out.md)
+//     name: corrald-a        # this replica's lease holder name (--replica wins)
+//     leaseMs: 5000          # a dead replica's shards are taken over after about 1.3x this
+//   shards:                  # scheduling partitions (server/shard_map.h); none: one shard
+//     - {name: us-east/H100, region: us-east, gpuTypes: [H100]}
+//     - {name: big, leaves: [l7, l8], minGpus: 64}
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -51,6 +57,8 @@
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
+#include "server/scheduler.h"
+#include "server/shard_map.h"
 #include "server/telemetry_sink.h"
 #include "server/usage_history.h"
 
@@ -66,6 +74,8 @@ struct ServerConfig {
   MetricsSettings metrics;
   TelemetrySettings telemetry;
   DashboardSettings dashboard;
+  ReplicaSettings replica;
+  ShardMap shards;
 };
 
 ServerConfig default_server_config();

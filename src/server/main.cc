@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/clock.h"
+#include "server/model_json.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,11 @@ int main(int argc, char** argv) {
     app.add_option("--store", options.store,
                    "postgresql://user@host:port/db (default: SQLite file in --data-dir)");
     app.add_option("--config", options.config_path, "YAML config: tenants, scheduler knobs");
+    app.add_option("--replica", options.replica,
+                   "this replica's name, unique among the corrald on one PostgreSQL")
+        ->check([](const std::string& v) {
+          return corral::server::valid_name(v) ? std::string() : "--replica: not a valid name";
+        });
     app.add_option("--http-threads", options.http_threads, "API worker threads")
         ->capture_default_str();
     app.add_option("--capture-every", options.capture_every,

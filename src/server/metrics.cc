@@ -312,6 +312,20 @@ std::string Metrics::render() const {
   line(out, "corral_sched_placements_total", "counter", "gangs placed", sched_placements.load());
   line(out, "corral_sched_apply_conflicts_total", "counter",
        "decision transactions refused by the store", sched_apply_conflicts.load());
+  line(out, "corral_sched_quota_conflicts_total", "counter",
+       "placements dropped at commit: another shard placed for the tenant meanwhile",
+       sched_quota_conflicts.load());
+  line(out, "corral_sched_foreign_decisions_dropped_total", "counter",
+       "preemptions, resizes and placements dropped for touching another shard's jobs",
+       sched_foreign_dropped.load());
+  line(out, "corral_shard_leases_claimed_total", "counter", "shard leases this replica took",
+       leases_claimed.load());
+  line(out, "corral_shard_leases_lost_total", "counter",
+       "shard leases another replica took from this one", leases_lost.load());
+  line(out, "corral_stale_epoch_refusals_total", "counter",
+       "writes refused because another replica holds the shard's lease",
+       stale_epoch_refusals.load());
+  line(out, "corral_shards_held", "gauge", "shard leases this replica holds", shards_held.load());
   line(out, "corral_sched_errors_total", "counter", "cycles that failed", sched_errors.load());
   line(out, "corral_pending_jobs", "gauge", "pending jobs at the last cycle", pending_jobs.load());
   line(out, "corral_running_jobs", "gauge", "jobs holding GPUs at the last cycle",

@@ -154,6 +154,15 @@ struct Metrics {
   std::atomic<std::int64_t> sched_cycle_us_total{0};  // rendered in seconds
   std::atomic<std::int64_t> sched_placements{0};
   std::atomic<std::int64_t> sched_apply_conflicts{0};
+  // Shards (docs/scale-out.md): placements dropped at commit because another shard placed
+  // for the same tenant since the cycle's read, decisions on another shard's jobs
+  // dropped, leases taken and lost, late writes refused by the epoch.
+  std::atomic<std::int64_t> sched_quota_conflicts{0};
+  std::atomic<std::int64_t> sched_foreign_dropped{0};
+  std::atomic<std::int64_t> leases_claimed{0};
+  std::atomic<std::int64_t> leases_lost{0};
+  std::atomic<std::int64_t> stale_epoch_refusals{0};
+  std::atomic<std::int64_t> shards_held{0};
   std::atomic<std::int64_t> sched_errors{0};
   std::atomic<std::int64_t> pending_jobs{0};  // as of the last cycle
   std::atomic<std::int64_t> running_jobs{0};  // holding GPUs, as of the last cycle

@@ -5,6 +5,10 @@
 namespace corral::server {
 
 void Periodic::start(core::Duration period, std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = false;  // started again after a stop (scheduler.h moves controllers)
+  }
   thread_ = std::thread([this, period, task = std::move(task)] {
     std::unique_lock lock(mu_);
     while (!stop_) {

@@ -2,7 +2,8 @@
 // background loops other than the scheduler's (node health, ledger accrual, the metrics
 // refresh, the telemetry writer) each run on one; stop() wakes a waiting thread at once.
 //
-// Thread safety: start() and stop() from one thread; stop() may be called again.
+// Thread safety: start() and stop() from one thread; stop() may be called again, and
+// start() again after stop().
 #pragma once
 
 #include <condition_variable>

@@ -14,6 +14,7 @@
 #include "sched/decide.h"
 #include "server/apply_decisions.h"
 #include "server/lifecycle.h"
+#include "server/shard_scope.h"
 
 namespace corral::server {
 
@@ -35,13 +36,28 @@ SchedLoop::SchedLoop(store::Store& store, const core::Clock& clock, Metrics& met
 SchedLoop::~SchedLoop() { stop(); }
 
 Status SchedLoop::start() {
+  std::int64_t epoch = 0;
+  CORRAL_RETURN_IF_ERROR(store_.transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(epoch, tx.acquire_epoch(options_.shard, options_.holder));
+    return Status();
+  }));
+  return start_at(epoch);
+}
+
+Status SchedLoop::start_at(std::int64_t epoch) {
   std::vector<store::TenantUsageRow> saved;
-  const Status transacted = store_.transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(epoch_, tx.acquire_epoch(options_.shard, options_.holder));
+  CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(saved, tx.list_tenant_usage());
     return Status();
-  });
-  if (!transacted.ok()) return transacted;
+  }));
+  epoch_ = epoch;
+  fenced_ = false;
+  pending_.clear();
+  {
+    std::lock_guard positions_lock(positions_mu_);
+    positions_.reset();
+    shares_.reset();
+  }
   last_cycle_ = clock_.now();
   last_usage_write_ = last_cycle_;
   // Fair share resumes where the last run left it (decayed from when it was written),
@@ -53,7 +69,10 @@ Status SchedLoop::start() {
   }
   {
     std::lock_guard lock(mu_);
+    stop_ = false;
     wake_ = true;  // the first cycle picks up whatever the last run left pending
+    full_read_ = true;
+    submitted_.clear();
   }
   thread_ = std::thread([this] { run(); });
   return Status();
@@ -148,6 +167,7 @@ void SchedLoop::run() {
         std::fprintf(stderr, "corrald: scheduling cycle failed: %s\n", s.to_string().c_str());
         if (store::is_stale_epoch(s)) {
           fenced_ = true;
+          ++metrics_.stale_epoch_refusals;
           std::fprintf(stderr, "corrald: another scheduler holds the lease; not scheduling\n");
           std::lock_guard positions_lock(positions_mu_);
           positions_.reset();  // the stored positions, the new holder's, stand
@@ -272,6 +292,9 @@ Status SchedLoop::run_cycle() {
   sched::SnapshotInput in = snapshot_from_store(
       view, {.pending = pending_, .usage = usage, .runs = runs_}, requests_, now);
   for (auto& [id, job] : pending_) job.spec_json.clear();  // parsed into requests_
+  const bool partitioned = options_.shards != nullptr && options_.shards->partitioned();
+  std::set<std::string> own_nodes;
+  if (partitioned) own_nodes = narrow_to_shard(in, *options_.shards, options_.shard_index);
   if (full) forget_requests(view);
   const std::int64_t cycle = ++cycles_;
   std::optional<sched::SnapshotInput> captured;
@@ -282,7 +305,7 @@ Status SchedLoop::run_cycle() {
   // 3. Decide, and capture the cycle when asked (cycle_recorder.h). A capture that
   //    cannot be written is logged and the cycle goes on: it is for people, not for
   //    scheduling.
-  const sched::Decisions decisions = sched::decide(*snapshot, options_.config, now);
+  sched::Decisions decisions = sched::decide(*snapshot, options_.config, now);
   {
     auto shares =
         std::make_shared<const TenantShares>(sched::tenant_shares(*snapshot, options_.config));
@@ -311,19 +334,40 @@ Status SchedLoop::run_cycle() {
   CORRAL_CHECK(violations.empty());
 #endif
 
-  // 5. Apply in one transaction, fenced by the epoch (apply_decisions.h).
+  // 5. Apply in one transaction, fenced by the epoch (apply_decisions.h); a shard of
+  //    several applies only what is its own, within every tenant's quota as the store
+  //    counts it at commit (shard_scope.h).
+  if (partitioned) {
+    metrics_.sched_foreign_dropped += keep_own_decisions(decisions, *snapshot, own_nodes);
+  }
   std::optional<AssignmentBoard> no_board;
   if (board_ == nullptr) no_board.emplace(0);
   // The placed jobs' specs go to the SpecCache now: their agents' assignments read them
   // next, and would otherwise decode them again.
   for (const auto& p : decisions.placements) requests_.share(p.job);
   const AgentSettings settings;  // stops asked here carry the decision's own grace
-  const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval;
+  // Every shard's loop keeps the same global usage; the first shard's writes it.
+  const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval &&
+                           options_.shard_index == 0;
   Applied applied;
+  sched::Decisions to_apply;
+  std::int64_t conflicts = 0;
   const Status committed = store_.transact([&](store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
+    to_apply = decisions;  // a retried transaction starts again from them
+    conflicts = 0;
+    if (partitioned) {
+      CORRAL_ASSIGN_OR_RETURN(const auto over, quota_conflicts(tx, decisions, *snapshot, view));
+      if (!over.empty()) {
+        std::map<std::int64_t, core::TenantId> tenant_of;
+        for (const auto& job : snapshot->pending()) tenant_of[job.request.id.value] = job.request.tenant;
+        conflicts = drop_placements(to_apply, [&](const sched::Placement& p) {
+          return over.contains({tenant_of[p.job.value], p.gpu_type});
+        });
+      }
+    }
     CORRAL_ASSIGN_OR_RETURN(applied,
-                            apply_decisions(tx, decisions,
+                            apply_decisions(tx, to_apply,
                                             {.epoch = epoch_,
                                              .now = now,
                                              .elastic_targets = view.elastic_targets,
@@ -348,6 +392,10 @@ Status SchedLoop::run_cycle() {
     if (committed.code() == core::StatusCode::kAlreadyExists) ++metrics_.sched_apply_conflicts;
     force_full_read();
     return committed;
+  }
+  if (conflicts > 0) {
+    metrics_.sched_quota_conflicts += conflicts;
+    wake();  // the dropped jobs try again at once, seeing the other shard's GPUs
   }
   if (board_ != nullptr) apply_effects(applied.fx, *board_);
   metrics_.count_committed(applied.fx.tenant_events);

@@ -31,6 +31,7 @@
 // Thread safety: start/stop from one thread; wake() from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -52,6 +53,7 @@
 #include "server/cycle_recorder.h"
 #include "server/metrics.h"
 #include "server/scheduler_signals.h"
+#include "server/shard_map.h"
 #include "server/snapshot_from_store.h"
 #include "server/spec_cache.h"
 #include "server/thread_annotations.h"
@@ -87,6 +89,10 @@ struct SchedLoopOptions {
   core::Duration position_write_interval{2000};
   std::string shard = "default";
   std::string holder = "corrald";
+  // Several shards (shard_scope.h): this loop schedules shard `shard_index` of `shards`
+  // only. Null or one shard: everything.
+  const ShardMap* shards = nullptr;
+  int shard_index = 0;
   // Captured cycles for corral-sim replay (cycle_recorder.h); no directory: none.
   CaptureOptions capture;
 };
@@ -103,6 +109,13 @@ class SchedLoop : public SchedulerSignals {
   // Takes the shard's lease (bumping its epoch, which fences any earlier holder) and
   // starts the thread.
   core::Status start();
+  // Starts the thread at `epoch`, a lease the caller already holds (scheduler.h). After
+  // stop() a loop may start again, at a newer epoch: it forgets its queue and reads it
+  // again.
+  core::Status start_at(std::int64_t epoch) CORRAL_EXCLUDES(mu_);
+  // True once a commit was refused with a stale epoch: another replica holds the shard.
+  bool fenced() const { return fenced_; }
+  const std::string& shard() const { return options_.shard; }
   void stop() CORRAL_EXCLUDES(mu_);
   // Asks for a cycle soon that re-reads the whole pending queue; cheap, never blocks on a
   // cycle. Call it after any change that may touch a pending job or free capacity.
@@ -144,7 +157,7 @@ class SchedLoop : public SchedulerSignals {
   std::unique_ptr<SpecCache> own_specs_;  // when the caller gave none
   SpecCache* const specs_;                // never null
   std::int64_t epoch_ = 0;
-  bool fenced_ = false;  // loop thread only
+  std::atomic<bool> fenced_{false};
   CycleRecorder recorder_;
   std::int64_t cycles_ = 0;  // run by this loop; numbers captured cycles
 

@@ -24,7 +24,7 @@
 #include "server/model_json.h"
 #include "server/node_health.h"
 #include "server/request_pipeline.h"
-#include "server/sched_loop.h"
+#include "server/scheduler.h"
 #include "server/telemetry_sink.h"
 #include "server/usage_history.h"
 #include "store/store.h"
@@ -118,7 +118,7 @@ struct Corrald::Parts {
         // Assignment versions start from the clock so they keep growing across restarts.
         board(core::to_ms(clock.now()) * 1000),
         specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
-        loop(*store, clock, metrics, config.sched, &board, &specs),
+        loop(*store, clock, metrics, config.sched, config.shards, config.replica, &board, &specs),
         health(*store, clock, board, specs, loop, config.agents, &metrics),
         accrual(*store, clock, specs, config.billing, &metrics.ledger),
         telemetry(*store, clock, config.telemetry),
@@ -134,7 +134,7 @@ struct Corrald::Parts {
   Metrics metrics;
   AssignmentBoard board;
   SpecCache specs;
-  SchedLoop loop;
+  Scheduler loop;  // this replica's shards of the scheduling
   NodeHealth health;
   AccrualController accrual;
   TelemetrySink telemetry;
@@ -188,13 +188,23 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     return Status();
   }));
 
+  if (!options.replica.empty()) config.replica.name = options.replica;
   auto parts = std::make_unique<Parts>(std::move(store), config, clock);
-  CORRAL_RETURN_IF_ERROR(parts->loop.start());
-  parts->health.start();
-  parts->accrual.start();
+  // The cluster-wide controllers run on the replica that holds their lease.
+  Parts* p = parts.get();
+  parts->loop.on_controllers([p](bool run) {
+    if (run) {
+      p->health.start();
+      p->accrual.start();
+      p->history.start();
+    } else {
+      p->history.stop();
+      p->accrual.stop();
+      p->health.stop();
+    }
+  });
   parts->refresher.start();
   parts->telemetry.start();
-  parts->history.start();
   httplib::Server& http = parts->http;
   const int threads = options.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -210,23 +220,21 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
-    parts->history.stop();
     parts->refresher.stop();
     parts->telemetry.stop();
-    parts->accrual.stop();
-    parts->health.stop();
-    parts->loop.stop();
     return Status(core::StatusCode::kUnavailable, "cannot listen on " + options.listen);
   }
   const std::string addr = host + ":" + std::to_string(port);
+  // Scheduling starts once the address is known (the replica's row names it).
+  CORRAL_RETURN_IF_ERROR(parts->loop.start(store_url, addr));
   CORRAL_RETURN_IF_ERROR(
       write_private_file(fs::path(options.data_dir) / "corrald.addr", addr + "\n"));
   std::printf(
-      "corrald: %s store (schema v%lld), cluster %s, scheduler epoch %lld, listening on "
-      "http://%s\n",
+      "corrald: %s store (schema v%lld), cluster %s, replica %s, scheduler epoch %lld, "
+      "listening on http://%s\n",
       std::string(parts->store->kind()).c_str(),
       static_cast<long long>(parts->store->schema_version()), cluster_id.c_str(),
-      static_cast<long long>(parts->loop.epoch()), addr.c_str());
+      config.replica.name.c_str(), static_cast<long long>(parts->loop.epoch()), addr.c_str());
   std::fflush(stdout);
   return std::unique_ptr<Corrald>(new Corrald(std::move(parts), addr));
 }
@@ -237,12 +245,9 @@ void Corrald::stop() {
   if (stopped_.exchange(true)) return;
   parts_->board.shutdown();  // long polls answer now instead of holding workers 30 s
   parts_->http.stop();
-  parts_->history.stop();
+  parts_->loop.stop();  // and with its controllers lease: history, accrual, node health
   parts_->refresher.stop();
   parts_->telemetry.stop();
-  parts_->accrual.stop();
-  parts_->health.stop();
-  parts_->loop.stop();
 }
 
 Status run_corrald(const ServerOptions& options, const core::Clock& clock) {

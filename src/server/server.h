@@ -33,6 +33,9 @@ struct ServerOptions {
   // capture_max_mb.
   std::int64_t capture_every = 0;
   std::int64_t capture_max_mb = 256;
+  // This replica's name among several on one PostgreSQL (docs/scale-out.md); empty: the
+  // config's replica.name, else "corrald".
+  std::string replica;
 };
 
 class Corrald {

@@ -81,7 +81,7 @@ std::vector<store::UsageSampleRow> usage_rows(const RefreshedState& state,
 }
 
 UsageHistory::UsageHistory(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                           const SchedLoop& loop, DashboardSettings settings)
+                           const Scheduler& loop, DashboardSettings settings)
     : store_(store),
       clock_(clock),
       metrics_(metrics),

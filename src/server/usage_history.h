@@ -22,7 +22,7 @@
 #include "core/result.h"
 #include "server/metrics.h"
 #include "server/periodic.h"
-#include "server/sched_loop.h"
+#include "server/scheduler.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -46,7 +46,7 @@ std::vector<store::UsageSampleRow> usage_rows(const RefreshedState& state,
 class UsageHistory {
  public:
   UsageHistory(store::Store& store, const core::Clock& clock, Metrics& metrics,
-               const SchedLoop& loop, DashboardSettings settings);
+               const Scheduler& loop, DashboardSettings settings);
   UsageHistory(const UsageHistory&) = delete;
   UsageHistory& operator=(const UsageHistory&) = delete;
 
@@ -59,7 +59,7 @@ class UsageHistory {
   store::Store& store_;
   const core::Clock& clock_;
   Metrics& metrics_;
-  const SchedLoop& loop_;
+  const Scheduler& loop_;
   const DashboardSettings settings_;
   std::map<std::string, TenantTotals> last_totals_;  // as of the last sample
 

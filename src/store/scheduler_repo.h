@@ -1,13 +1,18 @@
-// SchedulerRepo: what the scheduler loop alone writes: its shard lease with the fencing
-// epoch, and the state it keeps across restarts (decayed tenant usage, elastic jobs'
-// target sizes; migration 4).
+// SchedulerRepo: what the scheduler loops write: their shard leases with the fencing
+// epoch (migration 13 adds the lease's expiry and the replicas' rows), the state they
+// keep across restarts (decayed tenant usage, elastic jobs' target sizes; migration 4),
+// and the cross-shard quota count a commit is checked against.
 //
 // One of the repositories store::Tx is made of (store.h).
 // Thread safety: as Tx (used only by the thread running the transaction, only during it).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -28,6 +33,26 @@ struct ElasticTargetRow {
   std::int32_t gpus = 0;  // the size the job restarts at
 };
 
+// A shard's lease: who holds it, at which epoch, until when (0: released or never
+// renewed, so anyone may claim it).
+struct LeaseRow {
+  std::string shard;
+  std::int64_t epoch = 0;
+  std::string holder;
+  core::Time expires_at;
+};
+
+// A corrald replica, alive while expires_at is in the future.
+struct ReplicaRow {
+  std::string name;
+  std::string address;  // host:port of its API
+  core::Time started_at;
+  core::Time expires_at;
+};
+
+// GPUs a tenant holds (active allocations), by tenant and GPU type name.
+using TenantTypeCounts = std::map<std::pair<std::string, std::string>, std::int64_t>;
+
 class SchedulerRepo {
  public:
   virtual ~SchedulerRepo() = default;
@@ -39,6 +64,34 @@ class SchedulerRepo {
   virtual core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                                    std::string_view holder) = 0;
   virtual core::Status check_epoch(std::string_view shard, std::int64_t epoch) = 0;
+
+  // Leases with an expiry (several replicas; server/scheduler.h). claim_lease() takes
+  // the shard, bumping its epoch, when nobody holds it, its lease lapsed (expires_at <=
+  // now), or `holder` holds it already (the same replica restarted); it returns the new
+  // epoch, or nullopt while another holder's lease is live. renew_lease() moves the
+  // expiry of the lease at `epoch`, kStaleEpoch when another holder took it since;
+  // release_lease() lets it lapse at once (a handoff), a no-op when it is no longer ours.
+  virtual core::Result<std::optional<std::int64_t>> claim_lease(std::string_view shard,
+                                                                std::string_view holder,
+                                                                core::Time now,
+                                                                core::Time expires_at) = 0;
+  virtual core::Status renew_lease(std::string_view shard, std::int64_t epoch,
+                                   core::Time expires_at) = 0;
+  virtual core::Status release_lease(std::string_view shard, std::int64_t epoch) = 0;
+  virtual core::Result<std::vector<LeaseRow>> list_leases() = 0;  // by shard
+  // put_replica() replaces the replica's row.
+  virtual core::Status put_replica(const ReplicaRow& row) = 0;
+  virtual core::Result<std::vector<ReplicaRow>> list_replicas() = 0;  // by name
+
+  // The GPUs each of `tenants` holds now, every shard's, by GPU type; first it locks
+  // those tenants' rows (in name order, until the transaction ends), so two shards that
+  // place for one tenant at once count one after the other and the second sees the
+  // first's GPUs. SQLite has one writer: there the lock is the transaction itself.
+  virtual core::Result<TenantTypeCounts> lock_tenant_holdings(
+      const std::vector<core::TenantId>& tenants) = 0;
+  // Tells the other replicas (PostgreSQL LISTEN/NOTIFY on `channel`) once this
+  // transaction commits; nothing if it rolls back. SQLite: a no-op (one process).
+  virtual core::Status notify(std::string_view channel, std::string_view payload) = 0;
 
   // put_tenant_usage() replaces the tenant's row.
   virtual core::Status put_tenant_usage(const TenantUsageRow& row) = 0;

@@ -1,5 +1,6 @@
-// SchedulerRepo over SQL: scheduler_lease (fencing epochs), tenant_usage and
-// elastic_targets.
+// SchedulerRepo over SQL: scheduler_lease (fencing epochs and lease expiry), replicas,
+// tenant_usage, elastic_targets, and the cross-shard tenant count.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -16,6 +17,8 @@ using core::Status;
 
 constexpr std::string_view kUsageColumns = "tenant, gpu_seconds, as_of";
 constexpr std::string_view kElasticColumns = "job_id, gpus";
+constexpr std::string_view kLeaseColumns = "shard, epoch, holder, expires_at";
+constexpr std::string_view kReplicaColumns = "name, address, started_at, expires_at";
 
 }  // namespace
 
@@ -43,6 +46,121 @@ Status SqlTx::check_epoch(std::string_view shard, std::int64_t epoch) {
                              std::string(shard) + " is stale");
   }
   return Status();
+}
+
+Result<std::optional<std::int64_t>> SqlTx::claim_lease(std::string_view shard,
+                                                      std::string_view holder, core::Time now,
+                                                      core::Time expires_at) {
+  // One statement, so two replicas claiming at once cannot both win: the second waits on
+  // the row the first updated and then finds its lease live (PostgreSQL re-checks the
+  // WHERE on the new row; SQLite has one writer).
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q("INSERT INTO scheduler_lease (shard, epoch, holder, expires_at) VALUES ($1, 1, "
+                  "$2, $4) ON CONFLICT (shard) DO UPDATE SET epoch = scheduler_lease.epoch + 1, "
+                  "holder = excluded.holder, expires_at = excluded.expires_at WHERE "
+                  "scheduler_lease.expires_at <= $3 OR scheduler_lease.holder = excluded.holder "
+                  "RETURNING epoch",
+                  {std::string(shard), std::string(holder), ms(now), ms(expires_at)}));
+  if (res.rows.empty()) return std::optional<std::int64_t>();
+  RowReader in(res.rows[0], "scheduler_lease", "epoch");
+  const std::int64_t epoch = in.i64(0);
+  if (!in.ok()) return in.status();
+  return std::optional<std::int64_t>(epoch);
+}
+
+Status SqlTx::renew_lease(std::string_view shard, std::int64_t epoch, core::Time expires_at) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q("UPDATE scheduler_lease SET expires_at = $3 WHERE shard = $1 AND epoch = $2",
+                  {std::string(shard), epoch, ms(expires_at)}));
+  if (res.affected != 1) {
+    return core::stale_epoch("the lease of shard " + std::string(shard) + " at epoch " +
+                             std::to_string(epoch) + " was taken over");
+  }
+  return Status();
+}
+
+Status SqlTx::release_lease(std::string_view shard, std::int64_t epoch) {
+  return q("UPDATE scheduler_lease SET expires_at = 0 WHERE shard = $1 AND epoch = $2",
+           {std::string(shard), epoch})
+      .status();
+}
+
+Result<std::vector<LeaseRow>> SqlTx::list_leases() {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT ", kLeaseColumns, " FROM scheduler_lease ORDER BY shard"), {}));
+  std::vector<LeaseRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    RowReader in(r, "scheduler_lease", kLeaseColumns);
+    out.push_back(
+        {.shard = in.str(0), .epoch = in.i64(1), .holder = in.str(2), .expires_at = in.time(3)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Status SqlTx::put_replica(const ReplicaRow& row) {
+  return q("INSERT INTO replicas (name, address, started_at, expires_at) VALUES ($1, $2, $3, $4) "
+           "ON CONFLICT (name) DO UPDATE SET address = excluded.address, started_at = "
+           "excluded.started_at, expires_at = excluded.expires_at",
+           {row.name, row.address, ms(row.started_at), ms(row.expires_at)})
+      .status();
+}
+
+Result<std::vector<ReplicaRow>> SqlTx::list_replicas() {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT ", kReplicaColumns, " FROM replicas ORDER BY name"), {}));
+  std::vector<ReplicaRow> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    RowReader in(r, "replicas", kReplicaColumns);
+    out.push_back({.name = in.str(0),
+                   .address = in.str(1),
+                   .started_at = in.time(2),
+                   .expires_at = in.time(3)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::TenantId>& tenants) {
+  TenantTypeCounts out;
+  if (tenants.empty()) return out;
+  std::vector<std::string> names;
+  for (const auto& t : tenants) names.push_back(t.value);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string list = "(";
+  std::vector<SqlValue> params;
+  for (const auto& n : names) {
+    params.emplace_back(n);
+    list += (params.size() == 1 ? "$" : ", $") + std::to_string(params.size());
+  }
+  list += ")";
+  if (conn_.dialect() == Dialect::kPostgres) {
+    CORRAL_RETURN_IF_ERROR(
+        q(cat("SELECT name FROM tenants WHERE name IN ", list, " ORDER BY name FOR UPDATE"), params)
+            .status());
+  }
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT j.tenant, a.gpu_type, COUNT(*) FROM allocations a JOIN jobs j ON "
+                      "j.id = a.job_id WHERE a.active = 1 AND j.tenant IN ",
+                      list, " GROUP BY j.tenant, a.gpu_type"),
+                  std::move(params)));
+  for (const auto& r : res.rows) {
+    RowReader in(r, "allocations", "tenant, gpu_type, count");
+    std::string tenant = in.str(0);
+    std::string type = in.str(1);
+    const std::int64_t n = in.i64(2);
+    if (!in.ok()) return in.status();
+    out[{std::move(tenant), std::move(type)}] = n;
+  }
+  return out;
+}
+
+Status SqlTx::notify(std::string_view channel, std::string_view payload) {
+  if (conn_.dialect() != Dialect::kPostgres) return Status();
+  return q("SELECT pg_notify($1, $2)", {std::string(channel), std::string(payload)}).status();
 }
 
 Status SqlTx::put_tenant_usage(const TenantUsageRow& row) {

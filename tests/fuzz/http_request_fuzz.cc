@@ -48,7 +48,7 @@
 #include "server/metrics.h"
 #include "server/model_json.h"
 #include "server/request_pipeline.h"
-#include "server/sched_loop.h"
+#include "server/scheduler.h"
 #include "server/spec_cache.h"
 #include "server/token_auth.h"
 #include "store/store.h"
@@ -144,8 +144,8 @@ struct World {
     CORRAL_CHECK(opened.ok());
     store = std::move(*opened);
     config = server::default_server_config();
-    loop =
-        std::make_unique<server::SchedLoop>(*store, clock, metrics, config.sched, &board, &specs);
+    loop = std::make_unique<server::Scheduler>(*store, clock, metrics, config.sched, config.shards,
+                                               config.replica, &board, &specs);
     auth = std::make_unique<server::TokenAuth>(*store);
     pipeline =
         std::make_unique<server::RequestPipeline>(*store, clock, metrics, *auth, board, *loop);
@@ -191,7 +191,7 @@ struct World {
   server::Metrics metrics;
   server::AssignmentBoard board;
   server::SpecCache specs;
-  std::unique_ptr<server::SchedLoop> loop;
+  std::unique_ptr<server::Scheduler> loop;
   std::unique_ptr<server::TokenAuth> auth;
   std::unique_ptr<server::RequestPipeline> pipeline;
   std::unique_ptr<server::AgentApi> agent_api;

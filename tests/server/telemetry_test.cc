@@ -27,7 +27,7 @@
 #include "server/model_json.h"
 #include "server/node_health.h"
 #include "server/request_pipeline.h"
-#include "server/sched_loop.h"
+#include "server/scheduler.h"
 #include "server/telemetry_sink.h"
 #include "server/token_auth.h"
 #include "testing/corrald_process.h"
@@ -266,7 +266,7 @@ struct TelemetryWorld {
       : config(default_server_config()),
         board(1),
         specs(SpecCache::kDefaultCapacity),
-        loop(store, clock, metrics, config.sched, &board, &specs),
+        loop(store, clock, metrics, config.sched, config.shards, config.replica, &board, &specs),
         auth(store),
         pipeline(store, clock, metrics, auth, board, loop),
         sink(sink_store, clock, settings),
@@ -295,7 +295,7 @@ struct TelemetryWorld {
   Metrics metrics;
   AssignmentBoard board;
   SpecCache specs;
-  SchedLoop loop;
+  Scheduler loop;
   TokenAuth auth;
   RequestPipeline pipeline;
   TelemetrySink sink;

@@ -67,6 +67,7 @@ class CorraldProcess {
   // Extra command-line arguments for the next start() (e.g. {"--config", path}).
   void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }  // -1: not running
 
   const std::string& addr() const { return addr_; }
   std::string admin_token() const;

@@ -247,6 +247,38 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("check_epoch"));
     return inner_.check_epoch(shard, epoch);
   }
+  core::Result<std::optional<std::int64_t>> claim_lease(std::string_view shard,
+                                                        std::string_view holder, core::Time now,
+                                                        core::Time expires_at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("claim_lease"));
+    return inner_.claim_lease(shard, holder, now, expires_at);
+  }
+  core::Status renew_lease(std::string_view shard, std::int64_t epoch,
+                           core::Time expires_at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("renew_lease"));
+    return inner_.renew_lease(shard, epoch, expires_at);
+  }
+  core::Status release_lease(std::string_view shard, std::int64_t epoch) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("release_lease"));
+    return inner_.release_lease(shard, epoch);
+  }
+  core::Result<std::vector<store::LeaseRow>> list_leases() override {
+    return inner_.list_leases();
+  }
+  core::Status put_replica(const store::ReplicaRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_replica"));
+    return inner_.put_replica(row);
+  }
+  core::Result<std::vector<store::ReplicaRow>> list_replicas() override {
+    return inner_.list_replicas();
+  }
+  core::Result<store::TenantTypeCounts> lock_tenant_holdings(
+      const std::vector<core::TenantId>& tenants) override {
+    return inner_.lock_tenant_holdings(tenants);
+  }
+  core::Status notify(std::string_view channel, std::string_view payload) override {
+    return inner_.notify(channel, payload);
+  }
   core::Status put_tenant_usage(const store::TenantUsageRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant_usage"));
     return inner_.put_tenant_usage(row);

@@ -130,6 +130,18 @@ class SqlTx final : public Tx {
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override;
   core::Status check_epoch(std::string_view shard, std::int64_t epoch) override;
+  core::Result<std::optional<std::int64_t>> claim_lease(std::string_view shard,
+                                                        std::string_view holder, core::Time now,
+                                                        core::Time expires_at) override;
+  core::Status renew_lease(std::string_view shard, std::int64_t epoch,
+                           core::Time expires_at) override;
+  core::Status release_lease(std::string_view shard, std::int64_t epoch) override;
+  core::Result<std::vector<LeaseRow>> list_leases() override;
+  core::Status put_replica(const ReplicaRow& row) override;
+  core::Result<std::vector<ReplicaRow>> list_replicas() override;
+  core::Result<TenantTypeCounts> lock_tenant_holdings(
+      const std::vector<core::TenantId>& tenants) override;
+  core::Status notify(std::string_view channel, std::string_view payload) override;
   core::Status put_tenant_usage(const TenantUsageRow& row) override;
   core::Result<std::vector<TenantUsageRow>> list_tenant_usage() override;
   core::Status set_elastic_target(const ElasticTargetRow& row, core::Time now) override;

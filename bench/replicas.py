@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Scale-out benchmarks (docs/scale-out.md, figures in docs/performance.md).
+
+Run under a throwaway PostgreSQL with fsync on:
+  CORRAL_PG_FSYNC=on scripts/with_postgres.sh bench/replicas.py build/release [all|submit|place|takeover]
+
+  submit    durable submissions/s through 1, 2 and 3 corrald replicas on one database:
+            bench/submit_load against every replica at once (12 clients in all, split
+            among them), summed; three runs each, medians.
+  place     4 shards (one region each) on 2 replicas; 1,250 nodes x 8 H100 registered
+            through the API (no agents: a placed job holds its GPUs); 8 tenants whose
+            guarantee plus borrow limit is below their demand, each submitting 1-GPU jobs
+            into every region. Placements/s from first submission to the fleet full, and
+            the commit-time quota conflicts per placement (another shard placed for the
+            same tenant since the cycle read).
+  takeover  3 replicas, 2 shards, leaseMs 2000: SIGKILL the holder of a shard, time until
+            /v1/shards on a survivor names a new live holder; five kills, median.
+"""
+import json, os, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
+import urllib.request
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build/release"
+WHAT = sys.argv[2] if len(sys.argv) > 2 else "all"
+PG = os.environ.get("CORRAL_TEST_POSTGRES_URL")
+CORRALD = os.path.join(BUILD, "src/server/corrald")
+SUBMIT_LOAD = os.path.join(BUILD, "bench/submit_load")
+UNLIMITED = ("tenants:\n  default: {submitRatePerSecond: 1000000, submitBurst: 1000000, "
+             "maxPendingJobs: 10000000}\n")
+
+
+def fresh_database(name):
+    subprocess.run(["psql", "-q", PG, "-c", f"DROP DATABASE IF EXISTS {name}"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["psql", "-q", PG, "-c", f"CREATE DATABASE {name}"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return PG.rsplit("/", 1)[0] + "/" + name
+
+
+class Replica:
+    def __init__(self, name, store, config, token_dir=None):
+        self.name, self.store, self.config = name, store, config
+        self.dir = tempfile.mkdtemp(prefix=f"corral-{name}.")
+        with open(os.path.join(self.dir, "config.yaml"), "w") as f:
+            f.write(config)
+        self.proc = None
+        self.start()
+
+    def start(self):
+        addr = os.path.join(self.dir, "corrald.addr")
+        if os.path.exists(addr):
+            os.remove(addr)
+        log = open(os.path.join(self.dir, "log"), "a")
+        self.proc = subprocess.Popen(
+            [CORRALD, "--data-dir", self.dir, "--listen", "127.0.0.1:0", "--store", self.store,
+             "--config", os.path.join(self.dir, "config.yaml"), "--replica", self.name,
+             "--http-threads", "64"], stdout=log, stderr=log)
+        for _ in range(300):
+            if os.path.exists(addr) and open(addr).read().strip():
+                break
+            time.sleep(0.05)
+        self.addr = open(addr).read().strip()
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def token_of(replicas):
+    for r in replicas:
+        p = os.path.join(r.dir, "admin.token")
+        if os.path.exists(p):
+            return open(p).read().strip()
+    raise RuntimeError("no admin token")
+
+
+def call(addr, token, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(f"http://{addr}{path}", data=data, method=method,
+                                 headers={"Authorization": "Bearer " + token,
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"null") if "json" in r.headers.get("Content-Type", "") else r.read().decode()
+
+
+def metric(addr, token, name):
+    for line in call(addr, token, "GET", "/metrics").splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def start_replicas(count, store, config):
+    first = Replica("r0", store, config)  # bootstraps the store's tokens
+    rest = [Replica(f"r{i}", store, config) for i in range(1, count)]
+    return [first] + rest
+
+
+def bench_submit():
+    print("submit: durable submissions/s, 12 clients in all, PostgreSQL fsync on")
+    rows = []
+    for count in (1, 2, 3):
+        runs = []
+        for run in range(3):
+            store = fresh_database(f"corral_submit_{count}_{run}")
+            replicas = start_replicas(count, store, UNLIMITED)
+            token = token_of(replicas)
+            time.sleep(1.0)
+            clients = [12 // count + (1 if i < 12 % count else 0) for i in range(count)]
+            procs = [subprocess.Popen([SUBMIT_LOAD, "--server", r.addr, "--token", token,
+                                       "--clients", str(c), "--seconds", "10",
+                                       "--key-prefix", f"{r.name}-{run}-"],
+                                      stdout=subprocess.PIPE, text=True)
+                     for r, c in zip(replicas, clients)]
+            outs = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+            total = sum(o["per_second"] for o in outs)
+            p99 = max(o["p99_ms"] for o in outs)
+            runs.append((total, p99))
+            print(f"  replicas={count} run={run}: {total:.0f}/s (per replica "
+                  f"{', '.join(str(round(o['per_second'])) for o in outs)}), worst p99 {p99:.1f} ms",
+                  flush=True)
+            for r in replicas:
+                r.stop()
+        rows.append((count, statistics.median(t for t, _ in runs), statistics.median(p for _, p in runs)))
+    for count, rate, p99 in rows:
+        print(f"SUMMARY submit replicas={count} median_per_second={rate:.0f} median_worst_p99_ms={p99:.1f}")
+
+
+def bench_place():
+    regions = ["r1", "r2", "r3", "r4"]
+    tenants = [f"t{i}" for i in range(8)]
+    # 10,000 GPUs; 8 tenants x 1,500 max = 12,000 > capacity, demand 12,000 jobs, so every
+    # tenant reaches its limit while four shards place for it at once.
+    config = ("scheduler: {tickMs: 500}\nreplica: {leaseMs: 5000}\nshards:\n" +
+              "".join(f"  - {{name: {r}, region: {r}}}\n" for r in regions) + "tenants:\n" +
+              "".join(f"  {t}: {{quotas: {{H100: {{guaranteed: 1000, borrowLimit: 500}}}}, "
+                      f"submitRatePerSecond: 1000000, submitBurst: 1000000, "
+                      f"maxPendingJobs: 10000000}}\n" for t in tenants))
+    store = fresh_database("corral_place")
+    replicas = start_replicas(2, store, config)
+    token = token_of(replicas)
+    a = replicas[0].addr
+    for i in range(1250):
+        call(a, token, "POST", "/v1/nodes",
+             {"id": f"n{i:04d}", "gpuType": "H100", "gpuCount": 8,
+              "labels": {"region": regions[i % 4], "spine": f"s{i // 160}", "leaf": f"l{i // 20}"}})
+    time.sleep(3)
+    jobs_per_tenant = 1500
+    start = time.time()
+
+    def submit(t):
+        for k in range(jobs_per_tenant):
+            r = replicas[k % 2].addr
+            call(r, token, "POST", "/v1/jobs",
+                 {"name": f"{t}-{k}", "tenant": t,
+                  "resources": {"gpus": 1, "gpuTypes": ["H100"], "region": regions[k % 4]},
+                  "command": ["true"]})
+
+    threads = [threading.Thread(target=submit, args=(t,)) for t in tenants]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    submitted = time.time() - start
+    placed = lambda: sum(metric(r.addr, token, "corral_sched_placements_total") for r in replicas)
+    while placed() < 10000 and time.time() - start < 300:
+        time.sleep(0.2)
+    elapsed = time.time() - start
+    n = placed()
+    conflicts = sum(metric(r.addr, token, "corral_sched_quota_conflicts_total") for r in replicas)
+    cycles = sum(metric(r.addr, token, "corral_sched_cycles_total") for r in replicas)
+    errors = sum(metric(r.addr, token, "corral_sched_errors_total") for r in replicas)
+    # The invariant, read back: no tenant over 1,500 and no GPU twice.
+    allocs = call(a, token, "GET", "/v1/allocations?limit=1000")
+    print(f"place: {n:.0f} placements in {elapsed:.1f} s ({n / elapsed:.0f}/s; submissions took "
+          f"{submitted:.1f} s), {cycles:.0f} cycles, {conflicts:.0f} quota conflicts "
+          f"({conflicts / max(n, 1) * 100:.2f}% of placements), {errors:.0f} failed cycles")
+    print(f"SUMMARY place shards=4 replicas=2 placements={n:.0f} per_second={n / elapsed:.0f} "
+          f"conflicts={conflicts:.0f} conflict_rate={conflicts / max(n, 1):.4f}")
+    for r in replicas:
+        r.stop()
+
+
+def bench_takeover():
+    config = ("replica: {leaseMs: 2000}\nshards:\n  - {name: h100, gpuTypes: [H100]}\n"
+              "  - {name: a100, gpuTypes: [A100]}\n")
+    store = fresh_database("corral_takeover")
+    replicas = start_replicas(3, store, config)
+    token = token_of(replicas)
+    by_name = {r.name: r for r in replicas}
+
+    def shards(via):
+        return {s["name"]: s for s in call(via.addr, token, "GET", "/v1/shards")["shards"]}
+
+    times = []
+    for kill in range(5):
+        time.sleep(4)  # spread out again after the last restart
+        holder = shards(replicas[0])["h100"]["holder"]
+        victim = by_name[holder]
+        survivor = next(r for r in replicas if r is not victim)
+        t0 = time.time()
+        victim.kill9()
+        while True:
+            s = shards(survivor)["h100"]
+            if s["live"] and s["holder"] != holder:
+                break
+            time.sleep(0.02)
+        took = time.time() - t0
+        times.append(took)
+        print(f"  kill {kill}: {holder} killed, h100 taken by {s['holder']} after {took * 1000:.0f} ms",
+              flush=True)
+        victim.start()
+    print(f"SUMMARY takeover leaseMs=2000 kills={len(times)} median_ms={statistics.median(times) * 1000:.0f} "
+          f"max_ms={max(times) * 1000:.0f}")
+    for r in replicas:
+        r.stop()
+
+
+if __name__ == "__main__":
+    if not PG:
+        sys.exit("replicas.py: run it under scripts/with_postgres.sh (CORRAL_TEST_POSTGRES_URL)")
+    if WHAT in ("all", "takeover"):
+        bench_takeover()
+    if WHAT in ("all", "submit"):
+        bench_submit()
+    if WHAT in ("all", "place"):
+        bench_place()

@@ -1,0 +1,352 @@
+#include "server/scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <utility>
+
+namespace corral::server {
+namespace {
+
+using core::Result;
+using core::Status;
+
+constexpr std::string_view kJobsChannel = "corral_jobs";
+constexpr std::string_view kWakeChannel = "corral_wake";
+constexpr std::string_view kNodesChannel = "corral_nodes";
+
+// "a,b,c" -> {a, b, c}
+std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    if (comma != 0) out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// A captured cycle's directory: the shard's own below the default's when there are several.
+std::string capture_dir(const std::string& dir, const ShardMap& map, int shard) {
+  if (dir.empty() || !map.partitioned()) return dir;
+  std::string name = map.shards()[shard].name;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return dir + "/" + name;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(store::Store& store, const core::Clock& clock, Metrics& metrics,
+                     const SchedLoopOptions& loop_options, ShardMap shards,
+                     ReplicaSettings replica, AssignmentBoard* board, SpecCache* specs)
+    : store_(store),
+      clock_(clock),
+      metrics_(metrics),
+      shards_(std::move(shards)),
+      replica_(std::move(replica)),
+      board_(board) {
+  for (int i = 0; i < static_cast<int>(shards_.shards().size()); ++i) {
+    SchedLoopOptions o = loop_options;
+    o.shard = shards_.shards()[i].name;
+    o.holder = replica_.name;
+    o.shards = &shards_;
+    o.shard_index = i;
+    o.capture.dir = capture_dir(loop_options.capture.dir, shards_, i);
+    loops_.push_back(std::make_unique<SchedLoop>(store, clock, metrics, std::move(o), board, specs));
+  }
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+Status Scheduler::start(const std::string& store_url, const std::string& address) {
+  address_ = address;
+  started_at_ = clock_.now();
+  listener_ = store::open_listener(
+      store_url, {std::string(kJobsChannel), std::string(kWakeChannel), std::string(kNodesChannel)},
+      [this](std::string_view channel, std::string_view payload) { on_peer(channel, payload); });
+  if (board_ != nullptr && listener_ != nullptr) {
+    board_->set_on_bump([this](const std::set<std::string>& nodes) {
+      std::string list;
+      for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n;
+      publish(std::string(kNodesChannel), std::move(list));
+    });
+  }
+  lease_round();  // claim what is free now, so a lone replica schedules from the start
+  const auto period = std::max<core::Duration>(core::Duration(10), replica_.lease / 3);
+  rounds_.start(period, [this] { lease_round(); });
+  return Status();
+}
+
+void Scheduler::stop() {
+  rounds_.stop();
+  std::vector<std::pair<std::string, std::int64_t>> held;
+  {
+    std::lock_guard lock(mu_);
+    held.assign(held_.begin(), held_.end());
+  }
+  for (const auto& [item, epoch] : held) stop_item(item);
+  // Released, not left to lapse: a successor (or this replica restarted) takes over now.
+  const Status released = store_.transact([&](store::Tx& tx) {
+    for (const auto& [item, epoch] : held) CORRAL_RETURN_IF_ERROR(tx.release_lease(item, epoch));
+    return Status();
+  });
+  if (!released.ok() && !held.empty()) {
+    std::fprintf(stderr, "corrald: could not release leases: %s\n", released.to_string().c_str());
+  }
+  listener_.reset();
+}
+
+std::vector<std::string> Scheduler::items() const {
+  std::vector<std::string> out;
+  for (const auto& s : shards_.shards()) out.push_back(s.name);
+  out.emplace_back(kControllers);
+  return out;
+}
+
+void Scheduler::start_item(const std::string& item, std::int64_t epoch) {
+  const int shard = shards_.find(item);
+  if (shard >= 0) {
+    const Status started = loops_[shard]->start_at(epoch);
+    if (!started.ok()) {
+      std::fprintf(stderr, "corrald: shard %s: cannot start: %s\n", item.c_str(),
+                   started.to_string().c_str());
+    }
+  } else {
+    controllers_ = true;
+    if (on_controllers_) on_controllers_(true);
+  }
+  std::fprintf(stderr, "corrald: replica %s took %s at epoch %lld\n", replica_.name.c_str(),
+               item.c_str(), static_cast<long long>(epoch));
+}
+
+void Scheduler::stop_item(const std::string& item) {
+  const int shard = shards_.find(item);
+  if (shard >= 0) {
+    loops_[shard]->stop();
+  } else if (controllers_.exchange(false) && on_controllers_) {
+    on_controllers_(false);
+  }
+  std::lock_guard lock(mu_);
+  held_.erase(item);
+  std::erase(order_, item);
+}
+
+void Scheduler::lease_round() {
+  const core::Time now = clock_.now();
+  const core::Time until = now + replica_.lease;
+  std::map<std::string, std::int64_t> held;
+  {
+    std::lock_guard lock(mu_);
+    held = held_;
+  }
+  // 1. Alive, and renew; 2. what the others hold.
+  std::set<std::string> lost;
+  std::vector<store::LeaseRow> leases;
+  std::int64_t live = 0;
+  const Status renewed = store_.transact([&](store::Tx& tx) {
+    lost.clear();
+    CORRAL_RETURN_IF_ERROR(tx.put_replica(
+        {.name = replica_.name, .address = address_, .started_at = started_at_, .expires_at = until}));
+    for (const auto& [item, epoch] : held) {
+      const Status s = tx.renew_lease(item, epoch, until);
+      if (store::is_stale_epoch(s)) {
+        lost.insert(item);
+      } else if (!s.ok()) {
+        return s;
+      }
+    }
+    CORRAL_ASSIGN_OR_RETURN(leases, tx.list_leases());
+    CORRAL_ASSIGN_OR_RETURN(const auto replicas, tx.list_replicas());
+    live = std::count_if(replicas.begin(), replicas.end(),
+                         [&](const store::ReplicaRow& r) { return r.expires_at > now; });
+    return Status();
+  });
+  if (!renewed.ok()) {
+    // The database is away: nothing can be claimed; the loops' writes are fenced if
+    // someone else takes over meanwhile.
+    std::fprintf(stderr, "corrald: lease round failed: %s\n", renewed.to_string().c_str());
+    return;
+  }
+  for (const auto& item : lost) {
+    ++metrics_.leases_lost;
+    std::fprintf(stderr, "corrald: replica %s lost %s to another replica\n",
+                 replica_.name.c_str(), item.c_str());
+    stop_item(item);
+    held.erase(item);
+  }
+  // A loop fenced at commit lost its lease too.
+  for (int i = 0; i < static_cast<int>(loops_.size()); ++i) {
+    const std::string& name = shards_.shards()[i].name;
+    if (held.contains(name) && loops_[i]->fenced()) {
+      ++metrics_.leases_lost;
+      stop_item(name);
+      held.erase(name);
+    }
+  }
+
+  // 3. Claim up to this replica's share; a lease lapsed for a whole round regardless.
+  const std::vector<std::string> all = items();
+  const auto share = static_cast<std::int64_t>(
+      (all.size() + static_cast<std::size_t>(std::max<std::int64_t>(live, 1)) - 1) /
+      static_cast<std::size_t>(std::max<std::int64_t>(live, 1)));
+  std::map<std::string, const store::LeaseRow*> by_item;
+  for (const auto& l : leases) by_item[l.shard] = &l;
+  const core::Duration round = std::max<core::Duration>(core::Duration(10), replica_.lease / 3);
+  // Replicas start looking at different items, so they rarely race for the same one.
+  const std::size_t offset = std::hash<std::string>{}(replica_.name) % all.size();
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const std::string& item = all[(offset + k) % all.size()];
+    if (held.contains(item)) continue;
+    const auto row = by_item.find(item);
+    const bool free = row == by_item.end() || row->second->expires_at <= now ||
+                      row->second->holder == replica_.name;
+    if (!free) continue;
+    const bool abandoned = row == by_item.end() || row->second->expires_at + round <= now;
+    if (static_cast<std::int64_t>(held.size()) >= share && !abandoned) continue;
+    std::optional<std::int64_t> epoch;
+    const Status claimed = store_.transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(epoch, tx.claim_lease(item, replica_.name, now, until));
+      return Status();
+    });
+    if (!claimed.ok() || !epoch) continue;  // another replica was first
+    ++metrics_.leases_claimed;
+    held[item] = *epoch;
+    {
+      std::lock_guard lock(mu_);
+      held_[item] = *epoch;
+      order_.push_back(item);
+    }
+    start_item(item, *epoch);
+  }
+
+  // 4. More than the share (a replica joined): hand the newest claim over.
+  if (static_cast<std::int64_t>(held.size()) > share && live > 1) {
+    std::string item;
+    {
+      std::lock_guard lock(mu_);
+      if (!order_.empty()) item = order_.back();
+    }
+    if (!item.empty()) {
+      const std::int64_t epoch = held[item];
+      stop_item(item);
+      held.erase(item);
+      const Status released =
+          store_.transact([&](store::Tx& tx) { return tx.release_lease(item, epoch); });
+      std::fprintf(stderr, "corrald: replica %s handed %s over%s\n", replica_.name.c_str(),
+                   item.c_str(), released.ok() ? "" : " (release failed: it will lapse)");
+    }
+  }
+  metrics_.shards_held = static_cast<std::int64_t>(held.size());
+}
+
+void Scheduler::publish(std::string channel, std::string payload) {
+  if (listener_ != nullptr) listener_->send(std::move(channel), replica_.name + "|" + payload);
+}
+
+void Scheduler::on_peer(std::string_view channel, std::string_view payload) {
+  if (channel.empty()) {  // the listener reconnected: whatever we missed, read it all
+    for (auto& loop : loops_) loop->wake();
+    return;
+  }
+  const auto bar = payload.find('|');
+  if (bar == std::string_view::npos || payload.substr(0, bar) == replica_.name) return;
+  const std::string_view body = payload.substr(bar + 1);
+  if (channel == kJobsChannel) {
+    for (const auto& id : split(body)) {
+      const auto value = std::strtoll(id.c_str(), nullptr, 10);
+      if (value > 0) {
+        for (auto& loop : loops_) loop->job_submitted(core::JobId(value));
+      }
+    }
+  } else if (channel == kWakeChannel) {
+    for (auto& loop : loops_) body == "capacity" ? loop->capacity_changed() : loop->wake();
+  } else if (channel == kNodesChannel && board_ != nullptr) {
+    const auto nodes = split(body);
+    board_->bump_from_peer({nodes.begin(), nodes.end()});
+  }
+}
+
+void Scheduler::job_submitted(core::JobId id) {
+  for (auto& loop : loops_) loop->job_submitted(id);
+  publish(std::string(kJobsChannel), std::to_string(id.value));
+}
+
+void Scheduler::capacity_changed() {
+  for (auto& loop : loops_) loop->capacity_changed();
+  publish(std::string(kWakeChannel), "capacity");
+}
+
+void Scheduler::wake() {
+  for (auto& loop : loops_) loop->wake();
+  publish(std::string(kWakeChannel), "full");
+}
+
+std::shared_ptr<const SchedLoop::QueuePositions> Scheduler::queue_positions() const {
+  // Job ids are disjoint across shards, so the union stays sorted by id once merged.
+  std::shared_ptr<const SchedLoop::QueuePositions> only;
+  std::vector<std::shared_ptr<const SchedLoop::QueuePositions>> parts;
+  for (const auto& loop : loops_) {
+    if (auto p = loop->queue_positions()) parts.push_back(std::move(p));
+  }
+  if (parts.empty()) return nullptr;
+  if (parts.size() == 1) return parts.front();
+  auto merged = std::make_shared<SchedLoop::QueuePositions>();
+  for (const auto& p : parts) merged->insert(merged->end(), p->begin(), p->end());
+  std::sort(merged->begin(), merged->end());
+  return merged;
+}
+
+std::shared_ptr<const SchedLoop::TenantShares> Scheduler::tenant_shares() const {
+  // Every shard's loop weighs every tenant over the whole store: any one will do.
+  for (const auto& loop : loops_) {
+    if (auto s = loop->tenant_shares()) return s;
+  }
+  return nullptr;
+}
+
+std::int64_t Scheduler::epoch() const {
+  std::lock_guard lock(mu_);
+  for (const auto& s : shards_.shards()) {
+    if (const auto it = held_.find(s.name); it != held_.end()) return it->second;
+  }
+  return 0;
+}
+
+Result<std::vector<LeaseView>> Scheduler::leases() {
+  std::vector<store::LeaseRow> rows;
+  CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_leases());
+    return Status();
+  }));
+  std::map<std::string, std::int64_t> held;
+  {
+    std::lock_guard lock(mu_);
+    held = held_;
+  }
+  std::vector<LeaseView> out;
+  for (const auto& item : items()) {
+    LeaseView v{.shard = item};
+    for (const auto& r : rows) {
+      if (r.shard != item) continue;
+      v.holder = r.holder;
+      v.epoch = r.epoch;
+      v.expires_at = r.expires_at;
+    }
+    const auto h = held.find(item);
+    v.mine = h != held.end() && h->second == v.epoch;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<std::vector<store::ReplicaRow>> Scheduler::replicas() {
+  std::vector<store::ReplicaRow> rows;
+  CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_replicas());
+    return Status();
+  }));
+  return rows;
+}
+
+}  // namespace corral::server

@@ -1,0 +1,116 @@
+#include "server/shard_scope.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace corral::server {
+
+RouteQuery route_query(const sched::JobRequest& request) {
+  // As route_query(JobSpec): both must route a job alike.
+  return {.gpus = request.elastic ? request.elastic->min_gpus : request.gpus,
+          .gpu_types = request.gpu_types};
+}
+
+std::set<std::string> narrow_to_shard(sched::SnapshotInput& in, const ShardMap& map, int shard) {
+  std::set<std::string> own;
+  for (auto& node : in.nodes) {
+    if (map.shard_of(node) == shard) {
+      own.insert(node.id.value);
+    } else {
+      node.admin = core::NodeAdminState::kCordoned;  // its own shard drains it, not us
+    }
+  }
+  std::erase_if(in.pending, [&](const sched::PendingJob& job) {
+    return map.route(route_query(job.request)).shard != shard;
+  });
+  return own;
+}
+
+std::int64_t drop_placements(sched::Decisions& d,
+                             const std::function<bool(const sched::Placement&)>& drop) {
+  std::set<std::int64_t> dropped;
+  std::erase_if(d.placements, [&](const sched::Placement& p) {
+    if (!drop(p)) return false;
+    dropped.insert(p.job.value);
+    return true;
+  });
+  if (dropped.empty()) return 0;
+  // A victim stays if a placement that is kept waits for it.
+  std::set<std::int64_t> awaited;
+  for (const auto& p : d.placements) {
+    for (const auto& j : p.waits_for) awaited.insert(j.value);
+  }
+  std::erase_if(d.preemptions, [&](const sched::Preemption& x) {
+    return dropped.contains(x.for_job.value) && !awaited.contains(x.victim.value);
+  });
+  std::erase_if(d.resizes, [&](const sched::Resize& r) {
+    return r.for_job && dropped.contains(r.for_job->value) && !awaited.contains(r.job.value);
+  });
+  return static_cast<std::int64_t>(dropped.size());
+}
+
+std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
+                                const std::set<std::string>& own_nodes) {
+  std::set<std::int64_t> foreign;
+  for (const auto& job : snapshot.running()) {
+    const bool own = std::all_of(job.gpus.begin(), job.gpus.end(), [&](const sched::GpuRef& g) {
+      return own_nodes.contains(g.node.value);
+    });
+    if (!own) foreign.insert(job.request.id.value);
+  }
+  if (foreign.empty()) return 0;
+  std::int64_t count = 0;
+  count += std::erase_if(d.preemptions, [&](const sched::Preemption& x) {
+    return foreign.contains(x.victim.value);
+  });
+  count += std::erase_if(d.resizes,
+                         [&](const sched::Resize& r) { return foreign.contains(r.job.value); });
+  count += drop_placements(d, [&](const sched::Placement& p) {
+    return std::any_of(p.waits_for.begin(), p.waits_for.end(),
+                       [&](const core::JobId& j) { return foreign.contains(j.value); });
+  });
+  return count;
+}
+
+core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflicts(
+    store::Tx& tx, const sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
+    const StoreView& view) {
+  std::set<std::pair<core::TenantId, core::GpuTypeId>> out;
+  if (d.placements.empty()) return out;
+  std::map<std::int64_t, const core::TenantId*> tenant_of;
+  for (const auto& job : snapshot.pending()) tenant_of[job.request.id.value] = &job.request.tenant;
+  // What this cycle placed, and what it saw held, by (tenant, type).
+  std::map<std::pair<std::string, std::string>, std::int64_t> placed, seen;
+  std::vector<core::TenantId> tenants;
+  for (const auto& p : d.placements) {
+    const auto t = tenant_of.find(p.job.value);
+    if (t == tenant_of.end()) continue;
+    placed[{t->second->value, p.gpu_type.value}] += static_cast<std::int64_t>(p.gpus.size());
+    tenants.push_back(*t->second);
+  }
+  std::map<std::int64_t, const core::TenantId*> holder_tenant;
+  for (const auto& job : view.holding) holder_tenant[job.id.value] = &job.tenant;
+  for (const auto& a : view.allocations) {
+    const auto t = holder_tenant.find(a.job.value);
+    if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
+  }
+  CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now, tx.lock_tenant_holdings(tenants));
+  for (const auto& [key, gpus] : placed) {
+    const auto held = now.find(key);
+    const std::int64_t held_now = held == now.end() ? 0 : held->second;
+    const auto was = seen.find(key);
+    const std::int64_t held_seen = was == seen.end() ? 0 : was->second;
+    const auto tenant = snapshot.find_tenant(core::TenantId(key.first));
+    if (!tenant) continue;
+    const core::Quota& q = snapshot.tenants()[*tenant].quota_for(core::GpuTypeId(key.second));
+    // Over only because of GPUs this cycle did not see: another shard's. (decide() itself
+    // keeps within the quota of what it saw; sched::check() says so.)
+    if (held_now > held_seen && held_now + gpus > q.max_total()) {
+      out.insert({core::TenantId(key.first), core::GpuTypeId(key.second)});
+    }
+  }
+  return out;
+}
+
+}  // namespace corral::server

@@ -1,0 +1,60 @@
+// ShardScope: one scheduling cycle narrowed to one shard of several (shard_map.h,
+// docs/scale-out.md).
+//
+// The shard's loop reads the whole store like any other and builds its snapshot from
+// it, so every tenant's GPUs in every shard count for quotas and fair share; then:
+//   - nodes of other shards are shown cordoned: their jobs stay in the snapshot (their
+//     GPUs count) but decide() places nothing there;
+//   - only the pending jobs routed to this shard are in its queue;
+//   - decisions that touch another shard's jobs (a preemption, a resize) are dropped,
+//     with the placements that waited for them;
+//   - at commit, quota_conflicts() recounts the placed tenants' GPUs under their row
+//     locks: a tenant another shard placed for since this cycle's read, and now over its
+//     guarantee plus borrow limit, has this cycle's placements of that type dropped; they
+//     stay pending for the next cycle, which sees the other shard's GPUs.
+// With one shard (the default) none of it applies.
+//
+// Thread safety: free functions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "core/ids.h"
+#include "core/result.h"
+#include "sched/decisions.h"
+#include "sched/snapshot.h"
+#include "server/shard_map.h"
+#include "server/snapshot_from_store.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// The route of a pending job's request.
+RouteQuery route_query(const sched::JobRequest& request);
+
+// Shows other shards' nodes cordoned and drops pending jobs routed elsewhere; returns
+// the names of the nodes this shard owns.
+std::set<std::string> narrow_to_shard(sched::SnapshotInput& in, const ShardMap& map, int shard);
+
+// Drops the placements `drop` selects and the preemptions and resizes made only for
+// them; returns how many placements it dropped.
+std::int64_t drop_placements(sched::Decisions& d,
+                             const std::function<bool(const sched::Placement&)>& drop);
+
+// Drops preemptions and resizes of jobs with a GPU outside `own_nodes`, and the
+// placements that waited for them; returns how many decisions it dropped.
+std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
+                                const std::set<std::string>& own_nodes);
+
+// In the commit transaction: the (tenant, GPU type) pairs whose placements in `d` would
+// take the tenant over its guarantee plus borrow limit given what the store says it
+// holds now, and only because of GPUs this cycle did not see (`view`): other shards'.
+core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflicts(
+    store::Tx& tx, const sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
+    const StoreView& view);
+
+}  // namespace corral::server

@@ -1,0 +1,282 @@
+// Shards and leases (docs/scale-out.md): routing a job to its shard, a node to its
+// shard, the config's `shards` and `replica` sections, the lease rows on both stores,
+// and replicas spreading and taking over leases (Scheduler::lease_round on a manual
+// clock, two replicas in one process on one store).
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/clock.h"
+#include "server/config.h"
+#include "server/metrics.h"
+#include "server/scheduler.h"
+#include "server/shard_map.h"
+#include "server/shard_scope.h"
+#include "testing/store_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+using server::RouteQuery;
+using server::ShardMap;
+using server::ShardSpec;
+
+ShardMap make_map(std::vector<ShardSpec> specs) {
+  auto m = ShardMap::make(std::move(specs));
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  return m.ok() ? *m : ShardMap();
+}
+
+ShardMap fleet_map() {
+  return make_map({{.name = "east/H100", .region = "us-east", .gpu_types = {core::GpuTypeId("H100")}},
+                   {.name = "east/A100", .region = "us-east", .gpu_types = {core::GpuTypeId("A100")}},
+                   {.name = "west", .region = "eu-west"},
+                   {.name = "big", .region = "us-east", .leaves = {"l9"}, .min_gpus = 64}});
+}
+
+core::Node node(const std::string& region, const std::string& leaf, const std::string& type) {
+  core::Node n{.id = core::NodeId("n"), .labels = {.region = region, .leaf = leaf}};
+  n.gpus.push_back({.index = 0, .type = core::GpuTypeId(type)});
+  return n;
+}
+
+TEST(ShardMap, WithoutShardsOneDefaultShardTakesEverything) {
+  const ShardMap m;
+  EXPECT_FALSE(m.partitioned());
+  EXPECT_EQ(m.shards().front().name, "default");
+  EXPECT_EQ(m.route({.gpus = 512}).shard, 0);
+  EXPECT_EQ(m.shard_of(node("", "", "H100")), 0);
+}
+
+TEST(ShardMap, RoutesByTypeAndRegionAndSendsLargeGangsToTheirShard) {
+  const ShardMap m = fleet_map();
+  const core::GpuTypeId h100("H100"), a100("A100");
+  EXPECT_EQ(m.route({.gpus = 8, .gpu_types = {h100}, .region = "us-east"}).shard, 0);
+  EXPECT_EQ(m.route({.gpus = 8, .gpu_types = {a100}, .region = "us-east"}).shard, 1);
+  EXPECT_EQ(m.route({.gpus = 8, .gpu_types = {h100}, .region = "eu-west"}).shard, 2);
+  // 64 GPUs or more in us-east: the large-gang shard, whatever the type.
+  EXPECT_EQ(m.route({.gpus = 64, .gpu_types = {h100}, .region = "us-east"}).shard, 3);
+  // No region: any shard of a fitting type; the first declared wins and the rest are
+  // named.
+  const auto any = m.route({.gpus = 8, .gpu_types = {a100}});
+  EXPECT_EQ(any.shard, 1);
+  EXPECT_EQ(any.also, (std::vector<int>{2}));
+  EXPECT_EQ(m.describe(any, {.gpus = 8, .gpu_types = {a100}}),
+            "routed to shard east/A100 (could also run in west; the first declared that fits "
+            "takes it)");
+  // Deterministic: the same query routes alike every time.
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(m.route({.gpus = 8, .gpu_types = {a100}}).shard, 1);
+}
+
+TEST(ShardMap, ANodeBelongsToTheFirstShardThatSelectsItLargeGangShardsFirst) {
+  const ShardMap m = fleet_map();
+  EXPECT_EQ(m.shard_of(node("us-east", "l1", "H100")), 0);
+  EXPECT_EQ(m.shard_of(node("us-east", "l1", "A100")), 1);
+  EXPECT_EQ(m.shard_of(node("eu-west", "l1", "H100")), 2);
+  EXPECT_EQ(m.shard_of(node("us-east", "l9", "H100")), 3);  // its whole leaf set apart
+  EXPECT_EQ(m.shard_of(node("ap-south", "l1", "H100")), -1);
+}
+
+TEST(ShardMap, ASubmissionNoShardServesNamesItsField) {
+  const ShardMap m = fleet_map();
+  const auto region = m.check_routable({.gpus = 1, .region = "ap-south"});
+  EXPECT_EQ(region.field(), "resources.region");
+  EXPECT_NE(region.message().find("no shard takes jobs in region ap-south"), std::string::npos)
+      << region.message();
+  const ShardMap h100_only = make_map({{.name = "h", .gpu_types = {core::GpuTypeId("H100")}}});
+  const auto type = h100_only.check_routable({.gpus = 1, .gpu_types = {core::GpuTypeId("L4")}});
+  EXPECT_EQ(type.field(), "resources.gpuTypes");
+  EXPECT_NE(type.message().find("(shards: h)"), std::string::npos) << type.message();
+  EXPECT_TRUE(m.check_routable({.gpus = 1}).ok());
+}
+
+TEST(ShardMap, BadDeclarationsAreRefusedWithTheirField) {
+  EXPECT_EQ(ShardMap::make({{.name = "a"}, {.name = "a"}}).status().field(), "shards[1].name");
+  EXPECT_EQ(ShardMap::make({{.name = "@x"}}).status().field(), "shards[0].name");
+  EXPECT_EQ(ShardMap::make({{.name = "a b"}}).status().field(), "shards[0].name");
+}
+
+core::Status config_error(const std::string& yaml) {
+  TempDir dir;
+  const auto path = (dir.path() / "c.yaml").string();
+  std::ofstream(path) << yaml;
+  return server::load_server_config(path).status();
+}
+
+TEST(ShardConfig, ReadsShardsAndReplicaAndNamesBadFields) {
+  TempDir dir;
+  const auto path = (dir.path() / "c.yaml").string();
+  std::ofstream(path) << "replica: {name: r1, leaseMs: 2000}\n"
+                         "shards:\n  - {name: a, gpuTypes: [H100], region: us-east}\n"
+                         "  - {name: big, leaves: [l1, l2], minGpus: 32}\n";
+  const auto c = server::load_server_config(path);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->replica.name, "r1");
+  EXPECT_EQ(c->replica.lease, core::Duration(2000));
+  ASSERT_EQ(c->shards.shards().size(), 2u);
+  EXPECT_EQ(c->shards.shards()[1].min_gpus, 32);
+  EXPECT_EQ(c->shards.shards()[1].leaves, (std::vector<std::string>{"l1", "l2"}));
+
+  EXPECT_EQ(config_error("shards: {a: 1}").field(), "shards");
+  EXPECT_EQ(config_error("shards: [{region: x}]").field(), "shards[0].name");
+  EXPECT_EQ(config_error("shards: [{name: a, gpuTypes: [H999]}]").field(),
+            "shards[0].gpuTypes[0]");
+  EXPECT_EQ(config_error("shards: [{name: a, minGpus: 0}]").field(), "shards[0].minGpus");
+  EXPECT_EQ(config_error("shards: [{name: a, colour: red}]").field(), "shards[0].colour");
+  EXPECT_EQ(config_error("replica: {leaseMs: 5}").field(), "replica.leaseMs");
+  EXPECT_EQ(config_error("replica: {name: 'a b'}").field(), "replica.name");
+}
+
+template <typename Factory>
+class LeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    open_or_skip(factory_, store_);
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
+    clock_.set(core::time_from_ms(1'700'000'000'000));
+  }
+  // fn's answer, from its own transaction (committed whatever it says).
+  template <typename F>
+  auto tx(F fn) {
+    std::optional<std::invoke_result_t<F, store::Tx&>> out;
+    const auto s = store_->transact([&](store::Tx& t) {
+      out.emplace(fn(t));
+      return core::Status();
+    });
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return std::move(*out);
+  }
+  std::optional<std::int64_t> claim(const std::string& holder, core::Duration lease) {
+    return *tx([&](store::Tx& t) {
+      return t.claim_lease("s", holder, clock_.now(), clock_.now() + lease);
+    });
+  }
+
+  Factory factory_;
+  std::unique_ptr<store::Store> store_;
+  core::ManualClock clock_;
+};
+
+TYPED_TEST_SUITE(LeaseTest, Stores, StoreNames);
+
+TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
+  const core::Duration lease(2000);
+  const auto a = this->claim("a", lease);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_FALSE(this->claim("b", lease).has_value());  // a's lease is live
+  this->clock_.advance(core::Duration(1500));
+  EXPECT_TRUE(this->tx([&](store::Tx& t) {
+    return t.renew_lease("s", *a, this->clock_.now() + lease);
+  }).ok());
+  this->clock_.advance(core::Duration(1500));
+  EXPECT_FALSE(this->claim("b", lease).has_value());  // renewed: still live
+  this->clock_.advance(core::Duration(600));
+  const auto b = this->claim("b", lease);  // lapsed
+  ASSERT_TRUE(b.has_value());
+  EXPECT_GT(*b, *a);
+  // a's renewal and every write fenced by its epoch are refused now.
+  EXPECT_TRUE(store::is_stale_epoch(this->tx([&](store::Tx& t) {
+    return t.renew_lease("s", *a, this->clock_.now() + lease);
+  })));
+  EXPECT_TRUE(store::is_stale_epoch(
+      this->tx([&](store::Tx& t) { return t.check_epoch("s", *a); })));
+  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.check_epoch("s", *b); }).ok());
+  // b restarted under its name takes its lease back at once (and fences its old self).
+  const auto b2 = this->claim("b", lease);
+  ASSERT_TRUE(b2.has_value());
+  EXPECT_GT(*b2, *b);
+  // Released: anyone may claim it now.
+  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.release_lease("s", *b2); }).ok());
+  EXPECT_TRUE(this->claim("c", lease).has_value());
+  const auto rows = *this->tx([&](store::Tx& t) { return t.list_leases(); });
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].holder, "c");
+}
+
+TYPED_TEST(LeaseTest, ReplicaRowsAreKeptAndListed) {
+  const auto now = this->clock_.now();
+  EXPECT_TRUE(this->tx([&](store::Tx& t) {
+    CORRAL_RETURN_IF_ERROR(
+        t.put_replica({.name = "r2", .address = "a:2", .started_at = now, .expires_at = now}));
+    CORRAL_RETURN_IF_ERROR(
+        t.put_replica({.name = "r1", .address = "a:1", .started_at = now, .expires_at = now}));
+    return t.put_replica(
+        {.name = "r1", .address = "a:9", .started_at = now, .expires_at = now + core::Duration(5)});
+  }).ok());
+  const auto rows = *this->tx([&](store::Tx& t) { return t.list_replicas(); });
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "r1");
+  EXPECT_EQ(rows[0].address, "a:9");
+  EXPECT_EQ(rows[0].expires_at, now + core::Duration(5));
+}
+
+// Two replicas in one process on one store, each lease round run by the test.
+template <typename Factory>
+class ReplicaTest : public LeaseTest<Factory> {
+ protected:
+  std::unique_ptr<server::Scheduler> replica(const std::string& name) {
+    auto map = ShardMap::make({{.name = "a"}, {.name = "b"}, {.name = "c"}});
+    EXPECT_TRUE(map.ok());
+    return std::make_unique<server::Scheduler>(
+        *this->store_, this->clock_, metrics_, server::SchedLoopOptions{}, *map,
+        server::ReplicaSettings{.name = name, .lease = core::Duration(3000)}, nullptr, nullptr);
+  }
+  // item -> holder, of the live leases.
+  std::map<std::string, std::string> holders(server::Scheduler& s) {
+    std::map<std::string, std::string> out;
+    auto leases = s.leases();
+    EXPECT_TRUE(leases.ok());
+    for (const auto& l : *leases) {
+      if (l.expires_at > this->clock_.now()) out[l.shard] = l.holder;
+    }
+    return out;
+  }
+  server::Metrics metrics_;
+};
+
+TYPED_TEST_SUITE(ReplicaTest, Stores, StoreNames);
+
+TYPED_TEST(ReplicaTest, ReplicasSpreadTheLeasesAndTakeOverADeadOnesWithinALeaseAndARound) {
+  auto r1 = this->replica("r1");
+  r1->lease_round();  // alone: it takes all three shards and the controllers
+  EXPECT_EQ(this->holders(*r1).size(), 4u);
+  EXPECT_TRUE(r1->runs_controllers());
+
+  auto r2 = this->replica("r2");
+  for (int round = 0; round < 4; ++round) {
+    this->clock_.advance(core::Duration(1000));
+    r2->lease_round();
+    r1->lease_round();
+  }
+  auto h = this->holders(*r1);
+  ASSERT_EQ(h.size(), 4u);
+  const auto count = [&](const std::string& who) {
+    return std::count_if(h.begin(), h.end(), [&](const auto& kv) { return kv.second == who; });
+  };
+  EXPECT_EQ(count("r1"), 2);  // four items, two replicas: two each
+  EXPECT_EQ(count("r2"), 2);
+
+  // r1 dies (no more rounds): within its lease plus a round r2 holds everything.
+  const auto died = this->clock_.now();
+  while (this->clock_.now() - died < core::Duration(3000 + 1000 + 1000)) {
+    this->clock_.advance(core::Duration(1000));
+    r2->lease_round();
+  }
+  h = this->holders(*r2);
+  EXPECT_EQ(count("r2"), 4) << "after " << core::to_ms(this->clock_.now() - died) << " ms";
+  EXPECT_TRUE(r2->runs_controllers());
+
+  // r1 comes back (it was only paused): its first round finds its leases taken and stops
+  // their loops; r2's epochs fence whatever it would still write.
+  r1->lease_round();
+  EXPECT_FALSE(r1->runs_controllers());
+  EXPECT_GE(this->metrics_.leases_lost.load(), 2);
+  r1->stop();
+  r2->stop();
+}
+
+}  // namespace
+}  // namespace corral::testing
