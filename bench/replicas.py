@@ -58,6 +58,9 @@ class Replica:
             if os.path.exists(addr) and open(addr).read().strip():
                 break
             time.sleep(0.05)
+        if not os.path.exists(addr):
+            raise RuntimeError(f"corrald {self.name} did not start: " +
+                               open(os.path.join(self.dir, "log")).read()[-2000:])
         self.addr = open(addr).read().strip()
 
     def kill9(self):
@@ -188,7 +191,7 @@ def bench_place():
 
 def bench_takeover():
     config = ("replica: {leaseMs: 2000}\nshards:\n  - {name: h100, gpuTypes: [H100]}\n"
-              "  - {name: a100, gpuTypes: [A100]}\n")
+              "  - {name: a100, gpuTypes: [A100-80GB]}\n")
     store = fresh_database("corral_takeover")
     replicas = start_replicas(3, store, config)
     token = token_of(replicas)

@@ -68,7 +68,7 @@ class Failover : public ::testing::Test {
                        << "}\n"
                           "shards:\n"
                           "  - {name: h100, gpuTypes: [H100]}\n"
-                          "  - {name: a100, gpuTypes: [A100]}\n";
+                          "  - {name: a100, gpuTypes: [A100-80GB]}\n";
     for (int i = 0; i < kReplicas; ++i) {
       auto r = std::make_unique<CorraldProcess>(dir_.path() / ("r" + std::to_string(i)), url_);
       r->set_extra_args({"--config", cfg.string(), "--replica", "r" + std::to_string(i)});
@@ -153,7 +153,7 @@ class Failover : public ::testing::Test {
         const int replica = n % kReplicas;
         if (replicas_[replica]->running() && paused_ != replica) {
           const json spec = {{"name", "churn-" + std::to_string(n)},
-                             {"resources", {{"gpus", 1}, {"gpuTypes", {n % 2 ? "H100" : "A100"}}}},
+                             {"resources", {{"gpus", 1}, {"gpuTypes", {n % 2 ? "H100" : "A100-80GB"}}}},
                              {"command", {"true"}}};
           if (const std::int64_t id = submit(replica, spec); id > 0) {
             std::lock_guard lock(mu_);
