@@ -53,6 +53,9 @@ struct Resources {
   // ratios count): the scheduler places it on the type with the most speed per unit of
   // the type's price. Empty: the job does not say.
   std::map<GpuTypeId, double> gpu_speed;
+  // The region the job must run in, matched against the nodes' labels.region (its data
+  // lives there: locality, egress, residency). Empty: any region.
+  std::string region;
 
   friend bool operator==(const Resources&, const Resources&) = default;
 };

@@ -45,6 +45,9 @@ std::string job_spec_to_json(const JobSpec& spec) {
   }
   resources["cpusPerGpu"] = spec.resources.cpus_per_gpu;
   resources["memoryPerGpu"] = format_memory_mib(spec.resources.memory_per_gpu_mib);
+  if (!spec.resources.region.empty()) {  // empty: any region, written as absent
+    resources["region"] = spec.resources.region;
+  }
   out["resources"] = std::move(resources);
 
   out["topology"] = {{"pack", to_string(spec.topology.pack)},

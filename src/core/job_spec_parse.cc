@@ -339,10 +339,10 @@ class Validator {
   void read_resources(const TreeNode* node) {
     const std::string path = "resources";
     const TreeNode* map = as_map(node, path);
-    const FieldMap f =
-        map ? fields(*map, path,
-                     {"gpus", "gpuTypes", "gpuSpeed", "gpusPerNode", "cpusPerGpu", "memoryPerGpu"})
-            : FieldMap();
+    const FieldMap f = map ? fields(*map, path,
+                                    {"gpus", "gpuTypes", "gpuSpeed", "gpusPerNode", "cpusPerGpu",
+                                     "memoryPerGpu", "region"})
+                           : FieldMap();
     Resources& r = spec_.resources;
     if (f.get("gpus") == nullptr && (map != nullptr || node == nullptr)) {
       fail("resources.gpus", "is required");
@@ -373,6 +373,11 @@ class Validator {
     }
     if (auto mib = read_memory(f.get("memoryPerGpu"), "resources.memoryPerGpu")) {
       r.memory_per_gpu_mib = *mib;
+    }
+    // Region names are DNS labels (us-east-1, eu-west): the same rule as node names, so
+    // a typo such as "US East" is refused here rather than left pending forever.
+    if (auto region = read_dns_label(f.get("region"), "resources.region")) {
+      r.region = std::move(*region);
     }
   }
 

@@ -181,7 +181,7 @@ v("runs", t.runs);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 17){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 18){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
@@ -191,6 +191,7 @@ v("gpuSpeed", t.gpu_speed);
 v("gpusPerNode", t.gpus_per_node);
 v("cpusPerGpu", t.cpus_per_gpu);
 v("memoryPerGpuMib", t.memory_per_gpu_mib);
+v("region", t.region);
 v("topology", t.topology);
 v("elastic", t.elastic);
 v("preemptible", t.preemptible);

@@ -10,10 +10,12 @@ std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& runni
                                            const std::vector<std::uint64_t>& forbidden,
                                            core::Duration grace, core::Time now, EndBy end_by) {
   const ClusterSnapshot& s = plan.snapshot();
-  // Running jobs of the request's type in the order they are expected to end.
+  // Running jobs of the request's type in the order they are expected to end; for a
+  // region-bound request only those in its region, as no other end can make room for it.
   std::vector<std::pair<core::Time, std::int32_t>> ends;
   for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
     if (running.type[ix] != request.type || running.touched[ix]) continue;
+    if (request.region != kAnyRegion && running.region[ix] != request.region) continue;
     const RunningJob& r = s.running()[ix];
     const core::Duration runtime =
         end_by == EndBy::kEstimate ? r.request.expected_runtime() : r.request.max_runtime;
@@ -35,7 +37,7 @@ std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& runni
       if (m != 0) hide.push_back({t.node, m});
     }
     plan.block(hide);
-    if (plan.type_free(request.type) < request.gpus) continue;
+    if (plan.free_in(request.type, request.region) < request.gpus) continue;
     if (auto placed = find_placement(plan, request, miss)) {
       out = PlannedPlacement{.at = end, .takes = std::move(placed->takes), .last_ix = ix};
       break;

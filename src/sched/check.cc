@@ -250,6 +250,7 @@ class Checker {
         fail(cat("GPU ", gpu_text(g), " given twice"));
       }
       check_usable(cat("job ", job.value), g);
+      check_region(cat("job ", job.value), running_.at(job)->request, g);
       account(running_.at(job)->request, *s_.find_node(g.node), true);
     }
     for (const Placement& p : d_.placements) {
@@ -281,6 +282,7 @@ class Checker {
         }
         if (!held_.insert(g).second) fail(cat("GPU ", gpu_text(g), " given twice"));
         check_usable(job, g);
+        check_region(job, r, g);
         const NodeIx node = *s_.find_node(g.node);
         if (s_.nodes()[node].gpus[g.index].type != p.gpu_type) {
           fail(cat(job, " GPU ", gpu_text(g), " is not of type ", p.gpu_type.value));
@@ -318,6 +320,16 @@ class Checker {
     if (!n.gpus[g.index].healthy) fail(cat(who, " placed on unhealthy GPU ", gpu_text(g)));
     if (n.admin != core::NodeAdminState::kActive) {
       fail(cat(who, " placed on ", core::to_string(n.admin), " node ", n.id.value));
+    }
+  }
+
+  // A job bound to a region gets GPUs there only (its data lives there).
+  void check_region(const std::string& who, const JobRequest& r, const GpuRef& g) {
+    if (r.region.empty()) return;
+    const core::Node& n = s_.nodes()[*s_.find_node(g.node)];
+    if (n.labels.region != r.region) {
+      fail(cat(who, " of region ", r.region, " placed on ", gpu_text(g), " in region ",
+               n.labels.region.empty() ? "(none)" : n.labels.region));
     }
   }
 

@@ -7,6 +7,7 @@
 //   - a gang gets exactly the GPUs it asked for, on one acceptable type (all or nothing)
 //   - no GPU is given twice, or given while a running job holds it
 //   - no GPU that is unhealthy or on a cordoned/draining node is given
+//   - a job bound to a region gets GPUs in that region only
 //   - gpusPerNode, a required topology, node CPUs/memory and rack power caps hold
 //   - no tenant passes guarantee + borrow limit on a type it was given more of, and an
 //     allocation beyond the guarantee is marked borrowed

@@ -92,7 +92,8 @@ detail::PlaceRequest place_request(const Cycle& c, const JobRequest& r, TypeIx t
           .cpus_per_gpu = r.cpus_per_gpu,
           .memory_per_gpu_mib = r.memory_per_gpu_mib,
           .topology = r.topology,
-          .scoring = c.config.topology_scoring};
+          .scoring = c.config.topology_scoring,
+          .region = c.s.region_of(r)};
 }
 
 Placement make_placement(const Cycle& c, const JobRequest& r, TypeIx type,
@@ -122,6 +123,10 @@ struct Attempt {
 // type that could hold it (the user's preference), unless that was quota.
 Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   Attempt best;
+  if (c.s.region_of(r) == kNoSuchRegion) {
+    best.reason = cat("unschedulable: no node is in region ", r.region);
+    return best;
+  }
   std::string quota_reason;
   const std::vector<TypeIx> types = candidate_types(c.s, c.config, r);
   // Per type, why it can never hold the job at the smallest size tried so far.
@@ -131,7 +136,7 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
     for (std::size_t t = 0; t < types.size(); ++t) {
       const TypeIx type = types[t];
       const detail::PlaceRequest request = place_request(c, r, type, size);
-      never[t] = detail::never_fits(c.s, c.bounds, request);
+      never[t] = detail::never_fits(c.bounds, request);
       if (never[t]) continue;
       const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
       if (!admission.ok) {
@@ -172,17 +177,29 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
       best.kind = PendingKind::kUnschedulable;
       best.reason = "unschedulable: the fleet has no node with an acceptable GPU type";
     } else {
-      // Every type can never hold it: name the one that comes closest.
+      // Every type can never hold it: name the one that comes closest, or, when its region
+      // has none of them, say so of them all.
       std::size_t closest = 0;
       for (std::size_t t = 1; t < types.size(); ++t) {
         if (never[t]->most > never[closest]->most) closest = t;
       }
       best.kind = PendingKind::kUnschedulable;
       const std::string why = detail::never_fits_text(c.s, *never[closest]);
-      best.reason =
-          types.size() == 1
-              ? cat("unschedulable: ", why)
-              : cat("unschedulable: no acceptable GPU type can ever hold it (closest: ", why, ")");
+      const bool none_in_region = std::all_of(never.begin(), never.end(), [](const auto& n) {
+        return n->limit == detail::NeverFits::Limit::kRegion;
+      });
+      if (types.size() == 1) {
+        best.reason = cat("unschedulable: ", why);
+      } else if (none_in_region) {
+        std::string names;
+        for (const TypeIx t : types) {
+          names += cat(names.empty() ? "" : " or ", c.s.gpu_types()[t].id.value);
+        }
+        best.reason = cat("unschedulable: no node in region ", r.region, " has ", names);
+      } else {
+        best.reason =
+            cat("unschedulable: no acceptable GPU type can ever hold it (closest: ", why, ")");
+      }
     }
   }
   return best;
@@ -290,7 +307,7 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
   const std::int32_t reservation = c.gate.reservation_index(r);
   for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const detail::PlaceRequest request = place_request(c, r, type, size);
-    if (detail::never_fits(c.s, c.bounds, request)) continue;
+    if (detail::never_fits(c.bounds, request)) continue;
     const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
     if (!admission.ok) continue;
     const detail::Preemptor preemptor{
@@ -376,7 +393,7 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
   for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const std::int32_t size = detail::allowed_sizes(r).back();
     const detail::PlaceRequest request = place_request(c, r, type, size);
-    if (detail::never_fits(c.s, c.bounds, request)) continue;
+    if (detail::never_fits(c.bounds, request)) continue;
     auto planned = detail::plan_start(c.plan, c.running, request, c.gate.forbidden(),
                                       c.config.preemption.grace, c.now, detail::EndBy::kMaxRuntime);
     if (!planned) continue;
@@ -421,12 +438,24 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
 // resized at most once a cycle, to where its steps reached; a resize restarts it from its
 // checkpoint, so a job that ran less than min_runtime waits, like a preemption victim would.
 void grow_elastic(Cycle& c) {
-  std::set<TypeIx> wanted;  // types some pending job could still use
+  // Types some pending job could still use, and where: (type, its region or kAnyRegion).
+  std::set<TypeIx> wanted_types;
+  std::set<std::pair<TypeIx, RegionIx>> wanted;
   std::map<core::JobId, const PendingJob*> pending;
   for (const PendingJob& p : c.s.pending()) pending[p.request.id] = &p;
   for (const Pending& p : c.out.pending) {
-    for (TypeIx t : candidate_types(c.s, c.config, pending.at(p.job)->request)) wanted.insert(t);
+    const JobRequest& r = pending.at(p.job)->request;
+    for (TypeIx t : candidate_types(c.s, c.config, r)) {
+      wanted_types.insert(t);
+      wanted.insert({t, c.s.region_of(r)});
+    }
   }
+  // Whether a job bound to `region` (kAnyRegion: it may grow anywhere) would grow into GPUs
+  // of `type` a pending job could use: a job bound to another region could not.
+  const auto is_wanted = [&](TypeIx type, RegionIx region) {
+    if (region == kAnyRegion) return wanted_types.count(type) > 0;
+    return wanted.count({type, kAnyRegion}) > 0 || wanted.count({type, region}) > 0;
+  };
   struct Grower {
     std::int32_t ix = 0;
     std::int32_t target = 0;          // the size its steps reached so far
@@ -455,7 +484,7 @@ void grow_elastic(Cycle& c) {
     const TypeIx type = c.running.type[ix];
     const auto current = static_cast<std::int32_t>(job.gpus.size());
     if (!r.elastic || current >= r.elastic->max_gpus || c.running.touched[ix] || job.stopping ||
-        type < 0 || wanted.count(type) ||
+        type < 0 || is_wanted(type, c.s.region_of(r)) ||
         c.now - job.started_at < c.config.preemption.min_runtime_for(r.tier)) {
       continue;
     }

@@ -139,7 +139,7 @@ View Gate::view_for(const JobRequest& r) const {
   return v;
 }
 
-Gate::Held Gate::held_by_reservations(TypeIx type) const {
+Gate::Held Gate::held_by_reservations(TypeIx type, RegionIx region) const {
   Held out;
   if (std::none_of(current_.forbidden_reservation.begin(), current_.forbidden_reservation.end(),
                    [](bool f) { return f; })) {
@@ -148,6 +148,7 @@ Gate::Held Gate::held_by_reservations(TypeIx type) const {
   std::vector<bool> named(s_.reservations().size(), false);
   for (NodeIx n : gated_) {
     if (s_.topo()[n].type != type) continue;
+    if (region != kAnyRegion && s_.topo()[n].region != region) continue;
     std::uint64_t mask = 0;
     for (std::size_t r = 0; r < current_.forbidden_reservation.size(); ++r) {
       if (!current_.forbidden_reservation[r]) continue;

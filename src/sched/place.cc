@@ -10,6 +10,8 @@
 // 3-6 the candidate domains are tried smallest-free-first (best fit), which keeps whole
 // nodes and whole leaves free for the large gangs that need them. Inside a domain, whole
 // free nodes are used first and the remainder goes to the fullest node that can take it.
+// A region-bound request sees only its region's nodes, and only the domains inside that
+// region (every domain lies in one), so it is never placed elsewhere at any level.
 #include "sched/internal/place.h"
 
 #include <algorithm>
@@ -31,6 +33,11 @@ std::uint64_t lowest_bits(std::uint64_t mask, std::int32_t count) {
     mask &= ~bit;
   }
   return out;
+}
+
+// Whether the request may use `node`: any node, or one of the region it is bound to.
+bool in_region(const ClusterSnapshot& s, const PlaceRequest& r, NodeIx node) {
+  return r.region == kAnyRegion || s.topo()[node].region == r.region;
 }
 
 // Checks one node for `gpus` GPUs beyond what `extra_watts` already adds to its rack
@@ -165,7 +172,7 @@ std::optional<PlaceResult> place_in_fullest_domain(const Plan& plan, const Place
   for (std::int32_t free = r.gpus; free <= kMaxGpusPerNode; ++free) {
     for (NodeIx node : plan.nodes_with_free(r.type, free)) {
       if (best && s.topo()[node].domain_masks.size() <= 1) continue;
-      if (!fit.fits(node, r.gpus)) continue;
+      if (!in_region(s, r, node) || !fit.fits(node, r.gpus)) continue;
       const DomainPick pick = pick_in_one_domain(plan, node, r.gpus);
       if (pick.mask == 0 || pick.domain_free >= best_free) continue;
       best = PlaceResult{.takes = {{node, pick.mask}}};
@@ -183,8 +190,9 @@ std::optional<PlaceResult> place_on_one_node(const Plan& plan, const PlaceReques
                                              bool one_domain, PlaceMiss& miss) {
   if (one_domain && r.scoring) return place_in_fullest_domain(plan, r, miss);
   NodeFit fit(plan, r, miss);
+  const ClusterSnapshot& s = plan.snapshot();
   const auto try_node = [&](NodeIx node) -> std::optional<PlaceResult> {
-    if (!fit.fits(node, r.gpus)) return std::nullopt;
+    if (!in_region(s, r, node) || !fit.fits(node, r.gpus)) return std::nullopt;
     const std::uint64_t mask = one_domain ? mask_in_one_domain(plan, node, r.gpus)
                                           : mask_on_node(plan, node, r.gpus, r.scoring);
     if (mask == 0) return std::nullopt;
@@ -199,6 +207,7 @@ std::optional<PlaceResult> place_on_one_node(const Plan& plan, const PlaceReques
     return std::nullopt;
   }
   for (ClusterIx c = 0; c < plan.domain_count(Level::kCluster); ++c) {
+    if (r.region != kAnyRegion && s.region_of_cluster(c) != r.region) continue;
     for (NodeIx node : plan.domain_nodes(Level::kCluster, c, r.type)) {
       if (auto placed = try_node(node)) return placed;
     }
@@ -283,6 +292,7 @@ std::optional<PlaceResult> place_across_nodes(const Plan& plan, const PlaceReque
                                               PlaceMiss& miss) {
   std::vector<std::int32_t> candidates;
   for (std::int32_t d = 0; d < plan.domain_count(level); ++d) {
+    if (r.region != kAnyRegion && plan.domain_region(level, d) != r.region) continue;
     const DomainStats& st = plan.stats(level, d, r.type);
     if (st.free < r.gpus) continue;
     if (r.per_node > 0 && st.nodes_with_at_least(r.per_node) < r.gpus / r.per_node) continue;
@@ -345,7 +355,7 @@ PackLevel packed_level(const ClusterSnapshot& s, const std::vector<Plan::Take>& 
 
 std::optional<PlaceResult> find_placement(const Plan& plan, const PlaceRequest& r,
                                           PlaceMiss& miss) {
-  if (plan.type_free(r.type) < r.gpus) return std::nullopt;
+  if (plan.free_in(r.type, r.region) < r.gpus) return std::nullopt;
   const bool required = r.topology.mode == TopologyMode::kRequired;
   const PackLevel want = r.topology.pack;
   const bool one_node_ok = r.per_node == 0 || r.per_node == r.gpus;

@@ -41,8 +41,9 @@ Plan::Plan(const ClusterSnapshot& snapshot)
   tenant_used_.assign(s_.tenants().size() * type_count_, 0);
   weighted_held_milli_.assign(s_.tenants().size(), 0);
 
-  const std::array<std::int32_t, kLevelCount> domain_counts = {
-      s_.nvl_rack_count(), s_.leaf_count(), s_.spine_count(), s_.cluster_count()};
+  const std::array<std::int32_t, kLevelCount> domain_counts = {s_.nvl_rack_count(), s_.leaf_count(),
+                                                               s_.spine_count(), s_.cluster_count(),
+                                                               s_.region_count()};
   for (std::int32_t l = 0; l < kLevelCount; ++l) {
     stats_[l].assign(static_cast<size_t>(domain_counts[l]) * type_count_, DomainStats{});
     nodes_[l].assign(static_cast<size_t>(domain_counts[l]) * type_count_, {});
@@ -97,6 +98,24 @@ std::int32_t Plan::domain_of(Level level, NodeIx node) const {
       return t.spine;
     case Level::kCluster:
       return t.cluster;
+    case Level::kRegion:
+      return t.region;
+  }
+  return -1;
+}
+
+RegionIx Plan::domain_region(Level level, std::int32_t domain) const {
+  switch (level) {
+    case Level::kNvlRack:
+      return s_.region_of_nvl_rack(domain);
+    case Level::kLeaf:
+      return s_.region_of_cluster(s_.cluster_of_spine(s_.spine_of_leaf(domain)));
+    case Level::kSpine:
+      return s_.region_of_cluster(s_.cluster_of_spine(domain));
+    case Level::kCluster:
+      return s_.region_of_cluster(domain);
+    case Level::kRegion:
+      return domain;
   }
   return -1;
 }

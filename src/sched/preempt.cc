@@ -1,6 +1,7 @@
 // Victim selection. For a blocked job P and a GPU type:
 //
-//  1. Candidates are running jobs on that type that P may take GPUs from:
+//  1. Candidates are running jobs on that type (and in P's region, if it names one: GPUs
+//     freed elsewhere are of no use to it) that P may take GPUs from:
 //       - an elastic job above its minimum, of P's tier or lower: shrunk to its minimum
 //         (rank 0: always before anyone is preempted);
 //       - a borrowed job of another tenant, of P's tier or lower, while P stays inside its
@@ -78,11 +79,12 @@ bool allows_some(const Preemptor& p, const std::vector<Plan::Take>& takes) {
 
 // Whether running job `v` may give GPUs to `p`, and as which victim.
 std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& running,
-                                std::int32_t ix, const Preemptor& p, TypeIx type,
+                                std::int32_t ix, const Preemptor& p, const PlaceRequest& request,
                                 const SchedulerConfig& config, core::Time now) {
   const RunningJob& v = s.running()[ix];
   const JobRequest& pr = p.job->request;
-  if (running.touched[ix] || v.stopping || running.type[ix] != type) return std::nullopt;
+  if (running.touched[ix] || v.stopping || running.type[ix] != request.type) return std::nullopt;
+  if (request.region != kAnyRegion && running.region[ix] != request.region) return std::nullopt;
   if (now - v.started_at < config.preemption.min_runtime_for(v.request.tier)) return std::nullopt;
 
   Victim out{.running_ix = ix};
@@ -220,7 +222,7 @@ std::optional<std::pair<PreemptionPlan, Cost>> try_domain(
   for (std::size_t c : order) {
     release(c);
     chosen.push_back(c);
-    if (plan.type_free(request.type) < request.gpus) continue;
+    if (plan.free_in(request.type, request.region) < request.gpus) continue;
     if (find_placement(plan, request, miss)) {
       fits = true;
       break;
@@ -336,14 +338,16 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
   std::vector<Victim> candidates;
   std::int32_t candidate_gpus = 0;
   for (std::int32_t ix : visit) {
-    if (auto v = candidate(s, running, ix, preemptor, request.type, config, now)) {
+    if (auto v = candidate(s, running, ix, preemptor, request, config, now)) {
       candidate_gpus += gpus_in(v->released);
       candidates.push_back(std::move(*v));
     }
   }
-  // Every domain's free GPUs are at most the type's, so when all the candidates together
-  // with every free GPU of the type fall short, no domain below can be opened.
-  if (candidates.empty() || plan.type_free(request.type) + candidate_gpus < request.gpus) {
+  // Every domain's free GPUs are at most the type's (in the request's region), so when all
+  // the candidates together with every such free GPU fall short, no domain below can be
+  // opened.
+  if (candidates.empty() ||
+      plan.free_in(request.type, request.region) + candidate_gpus < request.gpus) {
     return std::nullopt;
   }
   std::vector<std::size_t> by_cost(candidates.size());
@@ -387,6 +391,11 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
     };
     std::vector<Option> options;
     for (const auto& [d, list] : touching) {
+      // A candidate's region is its first node's; one that holds GPUs in two regions
+      // (placed before its nodes were relabelled) may touch domains elsewhere, which
+      // cannot hold the request.
+      const RegionIx in = level ? plan.domain_region(*level, d) : s.topo()[d].region;
+      if (request.region != kAnyRegion && in != request.region) continue;
       std::int32_t avail = level ? plan.stats(*level, d, request.type).free : plan.free_count(d);
       Cost est;
       for (std::size_t c : list) {

@@ -34,6 +34,7 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
     for (const NodeGpus& g : s.running_gpus(j)) t.push_back({g.node, g.mask});
     tenant.push_back(s.running_tenant(j));
     type.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].type);
+    region.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].region);
   }
   touched.assign(running.size(), false);
 

@@ -62,6 +62,7 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
   r.gpus_per_node = spec.resources.gpus_per_node;
   r.cpus_per_gpu = spec.resources.cpus_per_gpu;
   r.memory_per_gpu_mib = spec.resources.memory_per_gpu_mib;
+  r.region = spec.resources.region;
   r.topology = spec.topology;
   r.elastic = spec.elastic;
   r.preemptible = spec.preemptible;
@@ -101,6 +102,13 @@ std::optional<NodeIx> ClusterSnapshot::find_node(const core::NodeId& id) const {
   const auto it = fleet_->node_index.find(id.value);
   if (it == fleet_->node_index.end()) return std::nullopt;
   return it->second;
+}
+
+RegionIx ClusterSnapshot::region_of(const JobRequest& r) const {
+  if (r.region.empty()) return kAnyRegion;
+  const auto& names = fleet_->region_names;
+  const auto it = std::find(names.begin(), names.end(), r.region);
+  return it == names.end() ? kNoSuchRegion : static_cast<RegionIx>(it - names.begin());
 }
 
 std::optional<TenantIx> ClusterSnapshot::find_tenant(const core::TenantId& id) const {
@@ -199,8 +207,10 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     }
   }
 
-  // 3. Topology: intern clusters, spines, leaves, racks and NVLink racks in node order.
-  Interner clusters, spines, leaves, racks, nvl_racks;
+  // 3. Topology: intern regions, clusters, spines, leaves, racks and NVLink racks in node
+  //    order. Names below the region are scoped by it, so no domain spans two regions
+  //    and a region-bound job can skip whole domains.
+  Interner regions, clusters, spines, leaves, racks, nvl_racks;
   std::map<std::string, std::int64_t> caps;
   for (const core::Rack& r : in.racks) {
     if (r.power_cap_watts < 0) return bad("racks", cat(r.name, ": power cap must be >= 0"));
@@ -225,7 +235,11 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     const core::TopologyLabels& l = node.labels;
     const std::string cluster_key = l.region + "/" + l.cluster;
     const std::string spine_key = cluster_key + "/" + l.spine;
+    topo.region = regions.intern(l.region);
     topo.cluster = clusters.intern(cluster_key);
+    if (topo.cluster == static_cast<ClusterIx>(f.cluster_region.size())) {
+      f.cluster_region.push_back(topo.region);
+    }
     topo.spine = spines.intern(spine_key);
     topo.leaf = leaves.intern(spine_key + "/" + l.leaf);
     if (topo.spine == static_cast<SpineIx>(f.spine_cluster.size())) {
@@ -233,7 +247,10 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
     }
     if (topo.leaf == static_cast<LeafIx>(f.leaf_spine.size())) f.leaf_spine.push_back(topo.spine);
     topo.rack = racks.intern(l.rack);
-    topo.nvl_rack = l.nvlink_rack.empty() ? -1 : nvl_racks.intern(l.nvlink_rack);
+    topo.nvl_rack = l.nvlink_rack.empty() ? -1 : nvl_racks.intern(l.region + "/" + l.nvlink_rack);
+    if (topo.nvl_rack == static_cast<NvlRackIx>(f.nvl_rack_region.size())) {
+      f.nvl_rack_region.push_back(topo.region);
+    }
     for (size_t g = 0; g < node.gpus.size(); ++g) {
       const core::Gpu& gpu = node.gpus[g];
       if (gpu.index != static_cast<std::int32_t>(g)) {
@@ -263,6 +280,7 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
       f.total_gpus[topo.type] += static_cast<std::int32_t>(node.gpus.size());
     }
   }
+  f.region_names = regions.take_names();
   f.cluster_names = clusters.take_names();
   f.spine_names = spines.take_names();
   f.leaf_names = leaves.take_names();

@@ -4,7 +4,9 @@
 // SnapshotInput and call build_snapshot(), which checks consistency (no GPU held twice,
 // known GPU types, tenants and nodes, a tenant tree without cycles) and derives the
 // indices the scheduler works with: dense vectors sorted by id and addressed by index,
-// and the topology (cluster > spine > leaf > node > NVLink domain) as index arrays.
+// and the topology (region > cluster > spine > leaf > node > NVLink domain) as index
+// arrays. Every domain lies inside one region: cluster, spine and leaf names are scoped
+// by their region, and so are NVLink racks.
 //
 // A ClusterSnapshot is immutable; it is safe to share across threads.
 #pragma once
@@ -38,6 +40,13 @@ using SpineIx = std::int32_t;
 using ClusterIx = std::int32_t;
 using RackIx = std::int32_t;
 using NvlRackIx = std::int32_t;
+using RegionIx = std::int32_t;
+
+// What a job's region resolves to when it is not a region of the fleet: kAnyRegion for a
+// job that names none, kNoSuchRegion for one that names a region no node is in (it can
+// never be placed; that is a pending reason, not a bad snapshot).
+inline constexpr RegionIx kAnyRegion = -1;
+inline constexpr RegionIx kNoSuchRegion = -2;
 
 // A node's GPUs are tracked as a bit mask, so a node has at most this many GPUs.
 inline constexpr std::int32_t kMaxGpusPerNode = 64;
@@ -81,6 +90,8 @@ struct JobRequest {
   std::int32_t gpus_per_node = 0;  // 0: the scheduler chooses the split
   std::int32_t cpus_per_gpu = 0;
   std::int64_t memory_per_gpu_mib = 0;
+  // The region every GPU must be in (a node's labels.region); empty: any.
+  std::string region;
   core::TopologyConstraint topology;
   std::optional<core::ElasticRange> elastic;
   bool preemptible = false;
@@ -162,6 +173,7 @@ struct JobsDelta {
 // Per-node facts derived once.
 struct NodeTopo {
   TypeIx type = -1;  // a node's GPUs are all one type (-1: the node has no GPUs)
+  RegionIx region = -1;
   ClusterIx cluster = -1;
   SpineIx spine = -1;
   LeafIx leaf = -1;
@@ -200,6 +212,9 @@ class ClusterSnapshot {
   TenantIx running_tenant(std::size_t j) const { return running_tenant_[j]; }
   TenantIx pending_tenant(std::size_t j) const { return pending_tenant_[j]; }
 
+  std::int32_t region_count() const {
+    return static_cast<std::int32_t>(fleet_->region_names.size());
+  }
   std::int32_t cluster_count() const {
     return static_cast<std::int32_t>(fleet_->cluster_names.size());
   }
@@ -208,12 +223,19 @@ class ClusterSnapshot {
   std::int32_t nvl_rack_count() const {
     return static_cast<std::int32_t>(fleet_->nvl_rack_names.size());
   }
+  const std::string& region_name(RegionIx ix) const { return fleet_->region_names[ix]; }
   const std::string& leaf_name(LeafIx ix) const { return fleet_->leaf_names[ix]; }
   const std::string& spine_name(SpineIx ix) const { return fleet_->spine_names[ix]; }
   const std::string& rack_name(RackIx ix) const { return fleet_->rack_names[ix]; }
   std::int64_t rack_power_cap_watts(RackIx ix) const { return fleet_->rack_caps[ix]; }  // 0: none
   SpineIx spine_of_leaf(LeafIx ix) const { return fleet_->leaf_spine[ix]; }
   ClusterIx cluster_of_spine(SpineIx ix) const { return fleet_->spine_cluster[ix]; }
+  RegionIx region_of_cluster(ClusterIx ix) const { return fleet_->cluster_region[ix]; }
+  RegionIx region_of_nvl_rack(NvlRackIx ix) const { return fleet_->nvl_rack_region[ix]; }
+
+  // The region `r` must run in: kAnyRegion when it names none, kNoSuchRegion when no node
+  // is in the one it names. O(regions): a fleet has a handful.
+  RegionIx region_of(const JobRequest& r) const;
 
   std::optional<TypeIx> find_type(const core::GpuTypeId& id) const;
   std::optional<NodeIx> find_node(const core::NodeId& id) const;
@@ -250,9 +272,12 @@ class ClusterSnapshot {
     std::vector<NodeTopo> topo;
     std::vector<core::Tenant> tenants;
     std::vector<TenantInfo> tenant_tree;
-    std::vector<std::string> cluster_names, spine_names, leaf_names, rack_names, nvl_rack_names;
+    std::vector<std::string> region_names, cluster_names, spine_names, leaf_names, rack_names,
+        nvl_rack_names;
     std::vector<SpineIx> leaf_spine;
     std::vector<ClusterIx> spine_cluster;
+    std::vector<RegionIx> cluster_region;
+    std::vector<RegionIx> nvl_rack_region;
     std::vector<std::int64_t> rack_caps;
     std::vector<std::int32_t> max_node_gpus;
     std::vector<std::int32_t> total_gpus;

@@ -113,6 +113,19 @@ std::vector<BadCase> bad_cases() {
        "resources.gpuSpeed.H100", "must be a number"},
       {"GpuSpeedNotAMap", with_resources("{gpus: 1, gpuSpeed: [H100]}"), "resources.gpuSpeed",
        "must be a mapping"},
+      {"RegionNotDnsLabel", with_resources("{gpus: 1, region: US_East}"), "resources.region",
+       "must be a DNS label (lowercase letters, digits and '-', starting and ending with a "
+       "letter or digit), got \"US_East\""},
+      {"RegionEmpty", with_resources("{gpus: 1, region: \"\"}"), "resources.region",
+       "must be a DNS label"},
+      {"RegionTrailingDash", with_resources("{gpus: 1, region: eu-west-}"), "resources.region",
+       "must be a DNS label"},
+      {"RegionTooLong", with_resources("{gpus: 1, region: " + long_name + "}"), "resources.region",
+       "must be at most 63 characters, got 64"},
+      {"RegionNotAString", with_resources("{gpus: 1, region: 1}"), "resources.region",
+       "must be a string (quote it: \"1\"), got 1"},
+      {"RegionList", with_resources("{gpus: 1, region: [eu-west]}"), "resources.region",
+       "must be a string, got a list"},
       {"GpusPerNodeTooMany", with_resources("{gpus: 144, gpusPerNode: 73}"),
        "resources.gpusPerNode", "must be between 1 and 72, got 73"},
       // 0 once meant "the scheduler chooses"; absence says that now (issue 12).
@@ -434,6 +447,22 @@ TEST(ParseJobSpec, ReadsGpuSpeedAndRoundTrips) {
   EXPECT_EQ(*again.spec, spec);
 }
 
+// A region binds the job to nodes labelled with it; left out, any region does (and the
+// normalized JSON leaves it out too, as it parses back).
+TEST(ParseJobSpec, ReadsRegionAndRoundTrips) {
+  const JobSpec spec = parse_ok(with_resources("{gpus: 8, region: eu-west-1}"));
+  EXPECT_EQ(spec.resources.region, "eu-west-1");
+  expect_round_trip(spec);
+  EXPECT_NE(job_spec_to_json(spec).find("\"region\": \"eu-west-1\""), std::string::npos);
+  const JobSpec any = parse_ok(kMinimal);
+  EXPECT_EQ(any.resources.region, "");
+  EXPECT_EQ(job_spec_to_json(any).find("region"), std::string::npos);
+  const JobSpec json =
+      parse_ok(R"({"name": "a", "resources": {"gpus": 1, "region": "us-east"}, "command": ["x"]})",
+               SpecFormat::kJson);
+  EXPECT_EQ(json.resources.region, "us-east");
+}
+
 TEST(ParseJobSpec, ResolvesPreemptibleFromPriorityClass) {
   EXPECT_TRUE(parse_ok(with("priorityClass: preemptible\n")).preemptible);
   EXPECT_FALSE(parse_ok(with("priorityClass: production\n")).preemptible);
@@ -452,6 +481,7 @@ resources:
   gpusPerNode: 8
   cpusPerGpu: 12
   memoryPerGpu: 120Gi
+  region: eu-west
 topology: {pack: leaf, mode: required}
 elastic: {minGpus: 8, maxGpus: 32, step: pow2}
 preemptible: true
@@ -472,6 +502,7 @@ labels: {team: pretraining}
   EXPECT_EQ(spec.resources.gpus_per_node, 8);
   EXPECT_EQ(spec.resources.cpus_per_gpu, 12);
   EXPECT_EQ(spec.resources.memory_per_gpu_mib, 120 * 1024);
+  EXPECT_EQ(spec.resources.region, "eu-west");
   EXPECT_EQ(spec.topology.pack, PackLevel::kLeaf);
   EXPECT_EQ(spec.topology.mode, TopologyMode::kRequired);
   ASSERT_TRUE(spec.elastic.has_value());

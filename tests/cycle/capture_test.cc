@@ -95,12 +95,14 @@ sched::SnapshotInput random_input(Rng& rng) {
                             .tenants = static_cast<std::int32_t>(rng.uniform(1, 6)),
                             .org_tenants = static_cast<std::int32_t>(rng.uniform(0, 2)),
                             .nvl_rack_fraction = rng.chance(0.3) ? 0.25 : 0.0,
-                            .reservations = static_cast<std::int32_t>(rng.uniform(0, 3))};
+                            .reservations = static_cast<std::int32_t>(rng.uniform(0, 3)),
+                            .regions = static_cast<std::int32_t>(rng.uniform(1, 3))};
   testing::WorkloadShape work{.pending = static_cast<std::int32_t>(rng.uniform(0, 50)),
                               .running = static_cast<std::int32_t>(rng.uniform(0, 30)),
                               .reservation_fraction = 0.2,
                               .stopping_fraction = 0.1,
-                              .speed_fraction = 0.3};
+                              .speed_fraction = 0.3,
+                              .region_fraction = 0.3};
   sched::SnapshotInput in = testing::random_workload(rng, testing::random_fleet(rng, shape), work);
   for (core::GpuType& t : in.gpu_types) t.usage_factor = positive_double(rng, 0.1, 4);
   for (core::Tenant& t : in.tenants) {
@@ -233,6 +235,28 @@ TEST(CaptureRoundTrip, DecideOnTheDecodedCycleGivesTheSameBytes) {
   }
 }
 
+// A region-bound job's region is in the file, and the replayed cycle keeps it there: on
+// the fleet's second region, though the first has room too.
+TEST(CaptureRoundTrip, ARegionBoundJobReplaysInItsRegion) {
+  const sched::SnapshotInput in = testing::FleetBuilder()
+                                      .dgx("n1", "H100", {.region = "us-east"})
+                                      .dgx("n2", "H100", {.region = "eu-west"})
+                                      .pending(testing::JobBuilder(1).gpus(8).region("eu-west"))
+                                      .input();
+  CapturedCycle c{.input = in, .now = core::time_from_ms(1000)};
+  auto snapshot = sched::build_snapshot(c.input);
+  ASSERT_TRUE(snapshot.ok());
+  c.decisions_json = sched::to_json(sched::decide(*snapshot, c.config, c.now));
+  EXPECT_EQ(json::parse(to_json(c))["input"]["pending"][0]["request"]["region"], "eu-west");
+  const CapturedCycle decoded = round_trip(c);
+  EXPECT_EQ(decoded.input.pending[0].request.region, "eu-west");
+  auto replayed = replay_decisions(decoded, decoded.config);
+  ASSERT_TRUE(replayed.ok()) << replayed.status().to_string();
+  EXPECT_EQ(*replayed, c.decisions_json);
+  EXPECT_NE(replayed->find("\"n2\""), std::string::npos) << *replayed;
+  EXPECT_EQ(replayed->find("\"n1\""), std::string::npos) << *replayed;
+}
+
 // A cycle with one of everything, as the error tests' starting point.
 json small_cycle_json() {
   const sched::SnapshotInput in =
@@ -324,9 +348,11 @@ TEST(CaptureParse, AMissingKeyReadsAsTheDefaultSoOlderFilesStillRead) {
   j["input"]["running"][0].erase("stopping");
   j["input"]["running"][0]["request"].erase("maxRuntimeMs");
   j["input"]["running"][0].erase("lastCheckpointAtMs");
+  j["input"]["pending"][0]["request"].erase("region");  // files from before regions
   j.erase("config");
   auto parsed = parse_captured_cycle(j.dump());
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->input.pending[0].request.region, "");
   const sched::RunningJob& r = parsed->input.running[0];
   EXPECT_FALSE(r.stopping);
   EXPECT_EQ(r.request.max_runtime, sched::JobRequest{}.max_runtime);

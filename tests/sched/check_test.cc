@@ -104,6 +104,30 @@ TEST(Check, NoUnhealthyGpuOrNodeOutOfServiceIsGiven) {
             (Violations{"job 1 placed on unhealthy GPU n1/3", "job 2 placed on cordoned node n2"}));
 }
 
+// A region-bound job gets GPUs in its region only, when placed and when it grows.
+TEST(Check, ARegionBoundJobStaysInItsRegion) {
+  const auto s =
+      FleetBuilder()
+          .dgx("n1", "H100", {.region = "us-east"})
+          .dgx("n2", "H100", {.region = "eu-west"})
+          .default_quota("t1", 64, 0)
+          .running(JobBuilder(5).gpus(2).elastic(2, 4).region("eu-west"), {{"n2", 0}, {"n2", 1}})
+          .pending(JobBuilder(1).gpus(2).region("eu-west"))
+          .pending(JobBuilder(2).gpus(1))
+          .build();
+  const Resize grow{.job = core::JobId(5),
+                    .from_gpus = 2,
+                    .to_gpus = 4,
+                    .gpus = gpus({{"n1", 6}, {"n1", 7}, {"n2", 0}, {"n2", 1}})};
+  EXPECT_EQ(check_at(s, {.placements = {place(1, {{"n1", 0}, {"n2", 2}}), place(2, {{"n1", 1}})},
+                         .resizes = {grow}}),
+            (Violations{"job 5 of region eu-west placed on n1/6 in region us-east",
+                        "job 5 of region eu-west placed on n1/7 in region us-east",
+                        "job 1 of region eu-west placed on n1/0 in region us-east"}));
+  EXPECT_EQ(check_at(s, {.placements = {place(1, {{"n2", 2}, {"n2", 3}}), place(2, {{"n1", 1}})}}),
+            Violations{});
+}
+
 TEST(Check, AGangGetsExactlyItsGpusOfOneAcceptableType) {
   const auto s = FleetBuilder()
                      .dgx("n1")

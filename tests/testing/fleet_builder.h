@@ -117,6 +117,11 @@ class JobBuilder {
     r_.reservation = core::ReservationId(name);
     return *this;
   }
+  // The region the job must run in (nodes' Where::region).
+  JobBuilder& region(const std::string& name) {
+    r_.region = name;
+    return *this;
+  }
 
   const sched::JobRequest& request() const { return r_; }
   sched::PendingJob pending() const { return {.request = r_, .queued_at = queued_at_}; }

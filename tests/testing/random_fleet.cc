@@ -38,7 +38,9 @@ sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape) {
     n.id = core::NodeId("node" + std::to_string(100000 + i));
     const std::int32_t leaf = i * shape.leaves / shape.nodes;
     const std::int32_t spine = leaf * shape.spines / shape.leaves;
-    n.labels = {.region = "local",
+    n.labels = {.region = shape.regions > 1
+                              ? "region" + std::to_string(i * shape.regions / shape.nodes)
+                              : std::string("local"),
                 .cluster = "c1",
                 .spine = "s" + std::to_string(spine),
                 .leaf = "l" + std::to_string(leaf),
@@ -136,6 +138,10 @@ std::vector<sched::PendingJob> random_jobs(Rng& rng, const sched::SnapshotInput&
     if (!is_parent) leaves.push_back(t.id);
   }
   CORRAL_CHECK(!leaves.empty());
+  std::vector<std::string> regions;
+  for (const core::Node& n : fleet.nodes) {
+    if (std::ranges::count(regions, n.labels.region) == 0) regions.push_back(n.labels.region);
+  }
   std::vector<sched::PendingJob> jobs;
   for (std::int32_t i = 0; i < count; ++i) {
     sched::JobRequest r;
@@ -199,6 +205,12 @@ std::vector<sched::PendingJob> random_jobs(Rng& rng, const sched::SnapshotInput&
           r.gpu_speed[t.id] = static_cast<double>(rng.uniform(1, 1000)) / 100;
         }
       }
+    }
+    // Drawn only when asked for, so fleets without regions see the same jobs as before.
+    if (shape.region_fraction > 0 && rng.chance(shape.region_fraction)) {
+      r.region = rng.chance(0.1)
+                     ? std::string("nowhere")
+                     : regions[rng.uniform(0, static_cast<std::int64_t>(regions.size()) - 1)];
     }
     jobs.push_back({.request = std::move(r),
                     .queued_at = core::time_from_ms(rng.uniform(0, 3'600'000)),

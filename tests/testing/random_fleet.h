@@ -38,6 +38,8 @@ struct FleetShape {
   bool cpu_limits = true;
   bool quotas = true;
   std::int32_t reservations = 0;  // up to this many, with windows around time 0-3h
+  // Regions "region0".."regionN-1", consecutive nodes in each; 1: every node in "local".
+  std::int32_t regions = 1;
 };
 
 struct WorkloadShape {
@@ -49,6 +51,8 @@ struct WorkloadShape {
   double reservation_fraction = 0.05;  // jobs naming one of the fleet's reservations
   double stopping_fraction = 0.05;     // running jobs already asked to stop
   double speed_fraction = 0;           // jobs that give their speed by GPU type (gpu_speed)
+  // Jobs bound to one of the fleet's regions (a tenth of them to a region no node is in).
+  double region_fraction = 0;
 };
 
 // A fleet with no jobs.

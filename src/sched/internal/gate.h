@@ -61,13 +61,14 @@ class Gate {
 
   // The view the plan shows now (the last one entered).
   const View& current() const { return current_; }
-  // Free GPUs of `type` that the current view keeps out of reach because reservations hold
-  // them, and those reservations by index: the capacity reason counts them apart.
+  // Free GPUs of `type` (in `region`, or anywhere for kAnyRegion) that the current view
+  // keeps out of reach because reservations hold them, and those reservations by index:
+  // the capacity reason counts them apart.
   struct Held {
     std::int32_t gpus = 0;
     std::vector<std::int32_t> reservations;
   };
-  Held held_by_reservations(TypeIx type) const;
+  Held held_by_reservations(TypeIx type, RegionIx region) const;
 
  private:
   std::vector<std::uint64_t> forbidden_mask(const View& view) const;

@@ -1,7 +1,7 @@
 // NoFitMemo: remembers request shapes that found no placement in this cycle.
 //
 // While the plan only loses free GPUs, a request at least as large as one that did not
-// fit (same type, split and topology; no fewer GPUs, CPUs or memory per GPU) cannot fit
+// fit (same type, split, topology and region; no fewer GPUs, CPUs or memory per GPU) cannot fit
 // either, so the search is skipped. On a cluster that is full, which is most of the
 // time, this turns thousands of doomed searches into lookups. Whoever gives GPUs back to
 // the plan (preemption, rollback) must clear() it.
@@ -51,9 +51,10 @@ class NoFitMemo {
     PlaceMiss miss;
   };
   // Requests of one kind differ only in size, so sizes can be compared.
-  using Kind = std::tuple<TypeIx, std::int32_t, core::PackLevel, core::TopologyMode, bool>;
+  using Kind =
+      std::tuple<TypeIx, std::int32_t, core::PackLevel, core::TopologyMode, bool, RegionIx>;
   static Kind kind_of(const PlaceRequest& r) {
-    return {r.type, r.per_node, r.topology.pack, r.topology.mode, r.scoring};
+    return {r.type, r.per_node, r.topology.pack, r.topology.mode, r.scoring, r.region};
   }
 
   std::map<Kind, std::vector<Entry>> kinds_;

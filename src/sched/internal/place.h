@@ -19,6 +19,9 @@ struct PlaceRequest {
   std::int64_t memory_per_gpu_mib = 0;
   core::TopologyConstraint topology;
   bool scoring = true;  // false: first fit in node order, no topology preference
+  // Only nodes of this region (ClusterSnapshot::region_of: kAnyRegion, or kNoSuchRegion,
+  // which nothing holds).
+  RegionIx region = kAnyRegion;
 };
 
 struct PlaceResult {

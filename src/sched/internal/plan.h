@@ -3,7 +3,7 @@
 // The snapshot is const for the whole cycle; the plan holds only what changes as jobs
 // are placed: which GPUs are free, how much each tenant holds, rack power in use, and
 // aggregates over the topology (free GPUs and a histogram of nodes by free count, per
-// GPU type, for every leaf, spine, cluster and NVLink rack) so that placement asks
+// GPU type, for every leaf, spine, cluster, region and NVLink rack) so that placement asks
 // "can this domain hold the gang?" in O(1) instead of scanning GPUs.
 //
 // Every change goes through take()/give_back() and is journaled, so what-if search
@@ -80,9 +80,10 @@ class NodeSet {
 // A GPU type's usage factor in thousandths.
 std::int64_t usage_milli(const core::GpuType& type);
 
-// The topology levels that aggregate nodes.
-enum class Level { kNvlRack, kLeaf, kSpine, kCluster };
-inline constexpr std::int32_t kLevelCount = 4;
+// The topology levels that aggregate nodes. A gang never spans clusters, so kRegion is
+// never a packing level: it only counts what a region-bound job may use.
+enum class Level { kNvlRack, kLeaf, kSpine, kCluster, kRegion };
+inline constexpr std::int32_t kLevelCount = 5;
 
 // Free GPUs of one type in one domain, and how many of its nodes have exactly c free.
 struct DomainStats {
@@ -110,6 +111,14 @@ class Plan {
   bool type_has_split_nodes(TypeIx type) const { return split_types_[type]; }
   // Free GPUs of `type` in the whole fleet.
   std::int32_t type_free(TypeIx type) const { return type_free_[type]; }
+  // Free GPUs of `type` a job bound to `region` may use (kAnyRegion: the whole fleet's;
+  // kNoSuchRegion: none).
+  std::int32_t free_in(TypeIx type, RegionIx region) const {
+    if (region == kAnyRegion) return type_free_[type];
+    return region < 0 ? 0 : stats(Level::kRegion, region, type).free;
+  }
+  // The region domain `domain` of `level` lies in (every domain lies in one).
+  RegionIx domain_region(Level level, std::int32_t domain) const;
   // Aggregates for domain `domain` of `level`.
   const DomainStats& stats(Level level, std::int32_t domain, TypeIx type) const;
   std::int32_t domain_count(Level level) const;

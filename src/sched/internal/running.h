@@ -16,7 +16,10 @@ struct RunningIndex {
   std::vector<std::vector<Plan::Take>> takes;  // per running job, by node
   std::vector<TenantIx> tenant;                // per running job
   std::vector<TypeIx> type;                    // per running job (-1 if it holds no GPU)
-  std::vector<bool> touched;                   // preempted or resized this cycle
+  // Per running job, the region of its first GPU's node (-1 if it holds none): a gang is
+  // placed inside one cluster, hence one region.
+  std::vector<RegionIx> region;
+  std::vector<bool> touched;  // preempted or resized this cycle
   // Whether the job is borrowing now: per tenant and GPU type, running jobs fill the
   // guarantee oldest first; what lies beyond it is borrowed. Recomputed every cycle, so
   // a job becomes guaranteed when older jobs of its tenant finish (a flag set at

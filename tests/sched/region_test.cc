@@ -1,0 +1,187 @@
+// Region-bound jobs (resources.region) on hand-drawn two-region fleets: every GPU they
+// get is in their region, at every stage (placement, preemption, backfill, elastic
+// growth), and their pending reasons count only their region's nodes.
+#include <gtest/gtest.h>
+
+#include "testing/decide_helpers.h"
+#include "testing/fleet_builder.h"
+
+namespace corral::sched {
+namespace {
+
+using testing::decide_checked;
+using testing::FleetBuilder;
+using testing::JobBuilder;
+using testing::nodes_of;
+using testing::pending_of;
+using testing::placement_of;
+using testing::Where;
+using testing::whole;
+using Nodes = std::set<std::string>;
+
+constexpr std::int64_t kHour = 3'600'000;
+const core::Time kNow = core::time_from_ms(10 * kHour);
+const SchedulerConfig kNoBackfill{.backfill = false};
+
+const Where kUs{.region = "us-east"};
+const Where kEu{.region = "eu-west"};
+
+// n1 (first by id, so the first choice of a job that may go anywhere) is in us-east, n2
+// in eu-west. Two eu-west jobs of 8: the first gets n2, the second waits though n1 is
+// free, and says it counts eu-west only; a job with no region takes n1.
+TEST(Region, ABoundJobLandsOnlyInItsRegion) {
+  const auto s = FleetBuilder()
+                     .dgx("n1", "H100", kUs)
+                     .dgx("n2", "H100", kEu)
+                     .pending(JobBuilder(1).gpus(8).region("eu-west").queued_at(1))
+                     .pending(JobBuilder(2).gpus(8).region("eu-west").queued_at(2))
+                     .pending(JobBuilder(3).gpus(8).queued_at(3))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  ASSERT_NE(placement_of(d, 1), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 1)), Nodes{"n2"});
+  ASSERT_NE(pending_of(d, 2), nullptr);
+  EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kCapacity);
+  EXPECT_EQ(pending_of(d, 2)->reason, "capacity: 0 of 8 H100 free in region eu-west");
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 3)), Nodes{"n1"});
+}
+
+// Both regions use the same cluster, spine and leaf names: they are still different
+// domains, so a 16-GPU gang of eu-west gets eu-west's two nodes, never a mix.
+TEST(Region, AGangStaysInsideItsRegionWhereLabelsRepeat) {
+  const auto s = FleetBuilder()
+                     .dgx("a1", "H100", kUs)
+                     .dgx("a2", "H100", kEu)
+                     .dgx("a3", "H100", kUs)
+                     .dgx("a4", "H100", kEu)
+                     .pending(JobBuilder(1).gpus(16).region("eu-west"))
+                     .pending(JobBuilder(2).gpus(12).region("us-east"))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  ASSERT_NE(placement_of(d, 1), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 1)), (Nodes{"a2", "a4"}));
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 2)), (Nodes{"a1", "a3"}));
+}
+
+// What the fleet could never give a region-bound job is judged on its region alone.
+TEST(Region, NeverFitsIsJudgedOnTheRegion) {
+  const auto s =
+      FleetBuilder()
+          .dgx("h1", "H100", kUs)
+          .dgx("h2", "H100", kUs)
+          .dgx("x1", "A100-80GB", kEu)
+          .dgx("x2", "A100-80GB", kEu)
+          .pending(JobBuilder(1).gpus(8).types({"H100"}).region("eu-west"))
+          .pending(JobBuilder(2).gpus(8).types({"H100", "L40S"}).region("eu-west"))
+          .pending(JobBuilder(3).gpus(24).types({"A100-80GB"}).region("eu-west"))
+          .pending(JobBuilder(4).gpus(4).region("mars"))
+          .pending(
+              JobBuilder(5).gpus(16).types({"H100"}).pack(core::PackLevel::kNode).region("us-east"))
+          .pending(JobBuilder(6).gpus(8).region("eu-west"))  // any type: A100
+          .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  const auto reason = [&](std::int64_t job) {
+    const Pending* p = pending_of(d, job);
+    EXPECT_NE(p, nullptr) << "job " << job;
+    if (p == nullptr) return std::string();
+    EXPECT_EQ(p->kind, PendingKind::kUnschedulable) << "job " << job;
+    return p->reason;
+  };
+  EXPECT_EQ(reason(1), "unschedulable: no node in region eu-west has H100");
+  EXPECT_EQ(reason(2), "unschedulable: no node in region eu-west has H100");  // no L40S anywhere
+  EXPECT_EQ(reason(3), "unschedulable: asks for 24 A100-80GB but region eu-west has 16");
+  EXPECT_EQ(reason(4), "unschedulable: no node is in region mars");
+  EXPECT_EQ(reason(5),
+            "unschedulable: requires one node but the largest H100 node in region us-east has 8 "
+            "GPUs");
+  ASSERT_NE(placement_of(d, 6), nullptr);
+  EXPECT_EQ(placement_of(d, 6)->gpu_type, core::GpuTypeId("A100-80GB"));
+}
+
+// Two acceptable types, neither in the region: the reason names both.
+TEST(Region, NoAcceptableTypeInTheRegionNamesThemAll) {
+  const auto s = FleetBuilder()
+                     .dgx("h1", "H100", kUs)
+                     .pcie_pairs("l1", "L40S", kUs)
+                     .dgx("x1", "A100-80GB", kEu)
+                     .pending(JobBuilder(1).gpus(8).types({"H100", "L40S"}).region("eu-west"))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  ASSERT_NE(pending_of(d, 1), nullptr);
+  EXPECT_EQ(pending_of(d, 1)->reason, "unschedulable: no node in region eu-west has H100 or L40S");
+}
+
+// A production job of eu-west preempts the preemptible job in eu-west, never the one in
+// us-east, even though both would make room by count; with eu-west's only job protected,
+// it preempts no one and waits.
+TEST(Region, PreemptsOnlyInsideItsRegion) {
+  const auto fleet = [] {
+    return FleetBuilder()
+        .dgx("n1", "H100", kUs)
+        .dgx("n2", "H100", kEu)
+        .running(JobBuilder(10).tier(0).gpus(8).preemptible(), whole("n1"));
+  };
+  const auto s = fleet()
+                     .running(JobBuilder(11).tier(0).gpus(8).preemptible(), whole("n2"))
+                     .pending(JobBuilder(1).tier(2).gpus(8).region("eu-west"))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim, core::JobId(11));
+  ASSERT_NE(placement_of(d, 1), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 1)), Nodes{"n2"});
+
+  const auto protected_eu = fleet()
+                                .running(JobBuilder(11).tier(2).gpus(8), whole("n2"))
+                                .pending(JobBuilder(1).tier(2).gpus(8).region("eu-west"))
+                                .build();
+  const Decisions d2 = decide_checked(protected_eu, kNoBackfill, kNow);
+  EXPECT_TRUE(d2.preemptions.empty());
+  ASSERT_NE(pending_of(d2, 1), nullptr);
+  EXPECT_EQ(pending_of(d2, 1)->reason, "capacity: 0 of 8 H100 free in region eu-west");
+}
+
+// The head's planned start rests on the end of a job in its own region: us-east frees
+// a node at 11h, but the eu-west job waits for eu-west's, at 14h.
+TEST(Region, BackfillPlansFromTheRegionsOwnJobs) {
+  const auto s =
+      FleetBuilder()
+          .dgx("n1", "H100", kUs)
+          .dgx("n2", "H100", kEu)
+          .running(JobBuilder(10).gpus(8).max_runtime(core::Duration(11 * kHour)), whole("n1"))
+          .running(JobBuilder(11).gpus(8).max_runtime(core::Duration(14 * kHour)), whole("n2"))
+          .pending(JobBuilder(1).gpus(8).region("eu-west"))
+          .build();
+  const Decisions d = decide_checked(s, SchedulerConfig{.backfill = true}, kNow);
+  ASSERT_EQ(d.planned_starts.size(), 1u);
+  EXPECT_EQ(d.planned_starts[0].job, core::JobId(1));
+  EXPECT_EQ(d.planned_starts[0].at, core::time_from_ms(14 * kHour));
+  for (const GpuRef& g : d.planned_starts[0].gpus) EXPECT_EQ(g.node.value, "n2");
+}
+
+// Idle GPUs in us-east that a waiting eu-west job could never use are no reason to keep a
+// us-east elastic job from growing into them; a job that may go anywhere is still held
+// back (it could take what the waiting job needs).
+TEST(Region, ElasticGrowthIsNotHeldBackByAnotherRegionsQueue) {
+  const auto fleet = [](const JobBuilder& elastic) {
+    return FleetBuilder()
+        .dgx("n1", "H100", kUs)
+        .dgx("n2", "H100", kEu)
+        .running(elastic, {{"n1", 0}, {"n1", 1}, {"n1", 2}, {"n1", 3}})
+        .running(JobBuilder(11).tier(2).gpus(8), whole("n2"))
+        .pending(JobBuilder(1).gpus(8).region("eu-west"))
+        .build();
+  };
+  const JobBuilder grower = JobBuilder(10).gpus(4).elastic(4, 8, 4).region("us-east");
+  const Decisions d = decide_checked(fleet(grower), kNoBackfill, kNow);
+  ASSERT_EQ(d.resizes.size(), 1u);
+  EXPECT_EQ(d.resizes[0].to_gpus, 8);
+
+  const JobBuilder anywhere = JobBuilder(10).gpus(4).elastic(4, 8, 4);
+  EXPECT_TRUE(decide_checked(fleet(anywhere), kNoBackfill, kNow).resizes.empty());
+}
+
+}  // namespace
+}  // namespace corral::sched
