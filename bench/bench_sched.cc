@@ -37,10 +37,14 @@ testing::FleetShape fleet_shape() {
 // The fleet with kRunning jobs placed by decide() itself (so the running state is
 // consistent), and `pending` jobs queued. With `preemptible`, half the running jobs are
 // preemptible tier-0 work that checkpoints every 30 minutes, so blocked production jobs
-// have victims to choose from.
-SnapshotInput make_input(std::int32_t pending, bool preemptible = false) {
+// have victims to choose from. With `regions` > 1 the nodes are split into that many
+// regions and half the pending jobs are bound to one (a tenth of those to a region no
+// node is in).
+SnapshotInput make_input(std::int32_t pending, bool preemptible = false, std::int32_t regions = 1) {
   Rng rng(42);
-  SnapshotInput in = testing::random_fleet(rng, fleet_shape());
+  testing::FleetShape shape = fleet_shape();
+  shape.regions = regions;
+  SnapshotInput in = testing::random_fleet(rng, shape);
   // Generous borrow limits so the fleet fills up; quotas still bind some tenants.
   for (core::Tenant& t : in.tenants) {
     for (auto& [type, q] : t.quotas) q.borrow_limit = std::max<std::int64_t>(q.borrow_limit, 400);
@@ -64,7 +68,7 @@ SnapshotInput make_input(std::int32_t pending, bool preemptible = false) {
       in.running.push_back({.request = *by_id[p.job], .gpus = p.gpus, .borrowed = p.borrowed});
     }
   }
-  const testing::WorkloadShape big{.max_gpus = 512};
+  const testing::WorkloadShape big{.max_gpus = 512, .region_fraction = regions > 1 ? 0.5 : 0.0};
   in.pending = testing::random_jobs(rng, in, big, 1'000'000, pending);
   if (preemptible) {
     for (RunningJob& r : in.running) {
@@ -193,6 +197,25 @@ void BM_DecideElastic10k(benchmark::State& state) {
   state.counters["resized"] = static_cast<double>(resized);
 }
 BENCHMARK(BM_DecideElastic10k)->Unit(benchmark::kMillisecond);
+
+// The same fleet in four regions of 2,500 GPUs, half the pending jobs bound to one of
+// them: what region-bound placement costs against BM_DecideFull10k.
+void BM_DecideRegions10k(benchmark::State& state) {
+  auto built = build_snapshot(make_input(kPending, /*preemptible=*/false, /*regions=*/4));
+  if (!built.ok()) std::fprintf(stderr, "%s\n", built.status().to_string().c_str());
+  const ClusterSnapshot s = std::move(built).value();
+  std::size_t placed = 0, bound = 0;
+  for (auto _ : state) {
+    const Decisions d = decide(s, SchedulerConfig{}, core::Time{});
+    placed = d.placements.size();
+    benchmark::DoNotOptimize(d);
+  }
+  for (const PendingJob& p : s.pending()) bound += p.request.region.empty() ? 0 : 1;
+  state.counters["bound"] = static_cast<double>(bound);
+  state.counters["running"] = static_cast<double>(s.running().size());
+  state.counters["placed"] = static_cast<double>(placed);
+}
+BENCHMARK(BM_DecideRegions10k)->Unit(benchmark::kMillisecond);
 
 void BM_BuildSnapshot10k(benchmark::State& state) {
   const SnapshotInput in = make_input(kPending);

@@ -262,6 +262,12 @@ core::Status Engine::prepare_jobs() {
   }
   std::set<core::GpuTypeId> types;
   for (const core::GpuType& t : fleet_.gpu_types) types.insert(t.id);
+  const auto regions = assign_regions(fleet_, workload_.jobs, options_.seed);
+  if (!regions.ok()) {
+    return core::invalid_argument(
+        regions.status().field(),
+        fmt::format("{}: {}", workload_.source, regions.status().message()));
+  }
   jobs_.resize(workload_.jobs.size());
   result_.jobs.resize(workload_.jobs.size());
   snap_list_.assign(jobs_.size(), 0);
@@ -279,6 +285,7 @@ core::Status Engine::prepare_jobs() {
     j.tenant = tenant_ix_.at(t.tenant);
     r.gpus = t.gpus;
     r.gpus_per_node = t.gpus_per_node;
+    r.region = (*regions)[i];
     if (!t.gpu_type.empty()) {
       if (!types.count(core::GpuTypeId(t.gpu_type))) {
         return core::invalid_argument(
@@ -336,6 +343,7 @@ core::Status Engine::prepare_jobs() {
     out.submit_ms = t.submit_ms;
     out.duration_ms = t.duration_ms;
     out.wanted = wanted;
+    out.region = r.region;
   }
   std::erase_if(same_name_, [](const auto& entry) { return entry.second.size() < 2; });
   return core::ok_status();

@@ -120,6 +120,7 @@ struct JobResult {
   std::int32_t resizes = 0;   // elastic restarts at a new size (not preemptions)
   std::int32_t failures = 0;  // stops caused by a GPU failure
   std::string gpu_type;       // of the last attempt
+  std::string region;         // the region it had to run in (empty: any)
   core::PackLevel wanted = core::PackLevel::kNvlink;
   core::PackLevel packed = core::PackLevel::kNone;  // of the last attempt
   double slowdown = 1.0;                            // of the last attempt

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/rng.h"
+
 namespace corral::sim {
 namespace {
 
@@ -101,6 +103,21 @@ Status expect_map(const YAML::Node& n, const std::string& path) {
 
 Result<std::int64_t> usd_to_micro(double usd) { return std::llround(usd * 1e6); }
 
+// A region name: what a job spec's resources.region may name (a DNS label).
+Status check_region_name(const std::string& region, const std::string& path) {
+  const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const bool label =
+      !region.empty() && region.size() <= 63 && ok(region.front()) && ok(region.back()) &&
+      std::all_of(region.begin(), region.end(), [&](char c) { return ok(c) || c == '-'; });
+  if (!label) {
+    return core::invalid_argument(
+        path, fmt::format("must be a DNS label (lowercase letters, digits and '-', as a job's "
+                          "resources.region), got '{}'",
+                          region));
+  }
+  return core::ok_status();
+}
+
 struct Layout {
   std::int64_t nodes_per_leaf = 8;
   std::int64_t leaves_per_spine = 8;
@@ -146,6 +163,8 @@ Status expand_pool(Fields& f, const std::string& path, const Layout& layout,
                           f.integer("rack_power_cap_watts", 0, 0, std::int64_t{1} << 40));
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t cpus, f.integer("cpus", 0, 0, 1 << 20));
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t mem_gib, f.integer("memory_gib", 0, 0, 1 << 24));
+  CORRAL_ASSIGN_OR_RETURN(const std::string region, f.str("region", fleet.region));
+  CORRAL_RETURN_IF_ERROR(check_region_name(region, f.at("region")));
   CORRAL_RETURN_IF_ERROR(f.no_unknown());
   (void)path;
 
@@ -155,7 +174,7 @@ Status expand_pool(Fields& f, const std::string& path, const Layout& layout,
     n.id = core::NodeId(fmt::format("{}-{:05}", name, i));
     const std::int64_t leaf = first_leaf + i / layout.nodes_per_leaf;
     leaf_seq = leaf + 1;
-    n.labels = {.region = fleet.region,
+    n.labels = {.region = region,
                 .cluster = "c1",
                 .spine = fmt::format("spine-{:03}", leaf / layout.leaves_per_spine),
                 .leaf = fmt::format("leaf-{:04}", leaf),
@@ -255,12 +274,43 @@ Result<core::Tenant> parse_tenant(Fields& f, const std::set<core::GpuTypeId>& ty
   return t;
 }
 
+// job_regions: {tenants: {TENANT: REGION, ...}, fraction: 0.3}; every region one the
+// pools are in (a job bound to any other could never start).
+Result<JobRegionRule> parse_job_regions(const YAML::Node& node, const Fleet& fleet) {
+  CORRAL_RETURN_IF_ERROR(expect_map(node, "job_regions"));
+  Fields f(node, "job_regions");
+  JobRegionRule rule;
+  CORRAL_ASSIGN_OR_RETURN(rule.fraction, f.number("fraction", 0.0, 0, 1));
+  const auto regions = fleet.region_gpus();
+  std::string known;
+  for (const auto& [region, gpus] : regions) known += known.empty() ? region : ", " + region;
+  if (f.has("tenants")) {
+    const YAML::Node m = f.get("tenants");
+    if (!m.IsMap()) return core::invalid_argument("job_regions.tenants", "must be a map");
+    for (const auto& kv : m) {
+      const std::string tenant = kv.first.Scalar();
+      const std::string path = "job_regions.tenants." + tenant;
+      if (!kv.second.IsScalar()) return core::invalid_argument(path, "must be a region name");
+      const std::string region = kv.second.Scalar();
+      if (std::none_of(regions.begin(), regions.end(),
+                       [&](const auto& r) { return r.first == region; })) {
+        return core::invalid_argument(
+            path, fmt::format("no pool is in region '{}' (the pools' regions: {})", region, known));
+      }
+      rule.tenants[core::TenantId(tenant)] = region;
+    }
+  }
+  CORRAL_RETURN_IF_ERROR(f.no_unknown());
+  return rule;
+}
+
 Result<Fleet> parse_root(const YAML::Node& root) {
   CORRAL_RETURN_IF_ERROR(expect_map(root, ""));
   Fields f(root, "");
   Fleet fleet;
   CORRAL_ASSIGN_OR_RETURN(fleet.name, f.str("name", std::string("fleet")));
   CORRAL_ASSIGN_OR_RETURN(fleet.region, f.str("region", std::string("local")));
+  CORRAL_RETURN_IF_ERROR(check_region_name(fleet.region, "region"));
 
   // 1. GPU types: the built-in catalog, plus (or overridden by) the file's.
   std::map<core::GpuTypeId, core::GpuType> types;
@@ -409,6 +459,9 @@ Result<Fleet> parse_root(const YAML::Node& root) {
     CORRAL_RETURN_IF_ERROR(rf.no_unknown());
     fleet.trace_tenants = rule;
   }
+  if (f.has("job_regions")) {
+    CORRAL_ASSIGN_OR_RETURN(fleet.job_regions, parse_job_regions(f.get("job_regions"), fleet));
+  }
   CORRAL_RETURN_IF_ERROR(f.no_unknown());
   return fleet;
 }
@@ -419,6 +472,14 @@ std::int64_t Fleet::total_gpus() const {
   std::int64_t n = 0;
   for (const core::Node& node : nodes) n += static_cast<std::int64_t>(node.gpus.size());
   return n;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Fleet::region_gpus() const {
+  std::map<std::string, std::int64_t> by_region;
+  for (const core::Node& node : nodes) {
+    by_region[node.labels.region] += static_cast<std::int64_t>(node.gpus.size());
+  }
+  return {by_region.begin(), by_region.end()};
 }
 
 std::int64_t Fleet::gpus_of_type(const core::GpuTypeId& type) const {
@@ -473,6 +534,42 @@ core::Result<Fleet> load_fleet(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return parse_fleet(text.str(), path);
+}
+
+core::Result<std::vector<std::string>> assign_regions(const Fleet& fleet,
+                                                      const std::vector<TraceJob>& jobs,
+                                                      std::uint64_t seed) {
+  const auto regions = fleet.region_gpus();
+  std::int64_t total = 0;
+  for (const auto& [region, gpus] : regions) total += gpus;
+  // Its own generator, salted, so drawing regions leaves the run's other draws (failure
+  // times) as they were without it.
+  Rng rng(seed ^ 0x7265'6769'6f6e'7321ULL);
+  std::vector<std::string> out(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const TraceJob& j = jobs[i];
+    if (!j.region.empty()) {
+      if (std::none_of(regions.begin(), regions.end(),
+                       [&](const auto& r) { return r.first == j.region; })) {
+        return core::invalid_argument(
+            "region", fmt::format("job {} asks for region '{}', which no pool of the fleet is in",
+                                  j.name, j.region));
+      }
+      out[i] = j.region;
+    } else if (const auto it = fleet.job_regions.tenants.find(j.tenant);
+               it != fleet.job_regions.tenants.end()) {
+      out[i] = it->second;
+    } else if (fleet.job_regions.fraction > 0 && rng.uniform() < fleet.job_regions.fraction) {
+      // In proportion to the regions' GPUs, so each region is offered load by its size.
+      double at = rng.uniform() * static_cast<double>(total);
+      for (const auto& [region, gpus] : regions) {
+        out[i] = region;
+        at -= static_cast<double>(gpus);
+        if (at < 0) break;
+      }
+    }
+  }
+  return out;
 }
 
 core::Result<std::vector<core::Tenant>> resolve_tenants(const Fleet& fleet,

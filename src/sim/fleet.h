@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/gpu_type.h"
@@ -24,6 +26,7 @@
 #include "core/tenant.h"
 #include "core/time.h"
 #include "core/topology.h"
+#include "sim/traces/workload.h"
 
 namespace corral::sim {
 
@@ -36,6 +39,16 @@ struct TraceTenantRule {
   std::int64_t borrow_limit = core::kUnlimited;
 };
 
+// Which region trace jobs must run in (JobRequest::region), for a fleet of several
+// regions: every job of a tenant named in `tenants` runs in that tenant's region (its
+// data lives there); of the other jobs, a `fraction` is bound to a region drawn at random
+// in proportion to each region's GPUs (seeded by the run's seed), and the rest may run
+// anywhere. A job whose trace names a region keeps it.
+struct JobRegionRule {
+  std::map<core::TenantId, std::string> tenants;
+  double fraction = 0;
+};
+
 // Failures: each GPU fails independently, exponentially with mean `mtbf` (so a node of
 // g GPUs sees a failure every mtbf/g on average); a failed GPU returns after `repair`.
 struct FailureModel {
@@ -45,6 +58,8 @@ struct FailureModel {
 
 struct Fleet {
   std::string name;
+  // The pools' region unless a pool names its own; also the price book's region for
+  // billing (one for the whole fleet: the file's prices are per type only).
   std::string region = "local";
   std::vector<core::GpuType> gpu_types;  // the types the pools use, sorted by id
   std::vector<core::Node> nodes;         // sorted by id
@@ -54,10 +69,13 @@ struct Fleet {
   std::vector<core::Reservation> reservations;
   std::vector<core::Tenant> tenants;             // from the file
   std::optional<TraceTenantRule> trace_tenants;  // absent: unknown trace tenants are errors
+  JobRegionRule job_regions;                     // empty: jobs may run in any region
   core::PriceBook prices;
   FailureModel failures;
 
   std::int64_t total_gpus() const;
+  // The regions the nodes are in, sorted, each with its GPUs.
+  std::vector<std::pair<std::string, std::int64_t>> region_gpus() const;
   // GPUs of `type` in the fleet.
   std::int64_t gpus_of_type(const core::GpuTypeId& type) const;
   // The largest NVLink domain and the largest node, in GPUs (the engine derives each
@@ -70,6 +88,13 @@ struct Fleet {
 // with the YAML field path, e.g. `pools[1].gpus_per_node: must be >= 1, got 0`.
 core::Result<Fleet> parse_fleet(std::string_view yaml, std::string_view source);
 core::Result<Fleet> load_fleet(const std::string& path);
+
+// The region each job of `workload` must run in, by index ("": any): its trace's own, or
+// the fleet's job_regions rule, drawing with `seed`. InvalidArgument names a job whose
+// trace names a region no pool is in.
+core::Result<std::vector<std::string>> assign_regions(const Fleet& fleet,
+                                                      const std::vector<TraceJob>& jobs,
+                                                      std::uint64_t seed);
 
 // The tenants of a run: the fleet's own, plus one per trace tenant it lacks (by the
 // fleet's trace_tenants rule). InvalidArgument when the trace names a tenant the fleet

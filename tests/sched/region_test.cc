@@ -65,6 +65,39 @@ TEST(Region, AGangStaysInsideItsRegionWhereLabelsRepeat) {
   EXPECT_EQ(nodes_of(*placement_of(d, 2)), (Nodes{"a1", "a3"}));
 }
 
+// A job's region resolves to the fleet's index for it, or says it names none or one no
+// node is in.
+TEST(Region, TheSnapshotResolvesAJobsRegion) {
+  const auto s = FleetBuilder().dgx("n1", "H100", kUs).dgx("n2", "H100", kEu).build();
+  ASSERT_EQ(s.region_count(), 2);
+  EXPECT_EQ(s.region_of(JobBuilder(1).request()), kAnyRegion);
+  EXPECT_EQ(s.region_of(JobBuilder(1).region("mars").request()), kNoSuchRegion);
+  const RegionIx eu = s.region_of(JobBuilder(1).region("eu-west").request());
+  ASSERT_GE(eu, 0);
+  EXPECT_EQ(s.region_name(eu), "eu-west");
+  EXPECT_EQ(s.topo()[*s.find_node(core::NodeId("n2"))].region, eu);
+}
+
+// The same NVLink rack name in two regions is two racks, never one NVLink domain across
+// regions: 16 GPUs in one domain never fit, 8 of eu-west do, on eu-west's trays.
+TEST(Region, AnNvlinkRackNeverSpansRegions) {
+  FleetBuilder f;
+  for (const char* tray : {"u1", "u2"}) {
+    f.node(tray, "GB200", 4, 4, {.rack = "nvl", .nvl_rack = "nvl", .region = "us-east"});
+  }
+  for (const char* tray : {"e1", "e2"}) {
+    f.node(tray, "GB200", 4, 4, {.rack = "nvl", .nvl_rack = "nvl", .region = "eu-west"});
+  }
+  f.pending(JobBuilder(1).gpus(16).pack(core::PackLevel::kNvlink));
+  f.pending(JobBuilder(2).gpus(8).pack(core::PackLevel::kNvlink).region("eu-west"));
+  const Decisions d = decide_checked(f.build(), kNoBackfill, kNow);
+  ASSERT_NE(pending_of(d, 1), nullptr);
+  EXPECT_EQ(pending_of(d, 1)->reason,
+            "unschedulable: needs 16 GB200 in one NVLink domain; the largest has 8");
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 2)), (Nodes{"e1", "e2"}));
+}
+
 // What the fleet could never give a region-bound job is judged on its region alone.
 TEST(Region, NeverFitsIsJudgedOnTheRegion) {
   const auto s =

@@ -32,7 +32,7 @@ static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::PendingJob>() == 5,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::JobRequest>() == 17,
+static_assert(cycle::field_count<sched::JobRequest>() == 18,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kNow = 1'800'000'000'000;
@@ -72,16 +72,16 @@ class SnapshotContractTest : public ::testing::Test {
 
   void ok(const core::Status& s) { ASSERT_TRUE(s.ok()) << s.to_string(); }
 
-  // Three 8-GPU H100 nodes: n1 and n2 in rack r1 (leaf l1), n3 in rack r2 (leaf l2); n2
-  // is cordoned and n3's GPU 7 is unhealthy. Two tenants, `a` with a guarantee, `b`
+  // Three 8-GPU H100 nodes in region eu-west: n1 and n2 in rack r1 (leaf l1), n3 in rack r2 (leaf
+  // l2); n2 is cordoned and n3's GPU 7 is unhealthy. Two tenants, `a` with a guarantee, `b`
   // without; a reservation of 4 H100 for `b` open now.
   void build_fleet() {
     for (int i = 1; i <= 3; ++i) {
       const std::string id = "n" + std::to_string(i);
       const std::string json =
           R"({"id": ")" + id + R"(", "gpuType": "H100", "gpuCount": 8, "cpus": 128,)" +
-          R"( "memoryMib": 2097152, "labels": {"spine": "s1", "leaf": "l)" + (i < 3 ? "1" : "2") +
-          R"(", "rack": "r)" + (i < 3 ? "1" : "2") + R"("}})";
+          R"( "memoryMib": 2097152, "labels": {"region": "eu-west", "spine": "s1", "leaf": "l)" +
+          (i < 3 ? "1" : "2") + R"(", "rack": "r)" + (i < 3 ? "1" : "2") + R"("}})";
       auto node = server::node_from_json(json);
       ASSERT_TRUE(node.ok()) << node.status().to_string();
       if (i == 2) node->admin = core::NodeAdminState::kCordoned;
@@ -174,7 +174,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
        .interval_s = 0},
   };
   // Pending: p3 preempted 3 times (three 100-s attempts on 4 GPUs), `estimated` with its
-  // own expectedRuntime, `reserved` naming the reservation.
+  // own expectedRuntime (and bound to region eu-west), `reserved` naming the reservation.
   struct Queued {
     Job job;
     std::int64_t queued_s;
@@ -190,7 +190,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
        .earlier_gpu_s = 3 * 4 * 100},
       {.job = {6, "a", "estimated",
                spec("estimated", "a", 8, R"(, "expectedRuntime": "2h")", "production",
-                    R"(, "gpuSpeed": {"H100": 2.5})"),
+                    R"(, "gpuSpeed": {"H100": 2.5}, "region": "eu-west")"),
                "production"},
        .queued_s = -5},
       {.job = {7, "b", "reserved", spec("reserved", "b", 4, R"(, "reservation": "launch")")},
@@ -434,6 +434,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
             (std::map<core::GpuTypeId, double>{{core::GpuTypeId("H100"), 2.5}}));
   EXPECT_DOUBLE_EQ(from_store.pending[0].attained_gpu_seconds, 1200.0);
   EXPECT_EQ(from_store.pending[1].request.estimate.basis, sched::EstimateBasis::kSpec);
+  EXPECT_EQ(from_store.pending[1].request.region, "eu-west");
+  EXPECT_EQ(from_store.nodes[0].labels.region, "eu-west");
   EXPECT_EQ(from_store.pending[1].request.tier, 2);
   EXPECT_EQ(from_store.pending[2].request.reservation, core::ReservationId("launch"));
   ASSERT_EQ(from_store.racks.size(), 2u);

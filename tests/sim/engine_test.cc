@@ -327,6 +327,81 @@ TEST(Engine, JobsThatCanNeverFitStayPendingWithAReason) {
   EXPECT_EQ(r.jobs[1].finish_ms, 10'000);
 }
 
+// Two 4-GPU nodes, one per region. j1 and j2 must run in us-east: j1 takes its node at 0
+// and j2 waits for it (100) though eu-west's node is idle, which j3, bound nowhere, takes.
+TEST(Engine, RegionBoundJobsWaitForTheirRegionByHand) {
+  auto f = parse_fleet(
+      "pools:\n"
+      "  - {name: eu, gpu_type: A100-80GB, nodes: 1, gpus_per_node: 4, region: eu-west}\n"
+      "  - {name: us, gpu_type: A100-80GB, nodes: 1, gpus_per_node: 4, region: us-east}\n"
+      "trace_tenants: {guarantee: none}\n",
+      "two-regions.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  Workload w{.source = "hand",
+             .jobs = {trace_job("j1", "a", 0, 4, 100), trace_job("j2", "a", 0, 4, 50),
+                      trace_job("j3", "a", 0, 4, 10)}};
+  w.jobs[0].region = w.jobs[1].region = "us-east";
+  for (const std::string policy : {"fifo", "corral"}) {
+    SCOPED_TRACE(policy);
+    const RunResult r = run_ok(*f, w, policy);
+    expect_schedule(r, {{0, 100}, {100, 150}, {0, 10}});
+    EXPECT_EQ(r.jobs[1].region, "us-east");
+    EXPECT_EQ(r.jobs[2].region, "");
+    for (const ledger::Hold& h : r.accrual.holds) {
+      EXPECT_EQ(h.node.value, h.job.value == 3 ? "eu-00000" : "us-00000") << "job " << h.job.value;
+    }
+  }
+  w.jobs[2].region = "ap-south";
+  auto bad = simulate(*f, w, *policy_by_name("fifo"), exact());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("hand: job j3 asks for region 'ap-south'"),
+            std::string::npos)
+      << bad.status().to_string();
+}
+
+// The example multi-region fleet under a synthetic load, a quarter of the jobs (and all of
+// t01's) bound to a region by its job_regions rule: every GPU a region-bound job ever held
+// was in its region, for every policy (sched::check runs on every cycle too).
+TEST(Engine, RegionBoundJobsOnlyEverHoldGpusInTheirRegion) {
+  auto f = load_fleet(std::string(CORRAL_SOURCE_DIR) + "/examples/fleets/multi-region.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  f->failures.mtbf_per_gpu = core::seconds(2000 * 3600);  // some restarts, to move jobs
+  std::map<std::string, std::string> node_region;
+  for (const core::Node& n : f->nodes) node_region[n.id.value] = n.labels.region;
+  const Workload w = generate_synthetic({.jobs = 200,
+                                         .tenants = 4,
+                                         .seed = 11,
+                                         .load_factor = 1.3,
+                                         .sizes = {{1, 0.5}, {4, 0.2}, {8, 0.2}, {32, 0.1}},
+                                         .duration_median_s = 900},
+                                        f->total_gpus());
+  for (const std::string policy : {"fifo", "slurm", "tiresias", "corral"}) {
+    SCOPED_TRACE(policy);
+    EngineOptions o{.cycle_interval = core::seconds(10), .check_every = 1, .seed = 3};
+    o.runtime.checkpoint_interval = core::seconds(300);
+    const RunResult r = run_ok(*f, w, policy, o);
+    std::map<std::string, int> bound;
+    for (const JobResult& j : r.jobs) {
+      if (!j.region.empty()) bound[j.region] += 1;
+      EXPECT_GE(j.finish_ms, 0) << j.name << " never finished";
+      if (j.tenant.value == "t01") {
+        EXPECT_EQ(j.region, "ap-south") << j.name;
+      }
+    }
+    EXPECT_EQ(bound.size(), 3u) << "jobs bound to each region";
+    std::int64_t region_bound_holds = 0;
+    for (const ledger::Hold& h : r.accrual.holds) {
+      const JobResult& j = r.jobs[static_cast<std::size_t>(h.job.value - 1)];
+      if (j.region.empty()) continue;
+      ++region_bound_holds;
+      ASSERT_EQ(node_region.at(h.node.value), j.region)
+          << j.name << " held " << h.node.value << "/" << h.index;
+    }
+    EXPECT_GT(region_bound_holds, 100);
+    EXPECT_EQ(r.checks, r.cycles);
+  }
+}
+
 TEST(Engine, UnknownGpuTypeInTheTraceIsAnError) {
   Workload w{.source = "t.csv", .jobs = {trace_job("j", "a", 0, 1, 10)}};
   w.jobs[0].gpu_type = "K80";

@@ -1,6 +1,7 @@
 #include "sim/fleet.h"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,16 @@ TEST(Fleet, BadInputNamesTheFieldPath) {
       {"bad rule", pool + "trace_tenants: {guarantee: most}\n", "trace_tenants.guarantee",
        "must be 'equal' or 'none', got 'most'"},
       {"yaml syntax", "pools: [\n", "(yaml)", "line"},
+      {"pool region not a dns label",
+       "pools:\n  - {name: p, gpu_type: H100, nodes: 1, gpus_per_node: 8, region: EU_West}\n",
+       "pools[0].region", "must be a DNS label"},
+      {"fleet region not a dns label", "region: ''\n" + pool, "region", "must be a DNS label"},
+      {"job region nowhere", pool + "job_regions: {tenants: {nlp: mars}}\n",
+       "job_regions.tenants.nlp", "no pool is in region 'mars' (the pools' regions: local)"},
+      {"job region fraction", pool + "job_regions: {fraction: 1.5}\n", "job_regions.fraction",
+       "must be between 0 and 1, got 1.5"},
+      {"job region typo", pool + "job_regions: {share: 0.5}\n", "job_regions.share",
+       "unknown field"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -121,6 +132,66 @@ TEST(Fleet, BadInputNamesTheFieldPath) {
     EXPECT_NE(f.status().message().find(c.message), std::string::npos) << f.status().to_string();
     EXPECT_TRUE(f.status().message().starts_with("f.yaml: ")) << f.status().to_string();
   }
+}
+
+// Pools name their regions (the fleet's region is the default); nodes carry them.
+TEST(Fleet, LoadsTheMultiRegionFleet) {
+  auto f = load_fleet(kDir + "multi-region.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->total_gpus(), 320);
+  EXPECT_EQ(f->region_gpus(), (std::vector<std::pair<std::string, std::int64_t>>{
+                                  {"ap-south", 64}, {"eu-west", 128}, {"us-east", 128}}));
+  for (const core::Node& n : f->nodes) {
+    const std::string pool = n.id.value.substr(0, 3);
+    const std::string want = pool == "use" ? "us-east" : pool == "euw" ? "eu-west" : "ap-south";
+    EXPECT_EQ(n.labels.region, want) << n.id.value;
+  }
+  EXPECT_EQ(f->job_regions.tenants.at(core::TenantId("nlp")), "eu-west");
+  EXPECT_DOUBLE_EQ(f->job_regions.fraction, 0.25);
+  // A pool without a region of its own is in the fleet's.
+  auto one = parse_fleet(
+      "region: eu-west\npools:\n  - {name: a, gpu_type: H100, nodes: 1, gpus_per_node: 8}\n"
+      "  - {name: b, gpu_type: H100, nodes: 1, gpus_per_node: 8, region: us-east}\n",
+      "f.yaml");
+  ASSERT_TRUE(one.ok()) << one.status().to_string();
+  EXPECT_EQ(one->nodes[0].labels.region, "eu-west");
+  EXPECT_EQ(one->nodes[1].labels.region, "us-east");
+}
+
+// A trace's own region stays; the tenant rule comes next; of the rest, about `fraction`
+// are bound, by the regions' sizes, the same way for the same seed.
+TEST(Fleet, AssignRegionsByTheTraceThenTheRule) {
+  auto f = load_fleet(kDir + "multi-region.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  std::vector<TraceJob> jobs(4000);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].name = "j" + std::to_string(i);
+    jobs[i].tenant = core::TenantId(i % 4 == 0 ? "nlp" : "other");
+  }
+  jobs[1].region = "ap-south";
+  auto regions = assign_regions(*f, jobs, 7);
+  ASSERT_TRUE(regions.ok()) << regions.status().to_string();
+  EXPECT_EQ((*regions)[0], "eu-west");
+  EXPECT_EQ((*regions)[1], "ap-south");
+  std::map<std::string, int> drawn;
+  for (std::size_t i = 2; i < jobs.size(); ++i) {
+    if (i % 4 != 0) drawn[(*regions)[i]] += 1;
+  }
+  const int others = 2999;
+  EXPECT_NEAR(drawn[""], others * 0.75, others * 0.05);
+  // us-east and eu-west have twice ap-south's GPUs.
+  EXPECT_NEAR(drawn["us-east"], others * 0.25 * 0.4, others * 0.03);
+  EXPECT_NEAR(drawn["ap-south"], others * 0.25 * 0.2, others * 0.03);
+  auto again = assign_regions(*f, jobs, 7);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *regions);
+
+  jobs[3].region = "mars";
+  auto bad = assign_regions(*f, jobs, 7);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "region");
+  EXPECT_NE(bad.status().message().find("job j3 asks for region 'mars'"), std::string::npos)
+      << bad.status().to_string();
 }
 
 TEST(Fleet, TraceTenantsGetAnEqualGuaranteeByRule) {

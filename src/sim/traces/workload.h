@@ -25,6 +25,7 @@ struct TraceJob {
   std::int32_t gpus_per_node = 0;
   std::int64_t duration_ms = 0;  // run time when placed as the job wants it, > 0
   std::string gpu_type;          // empty: any type
+  std::string region;            // the region it must run in; empty: the fleet's job_regions rule
   std::string status;            // the trace's final status, if it has one (informational)
   // The job's priority tier (core/priority.h: 0 preemptible, 1 standard, 2 production)
   // and whether it may be preempted (also when the policy makes every job preemptible).
