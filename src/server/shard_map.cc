@@ -35,7 +35,8 @@ std::vector<int> node_order(const std::vector<ShardSpec>& shards) {
 
 RouteQuery route_query(const core::JobSpec& spec) {
   return {.gpus = spec.elastic ? spec.elastic->min_gpus : spec.resources.gpus,
-          .gpu_types = spec.resources.gpu_types};
+          .gpu_types = spec.resources.gpu_types,
+          .region = spec.resources.region};
 }
 
 ShardMap::ShardMap() : shards_{{.name = "default"}}, node_order_{0} {}

@@ -9,7 +9,8 @@ namespace corral::server {
 RouteQuery route_query(const sched::JobRequest& request) {
   // As route_query(JobSpec): both must route a job alike.
   return {.gpus = request.elastic ? request.elastic->min_gpus : request.gpus,
-          .gpu_types = request.gpu_types};
+          .gpu_types = request.gpu_types,
+          .region = request.region};
 }
 
 std::set<std::string> narrow_to_shard(sched::SnapshotInput& in, const ShardMap& map, int shard) {
