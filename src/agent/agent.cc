@@ -171,7 +171,7 @@ bool Agent::sweeping() const {
 }
 
 core::Status Agent::join_once() {
-  CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(options_.server_url));
+  CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(servers_));
   CORRAL_ASSIGN_OR_RETURN(
       const core::JoinAnswer answer,
       client->join(options_.join_token, join_request(options_.node, agent_url_, options_.labels,
@@ -250,6 +250,8 @@ void Agent::rejoin(std::uint64_t generation, bool fenced) {
 }
 
 core::Status Agent::run() {
+  // 0. The replicas it may talk to: all its clients share the choice among them.
+  CORRAL_ASSIGN_OR_RETURN(servers_, ServerList::parse(options_.server_url));
   // 1. What the node has.
   CORRAL_ASSIGN_OR_RETURN(discovered_, inventory_->discover());
   if (discovered_.rack_nvlink_domain && options_.labels.nvlink_rack.empty()) {
@@ -298,10 +300,10 @@ core::Status Agent::run() {
     const core::Status s = join_once();
     if (s.ok()) break;
     if (s.code() != core::StatusCode::kUnavailable) return s;
-    if (tries == 0) log("waiting for corrald at " + options_.server_url + " (" + s.message() + ")");
+    if (tries == 0) log("waiting for corrald at " + servers_->url() + " (" + s.message() + ")");
     if (!sleep_ms(backoff_ms(tries))) return core::ok_status();
   }
-  log("joined " + options_.server_url + " as " + options_.node + " (epoch " +
+  log("joined " + servers_->url() + " as " + options_.node + " (epoch " +
       std::to_string(session().epoch) + ", " + std::to_string(discovered_.gpus.size()) +
       " GPUs from " + discovered_.source + "), serving " + agent_url_);
   std::thread poller([this] { poll_loop(); });
@@ -326,9 +328,10 @@ core::Status Agent::run() {
 }
 
 void Agent::poll_loop() {
-  auto client = CorraldClient::connect(options_.server_url);
+  auto client = CorraldClient::connect(servers_);
   if (!client.ok()) return;
   std::int64_t since = -1;  // answers at once: adopted workers may need stopping
+  std::uint64_t replica = servers_->generation();
   int failures = 0;
   std::thread canceller([this, &client] {
     std::unique_lock lock(mu_);
@@ -341,6 +344,14 @@ void Agent::poll_loop() {
       if (stopping_) break;
     }
     const Session s = session();
+    if (servers_->generation() != replica) {
+      // Another replica: its versions are not the last one's. Ask for its assignments at
+      // once, and claim to have applied none of its versions until one is applied.
+      replica = servers_->generation();
+      since = -1;
+      s.scope->applied_version.store(-1);
+      log("now talking to corrald at " + servers_->url());
+    }
     auto answer = (*client)->assignments(options_.node, s.token, since, kLongPollMs);
     if (answer.ok() && answer->epoch != s.epoch && answer->epoch > s.epoch) {
       rejoin(s.generation, /*fenced=*/true);
@@ -370,7 +381,7 @@ void Agent::poll_loop() {
 }
 
 void Agent::heartbeat_loop() {
-  auto client = CorraldClient::connect(options_.server_url);
+  auto client = CorraldClient::connect(servers_);
   if (!client.ok()) return;
   int failures = 0;
   std::string last_faults_error;
@@ -440,7 +451,7 @@ void Agent::heartbeat_loop() {
 }
 
 void Agent::checkpoint_loop() {
-  auto client = CorraldClient::connect(options_.server_url);
+  auto client = CorraldClient::connect(servers_);
   if (!client.ok()) return;
   while (true) {
     PendingCheckpoint next;
@@ -517,7 +528,7 @@ void Agent::telemetry_sample_loop() {
 }
 
 void Agent::telemetry_send_loop() {
-  auto client = CorraldClient::connect(options_.server_url);
+  auto client = CorraldClient::connect(servers_);
   if (!client.ok()) return;
   std::string last_error;
   std::int64_t dropped_logged = 0;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/client.h"
 #include "agent/faults.h"
 #include "agent/inventory.h"
 #include "agent/launcher.h"
@@ -39,7 +40,7 @@
 namespace corral::agent {
 
 struct AgentOptions {
-  std::string server_url;
+  std::string server_url;  // corrald, or several replicas: "http://a:1,http://b:2"
   std::string join_token;
   std::string node;
   core::TopologyLabels labels;
@@ -124,6 +125,7 @@ class Agent {
   void log(const std::string& line) const;
 
   AgentOptions options_;
+  std::shared_ptr<ServerList> servers_;  // set by run(), from options_.server_url
   std::unique_ptr<Inventory> inventory_;
   std::mutex inventory_mu_;  // the heartbeat and the telemetry sampler both read it
   const core::Clock& clock_;

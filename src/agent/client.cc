@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/cluster_scope.h"
@@ -83,32 +85,92 @@ core::Result<std::pair<std::string, int>> parse_host_port(const std::string& tex
   return std::make_pair(rest.substr(0, colon), port);
 }
 
-core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url) {
-  if (server_url.rfind("https://", 0) == 0) {
-    return core::invalid_argument("--server",
-                                  "https is not supported yet, got '" + server_url + "'");
+core::Result<std::shared_ptr<ServerList>> ServerList::parse(const std::string& urls) {
+  auto list = std::make_shared<ServerList>();
+  std::size_t begin = 0;
+  while (begin <= urls.size()) {
+    const std::size_t comma = std::min(urls.find(',', begin), urls.size());
+    const std::string url = urls.substr(begin, comma - begin);
+    if (url.rfind("https://", 0) == 0) {
+      return core::invalid_argument("--server", "https is not supported yet, got '" + url + "'");
+    }
+    CORRAL_ASSIGN_OR_RETURN(const auto host_port, parse_host_port(url, "--server"));
+    if (host_port.second == 0) {
+      return core::invalid_argument("--server", "port must not be 0, got '" + url + "'");
+    }
+    list->servers_.push_back(host_port);
+    begin = comma + 1;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto host_port, parse_host_port(server_url, "--server"));
-  if (host_port.second == 0) return core::invalid_argument("--server", "port must not be 0");
-  auto http = std::make_unique<httplib::Client>(host_port.first, host_port.second);
-  http->set_keep_alive(true);
-  http->set_tcp_nodelay(true);  // small request/answer pairs: no Nagle delay
-  http->set_connection_timeout(2, 0);
-  http->set_read_timeout(10, 0);
-  http->set_write_timeout(10, 0);
-  return std::unique_ptr<CorraldClient>(new CorraldClient(std::move(http)));
+  return list;
 }
 
-CorraldClient::CorraldClient(std::unique_ptr<httplib::Client> http) : http_(std::move(http)) {}
+ServerList::Current ServerList::current() const {
+  const std::uint64_t g = generation_.load();
+  const auto& [host, port] = servers_[g % servers_.size()];
+  return {.host = host, .port = port, .generation = g};
+}
+
+void ServerList::failed(std::uint64_t generation) {
+  if (servers_.size() < 2) return;
+  std::uint64_t expected = generation;
+  generation_.compare_exchange_strong(expected, generation + 1);
+}
+
+std::string ServerList::url() const {
+  const Current c = current();
+  return "http://" + c.host + ":" + std::to_string(c.port);
+}
+
+core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url) {
+  CORRAL_ASSIGN_OR_RETURN(auto servers, ServerList::parse(server_url));
+  return connect(std::move(servers));
+}
+
+core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(
+    std::shared_ptr<ServerList> servers) {
+  return std::unique_ptr<CorraldClient>(new CorraldClient(std::move(servers)));
+}
+
+CorraldClient::CorraldClient(std::shared_ptr<ServerList> servers) : servers_(std::move(servers)) {}
 CorraldClient::~CorraldClient() = default;
 
-void CorraldClient::cancel() { http_->stop(); }
+httplib::Client& CorraldClient::http() {
+  std::lock_guard lock(mu_);
+  const ServerList::Current now = servers_->current();
+  if (http_ == nullptr || now.generation != generation_) {
+    auto http = std::make_unique<httplib::Client>(now.host, now.port);
+    http->set_keep_alive(true);
+    http->set_tcp_nodelay(true);  // small request/answer pairs: no Nagle delay
+    // A hung replica (paused, swapping) must not hold a heartbeat long: after 5 s the
+    // agent tries the next one, well within agents.nodeLostAfterMs.
+    http->set_connection_timeout(2, 0);
+    http->set_read_timeout(5, 0);
+    http->set_write_timeout(5, 0);
+    if (cancelled_) http->stop();
+    http_ = std::move(http);  // the old one's call, if any, has returned: one thread calls
+    generation_ = now.generation;
+  }
+  return *http_;
+}
+
+core::Status CorraldClient::check(const httplib::Result& res, const char* call) {
+  // Unreachable, or 503 (a replica going away): the next replica. Any other answer is
+  // the cluster's, whichever replica gave it.
+  if (!res || res->status == 503) servers_->failed(generation_);
+  return status_of(res, call);
+}
+
+void CorraldClient::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (http_ != nullptr) http_->stop();
+}
 
 core::Result<core::JoinAnswer> CorraldClient::join(const std::string& join_token,
                                                    const core::JoinRequest& request) {
-  const auto res = http_->Post("/v1/agents/join", bearer(join_token),
+  const auto res = http().Post("/v1/agents/join", bearer(join_token),
                                core::encode_join_request(request), "application/json");
-  CORRAL_RETURN_IF_ERROR(status_of(res, "join"));
+  CORRAL_RETURN_IF_ERROR(check(res, "join"));
   auto answer = core::decode_join_answer(res->body);
   if (!answer.ok()) return bad_answer("join", answer.status());
   // It names a directory of the state dir: never trust it as a path.
@@ -124,11 +186,12 @@ core::Result<core::Assignments> CorraldClient::assignments(const std::string& no
                                                            const std::string& token,
                                                            std::int64_t since,
                                                            std::int64_t wait_ms) {
-  http_->set_read_timeout(static_cast<time_t>(wait_ms / 1000 + 10), 0);
+  httplib::Client& http = this->http();
+  http.set_read_timeout(static_cast<time_t>(wait_ms / 1000 + 10), 0);
   const std::string path = "/v1/agents/" + node + "/assignments?since=" + std::to_string(since) +
                            "&waitMs=" + std::to_string(wait_ms);
-  const auto res = http_->Get(path.c_str(), bearer(token));
-  CORRAL_RETURN_IF_ERROR(status_of(res, "assignments"));
+  const auto res = http.Get(path.c_str(), bearer(token));
+  CORRAL_RETURN_IF_ERROR(check(res, "assignments"));
   auto answer = core::decode_assignments(res->body);
   if (!answer.ok()) return bad_answer("assignments", answer.status());
   return answer;
@@ -137,9 +200,9 @@ core::Result<core::Assignments> CorraldClient::assignments(const std::string& no
 core::Result<std::int64_t> CorraldClient::heartbeat(const std::string& node,
                                                     const std::string& token,
                                                     const core::Heartbeat& heartbeat) {
-  const auto res = http_->Post(("/v1/agents/" + node + "/heartbeat").c_str(), bearer(token),
+  const auto res = http().Post(("/v1/agents/" + node + "/heartbeat").c_str(), bearer(token),
                                core::encode_heartbeat(heartbeat), "application/json");
-  CORRAL_RETURN_IF_ERROR(status_of(res, "heartbeat"));
+  CORRAL_RETURN_IF_ERROR(check(res, "heartbeat"));
   // The report was accepted; an answer without a version only costs an early re-poll.
   const auto answer = core::decode_heartbeat_answer(res->body);
   return answer.ok() ? answer->version : std::int64_t{-1};
@@ -147,16 +210,16 @@ core::Result<std::int64_t> CorraldClient::heartbeat(const std::string& node,
 
 core::Status CorraldClient::checkpoint(const std::string& node, const std::string& token,
                                        const core::WorkerCheckpoint& checkpoint) {
-  const auto res = http_->Post(("/v1/agents/" + node + "/checkpoints").c_str(), bearer(token),
+  const auto res = http().Post(("/v1/agents/" + node + "/checkpoints").c_str(), bearer(token),
                                core::encode_worker_checkpoint(checkpoint), "application/json");
-  return status_of(res, "checkpoint");
+  return check(res, "checkpoint");
 }
 
 core::Status CorraldClient::telemetry(const std::string& node, const std::string& token,
                                       const core::TelemetryBatch& batch) {
-  const auto res = http_->Post(("/v1/agents/" + node + "/telemetry").c_str(), bearer(token),
+  const auto res = http().Post(("/v1/agents/" + node + "/telemetry").c_str(), bearer(token),
                                core::encode_telemetry_batch(batch), "application/json");
-  return status_of(res, "telemetry");
+  return check(res, "telemetry");
 }
 
 }  // namespace corral::agent

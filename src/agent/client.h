@@ -5,26 +5,63 @@
 //   FailedPrecondition  a definitive refusal (409 stale, 403, 400): do not retry
 //   Unavailable         corrald unreachable or 5xx: retry with backoff
 //
-// Thread safety: needs external synchronization; the agent gives each thread its own.
+// Several corrald replicas (docs/scale-out.md): the agent is given all of them, and all
+// its clients talk to the same one at a time (ServerList): when one cannot be reached or
+// answers 503, every client moves on to the next, so the replica the agent polls is the
+// one its heartbeats tell what it applied.
+//
+// Thread safety: needs external synchronization; the agent gives each thread its own
+// client (cancel() may be called from another thread). ServerList is safe for
+// concurrent use.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/agent_protocol.h"
 #include "core/result.h"
 
 namespace httplib {
 class Client;
+class Result;
 }
 
 namespace corral::agent {
 
+// The replicas an agent may talk to, and which one its clients use now.
+class ServerList {
+ public:
+  // "http://HOST:PORT[,http://HOST:PORT...]"; InvalidArgument("--server") names the bad one.
+  static core::Result<std::shared_ptr<ServerList>> parse(const std::string& urls);
+  struct Current {
+    std::string host;
+    int port = 0;
+    std::uint64_t generation = 0;  // moves each time the agent changes replica
+  };
+  Current current() const;
+  // A call to the server of `generation` failed: move every client to the next one (once
+  // per generation, however many clients saw it fail).
+  void failed(std::uint64_t generation);
+  std::uint64_t generation() const { return generation_.load(); }
+  std::size_t size() const { return servers_.size(); }
+  std::string url() const;  // the current one, "http://HOST:PORT"
+
+ private:
+  std::vector<std::pair<std::string, int>> servers_;
+  std::atomic<std::uint64_t> generation_{0};  // servers_[generation_ % size]
+};
+
 class CorraldClient {
  public:
-  // `server_url`: "http://HOST:PORT". InvalidArgument("--server") when malformed.
+  // `server_url`: "http://HOST:PORT", or several separated by commas.
+  // InvalidArgument("--server") when malformed.
   static core::Result<std::unique_ptr<CorraldClient>> connect(const std::string& server_url);
+  static core::Result<std::unique_ptr<CorraldClient>> connect(std::shared_ptr<ServerList> servers);
   ~CorraldClient();
   CorraldClient(const CorraldClient&) = delete;
   CorraldClient& operator=(const CorraldClient&) = delete;
@@ -45,10 +82,22 @@ class CorraldClient {
                          const core::TelemetryBatch& batch);
   // Aborts a call in flight from another thread (shutdown of a long poll).
   void cancel();
+  // The ServerList generation of the replica the last call went to.
+  std::uint64_t generation() const { return generation_; }
 
  private:
-  explicit CorraldClient(std::unique_ptr<httplib::Client> http);
+  explicit CorraldClient(std::shared_ptr<ServerList> servers);
+  // The connection to the replica the list names now (a new one after a move).
+  httplib::Client& http();
+  // The call's outcome (status_of); an unreachable replica or a 503 moves the agent to
+  // the next replica.
+  core::Status check(const httplib::Result& res, const char* call);
+
+  const std::shared_ptr<ServerList> servers_;
+  std::mutex mu_;  // http_ against cancel()
   std::unique_ptr<httplib::Client> http_;
+  std::uint64_t generation_ = 0;
+  bool cancelled_ = false;
 };
 
 // "HOST:PORT" or "http://HOST:PORT" → (host, port). InvalidArgument names `field`.

@@ -138,6 +138,12 @@ Result<std::unique_ptr<detail::SqlConn>> connect(const std::string& url) {
   }
   // Quiet NOTICEs (e.g. "table exists") would otherwise go to stderr.
   CORRAL_RETURN_IF_ERROR(conn->exec_script("SET client_min_messages = warning"));
+  // A corrald that stops in the middle of a transaction (paused, hung, swapping) would
+  // hold its row locks, the shard lease row among them, for as long as it stays stopped,
+  // and no other replica could take its shards over. After 5 s idle in a transaction the
+  // server ends the session and its locks go; corrald itself never pauses that long
+  // between two statements of one transaction (docs/scale-out.md).
+  CORRAL_RETURN_IF_ERROR(conn->exec_script("SET idle_in_transaction_session_timeout = '5s'"));
   return std::unique_ptr<detail::SqlConn>(std::move(conn));
 }
 
