@@ -1,7 +1,11 @@
 // The agent's list of corrald replicas (agent/client.h): parsing --server, and moving
 // every client to the next replica when the current one is away, once per failure
 // however many clients saw it, while an answer from a live replica moves nothing.
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -43,6 +47,19 @@ TEST(ServerList, AFailureMovesEveryClientOnceAndWrapsAround) {
   EXPECT_EQ(alone->generation(), 0u);
 }
 
+// A loopback port that was free a moment ago and has no listener now.
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 TEST(CorraldClient, AnUnreachableReplicaOrA503MovesOnAnyOtherAnswerDoesNot) {
   httplib::Server live;
   int status = 403;
@@ -52,10 +69,8 @@ TEST(CorraldClient, AnUnreachableReplicaOrA503MovesOnAnyOtherAnswerDoesNot) {
   });
   const int port = live.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { live.listen_after_bind(); });
-  // The first replica is a closed port; the second answers.
-  httplib::Server closed;
-  const int dead = closed.bind_to_any_port("127.0.0.1");
-  closed.stop();
+  // The first replica is a port nobody listens on; the second answers.
+  const int dead = closed_port();
   auto list = *ServerList::parse("127.0.0.1:" + std::to_string(dead) + ",127.0.0.1:" +
                                  std::to_string(port));
   auto connected = CorraldClient::connect(list);
@@ -74,6 +89,7 @@ TEST(CorraldClient, AnUnreachableReplicaOrA503MovesOnAnyOtherAnswerDoesNot) {
   auto away = client->heartbeat("n1", "t", hb);
   EXPECT_EQ(away.status().code(), core::StatusCode::kUnavailable);
   EXPECT_EQ(list->url(), "http://127.0.0.1:" + std::to_string(dead));
+  client.reset();  // its keep-alive connection would hold a server thread 5 s
   live.stop();
   serving.join();
 }
