@@ -7,12 +7,13 @@ Run under a throwaway PostgreSQL with fsync on:
   submit    durable submissions/s through 1, 2 and 3 corrald replicas on one database:
             bench/submit_load against every replica at once (12 clients in all, split
             among them), summed; three runs each, medians.
-  place     4 shards (one region each) on 2 replicas; 1,250 nodes x 8 H100 registered
-            through the API (no agents: a placed job holds its GPUs); 8 tenants whose
-            guarantee plus borrow limit is below their demand, each submitting 1-GPU jobs
-            into every region. Placements/s from first submission to the fleet full, and
-            the commit-time quota conflicts per placement (another shard placed for the
-            same tenant since the cycle read).
+  place     4 shards (one region each) on 2 replicas; 16,000 one-GPU jobs of 8 tenants
+            queued into every region, then 1,250 nodes x 8 H100 registered through the API
+            (no agents: a placed job holds its GPUs). The tenants' guarantee plus borrow
+            limits add up to 8,000. Placements/s from the first node registered until
+            every tenant is at its limit, the placements dropped at commit by the quota
+            recount (another shard placed for the same tenant since the cycle's read),
+            and whether anything was placed past the limits.
   takeover  3 replicas, 2 shards, leaseMs 2000: SIGKILL the holder of a shard, time until
             /v1/shards on a survivor names a new live holder; five kills, median.
 """
@@ -164,12 +165,12 @@ def bench_place():
     regions = ["r1", "r2", "r3", "r4"]
     tenants = [f"t{i}" for i in range(8)]
     # 10,000 GPUs in four regions, one shard each, on two replicas. Eight tenants whose
-    # guarantee plus borrow limit (1,250 each) adds up to the fleet, each asking for 2,000
-    # one-GPU jobs spread over the regions: every tenant reaches its limit while four
-    # shards place for it at once.
+    # guarantee plus borrow limit (1,000 each, 8,000 in all) binds before the fleet's
+    # capacity, each asking for 2,000 one-GPU jobs spread over the regions: every tenant
+    # reaches its limit while four shards place for it at once.
     config = ("scheduler: {tickMs: 500}\nreplica: {leaseMs: 5000}\nshards:\n" +
               "".join(f"  - {{name: {r}, region: {r}}}\n" for r in regions) + "tenants:\n" +
-              "".join(f"  {t}: {{quotas: {{H100: {{guaranteed: 800, borrowLimit: 450}}}}, "
+              "".join(f"  {t}: {{quotas: {{H100: {{guaranteed: 600, borrowLimit: 400}}}}, "
                       f"submitRatePerSecond: 1000000, submitBurst: 1000000, "
                       f"maxPendingJobs: 10000000}}\n" for t in tenants))
     store = fresh_database("corral_place")
@@ -204,19 +205,24 @@ def bench_place():
     parallel(register)
     registered = time.time() - start
     placed = lambda: sum(metric(r.addr, token, "corral_sched_placements_total") for r in replicas) - before
-    while placed() < 10000 and time.time() - start < 300:
+    target = 8000  # every tenant at its limit
+    while placed() < target and time.time() - start < 300:
         time.sleep(0.1)
     elapsed = time.time() - start
     n = placed()
+    time.sleep(3)  # more cycles: a placement past the tenants' limits would show now
+    settled = placed()
     conflicts = sum(metric(r.addr, token, "corral_sched_quota_conflicts_total") for r in replicas)
     cycles = sum(metric(r.addr, token, "corral_sched_cycles_total") for r in replicas)
     errors = sum(metric(r.addr, token, "corral_sched_errors_total") for r in replicas)
     print(f"place: 1,250 nodes registered in {registered:.1f} s; {n:.0f} placements "
           f"{elapsed:.1f} s after the first node ({n / elapsed:.0f}/s), {cycles:.0f} cycles, "
           f"{conflicts:.0f} placements dropped at commit by the quota recount "
-          f"({conflicts / max(n, 1) * 100:.2f}% of placements), {errors:.0f} failed cycles")
+          f"({conflicts / max(n, 1) * 100:.2f}% of placements), {errors:.0f} failed cycles; "
+          f"{settled:.0f} placed 3 s later (the tenants' limits add up to {target})")
     print(f"SUMMARY place shards=4 replicas=2 placements={n:.0f} per_second={n / elapsed:.0f} "
-          f"conflicts={conflicts:.0f} conflict_rate={conflicts / max(n, 1):.4f}")
+          f"conflicts={conflicts:.0f} conflict_rate={conflicts / max(n, 1):.4f} "
+          f"over_quota={max(0, settled - target):.0f}")
     for r in replicas:
         r.stop()
 

@@ -48,14 +48,15 @@ class SqlStore final : public Store {
   }
 
   Status transact(const std::function<Status(Tx&)>& fn) override {
-    if (group_commit_) return transact_grouped(fn);
-    // Races (serialization conflicts, lost compare-and-sets: ErrorReason::kRaced) are
-    // retried a few times from the start; a unique-key clash or any other refusal is
-    // not a race but an answer, so it goes back to the caller.
+    // Races (serialization conflicts, deadlocks, lost compare-and-sets:
+    // ErrorReason::kRaced) are retried a few times from the start; a unique-key clash or
+    // any other refusal is not a race but an answer, so it goes back to the caller. A
+    // grouped call that raced is retried in a later batch, not in its own: the locks its
+    // batch holds (another replica's batch waiting on them) would make a deadlock recur.
     constexpr int kAttempts = 5;
     Status last;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-      last = run_once(fn);
+      last = group_commit_ ? transact_grouped(fn) : run_once(fn);
       if (!last.is(core::ErrorReason::kRaced)) return last;
     }
     return last;
@@ -113,19 +114,16 @@ class SqlStore final : public Store {
     if (begun.ok()) {
       SqlTx tx(c);
       for (Waiter* w : batch) {
-        constexpr int kAttempts = 5;
-        for (int attempt = 0; attempt < kAttempts; ++attempt) {
-          w->result = c.exec_script("SAVEPOINT corral_call");
-          if (!w->result.ok()) break;
-          w->result = (*w->fn)(tx);
-          if (w->result.ok()) {
-            w->result = c.exec_script("RELEASE corral_call");
-            break;
-          }
-          // Undo only this caller's writes; the rest of the batch stands.
-          (void)c.exec_script("ROLLBACK TO corral_call; RELEASE corral_call");
-          if (!w->result.is(core::ErrorReason::kRaced)) break;
+        w->result = c.exec_script("SAVEPOINT corral_call");
+        if (!w->result.ok()) continue;
+        w->result = (*w->fn)(tx);
+        if (w->result.ok()) {
+          w->result = c.exec_script("RELEASE corral_call");
+          continue;
         }
+        // Undo only this caller's writes; the rest of the batch stands. A race goes back
+        // to transact(), which tries again in a later batch.
+        (void)c.exec_script("ROLLBACK TO corral_call; RELEASE corral_call");
       }
       begun = c.commit();
       if (!begun.ok()) c.rollback();
