@@ -125,9 +125,10 @@ def bench_submit():
             total = sum(o["per_second"] for o in outs)
             p99 = max(o["p99_ms"] for o in outs)
             runs.append((total, p99))
+            errors = sum(o["errors"] + o["rejected"] for o in outs)
             print(f"  replicas={count} run={run}: {total:.0f}/s (per replica "
-                  f"{', '.join(str(round(o['per_second'])) for o in outs)}), worst p99 {p99:.1f} ms",
-                  flush=True)
+                  f"{', '.join(str(round(o['per_second'])) for o in outs)}), worst p99 {p99:.1f} ms, "
+                  f"{errors} errors or rejections", flush=True)
             for r in replicas:
                 r.stop()
         rows.append((count, statistics.median(t for t, _ in runs), statistics.median(p for _, p in runs)))

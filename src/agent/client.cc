@@ -1,8 +1,7 @@
 #include "agent/client.h"
 
-#include <httplib.h>
-
 #include <algorithm>
+#include <httplib.h>
 
 #include <nlohmann/json.hpp>
 

@@ -29,7 +29,7 @@
 namespace httplib {
 class Client;
 class Result;
-}
+}  // namespace httplib
 
 namespace corral::agent {
 

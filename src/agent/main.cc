@@ -46,7 +46,9 @@ int run_main(int argc, char** argv) {
   std::string server, token_file, node, simulate, inventory_file, labels, state_dir, faults;
   std::string listen = "127.0.0.1:0";
   std::int64_t heartbeat_ms = 2000;
-  app.add_option("--server", server, "corrald's URL, http://HOST:PORT; several replicas: comma-separated")->required();
+  app.add_option("--server", server,
+                 "corrald's URL, http://HOST:PORT; several replicas: comma-separated")
+      ->required();
   app.add_option("--join-token-file", token_file, "file holding corrald's join token")->required();
   app.add_option("--node", node, "this node's name in the cluster")->required();
   auto* sim = app.add_option("--simulate", simulate,

@@ -119,10 +119,11 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(tx.append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
   if (shards.partitioned()) {
-    CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = row.id,
-                                                .time = row.created_at,
-                                                .kind = "routed",
-                                                .message = shards.describe(shards.route(route), route)}));
+    CORRAL_RETURN_IF_ERROR(
+        tx.append_job_event({.job = row.id,
+                             .time = row.created_at,
+                             .kind = "routed",
+                             .message = shards.describe(shards.route(route), route)}));
   }
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "job.submit", "job/" + std::to_string(row.id.value), "", audit_summary(row)));

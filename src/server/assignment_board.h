@@ -44,7 +44,9 @@ class AssignmentBoard {
   // nodes bumped, to tell the other replicas; bump_from_peer() is such a bump arriving
   // from another replica: it wakes the nodes' waiters and is not forwarded again.
   // REQUIRES: set_on_bump() before any other call.
-  void set_on_bump(std::function<void(const std::set<std::string>&)> fn) { on_bump_ = std::move(fn); }
+  void set_on_bump(std::function<void(const std::set<std::string>&)> fn) {
+    on_bump_ = std::move(fn);
+  }
   void bump_from_peer(const std::set<std::string>& nodes) CORRAL_EXCLUDES(mu_);
   // Returns as soon as version(node) != since, after `max`, or at shutdown; returns the
   // version then.

@@ -243,7 +243,8 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
           const std::string k = m.first.as<std::string>();
           if (k == "name") {
             if (!m.second.IsScalar() || !valid_name(m.second.as<std::string>())) {
-              return core::invalid_argument("replica.name", "must be a name (letters, digits, -_.)");
+              return core::invalid_argument("replica.name",
+                                            "must be a name (letters, digits, -_.)");
             }
             c.replica.name = m.second.as<std::string>();
           } else if (k == "leaseMs") {

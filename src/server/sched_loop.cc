@@ -347,8 +347,8 @@ Status SchedLoop::run_cycle() {
   for (const auto& p : decisions.placements) requests_.share(p.job);
   const AgentSettings settings;  // stops asked here carry the decision's own grace
   // Every shard's loop keeps the same global usage; the first shard's writes it.
-  const bool write_usage = now - last_usage_write_ >= options_.usage_write_interval &&
-                           options_.shard_index == 0;
+  const bool write_usage =
+      now - last_usage_write_ >= options_.usage_write_interval && options_.shard_index == 0;
   Applied applied;
   sched::Decisions to_apply;
   std::int64_t conflicts = 0;
@@ -360,7 +360,8 @@ Status SchedLoop::run_cycle() {
       CORRAL_ASSIGN_OR_RETURN(const auto over, quota_conflicts(tx, decisions, *snapshot, view));
       if (!over.empty()) {
         std::map<std::int64_t, core::TenantId> tenant_of;
-        for (const auto& job : snapshot->pending()) tenant_of[job.request.id.value] = job.request.tenant;
+        for (const auto& job : snapshot->pending())
+          tenant_of[job.request.id.value] = job.request.tenant;
         conflicts = drop_placements(to_apply, [&](const sched::Placement& p) {
           return over.contains({tenant_of[p.job.value], p.gpu_type});
         });

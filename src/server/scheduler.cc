@@ -38,8 +38,8 @@ std::string capture_dir(const std::string& dir, const ShardMap& map, int shard) 
 }  // namespace
 
 Scheduler::Scheduler(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                     const SchedLoopOptions& loop_options, ShardMap shards,
-                     ReplicaSettings replica, AssignmentBoard* board, SpecCache* specs)
+                     const SchedLoopOptions& loop_options, ShardMap shards, ReplicaSettings replica,
+                     AssignmentBoard* board, SpecCache* specs)
     : store_(store),
       clock_(clock),
       metrics_(metrics),
@@ -53,7 +53,8 @@ Scheduler::Scheduler(store::Store& store, const core::Clock& clock, Metrics& met
     o.shards = &shards_;
     o.shard_index = i;
     o.capture.dir = capture_dir(loop_options.capture.dir, shards_, i);
-    loops_.push_back(std::make_unique<SchedLoop>(store, clock, metrics, std::move(o), board, specs));
+    loops_.push_back(
+        std::make_unique<SchedLoop>(store, clock, metrics, std::move(o), board, specs));
   }
 }
 
@@ -146,8 +147,10 @@ void Scheduler::lease_round() {
   std::int64_t live = 0;
   const Status renewed = store_.transact([&](store::Tx& tx) {
     lost.clear();
-    CORRAL_RETURN_IF_ERROR(tx.put_replica(
-        {.name = replica_.name, .address = address_, .started_at = started_at_, .expires_at = until}));
+    CORRAL_RETURN_IF_ERROR(tx.put_replica({.name = replica_.name,
+                                           .address = address_,
+                                           .started_at = started_at_,
+                                           .expires_at = until}));
     for (const auto& [item, epoch] : held) {
       const Status s = tx.renew_lease(item, epoch, until);
       if (store::is_stale_epoch(s)) {
@@ -170,8 +173,8 @@ void Scheduler::lease_round() {
   }
   for (const auto& item : lost) {
     ++metrics_.leases_lost;
-    std::fprintf(stderr, "corrald: replica %s lost %s to another replica\n",
-                 replica_.name.c_str(), item.c_str());
+    std::fprintf(stderr, "corrald: replica %s lost %s to another replica\n", replica_.name.c_str(),
+                 item.c_str());
     stop_item(item);
     held.erase(item);
   }

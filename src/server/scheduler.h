@@ -128,7 +128,7 @@ class Scheduler : public SchedulerSignals {
   std::string address_;
   core::Time started_at_{};
 
-  mutable std::mutex mu_;  // the lease thread's state, and start/stop
+  mutable std::mutex mu_;                     // the lease thread's state, and start/stop
   std::map<std::string, std::int64_t> held_;  // item -> epoch; guarded by mu_
   std::vector<std::string> order_;            // held items, oldest claim first; guarded by mu_
   std::atomic<bool> controllers_{false};

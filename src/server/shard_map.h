@@ -50,8 +50,8 @@ struct RouteQuery {
 RouteQuery route_query(const core::JobSpec& spec);
 
 struct ShardRoute {
-  int shard = -1;          // index into shards(); -1: no shard can run it
-  std::vector<int> also;   // the other shards it could have gone to
+  int shard = -1;         // index into shards(); -1: no shard can run it
+  std::vector<int> also;  // the other shards it could have gone to
 };
 
 class ShardMap {

@@ -62,9 +62,8 @@ std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapsho
   }
   if (foreign.empty()) return 0;
   std::int64_t count = 0;
-  count += std::erase_if(d.preemptions, [&](const sched::Preemption& x) {
-    return foreign.contains(x.victim.value);
-  });
+  count += std::erase_if(
+      d.preemptions, [&](const sched::Preemption& x) { return foreign.contains(x.victim.value); });
   count += std::erase_if(d.resizes,
                          [&](const sched::Resize& r) { return foreign.contains(r.job.value); });
   count += drop_placements(d, [&](const sched::Placement& p) {

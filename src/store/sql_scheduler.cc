@@ -49,8 +49,8 @@ Status SqlTx::check_epoch(std::string_view shard, std::int64_t epoch) {
 }
 
 Result<std::optional<std::int64_t>> SqlTx::claim_lease(std::string_view shard,
-                                                      std::string_view holder, core::Time now,
-                                                      core::Time expires_at) {
+                                                       std::string_view holder, core::Time now,
+                                                       core::Time expires_at) {
   // One statement, so two replicas claiming at once cannot both win: the second waits on
   // the row the first updated and then finds its lease live (PostgreSQL re-checks the
   // WHERE on the new row; SQLite has one writer).
@@ -108,8 +108,8 @@ Status SqlTx::put_replica(const ReplicaRow& row) {
 }
 
 Result<std::vector<ReplicaRow>> SqlTx::list_replicas() {
-  CORRAL_ASSIGN_OR_RETURN(
-      auto res, q(cat("SELECT ", kReplicaColumns, " FROM replicas ORDER BY name"), {}));
+  CORRAL_ASSIGN_OR_RETURN(auto res,
+                          q(cat("SELECT ", kReplicaColumns, " FROM replicas ORDER BY name"), {}));
   std::vector<ReplicaRow> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {

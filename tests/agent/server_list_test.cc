@@ -1,15 +1,14 @@
 // The agent's list of corrald replicas (agent/client.h): parsing --server, and moving
 // every client to the next replica when the current one is away, once per failure
 // however many clients saw it, while an answer from a live replica moves nothing.
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
-#include <thread>
-
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "agent/client.h"
 
@@ -24,8 +23,8 @@ TEST(ServerList, ParsesOneOrSeveralReplicasAndNamesABadOne) {
   ASSERT_TRUE(three.ok());
   EXPECT_EQ((*three)->size(), 3u);
   EXPECT_EQ((*three)->url(), "http://a:1");
-  for (const char* bad : {"", "http://a:1,", "http://a:1,,b:2", "a", "http://a:0",
-                          "https://a:1", "http://a:1,http://b:x"}) {
+  for (const char* bad : {"", "http://a:1,", "http://a:1,,b:2", "a", "http://a:0", "https://a:1",
+                          "http://a:1,http://b:x"}) {
     const auto r = ServerList::parse(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().field(), "--server") << bad;
@@ -71,8 +70,8 @@ TEST(CorraldClient, AnUnreachableReplicaOrA503MovesOnAnyOtherAnswerDoesNot) {
   std::thread serving([&] { live.listen_after_bind(); });
   // The first replica is a port nobody listens on; the second answers.
   const int dead = closed_port();
-  auto list = *ServerList::parse("127.0.0.1:" + std::to_string(dead) + ",127.0.0.1:" +
-                                 std::to_string(port));
+  auto list = *ServerList::parse("127.0.0.1:" + std::to_string(dead) +
+                                 ",127.0.0.1:" + std::to_string(port));
   auto connected = CorraldClient::connect(list);
   ASSERT_TRUE(connected.ok());
   auto& client = *connected;

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <tuple>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +21,7 @@
 #include <signal.h>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -166,9 +166,10 @@ class Failover : public ::testing::Test {
       while (!stop_load_) {
         const int replica = n % kReplicas;
         if (replicas_[replica]->running() && paused_ != replica) {
-          const json spec = {{"name", "churn-" + std::to_string(n)},
-                             {"resources", {{"gpus", 1}, {"gpuTypes", {n % 2 ? "H100" : "A100-80GB"}}}},
-                             {"command", {"true"}}};
+          const json spec = {
+              {"name", "churn-" + std::to_string(n)},
+              {"resources", {{"gpus", 1}, {"gpuTypes", {n % 2 ? "H100" : "A100-80GB"}}}},
+              {"command", {"true"}}};
           if (const std::int64_t id = submit(replica, spec); id > 0) {
             std::lock_guard lock(mu_);
             acked_.push_back(id);
@@ -247,8 +248,8 @@ class Failover : public ::testing::Test {
           return s.value("live", false) && s.value("holder", old) != old;
         },
         30s);
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - since);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 since);
   }
 
   void expect_acked_jobs_kept(int via) {
@@ -310,8 +311,7 @@ TEST_F(Failover, Kill9OfAShardOwnerIsTakenOverWithoutLosingJobsOrRestartingThem)
   replicas_[victim]->kill9();
   const auto took = takeover("h100", old, killed_at);
   std::printf("failover: shard h100 taken over %lld ms after SIGKILL of %s (leaseMs %lld)\n",
-              static_cast<long long>(took.count()), old.c_str(),
-              static_cast<long long>(kLeaseMs));
+              static_cast<long long>(took.count()), old.c_str(), static_cast<long long>(kLeaseMs));
   EXPECT_LT(took, 10s);
   const json now = shard("h100");
   EXPECT_NE(now.value("holder", old), old);
@@ -379,7 +379,8 @@ TEST_F(Failover, APausedOwnerResumesFencedAndItsLateWritesAreRefused) {
     EXPECT_TRUE((*opened)
                     ->read([&](store::Tx& tx) {
                       CORRAL_ASSIGN_OR_RETURN(
-                          rows, tx.list_allocations_overlapping(core::Time{}, core::time_from_ms(1LL << 50)));
+                          rows, tx.list_allocations_overlapping(core::Time{},
+                                                                core::time_from_ms(1LL << 50)));
                       return core::Status();
                     })
                     .ok());
@@ -391,8 +392,8 @@ TEST_F(Failover, APausedOwnerResumesFencedAndItsLateWritesAreRefused) {
   paused_ = -1;
   // ... and after it resumed, with submissions still coming through it: none more.
   auto resumed = client(victim);
-  ASSERT_TRUE(eventually([&] { return metric(resumed, "corral_shard_leases_lost_total") >= 1; },
-                         15s))
+  ASSERT_TRUE(
+      eventually([&] { return metric(resumed, "corral_shard_leases_lost_total") >= 1; }, 15s))
       << resumed.get("/metrics").body.substr(0, 200);
   std::this_thread::sleep_for(3s);
   stop_load();

@@ -4,11 +4,11 @@
 // clock, two replicas in one process on one store).
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <type_traits>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -37,10 +37,11 @@ ShardMap make_map(std::vector<ShardSpec> specs) {
 }
 
 ShardMap fleet_map() {
-  return make_map({{.name = "east/H100", .region = "us-east", .gpu_types = {core::GpuTypeId("H100")}},
-                   {.name = "east/A100", .region = "us-east", .gpu_types = {core::GpuTypeId("A100")}},
-                   {.name = "west", .region = "eu-west"},
-                   {.name = "big", .region = "us-east", .leaves = {"l9"}, .min_gpus = 64}});
+  return make_map(
+      {{.name = "east/H100", .region = "us-east", .gpu_types = {core::GpuTypeId("H100")}},
+       {.name = "east/A100", .region = "us-east", .gpu_types = {core::GpuTypeId("A100")}},
+       {.name = "west", .region = "eu-west"},
+       {.name = "big", .region = "us-east", .leaves = {"l9"}, .min_gpus = 64}});
 }
 
 core::Node node(const std::string& region, const std::string& leaf, const std::string& type) {
@@ -128,8 +129,7 @@ TEST(ShardConfig, ReadsShardsAndReplicaAndNamesBadFields) {
 
   EXPECT_EQ(config_error("shards: {a: 1}").field(), "shards");
   EXPECT_EQ(config_error("shards: [{region: x}]").field(), "shards[0].name");
-  EXPECT_EQ(config_error("shards: [{name: a, gpuTypes: [H999]}]").field(),
-            "shards[0].gpuTypes[0]");
+  EXPECT_EQ(config_error("shards: [{name: a, gpuTypes: [H999]}]").field(), "shards[0].gpuTypes[0]");
   EXPECT_EQ(config_error("shards: [{name: a, minGpus: 0}]").field(), "shards[0].minGpus");
   EXPECT_EQ(config_error("shards: [{name: a, colour: red}]").field(), "shards[0].colour");
   EXPECT_EQ(config_error("replica: {leaseMs: 5}").field(), "replica.leaseMs");
@@ -174,9 +174,9 @@ TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
   ASSERT_TRUE(a.has_value());
   EXPECT_FALSE(this->claim("b", lease).has_value());  // a's lease is live
   this->clock_.advance(core::Duration(1500));
-  EXPECT_TRUE(this->tx([&](store::Tx& t) {
-    return t.renew_lease("s", *a, this->clock_.now() + lease);
-  }).ok());
+  EXPECT_TRUE(
+      this->tx([&](store::Tx& t) { return t.renew_lease("s", *a, this->clock_.now() + lease); })
+          .ok());
   this->clock_.advance(core::Duration(1500));
   EXPECT_FALSE(this->claim("b", lease).has_value());  // renewed: still live
   this->clock_.advance(core::Duration(600));
@@ -184,11 +184,10 @@ TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
   ASSERT_TRUE(b.has_value());
   EXPECT_GT(*b, *a);
   // a's renewal and every write fenced by its epoch are refused now.
-  EXPECT_TRUE(store::is_stale_epoch(this->tx([&](store::Tx& t) {
-    return t.renew_lease("s", *a, this->clock_.now() + lease);
-  })));
   EXPECT_TRUE(store::is_stale_epoch(
-      this->tx([&](store::Tx& t) { return t.check_epoch("s", *a); })));
+      this->tx([&](store::Tx& t) { return t.renew_lease("s", *a, this->clock_.now() + lease); })));
+  EXPECT_TRUE(
+      store::is_stale_epoch(this->tx([&](store::Tx& t) { return t.check_epoch("s", *a); })));
   EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.check_epoch("s", *b); }).ok());
   // b restarted under its name takes its lease back at once (and fences its old self).
   const auto b2 = this->claim("b", lease);
@@ -205,13 +204,16 @@ TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
 TYPED_TEST(LeaseTest, ReplicaRowsAreKeptAndListed) {
   const auto now = this->clock_.now();
   EXPECT_TRUE(this->tx([&](store::Tx& t) {
-    CORRAL_RETURN_IF_ERROR(
-        t.put_replica({.name = "r2", .address = "a:2", .started_at = now, .expires_at = now}));
-    CORRAL_RETURN_IF_ERROR(
-        t.put_replica({.name = "r1", .address = "a:1", .started_at = now, .expires_at = now}));
-    return t.put_replica(
-        {.name = "r1", .address = "a:9", .started_at = now, .expires_at = now + core::Duration(5)});
-  }).ok());
+                    CORRAL_RETURN_IF_ERROR(t.put_replica(
+                        {.name = "r2", .address = "a:2", .started_at = now, .expires_at = now}));
+                    CORRAL_RETURN_IF_ERROR(t.put_replica(
+                        {.name = "r1", .address = "a:1", .started_at = now, .expires_at = now}));
+                    return t.put_replica({.name = "r1",
+                                          .address = "a:9",
+                                          .started_at = now,
+                                          .expires_at = now + core::Duration(5)});
+                  })
+                  .ok());
   const auto rows = *this->tx([&](store::Tx& t) { return t.list_replicas(); });
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].name, "r1");
@@ -284,7 +286,6 @@ TYPED_TEST(ReplicaTest, ReplicasSpreadTheLeasesAndTakeOverADeadOnesWithinALeaseA
   r2->stop();
 }
 
-
 // Cross-shard quotas, a property: four shards (one region each) share every tenant's
 // H100 quota; random jobs into random regions, the four shards' cycles run at once
 // (each read sees the others' GPUs only as of its start), random jobs finish. After
@@ -314,36 +315,42 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
       specs.push_back({.name = "r" + std::to_string(s), .region = "r" + std::to_string(s)});
     }
     const ShardMap map = make_map(specs);
-    std::map<std::string, std::int64_t> limit;           // tenant -> guaranteed + borrow
+    std::map<std::string, std::int64_t> limit;                 // tenant -> guaranteed + borrow
     std::map<std::string, std::pair<std::string, int>> nodes;  // node -> region, GPUs
-    ASSERT_TRUE(store->transact([&](store::Tx& tx) {
-      for (int t = 0; t < kTenants; ++t) {
-        const std::string name = "t" + std::to_string(t);
-        const int g = static_cast<int>(rng() % 9), b = static_cast<int>(rng() % 9);
-        limit[name] = g + b;
-        const std::string cfg = R"({"quotas": {"H100": {"guaranteed": )" + std::to_string(g) +
-                                R"(, "borrowLimit": )" + std::to_string(b) + "}}}";
-        auto c = server::tenant_config_from_json(name, cfg);
-        CORRAL_RETURN_IF_ERROR(c.status());
-        CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = core::TenantId(name),
-                                              .config_json = server::tenant_config_to_json(*c),
-                                              .updated_at = this->clock_.now()}));
-      }
-      for (int s = 0; s < kShards; ++s) {
-        for (int n = 0; n < 1 + static_cast<int>(rng() % 2); ++n) {
-          const std::string id = "n" + std::to_string(s) + "-" + std::to_string(n);
-          nodes[id] = {"r" + std::to_string(s), 8};
-          CORRAL_RETURN_IF_ERROR(tx.upsert_node(
-              {.id = core::NodeId(id),
-               .spec_json = R"({"id": ")" + id +
-                            R"(", "gpuType": "H100", "gpuCount": 8, "labels": {"region": "r)" +
-                            std::to_string(s) + R"(", "leaf": "l)" + std::to_string(s) + R"("}})",
-               .created_at = this->clock_.now(),
-               .updated_at = this->clock_.now()}));
-        }
-      }
-      return core::Status();
-    }).ok());
+    ASSERT_TRUE(
+        store
+            ->transact([&](store::Tx& tx) {
+              for (int t = 0; t < kTenants; ++t) {
+                const std::string name = "t" + std::to_string(t);
+                const int g = static_cast<int>(rng() % 9), b = static_cast<int>(rng() % 9);
+                limit[name] = g + b;
+                const std::string cfg = R"({"quotas": {"H100": {"guaranteed": )" +
+                                        std::to_string(g) + R"(, "borrowLimit": )" +
+                                        std::to_string(b) + "}}}";
+                auto c = server::tenant_config_from_json(name, cfg);
+                CORRAL_RETURN_IF_ERROR(c.status());
+                CORRAL_RETURN_IF_ERROR(
+                    tx.put_tenant({.id = core::TenantId(name),
+                                   .config_json = server::tenant_config_to_json(*c),
+                                   .updated_at = this->clock_.now()}));
+              }
+              for (int s = 0; s < kShards; ++s) {
+                for (int n = 0; n < 1 + static_cast<int>(rng() % 2); ++n) {
+                  const std::string id = "n" + std::to_string(s) + "-" + std::to_string(n);
+                  nodes[id] = {"r" + std::to_string(s), 8};
+                  CORRAL_RETURN_IF_ERROR(tx.upsert_node(
+                      {.id = core::NodeId(id),
+                       .spec_json =
+                           R"({"id": ")" + id +
+                           R"(", "gpuType": "H100", "gpuCount": 8, "labels": {"region": "r)" +
+                           std::to_string(s) + R"(", "leaf": "l)" + std::to_string(s) + R"("}})",
+                       .created_at = this->clock_.now(),
+                       .updated_at = this->clock_.now()}));
+                }
+              }
+              return core::Status();
+            })
+            .ok());
 
     std::vector<std::unique_ptr<server::SchedLoop>> loops;
     for (int s = 0; s < kShards; ++s) {
@@ -358,28 +365,33 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
     std::map<std::int64_t, std::string> region_of;  // job -> its region
     for (int round = 0; round < 12; ++round) {
       this->clock_.advance(core::Duration(1000));
-      ASSERT_TRUE(store->transact([&](store::Tx& tx) {
-        for (int j = 0; j < 6; ++j) {
-          const std::string region = "r" + std::to_string(rng() % kShards);
-          const std::string tenant = "t" + std::to_string(rng() % kTenants);
-          const int gpus = 1 + static_cast<int>(rng() % 6);
-          const std::string spec = R"({"name": "j", "tenant": ")" + tenant +
-                                   R"(", "resources": {"gpus": )" + std::to_string(gpus) +
-                                   R"(, "gpuTypes": ["H100"], "region": ")" + region +
-                                   R"("}, "command": ["run"]})";
-          const auto parsed = core::parse_job_spec(spec, core::SpecFormat::kJson);
-          if (!parsed.ok()) return core::invalid_argument(parsed.errors.front().path, parsed.errors.front().reason);
-          CORRAL_ASSIGN_OR_RETURN(auto row,
-                                  tx.insert_job({.tenant = core::TenantId(tenant),
-                                                 .name = "j",
-                                                 .priority_class = parsed.spec->priority_class,
-                                                 .gpus = gpus,
-                                                 .spec_json = core::job_spec_to_json(*parsed.spec),
-                                                 .now = this->clock_.now()}));
-          region_of[row.id.value] = region;
-        }
-        return core::Status();
-      }).ok());
+      ASSERT_TRUE(
+          store
+              ->transact([&](store::Tx& tx) {
+                for (int j = 0; j < 6; ++j) {
+                  const std::string region = "r" + std::to_string(rng() % kShards);
+                  const std::string tenant = "t" + std::to_string(rng() % kTenants);
+                  const int gpus = 1 + static_cast<int>(rng() % 6);
+                  const std::string spec = R"({"name": "j", "tenant": ")" + tenant +
+                                           R"(", "resources": {"gpus": )" + std::to_string(gpus) +
+                                           R"(, "gpuTypes": ["H100"], "region": ")" + region +
+                                           R"("}, "command": ["run"]})";
+                  const auto parsed = core::parse_job_spec(spec, core::SpecFormat::kJson);
+                  if (!parsed.ok())
+                    return core::invalid_argument(parsed.errors.front().path,
+                                                  parsed.errors.front().reason);
+                  CORRAL_ASSIGN_OR_RETURN(
+                      auto row, tx.insert_job({.tenant = core::TenantId(tenant),
+                                               .name = "j",
+                                               .priority_class = parsed.spec->priority_class,
+                                               .gpus = gpus,
+                                               .spec_json = core::job_spec_to_json(*parsed.spec),
+                                               .now = this->clock_.now()}));
+                  region_of[row.id.value] = region;
+                }
+                return core::Status();
+              })
+              .ok());
       // Every shard's cycle at once.
       std::vector<std::thread> threads;
       for (auto& loop : loops) {
@@ -391,11 +403,13 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
       // The invariants, from the store.
       std::vector<store::AllocationRow> allocs;
       std::vector<store::JobRow> holding;
-      ASSERT_TRUE(store->read([&](store::Tx& tx) {
-        CORRAL_ASSIGN_OR_RETURN(allocs, tx.list_active_allocations());
-        CORRAL_ASSIGN_OR_RETURN(holding, tx.list_jobs_holding_gpus());
-        return core::Status();
-      }).ok());
+      ASSERT_TRUE(store
+                      ->read([&](store::Tx& tx) {
+                        CORRAL_ASSIGN_OR_RETURN(allocs, tx.list_active_allocations());
+                        CORRAL_ASSIGN_OR_RETURN(holding, tx.list_jobs_holding_gpus());
+                        return core::Status();
+                      })
+                      .ok());
       std::map<std::int64_t, std::string> tenant_of;
       for (const auto& j : holding) tenant_of[j.id.value] = j.tenant.value;
       std::map<std::string, std::int64_t> held, on_node;
@@ -412,17 +426,20 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
       placed += static_cast<std::int64_t>(allocs.size());
 
       // Some running jobs finish.
-      ASSERT_TRUE(store->transact([&](store::Tx& tx) {
-        for (const auto& j : holding) {
-          if (rng() % 3 != 0) continue;
-          CORRAL_RETURN_IF_ERROR(tx.release_allocations(j.id, this->clock_.now()).status());
-          store::JobRow next = j;
-          next.phase = core::JobPhase::kSucceeded;
-          next.updated_at = this->clock_.now();
-          CORRAL_RETURN_IF_ERROR(tx.update_job(next, j.phase).status());
-        }
-        return core::Status();
-      }).ok());
+      ASSERT_TRUE(store
+                      ->transact([&](store::Tx& tx) {
+                        for (const auto& j : holding) {
+                          if (rng() % 3 != 0) continue;
+                          CORRAL_RETURN_IF_ERROR(
+                              tx.release_allocations(j.id, this->clock_.now()).status());
+                          store::JobRow next = j;
+                          next.phase = core::JobPhase::kSucceeded;
+                          next.updated_at = this->clock_.now();
+                          CORRAL_RETURN_IF_ERROR(tx.update_job(next, j.phase).status());
+                        }
+                        return core::Status();
+                      })
+                      .ok());
     }
     conflicts = this->metrics_.sched_quota_conflicts.load();
   }

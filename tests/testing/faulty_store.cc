@@ -262,9 +262,7 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("release_lease"));
     return inner_.release_lease(shard, epoch);
   }
-  core::Result<std::vector<store::LeaseRow>> list_leases() override {
-    return inner_.list_leases();
-  }
+  core::Result<std::vector<store::LeaseRow>> list_leases() override { return inner_.list_leases(); }
   core::Status put_replica(const store::ReplicaRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_replica"));
     return inner_.put_replica(row);

@@ -1,16 +1,15 @@
 // Listener over libpq (store/listener.h): one connection that LISTENs, waits in poll()
 // on its socket and on a pipe that send() writes to, and reconnects with backoff.
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <fcntl.h>
 #include <mutex>
+#include <poll.h>
 #include <thread>
+#include <unistd.h>
 #include <utility>
 
 #include <libpq-fe.h>
@@ -53,7 +52,8 @@ class PgListener final : public Listener {
  private:
   void poke() {
     const char c = 1;
-    if (wake_[1] >= 0) [[maybe_unused]] auto n = ::write(wake_[1], &c, 1);
+    if (wake_[1] >= 0) [[maybe_unused]]
+      auto n = ::write(wake_[1], &c, 1);
   }
 
   bool connect() {
@@ -142,7 +142,7 @@ class PgListener final : public Listener {
   int wake_[2] = {-1, -1};
   std::mutex mu_;
   std::deque<std::pair<std::string, std::string>> outbox_;  // guarded by mu_
-  PGconn* conn_ = nullptr;                                   // the thread's alone
+  PGconn* conn_ = nullptr;                                  // the thread's alone
   std::thread thread_;
 };
 
