@@ -85,6 +85,8 @@ void SchedLoop::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  metrics_.pending_jobs -= pending_shown_;  // another replica counts this queue now
+  pending_shown_ = 0;
 }
 
 void SchedLoop::wake() {
@@ -408,7 +410,10 @@ Status SchedLoop::run_cycle() {
   CORRAL_RETURN_IF_ERROR(write_pending(decisions, now));
   const auto placed = static_cast<std::int64_t>(applied.placed.size());
   metrics_.sched_placements += placed;
-  metrics_.pending_jobs = static_cast<std::int64_t>(decisions.pending.size());
+  // Each shard's loop adds its own queue to the gauge (the replica may run several).
+  const auto pending = static_cast<std::int64_t>(decisions.pending.size());
+  metrics_.pending_jobs += pending - pending_shown_;
+  pending_shown_ = pending;
   metrics_.running_jobs = static_cast<std::int64_t>(view.holding.size()) + placed;
   return Status();
 }

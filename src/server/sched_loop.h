@@ -159,7 +159,8 @@ class SchedLoop : public SchedulerSignals {
   std::int64_t epoch_ = 0;
   std::atomic<bool> fenced_{false};
   CycleRecorder recorder_;
-  std::int64_t cycles_ = 0;  // run by this loop; numbers captured cycles
+  std::int64_t cycles_ = 0;         // run by this loop; numbers captured cycles
+  std::int64_t pending_shown_ = 0;  // this loop's part of metrics_.pending_jobs
 
   void force_full_read() CORRAL_EXCLUDES(mu_);
   // Writes each pending job's new position, reason and planned start (and a `pending`

@@ -161,7 +161,11 @@ ctx.confirm = (title, text, {reason = true} = {}) => new Promise((resolve) => {
   d.returnValue = '';
   // Confirm is the form's one submit button, so Enter in the reason confirms.
   $('confirm-cancel').onclick = () => d.close('cancel');
-  d.onclose = () => resolve(d.returnValue === 'ok' ? $('confirm-reason').value : null);
+  // A close event is dispatched after the dialog closed, as a task of its own: the close
+  // of the last confirmation may arrive after this one opened, and must not answer it.
+  d.onclose = () => {
+    if (!d.open) resolve(d.returnValue === 'ok' ? $('confirm-reason').value : null);
+  };
   d.showModal();
   (reason ? $('confirm-reason') : $('confirm-ok')).focus();
 });
