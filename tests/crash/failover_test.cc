@@ -405,5 +405,32 @@ TEST_F(Failover, APausedOwnerResumesFencedAndItsLateWritesAreRefused) {
   expect_acked_jobs_kept(victim);
 }
 
+// LISTEN/NOTIFY: a job submitted through one replica is placed by the A100 shard's holder
+// on another, and runs on two nodes whose agents poll two different replicas, one of
+// them not the holder. Without the cross-replica wakes the submission would wait for the
+// holder's next full read and that agent's long poll for its 25-s timeout.
+TEST_F(Failover, ReplicasWakeEachOtherForSubmissionsAndAssignments) {
+  const std::string holder = shard("a100").value("holder", "");
+  const int via = replica_named(shard("h100").value("holder", ""));
+  ASSERT_NE(replica_named(holder), via);  // submitted through a replica that does not place it
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t id =
+      submit(via, {{"name", "two-nodes"},
+                   {"resources", {{"gpus", 16}, {"gpusPerNode", 8}, {"gpuTypes", {"A100-80GB"}}}},
+                   {"command", {"sleep", "30"}}});
+  ASSERT_GT(id, 0);
+  auto c = client(via);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return parse(c.get("/v1/jobs/" + std::to_string(id))).value("phase", "") == "running";
+      },
+      20s));
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::printf("failover: a 2-node job submitted through r%d, placed by %s, running after %lld ms\n",
+              via, holder.c_str(), static_cast<long long>(took.count()));
+  EXPECT_LT(took, 5s);
+}
+
 }  // namespace
 }  // namespace corral::testing
