@@ -66,7 +66,10 @@ void AssignmentBoard::forget_job(std::int64_t job) {
 void AssignmentBoard::set_applied(const std::string& node, std::int64_t version) {
   std::lock_guard lock(mu_);
   Slot& s = slot(node);
-  if (version > s.applied) s.applied = version;
+  // Every version this board handed out for `node` is <= its current one; a larger claim
+  // was issued by another corrald (a replica on the same store, which numbers its own)
+  // and, taken as ours, would confirm stops the agent never saw. Ignored.
+  if (version > s.applied && version <= s.version) s.applied = version;
 }
 
 std::int64_t AssignmentBoard::applied(const std::string& node) {

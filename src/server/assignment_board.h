@@ -14,6 +14,13 @@
 // that version or a later one (its worker list then proves the rank is not running).
 // Nothing here is durable; after a restart every stop is marked again (conservative).
 //
+// Replicas: each corrald process numbers its own versions, so a version means something
+// only to the process that issued it. An agent that moves to another replica asks with
+// `since` -1 and sends no appliedVersion until that replica answered it (agent/client.h);
+// should one arrive anyway, wait() answers at once for any version other than the
+// node's current one (older, or another process's), and set_applied() ignores a claim
+// above the node's current version, which this board cannot have issued.
+//
 // Thread safety: safe for concurrent use. wait() blocks without holding any store
 // transaction.
 #pragma once
@@ -57,7 +64,8 @@ class AssignmentBoard {
   std::optional<std::int64_t> stop_version(std::int64_t job, const std::string& node)
       CORRAL_EXCLUDES(mu_);
   void forget_job(std::int64_t job) CORRAL_EXCLUDES(mu_);
-  // The newest assignment version the node's agent says it has applied (0: none).
+  // The newest assignment version the node's agent says it has applied (0: none); a
+  // claim above version(node) is not one of this board's and is ignored.
   void set_applied(const std::string& node, std::int64_t version) CORRAL_EXCLUDES(mu_);
   std::int64_t applied(const std::string& node) CORRAL_EXCLUDES(mu_);
   // A new agent process joined: its predecessor's claims no longer count.

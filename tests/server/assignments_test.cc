@@ -1,8 +1,10 @@
 // node_assignments(): the torchrun contract of every worker (ranks, world size, master
 // address and port, devices, checkpoint and restore) from the store's rows, without a
-// store; master_port() against the formula it replaced; SpecCache's decode count.
+// store; master_port() against the formula it replaced; SpecCache's decode count; the
+// AssignmentBoard's answers to versions of another corrald replica.
 #include "server/assignments.h"
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "core/job_spec_parse.h"
 #include "core/worker_env.h"
+#include "server/assignment_board.h"
 #include "server/spec_cache.h"
 
 namespace corral::server {
@@ -241,6 +244,37 @@ TEST(SpecCache, KeepsAtMostItsCapacityDroppingTheLowestIds) {
   ASSERT_TRUE(cache.get(JobId(5), text).ok());
   ASSERT_TRUE(cache.get(JobId(4), text).ok());
   EXPECT_EQ(cache.decodes(), 5);
+}
+
+// Two replicas on one store number their versions apart (each from its own start's clock).
+// An agent that moved from the other one may send a `since` of the other's: the long poll
+// must answer at once, whether that version is older or newer than this board's.
+TEST(AssignmentBoard, AnswersAtOnceForAVersionItDidNotIssue) {
+  AssignmentBoard board(5'000'000);
+  board.bump({"n1"});
+  const std::int64_t current = board.version("n1");
+  for (const std::int64_t foreign : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{4'000'123},
+                                     current - 1, std::int64_t{9'000'000}}) {
+    SCOPED_TRACE(foreign);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(board.wait("n1", foreign, std::chrono::seconds(20)), current);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  }
+}
+
+// An appliedVersion above the node's current one cannot be this board's: taken as ours,
+// it would confirm stops (marked at lower versions) that the agent never applied.
+TEST(AssignmentBoard, IgnoresAnAppliedVersionAboveItsOwn) {
+  AssignmentBoard board(5'000'000);
+  board.mark_stop(7, "n1");
+  const std::int64_t stop = *board.stop_version(7, "n1");
+  board.set_applied("n1", 9'000'000);  // a replica started later numbers from higher up
+  EXPECT_EQ(board.applied("n1"), 0);
+  EXPECT_LT(board.applied("n1"), stop);
+  board.set_applied("n1", stop);  // this board's own: believed
+  EXPECT_EQ(board.applied("n1"), stop);
+  board.set_applied("n1", stop - 1);  // never backwards
+  EXPECT_EQ(board.applied("n1"), stop);
 }
 
 }  // namespace
