@@ -201,9 +201,13 @@ std::vector<Route> admin_routes(ApiContext& api) {
       direct("POST", "/v1/scheduler/captures", kAdmins, api, capture),
       direct("GET", "/v1/scheduler/captures", kAdmins, api, list_captures),
       direct("GET", R"(/v1/scheduler/captures/([^/]+))", kAdmins, api, get_capture),
+      // Degraded, not down: the API still serves, but the reason (a scheduling cycle that
+      // fails, say on a tenant tree an older corrald let through) is where people look.
       public_route("GET", "/healthz",
-                   [](const Call&) -> Result<Reply> {
-                     return json_reply({{"status", "ok"}});
+                   [&api](const Call&) -> Result<Reply> {
+                     const std::string reason = api.loop.degraded();
+                     if (reason.empty()) return json_reply({{"status", "ok"}});
+                     return json_reply({{"status", "degraded"}, {"reason", reason}});
                    }),
       // Per-tenant and per-GPU series say who runs what: a scraper needs a token of role
       // metrics (or admin), docs/metrics.md.

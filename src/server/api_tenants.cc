@@ -45,11 +45,53 @@ Result<Reply> get_tenant(ApiContext&, const Call& c, store::Tx& tx) {
   return json_reply(out);
 }
 
+// A DNS label, as a job spec's `tenant` must be: a tenant named otherwise could take no
+// job.
+bool dns_label(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  });
+}
+
+// Every scheduling cycle builds the tenant tree and fails as a whole on a missing parent
+// or a cycle, so a write that would leave one is refused here, naming the field.
+Status check_tenant_tree(store::Tx& tx, const TenantConfig& cfg) {
+  if (!cfg.tenant.parent) return Status();
+  const std::string& name = cfg.tenant.id.value;
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
+  std::map<std::string, std::string> parent_of;  // "" : a root
+  for (const auto& row : rows) {
+    const auto stored = tenant_config_from_json(row.id.value, row.config_json);
+    if (stored.ok() && stored->tenant.parent)
+      parent_of[row.id.value] = stored->tenant.parent->value;
+    if (stored.ok() && !stored->tenant.parent) parent_of[row.id.value] = "";
+  }
+  const std::string& parent = cfg.tenant.parent->value;
+  if (!parent_of.contains(parent)) {
+    return core::invalid_argument("parent", "unknown tenant \"" + parent + "\"");
+  }
+  parent_of[name] = parent;
+  std::string chain = name;
+  for (std::string at = parent; !at.empty(); at = parent_of[at]) {
+    chain += " -> " + at;
+    if (at == name) return core::invalid_argument("parent", "would make a cycle: " + chain);
+    if (chain.size() > 64 * (parent_of.size() + 1)) break;  // a cycle among the others
+  }
+  return Status();
+}
+
 Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const std::string name = req.matches[1];
   CORRAL_ASSIGN_OR_RETURN(auto cfg, tenant_config_from_json(name, req.body));
   CORRAL_ASSIGN_OR_RETURN(auto before, tx.get_tenant(cfg.tenant.id));
+  if (!before && !dns_label(name)) {
+    return core::invalid_argument(
+        "name", "must be a DNS label (lowercase letters, digits and '-', at most 63), got \"" +
+                    name.substr(0, 80) + "\"");
+  }
+  CORRAL_RETURN_IF_ERROR(check_tenant_tree(tx, cfg));
   const std::string text = tenant_config_to_json(cfg);
   CORRAL_RETURN_IF_ERROR(
       tx.put_tenant({.id = cfg.tenant.id, .config_json = text, .updated_at = api.now()}));

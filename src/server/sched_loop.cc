@@ -164,6 +164,10 @@ void SchedLoop::run() {
     if (!fenced_) {
       const Status s = run_cycle();
       last_duration = std::chrono::steady_clock::now() - last_start;
+      {
+        std::lock_guard errors_lock(positions_mu_);
+        last_error_ = s.ok() ? "" : s.to_string();
+      }
       if (!s.ok()) {
         ++metrics_.sched_errors;
         std::fprintf(stderr, "corrald: scheduling cycle failed: %s\n", s.to_string().c_str());
@@ -430,6 +434,11 @@ void SchedLoop::publish_positions(const sched::Decisions& decisions) {
 std::shared_ptr<const SchedLoop::QueuePositions> SchedLoop::queue_positions() const {
   std::lock_guard lock(positions_mu_);
   return positions_;
+}
+
+std::string SchedLoop::last_error() const {
+  std::lock_guard lock(positions_mu_);
+  return last_error_;
 }
 
 std::shared_ptr<const SchedLoop::TenantShares> SchedLoop::tenant_shares() const {

@@ -115,6 +115,8 @@ class SchedLoop : public SchedulerSignals {
   core::Status start_at(std::int64_t epoch) CORRAL_EXCLUDES(mu_);
   // True once a commit was refused with a stale epoch: another replica holds the shard.
   bool fenced() const { return fenced_; }
+  // Why the last cycle failed ("" when it succeeded, or none ran yet), for /healthz.
+  std::string last_error() const CORRAL_EXCLUDES(positions_mu_);
   const std::string& shard() const { return options_.shard; }
   void stop() CORRAL_EXCLUDES(mu_);
   // Asks for a cycle soon that re-reads the whole pending queue; cheap, never blocks on a
@@ -189,6 +191,7 @@ class SchedLoop : public SchedulerSignals {
   core::Time last_position_write_{};
 
   mutable std::mutex positions_mu_;
+  std::string last_error_ CORRAL_GUARDED_BY(positions_mu_);
   std::shared_ptr<const QueuePositions> positions_ CORRAL_GUARDED_BY(positions_mu_);
   std::shared_ptr<const TenantShares> shares_ CORRAL_GUARDED_BY(positions_mu_);
 

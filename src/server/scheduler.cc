@@ -308,6 +308,19 @@ std::shared_ptr<const SchedLoop::TenantShares> Scheduler::tenant_shares() const 
   return nullptr;
 }
 
+std::string Scheduler::degraded() const {
+  std::map<std::string, std::int64_t> held;
+  {
+    std::lock_guard lock(mu_);
+    held = held_;
+  }
+  for (const auto& loop : loops_) {
+    if (!held.contains(loop->shard())) continue;
+    if (std::string e = loop->last_error(); !e.empty()) return "shard " + loop->shard() + ": " + e;
+  }
+  return "";
+}
+
 std::int64_t Scheduler::epoch() const {
   std::lock_guard lock(mu_);
   for (const auto& s : shards_.shards()) {

@@ -101,6 +101,9 @@ class Scheduler : public SchedulerSignals {
   std::int64_t epoch() const;
   const ShardMap& shards() const { return shards_; }
   const ReplicaSettings& replica() const { return replica_; }
+  // Why scheduling here is failing: "shard NAME: <the last cycle's error>" for the first
+  // shard this replica runs whose last cycle failed; "" when none did.
+  std::string degraded() const;
   // Whether this replica runs the once-per-cluster controllers now.
   bool runs_controllers() const { return controllers_; }
   // Every lease and replica row, as the store has them.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "core/job_spec_parse.h"
 #include "core/utf8.h"
+#include "store/store.h"
 #include "testing/corrald_process.h"
 #include "testing/store_fixture.h"
 
@@ -828,6 +830,94 @@ TYPED_TEST(ApiTest, QueuePositionsAreOneOrderRightAfterSubmissions) {
         body(c.get("/v1/jobs/" + std::to_string(e.value("job", 0)))).value("queuePosition", -1),
         e.value("position", -2));
   }
+}
+
+// A tenant write that would break the tenant tree is refused with its field (issue 20):
+// before, every later scheduling cycle failed on it.
+TYPED_TEST(ApiTest, TenantWritesThatWouldBreakTheTreeAreRefusedWithTheirField) {
+  this->make_tenant("org");
+  this->make_tenant("team", R"({"parent": "org"})");
+  const auto refused = [&](const std::string& name, const std::string& request,
+                           const std::string& field, const std::string& words) {
+    const auto r = this->admin().put("/v1/tenants/" + name, request);
+    EXPECT_EQ(r.status, 400) << name << " " << request << ": " << r.body;
+    const json e = body(r)["error"];
+    EXPECT_EQ(e.value("field", ""), field) << r.body;
+    EXPECT_NE(e.value("message", "").find(words), std::string::npos) << r.body;
+  };
+  refused("x", R"({"parent": "ghost"})", "parent", "unknown tenant \"ghost\"");
+  refused("org", R"({"parent": "team"})", "parent", "would make a cycle: org -> team -> org");
+  refused("Team_B", "{}", "name", "must be a DNS label");
+  refused("-b", "{}", "name", "must be a");
+  refused(std::string(64, 'a'), "{}", "name", "must be a");
+  // Nothing of it was stored.
+  EXPECT_EQ(this->admin().get("/v1/tenants/x").status, 404);
+  EXPECT_EQ(body(this->admin().get("/v1/tenants/org")).value("parent", json()), json());
+}
+
+// No sequence of tenant writes the API accepts can make a scheduling cycle fail: random
+// writes (parents among the tenants, weights, quotas), some refused, then cycles.
+TYPED_TEST(ApiTest, NoAcceptedSequenceOfTenantWritesBreaksACycle) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 60; ++i) {
+    const std::string name = names[rng() % names.size()];
+    json request = {
+        {"weight", 1 + static_cast<int>(rng() % 4)},
+        {"quotas", {{"H100", {{"guaranteed", rng() % 9}, {"borrowLimit", rng() % 9}}}}}};
+    if (rng() % 4 != 0) request["parent"] = names[rng() % names.size()];
+    const auto r = this->admin().put("/v1/tenants/" + name, request.dump());
+    ASSERT_TRUE(r.status == 200 || r.status == 201 || r.status == 400) << r.body;
+    (r.status == 400 ? refused : accepted) += 1;
+  }
+  EXPECT_GT(accepted, 10);
+  EXPECT_GT(refused, 0);  // the sequence tried cycles or self-parents
+  const auto metric = [&](const std::string& name) -> std::int64_t {
+    const std::string text = this->admin().get("/metrics").body;
+    const auto at = text.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stoll(text.substr(at + name.size() + 2));
+  };
+  const auto cycles_pass = [&](int n) {
+    const std::int64_t from = metric("corral_sched_cycles_total");
+    EXPECT_TRUE(eventually([&] { return metric("corral_sched_cycles_total") >= from + n; }));
+  };
+  this->add_node("n1");
+  EXPECT_EQ(this->admin().post("/v1/jobs", kJob).status, 201);
+  cycles_pass(3);  // a cycle runs at least every tickMs (2 s)
+  EXPECT_EQ(metric("corral_sched_errors_total"), 0);
+}
+
+// A tenant tree broken behind the API's back (an older corrald let it through): every
+// cycle fails, and /healthz says so with the reason; fixed through the API, it is ok.
+TYPED_TEST(ApiTest, HealthzIsDegradedWithTheReasonWhileCyclesFail) {
+  EXPECT_EQ(body(this->admin().get("/healthz")).value("status", ""), "ok");
+  auto opened = store::open_store(this->store_url_);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  ASSERT_TRUE((*opened)
+                  ->transact([&](store::Tx& tx) {
+                    for (const auto& [name, parent] :
+                         {std::pair{"cyc1", "cyc2"}, std::pair{"cyc2", "cyc1"}}) {
+                      CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+                          {.id = core::TenantId(name),
+                           .config_json = json{{"name", name}, {"parent", parent}}.dump(),
+                           .updated_at = core::time_from_ms(1)}));
+                    }
+                    return core::Status();
+                  })
+                  .ok());
+  EXPECT_EQ(this->admin().post("/v1/jobs", kJob).status, 201);  // and a cycle soon
+  json health;
+  EXPECT_TRUE(eventually([&] {
+    health = body(this->admin().get("/healthz"));
+    return health.value("status", "") == "degraded";
+  })) << health.dump();
+  EXPECT_NE(health.value("reason", "").find("cycle"), std::string::npos) << health.dump();
+  this->make_tenant("cyc1", "{}");  // no parent: the tree is whole again
+  EXPECT_TRUE(eventually([&] {
+    health = body(this->admin().get("/healthz"));
+    return health.value("status", "") == "ok";
+  })) << health.dump();
 }
 
 }  // namespace
