@@ -96,17 +96,8 @@ std::string describe(const TreeNode& node) {
   return "a value";
 }
 
-bool is_dns_label_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?
-bool is_dns_label(std::string_view s) {
-  if (s.empty() || !is_dns_label_char(s.front()) || !is_dns_label_char(s.back())) {
-    return false;
-  }
-  return std::all_of(s.begin(), s.end(), [](char c) { return is_dns_label_char(c) || c == '-'; });
 }
 
 // Kubernetes' label name/value syntax: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
@@ -929,6 +920,13 @@ ParseOutcome parse_job_spec(std::string_view text, SpecFormat format) {
     out.spec = validator.take_spec();
   }
   return out;
+}
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?
+bool is_dns_label(std::string_view s) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 }  // namespace corral::core

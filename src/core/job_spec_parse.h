@@ -52,4 +52,8 @@ std::string job_spec_to_json(const JobSpec& spec);
 // The mask written in place of every secretEnv value.
 inline constexpr std::string_view kSecretMask = "***";
 
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?, any length: what a spec's tenant and region must be (the
+// length is the caller's to bound). Tenants and simulated fleets' regions check the same.
+bool is_dns_label(std::string_view s);
+
 }  // namespace corral::core

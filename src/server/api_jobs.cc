@@ -83,7 +83,8 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                              spec.tenant.value);
   }
   const ShardMap& shards = api.loop.shards();
-  const RouteQuery route = route_query(spec);
+  const RouteQuery route = route_query(
+      sched::job_request_from_spec(core::JobId(), spec, core::tier_of(spec.priority_class)));
   CORRAL_RETURN_IF_ERROR(shards.check_routable(route));
   auto tenant = load_tenant(tx, spec.tenant.value);
   if (!tenant.ok()) {

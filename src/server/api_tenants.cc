@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/job_spec_parse.h"
 #include "server/api_routes.h"
 #include "server/api_views.h"
 #include "server/http_status.h"
@@ -45,15 +46,6 @@ Result<Reply> get_tenant(ApiContext&, const Call& c, store::Tx& tx) {
   return json_reply(out);
 }
 
-// A DNS label, as a job spec's `tenant` must be: a tenant named otherwise could take no
-// job.
-bool dns_label(const std::string& name) {
-  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
-  return std::all_of(name.begin(), name.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-  });
-}
-
 // Every scheduling cycle builds the tenant tree and fails as a whole on a missing parent
 // or a cycle, so a write that would leave one is refused here, naming the field.
 Status check_tenant_tree(store::Tx& tx, const TenantConfig& cfg) {
@@ -86,7 +78,8 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string name = req.matches[1];
   CORRAL_ASSIGN_OR_RETURN(auto cfg, tenant_config_from_json(name, req.body));
   CORRAL_ASSIGN_OR_RETURN(auto before, tx.get_tenant(cfg.tenant.id));
-  if (!before && !dns_label(name)) {
+  // A DNS label, as a job spec's `tenant` must be: a tenant named otherwise takes no job.
+  if (!before && (name.size() > 63 || !core::is_dns_label(name))) {
     return core::invalid_argument(
         "name", "must be a DNS label (lowercase letters, digits and '-', at most 63), got \"" +
                     name.substr(0, 80) + "\"");

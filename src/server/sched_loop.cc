@@ -363,15 +363,7 @@ Status SchedLoop::run_cycle() {
     to_apply = decisions;  // a retried transaction starts again from them
     conflicts = 0;
     if (partitioned) {
-      CORRAL_ASSIGN_OR_RETURN(const auto over, quota_conflicts(tx, decisions, *snapshot, view));
-      if (!over.empty()) {
-        std::map<std::int64_t, core::TenantId> tenant_of;
-        for (const auto& job : snapshot->pending())
-          tenant_of[job.request.id.value] = job.request.tenant;
-        conflicts = drop_placements(to_apply, [&](const sched::Placement& p) {
-          return over.contains({tenant_of[p.job.value], p.gpu_type});
-        });
-      }
+      CORRAL_ASSIGN_OR_RETURN(conflicts, drop_over_quota(tx, to_apply, *snapshot, view));
     }
     CORRAL_ASSIGN_OR_RETURN(applied,
                             apply_decisions(tx, to_apply,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <utility>
 
 namespace corral::server {
@@ -286,18 +287,27 @@ void Scheduler::wake() {
 }
 
 std::shared_ptr<const SchedLoop::QueuePositions> Scheduler::queue_positions() const {
-  // Job ids are disjoint across shards, so the union stays sorted by id once merged.
-  std::shared_ptr<const SchedLoop::QueuePositions> only;
   std::vector<std::shared_ptr<const SchedLoop::QueuePositions>> parts;
   for (const auto& loop : loops_) {
     if (auto p = loop->queue_positions()) parts.push_back(std::move(p));
   }
   if (parts.empty()) return nullptr;
   if (parts.size() == 1) return parts.front();
-  auto merged = std::make_shared<SchedLoop::QueuePositions>();
-  for (const auto& p : parts) merged->insert(merged->end(), p->begin(), p->end());
-  std::sort(merged->begin(), merged->end());
-  return merged;
+  // Every job read asks for these; merge once per new set of the loops' positions. Job
+  // ids are disjoint across shards and each part is sorted by id.
+  std::lock_guard lock(merged_mu_);
+  if (parts != merged_from_) {
+    auto merged = std::make_shared<SchedLoop::QueuePositions>();
+    for (const auto& p : parts) {
+      SchedLoop::QueuePositions next;
+      next.reserve(merged->size() + p->size());
+      std::merge(merged->begin(), merged->end(), p->begin(), p->end(), std::back_inserter(next));
+      merged->swap(next);
+    }
+    merged_ = std::move(merged);
+    merged_from_ = std::move(parts);
+  }
+  return merged_;
 }
 
 std::shared_ptr<const SchedLoop::TenantShares> Scheduler::tenant_shares() const {

@@ -136,6 +136,11 @@ class Scheduler : public SchedulerSignals {
   std::vector<std::string> order_;            // held items, oldest claim first; guarded by mu_
   std::atomic<bool> controllers_{false};
   std::function<void(bool)> on_controllers_;
+  // queue_positions() of several shards, merged, and the loops' positions it came from.
+  mutable std::mutex merged_mu_;
+  mutable std::vector<std::shared_ptr<const SchedLoop::QueuePositions>> merged_from_
+      CORRAL_GUARDED_BY(merged_mu_);
+  mutable std::shared_ptr<const SchedLoop::QueuePositions> merged_ CORRAL_GUARDED_BY(merged_mu_);
   std::unique_ptr<store::Listener> listener_;
   Periodic rounds_;
 };

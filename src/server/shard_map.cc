@@ -32,10 +32,11 @@ std::vector<int> node_order(const std::vector<ShardSpec>& shards) {
 
 }  // namespace
 
-RouteQuery route_query(const core::JobSpec& spec) {
-  return {.gpus = spec.elastic ? spec.elastic->min_gpus : spec.resources.gpus,
-          .gpu_types = spec.resources.gpu_types,
-          .region = spec.resources.region};
+RouteQuery route_query(const sched::JobRequest& request) {
+  // An elastic job routes by the smallest size it may run at.
+  return {.gpus = request.elastic ? request.elastic->min_gpus : request.gpus,
+          .gpu_types = request.gpu_types,
+          .region = request.region};
 }
 
 ShardMap::ShardMap() : shards_{{.name = "default"}}, node_order_{0} {}

@@ -26,9 +26,9 @@
 
 #include "core/gpu_type.h"
 #include "core/ids.h"
-#include "core/job_spec.h"
 #include "core/result.h"
 #include "core/topology.h"
+#include "sched/snapshot.h"
 
 namespace corral::server {
 
@@ -47,7 +47,9 @@ struct RouteQuery {
   std::string region;                      // required region; empty: any
 };
 
-RouteQuery route_query(const core::JobSpec& spec);
+// What routing needs of a job request (sched::job_request_from_spec gives the request
+// of a spec being submitted): one function for the API and the loops, so they route alike.
+RouteQuery route_query(const sched::JobRequest& request);
 
 struct ShardRoute {
   int shard = -1;         // index into shards(); -1: no shard can run it

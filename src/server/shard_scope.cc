@@ -6,13 +6,6 @@
 
 namespace corral::server {
 
-RouteQuery route_query(const sched::JobRequest& request) {
-  // As route_query(JobSpec): both must route a job alike.
-  return {.gpus = request.elastic ? request.elastic->min_gpus : request.gpus,
-          .gpu_types = request.gpu_types,
-          .region = request.region};
-}
-
 std::set<std::string> narrow_to_shard(sched::SnapshotInput& in, const ShardMap& map, int shard) {
   std::set<std::string> own;
   for (auto& node : in.nodes) {
@@ -73,15 +66,15 @@ std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapsho
   return count;
 }
 
-core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflicts(
-    store::Tx& tx, const sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
-    const StoreView& view) {
-  std::set<std::pair<core::TenantId, core::GpuTypeId>> out;
-  if (d.placements.empty()) return out;
+core::Result<std::int64_t> drop_over_quota(store::Tx& tx, sched::Decisions& d,
+                                           const sched::ClusterSnapshot& snapshot,
+                                           const StoreView& view) {
+  if (d.placements.empty()) return std::int64_t{0};
+  using Key = std::pair<std::string, std::string>;  // (tenant, GPU type)
   std::map<std::int64_t, const core::TenantId*> tenant_of;
   for (const auto& job : snapshot.pending()) tenant_of[job.request.id.value] = &job.request.tenant;
   // What this cycle placed, and what it saw held, by (tenant, type).
-  std::map<std::pair<std::string, std::string>, std::int64_t> placed, seen;
+  std::map<Key, std::int64_t> placed, seen;
   std::vector<core::TenantId> tenants;
   for (const auto& p : d.placements) {
     const auto t = tenant_of.find(p.job.value);
@@ -96,6 +89,7 @@ core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflic
     if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
   }
   CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now, tx.lock_tenant_holdings(tenants));
+  std::set<Key> over;
   for (const auto& [key, gpus] : placed) {
     const auto held = now.find(key);
     const std::int64_t held_now = held == now.end() ? 0 : held->second;
@@ -106,11 +100,13 @@ core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflic
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(core::GpuTypeId(key.second));
     // Over only because of GPUs this cycle did not see: another shard's. (decide() itself
     // keeps within the quota of what it saw; sched::check() says so.)
-    if (held_now > held_seen && held_now + gpus > q.max_total()) {
-      out.insert({core::TenantId(key.first), core::GpuTypeId(key.second)});
-    }
+    if (held_now > held_seen && held_now + gpus > q.max_total()) over.insert(key);
   }
-  return out;
+  if (over.empty()) return std::int64_t{0};
+  return drop_placements(d, [&](const sched::Placement& p) {
+    const auto t = tenant_of.find(p.job.value);
+    return t != tenant_of.end() && over.contains({t->second->value, p.gpu_type.value});
+  });
 }
 
 }  // namespace corral::server

@@ -8,7 +8,7 @@
 //   - only the pending jobs routed to this shard are in its queue;
 //   - decisions that touch another shard's jobs (a preemption, a resize) are dropped,
 //     with the placements that waited for them;
-//   - at commit, quota_conflicts() recounts the placed tenants' GPUs under their row
+//   - at commit, drop_over_quota() recounts the placed tenants' GPUs under their row
 //     locks: a tenant another shard placed for since this cycle's read, and now over its
 //     guarantee plus borrow limit, has this cycle's placements of that type dropped; they
 //     stay pending for the next cycle, which sees the other shard's GPUs.
@@ -33,9 +33,6 @@
 
 namespace corral::server {
 
-// The route of a pending job's request.
-RouteQuery route_query(const sched::JobRequest& request);
-
 // Shows other shards' nodes cordoned and drops pending jobs routed elsewhere; returns
 // the names of the nodes this shard owns.
 std::set<std::string> narrow_to_shard(sched::SnapshotInput& in, const ShardMap& map, int shard);
@@ -50,11 +47,12 @@ std::int64_t drop_placements(sched::Decisions& d,
 std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
                                 const std::set<std::string>& own_nodes);
 
-// In the commit transaction: the (tenant, GPU type) pairs whose placements in `d` would
-// take the tenant over its guarantee plus borrow limit given what the store says it
-// holds now, and only because of GPUs this cycle did not see (`view`): other shards'.
-core::Result<std::set<std::pair<core::TenantId, core::GpuTypeId>>> quota_conflicts(
-    store::Tx& tx, const sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
-    const StoreView& view);
+// In the commit transaction: drops from `d` the placements of each (tenant, GPU type)
+// that would take the tenant over its guarantee plus borrow limit given what the store
+// says it holds now, and only because of GPUs this cycle did not see (`view`): other
+// shards'. Returns how many placements it dropped.
+core::Result<std::int64_t> drop_over_quota(store::Tx& tx, sched::Decisions& d,
+                                           const sched::ClusterSnapshot& snapshot,
+                                           const StoreView& view);
 
 }  // namespace corral::server

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "sim/rng.h"
+#include "core/job_spec_parse.h"
 
 namespace corral::sim {
 namespace {
@@ -105,11 +105,7 @@ Result<std::int64_t> usd_to_micro(double usd) { return std::llround(usd * 1e6); 
 
 // A region name: what a job spec's resources.region may name (a DNS label).
 Status check_region_name(const std::string& region, const std::string& path) {
-  const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  const bool label =
-      !region.empty() && region.size() <= 63 && ok(region.front()) && ok(region.back()) &&
-      std::all_of(region.begin(), region.end(), [&](char c) { return ok(c) || c == '-'; });
-  if (!label) {
+  if (region.size() > 63 || !core::is_dns_label(region)) {
     return core::invalid_argument(
         path, fmt::format("must be a DNS label (lowercase letters, digits and '-', as a job's "
                           "resources.region), got '{}'",
@@ -534,42 +530,6 @@ core::Result<Fleet> load_fleet(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return parse_fleet(text.str(), path);
-}
-
-core::Result<std::vector<std::string>> assign_regions(const Fleet& fleet,
-                                                      const std::vector<TraceJob>& jobs,
-                                                      std::uint64_t seed) {
-  const auto regions = fleet.region_gpus();
-  std::int64_t total = 0;
-  for (const auto& [region, gpus] : regions) total += gpus;
-  // Its own generator, salted, so drawing regions leaves the run's other draws (failure
-  // times) as they were without it.
-  Rng rng(seed ^ 0x7265'6769'6f6e'7321ULL);
-  std::vector<std::string> out(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const TraceJob& j = jobs[i];
-    if (!j.region.empty()) {
-      if (std::none_of(regions.begin(), regions.end(),
-                       [&](const auto& r) { return r.first == j.region; })) {
-        return core::invalid_argument(
-            "region", fmt::format("job {} asks for region '{}', which no pool of the fleet is in",
-                                  j.name, j.region));
-      }
-      out[i] = j.region;
-    } else if (const auto it = fleet.job_regions.tenants.find(j.tenant);
-               it != fleet.job_regions.tenants.end()) {
-      out[i] = it->second;
-    } else if (fleet.job_regions.fraction > 0 && rng.uniform() < fleet.job_regions.fraction) {
-      // In proportion to the regions' GPUs, so each region is offered load by its size.
-      double at = rng.uniform() * static_cast<double>(total);
-      for (const auto& [region, gpus] : regions) {
-        out[i] = region;
-        at -= static_cast<double>(gpus);
-        if (at < 0) break;
-      }
-    }
-  }
-  return out;
 }
 
 core::Result<std::vector<core::Tenant>> resolve_tenants(const Fleet& fleet,
