@@ -100,6 +100,9 @@ def metric(addr, token, name):
 
 
 def start_replicas(count, store, config):
+    # Every replica of one store seals and opens job secrets with the same key file.
+    key = os.path.join(tempfile.mkdtemp(prefix="corral-key-"), "corrald.key")
+    config += f"security: {{keyFile: {key}}}\n"
     first = Replica("r0", store, config)  # bootstraps the store's tokens
     rest = [Replica(f"r{i}", store, config) for i in range(1, count)]
     return [first] + rest

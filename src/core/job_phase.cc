@@ -57,6 +57,11 @@ std::optional<JobPhase> job_phase_from_string(std::string_view name) {
   return static_cast<JobPhase>(it - kPhaseNames.begin());
 }
 
+std::vector<JobPhase> unfinished_phases() {
+  return {JobPhase::kPending, JobPhase::kAdmitted,   JobPhase::kLaunching,
+          JobPhase::kRunning, JobPhase::kPreempting, JobPhase::kRequeued};
+}
+
 bool is_terminal(JobPhase phase) {
   return phase == P::kSucceeded || phase == P::kFailed || phase == P::kCancelled;
 }

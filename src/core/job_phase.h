@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -58,6 +59,8 @@ std::optional<JobPhase> job_phase_from_string(std::string_view name);
 
 // Terminal phases never change again.
 bool is_terminal(JobPhase phase);
+// Every phase but the terminal ones, in declaration order.
+std::vector<JobPhase> unfinished_phases();
 // Phases in which the job holds (or may still hold) GPUs.
 bool holds_gpus(JobPhase phase);
 

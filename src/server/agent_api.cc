@@ -74,8 +74,9 @@ Result<Reply> AgentApi::assignments(const Call& c) {
   CORRAL_RETURN_IF_ERROR(pipeline_.store().read([&](store::Tx& tx) {
     const core::NodeId id(node);
     CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
-    CORRAL_ASSIGN_OR_RETURN(const auto input,
-                            read_node_assignment_input(tx, id, specs_, settings_.stop_grace_ms));
+    CORRAL_ASSIGN_OR_RETURN(
+        const auto input,
+        read_node_assignment_input(tx, id, specs_, pipeline_.keys(), settings_.stop_grace_ms));
     reply.body = core::encode_assignments({.node = node,
                                            .epoch = session ? session->epoch : 0,
                                            .version = version,

@@ -67,10 +67,13 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                              .lost = false};
   CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
   const std::string hash = sha256_hex(grant.token);
-  CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = hash,
-                                          .role = std::string(to_string(Role::kAgent)),
-                                          .node = node.id.value,
-                                          .created_at = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(
+      tx.insert_token({.hash = hash,
+                       .role = std::string(to_string(Role::kAgent)),
+                       .node = node.id.value,
+                       .created_at = ctx.now,
+                       .name = "agent-" + node.id.value + "-" + hash.substr(0, 8),
+                       .owner = "join"}));
   CORRAL_RETURN_IF_ERROR(append_audit(
       tx, {.actor = grant.joiner + "(join)",
            .action = "agent.join",
@@ -79,7 +82,7 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                session ? "epoch=" + std::to_string(session->epoch) + (session->lost ? " lost" : "")
                        : "",
            .after = "epoch=" + std::to_string(row.epoch) + " url=" + request.agent_url +
-                    " token:" + hash.substr(0, 12),
+                    " token:agent-" + node.id.value + "-" + hash.substr(0, 8),
            .time = ctx.now}));
   ctx.fx.bump.insert(node.id.value);
   ctx.fx.rejoined.insert(node.id.value);

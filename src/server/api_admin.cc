@@ -4,10 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_object.h"
 #include "server/api_routes.h"
-#include "server/audit.h"
-#include "server/crypto.h"
+#include "server/audit_anchor.h"
 #include "server/http_status.h"
 #include "server/list_page.h"
 #include "server/model_json.h"
@@ -18,49 +16,6 @@ namespace {
 using core::Result;
 using core::Status;
 using nlohmann::json;
-
-Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
-  const httplib::Request& req = c.req;
-  CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(req.body));
-  std::string role, tenant, node;
-  for (const auto& [k, v] : body.items()) {
-    if (k != "role" && k != "tenant" && k != "node")
-      return core::invalid_argument(k, "unknown field");
-    if (!v.is_string()) return core::invalid_argument(k, "must be a string");
-    (k == "role" ? role : k == "tenant" ? tenant : node) = v.get<std::string>();
-  }
-  const auto parsed = parse_role(role);
-  if (!parsed.ok() || *parsed == Role::kJoin) {  // join tokens come only from DATA_DIR
-    return core::invalid_argument("role", "must be admin, member, agent or metrics");
-  }
-  if (*parsed == Role::kMember) {
-    if (!valid_name(tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
-    CORRAL_ASSIGN_OR_RETURN(auto t, tx.get_tenant(core::TenantId(tenant)));
-    if (!t) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
-  } else if (!tenant.empty()) {
-    return core::invalid_argument("tenant", "only a member token has a tenant");
-  }
-  if (*parsed == Role::kAgent) {
-    if (!valid_name(node)) return core::invalid_argument("node", "an agent needs a node name");
-  } else if (!node.empty()) {
-    return core::invalid_argument("node", "only an agent token has a node");
-  }
-  const std::string token = new_token();
-  const std::string hash = sha256_hex(token);
-  CORRAL_RETURN_IF_ERROR(tx.insert_token(
-      {.hash = hash, .role = role, .tenant = tenant, .node = node, .created_at = api.now()}));
-  CORRAL_RETURN_IF_ERROR(
-      api.pipeline.audit(tx, c, "token.create", "token:" + hash.substr(0, 12), "",
-                         "role=" + role + " tenant=" + tenant + " node=" + node));
-  // The token is shown once; the idempotency row keeps this answer so a retry of the
-  // same request gets the same token rather than minting a second one.
-  return json_reply({{"token", token},
-                     {"id", "token:" + hash.substr(0, 12)},
-                     {"role", role},
-                     {"tenant", tenant},
-                     {"node", node}},
-                    201);
-}
 
 Result<Reply> list_audit(ApiContext&, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
@@ -92,11 +47,15 @@ Result<Reply> list_audit(ApiContext&, const Call& c, store::Tx& tx) {
                                 [&](std::size_t i) { return std::to_string(rows[i].seq); }));
 }
 
-// Replays the audit chain from its first entry (audit.h).
+// Replays the audit chain from its first entry (audit.h), then checks this replica's
+// anchor file against it (audit_anchor.h).
 Result<Reply> verify(ApiContext& api, const Call&) {
-  CORRAL_ASSIGN_OR_RETURN(const auto verdict, verify_audit(api.pipeline.store()));
+  CORRAL_ASSIGN_OR_RETURN(const auto verdict,
+                          verify_audit_anchored(api.pipeline.store(), api.pipeline.audit_anchor(),
+                                                api.pipeline.keys()));
   return json_reply({{"ok", verdict.ok},
                      {"entries", verdict.entries},
+                     {"anchors", verdict.anchors},
                      {"firstBadSeq", verdict.first_bad_seq},
                      {"problem", verdict.problem}});
 }
@@ -194,7 +153,6 @@ Route direct(const char* method, std::string pattern, RoleSet roles, ApiContext&
 
 std::vector<Route> admin_routes(ApiContext& api) {
   return {
-      write_route("POST", "/v1/tokens", kAdmins, bind_api(api, create_token)),
       read_route("GET", "/v1/audit", kAdmins, bind_api(api, list_audit)),
       direct("GET", "/v1/audit/verify", kAdmins, api, verify),
       direct("GET", "/v1/shards", kAdmins, api, shards),

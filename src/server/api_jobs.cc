@@ -17,6 +17,7 @@
 #include "server/api_routes.h"
 #include "server/api_views.h"
 #include "server/http_status.h"
+#include "server/job_secrets.h"
 #include "server/list_page.h"
 #include "server/model_json.h"
 
@@ -93,6 +94,15 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     return tenant.status();
   }
+  // Only a leaf tenant runs jobs (sched/snapshot.h): a job of a parent would fail cycles.
+  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  for (const auto& t : tenants) {
+    const auto cfg = tenant_config_from_json(t.id.value, t.config_json);
+    if (cfg.ok() && cfg->tenant.parent == spec.tenant) {
+      return core::invalid_argument("tenant", "tenant " + spec.tenant.value + " has sub-tenants (" +
+                                                  t.id.value + "); jobs belong to a leaf tenant");
+    }
+  }
   if (const int wait_s = api.admission.try_admit(spec.tenant.value, tenant->submit); wait_s > 0) {
     ++api.metrics.admission_rejections;
     return core::resource_exhausted("tenant " + spec.tenant.value + " is over its submit rate of " +
@@ -107,16 +117,16 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                                         " pending jobs, the most it may have",
                                     core::seconds(10));
   }
-  json secrets = json::object();
-  for (const auto& [k, v] : spec.secret_env) secrets[k] = v;
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
-                                                   .name = spec.name,
-                                                   .priority_class = spec.priority_class,
-                                                   .tier = core::tier_of(spec.priority_class),
-                                                   .gpus = spec.resources.gpus,
-                                                   .spec_json = core::job_spec_to_json(spec),
-                                                   .secret_env_json = secrets.dump(),
-                                                   .now = api.now()}));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto row,
+      tx.insert_job({.tenant = spec.tenant,
+                     .name = spec.name,
+                     .priority_class = spec.priority_class,
+                     .tier = core::tier_of(spec.priority_class),
+                     .gpus = spec.resources.gpus,
+                     .spec_json = core::job_spec_to_json(spec),
+                     .secret_env_json = seal_job_secrets(api.pipeline.keys(), spec.secret_env),
+                     .now = api.now()}));
   CORRAL_RETURN_IF_ERROR(tx.append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
   if (shards.partitioned()) {
@@ -129,7 +139,8 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "job.submit", "job/" + std::to_string(row.id.value), "", audit_summary(row)));
   ++api.metrics.jobs_submitted;
-  Reply reply = json_reply(job_json(row, api.loop.queue_positions().get()), 201);
+  Reply reply =
+      json_reply(job_json(row, api.loop.queue_positions().get(), api.loop.degraded()), 201);
   reply.wake_scheduler = true;
   reply.submitted_job = row.id.value;
   return reply;
@@ -139,7 +150,7 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const Principal& p = c.who;
   CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
-  json out = job_json(job, api.loop.queue_positions().get());
+  json out = job_json(job, api.loop.queue_positions().get(), api.loop.degraded());
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
   std::map<std::int32_t, std::vector<store::AllocationRow>> by_attempt;
   for (auto& a : allocs) by_attempt[a.attempt].push_back(std::move(a));
@@ -200,13 +211,14 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
   // The store filters by tenant and phase; the GPU type is read from the spec here, so
   // the store is read on until the page is full: a filter never shortens a page.
   const auto positions = api.loop.queue_positions();
+  const std::string failure = api.loop.degraded();
   std::vector<json> items;
   std::vector<std::int64_t> ids;
   filter.limit = page.limit + 1;
   for (;;) {
     CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
     for (const auto& j : jobs) {
-      json view = job_json(j, positions.get());
+      json view = job_json(j, positions.get(), failure);
       if (!gpu_type.empty() && !wants_gpu_type(view, gpu_type)) continue;
       items.push_back(std::move(view));
       ids.push_back(j.id.value);
@@ -262,7 +274,7 @@ Result<Reply> cancel(ApiContext& api, const Call& c, store::Tx& tx) {
                                             "job/" + std::to_string(job.id.value),
                                             audit_summary(job), audit_summary(next)));
   ++api.metrics.jobs_cancelled;
-  Reply reply = json_reply(job_json(next, nullptr));
+  Reply reply = json_reply(job_json(next, nullptr, ""));
   reply.wake_scheduler = true;
   reply.effects = fx;
   return reply;
@@ -290,6 +302,7 @@ Result<Reply> queue(ApiContext& api, const Call& c, store::Tx& tx) {
   // corrald schedules, else the stored one. Jobs the scheduler has not seen yet
   // (position 0) go last, in submission order.
   const auto positions = api.loop.queue_positions();
+  const std::string failure = api.loop.degraded();
   const auto position = [&](const store::JobRow& j) {
     return positions ? SchedLoop::queue_position(positions.get(), j.id) : j.queue_position;
   };
@@ -312,7 +325,7 @@ Result<Reply> queue(ApiContext& api, const Call& c, store::Tx& tx) {
                      {"tenant", j.tenant.value},
                      {"position", pos},
                      {"kind", j.pending_kind},
-                     {"reason", j.reason.empty() ? "waiting for the scheduler" : j.reason},
+                     {"reason", pending_reason(j, failure)},
                      {"gpus", j.gpus},
                      {"priorityClass", j.priority_class},
                      {"queuedAtMs", core::to_ms(j.queued_at)},

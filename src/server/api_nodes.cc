@@ -92,6 +92,16 @@ Result<json> node_view(ApiContext& api, const store::NodeRow& row, const NodeFac
       allocated.push_back({{"index", a.gpu_index}, {"job", a.job.value}});
     }
   }
+  // One word for where the node stands: a lost agent outranks the admin state, and a
+  // draining node with nothing left on it is drained.
+  const bool lost = it != facts.sessions.end() && it->second.lost;
+  std::string state = std::string(core::to_string(row.admin));
+  if (lost) {
+    state = "lost";
+  } else if (row.admin == core::NodeAdminState::kDraining && allocated.empty()) {
+    state = "drained";
+  }
+  out["state"] = state;
   out["allocated"] = allocated;
   return out;
 }

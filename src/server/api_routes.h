@@ -50,10 +50,14 @@ inline Route::InTx bind_api(ApiContext& api, ApiHandler fn) {
 std::vector<Route> job_routes(ApiContext& api);
 // /v1/nodes: list, get, register, cordon/drain/undrain.
 std::vector<Route> node_routes(ApiContext& api);
-// /v1/tenants, /v1/reservations, /v1/allocations.
+// /v1/tenants, /v1/allocations.
 std::vector<Route> tenant_routes(ApiContext& api);
-// /v1/tokens, /v1/audit, /v1/scheduler/captures, /healthz, /metrics.
+// /v1/reservations: list, create, get, delete (api_reservations.cc).
+std::vector<Route> reservation_routes(ApiContext& api);
+// /v1/audit, /v1/shards, /v1/scheduler/captures, /healthz, /metrics.
 std::vector<Route> admin_routes(ApiContext& api);
+// /v1/tokens: mint, list, get, revoke (api_tokens.cc).
+std::vector<Route> token_routes(ApiContext& api);
 // /v1/chargeback (api_billing.cc).
 std::vector<Route> billing_routes(ApiContext& api);
 // The dashboard's page and files (/, /ui/*) and /v1/fleet, /v1/shares, /v1/history

@@ -63,6 +63,15 @@ Status check_tenant_tree(store::Tx& tx, const TenantConfig& cfg) {
   if (!parent_of.contains(parent)) {
     return core::invalid_argument("parent", "unknown tenant \"" + parent + "\"");
   }
+  // Only a leaf tenant runs jobs (sched/snapshot.h): a tenant with jobs takes no child.
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.list_jobs({.tenant = core::TenantId(parent),
+                                                         .phases = core::unfinished_phases(),
+                                                         .limit = 1}));
+  if (!jobs.empty()) {
+    return core::invalid_argument("parent", "tenant " + parent + " has unfinished jobs (job " +
+                                                std::to_string(jobs[0].id.value) +
+                                                "); only a leaf tenant runs jobs");
+  }
   parent_of[name] = parent;
   std::string chain = name;
   for (std::string at = parent; !at.empty(); at = parent_of[at]) {
@@ -95,62 +104,41 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   return reply;
 }
 
-Result<Reply> list_reservations(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
-  CORRAL_ASSIGN_OR_RETURN(
-      auto out, name_page("reservations", std::move(rows), page,
-                          [&](const store::ReservationRow& r) -> Result<std::optional<json>> {
-                            if (!can_see_tenant(c.who, r.tenant.value))
-                              return std::optional<json>();
-                            return std::optional<json>(parse_or_null(r.spec_json));
-                          }));
-  return json_reply(out);
-}
-
-// A reservation the fleet could never honour is refused, not stored: the scheduler
-// would hand it every GPU of the type and still fall short. Counted over the nodes
-// registered now, as registered (every GPU, healthy or not).
-Status check_reservation_fits(store::Tx& tx, const core::Reservation& r) {
-  for (std::size_t i = 0; i < r.nodes.size(); ++i) {
-    CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(r.nodes[i]));
-    if (!row) {
-      return core::invalid_argument("nodes[" + std::to_string(i) + "]",
-                                    "unknown node \"" + r.nodes[i].value + "\"");
+// Only an unused tenant goes: no child tenant, no unfinished job, no reservation. Its
+// finished jobs and ledger entries keep its name. A tenant named in corrald's config
+// comes back at the next start.
+Result<Reply> delete_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
+  const std::string name = c.req.matches[1];
+  if (!valid_name(name)) return core::not_found("tenant not found");
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_tenant(core::TenantId(name)));
+  if (!row) return core::not_found("tenant " + name + " not found");
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
+  for (const auto& other : rows) {
+    const auto cfg = tenant_config_from_json(other.id.value, other.config_json);
+    if (cfg.ok() && cfg->tenant.parent && cfg->tenant.parent->value == name) {
+      return core::failed_precondition("tenant " + name + " is the parent of " + other.id.value +
+                                       "; move or delete it first");
     }
   }
-  if (!r.gpu_type) return Status();
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
-  std::int64_t gpus = 0;
-  for (const auto& row : rows) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok()) continue;  // stored by this server; a row it cannot read holds none
-    for (const auto& g : node->gpus) gpus += g.type == *r.gpu_type ? 1 : 0;
+  CORRAL_ASSIGN_OR_RETURN(const auto unfinished, tx.list_jobs({.tenant = core::TenantId(name),
+                                                               .phases = core::unfinished_phases(),
+                                                               .limit = 1}));
+  if (!unfinished.empty()) {
+    return core::failed_precondition("tenant " + name + " has unfinished jobs (job " +
+                                     std::to_string(unfinished[0].id.value) +
+                                     "); cancel them first");
   }
-  if (r.count > gpus) {
-    return core::invalid_argument("count", "asks for " + std::to_string(r.count) + " " +
-                                               r.gpu_type->value + " but the fleet has " +
-                                               std::to_string(gpus));
+  CORRAL_ASSIGN_OR_RETURN(const auto reservations, tx.list_reservations());
+  for (const auto& r : reservations) {
+    if (r.tenant.value == name) {
+      return core::failed_precondition("tenant " + name + " holds reservation " + r.id.value +
+                                       "; delete it first");
+    }
   }
-  return Status();
-}
-
-Result<Reply> create_reservation(ApiContext& api, const Call& c, store::Tx& tx) {
-  const httplib::Request& req = c.req;
-  CORRAL_ASSIGN_OR_RETURN(const core::Reservation r, reservation_from_json(req.body));
-  CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.get_tenant(r.tenant));
-  if (!tenant) return core::invalid_argument("tenant", "unknown tenant \"" + r.tenant.value + "\"");
-  CORRAL_RETURN_IF_ERROR(check_reservation_fits(tx, r));
-  const std::string text = reservation_to_json(r);
-  const Status inserted = tx.insert_reservation(
-      {.id = r.id, .tenant = r.tenant, .spec_json = text, .created_at = api.now()});
-  if (inserted.code() == StatusCode::kAlreadyExists) {
-    return Status(StatusCode::kAlreadyExists, "reservation " + r.id.value + " exists");
-  }
-  CORRAL_RETURN_IF_ERROR(inserted);
+  CORRAL_RETURN_IF_ERROR(tx.delete_tenant(core::TenantId(name)));
   CORRAL_RETURN_IF_ERROR(
-      api.pipeline.audit(tx, c, "reservation.create", "reservation/" + r.id.value, "", text));
-  Reply reply = json_reply(json::parse(text), 201);
+      api.pipeline.audit(tx, c, "tenant.delete", "tenant/" + name, row->config_json, ""));
+  Reply reply = json_reply({{"name", name}, {"deleted", true}});
   reply.wake_scheduler = true;
   return reply;
 }
@@ -188,8 +176,7 @@ std::vector<Route> tenant_routes(ApiContext& api) {
       read_route("GET", "/v1/tenants", kUsers, bind_api(api, list_tenants)),
       read_route("GET", R"(/v1/tenants/([^/]+))", kCallers, bind_api(api, get_tenant)),
       write_route("PUT", R"(/v1/tenants/([^/]+))", kAdmins, bind_api(api, put_tenant)),
-      read_route("GET", "/v1/reservations", kUsers, bind_api(api, list_reservations)),
-      write_route("POST", "/v1/reservations", kAdmins, bind_api(api, create_reservation)),
+      write_route("DELETE", R"(/v1/tenants/([^/]+))", kAdmins, bind_api(api, delete_tenant)),
       read_route("GET", "/v1/allocations", kCallers, bind_api(api, list_allocations)),
   };
 }

@@ -25,7 +25,14 @@ json planned_start_json(const store::JobRow& j) {
   return {{"atMs", core::to_ms(j.planned_start)}, {"latestAtMs", core::to_ms(j.planned_latest)}};
 }
 
-json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions) {
+std::string pending_reason(const store::JobRow& j, const std::string& cycle_failure) {
+  const std::string stored = j.reason.empty() ? "waiting for the scheduler" : j.reason;
+  if (cycle_failure.empty()) return stored;
+  return "scheduling cycles are failing (" + cycle_failure + "); last reason: " + stored;
+}
+
+json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions,
+              const std::string& cycle_failure) {
   const bool pending = j.phase == JobPhase::kPending;
   const std::int32_t position = !pending    ? 0
                                 : positions ? SchedLoop::queue_position(positions, j.id)
@@ -36,7 +43,7 @@ json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions
           {"priorityClass", j.priority_class},
           {"gpus", j.gpus},
           {"phase", std::string(core::to_string(j.phase))},
-          {"reason", j.reason},
+          {"reason", pending ? pending_reason(j, cycle_failure) : j.reason},
           {"pendingKind", j.pending_kind},
           {"queuePosition", position},
           {"plannedStart", planned_start_json(j)},

@@ -23,7 +23,13 @@ nlohmann::json parse_or_null(const std::string& text);
 // A job as the API shows it. A pending job's position comes from `positions`, the queue
 // order of the scheduler's last cycle (one consistent order; sched_loop.h), when this
 // corrald schedules; else from the stored row.
-nlohmann::json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions);
+// `cycle_failure`: Scheduler::degraded(), which a pending job's reason then leads with.
+nlohmann::json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions,
+                        const std::string& cycle_failure);
+// The reason a pending job waits as this replica sees it: the stored one (or "waiting for
+// the scheduler" before its first cycle), led by the failure of the scheduling cycles
+// while they fail, since no stored reason moves then.
+std::string pending_reason(const store::JobRow& j, const std::string& cycle_failure);
 
 // A pending job's planned start as the scheduler's last promise for it left it:
 // {atMs, latestAtMs}, or null (no promise, or not pending).

@@ -1,6 +1,7 @@
 #include "server/assignments.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "core/check.h"
 #include "core/job_phase.h"
 #include "sched/snapshot.h"
+#include "server/job_secrets.h"
 
 namespace corral::server {
 namespace {
@@ -28,17 +30,6 @@ std::string restore_point(const std::vector<core::Checkpoint>& oldest_first, std
     if (c.attempt < attempt) restore = c.uri;
   }
   return restore;
-}
-
-// The job's secretEnv values, stored apart from its spec as a JSON object of strings.
-std::map<std::string, std::string> secret_env(const std::string& text) {
-  std::map<std::string, std::string> out;
-  const auto secrets = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!secrets.is_object()) return out;
-  for (const auto& [k, v] : secrets.items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-  }
-  return out;
 }
 
 }  // namespace
@@ -148,7 +139,7 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
 
 core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
                                                              const core::NodeId& node,
-                                                             SpecCache& specs,
+                                                             SpecCache& specs, const KeyRing& keys,
                                                              std::int64_t default_grace_ms) {
   NodeAssignmentInput in{.node = node, .default_grace_ms = default_grace_ms};
   CORRAL_ASSIGN_OR_RETURN(auto on_node, tx.list_active_allocations_on(node));
@@ -162,7 +153,14 @@ core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
     AssignedJob j{.job = std::move(*job), .spec = std::move(*spec)};
     CORRAL_ASSIGN_OR_RETURN(j.allocations, tx.list_allocations(j.job.id));
     CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.get_job_secrets(j.job.id));
-    j.secret_env = secret_env(secrets);
+    // Workers without their secrets would start wrong: the job waits, the node's others run.
+    auto opened = open_job_secrets(keys, secrets);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "corrald: job %lld not assigned: its secrets: %s\n",
+                   static_cast<long long>(id), opened.status().to_string().c_str());
+      continue;
+    }
+    j.secret_env = std::move(*opened);
     CORRAL_ASSIGN_OR_RETURN(j.checkpoints, tx.list_checkpoints(j.job.id));
     // Rank 0 runs on the first row's node of the current attempt: its agent's URL.
     const auto active = std::find_if(j.allocations.begin(), j.allocations.end(),

@@ -29,6 +29,7 @@
 #include "core/checkpoint.h"
 #include "core/job_spec.h"
 #include "core/result.h"
+#include "server/key_ring.h"
 #include "server/spec_cache.h"
 #include "store/store.h"
 
@@ -97,10 +98,11 @@ struct NodeAssignmentInput {
 std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& input);
 
 // Reads what node_assignments() needs for `node` in the caller's transaction; specs come
-// from `specs`. A job whose stored spec does not decode is left out.
+// from `specs`, secrets are opened with `keys`. A job whose stored spec does not decode,
+// or whose secrets do not open, is left out.
 core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
                                                              const core::NodeId& node,
-                                                             SpecCache& specs,
+                                                             SpecCache& specs, const KeyRing& keys,
                                                              std::int64_t default_grace_ms);
 
 }  // namespace corral::server

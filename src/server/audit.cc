@@ -66,23 +66,27 @@ AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,
   return v;
 }
 
-core::Result<AuditVerdict> verify_audit(store::Store& store) {
-  std::vector<store::AuditRow> rows;
-  store::AuditHead head;
+core::Result<AuditChain> read_audit_chain(store::Store& store) {
+  AuditChain chain;
   const core::Status transacted = store.read([&](store::Tx& tx) {
-    rows.clear();
+    chain.rows.clear();
     std::int64_t after = 0;
     while (true) {
       CORRAL_ASSIGN_OR_RETURN(auto page, tx.list_audit(after, 10000));
       if (page.empty()) break;
       after = page.back().seq;
-      for (auto& r : page) rows.push_back(std::move(r));
+      for (auto& r : page) chain.rows.push_back(std::move(r));
     }
-    CORRAL_ASSIGN_OR_RETURN(head, tx.read_audit_head());
+    CORRAL_ASSIGN_OR_RETURN(chain.head, tx.read_audit_head());
     return core::Status();
   });
   if (!transacted.ok()) return transacted;
-  return verify_audit_chain(rows, head);
+  return chain;
+}
+
+core::Result<AuditVerdict> verify_audit(store::Store& store) {
+  CORRAL_ASSIGN_OR_RETURN(const AuditChain chain, read_audit_chain(store));
+  return verify_audit_chain(chain.rows, chain.head);
 }
 
 }  // namespace corral::server

@@ -41,6 +41,7 @@ struct AuditVerdict {
   std::int64_t entries = 0;
   std::int64_t first_bad_seq = 0;  // 0 when ok
   std::string problem;             // empty when ok
+  std::int64_t anchors = 0;        // anchor lines checked (audit_anchor.h)
 };
 
 // Checks a whole chain read in seq order against the head the store keeps: no gaps,
@@ -49,7 +50,15 @@ struct AuditVerdict {
 AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,
                                 const store::AuditHead& head);
 
-// Reads the whole chain and the head in one transaction and verifies them.
+// The whole chain in seq order and its head, read in one transaction.
+struct AuditChain {
+  std::vector<store::AuditRow> rows;
+  store::AuditHead head;
+};
+core::Result<AuditChain> read_audit_chain(store::Store& store);
+
+// Reads the whole chain and the head in one transaction and verifies them (the anchor
+// file, audit_anchor.h, is checked on top by verify_audit_anchored).
 core::Result<AuditVerdict> verify_audit(store::Store& store);
 
 }  // namespace corral::server

@@ -255,6 +255,25 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
             return core::invalid_argument("replica." + k, "unknown field");
           }
         }
+      } else if (key == "security") {
+        if (!kv.second.IsMap()) return core::invalid_argument("security", "must be a map");
+        for (const auto& m : kv.second) {
+          const std::string k = m.first.as<std::string>();
+          std::string* file = k == "keyFile"           ? &c.security.key_file
+                              : k == "auditAnchorFile" ? &c.security.anchor_file
+                                                       : nullptr;
+          if (k == "auditAnchorSyslog") {
+            if (!m.second.IsScalar())
+              return core::invalid_argument("security." + k, "must be true or false");
+            c.security.anchor_syslog = m.second.as<bool>();
+          } else if (file == nullptr) {
+            return core::invalid_argument("security." + k, "unknown field");
+          } else if (!m.second.IsScalar() || m.second.as<std::string>().empty()) {
+            return core::invalid_argument("security." + k, "must be a file path");
+          } else {
+            *file = m.second.as<std::string>();
+          }
+        }
       } else if (key == "shards") {
         CORRAL_ASSIGN_OR_RETURN(c.shards, parse_shards(kv.second));
       } else {

@@ -38,6 +38,10 @@
 //   replica:                 # several corrald on one PostgreSQL (docs/scale-out.md)
 //     name: corrald-a        # this replica's lease holder name (--replica wins)
 //     leaseMs: 5000          # a dead replica's shards are taken over after about 1.3x this
+//   security:                # docs/security.md
+//     keyFile: /etc/corral/corrald.key   # secrets and audit-anchor keys (default DATA_DIR)
+//     auditAnchorFile: /var/log/corral/audit.anchor  # default DATA_DIR/audit.anchor
+//     auditAnchorSyslog: true            # also send each anchor to syslog (authpriv)
 //   shards:                  # scheduling partitions (server/shard_map.h); none: one shard
 //     - {name: us-east/H100, region: us-east, gpuTypes: [H100]}
 //     - {name: big, leaves: [l7, l8], minGpus: 64}
@@ -64,6 +68,13 @@
 
 namespace corral::server {
 
+// Where the keys and the audit anchor live (docs/security.md): outside the database.
+struct SecuritySettings {
+  std::string key_file;     // "": DATA_DIR/corrald.key
+  std::string anchor_file;  // "": DATA_DIR/audit.anchor
+  bool anchor_syslog = false;
+};
+
 struct ServerConfig {
   std::vector<TenantConfig> tenants;  // always includes `default`
   // Rack power caps set by the admin: they win over what agents declare at join.
@@ -76,6 +87,7 @@ struct ServerConfig {
   DashboardSettings dashboard;
   ReplicaSettings replica;
   ShardMap shards;
+  SecuritySettings security;
 };
 
 ServerConfig default_server_config();

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
 
 #include "core/clock.h"
 #include "server/model_json.h"
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
+    // Everything corrald creates (the SQLite file and its WAL, tokens, keys, the audit
+    // anchor, cycle captures) is its own alone: files 0600, directories 0700.
+    ::umask(077);
 
     const corral::core::SystemClock clock;
     const corral::core::Status s = corral::server::run_corrald(options, clock);

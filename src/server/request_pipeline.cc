@@ -73,9 +73,11 @@ Result<PageRequest> Call::page() const {
   return read_page_request(query("limit"), query("cursor"));
 }
 
+// "token:ci-bot(member:nlp, owner alice@example.com)": the token's name, what it may do
+// and whom it was made for.
 std::string Call::actor() const {
   return who.id + "(" + std::string(to_string(who.role)) + (who.tenant.empty() ? "" : ":") +
-         who.tenant + ")";
+         who.tenant + (who.owner.empty() ? "" : ", owner " + who.owner) + ")";
 }
 
 Route read_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn) {
@@ -105,13 +107,15 @@ Route public_route(const char* method, std::string pattern, Route::Direct fn) {
 }
 
 RequestPipeline::RequestPipeline(store::Store& store, const core::Clock& clock, Metrics& metrics,
-                                 TokenAuth& auth, AssignmentBoard& board, SchedulerSignals& loop)
+                                 TokenAuth& auth, AssignmentBoard& board, SchedulerSignals& loop,
+                                 const KeyRing& keys)
     : store_(store),
       clock_(clock),
       metrics_(metrics),
       auth_(auth),
       board_(board),
       loop_(loop),
+      keys_(keys),
       request_prefix_(new_token().substr(4, 8)) {}
 
 std::string RequestPipeline::new_request_id() {
@@ -131,6 +135,8 @@ void RequestPipeline::install(httplib::Server& http, const std::vector<Route>& r
       http.Post(route.pattern, handler);
     } else if (m == "PUT") {
       http.Put(route.pattern, handler);
+    } else if (m == "DELETE") {
+      http.Delete(route.pattern, handler);
     } else {
       std::fprintf(stderr, "corrald: route %s %s has no such method\n", route.method,
                    route.pattern.c_str());
@@ -244,6 +250,7 @@ Status RequestPipeline::change(const std::function<Status(store::Tx&, Effects&)>
 void RequestPipeline::committed(const Reply& reply) {
   const Effects& fx = reply.effects;
   apply_effects(fx, board_);
+  if (anchor_ != nullptr) anchor_->poke();
   metrics_.jobs_succeeded += fx.succeeded;
   metrics_.jobs_failed += fx.failed;
   metrics_.count_committed(fx.tenant_events);

@@ -34,6 +34,8 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "server/assignment_board.h"
+#include "server/audit_anchor.h"
+#include "server/key_ring.h"
 #include "server/lifecycle.h"
 #include "server/list_page.h"
 #include "server/metrics.h"
@@ -142,7 +144,7 @@ Route public_route(const char* method, std::string pattern, Route::Direct fn);
 class RequestPipeline {
  public:
   RequestPipeline(store::Store& store, const core::Clock& clock, Metrics& metrics, TokenAuth& auth,
-                  AssignmentBoard& board, SchedulerSignals& loop);
+                  AssignmentBoard& board, SchedulerSignals& loop, const KeyRing& keys);
   RequestPipeline(const RequestPipeline&) = delete;
   RequestPipeline& operator=(const RequestPipeline&) = delete;
 
@@ -161,6 +163,12 @@ class RequestPipeline {
 
   store::Store& store() { return store_; }
   const core::Clock& clock() const { return clock_; }
+  TokenAuth& auth() { return auth_; }
+  // Seals job secrets at rest (key_ring.h).
+  const KeyRing& keys() const { return keys_; }
+  // Poked after every commit; nullptr (tests): the audit is not anchored.
+  void set_audit_anchor(AuditAnchor* anchor) { anchor_ = anchor; }
+  const AuditAnchor* audit_anchor() const { return anchor_; }
   Metrics& metrics() { return metrics_; }
 
  private:
@@ -177,6 +185,8 @@ class RequestPipeline {
   TokenAuth& auth_;
   AssignmentBoard& board_;
   SchedulerSignals& loop_;
+  const KeyRing& keys_;
+  AuditAnchor* anchor_ = nullptr;  // set before serving starts
   std::atomic<std::int64_t> next_request_{0};
   const std::string request_prefix_;
 };

@@ -17,8 +17,11 @@
 #include "server/agent_api.h"
 #include "server/api.h"
 #include "server/audit.h"
+#include "server/audit_anchor.h"
 #include "server/config.h"
 #include "server/crypto.h"
+#include "server/job_secrets.h"
+#include "server/key_ring.h"
 #include "server/metrics.h"
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
@@ -82,20 +85,26 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
     // finds no token and writes a new file.
     token = new_token();
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "admin.token", token + "\n"));
-    CORRAL_RETURN_IF_ERROR(
-        tx.insert_token({.hash = sha256_hex(token), .role = "admin", .created_at = clock.now()}));
+    CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex(token),
+                                            .role = "admin",
+                                            .created_at = clock.now(),
+                                            .name = "bootstrap-admin",
+                                            .owner = "corrald"}));
     CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
                                              .action = "token.bootstrap",
-                                             .target = "token:" + sha256_hex(token).substr(0, 12),
+                                             .target = "token:bootstrap-admin",
                                              .after = "role=admin",
                                              .time = clock.now()}));
     const std::string join = new_token();
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "join.token", join + "\n"));
-    CORRAL_RETURN_IF_ERROR(
-        tx.insert_token({.hash = sha256_hex(join), .role = "join", .created_at = clock.now()}));
+    CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex(join),
+                                            .role = "join",
+                                            .created_at = clock.now(),
+                                            .name = "bootstrap-join",
+                                            .owner = "corrald"}));
     return append_audit(tx, {.actor = "corrald",
                              .action = "token.bootstrap",
-                             .target = "token:" + sha256_hex(join).substr(0, 12),
+                             .target = "token:bootstrap-join",
                              .after = "role=join",
                              .time = clock.now()});
   });
@@ -113,8 +122,11 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
 
 // Everything corrald runs, in the order it is built (and the reverse it is torn down).
 struct Corrald::Parts {
-  Parts(std::unique_ptr<store::Store> s, const ServerConfig& config, const core::Clock& clock)
+  Parts(std::unique_ptr<store::Store> s, const ServerConfig& config, const core::Clock& clock,
+        KeyRing key_ring, const std::string& anchor_file)
       : store(std::move(s)),
+        keys(std::move(key_ring)),
+        anchor(*store, clock, keys, anchor_file, config.security.anchor_syslog),
         // Assignment versions start from the clock so they keep growing across restarts.
         board(core::to_ms(clock.now()) * 1000),
         specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
@@ -123,14 +135,16 @@ struct Corrald::Parts {
         accrual(*store, clock, specs, config.billing, &metrics.ledger),
         telemetry(*store, clock, config.telemetry),
         refresher(*store, clock, metrics, config.metrics, &telemetry),
-        auth(*store),
-        pipeline(*store, clock, metrics, auth, board, loop),
+        auth(*store, clock),
+        pipeline(*store, clock, metrics, auth, board, loop, keys),
         agent_api(pipeline, board, specs, config.agents, &telemetry),
         history(*store, clock, metrics, loop, config.dashboard),
         api(pipeline, loop, metrics, board, specs, config.agents, config.billing,
             config.dashboard) {}
 
   std::unique_ptr<store::Store> store;
+  const KeyRing keys;
+  AuditAnchor anchor;
   Metrics metrics;
   AssignmentBoard board;
   SpecCache specs;
@@ -189,7 +203,22 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   }));
 
   if (!options.replica.empty()) config.replica.name = options.replica;
-  auto parts = std::make_unique<Parts>(std::move(store), config, clock);
+  const fs::path data_dir(options.data_dir);
+  const std::string key_file = config.security.key_file.empty()
+                                   ? (data_dir / "corrald.key").string()
+                                   : config.security.key_file;
+  CORRAL_ASSIGN_OR_RETURN(KeyRing keys, KeyRing::from_file(key_file));
+  CORRAL_ASSIGN_OR_RETURN(const std::int64_t resealed, reseal_job_secrets(*store, keys));
+  if (resealed > 0) {
+    std::printf("corrald: sealed the secrets of %lld jobs under key %s\n",
+                static_cast<long long>(resealed), keys.current_id().c_str());
+  }
+  auto parts = std::make_unique<Parts>(std::move(store), config, clock, std::move(keys),
+                                       config.security.anchor_file.empty()
+                                           ? (data_dir / "audit.anchor").string()
+                                           : config.security.anchor_file);
+  parts->pipeline.set_audit_anchor(&parts->anchor);
+  parts->anchor.start();
   // The cluster-wide controllers run on the replica that holds their lease.
   Parts* p = parts.get();
   parts->loop.on_controllers([p](bool run) {
@@ -220,6 +249,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
     port = -1;
   }
   if (port <= 0) {
+    parts->anchor.stop();
     parts->refresher.stop();
     parts->telemetry.stop();
     return Status(core::StatusCode::kUnavailable, "cannot listen on " + options.listen);
@@ -248,6 +278,7 @@ void Corrald::stop() {
   parts_->loop.stop();  // and with its controllers lease: history, accrual, node health
   parts_->refresher.stop();
   parts_->telemetry.stop();
+  parts_->anchor.stop();  // after the last write
 }
 
 Status run_corrald(const ServerOptions& options, const core::Clock& clock) {

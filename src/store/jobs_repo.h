@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -81,8 +83,14 @@ class JobRepo {
   // Writes every mutable field of `row` if the job is still in `expected`; false (and
   // nothing written) when its phase changed meanwhile (compare-and-set).
   virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
-  // The job's secret environment as JSON text; NotFound for an unknown job.
+  // The job's secret environment as stored (sealed: server/job_secrets.h); NotFound for
+  // an unknown job.
   virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
+  // The jobs whose secrets text does not start with `prefix`, at most `limit`, by id:
+  // those a key rotation must seal again (server/job_secrets.h).
+  virtual core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
+      std::string_view prefix, std::int32_t limit) = 0;
+  virtual core::Status replace_job_secrets(core::JobId id, std::string_view text) = 0;
   // How many of `tenant`'s jobs are pending: one row read (a counter kept by
   // insert_job and update_job), not a count over the queue.
   virtual core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) = 0;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "core/status.h"
@@ -22,6 +23,12 @@ struct TokenRow {
   std::string tenant;
   std::string node;
   core::Time created_at;
+  std::string name;   // unique; insert_token names an unnamed row "token-<hash prefix>"
+  std::string owner;  // who it was made for: free text, e.g. an email
+  std::optional<core::Time> expires_at;
+  std::optional<core::Time> last_used_at;  // touched at most once a minute (token_auth.h)
+  std::optional<core::Time> revoked_at;
+  std::string revoked_by;
 };
 
 // The first answer to a mutating request, returned again to every retry with the same
@@ -39,9 +46,17 @@ class SecurityRepo {
  public:
   virtual ~SecurityRepo() = default;
 
+  // AlreadyExists when its name is taken.
   virtual core::Status insert_token(const TokenRow& row) = 0;
   virtual core::Result<std::optional<TokenRow>> find_token(std::string_view hash) = 0;
+  virtual core::Result<std::optional<TokenRow>> find_token_by_name(std::string_view name) = 0;
+  // Tokens named after `after`, by name, at most `limit`.
+  virtual core::Result<std::vector<TokenRow>> list_tokens(std::string_view after,
+                                                          std::int32_t limit) = 0;
   virtual core::Result<std::int64_t> count_tokens() = 0;
+  // Sets revoked_at and revoked_by unless already revoked (the first revocation stands).
+  virtual core::Status revoke_token(std::string_view name, core::Time at, std::string_view by) = 0;
+  virtual core::Status touch_token(std::string_view hash, core::Time at) = 0;
   virtual core::Result<std::optional<IdempotencyRow>> get_idempotency(std::string_view scope,
                                                                       std::string_view key) = 0;
   // AlreadyExists when (scope, key) is taken, e.g. by a concurrent first attempt.

@@ -148,6 +148,29 @@ Result<std::string> SqlTx::get_job_secrets(core::JobId id) {
   return res.rows[0][0].value_or("");
 }
 
+Result<std::vector<std::pair<core::JobId, std::string>>> SqlTx::list_job_secrets_without(
+    std::string_view prefix, std::int32_t limit) {
+  // substr, not LIKE: a prefix's '_' or '%' would be a wildcard.
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q("SELECT job_id, secret_env_json FROM job_secrets WHERE substr(secret_env_json, "
+        "1, $1) <> $2 ORDER BY job_id LIMIT $3",
+        {static_cast<std::int64_t>(prefix.size()), std::string(prefix), std::int64_t{limit}}));
+  std::vector<std::pair<core::JobId, std::string>> out;
+  for (const auto& r : res.rows) {
+    RowReader in(r, "job_secrets", "job_id, secret_env_json");
+    out.emplace_back(core::JobId(in.i64(0)), in.str(1));
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Status SqlTx::replace_job_secrets(core::JobId id, std::string_view text) {
+  return q("UPDATE job_secrets SET secret_env_json = $1 WHERE job_id = $2",
+           {std::string(text), id.value})
+      .status();
+}
+
 Result<std::int64_t> SqlTx::count_pending_jobs(const core::TenantId& tenant) {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q("SELECT pending FROM tenant_pending WHERE tenant = $1", {tenant.value}));

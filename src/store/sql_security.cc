@@ -12,30 +12,86 @@ namespace {
 using core::Result;
 using core::Status;
 
-constexpr std::string_view kTokenColumns = "hash, role, tenant, node, created_at";
+constexpr std::string_view kTokenColumns =
+    "hash, role, tenant, node, created_at, name, owner, expires_at, last_used_at, revoked_at, "
+    "revoked_by";
 constexpr std::string_view kIdempotencyColumns =
     "scope, key, request_hash, status, response_body, created_at";
 
-}  // namespace
-
-Status SqlTx::insert_token(const TokenRow& t) {
-  return q("INSERT INTO tokens (hash, role, tenant, node, created_at) VALUES ($1, $2, $3, $4, $5)",
-           {t.hash, t.role, t.tenant, t.node, ms(t.created_at)})
-      .status();
+// The token columns keep 0 for "never" (NOT NULL, so old rows read the same).
+std::optional<core::Time> never_is_zero(std::int64_t at) {
+  if (at == 0) return std::nullopt;
+  return core::time_from_ms(at);
 }
+std::int64_t zero_is_never(const std::optional<core::Time>& t) { return t ? ms(*t) : 0; }
 
-Result<std::optional<TokenRow>> SqlTx::find_token(std::string_view hash) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kTokenColumns, " FROM tokens WHERE hash = $1"),
-                                      {std::string(hash)}));
-  if (res.rows.empty()) return std::optional<TokenRow>();
-  RowReader in(res.rows[0], "tokens", kTokenColumns);
+Result<TokenRow> token_row(const SqlRow& r) {
+  RowReader in(r, "tokens", kTokenColumns);
   TokenRow row{.hash = in.str(0),
                .role = in.str(1),
                .tenant = in.str(2),
                .node = in.str(3),
-               .created_at = in.time(4)};
+               .created_at = in.time(4),
+               .name = in.str(5),
+               .owner = in.str(6),
+               .expires_at = never_is_zero(in.i64(7)),
+               .last_used_at = never_is_zero(in.i64(8)),
+               .revoked_at = never_is_zero(in.i64(9)),
+               .revoked_by = in.str(10)};
   if (!in.ok()) return in.status();
-  return std::optional<TokenRow>(std::move(row));
+  return row;
+}
+
+}  // namespace
+
+Result<std::vector<TokenRow>> SqlTx::tokens(std::string_view where_order,
+                                            std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(cat("SELECT ", kTokenColumns, cat(" FROM tokens ", where_order, "")), params));
+  std::vector<TokenRow> out;
+  for (const auto& r : res.rows) {
+    CORRAL_ASSIGN_OR_RETURN(auto row, token_row(r));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Status SqlTx::insert_token(const TokenRow& t) {
+  const std::string name = t.name.empty() ? "token-" + t.hash.substr(0, 12) : t.name;
+  return q(cat("INSERT INTO tokens (", kTokenColumns,
+               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"),
+           {t.hash, t.role, t.tenant, t.node, ms(t.created_at), name, t.owner,
+            zero_is_never(t.expires_at), zero_is_never(t.last_used_at), zero_is_never(t.revoked_at),
+            t.revoked_by})
+      .status();
+}
+
+Result<std::optional<TokenRow>> SqlTx::find_token(std::string_view hash) {
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tokens("WHERE hash = $1", {std::string(hash)}));
+  if (rows.empty()) return std::optional<TokenRow>();
+  return std::optional<TokenRow>(std::move(rows[0]));
+}
+
+Result<std::optional<TokenRow>> SqlTx::find_token_by_name(std::string_view name) {
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tokens("WHERE name = $1", {std::string(name)}));
+  if (rows.empty()) return std::optional<TokenRow>();
+  return std::optional<TokenRow>(std::move(rows[0]));
+}
+
+Result<std::vector<TokenRow>> SqlTx::list_tokens(std::string_view after, std::int32_t limit) {
+  return tokens("WHERE name > $1 ORDER BY name LIMIT $2",
+                {std::string(after), std::int64_t{limit}});
+}
+
+Status SqlTx::revoke_token(std::string_view name, core::Time at, std::string_view by) {
+  return q("UPDATE tokens SET revoked_at = $1, revoked_by = $2 WHERE name = $3 AND revoked_at = 0",
+           {ms(at), std::string(by), std::string(name)})
+      .status();
+}
+
+Status SqlTx::touch_token(std::string_view hash, core::Time at) {
+  return q("UPDATE tokens SET last_used_at = $1 WHERE hash = $2", {ms(at), std::string(hash)})
+      .status();
 }
 
 Result<std::int64_t> SqlTx::count_tokens() {

@@ -48,6 +48,15 @@ Result<std::optional<TenantRow>> SqlTx::get_tenant(const core::TenantId& id) {
 
 Result<std::vector<TenantRow>> SqlTx::list_tenants() { return tenants("", {}); }
 
+Status SqlTx::delete_tenant(const core::TenantId& id) {
+  CORRAL_RETURN_IF_ERROR(q("DELETE FROM tenant_pending WHERE tenant = $1", {id.value}).status());
+  return q("DELETE FROM tenants WHERE name = $1", {id.value}).status();
+}
+
+Status SqlTx::delete_reservation(const core::ReservationId& id) {
+  return q("DELETE FROM reservations WHERE id = $1", {id.value}).status();
+}
+
 Status SqlTx::insert_reservation(const ReservationRow& r) {
   return q("INSERT INTO reservations (id, tenant, spec_json, created_at) VALUES ($1, $2, $3, $4)",
            {r.id.value, r.tenant.value, r.spec_json, ms(r.created_at)})

@@ -37,9 +37,12 @@ class TenantRepo {
   virtual core::Status put_tenant(const TenantRow& row) = 0;
   virtual core::Result<std::optional<TenantRow>> get_tenant(const core::TenantId& id) = 0;
   virtual core::Result<std::vector<TenantRow>> list_tenants() = 0;  // by name
+  // Removes the tenant's row and its pending counter (the API checks it is unused).
+  virtual core::Status delete_tenant(const core::TenantId& id) = 0;
   // AlreadyExists for a taken id.
   virtual core::Status insert_reservation(const ReservationRow& row) = 0;
   virtual core::Result<std::vector<ReservationRow>> list_reservations() = 0;  // by id
+  virtual core::Status delete_reservation(const core::ReservationId& id) = 0;
 };
 
 }  // namespace corral::store

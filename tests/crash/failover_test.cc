@@ -70,7 +70,9 @@ class Failover : public ::testing::Test {
                        << "}\n"
                           "shards:\n"
                           "  - {name: h100, gpuTypes: [H100]}\n"
-                          "  - {name: a100, gpuTypes: [A100-80GB]}\n";
+                          "  - {name: a100, gpuTypes: [A100-80GB]}\n"
+                          "security: {keyFile: "
+                       << (dir_.path() / "corrald.key").string() << "}\n";
     for (int i = 0; i < kReplicas; ++i) {
       auto r = std::make_unique<CorraldProcess>(dir_.path() / ("r" + std::to_string(i)), url_);
       r->set_extra_args({"--config", cfg.string(), "--replica", "r" + std::to_string(i)});

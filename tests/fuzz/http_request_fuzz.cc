@@ -146,9 +146,9 @@ struct World {
     config = server::default_server_config();
     loop = std::make_unique<server::Scheduler>(*store, clock, metrics, config.sched, config.shards,
                                                config.replica, &board, &specs);
-    auth = std::make_unique<server::TokenAuth>(*store);
-    pipeline =
-        std::make_unique<server::RequestPipeline>(*store, clock, metrics, *auth, board, *loop);
+    auth = std::make_unique<server::TokenAuth>(*store, clock);
+    pipeline = std::make_unique<server::RequestPipeline>(*store, clock, metrics, *auth, board,
+                                                         *loop, keys);
     agent_api = std::make_unique<server::AgentApi>(*pipeline, board, specs, config.agents);
     api = std::make_unique<server::Api>(*pipeline, *loop, metrics, board, specs, config.agents,
                                         config.billing);
@@ -193,6 +193,7 @@ struct World {
   server::SpecCache specs;
   std::unique_ptr<server::Scheduler> loop;
   std::unique_ptr<server::TokenAuth> auth;
+  const server::KeyRing keys = server::KeyRing::ephemeral();
   std::unique_ptr<server::RequestPipeline> pipeline;
   std::unique_ptr<server::AgentApi> agent_api;
   std::unique_ptr<server::Api> api;

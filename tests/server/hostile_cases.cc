@@ -81,10 +81,12 @@ json node_shortcut_base() {
 }
 json reservation_base() {
   return json::parse(
-      R"({"id": "r9", "tenant": "nlp", "gpuType": "H100", "count": 1, "startMs": 1, "endMs": 5})");
+      R"({"id": "r9", "tenant": "nlp", "gpuType": "H100", "count": 1, "startMs": 1,
+                  "endMs": 4000000000000})");
 }
 json reservation_nodes_base() {
-  return json::parse(R"({"id": "r9", "tenant": "nlp", "nodes": ["n1"], "startMs": 1, "endMs": 5})");
+  return json::parse(R"({"id": "r9", "tenant": "nlp", "nodes": ["n1"], "startMs": 1,
+                  "endMs": 4000000000000})");
 }
 json join_base() {
   return json::parse(R"({"agentUrl": "http://127.0.0.1:1", "rackPowerCapW": 1000,

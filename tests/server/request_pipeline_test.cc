@@ -55,9 +55,9 @@ class RequestPipelineTest : public ::testing::Test {
                       return core::Status();
                     })
                     .ok());
-    auth_ = std::make_unique<server::TokenAuth>(*store_);
+    auth_ = std::make_unique<server::TokenAuth>(*store_, clock_);
     pipeline_ = std::make_unique<server::RequestPipeline>(*store_, clock_, metrics_, *auth_, board_,
-                                                          signals_);
+                                                          signals_, keys_);
     using server::Call;
     using server::Reply;
     pipeline_->install(
@@ -115,6 +115,7 @@ class RequestPipelineTest : public ::testing::Test {
   server::AssignmentBoard board_{100};
   CountingSignals signals_;
   std::unique_ptr<server::TokenAuth> auth_;
+  const server::KeyRing keys_ = server::KeyRing::ephemeral();
   std::unique_ptr<server::RequestPipeline> pipeline_;
   httplib::Server http_;
   int port_ = 0;

@@ -267,8 +267,8 @@ struct TelemetryWorld {
         board(1),
         specs(SpecCache::kDefaultCapacity),
         loop(store, clock, metrics, config.sched, config.shards, config.replica, &board, &specs),
-        auth(store),
-        pipeline(store, clock, metrics, auth, board, loop),
+        auth(store, clock),
+        pipeline(store, clock, metrics, auth, board, loop, keys),
         sink(sink_store, clock, settings),
         agent_api(pipeline, board, specs, config.agents, &sink),
         api(pipeline, loop, metrics, board, specs, config.agents, config.billing,
@@ -297,6 +297,7 @@ struct TelemetryWorld {
   SpecCache specs;
   Scheduler loop;
   TokenAuth auth;
+  const KeyRing keys = KeyRing::ephemeral();
   RequestPipeline pipeline;
   TelemetrySink sink;
   AgentApi agent_api;

@@ -55,6 +55,8 @@ HttpReply TestClient::put(const std::string& path, const std::string& body) {
   return send("PUT", path, body, {}, "application/json");
 }
 
+HttpReply TestClient::del(const std::string& path) { return send("DELETE", path, "", {}, ""); }
+
 CorraldProcess::CorraldProcess(std::filesystem::path data_dir, std::string store)
     : data_dir_(std::move(data_dir)), store_(std::move(store)) {}
 

@@ -41,6 +41,7 @@ class TestClient {
                  const std::map<std::string, std::string>& headers = {},
                  const std::string& content_type = "application/json");
   HttpReply put(const std::string& path, const std::string& body);
+  HttpReply del(const std::string& path);
   HttpReply send(const std::string& method, const std::string& path, const std::string& body,
                  const std::map<std::string, std::string>& headers,
                  const std::string& content_type);

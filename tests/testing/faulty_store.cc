@@ -126,6 +126,14 @@ class FaultyTx final : public store::Tx {
   core::Result<std::string> get_job_secrets(core::JobId id) override {
     return inner_.get_job_secrets(id);
   }
+  core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
+      std::string_view prefix, std::int32_t limit) override {
+    return inner_.list_job_secrets_without(prefix, limit);
+  }
+  core::Status replace_job_secrets(core::JobId id, std::string_view text) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("replace_job_secrets"));
+    return inner_.replace_job_secrets(id, text);
+  }
   core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override {
     return inner_.count_pending_jobs(tenant);
   }
@@ -303,7 +311,20 @@ class FaultyTx final : public store::Tx {
   core::Result<std::optional<store::TokenRow>> find_token(std::string_view hash) override {
     return inner_.find_token(hash);
   }
+  core::Result<std::optional<store::TokenRow>> find_token_by_name(std::string_view name) override {
+    return inner_.find_token_by_name(name);
+  }
+  core::Result<std::vector<store::TokenRow>> list_tokens(std::string_view after,
+                                                         std::int32_t limit) override {
+    return inner_.list_tokens(after, limit);
+  }
   core::Result<std::int64_t> count_tokens() override { return inner_.count_tokens(); }
+  core::Status revoke_token(std::string_view name, core::Time at, std::string_view by) override {
+    return inner_.revoke_token(name, at, by);
+  }
+  core::Status touch_token(std::string_view hash, core::Time at) override {
+    return inner_.touch_token(hash, at);
+  }
   core::Result<std::optional<store::IdempotencyRow>> get_idempotency(
       std::string_view scope, std::string_view key) override {
     return inner_.get_idempotency(scope, key);
@@ -322,6 +343,14 @@ class FaultyTx final : public store::Tx {
   }
   core::Result<std::vector<store::TenantRow>> list_tenants() override {
     return inner_.list_tenants();
+  }
+  core::Status delete_tenant(const core::TenantId& id) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_tenant"));
+    return inner_.delete_tenant(id);
+  }
+  core::Status delete_reservation(const core::ReservationId& id) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_reservation"));
+    return inner_.delete_reservation(id);
   }
   core::Status insert_reservation(const store::ReservationRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_reservation"));

@@ -32,6 +32,9 @@ class SqlTx final : public Tx {
   core::Result<std::vector<JobRow>> list_jobs_holding_gpus() override;
   core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) override;
   core::Result<std::string> get_job_secrets(core::JobId id) override;
+  core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
+      std::string_view prefix, std::int32_t limit) override;
+  core::Status replace_job_secrets(core::JobId id, std::string_view text) override;
   core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override;
 
   // AllocationRepo (sql_allocations.cc).
@@ -72,6 +75,8 @@ class SqlTx final : public Tx {
   core::Result<std::optional<TenantRow>> get_tenant(const core::TenantId& id) override;
   core::Result<std::vector<TenantRow>> list_tenants() override;
   core::Status insert_reservation(const ReservationRow& row) override;
+  core::Status delete_tenant(const core::TenantId& id) override;
+  core::Status delete_reservation(const core::ReservationId& id) override;
   core::Result<std::vector<ReservationRow>> list_reservations() override;
 
   // CheckpointRepo (sql_checkpoints.cc).
@@ -121,7 +126,12 @@ class SqlTx final : public Tx {
   // SecurityRepo (sql_security.cc).
   core::Status insert_token(const TokenRow& row) override;
   core::Result<std::optional<TokenRow>> find_token(std::string_view hash) override;
+  core::Result<std::optional<TokenRow>> find_token_by_name(std::string_view name) override;
+  core::Result<std::vector<TokenRow>> list_tokens(std::string_view after,
+                                                  std::int32_t limit) override;
   core::Result<std::int64_t> count_tokens() override;
+  core::Status revoke_token(std::string_view name, core::Time at, std::string_view by) override;
+  core::Status touch_token(std::string_view hash, core::Time at) override;
   core::Result<std::optional<IdempotencyRow>> get_idempotency(std::string_view scope,
                                                               std::string_view key) override;
   core::Status put_idempotency(const IdempotencyRow& row) override;
@@ -165,6 +175,8 @@ class SqlTx final : public Tx {
                                                       std::vector<SqlValue> params);
   core::Result<std::vector<TenantRow>> tenants(std::string_view where,
                                                std::vector<SqlValue> params);
+  core::Result<std::vector<TokenRow>> tokens(std::string_view where_order,
+                                             std::vector<SqlValue> params);
   core::Result<std::vector<core::Checkpoint>> checkpoints(std::string_view where_order,
                                                           std::vector<SqlValue> params);
 
