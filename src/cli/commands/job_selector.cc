@@ -43,7 +43,7 @@ bool JobSelector::empty() const {
 
 core::Status JobSelector::check() {
   phases_.clear();
-  label_map_.clear();
+  label_pairs_.clear();
   for (const auto& s : states) {
     if (!core::job_phase_from_string(s)) {
       return core::invalid_argument(
@@ -56,7 +56,7 @@ core::Status JobSelector::check() {
     if (eq == std::string::npos || eq == 0) {
       return core::invalid_argument("--label", "must be KEY=VALUE, got \"" + l + "\"");
     }
-    label_map_[l.substr(0, eq)] = l.substr(eq + 1);
+    label_pairs_.emplace_back(l.substr(0, eq), l.substr(eq + 1));
   }
   if (!gpu_type.empty() && !core::find_builtin_gpu_type(gpu_type)) {
     return core::invalid_argument(
@@ -83,7 +83,7 @@ bool JobSelector::matches(const nlohmann::json& job) const {
     return false;
   }
   const nlohmann::json& job_labels = field(field(job, "spec"), "labels");
-  for (const auto& [k, v] : label_map_) {
+  for (const auto& [k, v] : label_pairs_) {
     if (text(field(job_labels, k.c_str())) != v || !field(job_labels, k.c_str()).is_string()) {
       return false;
     }

@@ -40,7 +40,7 @@ struct JobSelector {
 
  private:
   std::vector<std::string> phases_;
-  std::map<std::string, std::string> label_map_;
+  std::vector<std::pair<std::string, std::string>> label_pairs_;
 };
 
 // A job id as the API writes it: a positive decimal integer; InvalidArgument else.

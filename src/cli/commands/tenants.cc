@@ -66,7 +66,7 @@ core::Status apply_quota(const std::string& spec, json& quotas) {
 }
 
 int set_tenant(const RemoteOptions& o, const TenantEdit& e) {
-  json doc;
+  json doc = json::object();
   if (!e.file.empty()) {
     auto read = read_document(e.file);
     if (!read.ok()) return usage_error("tenant set", read.status().to_string());

@@ -77,7 +77,9 @@ std::string labels_text(const json& job) {
   const json& spec = field(job, "spec");
   std::string out;
   if (!spec.is_object()) return out;
-  for (const auto& [k, v] : spec.value("labels", json::object()).items()) {
+  const json& labels = field(spec, "labels");
+  if (!labels.is_object()) return out;
+  for (const auto& [k, v] : labels.items()) {
     out += (out.empty() ? "" : ", ") + k + "=" + text(v);
   }
   return out;

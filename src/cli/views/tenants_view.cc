@@ -116,7 +116,7 @@ Table tenants_table(const json& tenants, const json& shares, bool wide) {
 std::string tenant_text(const json& tenant, const json& shares) {
   std::ostringstream out;
   const auto line = [&](const char* key, const std::string& value) {
-    if (!value.empty()) out << fmt::format("{:<14}{}\n", std::string(key) + ":", value);
+    if (!value.empty()) out << fmt::format("{:<15}{}\n", std::string(key) + ":", value);
   };
   const std::string name = text(field(tenant, "name"));
   const json& share = share_of(shares, name);
