@@ -32,8 +32,12 @@ void JobSelector::add_flags(CLI::App& cmd) {
   cmd.add_option("--tenant", tenant, "only this tenant's jobs");
   cmd.add_option("--state,--phase", states,
                  "only jobs in these phases (comma separated or repeated): " + known_phases())
-      ->delimiter(',');
-  cmd.add_option("--label,-l", labels, "only jobs with this label, KEY=VALUE (repeatable)");
+      ->delimiter(',')
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd.add_option("--label,-l", labels, "only jobs with this label, KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd.add_option("--gpu-type", gpu_type, "only jobs that accept this GPU type");
 }
 

@@ -126,8 +126,12 @@ void add_tenant_group(CLI::App& app, const CommandEnv& env) {
   e->weight_opt = set->add_option("--weight", e->weight, "fair-share weight (> 0)");
   e->parent_opt = set->add_option("--parent", e->parent, "parent tenant (\"\" for none)");
   set->add_option("--quota", e->quotas,
-                  "TYPE=GUARANTEED[:BORROW_LIMIT], e.g. H100=16:8 (repeatable)");
-  set->add_option("--remove-quota", e->removed, "drop TYPE's quota (repeatable)");
+                  "TYPE=GUARANTEED[:BORROW_LIMIT], e.g. H100=16:8 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  set->add_option("--remove-quota", e->removed, "drop TYPE's quota (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   e->max_pending_opt = set->add_option("--max-pending", e->max_pending, "most pending jobs")
                            ->check(CLI::NonNegativeNumber);
   e->rate_opt = set->add_option("--submit-rate", e->submit_rate, "submissions per second");
