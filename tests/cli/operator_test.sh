@@ -116,8 +116,9 @@ case "$case" in
     run jobs -l team=b
     out_has '^3 +b1 '
     out_lacks 'a1'
-    run jobs --state pending,running,launching,admitted --tenant default
+    run jobs --state pending,admitted -l team=a --state running,launching --tenant default
     expect_rc 0
+    [[ $(grep -cE '^[12] +a[12] ' "$dir/out") -eq 2 ]] || fail "states and labels together"
     run jobs --gpu-type H999
     expect_rc 2
     err_has '^corral jobs: --gpu-type: unknown GPU type "H999"; known types: .*H100'
@@ -223,6 +224,9 @@ YAML
     run tenant get nlp-sub
     out_has '^parent: +nlp$'
     out_has '^H100 +0 +2 +0 '
+    run tenant set --quota H100=1 --quota A100-80GB=1:0 flags-first   # repeatable flags take one value
+    expect_rc 0
+    out_has '^tenant flags-first created$'
     run tenant set x --quota H999=1
     expect_rc 2
     err_has 'unknown GPU type "H999"'

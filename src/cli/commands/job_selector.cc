@@ -34,9 +34,11 @@ void JobSelector::add_flags(CLI::App& cmd) {
                  "only jobs in these phases (comma separated or repeated): " + known_phases())
       ->delimiter(',')
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd.add_option("--label,-l", labels, "only jobs with this label, KEY=VALUE (repeatable)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd.add_option("--gpu-type", gpu_type, "only jobs that accept this GPU type");
 }

@@ -114,6 +114,7 @@ void add_reservations_commands(CLI::App& app, const CommandEnv& env) {
   make->add_option("--count", r->count, "GPUs of --gpu-type")->check(CLI::PositiveNumber);
   make->add_option("--node", r->nodes, "every GPU of these nodes (repeatable)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   make->add_option("--start", r->start, "now, +2h, or a date like 2026-12-03T14:00 (default now)");
   make->add_option("--end", r->end, "+4h, or a date like 2026-12-03T18:00");

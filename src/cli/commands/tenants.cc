@@ -128,9 +128,11 @@ void add_tenant_group(CLI::App& app, const CommandEnv& env) {
   set->add_option("--quota", e->quotas,
                   "TYPE=GUARANTEED[:BORROW_LIMIT], e.g. H100=16:8 (repeatable)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   set->add_option("--remove-quota", e->removed, "drop TYPE's quota (repeatable)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   e->max_pending_opt = set->add_option("--max-pending", e->max_pending, "most pending jobs")
                            ->check(CLI::NonNegativeNumber);
