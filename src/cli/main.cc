@@ -8,6 +8,7 @@
 
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
+#include "core/clock.h"
 
 namespace {
 
@@ -15,8 +16,9 @@ int run_main(int argc, char** argv) {
   CLI::App app("corral: submit, inspect and manage training jobs on a Corral cluster");
   app.require_subcommand(1);
   std::function<int()> run;
+  const corral::core::SystemClock clock;  // the one clock: what "3m ago" is measured from
   corral::cli::add_validate_command(app, run);
-  corral::cli::add_remote_commands(app, run);
+  corral::cli::add_remote_commands(app, corral::cli::CommandEnv{.run = run, .clock = clock});
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

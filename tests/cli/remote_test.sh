@@ -72,7 +72,7 @@ grep -q do-not-print "$dir/out" && fail "a secret was printed"
 run jobs -o json --chunk-size 1
 [[ $(grep -c '"id"' "$dir/out") -eq 2 ]] || fail "one job a page: expected both: $(cat "$dir/out")"
 run job 1
-grep -q "phase:" "$dir/out" || fail "job printed $(cat "$dir/out")"
+grep -q "^state: " "$dir/out" || fail "job printed $(cat "$dir/out")"
 run job 1 -o json
 grep -q '"events"' "$dir/out" || fail "job -o json has no events"
 run queue
@@ -83,7 +83,7 @@ run tenants
 grep -q default "$dir/out" || fail "tenants printed $(cat "$dir/out")"
 run reservations -o json
 [[ $rc -eq 0 ]] || fail "reservations exited $rc"
-run cordon no-such-node
+run cordon no-such-node --reason "cli test"
 [[ $rc -eq 1 ]] || fail "cordon of a missing node exited $rc"
 grep -q not_found "$dir/err" || fail "cordon error: $(cat "$dir/err")"
 run cancel 1 --reason "cli test"

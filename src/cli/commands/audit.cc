@@ -1,5 +1,6 @@
-// `corral audit` lists the audit log (admin); `corral audit verify` checks its hash
-// chain on the server and exits 1 when an entry was edited or deleted.
+// `corral audit [--after SEQ] [-w]` lists the audit log (admin) with human times;
+// `corral audit verify` checks its hash chain on the server and exits 1 when an entry
+// was edited or deleted.
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
+#include "cli/views/audit_view.h"
 
 namespace corral::cli {
 
@@ -16,36 +18,28 @@ namespace {
 int verify(const RemoteOptions& o) {
   const Answer a = call(o, "GET", "/v1/audit/verify");
   if (a.status != 200) return report_failure("audit verify", a, std::cerr);
-  if (o.output == "json") {
-    std::cout << a.body.dump(2) << "\n";
-  } else if (a.body.value("ok", false)) {
-    std::cout << "audit log intact: " << text(a.body["entries"]) << " entries\n";
-  } else {
-    std::cout << "audit log TAMPERED at entry " << text(a.body["firstBadSeq"]) << ": "
-              << text(a.body["problem"]) << "\n";
-  }
+  print_output(std::cout, o, a.body, [&](bool) {
+    if (a.body.value("ok", false)) {
+      return "audit log intact: " + text(field(a.body, "entries")) + " entries\n";
+    }
+    return "audit log TAMPERED at entry " + text(field(a.body, "firstBadSeq")) + ": " +
+           text(field(a.body, "problem")) + "\n";
+  });
   return a.body.value("ok", false) ? kExitOk : kExitInvalid;
 }
 
-int list(const RemoteOptions& o, const std::string& after) {
-  const Answer a = call_list(o, "/v1/audit?after=" + after, "entries");
+int list(const RemoteOptions& o, const std::string& after, std::ostream& out) {
+  const Answer a = call_list(o, "/v1/audit?after=" + query_value(after), "entries");
   if (a.status != 200) return report_failure("audit", a, std::cerr);
-  if (o.output == "json") {
-    std::cout << a.body.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& e : a.body["entries"]) {
-    rows.push_back({text(e["seq"]), date_text(e["timeMs"]), text(e["actor"]), text(e["action"]),
-                    text(e["target"]), text(e["after"])});
-  }
-  print_table(std::cout, {"SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "AFTER"}, rows);
+  const TimeStyle style = time_style(o);
+  print_output(out, o, a.body,
+               [&](bool wide) { return table_text(audit_table(a.body["entries"], style, wide)); });
   return kExitOk;
 }
 
 }  // namespace
 
-void add_audit_command(CLI::App& app, std::function<int()>& run) {
+void add_audit_command(CLI::App& app, const CommandEnv& env) {
   // One options object for `audit` and `audit verify`, so flags may go on either.
   auto options = std::make_shared<RemoteOptions>();
   auto after = std::make_shared<std::string>("0");
@@ -53,11 +47,12 @@ void add_audit_command(CLI::App& app, std::function<int()>& run) {
   // CLI11 runs the subcommand's callback before its parent's, so the parent's function
   // dispatches on what was selected.
   CLI::App* cmd = add_remote_command(
-      app, run, "audit", "List the audit log (admin); `audit verify` checks its hash chain",
+      app, env, "audit", "List the audit log (admin); `audit verify` checks its hash chain",
       [after, verify_selected](const RemoteOptions& o) {
-        return *verify_selected ? verify(o) : list(o, *after);
+        if (*verify_selected) return verify(o);
+        return run_watched(o, [&](std::ostream& out) { return list(o, *after, out); });
       },
-      options);
+      options, /*watchable=*/true);
   cmd->add_option("--after", *after, "entries after this sequence number");
   CLI::App* check = cmd->add_subcommand("verify",
                                         "Check the audit log's hash chain; exit 1 "

@@ -9,6 +9,7 @@
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
+#include "cli/format/table.h"
 
 namespace corral::cli {
 namespace {
@@ -17,21 +18,24 @@ using nlohmann::json;
 
 std::string hours(const json& money) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", money.value("gpuMs", std::int64_t{0}) / 3.6e6);
+  const json& ms = field(money, "gpuMs");
+  std::snprintf(buf, sizeof buf, "%.2f", ms.is_number() ? ms.get<double>() / 3.6e6 : 0.0);
   return buf;
 }
 
 std::string amount(std::int64_t micros) { return money_text(micros); }
 std::string amount(const json& money) {
-  return money_text(money.value("amountMicros", std::int64_t{0}));
+  const json& micros = field(money, "amountMicros");
+  return money_text(micros.is_number_integer() ? micros.get<std::int64_t>() : 0);
 }
 
 std::string bucket_hours(const json& row, const char* bucket) {
-  const json& b = row["buckets"];
+  const json& b = field(row, "buckets");
   return b.contains(bucket) ? hours(b[bucket]) : "0.00";
 }
 
-int print(const RemoteOptions& o, const json& body) {
+// The report's rows: one per group (tenant, job, ...), then unattributed and total.
+Table chargeback_table(const json& body) {
   const std::string by = body.value("groupBy", "tenant");
   const bool by_tenant = by == "tenant";
   std::vector<std::string> headers = {by == "gpuType" ? "GPU TYPE"
@@ -51,61 +55,63 @@ int print(const RemoteOptions& o, const json& body) {
     headers.push_back("ATTRIBUTED");
     headers.push_back("TOTAL");
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& r : body["rows"]) {
-    std::string key = text(r[by]);
+  Table t{.headers = headers};
+  for (const auto& r : field(body, "rows")) {
+    std::string key = text(field(r, by.c_str()));
     if (key.empty()) key = "(nobody)";
     std::vector<std::string> row = {key,
-                                    hours(r["charged"]),
+                                    hours(field(r, "charged")),
                                     bucket_hours(r, "used"),
                                     bucket_hours(r, "allocated_idle"),
                                     bucket_hours(r, "preemption_lost"),
                                     bucket_hours(r, "restart_overhead"),
                                     bucket_hours(r, "reserved_idle"),
-                                    amount(r["charged"])};
+                                    amount(field(r, "charged"))};
     if (by_tenant) {
-      row.push_back(amount(r["attributed"]));
+      row.push_back(amount(field(r, "attributed")));
       row.push_back(amount(r.value("totalAmountMicros", std::int64_t{0})));
     }
-    rows.push_back(std::move(row));
+    t.rows.push_back(std::move(row));
   }
   if (body.contains("unattributed") && by_tenant) {
-    rows.push_back({"(unattributed)", hours(body["unattributed"]), "", "", "", "", "",
-                    amount(body["unattributed"]), "", amount(body["unattributed"])});
+    const json& u = body["unattributed"];
+    t.rows.push_back({"(unattributed)", hours(u), "", "", "", "", "", amount(u), "", amount(u)});
   }
   if (body.contains("total")) {
-    std::vector<std::string> total = {"TOTAL", hours(body["total"]), "", "", "", "",
-                                      "",      amount(body["total"])};
-    if (by_tenant) total.insert(total.end(), {"", amount(body["total"])});
-    rows.push_back(std::move(total));
+    const json& total = body["total"];
+    std::vector<std::string> row = {"TOTAL", hours(total), "", "", "", "", "", amount(total)};
+    if (by_tenant) row.insert(row.end(), {"", amount(total)});
+    t.rows.push_back(std::move(row));
   }
-  if (o.output == "csv") {
-    print_csv(std::cout, headers, rows);
-    return kExitOk;
+  return t;
+}
+
+std::string chargeback_text(const RemoteOptions& o, const json& body) {
+  const Zone zone = time_style(o).zone;
+  std::string out =
+      "Chargeback " + date_text(field(body, "fromMs"), zone) + " to " +
+      date_text(field(body, "toMs"), zone) + " in " + text(field(body, "currency")) +
+      ", GPU-hours by bucket; unused time attributed: " + text(field(body, "attribution")) + "\n";
+  out += "Ledger complete to " + date_text(field(body, "accruedUntilMs"), zone) + "\n\n";
+  out += table_text(chargeback_table(body));
+  if (!field(body, "unpricedGpuTypes").empty()) {
+    out += "\nunpriced (billed at 0): " + body["unpricedGpuTypes"].dump() + "\n";
   }
-  std::cout << "Chargeback " << date_text(body["fromMs"]) << " to " << date_text(body["toMs"])
-            << " in " << text(body["currency"]) << ", GPU-hours by bucket; unused time "
-            << "attributed: " << text(body["attribution"]) << "\n";
-  std::cout << "Ledger complete to " << date_text(body["accruedUntilMs"]) << "\n\n";
-  print_table(std::cout, headers, rows);
-  if (!body["unpricedGpuTypes"].empty()) {
-    std::cout << "\nunpriced (billed at 0): " << body["unpricedGpuTypes"].dump() << "\n";
-  }
-  return kExitOk;
+  return out;
 }
 
 }  // namespace
 
-void add_cost_command(CLI::App& app, std::function<int()>& run) {
+void add_cost_command(CLI::App& app, const CommandEnv& env) {
   auto options = std::make_shared<RemoteOptions>();
-  options->formats = {"table", "json", "csv"};
+  options->formats = {"table", "wide", "json", "yaml", "csv"};
   auto from = std::make_shared<std::string>();
   auto to = std::make_shared<std::string>();
   auto by = std::make_shared<std::string>("tenant");
   auto attribution = std::make_shared<std::string>();
   auto tenant = std::make_shared<std::string>();
   CLI::App* cmd = add_remote_command(
-      app, run, "cost", "Chargeback: GPU-hours and cost from the ledger, per tenant or other",
+      app, env, "cost", "Chargeback: GPU-hours and cost from the ledger, per tenant or other",
       [=](const RemoteOptions& o) {
         std::string path = "/v1/chargeback?groupBy=" + query_value(*by);
         for (const auto& [k, v] :
@@ -115,11 +121,12 @@ void add_cost_command(CLI::App& app, std::function<int()>& run) {
         }
         const Answer a = call(o, "GET", path);
         if (a.status != 200) return report_failure("cost", a, std::cerr);
-        if (o.output == "json") {
-          std::cout << a.body.dump(2) << "\n";
+        if (format_of(o) == Format::kCsv) {
+          std::cout << csv_text(chargeback_table(a.body));
           return kExitOk;
         }
-        return print(o, a.body);
+        print_output(std::cout, o, a.body, [&](bool) { return chargeback_text(o, a.body); });
+        return kExitOk;
       },
       options);
   cmd->add_option("--from", *from, "start: a UTC date or date-time (default: 30 days before --to)");

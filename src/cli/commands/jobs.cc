@@ -1,110 +1,94 @@
-// `corral jobs [--tenant T] [--phase P] [--gpu-type G]` lists jobs; `corral job ID`
-// shows one job with its allocation, attempts and events.
+// `corral jobs [selectors] [-w]` lists jobs with where and how long they run; `corral job
+// ID` shows one job with its placement, times and events; `corral queue [-w]` the
+// pending jobs in queue order.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
+#include "cli/commands/job_selector.h"
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
+#include "cli/views/jobs_view.h"
 
 namespace corral::cli {
-
 namespace {
 
-std::string query(const std::vector<std::pair<std::string, std::string>>& params) {
-  std::string q;
-  for (const auto& [k, v] : params) {
-    if (v.empty()) continue;
-    q += (q.empty() ? "?" : "&") + k + "=" + v;
+using nlohmann::json;
+
+int list_jobs(const RemoteOptions& o, const JobSelector& selector, std::ostream& out) {
+  Answer a = call_list(o, selector.list_path(), "jobs");
+  if (a.status != 200) return report_failure("jobs", a, std::cerr);
+  json jobs = json::array();
+  for (auto& j : a.body["jobs"]) {
+    if (selector.matches(j)) jobs.push_back(std::move(j));
   }
-  return q;
+  a.body["jobs"] = jobs;
+  // Where each job runs now: the table's NODES and RUN (a list's jobs carry no placement).
+  json allocations = json::array();
+  if (format_of(o) == Format::kTable || format_of(o) == Format::kWide) {
+    const Answer placed = call_list(o, "/v1/allocations", "allocations");
+    if (placed.status == 200) allocations = placed.body["allocations"];
+  }
+  const TimeStyle style = time_style(o);
+  print_output(out, o, a.body,
+               [&](bool wide) { return table_text(jobs_table(jobs, allocations, style, wide)); });
+  return kExitOk;
 }
 
-// The GPUs a job asked for, and what it holds when that differs (an elastic job runs at
-// any size of its range): "16", or "32 (asked 16)".
-std::string gpus_text(const nlohmann::json& j) {
-  const std::string asked = text(j["gpus"]);
-  const std::int64_t held = j.value("heldGpus", std::int64_t{0});
-  if (held <= 0 || std::to_string(held) == asked) return asked;
-  return std::to_string(held) + " (asked " + asked + ")";
+int show_job(const RemoteOptions& o, const std::string& id_text) {
+  const auto id = parse_job_id(id_text);
+  if (!id.ok()) return usage_error("job", id.status().message());
+  const std::string path = "/v1/jobs/" + std::to_string(*id);
+  const Answer a = call(o, "GET", path);
+  if (a.status != 200) return report_failure("job", a, std::cerr);
+  const Answer e = call_list(o, path + "/events", "events");
+  json doc = a.body;
+  if (e.status == 200) doc["events"] = e.body["events"];
+  const TimeStyle style = time_style(o);
+  print_output(std::cout, o, doc, [&](bool) {
+    return job_text(a.body, e.status == 200 ? e.body["events"] : json(nullptr), style);
+  });
+  return kExitOk;
 }
 
 }  // namespace
 
-void add_jobs_commands(CLI::App& app, std::function<int()>& run) {
-  auto tenant = std::make_shared<std::string>();
-  auto phase = std::make_shared<std::string>();
-  auto gpu_type = std::make_shared<std::string>();
-  CLI::App* jobs = add_remote_command(app, run, "jobs", "List jobs", [=](const RemoteOptions& o) {
-    const Answer a = call_list(
-        o, "/v1/jobs" + query({{"tenant", *tenant}, {"phase", *phase}, {"gpuType", *gpu_type}}),
-        "jobs");
-    if (a.status != 200) return report_failure("jobs", a, std::cerr);
-    if (o.output == "json") {
-      std::cout << a.body.dump(2) << "\n";
-      return kExitOk;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& j : a.body["jobs"]) {
-      rows.push_back({text(j["id"]), text(j["name"]), text(j["tenant"]), gpus_text(j),
-                      text(j["phase"]), text(j["reason"])});
-    }
-    print_table(std::cout, {"ID", "NAME", "TENANT", "GPUS", "PHASE", "REASON"}, rows);
-    return kExitOk;
-  });
-  jobs->add_option("--tenant", *tenant, "only this tenant's jobs");
-  jobs->add_option("--phase", *phase, "only jobs in this phase");
-  jobs->add_option("--gpu-type", *gpu_type, "only jobs that accept this GPU type");
+void add_jobs_commands(CLI::App& app, const CommandEnv& env) {
+  auto selector = std::make_shared<JobSelector>();
+  CLI::App* jobs = add_remote_command(
+      app, env, "jobs", "List jobs (like squeue, kubectl get jobs)",
+      [selector](const RemoteOptions& o) {
+        if (const core::Status s = selector->check(); !s.ok()) {
+          return usage_error("jobs", s.to_string());
+        }
+        return run_watched(o, [&](std::ostream& out) { return list_jobs(o, *selector, out); });
+      },
+      nullptr, /*watchable=*/true);
+  selector->add_flags(*jobs);
 
   auto id = std::make_shared<std::string>();
-  CLI::App* job = add_remote_command(app, run, "job", "Show one job", [=](const RemoteOptions& o) {
-    const Answer a = call(o, "GET", "/v1/jobs/" + *id);
-    if (a.status != 200) return report_failure("job", a, std::cerr);
-    const Answer e = call(o, "GET", "/v1/jobs/" + *id + "/events");
-    if (o.output == "json") {
-      nlohmann::json out = a.body;
-      if (e.status == 200) out["events"] = e.body["events"];
-      std::cout << out.dump(2) << "\n";
-      return kExitOk;
-    }
-    const auto& j = a.body;
-    std::cout << "job " << text(j["id"]) << " " << text(j["name"]) << " (tenant "
-              << text(j["tenant"]) << ", " << text(j["priorityClass"]) << ")\n"
-              << "phase:    " << text(j["phase"]) << "\n"
-              << "reason:   " << text(j["reason"]) << "\n"
-              << "gpus:     " << gpus_text(j) << "\n"
-              << "attempt:  " << text(j["attempt"]) << "\n";
-    if (j["allocation"].is_object()) {
-      std::cout << "placed:   " << text(j["allocation"]["gpuType"]) << " on";
-      for (const auto& g : j["allocation"]["gpus"]) {
-        std::cout << " " << text(g["node"]) << "/" << text(g["index"]);
-      }
-      std::cout << " (epoch " << text(j["allocation"]["epoch"]) << ")\n";
-    }
-    if (j["lastCheckpoint"].is_object()) {
-      std::cout << "checkpoint: step " << text(j["lastCheckpoint"]["step"]) << " at "
-                << text(j["lastCheckpoint"]["uri"]) << "\n";
-    }
-    if (j["cost"].is_object()) {
-      const auto& c = j["cost"];
-      std::cout << "cost:     " << fmt::format("{:.2f}", c.value("gpuHours", 0.0)) << " GPU-hours, "
-                << money_text(c.value("amountMicros", std::int64_t{0})) << " "
-                << text(c["currency"]) << " so far\n";
-    }
-    if (e.status == 200) {
-      std::cout << "events:\n";
-      for (const auto& ev : e.body["events"]) {
-        std::cout << "  " << date_text(ev["timeMs"]) << "  " << text(ev["kind"]) << "  "
-                  << text(ev["message"]) << "\n";
-      }
-    }
-    return kExitOk;
-  });
+  CLI::App* job = add_remote_command(app, env, "job",
+                                     "Show one job: placement, times, checkpoint, cost and events",
+                                     [id](const RemoteOptions& o) { return show_job(o, *id); });
   job->add_option("id", *id, "job id")->required();
+
+  add_remote_command(
+      app, env, "queue", "Show pending jobs in queue order, how long each waited and why",
+      [](const RemoteOptions& o) {
+        return run_watched(o, [&](std::ostream& out) {
+          const Answer a = call_list(o, "/v1/queue", "queue");
+          if (a.status != 200) return report_failure("queue", a, std::cerr);
+          const TimeStyle style = time_style(o);
+          print_output(out, o, a.body, [&](bool wide) {
+            return table_text(queue_table(a.body["queue"], style, wide));
+          });
+          return kExitOk;
+        });
+      },
+      nullptr, /*watchable=*/true);
 }
 
 }  // namespace corral::cli

@@ -1,5 +1,7 @@
-// `corral nodes` lists nodes; `corral cordon|drain|undrain NODE` sets a node's admin
-// state (admin only).
+// `corral nodes [-w]` lists nodes (sinfo -N, kubectl get nodes); `corral node NAME` shows
+// one with a row per GPU (scontrol show node); `corral cordon|drain NODE --reason TEXT`
+// and `corral undrain NODE` set its admin state (admin only; Slurm also requires a
+// reason, which `corral nodes` then shows).
 #include <iostream>
 #include <memory>
 
@@ -8,64 +10,72 @@
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
+#include "cli/views/nodes_view.h"
 
 namespace corral::cli {
+namespace {
 
-void add_nodes_commands(CLI::App& app, std::function<int()>& run) {
-  add_remote_command(app, run, "nodes", "List nodes", [](const RemoteOptions& o) {
-    const Answer a = call_list(o, "/v1/nodes", "nodes");
-    if (a.status != 200) return report_failure("nodes", a, std::cerr);
-    if (o.output == "json") {
-      std::cout << a.body.dump(2) << "\n";
-      return kExitOk;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& n : a.body["nodes"]) {
-      const auto& gpus = n["gpus"];
-      const std::string type = gpus.empty() ? "" : text(gpus[0]["type"]);
-      // Health: GPUs an agent reports unhealthy or hot; heartbeat: age of the agent's
-      // last one ("-" for a node no agent ever joined, "lost" once it was fenced).
-      int bad = 0;
-      if (n.contains("observed") && n["observed"].contains("gpus")) {
-        for (const auto& g : n["observed"]["gpus"]) bad += g.value("health", "ok") != "ok";
-      }
-      std::string heartbeat = "-";
-      if (n.contains("agent") && n["agent"].is_object()) {
-        heartbeat = n["agent"].value("lost", false)
-                        ? "lost"
-                        : std::to_string(n["agent"].value("heartbeatAgeMs", 0) / 1000) + "s";
-      }
-      std::string state = text(n["admin"]);
-      if (!n.value("adminReason", "").empty() && n["admin"] != "active") {
-        state += " (" + n.value("adminReason", "") + ")";
-      }
-      rows.push_back({text(n["id"]), state, type, std::to_string(gpus.size()),
-                      std::to_string(n["allocated"].size()), text(n["labels"]["leaf"]),
-                      bad == 0 ? "ok" : std::to_string(bad) + " bad", heartbeat});
-    }
-    print_table(std::cout,
-                {"NODE", "STATE", "GPU", "GPUS", "ALLOCATED", "LEAF", "HEALTH", "HEARTBEAT"}, rows);
-    return kExitOk;
+using nlohmann::json;
+
+int list_nodes(const RemoteOptions& o, std::ostream& out) {
+  const Answer a = call_list(o, "/v1/nodes", "nodes");
+  if (a.status != 200) return report_failure("nodes", a, std::cerr);
+  const TimeStyle style = time_style(o);
+  print_output(out, o, a.body,
+               [&](bool wide) { return table_text(nodes_table(a.body["nodes"], style, wide)); });
+  return kExitOk;
+}
+
+int show_node(const RemoteOptions& o, const std::string& name) {
+  const Answer a = call(o, "GET", "/v1/nodes/" + query_value(name));
+  if (a.status != 200) return report_failure("node", a, std::cerr);
+  const TimeStyle style = time_style(o);
+  print_output(std::cout, o, a.body, [&](bool wide) { return node_text(a.body, style, wide); });
+  return kExitOk;
+}
+
+int set_admin(const RemoteOptions& o, const std::string& verb, const std::string& node,
+              const std::string& reason) {
+  const std::string body = reason.empty() ? "{}" : json{{"reason", reason}}.dump();
+  const Answer a = call(o, "POST", "/v1/nodes/" + query_value(node) + "/" + verb, body);
+  if (a.status != 200) return report_failure(verb, a, std::cerr);
+  print_output(std::cout, o, a.body, [&](bool) {
+    const std::string why = text(field(a.body, "adminReason"));
+    return "node " + text(field(a.body, "id")) + " " + node_state(a.body) +
+           (why.empty() ? "" : " (" + why + ")") + "\n";
   });
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_nodes_commands(CLI::App& app, const CommandEnv& env) {
+  add_remote_command(
+      app, env, "nodes", "List nodes: state, GPUs, place in the network, health, heartbeat",
+      [](const RemoteOptions& o) {
+        return run_watched(o, [&](std::ostream& out) { return list_nodes(o, out); });
+      },
+      nullptr, /*watchable=*/true);
+
+  auto name = std::make_shared<std::string>();
+  CLI::App* node = add_remote_command(
+      app, env, "node", "Show one node with each GPU's health, telemetry and job",
+      [name](const RemoteOptions& o) { return show_node(o, *name); });
+  node->add_option("name", *name, "node name")->required();
+
   for (const char* verb : {"cordon", "drain", "undrain"}) {
-    auto node = std::make_shared<std::string>();
+    auto target = std::make_shared<std::string>();
+    auto reason = std::make_shared<std::string>();
     const std::string v = verb;
     CLI::App* cmd = add_remote_command(
-        app, run, v,
-        v == "cordon"  ? "Stop placing new work on a node"
-        : v == "drain" ? "Stop new work on a node and ask running work to leave"
-                       : "Make a cordoned or draining node schedulable again",
-        [node, v](const RemoteOptions& o) {
-          const Answer a = call(o, "POST", "/v1/nodes/" + *node + "/" + v);
-          if (a.status != 200) return report_failure(v, a, std::cerr);
-          if (o.output == "json") {
-            std::cout << a.body.dump(2) << "\n";
-          } else {
-            std::cout << "node " << text(a.body["id"]) << " " << text(a.body["admin"]) << "\n";
-          }
-          return kExitOk;
-        });
-    cmd->add_option("node", *node, "node name")->required();
+        app, env, v,
+        v == "cordon"  ? "Stop placing new work on a node (--reason required)"
+        : v == "drain" ? "Stop new work on a node and move its work off (--reason required)"
+                       : "Make a cordoned, draining or drained node schedulable again",
+        [target, reason, v](const RemoteOptions& o) { return set_admin(o, v, *target, *reason); });
+    cmd->add_option("node", *target, "node name")->required();
+    CLI::Option* why = cmd->add_option("--reason", *reason, "why, shown in `corral nodes`");
+    if (v != "undrain") why->required();
   }
 }
 

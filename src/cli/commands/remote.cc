@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <httplib.h>
@@ -11,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "cli/commands/validate.h"
-#include "core/units.h"
 
 namespace corral::cli {
 namespace {
@@ -51,9 +51,36 @@ std::string resolve(const std::string& flag, const char* env, const std::string&
   return fallback;
 }
 
+// httplib's Error names one word ("Connection"); a person needs what happened and what
+// to check. `saved_errno` is errno right after the failed call: httplib leaves the
+// socket's error there when a connect fails.
+std::string transport_error_text(httplib::Error e, int saved_errno) {
+  switch (e) {
+    case httplib::Error::Connection:
+      if (saved_errno == EHOSTUNREACH || saved_errno == ENETUNREACH) {
+        return "host unreachable (check the address and the network)";
+      }
+      if (saved_errno == ECONNREFUSED) return "connection refused (is corrald running?)";
+      return "connection refused or no route (is corrald running, and is the address right?)";
+    case httplib::Error::ConnectionTimeout:
+      return "no connection within 10 seconds (is the address right, or a firewall in the way?)";
+    case httplib::Error::Read:
+      return "the connection closed before corrald answered (did it stop, or time out after "
+             "60 seconds?)";
+    case httplib::Error::Write:
+      return "the request could not be sent (the connection closed)";
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLLoadingCerts:
+    case httplib::Error::SSLServerVerification:
+      return "the TLS handshake failed (" + httplib::to_string(e) + ")";
+    default:
+      return "the call failed (" + httplib::to_string(e) + ")";
+  }
+}
+
 }  // namespace
 
-void add_remote_flags(CLI::App& cmd, RemoteOptions& options) {
+void add_remote_flags(CLI::App& cmd, RemoteOptions& options, bool watchable) {
   cmd.add_option("--server", options.server,
                  "corrald URL (else CORRAL_SERVER, else config.yaml, else "
                  "http://127.0.0.1:8470)");
@@ -62,9 +89,26 @@ void add_remote_flags(CLI::App& cmd, RemoteOptions& options) {
   for (const auto& f : options.formats) formats += (formats.empty() ? "" : ", ") + f;
   cmd.add_option("-o,--output", options.output, "output: " + formats)
       ->check(CLI::IsMember(options.formats));
+  cmd.add_flag("--utc", options.utc, "times in UTC (default: the local time zone)");
   cmd.add_option("--chunk-size", options.chunk_size,
                  "items to ask for per page of a list; every page is fetched (1-10000)")
       ->check(CLI::Range(1, 10000));
+  if (watchable) {
+    cmd.add_flag("-w,--watch", options.watch, "redraw every 2 seconds until Ctrl-C");
+  }
+}
+
+CLI::App* add_remote_command(CLI::App& parent, const CommandEnv& env, const std::string& name,
+                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
+                             std::shared_ptr<RemoteOptions> options, bool watchable) {
+  if (!options) options = std::make_shared<RemoteOptions>();
+  options->clock = &env.clock;
+  CLI::App* cmd = parent.add_subcommand(name, help);
+  add_remote_flags(*cmd, *options, watchable);
+  std::function<int()>& run = env.run;
+  cmd->callback(
+      [options, fn = std::move(fn), &run] { run = [options, fn] { return fn(*options); }; });
+  return cmd;
 }
 
 Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
@@ -76,7 +120,7 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
   Answer answer;
   httplib::Client client(server);
   if (!client.is_valid()) {
-    answer.error = "bad server URL " + server;
+    answer.error = "bad server URL \"" + server + "\" (expected http://HOST:PORT)";
     return answer;
   }
   client.set_connection_timeout(10, 0);
@@ -85,15 +129,19 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
   httplib::Headers h;
   if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
   for (const auto& [k, v] : headers) h.emplace(k, v);
-  httplib::Result r = method == "GET"   ? client.Get(path, h)
-                      : method == "PUT" ? client.Put(path, h, body, content_type)
-                                        : client.Post(path, h, body, content_type);
+  errno = 0;
+  httplib::Result r = method == "GET"      ? client.Get(path, h)
+                      : method == "PUT"    ? client.Put(path, h, body, content_type)
+                      : method == "DELETE" ? client.Delete(path, h, body, content_type)
+                                           : client.Post(path, h, body, content_type);
   if (!r) {
-    answer.error = "cannot reach " + server + ": " + httplib::to_string(r.error());
+    answer.error = "cannot reach " + server + ": " + transport_error_text(r.error(), errno);
     return answer;
   }
   answer.status = r->status;
-  answer.body = nlohmann::json::parse(r->body, nullptr, false);
+  // A text body (a log) stays text, even when it happens to read as JSON.
+  const bool json = r->get_header_value("Content-Type").find("json") != std::string::npos;
+  answer.body = json ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json(r->body);
   if (answer.body.is_discarded()) answer.body = nlohmann::json(r->body);
   return answer;
 }
@@ -141,84 +189,36 @@ int report_failure(const std::string& command, const Answer& answer, std::ostrea
   const nlohmann::json details = e.value("details", nlohmann::json::array());
   if (details.is_array() && !details.empty()) {
     for (const nlohmann::json& d : details) {
-      const std::string field = d.is_object() ? d.value("field", "") : "";
-      err << head << ": " << (field.empty() ? "" : field + ": ")
+      const std::string field_name = d.is_object() ? d.value("field", "") : "";
+      err << head << ": " << (field_name.empty() ? "" : field_name + ": ")
           << (d.is_object() ? d.value("reason", d.dump()) : d.dump()) << "\n";
     }
     return kExitInvalid;
   }
   err << head;
-  const std::string field = e.value("field", "");
-  if (!field.empty()) err << ": " << field;
+  const std::string field_name = e.value("field", "");
+  if (!field_name.empty()) err << ": " << field_name;
   err << ": " << e.value("message", answer.body.dump()) << "\n";
   return kExitInvalid;
 }
 
-void print_table(std::ostream& out, const std::vector<std::string>& headers,
-                 const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width(headers.size());
-  for (std::size_t c = 0; c < headers.size(); ++c) width[c] = headers[c].size();
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      out << cells[c];
-      if (c + 1 < cells.size()) out << std::string(width[c] - cells[c].size() + 2, ' ');
-    }
-    out << "\n";
-  };
-  line(headers);
-  for (const auto& row : rows) line(row);
+int usage_error(const std::string& command, const std::string& message) {
+  std::cerr << "corral " << command << ": " << message << "\n";
+  return kExitUsage;
 }
 
-void print_csv(std::ostream& out, const std::vector<std::string>& headers,
-               const std::vector<std::vector<std::string>>& rows) {
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string& v = cells[c];
-      if (v.find_first_of(",\"\r\n") == std::string::npos) {
-        out << v;
-      } else {
-        out << '"';
-        for (const char ch : v) out << (ch == '"' ? "\"\"" : std::string(1, ch));
-        out << '"';
-      }
-      out << (c + 1 < cells.size() ? "," : "\r\n");
-    }
-  };
-  line(headers);
-  for (const auto& row : rows) line(row);
+Format format_of(const RemoteOptions& options) {
+  return format_from_string(options.output).value_or(Format::kTable);
 }
 
-std::string money_text(std::int64_t micros) {
-  const bool negative = micros < 0;
-  const std::int64_t cents = ((negative ? -micros : micros) + 5'000) / 10'000;
-  return fmt::format("{}{}.{:02}", negative ? "-" : "", cents / 100, cents % 100);
+TimeStyle time_style(const RemoteOptions& options) {
+  return {.now = options.clock != nullptr ? options.clock->now() : core::Time{},
+          .zone = options.utc ? Zone::utc() : Zone::local()};
 }
 
-std::string date_text(const nlohmann::json& ms) {
-  if (!ms.is_number_integer() || ms.get<std::int64_t>() == 0) return "";
-  return core::format_utc(core::time_from_ms(ms.get<std::int64_t>()));
-}
-
-std::string text(const nlohmann::json& value) {
-  if (value.is_null()) return "";
-  if (value.is_string()) return value.get<std::string>();
-  return value.dump();
-}
-
-CLI::App* add_remote_command(CLI::App& app, std::function<int()>& run, const std::string& name,
-                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
-                             std::shared_ptr<RemoteOptions> options) {
-  if (!options) options = std::make_shared<RemoteOptions>();
-  CLI::App* cmd = app.add_subcommand(name, help);
-  add_remote_flags(*cmd, *options);
-  cmd->callback(
-      [options, fn = std::move(fn), &run] { run = [options, fn] { return fn(*options); }; });
-  return cmd;
+void print_output(std::ostream& out, const RemoteOptions& options, const nlohmann::json& doc,
+                  const std::function<std::string(bool wide)>& human) {
+  out << output_text(format_of(options), doc, human);
 }
 
 }  // namespace corral::cli

@@ -1,9 +1,9 @@
 // What every command that talks to corrald shares: where the server is and which token
 // to send (flags, then CORRAL_SERVER / CORRAL_TOKEN, then ~/.config/corral/config.yaml
-// with `server:` and `token:` lines), one HTTP call, and printing the answer as JSON
-// (-o json) or as a table.
+// with `server:` and `token:` lines), one HTTP call, and printing the answer with -o
+// table|wide|json|yaml in local time or --utc, once or with -w every 2 seconds.
 //
-// Thread safety: not for concurrent use (writes to the streams it is given).
+// Thread safety: not for concurrent use (writes to the standard streams).
 #pragma once
 
 #include <functional>
@@ -15,30 +15,53 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/format/output.h"
+#include "cli/format/time_text.h"
+#include "cli/format/units_text.h"
+#include "core/clock.h"
+
 namespace CLI {  // NOLINT(readability-identifier-naming): CLI11 names it, not us
 class App;
 }  // namespace CLI
 
 namespace corral::cli {
 
+// What registering a command needs: where the selected command's body goes, and the
+// clock its times are rendered against (main's SystemClock; a test's ManualClock).
+struct CommandEnv {
+  std::function<int()>& run;
+  const core::Clock& clock;
+};
+
 struct RemoteOptions {
   std::string server;  // http://127.0.0.1:8470
   std::string token;
-  std::string output = "table";                          // or "json"
-  std::vector<std::string> formats = {"table", "json"};  // what -o accepts
+  std::string output = "table";
+  std::vector<std::string> formats = {"table", "wide", "json", "yaml"};  // what -o accepts
   int chunk_size = 500;  // items a list asks for per page (kubectl's --chunk-size)
+  bool utc = false;      // times in UTC rather than the local zone
+  bool watch = false;    // -w: redraw every 2 s until Ctrl-C (list commands only)
+  const core::Clock* clock = nullptr;
 };
 
-// Adds --server, --token, -o/--output (one of options.formats) and --chunk-size to `cmd`.
-void add_remote_flags(CLI::App& cmd, RemoteOptions& options);
+// Adds --server, --token, -o/--output (one of options.formats), --utc and --chunk-size
+// to `cmd`; -w/--watch too when `watchable`.
+void add_remote_flags(CLI::App& cmd, RemoteOptions& options, bool watchable = false);
+
+// Registers `name` under `parent` (the app, or a group such as `tenant`) with the remote
+// flags; when it is selected, env.run is set to run `fn(options)`.
+CLI::App* add_remote_command(CLI::App& parent, const CommandEnv& env, const std::string& name,
+                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
+                             std::shared_ptr<RemoteOptions> options = nullptr,
+                             bool watchable = false);
 
 struct Answer {
-  int status = 0;  // 0: no answer
-  nlohmann::json body;
-  std::string error;  // transport error, when status is 0
+  int status = 0;       // 0: no answer
+  nlohmann::json body;  // the JSON answer, or a non-JSON body as a string
+  std::string error;    // transport error, when status is 0: a whole sentence
 };
 
-// One call to corrald. `body` empty: no body. Resolves the server and token first.
+// One call to corrald (GET, POST, PUT or DELETE). `body` empty: no body.
 Answer call(const RemoteOptions& options, const std::string& method, const std::string& path,
             const std::string& body = {}, const std::string& content_type = "application/json",
             const std::map<std::string, std::string>& headers = {});
@@ -54,27 +77,25 @@ Answer call_list(const RemoteOptions& options, const std::string& path,
 // the server, 2 for no answer.
 int report_failure(const std::string& command, const Answer& answer, std::ostream& err);
 
-// Prints `rows` as aligned columns under `headers`.
-void print_table(std::ostream& out, const std::vector<std::string>& headers,
-                 const std::vector<std::vector<std::string>>& rows);
-// The same as CSV (RFC 4180: a cell with a comma, quote or line break is quoted).
-void print_csv(std::ostream& out, const std::vector<std::string>& headers,
-               const std::vector<std::vector<std::string>>& rows);
+// Prints "corral COMMAND: message" to stderr and returns kExitUsage.
+int usage_error(const std::string& command, const std::string& message);
 
 // `value` as a URL query value: unreserved characters as they are, others %XX.
 std::string query_value(const std::string& value);
 
-// A JSON scalar as text ("" for null).
-std::string text(const nlohmann::json& value);
-// Micro-units of a currency as its usual two decimals, rounded half up: 12345678 ->
-// "12.35".
-std::string money_text(std::int64_t micros);
-// A time the API sends as milliseconds since the epoch, as a UTC date ("" for null or 0).
-std::string date_text(const nlohmann::json& ms);
+// The options' -o, and their times: now from their clock, in UTC or the local zone.
+Format format_of(const RemoteOptions& options);
+TimeStyle time_style(const RemoteOptions& options);
 
-// Registers a command whose body is `fn(options)`; `run` is set when it is selected.
-CLI::App* add_remote_command(CLI::App& app, std::function<int()>& run, const std::string& name,
-                             const std::string& help, std::function<int(const RemoteOptions&)> fn,
-                             std::shared_ptr<RemoteOptions> options = nullptr);
+// Writes the document or its human text (output.h) to `out`.
+void print_output(std::ostream& out, const RemoteOptions& options, const nlohmann::json& doc,
+                  const std::function<std::string(bool wide)>& human);
+
+// Runs `draw` once; with options.watch, again every 2 s until SIGINT or SIGTERM, the
+// screen cleared before each drawing when stdout is a terminal (else each drawing is
+// printed after the last, a blank line between). `draw` writes to the stream it is
+// given and returns an exit code; watching goes on after a failed drawing. Returns the
+// drawing's code when not watching, else 0 once a signal stopped the watch.
+int run_watched(const RemoteOptions& options, const std::function<int(std::ostream&)>& draw);
 
 }  // namespace corral::cli

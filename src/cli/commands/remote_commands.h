@@ -1,41 +1,41 @@
-// The commands that talk to corrald, one file each (submit.cc, jobs.cc, cancel.cc,
-// queue.cc, nodes.cc, tenants.cc, reservations.cc, audit.cc, logs.cc,
-// cost.cc). Every one takes --server,
-// --token and -o json|table (remote.h), exits 0 on success, 1 when the server refused
-// the request (its error printed), 2 when it could not be asked.
+// The commands that talk to corrald, one file each (submit.cc; jobs.cc: jobs, job,
+// queue; cancel.cc; nodes.cc: nodes, node, cordon, drain, undrain; tenants.cc: tenants,
+// tenant get|set|delete; reservations.cc: reservations, reservation
+// create|get|delete; tokens.cc: tokens, token create|revoke; audit.cc; logs.cc;
+// cost.cc). Every one takes --server, --token, --utc and -o table|wide|json|yaml
+// (remote.h); the lists take -w. Exit 0 on success, 1 when the server refused the
+// request (its error printed) or a bulk cancel was not confirmed, 2 for a usage error
+// (the message names the flag and the valid values) or when corrald could not be asked.
+// docs/cli.md shows every command.
 #pragma once
 
-#include <functional>
-
-namespace CLI {  // NOLINT(readability-identifier-naming): CLI11 names it, not us
-class App;
-}  // namespace CLI
+#include "cli/commands/remote.h"
 
 namespace corral::cli {
 
-void add_submit_command(CLI::App& app, std::function<int()>& run);
-void add_jobs_commands(CLI::App& app, std::function<int()>& run);  // jobs, job
-void add_cancel_command(CLI::App& app, std::function<int()>& run);
-void add_queue_command(CLI::App& app, std::function<int()>& run);
-void add_nodes_commands(CLI::App& app, std::function<int()>& run);  // nodes, cordon, drain, undrain
-void add_tenants_command(CLI::App& app, std::function<int()>& run);
-void add_reservations_command(CLI::App& app, std::function<int()>& run);
-void add_audit_command(CLI::App& app, std::function<int()>& run);  // audit [verify]
-void add_logs_command(CLI::App& app, std::function<int()>& run);
-void add_cost_command(CLI::App& app, std::function<int()>& run);  // chargeback
+void add_submit_command(CLI::App& app, const CommandEnv& env);
+void add_jobs_commands(CLI::App& app, const CommandEnv& env);  // jobs, job, queue
+void add_cancel_command(CLI::App& app, const CommandEnv& env);
+void add_nodes_commands(CLI::App& app, const CommandEnv& env);         // nodes, node, cordon, ...
+void add_tenants_commands(CLI::App& app, const CommandEnv& env);       // tenants, tenant ...
+void add_reservations_commands(CLI::App& app, const CommandEnv& env);  // reservations, ...
+void add_tokens_commands(CLI::App& app, const CommandEnv& env);        // tokens, token ...
+void add_audit_command(CLI::App& app, const CommandEnv& env);          // audit [verify]
+void add_logs_command(CLI::App& app, const CommandEnv& env);
+void add_cost_command(CLI::App& app, const CommandEnv& env);  // chargeback
 
 // All of the above.
-inline void add_remote_commands(CLI::App& app, std::function<int()>& run) {
-  add_submit_command(app, run);
-  add_jobs_commands(app, run);
-  add_cancel_command(app, run);
-  add_queue_command(app, run);
-  add_nodes_commands(app, run);
-  add_tenants_command(app, run);
-  add_reservations_command(app, run);
-  add_audit_command(app, run);
-  add_logs_command(app, run);
-  add_cost_command(app, run);
+inline void add_remote_commands(CLI::App& app, const CommandEnv& env) {
+  add_submit_command(app, env);
+  add_jobs_commands(app, env);
+  add_cancel_command(app, env);
+  add_nodes_commands(app, env);
+  add_tenants_commands(app, env);
+  add_reservations_commands(app, env);
+  add_tokens_commands(app, env);
+  add_audit_command(app, env);
+  add_logs_command(app, env);
+  add_cost_command(app, env);
 }
 
 }  // namespace corral::cli

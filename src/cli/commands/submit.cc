@@ -15,11 +15,11 @@
 
 namespace corral::cli {
 
-void add_submit_command(CLI::App& app, std::function<int()>& run) {
+void add_submit_command(CLI::App& app, const CommandEnv& env) {
   auto file = std::make_shared<std::string>();
   auto key = std::make_shared<std::string>();
   CLI::App* cmd = add_remote_command(
-      app, run, "submit", "Submit a job spec file to corrald", [file, key](const RemoteOptions& o) {
+      app, env, "submit", "Submit a job spec file to corrald", [file, key](const RemoteOptions& o) {
         std::stringstream input;
         if (*file == "-") {
           input << std::cin.rdbuf();
@@ -44,12 +44,10 @@ void add_submit_command(CLI::App& app, std::function<int()>& run) {
           a = call(o, "POST", "/v1/jobs", body, json ? "application/json" : "application/yaml",
                    {{"Idempotency-Key", k}});
         if (a.status != 201) return report_failure("submit", a, std::cerr);
-        if (o.output == "json") {
-          std::cout << a.body.dump(2) << "\n";
-        } else {
-          std::cout << "job " << text(a.body["id"]) << " submitted (" << text(a.body["phase"])
-                    << ")\n";
-        }
+        print_output(std::cout, o, a.body, [&](bool) {
+          return "job " + text(field(a.body, "id")) + " submitted (" +
+                 text(field(a.body, "phase")) + ")\n";
+        });
         return kExitOk;
       });
   cmd->add_option("-f,--file", *file, "job spec (YAML or JSON); - reads standard input")

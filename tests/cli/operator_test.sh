@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# The operator's commands end to end, against a real corrald on loopback (SQLite) with
+# nodes registered through the API (no agents): columns and formats, selectors and their
+# usage errors, bulk cancel with its confirmation, cordon/drain reasons and node states,
+# tenants, reservations, tokens, audit times and -w. One case per run (a fresh corrald).
+# Usage: operator_test.sh CORRAL_BINARY CORRALD_BINARY CASE
+set -euo pipefail
+corral=$1
+corrald=$2
+case=$3
+dir=$(mktemp -d)
+pid=""
+cleanup() {
+  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL ($case): $*" >&2
+  echo "--- stdout" >&2
+  cat "$dir/out" >&2 || true
+  echo "--- stderr" >&2
+  cat "$dir/err" >&2 || true
+  exit 1
+}
+run() {
+  rc=0
+  "$corral" "$@" >"$dir/out" 2>"$dir/err" </dev/null || rc=$?
+}
+# run with standard input from $input
+run_in() {
+  rc=0
+  "$corral" "$@" >"$dir/out" 2>"$dir/err" <<<"$input" || rc=$?
+}
+expect_rc() { [[ $rc -eq $1 ]] || fail "expected exit $1, got $rc"; }
+out_has() { grep -qE -- "$1" "$dir/out" || fail "stdout lacks /$1/"; }
+out_lacks() { ! grep -qE -- "$1" "$dir/out" || fail "stdout has /$1/"; }
+err_has() { grep -qE -- "$1" "$dir/err" || fail "stderr lacks /$1/"; }
+
+"$corrald" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/corrald.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [[ -s "$dir/data/corrald.addr" ]] && break; sleep 0.05; done
+[[ -s "$dir/data/corrald.addr" ]] || fail "corrald did not start: $(cat "$dir/corrald.log")"
+export CORRAL_SERVER="http://$(cat "$dir/data/corrald.addr")"
+export CORRAL_TOKEN="$(cat "$dir/data/admin.token")"
+
+api() {  # METHOD PATH [BODY]
+  curl -sf -X "$1" -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \
+    ${3:+-d "$3"} "$CORRAL_SERVER$2" >/dev/null || fail "curl $1 $2 failed"
+}
+add_node() {  # NAME RACK LEAF
+  api POST /v1/nodes "{\"id\":\"$1\",\"gpuType\":\"H100\",\"gpuCount\":8,\"labels\":{\"spine\":\"s1\",\"leaf\":\"$3\",\"rack\":\"$2\"}}"
+}
+submit() {  # NAME GPUS TEAM
+  cat >"$dir/spec.yaml" <<YAML
+name: $1
+resources:
+  gpus: $2
+labels:
+  team: $3
+command: [python, train.py]
+YAML
+  run submit -f "$dir/spec.yaml"
+  expect_rc 0
+}
+# Polls `corral ARGS` until stdout matches PATTERN (10 s).
+wait_for() {
+  local pattern=$1
+  shift
+  for _ in $(seq 100); do
+    run "$@"
+    grep -qE -- "$pattern" "$dir/out" && return 0
+    sleep 0.1
+  done
+  fail "corral $* never showed /$pattern/"
+}
+
+case "$case" in
+  jobs_columns)
+    add_node dgx01 r1 l1
+    submit small 8 a   # fits: placed on dgx01
+    submit big 64 b    # never fits: pending
+    wait_for 'dgx01' jobs
+    out_has '^ID +NAME +TENANT +STATE +GPUS +NODES +AGE +WAIT/RUN +REASON$'
+    out_has '^1 +small +default +(launching|running) +8 +dgx01 +[0-9]+s +run [0-9]+s'
+    out_has '^2 +big +default +pending +64 +- +[0-9]+s +wait [0-9]+s '
+    run jobs -o wide
+    out_has '^ID +NAME +TENANT +STATE +GPUS +NODES +SIZE +GPU TYPE +CLASS +ATTEMPT +AGE +WAIT/RUN +REASON$'
+    out_has '^1 +small .* 8 +H100 +standard +1 '
+    run jobs -o yaml
+    out_has '^jobs:$'
+    out_has '^- '
+    out_has '^  id: 1$'
+    run jobs -o json
+    out_has '"createdAtMs": [0-9]{13}'   # raw milliseconds only in JSON
+    run job 1
+    out_has '^submitted: +20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:]{8} \((now|[0-9]+s ago)\)$'
+    out_has '^placed: +H100 on dgx01 \(GPU 0-7\)'
+    out_lacks '[0-9]{13}'
+    run job 1 --utc
+    out_has '^submitted: .* UTC \('
+    run queue -o wide
+    out_has '^POS +JOB +NAME +TENANT +GPUS +WAIT +KIND +CLASS +PLANNED START +REASON$'
+    ;;
+  selectors)
+    add_node dgx01 r1 l1
+    submit a1 1 a
+    submit a2 1 a
+    submit b1 1 b
+    run jobs --label team=a
+    [[ $(grep -cE '^[12] +a[12] ' "$dir/out") -eq 2 ]] || fail "label selector"
+    out_lacks 'b1'
+    run jobs --label team=a --label team=b -o json
+    out_has '"jobs": \[\]'
+    run jobs -l team=b
+    out_has '^3 +b1 '
+    out_lacks 'a1'
+    run jobs --state pending,admitted -l team=a --state running,launching --tenant default
+    expect_rc 0
+    [[ $(grep -cE '^[12] +a[12] ' "$dir/out") -eq 2 ]] || fail "states and labels together"
+    run jobs --gpu-type H999
+    expect_rc 2
+    err_has '^corral jobs: --gpu-type: unknown GPU type "H999"; known types: .*H100'
+    run jobs --phase bogus
+    expect_rc 2
+    err_has '^corral jobs: --state: unknown state "bogus"; valid states: pending, admitted, launching, running, preempting, requeued, succeeded, failed, cancelled$'
+    run jobs --label nonsense
+    expect_rc 2
+    err_has -- '--label: must be KEY=VALUE'
+    run cancel abc
+    expect_rc 2
+    err_has '^corral cancel: a job id is a positive integer, got "abc"$'
+    run cancel
+    expect_rc 2
+    run cancel 1 --tenant default
+    expect_rc 2
+    err_has 'not both'
+    run job 0
+    expect_rc 2
+    run logs abc
+    expect_rc 2
+    run jobs -o bogus
+    expect_rc 2
+    err_has 'table,wide,json,yaml|table, wide, json, yaml'
+    ;;
+  bulk_cancel)
+    submit a1 1 a
+    submit a2 1 a
+    submit b1 1 b
+    input=n run_in cancel --label team=a --reason "wrong data"
+    expect_rc 1
+    err_has 'a1'
+    err_has 'Cancel these 2 jobs\? \[y/N\]'
+    err_has 'nothing cancelled'
+    run jobs --state cancelled
+    out_lacks 'a1'
+    input=y run_in cancel --label team=a --reason "wrong data"
+    expect_rc 0
+    out_has '^job 1 cancelled$'
+    out_has '^job 2 cancelled$'
+    out_lacks 'job 3'
+    run cancel --tenant default --state pending --yes -o json
+    expect_rc 0
+    out_has '"id": 3'
+    run cancel --tenant default --yes
+    expect_rc 0
+    err_has 'no unfinished job matches'
+    run job 1
+    out_has 'cancelled by .*: wrong data'
+    ;;
+  node_admin)
+    add_node dgx01 r1 l1
+    add_node dgx02 r1 l1
+    run cordon dgx01
+    expect_rc 2
+    err_has -- '--reason is required'
+    run cordon dgx01 --reason "PSU swap, JIRA-12"
+    expect_rc 0
+    out_has '^node dgx01 cordoned \(.*PSU swap, JIRA-12\)$'
+    run drain dgx02 --reason "firmware"
+    out_has '^node dgx02 drained'   # nothing on it: drained, not draining
+    run nodes
+    out_has '^NODE +STATE +GPU +GPUS +ALLOC +RACK +LEAF +HEALTH +HEARTBEAT +REASON$'
+    out_has '^dgx01 +cordoned +H100 +8 +0 +r1 +l1 +ok +- +.*PSU swap, JIRA-12$'
+    out_has '^dgx02 +drained +H100 .*firmware$'
+    run nodes -o wide
+    out_has '^NODE +STATE +GPU +GPUS +ALLOC +RACK +LEAF +SPINE +HEALTH +HEARTBEAT +UTIL +TEMP +POWER +REASON$'
+    run node dgx01
+    out_has '^node dgx01$'
+    out_has '^state: +cordoned$'
+    out_has '^gpus: +8 x H100 \(80 GiB\), 0 allocated$'
+    out_has '^GPU +HEALTH +PROBLEM +UTIL +TEMP +POWER +MEMORY +THROTTLE +JOB$'
+    out_has '^7 +ok '
+    run undrain dgx01
+    out_has '^node dgx01 active$'
+    run node nope
+    expect_rc 1
+    err_has not_found
+    ;;
+  tenants)
+    run tenant set nlp --weight 2 --quota H100=4:2 --quota A100-80GB=1 --max-pending 50
+    expect_rc 0
+    out_has '^tenant nlp created$'
+    run tenants
+    out_has '^TENANT +PARENT +WEIGHT +GPU +USED +GUARANTEED +BORROW LIMIT +PENDING$'
+    out_has '^nlp +- +2 +H100 +0 +4 +2 +0$'
+    out_has '^nlp +- +2 +A100-80GB +0 +1 +unlimited +0$'
+    out_has '^default +- +1 +\* +0 +0 +unlimited +0$'
+    run tenant set nlp --quota H100=6   # the borrow limit stays 2
+    out_has '^tenant nlp updated$'
+    run tenant get nlp -o json
+    out_has '"borrowLimit": 2,'
+    out_has '"guaranteed": 6'
+    out_has '"maxPendingJobs": 50'
+    cat >"$dir/t.yaml" <<'YAML'
+weight: 0.5
+parent: nlp
+quotas:
+  H100: {guaranteed: 2, borrowLimit: 0}
+YAML
+    run tenant set nlp-sub -f "$dir/t.yaml"
+    expect_rc 0
+    run tenant get nlp-sub
+    out_has '^parent: +nlp$'
+    out_has '^H100 +0 +2 +0 '
+    run tenant set --quota H100=1 --quota A100-80GB=1:0 flags-first   # repeatable flags take one value
+    expect_rc 0
+    out_has '^tenant flags-first created$'
+    run tenant set x --quota H999=1
+    expect_rc 2
+    err_has 'unknown GPU type "H999"'
+    run tenant set x --quota H100=lots
+    expect_rc 2
+    run tenants -o yaml
+    out_has '^tenants:$'
+    out_has '^shares:$'
+    ;;
+  tenant_delete)   # needs DELETE /v1/tenants/{name} (issue 20, server side)
+    run tenant set gone --weight 1
+    expect_rc 0
+    run tenant delete gone
+    expect_rc 0
+    out_has '^tenant gone deleted$'
+    run tenant get gone
+    expect_rc 1
+    run tenant set parent-t --weight 1
+    run tenant set child-t --parent parent-t
+    run tenant delete parent-t
+    expect_rc 1
+    err_has '409'
+    ;;
+  reservations)
+    add_node dgx01 r1 l1
+    run reservation create r1 --tenant default --gpu-type H100 --count 4 --start +1h --duration 2h
+    expect_rc 0
+    out_has '^reservation r1$'
+    out_has '^start: +20[0-9-]+ [0-9:]+ \(in (59m|1h)\)$'
+    out_has '^length: +2h 00m$'
+    run reservation create r2 --tenant default --node dgx01 --start now --end +30m --utc
+    expect_rc 0
+    out_has '^end: +.* UTC \(in (29m|30m)\)$'
+    run reservations
+    out_has '^ID +TENANT +STATE +GPUS +NODES +START +END$'
+    out_has '^r1 +default +upcoming +4 H100 +- +20'
+    out_has '^r2 +default +active +every GPU +dgx01 +20'
+    out_lacks '[0-9]{13}'
+    run reservation create r3 --tenant default --gpu-type H999 --count 1 --end +1h
+    expect_rc 2
+    err_has -- '--gpu-type: unknown GPU type'
+    run reservation create r3 --tenant default --gpu-type H100 --count 1 --end tomorrow
+    expect_rc 2
+    err_has -- '--end: must be now, \+DURATION'
+    run reservation create r3 --tenant default --gpu-type H100 --count 1 --start +2h --end +1h
+    expect_rc 2
+    ;;
+  reservation_get_delete)   # needs GET/DELETE /v1/reservations/{id} and "state" (issue 20)
+    run reservation create r1 --tenant default --gpu-type H100 --count 1 --start +1h --duration 1h --overcommit
+    expect_rc 0
+    run reservation get r1
+    expect_rc 0
+    out_has '^state: +upcoming$'
+    out_has '^held by: +no node yet$'
+    run reservation delete r1
+    expect_rc 0
+    out_has '^deleted reservation r1$'
+    run reservation get r1
+    expect_rc 1
+    err_has not_found
+    ;;
+  tokens)   # needs named tokens: GET /v1/tokens, DELETE /v1/tokens/{name} (issue 20)
+    run token create --name ci-bot --role member --tenant default --owner ci@example.com --expires 30d
+    expect_rc 0
+    out_has '^token ci-bot$'
+    out_has '^expires: +20.* \(in (29|30)d\)$'
+    secret=$(grep -E '^[^ :]+$' "$dir/out" | head -1)   # the one line without a space
+    [[ -n "$secret" ]] || fail "no secret printed"
+    run tokens
+    out_has '^NAME +OWNER +ROLE +TENANT +NODE +STATUS +CREATED +EXPIRES +LAST USED$'
+    out_has '^ci-bot +ci@example.com +member +default +- +active +(now|[0-9]+s ago) +in (29|30)d +never$'
+    CORRAL_TOKEN=$secret run jobs
+    expect_rc 0
+    run token revoke ci-bot
+    expect_rc 0
+    out_has '^status: +revoked$'
+    CORRAL_TOKEN=$secret run jobs
+    expect_rc 1
+    run token create --name x --role root
+    expect_rc 2
+    run token create --name x --role admin --expires soon
+    expect_rc 2
+    err_has -- '--expires: must be a duration'
+    ;;
+  audit_times)
+    run cancel 99 --reason none   # a refusal: not audited, but harmless
+    run tenant set audited --weight 3
+    run audit
+    out_has '^SEQ +TIME +ACTOR +ACTION +TARGET +AFTER$'
+    out_has '^[0-9]+ +20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:]{8} +.* tenant.put +tenant/audited '
+    out_lacks '[0-9]{13}'
+    run audit --utc -o wide
+    out_has ' UTC '
+    out_has 'REQUEST +BEFORE +AFTER$'
+    ;;
+  watch)
+    add_node dgx01 r1 l1
+    rc=0
+    timeout --preserve-status -s INT 5 "$corral" nodes -w >"$dir/out" 2>"$dir/err" || rc=$?
+    expect_rc 0
+    [[ $(grep -c '^NODE ' "$dir/out") -ge 2 ]] || fail "-w drew fewer than 2 tables"
+    grep -q $'\033\\[2J' "$dir/out" && fail "cleared the screen of a pipe"
+    run cancel -w 1
+    expect_rc 2   # only lists watch
+    ;;
+  unreachable)
+    run jobs --server http://127.0.0.1:1
+    expect_rc 2
+    err_has '^corral jobs: cannot reach http://127.0.0.1:1: connection refused or no route \(is corrald running, and is the address right\?\)$'
+    ;;
+  *)
+    echo "unknown case $case" >&2
+    exit 2
+    ;;
+esac
+echo "ok"

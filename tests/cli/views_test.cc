@@ -1,0 +1,143 @@
+// Golden outputs of the CLI's views: each case renders a fixture from tests/cli/testdata
+// (API answers as corrald writes them) with now frozen at 2026-12-03 14:05:00 UTC, and
+// compares the text with tests/cli/golden/<case>.txt. CORRAL_UPDATE_GOLDEN=1 rewrites
+// the golden files instead (review the diff before committing them).
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/format/output.h"
+#include "cli/format/table.h"
+#include "cli/format/time_text.h"
+#include "cli/views/audit_view.h"
+#include "cli/views/jobs_view.h"
+#include "cli/views/nodes_view.h"
+#include "cli/views/reservations_view.h"
+#include "cli/views/tenants_view.h"
+#include "cli/views/tokens_view.h"
+
+namespace corral::cli {
+namespace {
+
+using nlohmann::json;
+
+const std::string kDir = std::string(CORRAL_SOURCE_DIR) + "/tests/cli/";
+constexpr std::int64_t kNowMs = 1796306700000;  // 2026-12-03 14:05:00 UTC
+
+// Local time in the goldens is a fixed UTC+1 (as Europe/Berlin in December), so they
+// do not depend on the machine's TZ; "utc" cases use --utc's zone.
+TimeStyle local_style() { return {.now = core::time_from_ms(kNowMs), .zone = Zone::fixed(60)}; }
+TimeStyle utc_style() { return {.now = core::time_from_ms(kNowMs), .zone = Zone::utc()}; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json fixture(const std::string& name) {
+  return json::parse(read_file(kDir + "testdata/" + name + ".json"));
+}
+
+struct GoldenCase {
+  std::string name;
+  std::function<std::string()> render;
+};
+
+std::vector<GoldenCase> golden_cases() {
+  const json jobs = fixture("jobs")["jobs"];
+  const json allocations = fixture("allocations")["allocations"];
+  const json job = fixture("job");
+  const json nodes = fixture("nodes")["nodes"];
+  const json tenants = fixture("tenants")["tenants"];
+  const json shares = fixture("shares");
+  const json reservations = fixture("reservations")["reservations"];
+  const json tokens = fixture("tokens")["tokens"];
+  const json audit = fixture("audit")["entries"];
+  const TimeStyle local = local_style();
+  const TimeStyle utc = utc_style();
+  const auto table = [](const Table& t) { return table_text(t); };
+  return {
+      {"jobs", [=] { return table(jobs_table(jobs, allocations, local, false)); }},
+      {"jobs_wide", [=] { return table(jobs_table(jobs, allocations, local, true)); }},
+      {"job", [=] { return job_text(job["job"], job["events"], local); }},
+      {"job_utc", [=] { return job_text(job["job"], job["events"], utc); }},
+      {"queue_wide", [=] { return table(queue_table(fixture("queue")["queue"], local, true)); }},
+      {"nodes", [=] { return table(nodes_table(nodes, local, false)); }},
+      {"nodes_wide", [=] { return table(nodes_table(nodes, local, true)); }},
+      {"node", [=] { return node_text(nodes[1], local, false); }},
+      {"node_draining_unhealthy", [=] { return node_text(nodes[3], local, true); }},
+      {"node_no_agent", [=] { return node_text(nodes[6], local, false); }},
+      {"tenants", [=] { return table(tenants_table(tenants, shares, false)); }},
+      {"tenants_wide", [=] { return table(tenants_table(tenants, shares, true)); }},
+      {"tenant", [=] { return tenant_text(tenants[1], shares); }},
+      {"reservations", [=] { return table(reservations_table(reservations, local, false)); }},
+      {"reservations_wide_utc", [=] { return table(reservations_table(reservations, utc, true)); }},
+      {"reservation", [=] { return reservation_text(reservations[1], local); }},
+      {"tokens", [=] { return table(tokens_table(tokens, local, false)); }},
+      {"token_created", [=] { return token_text(fixture("token_created"), local); }},
+      {"audit", [=] { return table(audit_table(audit, local, false)); }},
+      {"audit_wide_utc", [=] { return table(audit_table(audit, utc, true)); }},
+      {"reservations_yaml",
+       [=] { return output_text(Format::kYaml, fixture("reservations"), nullptr); }},
+  };
+}
+
+TEST(Views, MatchGoldenOutputs) {
+  const bool update = std::getenv("CORRAL_UPDATE_GOLDEN") != nullptr;
+  for (const GoldenCase& c : golden_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string path = kDir + "golden/" + c.name + ".txt";
+    const std::string got = c.render();
+    if (update) {
+      std::ofstream(path) << got;
+      continue;
+    }
+    EXPECT_EQ(read_file(path), got)
+        << "golden " << path << " differs; CORRAL_UPDATE_GOLDEN=1 rewrites it";
+  }
+}
+
+TEST(Views, NodeStateTellsDrainedFromDrainingAndLostFromActive) {
+  const json nodes = fixture("nodes")["nodes"];
+  std::vector<std::string> states;
+  for (const auto& n : nodes) states.push_back(node_state(n));
+  // dgx03 drains with nothing left on it; dgx06's agent was fenced; dgx05's state is the
+  // server's own "state".
+  EXPECT_EQ(states, (std::vector<std::string>{"active", "active", "drained", "draining", "cordoned",
+                                              "lost", "active"}));
+  json told = nodes[2];
+  told["state"] = "draining";  // the server's word wins over the fallback
+  EXPECT_EQ(node_state(told), "draining");
+}
+
+TEST(Views, ReservationAndTokenStatesFollowNow) {
+  const json r = {{"startMs", kNowMs + 1000}, {"endMs", kNowMs + 2000}};
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs)), "upcoming");
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs + 1000)), "active");
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs + 2000)), "ended");
+  const json t = {{"expiresAtMs", kNowMs}, {"revokedAtMs", nullptr}};
+  EXPECT_EQ(token_status(t, core::time_from_ms(kNowMs - 1)), "active");
+  EXPECT_EQ(token_status(t, core::time_from_ms(kNowMs)), "expired");
+  EXPECT_EQ(token_status({{"revokedAtMs", 5}}, core::time_from_ms(0)), "revoked");
+}
+
+TEST(Views, FieldsAnOlderServerLacksShowAsDashes) {
+  // No state, agent, observed, labels or allocated: nothing asserts, cells read "-".
+  const json bare = json::array({{{"id", "n1"}, {"admin", "active"}, {"gpus", json::array()}}});
+  const std::string text = table_text(nodes_table(bare, local_style(), true));
+  EXPECT_NE(text.find("n1    active"), std::string::npos) << text;
+  const json job = json::array({{{"id", 1}, {"phase", "running"}}});
+  EXPECT_NE(table_text(jobs_table(job, json::array(), local_style(), true)).find("1   -"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace corral::cli
