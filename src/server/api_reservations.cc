@@ -1,8 +1,8 @@
 // /v1/reservations: GPUs held for a tenant over a window. A reservation is checked as a
 // whole before it is stored: its tenant and nodes exist, its window is open now or
 // ahead, and the fleet can honour it beside every reservation whose window overlaps
-// (unless the admin says "overcommit": true); the scheduler would otherwise keep failing
-// to give it what it promised.
+// (unless the admin says "overcommit": true, e.g. for GPUs still to arrive); the
+// scheduler would otherwise keep failing to give it what it promised.
 #include <algorithm>
 #include <httplib.h>
 #include <map>
@@ -100,9 +100,10 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
   if (r.gpu_type) {
     type = r.gpu_type->value;
     const std::int64_t have = fleet.by_type.contains(type) ? fleet.by_type.at(type) : 0;
-    if (r.count > have) {
+    if (r.count > have && !overcommit) {
       return core::invalid_argument("count", "asks for " + std::to_string(r.count) + " " + type +
-                                                 " but the fleet has " + std::to_string(have));
+                                                 " but the fleet has " + std::to_string(have) +
+                                                 " (\"overcommit\": true to allow it)"));
     }
   }
   if (overcommit) return Status();
@@ -134,7 +135,7 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
     }
     return n;
   };
-  const std::int64_t have = fleet.by_type.at(type);
+  const std::int64_t have = fleet.by_type.contains(type) ? fleet.by_type.at(type) : 0;
   std::vector<core::Time> instants = {std::max(r.start, now)};
   for (const auto& o : others) {
     if (o.start > r.start) instants.push_back(o.start);
