@@ -103,7 +103,7 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
     if (r.count > have && !overcommit) {
       return core::invalid_argument("count", "asks for " + std::to_string(r.count) + " " + type +
                                                  " but the fleet has " + std::to_string(have) +
-                                                 " (\"overcommit\": true to allow it)"));
+                                                 " (\"overcommit\": true to allow it)");
     }
   }
   if (overcommit) return Status();
