@@ -36,7 +36,17 @@ const char* state_at(const core::Reservation& r, core::Time now) {
 json reservation_view(const store::ReservationRow& row, core::Time now) {
   json out = parse_or_null(row.spec_json);
   const auto r = reservation_from_json(row.spec_json);
-  if (r.ok()) out["state"] = state_at(*r, now);
+  if (!r.ok()) return out;
+  const std::string state = state_at(*r, now);
+  out["state"] = state;
+  // What it holds now: nothing outside its window, its nodes inside it. Which nodes an
+  // open count reservation holds is the scheduler's choice each cycle (sched/gate.cc),
+  // not stored, so that one has no heldNodes.
+  if (state != "active") {
+    out["heldNodes"] = json::array();
+  } else if (!r->nodes.empty()) {
+    out["heldNodes"] = out["nodes"];
+  }
   return out;
 }
 
