@@ -49,6 +49,11 @@ Status admit(const Route& route, const Principal& p, const httplib::Request& req
   return Status();
 }
 
+// The action lines of the kCall route this thread serves, so that change() can drop
+// those of a transaction attempt that is retried. (The transaction itself may run on
+// another thread, the group commit's leader: the list is reached through the Call.)
+thread_local std::vector<LogEvent>* t_serving_actions = nullptr;
+
 }  // namespace
 
 Reply json_reply(const nlohmann::json& body, int status) {
@@ -149,7 +154,8 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
     if (!p.ok()) return fail(res, rid, p.status());
     if (const Status s = admit(route, *p, req); !s.ok()) return fail(res, rid, s);
   }
-  const Call call{req, *p, rid};
+  std::vector<LogEvent> actions;
+  const Call call{req, *p, rid, &actions};
   if (route.precheck) {
     if (const Status s = route.precheck(call); !s.ok()) return fail(res, rid, s);
   }
@@ -169,10 +175,13 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
       break;
     case Route::Kind::kCall:
     case Route::Kind::kPublic:
+      t_serving_actions = &actions;
       reply = route.direct(call);
+      t_serving_actions = nullptr;
       break;
   }
   if (!reply.ok()) return fail(res, rid, reply.status());
+  process_log().write_all(actions);  // every transaction of the call committed
   if (replayed) {
     ++metrics_.idempotent_replays;
     res.set_header("Idempotent-Replayed", "true");
@@ -200,6 +209,7 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
   Reply reply;
   const Status s = store_.transact([&](store::Tx& tx) {
     replayed = false;
+    call.actions->clear();  // a retried attempt appends its audit entries again
     if (!key.empty()) {
       CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_idempotency(call.who.id, key));
       if (seen) {
@@ -233,8 +243,11 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
 
 Status RequestPipeline::change(const std::function<Status(store::Tx&, Effects&)>& fn) {
   Reply reply;
+  std::vector<LogEvent>* const actions = t_serving_actions;
+  const std::size_t mark = actions != nullptr ? actions->size() : 0;
   const Status s = store_.transact([&](store::Tx& tx) {
     reply.effects = Effects();
+    if (actions != nullptr) actions->resize(mark, LogEvent("action"));
     return fn(tx, reply.effects);
   });
   if (s.ok()) committed(reply);
@@ -259,6 +272,13 @@ void RequestPipeline::committed(const Reply& reply) {
 
 Status RequestPipeline::audit(store::Tx& tx, const Call& call, std::string action,
                               std::string target, std::string before, std::string after) const {
+  if (call.actions != nullptr) {
+    call.actions->push_back(LogEvent("action")
+                                .add("actor", call.actor())
+                                .add("action", action)
+                                .add("target", target)
+                                .add("request", call.request_id));
+  }
   return append_audit(tx, {.actor = call.actor(),
                            .action = std::move(action),
                            .target = std::move(target),
@@ -282,8 +302,10 @@ void RequestPipeline::fail(httplib::Response& res, const std::string& request_id
   if (s.code() == StatusCode::kInternal || s.code() == StatusCode::kUnavailable ||
       s.code() == StatusCode::kDataLoss) {
     ++metrics_.store_errors;
-    std::fprintf(stderr, "corrald: request %s failed: %s\n", request_id.c_str(),
-                 log_text(s.to_string()).c_str());
+    process_log().write(LogEvent("request_failed", LogLevel::kError)
+                            .add("request", request_id)
+                            .add("code", std::string(error_code(s)))
+                            .add("error", s.to_string()));
   }
   if (s.code() == StatusCode::kResourceExhausted) {
     res.set_header("Retry-After", std::to_string(retry_after_s(s)));

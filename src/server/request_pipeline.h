@@ -36,6 +36,7 @@
 #include "server/assignment_board.h"
 #include "server/lifecycle.h"
 #include "server/list_page.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/role.h"
 #include "server/scheduler_signals.h"
@@ -94,6 +95,9 @@ struct Call {
   const httplib::Request& req;
   const Principal& who;
   const std::string& request_id;
+  // The action lines of the audit entries this call appended (RequestPipeline::audit),
+  // written once the transaction that holds them commits.
+  std::vector<LogEvent>* actions = nullptr;
 
   // The path's i-th capture group.
   std::string path_param(int i) const;
@@ -153,7 +157,9 @@ class RequestPipeline {
   // parsing. Once per server.
   void install_fallbacks(httplib::Server& http);
 
-  // An audit entry of `call`'s caller, in the caller's transaction.
+  // An audit entry of `call`'s caller, in the caller's transaction; once that commits,
+  // its `action` line goes to the log (actor, action, target and request, never the
+  // before and after texts).
   core::Status audit(store::Tx& tx, const Call& call, std::string action, std::string target,
                      std::string before, std::string after) const;
   // For kCall routes: runs `fn` in one transaction, then applies its Effects as a write's.

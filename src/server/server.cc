@@ -19,6 +19,7 @@
 #include "server/audit.h"
 #include "server/config.h"
 #include "server/crypto.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
@@ -174,6 +175,11 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   if (!options.config_path.empty()) {
     CORRAL_ASSIGN_OR_RETURN(config, load_server_config(options.config_path));
   }
+  if (!options.log_format.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(config.log.format,
+                            parse_log_format(options.log_format, "--log-format"));
+  }
+  process_log().set_format(config.log.format);
   config.sched.capture = {.dir = (fs::path(options.data_dir) / "cycles").string(),
                           .every = options.capture_every,
                           .max_bytes = options.capture_max_mb * 1024 * 1024};

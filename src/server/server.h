@@ -36,6 +36,8 @@ struct ServerOptions {
   // This replica's name among several on one PostgreSQL (docs/scale-out.md); empty: the
   // config's replica.name, else "corrald".
   std::string replica;
+  // The log's format, "text" or "json" (server/log.h); empty: the config's log.format.
+  std::string log_format;
 };
 
 class Corrald {
