@@ -35,6 +35,25 @@ Status check_idempotency_key(const std::string& key) {
   return Status();
 }
 
+// A body's media type: JSON, or YAML where the route takes it. No Content-Type is JSON;
+// parameters (charset) are ignored, and the type's case too.
+Status check_body_type(const Route& route, const httplib::Request& req) {
+  if (req.body.empty()) return Status();
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  for (char& c : type) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (type.empty() || type == "application/json") return Status();
+  if (route.takes_yaml &&
+      (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml")) {
+    return Status();
+  }
+  return core::invalid_argument(
+      "Content-Type", std::string(route.takes_yaml ? "must be application/json or application/yaml"
+                                                   : "must be application/json") +
+                          ", got \"" + type + "\"");
+}
+
 // The route's roles and node scope, checked against the authenticated caller.
 Status admit(const Route& route, const Principal& p, const httplib::Request& req) {
   if (!route.roles.has(p.role)) {
@@ -125,6 +144,7 @@ std::string RequestPipeline::new_request_id() {
 
 void RequestPipeline::install(httplib::Server& http, const std::vector<Route>& routes) {
   for (const Route& route : routes) {
+    installed_.emplace_back(route.method, route.pattern);
     // The handler owns its route: the table may be a temporary.
     auto handler = [this, route](const httplib::Request& req, httplib::Response& res) {
       serve(route, req, res);
@@ -154,6 +174,7 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
     if (!p.ok()) return fail(res, rid, p.status());
     if (const Status s = admit(route, *p, req); !s.ok()) return fail(res, rid, s);
   }
+  if (const Status s = check_body_type(route, req); !s.ok()) return fail(res, rid, s);
   std::vector<LogEvent> actions;
   const Call call{req, *p, rid, &actions};
   if (route.precheck) {
@@ -343,6 +364,13 @@ void RequestPipeline::install_fallbacks(httplib::Server& http) {
   // non-const local (Server::process_request), so writing it here is defined.
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
     auto& headers = const_cast<httplib::Headers&>(req.headers);
+    // httplib reads a POST without Content-Length until the client closes the connection,
+    // which a keep-alive client never does: the read times out and answers 400 after
+    // seconds. The message has no body (RFC 9112 section 6.3), so it is read as such.
+    if (req.method != "GET" && req.method != "HEAD" && headers.count("Content-Length") == 0 &&
+        headers.count("Transfer-Encoding") == 0) {
+      headers.emplace("Content-Length", "0");
+    }
     for (auto it = headers.find("Accept-Encoding");
          it != headers.end() && it->first == "Accept-Encoding"; ++it) {
       std::string& v = it->second;

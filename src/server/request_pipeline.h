@@ -5,6 +5,8 @@
 //   1. gives the request an id (X-Request-Id on every answer);
 //   2. authenticates the bearer token and checks the caller's Role against the roles the
 //      route declares (and, for a node-scoped route, that an agent acts for its own node);
+//      refuses a body whose Content-Type is not JSON (or YAML, where the route takes it):
+//      400 naming Content-Type, the same for every route;
 //   3. runs the handler: a read in one read transaction; a write in one transaction
 //      together with its audit entry and, when the caller sent an Idempotency-Key, the
 //      stored answer (a retry gets the first answer back and creates nothing); a call
@@ -132,6 +134,9 @@ struct Route {
   Precheck precheck = nullptr;
   // The path's first capture group names a node, and an agent may act only for its own.
   bool node_scoped = false;
+  // A body may be YAML too (application/yaml, application/x-yaml, text/yaml); every
+  // other route's body is JSON. The pipeline refuses any other Content-Type (step 2).
+  bool takes_yaml = false;
 };
 
 Route read_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn);
@@ -151,10 +156,16 @@ class RequestPipeline {
   RequestPipeline& operator=(const RequestPipeline&) = delete;
 
   // Registers `routes` on `http`, in order (httplib tries patterns in registration order).
+  // REQUIRES: before serving starts (install is not synchronized with installed()).
   void install(httplib::Server& http, const std::vector<Route>& routes);
+  // Every route installed so far, as (method, pattern), in registration order: what the
+  // API document must describe (tests/server/openapi_test.cc).
+  const std::vector<std::pair<std::string, std::string>>& installed() const { return installed_; }
   // Unmatched routes, oversized bodies, malformed requests and escaped exceptions still
   // answer in the API's error format; bodies over kMaxBodyBytes are refused before
-  // parsing. Once per server.
+  // parsing; a request with neither Content-Length nor Transfer-Encoding has no body
+  // (RFC 9112 section 6.3), so `curl -X POST` of an undrain is an empty body, not a wait
+  // for one. Once per server.
   void install_fallbacks(httplib::Server& http);
 
   // An audit entry of `call`'s caller, in the caller's transaction; once that commits,
@@ -183,6 +194,7 @@ class RequestPipeline {
   TokenAuth& auth_;
   AssignmentBoard& board_;
   SchedulerSignals& loop_;
+  std::vector<std::pair<std::string, std::string>> installed_;  // written by install() only
   std::atomic<std::int64_t> next_request_{0};
   const std::string request_prefix_;
 };

@@ -245,6 +245,10 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   return std::unique_ptr<Corrald>(new Corrald(std::move(parts), addr));
 }
 
+const std::vector<std::pair<std::string, std::string>>& Corrald::routes() const {
+  return parts_->pipeline.installed();
+}
+
 void Corrald::serve() { parts_->http.listen_after_bind(); }
 
 void Corrald::stop() {
