@@ -1,11 +1,11 @@
 #include "server/accrual_controller.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <set>
 
 #include "server/accrual_input.h"
+#include "server/log.h"
 
 namespace corral::server {
 namespace {
@@ -118,8 +118,10 @@ void AccrualController::start() {
       std::clamp<core::Duration>(settings_.period / 4, core::Duration(250), core::seconds(1));
   thread_.start(every, [this] {
     const auto r = accrue_due();
-    if (!r.ok())
-      std::fprintf(stderr, "corrald: ledger accrual: %s\n", r.status().to_string().c_str());
+    if (!r.ok()) {
+      process_log().write(
+          LogEvent("accrual_failed", LogLevel::kError).add("error", r.status().to_string()));
+    }
   });
 }
 

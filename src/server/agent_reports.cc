@@ -10,6 +10,7 @@
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/gpu_states.h"
+#include "server/log.h"
 #include "server/model_json.h"
 #include "server/node_admin.h"
 #include "server/node_health.h"
@@ -173,7 +174,14 @@ Status record_health(store::Tx& tx, const std::string& node,
                                            .before = std::string(core::to_string(before)),
                                            .after = "draining: " + critical,
                                            .time = ctx.now}));
-  return drain_jobs_on(tx, ctx, row->id, critical);
+  CORRAL_ASSIGN_OR_RETURN(const std::int32_t jobs, drain_jobs_on(tx, ctx, row->id, critical));
+  ctx.fx.log.push_back(LogEvent("drain", LogLevel::kWarn)
+                           .add("node", node)
+                           .add("by", "corrald/health")
+                           .add("before", std::string(core::to_string(before)))
+                           .add("jobs", jobs)
+                           .add("reason", critical));
+  return Status();
 }
 
 }  // namespace
@@ -253,6 +261,14 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
                            .message = "attempt " + std::to_string(attempt) + " step " +
                                       std::to_string(step) + " at " + path}));
   ++ctx.fx.tenant_events[job->tenant.value].checkpoints;
+  ctx.fx.log.push_back(LogEvent("checkpoint")
+                           .add("job", job_id)
+                           .add("tenant", job->tenant.value)
+                           .add("attempt", attempt)
+                           .add("step", step)
+                           .add("node", node)
+                           .add("bytes", c.report.bytes)
+                           .add("path", path));
   return true;
 }
 

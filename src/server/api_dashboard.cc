@@ -7,7 +7,6 @@
 // that token may see.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <httplib.h>
 #include <map>
@@ -21,6 +20,7 @@
 
 #include "server/api_routes.h"
 #include "server/api_views.h"
+#include "server/log.h"
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
@@ -72,8 +72,9 @@ Result<Reply> asset(const Call& c) {
 std::shared_ptr<const std::string> read_chart_js(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "corrald: dashboard: no Chart.js at %s; its charts stay empty\n",
-                 path.c_str());
+    process_log().write(LogEvent("dashboard_no_chart_js", LogLevel::kWarn)
+                            .add("path", path)
+                            .add("reason", "no file there; the dashboard's charts stay empty"));
     return nullptr;
   }
   std::ostringstream body;

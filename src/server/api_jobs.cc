@@ -68,14 +68,13 @@ Status submit_precheck(ApiContext& api, const Call& c) {
 Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const Principal& p = c.who;
-  const std::string type = req.get_header_value("Content-Type");
+  std::string type = req.get_header_value("Content-Type");
+  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
   core::SpecFormat format = core::SpecFormat::kJson;
   if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
       type.starts_with("text/yaml")) {
     format = core::SpecFormat::kYaml;
-  } else if (!type.empty() && !type.starts_with("application/json")) {
-    return core::invalid_argument("Content-Type", "must be application/json or application/yaml");
-  }
+  }  // anything else but JSON the pipeline refused (Route::takes_yaml)
   const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
   if (!parsed.ok()) return core::invalid_fields(parsed.errors);
   const core::JobSpec& spec = *parsed.spec;
@@ -339,9 +338,11 @@ Result<Reply> queue(ApiContext& api, const Call& c, store::Tx& tx) {
 }  // namespace
 
 std::vector<Route> job_routes(ApiContext& api) {
+  Route submit_route = write_route("POST", "/v1/jobs", kUsers, bind_api(api, submit),
+                                   [&api](const Call& c) { return submit_precheck(api, c); });
+  submit_route.takes_yaml = true;
   return {
-      write_route("POST", "/v1/jobs", kUsers, bind_api(api, submit),
-                  [&api](const Call& c) { return submit_precheck(api, c); }),
+      std::move(submit_route),
       read_route("GET", "/v1/jobs", kUsers, bind_api(api, list_jobs)),
       read_route("GET", R"(/v1/jobs/([^/]+))", kCallers, bind_api(api, get_job)),
       read_route("GET", R"(/v1/jobs/([^/]+)/events)", kCallers, bind_api(api, job_events)),

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/job_phase.h"
+#include "server/log.h"
 
 namespace corral::server {
 namespace {
@@ -26,6 +27,18 @@ std::string describe(const sched::Placement& p) {
     }
     out += std::to_string(g.index);
     if (&g == &p.gpus.back() || (&g + 1)->node.value != node) out += "]";
+  }
+  return out;
+}
+
+// "n1,n2": the nodes of `gpus` (sorted by node), each once.
+std::string node_list(const std::vector<sched::GpuRef>& gpus) {
+  std::string out;
+  const std::string* last = nullptr;
+  for (const auto& g : gpus) {
+    if (last != nullptr && *last == g.node.value) continue;
+    out += (last == nullptr ? "" : ",") + g.node.value;
+    last = &g.node.value;
   }
   return out;
 }
@@ -90,6 +103,12 @@ class Applier {
         preempt_job(tx_, lifecycle_, *victim,
                     {.reason = pre.reason, .grace = pre.grace, .counts_as_preemption = true}));
     out_.preempted.push_back(pre.victim);
+    out_.fx.log.push_back(LogEvent("preemption")
+                              .add("job", victim->id.value)
+                              .add("tenant", victim->tenant.value)
+                              .add("forJob", pre.for_job.value)
+                              .add("graceMs", core::to_ms(pre.grace))
+                              .add("reason", pre.reason));
     return note_if_requeued(pre.victim);
   }
 
@@ -133,6 +152,12 @@ class Applier {
       return Status();  // already stopping or gone: nothing to resize
     }
     out_.resized.push_back(rz.job);
+    out_.fx.log.push_back(LogEvent("resize")
+                              .add("job", rz.job.value)
+                              .add("tenant", job->tenant.value)
+                              .add("fromGpus", rz.from_gpus)
+                              .add("toGpus", rz.to_gpus)
+                              .add("nodes", node_list(rz.gpus)));
     return tx_.append_job_event(
         {.job = rz.job, .time = ctx_.now, .kind = "resized", .message = next.reason});
   }
@@ -185,6 +210,15 @@ class Applier {
     out_.fx.tenant_events[job->tenant.value].queue_waits_ms.push_back(
         core::to_ms(ctx_.now - job->queued_at));
     out_.placed.push_back(p.job);
+    out_.fx.log.push_back(LogEvent("placement")
+                              .add("job", p.job.value)
+                              .add("tenant", job->tenant.value)
+                              .add("name", job->name)
+                              .add("attempt", next.attempt)
+                              .add("gpus", static_cast<std::int64_t>(p.gpus.size()))
+                              .add("gpuType", p.gpu_type.value)
+                              .add("nodes", node_list(p.gpus))
+                              .add("borrowed", p.borrowed));
     return Status();
   }
 

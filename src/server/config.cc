@@ -276,6 +276,16 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
         }
       } else if (key == "shards") {
         CORRAL_ASSIGN_OR_RETURN(c.shards, parse_shards(kv.second));
+      } else if (key == "log") {
+        if (!kv.second.IsMap()) return core::invalid_argument("log", "must be a map");
+        for (const auto& m : kv.second) {
+          const std::string k = m.first.as<std::string>();
+          if (k != "format") return core::invalid_argument("log." + k, "unknown field");
+          if (!m.second.IsScalar())
+            return core::invalid_argument("log.format", "must be text or json");
+          CORRAL_ASSIGN_OR_RETURN(c.log.format,
+                                  parse_log_format(m.second.as<std::string>(), "log.format"));
+        }
       } else {
         return core::invalid_argument(key, "unknown field");
       }

@@ -45,6 +45,10 @@
 //   shards:                  # scheduling partitions (server/shard_map.h); none: one shard
 //     - {name: us-east/H100, region: us-east, gpuTypes: [H100]}
 //     - {name: big, leaves: [l7, l8], minGpus: 64}
+//   log:                     # corrald's log on stderr (server/log.h)
+//     format: text           # text | json (--log-format wins)
+//
+// Every key, its default and its range: docs/config.md.
 //
 // Without a file, corrald has tenant `default` (bounded only by capacity) and the
 // built-in priority classes production, standard and preemptible.
@@ -58,6 +62,7 @@
 #include "core/result.h"
 #include "server/billing_config.h"
 #include "server/lifecycle.h"
+#include "server/log.h"
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/sched_loop.h"
@@ -88,6 +93,7 @@ struct ServerConfig {
   ReplicaSettings replica;
   ShardMap shards;
   SecuritySettings security;
+  LogSettings log;
 };
 
 ServerConfig default_server_config();

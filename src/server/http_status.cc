@@ -55,7 +55,7 @@ std::string error_json(const core::Status& status) {
   }
   const nlohmann::json body = {{"error",
                                 {{"code", std::string(error_code(status))},
-                                 {"message", status.message()},
+                                 {"message", status.to_string()},
                                  {"field", status.field()},
                                  {"details", std::move(details)}}}};
   return json_text(body);

@@ -27,9 +27,14 @@ int http_status(core::StatusCode code);
 std::string_view error_code(const core::Status& status);
 
 // {"error": {"code": error_code(status), "message": ..., "field": ..., "details": [...]}}.
-// `field` is empty unless the input names one; `message` and `field` describe the whole
-// failure (for several field errors: all of them joined, and the first one's field), and
-// `details` lists every error on its own ({"field", "reason"} per status.errors()).
+// `message` is the whole failure as one line that names its fields (Status::to_string():
+// "gpuz: unknown field"; for several field errors all of them, joined by "; "), so that a
+// reader never prefixes it with `field`; `field` is the (first) offending input's path,
+// empty unless the input names one, for programs; `details` lists every error on its own
+// ({"field", "reason"} per status.errors(), the reason without its path).
+// Note for posterity: `message` used to be the bare reason for one field error but the
+// joined "path: reason" text for a job spec's, so a client that wrote "field: message"
+// printed a spec's field twice ("gpuz: gpuz: unknown field").
 std::string error_json(const core::Status& status);
 
 // The Retry-After seconds a ResourceExhausted answer carries: status.retry_after()

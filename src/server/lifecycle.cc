@@ -82,6 +82,7 @@ void Effects::merge(const Effects& other) {
   succeeded += other.succeeded;
   failed += other.failed;
   for (const auto& [tenant, e] : other.tenant_events) tenant_events[tenant].merge(e);
+  log.insert(log.end(), other.log.begin(), other.log.end());
 }
 
 void wake_loop(const Effects& fx, SchedulerSignals& loop) {
@@ -97,6 +98,7 @@ void apply_effects(const Effects& fx, AssignmentBoard& board) {
   board.bump(fx.bump);
   for (const auto job : fx.released) board.forget_job(job);
   for (const auto& node : fx.rejoined) board.forget_applied(node);
+  process_log().write_all(fx.log);
 }
 
 core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
@@ -308,18 +310,20 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   return requeue(tx, ctx, next);
 }
 
-Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
-                     const std::string& reason) {
+core::Result<std::int32_t> drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx,
+                                         const core::NodeId& node, const std::string& reason) {
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
   std::vector<core::JobId> ids;
   for (const auto& a : allocs) ids.push_back(a.job);
   CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
+  std::int32_t drained = 0;
   for (const store::JobRow& job : jobs) {
     if (job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning) continue;
     CORRAL_RETURN_IF_ERROR(
         preempt_job(tx, ctx, job, {.reason = "node " + node.value + " draining: " + reason}));
+    ++drained;
   }
-  return Status();
+  return drained;
 }
 
 core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ctx,

@@ -37,6 +37,7 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "server/assignment_board.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/scheduler_signals.h"
 #include "server/spec_cache.h"
@@ -74,12 +75,13 @@ struct Effects {
   std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
   std::int32_t failed = 0;
   TenantEventMap tenant_events;  // for /metrics' per-tenant counters (metrics.h)
+  std::vector<LogEvent> log;     // written once the transaction commits (log.h)
 
   void merge(const Effects& other);
 };
 
 // Runs after the commit: marks stops, bumps versions, forgets released jobs and the
-// applied versions of rejoined agents.
+// applied versions of rejoined agents, and writes the transaction's log lines.
 void apply_effects(const Effects& fx, AssignmentBoard& board);
 
 // Runs after the commit: asks the scheduler loop for a cycle when `fx` freed GPUs or
@@ -132,7 +134,8 @@ core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ct
 inline constexpr std::int32_t kRunHistoryKept = 20;
 
 // Drain: every launching or running job on `node` is preempted (checkpoint, requeue).
-core::Status drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
-                           const std::string& reason);
+// Returns how many were.
+core::Result<std::int32_t> drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx,
+                                         const core::NodeId& node, const std::string& reason);
 
 }  // namespace corral::server

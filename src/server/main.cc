@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
                    "keep DATA_DIR/cycles under this many MiB (oldest captures go first)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_option("--log-format", options.log_format,
+                   "the log's lines on stderr: text or json (default: the config's log.format, "
+                   "else text)")
+        ->check(CLI::IsMember({"text", "json"}));
     CLI11_PARSE(app, argc, argv);
 
     // Blocked before any thread starts, so only run_corrald's watcher receives them.

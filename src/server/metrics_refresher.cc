@@ -1,13 +1,13 @@
 #include "server/metrics_refresher.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "server/log.h"
 #include "server/model_json.h"
 
 namespace corral::server {
@@ -160,10 +160,15 @@ Status MetricsRefresher::refresh_once() {
 
 void MetricsRefresher::start() {
   const Status first = refresh_once();
-  if (!first.ok()) std::fprintf(stderr, "corrald: metrics: %s\n", first.to_string().c_str());
+  if (!first.ok()) {
+    process_log().write(
+        LogEvent("metrics_failed", LogLevel::kError).add("error", first.to_string()));
+  }
   thread_.start(core::Duration(settings_.refresh_ms), [this] {
     const Status s = refresh_once();
-    if (!s.ok()) std::fprintf(stderr, "corrald: metrics: %s\n", s.to_string().c_str());
+    if (!s.ok()) {
+      process_log().write(LogEvent("metrics_failed", LogLevel::kError).add("error", s.to_string()));
+    }
   });
 }
 

@@ -1,6 +1,7 @@
 #include "server/node_admin.h"
 
 #include "server/gpu_states.h"
+#include "server/log.h"
 #include "server/model_json.h"
 
 namespace corral::server {
@@ -65,10 +66,15 @@ core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContex
   CORRAL_RETURN_IF_ERROR(tx.upsert_node(row));
   CORRAL_RETURN_IF_ERROR(
       record_admin_state(tx, row.id, before, row.admin, row.admin_reason, ctx.now));
+  LogEvent line(to_string(action));
+  line.add("node", row.id.value).add("by", by).add("before", std::string(core::to_string(before)));
   if (action == NodeAdminAction::kDrain) {
     // Draining asks running work to checkpoint and leave (preempt -> requeue).
-    CORRAL_RETURN_IF_ERROR(drain_jobs_on(tx, ctx, row.id, row.admin_reason));
+    CORRAL_ASSIGN_OR_RETURN(const std::int32_t jobs,
+                            drain_jobs_on(tx, ctx, row.id, row.admin_reason));
+    line.add("jobs", jobs);
   }
+  ctx.fx.log.push_back(std::move(line));
   return row;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +9,7 @@
 #include "core/job_phase.h"
 #include "server/audit.h"
 #include "server/gpu_states.h"
+#include "server/log.h"
 
 namespace corral::server {
 namespace {
@@ -148,6 +148,11 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
                         .before = "epoch=" + std::to_string(session->epoch - 1),
                         .after = "lost epoch=" + std::to_string(session->epoch) + ": " + why,
                         .time = ctx.now}));
+  ctx.fx.log.push_back(LogEvent("node_lost", LogLevel::kWarn)
+                           .add("node", node.value)
+                           .add("epoch", session->epoch)
+                           .add("jobs", static_cast<std::int64_t>(jobs.size()))
+                           .add("reason", why));
   for (const store::JobRow& job : jobs) {
     const std::string lost = "node " + node.value + " lost (" + why + ")";
     CORRAL_RETURN_IF_ERROR(tx.append_job_event(
@@ -213,7 +218,10 @@ void NodeHealth::start() {
   const core::Duration period(std::clamp<std::int64_t>(settings_.node_lost_after_ms / 4, 20, 1000));
   thread_.start(period, [this] {
     const Status s = check_once();
-    if (!s.ok()) std::fprintf(stderr, "corrald: node health: %s\n", s.to_string().c_str());
+    if (!s.ok()) {
+      process_log().write(
+          LogEvent("node_health_failed", LogLevel::kError).add("error", s.to_string()));
+    }
   });
 }
 

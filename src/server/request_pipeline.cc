@@ -35,6 +35,25 @@ Status check_idempotency_key(const std::string& key) {
   return Status();
 }
 
+// A body's media type: JSON, or YAML where the route takes it. No Content-Type is JSON;
+// parameters (charset) are ignored, and the type's case too.
+Status check_body_type(const Route& route, const httplib::Request& req) {
+  if (req.body.empty()) return Status();
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  for (char& c : type) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (type.empty() || type == "application/json") return Status();
+  if (route.takes_yaml &&
+      (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml")) {
+    return Status();
+  }
+  return core::invalid_argument(
+      "Content-Type", std::string(route.takes_yaml ? "must be application/json or application/yaml"
+                                                   : "must be application/json") +
+                          ", got \"" + type + "\"");
+}
+
 // The route's roles and node scope, checked against the authenticated caller.
 Status admit(const Route& route, const Principal& p, const httplib::Request& req) {
   if (!route.roles.has(p.role)) {
@@ -48,6 +67,11 @@ Status admit(const Route& route, const Principal& p, const httplib::Request& req
   }
   return Status();
 }
+
+// The action lines of the kCall route this thread serves, so that change() can drop
+// those of a transaction attempt that is retried. (The transaction itself may run on
+// another thread, the group commit's leader: the list is reached through the Call.)
+thread_local std::vector<LogEvent>* t_serving_actions = nullptr;
 
 }  // namespace
 
@@ -124,6 +148,7 @@ std::string RequestPipeline::new_request_id() {
 
 void RequestPipeline::install(httplib::Server& http, const std::vector<Route>& routes) {
   for (const Route& route : routes) {
+    installed_.emplace_back(route.method, route.pattern);
     // The handler owns its route: the table may be a temporary.
     auto handler = [this, route](const httplib::Request& req, httplib::Response& res) {
       serve(route, req, res);
@@ -155,7 +180,9 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
     if (!p.ok()) return fail(res, rid, p.status());
     if (const Status s = admit(route, *p, req); !s.ok()) return fail(res, rid, s);
   }
-  const Call call{req, *p, rid};
+  if (const Status s = check_body_type(route, req); !s.ok()) return fail(res, rid, s);
+  std::vector<LogEvent> actions;
+  const Call call{req, *p, rid, &actions};
   if (route.precheck) {
     if (const Status s = route.precheck(call); !s.ok()) return fail(res, rid, s);
   }
@@ -175,10 +202,13 @@ void RequestPipeline::serve(const Route& route, const httplib::Request& req,
       break;
     case Route::Kind::kCall:
     case Route::Kind::kPublic:
+      t_serving_actions = &actions;
       reply = route.direct(call);
+      t_serving_actions = nullptr;
       break;
   }
   if (!reply.ok()) return fail(res, rid, reply.status());
+  process_log().write_all(actions);  // every transaction of the call committed
   if (replayed) {
     ++metrics_.idempotent_replays;
     res.set_header("Idempotent-Replayed", "true");
@@ -206,6 +236,7 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
   Reply reply;
   const Status s = store_.transact([&](store::Tx& tx) {
     replayed = false;
+    call.actions->clear();  // a retried attempt appends its audit entries again
     if (!key.empty()) {
       CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_idempotency(call.who.id, key));
       if (seen) {
@@ -239,8 +270,11 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
 
 Status RequestPipeline::change(const std::function<Status(store::Tx&, Effects&)>& fn) {
   Reply reply;
+  std::vector<LogEvent>* const actions = t_serving_actions;
+  const std::size_t mark = actions != nullptr ? actions->size() : 0;
   const Status s = store_.transact([&](store::Tx& tx) {
     reply.effects = Effects();
+    if (actions != nullptr) actions->resize(mark, LogEvent("action"));
     return fn(tx, reply.effects);
   });
   if (s.ok()) committed(reply);
@@ -266,6 +300,13 @@ void RequestPipeline::committed(const Reply& reply) {
 
 Status RequestPipeline::audit(store::Tx& tx, const Call& call, std::string action,
                               std::string target, std::string before, std::string after) const {
+  if (call.actions != nullptr) {
+    call.actions->push_back(LogEvent("action")
+                                .add("actor", call.actor())
+                                .add("action", action)
+                                .add("target", target)
+                                .add("request", call.request_id));
+  }
   return append_audit(tx, {.actor = call.actor(),
                            .action = std::move(action),
                            .target = std::move(target),
@@ -289,8 +330,10 @@ void RequestPipeline::fail(httplib::Response& res, const std::string& request_id
   if (s.code() == StatusCode::kInternal || s.code() == StatusCode::kUnavailable ||
       s.code() == StatusCode::kDataLoss) {
     ++metrics_.store_errors;
-    std::fprintf(stderr, "corrald: request %s failed: %s\n", request_id.c_str(),
-                 log_text(s.to_string()).c_str());
+    process_log().write(LogEvent("request_failed", LogLevel::kError)
+                            .add("request", request_id)
+                            .add("code", std::string(error_code(s)))
+                            .add("error", s.to_string()));
   }
   if (s.code() == StatusCode::kResourceExhausted) {
     res.set_header("Retry-After", std::to_string(retry_after_s(s)));
@@ -328,6 +371,13 @@ void RequestPipeline::install_fallbacks(httplib::Server& http) {
   // non-const local (Server::process_request), so writing it here is defined.
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
     auto& headers = const_cast<httplib::Headers&>(req.headers);
+    // httplib reads a POST without Content-Length until the client closes the connection,
+    // which a keep-alive client never does: the read times out and answers 400 after
+    // seconds. The message has no body (RFC 9112 section 6.3), so it is read as such.
+    if (req.method != "GET" && req.method != "HEAD" && headers.count("Content-Length") == 0 &&
+        headers.count("Transfer-Encoding") == 0) {
+      headers.emplace("Content-Length", "0");
+    }
     for (auto it = headers.find("Accept-Encoding");
          it != headers.end() && it->first == "Accept-Encoding"; ++it) {
       std::string& v = it->second;

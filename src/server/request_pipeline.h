@@ -5,6 +5,8 @@
 //   1. gives the request an id (X-Request-Id on every answer);
 //   2. authenticates the bearer token and checks the caller's Role against the roles the
 //      route declares (and, for a node-scoped route, that an agent acts for its own node);
+//      refuses a body whose Content-Type is not JSON (or YAML, where the route takes it):
+//      400 naming Content-Type, the same for every route;
 //   3. runs the handler: a read in one read transaction; a write in one transaction
 //      together with its audit entry and, when the caller sent an Idempotency-Key, the
 //      stored answer (a retry gets the first answer back and creates nothing); a call
@@ -38,6 +40,7 @@
 #include "server/key_ring.h"
 #include "server/lifecycle.h"
 #include "server/list_page.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/role.h"
 #include "server/scheduler_signals.h"
@@ -96,6 +99,9 @@ struct Call {
   const httplib::Request& req;
   const Principal& who;
   const std::string& request_id;
+  // The action lines of the audit entries this call appended (RequestPipeline::audit),
+  // written once the transaction that holds them commits.
+  std::vector<LogEvent>* actions = nullptr;
 
   // The path's i-th capture group.
   std::string path_param(int i) const;
@@ -130,6 +136,9 @@ struct Route {
   Precheck precheck = nullptr;
   // The path's first capture group names a node, and an agent may act only for its own.
   bool node_scoped = false;
+  // A body may be YAML too (application/yaml, application/x-yaml, text/yaml); every
+  // other route's body is JSON. The pipeline refuses any other Content-Type (step 2).
+  bool takes_yaml = false;
 };
 
 Route read_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn);
@@ -149,13 +158,21 @@ class RequestPipeline {
   RequestPipeline& operator=(const RequestPipeline&) = delete;
 
   // Registers `routes` on `http`, in order (httplib tries patterns in registration order).
+  // REQUIRES: before serving starts (install is not synchronized with installed()).
   void install(httplib::Server& http, const std::vector<Route>& routes);
+  // Every route installed so far, as (method, pattern), in registration order: what the
+  // API document must describe (tests/server/openapi_test.cc).
+  const std::vector<std::pair<std::string, std::string>>& installed() const { return installed_; }
   // Unmatched routes, oversized bodies, malformed requests and escaped exceptions still
   // answer in the API's error format; bodies over kMaxBodyBytes are refused before
-  // parsing. Once per server.
+  // parsing; a request with neither Content-Length nor Transfer-Encoding has no body
+  // (RFC 9112 section 6.3), so `curl -X POST` of an undrain is an empty body, not a wait
+  // for one. Once per server.
   void install_fallbacks(httplib::Server& http);
 
-  // An audit entry of `call`'s caller, in the caller's transaction.
+  // An audit entry of `call`'s caller, in the caller's transaction; once that commits,
+  // its `action` line goes to the log (actor, action, target and request, never the
+  // before and after texts).
   core::Status audit(store::Tx& tx, const Call& call, std::string action, std::string target,
                      std::string before, std::string after) const;
   // For kCall routes: runs `fn` in one transaction, then applies its Effects as a write's.
@@ -187,6 +204,7 @@ class RequestPipeline {
   SchedulerSignals& loop_;
   const KeyRing& keys_;
   AuditAnchor* anchor_ = nullptr;  // set before serving starts
+  std::vector<std::pair<std::string, std::string>> installed_;  // written by install() only
   std::atomic<std::int64_t> next_request_{0};
   const std::string request_prefix_;
 };

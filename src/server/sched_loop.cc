@@ -1,7 +1,6 @@
 #include "server/sched_loop.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <set>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "sched/decide.h"
 #include "server/apply_decisions.h"
 #include "server/lifecycle.h"
+#include "server/log.h"
 #include "server/shard_scope.h"
 
 namespace corral::server {
@@ -170,11 +170,17 @@ void SchedLoop::run() {
       }
       if (!s.ok()) {
         ++metrics_.sched_errors;
-        std::fprintf(stderr, "corrald: scheduling cycle failed: %s\n", s.to_string().c_str());
+        process_log().write(LogEvent("cycle_failed", LogLevel::kError)
+                                .add("shard", options_.shard)
+                                .add("epoch", epoch_)
+                                .add("error", s.to_string()));
         if (store::is_stale_epoch(s)) {
           fenced_ = true;
           ++metrics_.stale_epoch_refusals;
-          std::fprintf(stderr, "corrald: another scheduler holds the lease; not scheduling\n");
+          process_log().write(LogEvent("scheduler_fenced", LogLevel::kWarn)
+                                  .add("shard", options_.shard)
+                                  .add("epoch", epoch_)
+                                  .add("reason", "another scheduler holds the lease"));
           std::lock_guard positions_lock(positions_mu_);
           positions_.reset();  // the stored positions, the new holder's, stand
           shares_.reset();
@@ -328,8 +334,10 @@ Status SchedLoop::run_cycle() {
                                     std::to_string(epoch_) + " cycle " + std::to_string(cycle)},
                          epoch_, cycle);
     if (!file.ok()) {
-      std::fprintf(stderr, "corrald: capture of cycle %lld failed: %s\n",
-                   static_cast<long long>(cycle), file.status().to_string().c_str());
+      process_log().write(LogEvent("capture_failed", LogLevel::kWarn)
+                              .add("shard", options_.shard)
+                              .add("cycle", cycle)
+                              .add("error", file.status().to_string()));
     }
   }
 
@@ -396,7 +404,7 @@ Status SchedLoop::run_cycle() {
     metrics_.sched_quota_conflicts += conflicts;
     wake();  // the dropped jobs try again at once, seeing the other shard's GPUs
   }
-  if (board_ != nullptr) apply_effects(applied.fx, *board_);
+  apply_effects(applied.fx, board_ != nullptr ? *board_ : *no_board);
   metrics_.count_committed(applied.fx.tenant_events);
   if (write_usage) last_usage_write_ = now;
   for (const std::int64_t id : applied.left_queue) pending_.erase(id);

@@ -1,10 +1,11 @@
 #include "server/scheduler.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <utility>
+
+#include "server/log.h"
 
 namespace corral::server {
 namespace {
@@ -94,7 +95,9 @@ void Scheduler::stop() {
     return Status();
   });
   if (!released.ok() && !held.empty()) {
-    std::fprintf(stderr, "corrald: could not release leases: %s\n", released.to_string().c_str());
+    process_log().write(LogEvent("lease_release_failed", LogLevel::kWarn)
+                            .add("replica", replica_.name)
+                            .add("error", released.to_string()));
   }
   listener_.reset();
 }
@@ -111,15 +114,16 @@ void Scheduler::start_item(const std::string& item, std::int64_t epoch) {
   if (shard >= 0) {
     const Status started = loops_[shard]->start_at(epoch);
     if (!started.ok()) {
-      std::fprintf(stderr, "corrald: shard %s: cannot start: %s\n", item.c_str(),
-                   started.to_string().c_str());
+      process_log().write(LogEvent("shard_start_failed", LogLevel::kError)
+                              .add("shard", item)
+                              .add("error", started.to_string()));
     }
   } else {
     controllers_ = true;
     if (on_controllers_) on_controllers_(true);
   }
-  std::fprintf(stderr, "corrald: replica %s took %s at epoch %lld\n", replica_.name.c_str(),
-               item.c_str(), static_cast<long long>(epoch));
+  process_log().write(
+      LogEvent("lease_taken").add("replica", replica_.name).add("lease", item).add("epoch", epoch));
 }
 
 void Scheduler::stop_item(const std::string& item) {
@@ -169,13 +173,17 @@ void Scheduler::lease_round() {
   if (!renewed.ok()) {
     // The database is away: nothing can be claimed; the loops' writes are fenced if
     // someone else takes over meanwhile.
-    std::fprintf(stderr, "corrald: lease round failed: %s\n", renewed.to_string().c_str());
+    process_log().write(LogEvent("lease_round_failed", LogLevel::kWarn)
+                            .add("replica", replica_.name)
+                            .add("error", renewed.to_string()));
     return;
   }
   for (const auto& item : lost) {
     ++metrics_.leases_lost;
-    std::fprintf(stderr, "corrald: replica %s lost %s to another replica\n", replica_.name.c_str(),
-                 item.c_str());
+    process_log().write(LogEvent("lease_lost", LogLevel::kWarn)
+                            .add("replica", replica_.name)
+                            .add("lease", item)
+                            .add("reason", "another replica holds it"));
     stop_item(item);
     held.erase(item);
   }
@@ -237,8 +245,10 @@ void Scheduler::lease_round() {
       held.erase(item);
       const Status released =
           store_.transact([&](store::Tx& tx) { return tx.release_lease(item, epoch); });
-      std::fprintf(stderr, "corrald: replica %s handed %s over%s\n", replica_.name.c_str(),
-                   item.c_str(), released.ok() ? "" : " (release failed: it will lapse)");
+      process_log().write(LogEvent("lease_handed_over")
+                              .add("replica", replica_.name)
+                              .add("lease", item)
+                              .add("released", released.ok()));
     }
   }
   metrics_.shards_held = static_cast<std::int64_t>(held.size());

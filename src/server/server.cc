@@ -22,6 +22,7 @@
 #include "server/crypto.h"
 #include "server/job_secrets.h"
 #include "server/key_ring.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
@@ -188,6 +189,11 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   if (!options.config_path.empty()) {
     CORRAL_ASSIGN_OR_RETURN(config, load_server_config(options.config_path));
   }
+  if (!options.log_format.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(config.log.format,
+                            parse_log_format(options.log_format, "--log-format"));
+  }
+  process_log().set_format(config.log.format);
   config.sched.capture = {.dir = (fs::path(options.data_dir) / "cycles").string(),
                           .every = options.capture_every,
                           .max_bytes = options.capture_max_mb * 1024 * 1024};
@@ -267,6 +273,10 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
       config.replica.name.c_str(), static_cast<long long>(parts->loop.epoch()), addr.c_str());
   std::fflush(stdout);
   return std::unique_ptr<Corrald>(new Corrald(std::move(parts), addr));
+}
+
+const std::vector<std::pair<std::string, std::string>>& Corrald::routes() const {
+  return parts_->pipeline.installed();
 }
 
 void Corrald::serve() { parts_->http.listen_after_bind(); }

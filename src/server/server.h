@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -36,6 +38,8 @@ struct ServerOptions {
   // This replica's name among several on one PostgreSQL (docs/scale-out.md); empty: the
   // config's replica.name, else "corrald".
   std::string replica;
+  // The log's format, "text" or "json" (server/log.h); empty: the config's log.format.
+  std::string log_format;
 };
 
 class Corrald {
@@ -50,6 +54,8 @@ class Corrald {
 
   // "host:port" it listens on.
   const std::string& address() const { return address_; }
+  // Every route it serves, as (method, httplib pattern), in registration order.
+  const std::vector<std::pair<std::string, std::string>>& routes() const;
   // Serves requests on httplib's pool until stop(); blocks the calling thread.
   void serve();
   // Answers parked long polls, stops serving and stops the loops. Idempotent.

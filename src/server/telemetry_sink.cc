@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <utility>
+
+#include "server/log.h"
 
 namespace corral::server {
 
@@ -109,8 +110,9 @@ void TelemetrySink::start() {
     }
     // One line per kind of failure, not one per flush of a store that stays down.
     if (!s.ok() && s.to_string() != last_error.to_string()) {
-      std::fprintf(stderr, "corrald: telemetry (dropped, best effort): %s\n",
-                   s.to_string().c_str());
+      process_log().write(LogEvent("telemetry_dropped", LogLevel::kWarn)
+                              .add("error", s.to_string())
+                              .add("reason", "best effort: the batch is dropped"));
     }
     last_error = s;
   });

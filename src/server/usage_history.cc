@@ -1,7 +1,6 @@
 #include "server/usage_history.h"
 
-#include <cstdio>
-
+#include "server/log.h"
 #include "server/metrics_refresher.h"
 
 namespace corral::server {
@@ -111,7 +110,10 @@ Status UsageHistory::sample_once() {
 void UsageHistory::start() {
   thread_.start(core::Duration(settings_.history_ms), [this] {
     const Status s = sample_once();
-    if (!s.ok()) std::fprintf(stderr, "corrald: usage history: %s\n", s.to_string().c_str());
+    if (!s.ok()) {
+      process_log().write(
+          LogEvent("usage_history_failed", LogLevel::kError).add("error", s.to_string()));
+    }
   });
 }
 

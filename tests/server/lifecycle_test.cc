@@ -526,7 +526,7 @@ TEST_F(LifecycleTest, DrainPreemptsOnlyTheNodesLiveJobs) {
   const JobId elsewhere = place(2, 0, JobPhase::kRunning, {"n2"});
   const std::string stopping_reason = job(stopping).reason;
   ok(run([&](store::Tx& tx, const server::LifecycleContext& ctx) {
-    return server::drain_jobs_on(tx, ctx, NodeId("n1"), "gpu 3: XID 79");
+    return server::drain_jobs_on(tx, ctx, NodeId("n1"), "gpu 3: XID 79").status();
   }));
   for (const JobId id : {running, launching}) {
     EXPECT_EQ(job(id).phase, JobPhase::kPreempting);

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -31,6 +33,9 @@ class InProcessCorrald {
   InProcessCorrald& operator=(const InProcessCorrald&) = delete;
 
   const std::string& addr() const { return corrald_->address(); }
+  const std::vector<std::pair<std::string, std::string>>& routes() const {
+    return corrald_->routes();
+  }
   const std::string& admin_token() const { return admin_token_; }
   const std::string& join_token() const { return join_token_; }
   TestClient client(const std::string& token) const { return TestClient(addr(), token); }
