@@ -11,7 +11,11 @@
 
 #include "api_fixture.h"
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace corral::testing {
 namespace {
@@ -377,6 +381,36 @@ TYPED_TEST(AdminApiTest, AnEditedAnchorFileIsDetected) {
   const json v = this->verify();
   EXPECT_FALSE(v.value("ok", true)) << v.dump();
   EXPECT_NE(v.value("problem", "").find("MAC does not match"), std::string::npos) << v.dump();
+}
+
+// `curl -X POST .../undrain` sends neither a body nor Content-Length. Such a message has no
+// body (RFC 9112 section 6.3): it is answered at once, not read until the client closes a
+// keep-alive connection it never closes (which timed out as 400 malformed request).
+TYPED_TEST(AdminApiTest, APostWithoutContentLengthHasNoBody) {
+  this->add_node("n1", 8);
+  ASSERT_EQ(this->admin().post("/v1/nodes/n1/cordon", "").status, 200);
+  const std::string& addr = this->server_->addr();
+  const auto colon = addr.rfind(':');
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  timeval wait{.tv_sec = 30, .tv_usec = 0};  // a failure, not a hang, if it is never answered
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1))));
+  ASSERT_EQ(::inet_pton(AF_INET, addr.substr(0, colon).c_str(), &to.sin_addr), 1);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const std::string request = "POST /v1/nodes/n1/undrain HTTP/1.1\r\nHost: corrald\r\n"
+                              "Authorization: Bearer " + this->admin_token_ +
+                              "\r\nConnection: keep-alive\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  char buf[4096];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  const std::string answer(buf, static_cast<std::size_t>(n));
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  EXPECT_EQ(body(this->admin().get("/v1/nodes/n1")).value("admin", ""), "active");
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ TEST(HttpStatus, ErrorBodyListsEveryFieldError) {
 TEST(HttpStatus, ErrorBodyOfOneErrorListsThatError) {
   const json want = {{"error",
                       {{"code", "invalid_argument"},
-                       {"message", "1 to 10000"},
+                       {"message", "limit: 1 to 10000"},
                        {"field", "limit"},
                        {"details", {{{"field", "limit"}, {"reason", "1 to 10000"}}}}}}};
   EXPECT_EQ(json::parse(error_json(core::invalid_argument("limit", "1 to 10000"))), want);

@@ -185,7 +185,7 @@ int report_failure(const std::string& command, const Answer& answer, std::ostrea
   const std::string head =
       "corral " + command + ": " + std::to_string(answer.status) + " " + e.value("code", "error");
   // One line per error in `details` (a spec with three mistakes prints three), each
-  // naming its own field; a body without them (an older corrald) gives field and message.
+  // naming its own field; a body without them gives the message.
   const nlohmann::json details = e.value("details", nlohmann::json::array());
   if (details.is_array() && !details.empty()) {
     for (const nlohmann::json& d : details) {
@@ -195,10 +195,8 @@ int report_failure(const std::string& command, const Answer& answer, std::ostrea
     }
     return kExitInvalid;
   }
-  err << head;
-  const std::string field_name = e.value("field", "");
-  if (!field_name.empty()) err << ": " << field_name;
-  err << ": " << e.value("message", answer.body.dump()) << "\n";
+  // The message names its field itself (error_json).
+  err << head << ": " << e.value("message", answer.body.dump()) << "\n";
   return kExitInvalid;
 }
 
