@@ -1,4 +1,4 @@
-// corrald's operator log: one line per event on stderr (docs/operations.md#the-log), as
+// corrald's operator log: one line per event on stderr (docs/config.md#log), as
 // text (the default)
 //
 //   2026-12-03T14:05:06.123Z info placement job=42 tenant=nlp gpus=16 nodes=n1,n2

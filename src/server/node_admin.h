@@ -1,5 +1,5 @@
 // The node admin controller: what an operator's cordon, drain and undrain do to a node
-// and the work on it (docs/operations.md). The user API's node routes call it; the
+// and the work on it (docs/cli.md#nodes). The user API's node routes call it; the
 // health controller's automatic drain (agent_reports.h) records its reason the same way.
 //
 //   cordon   no new placements; running work stays

@@ -4,18 +4,19 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "api_fixture.h"
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace corral::testing {
 namespace {
@@ -383,6 +384,62 @@ TYPED_TEST(AdminApiTest, AnEditedAnchorFileIsDetected) {
   EXPECT_NE(v.value("problem", "").find("MAC does not match"), std::string::npos) << v.dump();
 }
 
+// corrald's log says what happened where people look: with --log-format json each line is
+// one JSON object, and placements, drains (with the jobs they stop) and audited actions (with the
+// token's name) are there; a token's secret and a job's secretEnv value never are.
+TYPED_TEST(AdminApiTest, TheLogHasPlacementsDrainsAndActionsAsJsonLines) {
+  this->server_->stop();
+  this->server_->set_extra_args({"--log-format", "json"});
+  ASSERT_TRUE(this->server_->start().ok());
+  this->add_node("n1", 8);
+  json spec = json::parse(job_for("default", 2));
+  spec["secretEnv"] = {{"WANDB_API_KEY", "s3cr3t-in-the-log?"}};
+  const auto submitted = this->admin().post("/v1/jobs", spec.dump());
+  ASSERT_EQ(submitted.status, 201) << submitted.body;
+  const std::string job = std::to_string(body(submitted)["id"].template get<int>());
+  ASSERT_TRUE(eventually([&] {
+    return body(this->admin().get("/v1/jobs/" + job)).value("phase", "") == "launching";
+  }));
+  ASSERT_EQ(this->admin().post("/v1/nodes/n1/drain", R"({"reason":"xid 79"})").status, 200);
+  const auto path = this->dir_.path() / "corrald.log";
+  std::set<std::string> events;
+  std::vector<json> lines;
+  ASSERT_TRUE(eventually([&] {
+    std::ifstream in(path);
+    std::string line;
+    events.clear();
+    lines.clear();
+    while (std::getline(in, line)) {
+      if (!line.starts_with("{")) continue;  // the sanitizers' and libraries' own lines
+      lines.push_back(json::parse(line));
+      events.insert(lines.back().value("event", ""));
+    }
+    return events.contains("placement") && events.contains("drain") && events.contains("action");
+  })) << "events seen: "
+      << json(events).dump();
+  bool drain_action = false;
+  for (const json& l : lines) {
+    EXPECT_TRUE(l.contains("ts") && l.contains("level")) << l.dump();
+    if (l.value("event", "") == "placement" && l.value("job", std::int64_t{0}) == std::stoi(job)) {
+      EXPECT_EQ(l.value("tenant", ""), "default") << l.dump();
+    }
+    if (l.value("event", "") == "drain") {
+      EXPECT_EQ(l.value("node", ""), "n1") << l.dump();
+      EXPECT_EQ(l.value("jobs", std::int64_t{-1}), 1) << "the drain stops the job it placed";
+    }
+    if (l.value("event", "") == "action" && l.value("action", "") == "node.drain") {
+      drain_action = true;
+      EXPECT_NE(l.value("actor", "").find("token:bootstrap-admin"), std::string::npos) << l.dump();
+    }
+  }
+  EXPECT_TRUE(drain_action) << "no audited drain in the log";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str().find("s3cr3t-in-the-log?"), std::string::npos);
+  EXPECT_EQ(text.str().find(this->admin_token_), std::string::npos);
+}
+
 // `curl -X POST .../undrain` sends neither a body nor Content-Length. Such a message has no
 // body (RFC 9112 section 6.3): it is answered at once, not read until the client closes a
 // keep-alive connection it never closes (which timed out as 400 malformed request).
@@ -400,9 +457,10 @@ TYPED_TEST(AdminApiTest, APostWithoutContentLengthHasNoBody) {
   to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1))));
   ASSERT_EQ(::inet_pton(AF_INET, addr.substr(0, colon).c_str(), &to.sin_addr), 1);
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-  const std::string request = "POST /v1/nodes/n1/undrain HTTP/1.1\r\nHost: corrald\r\n"
-                              "Authorization: Bearer " + this->admin_token_ +
-                              "\r\nConnection: keep-alive\r\n\r\n";
+  const std::string request =
+      "POST /v1/nodes/n1/undrain HTTP/1.1\r\nHost: corrald\r\n"
+      "Authorization: Bearer " +
+      this->admin_token_ + "\r\nConnection: keep-alive\r\n\r\n";
   ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   char buf[4096];
   const ssize_t n = ::recv(fd, buf, sizeof buf, 0);

@@ -381,12 +381,33 @@ std::vector<Hostile> hostile_cases() {
        400,
        {},
        "application/yaml"},
-      {"xml content type", "POST", "/v1/jobs", "<job/>", "admin", 400, {}, "application/xml",
+      {"xml content type",
+       "POST",
+       "/v1/jobs",
+       "<job/>",
+       "admin",
+       400,
+       {},
+       "application/xml",
        "Content-Type"},
       // Every route takes the same body types: a node's form is refused as a job's is.
-      {"form content type on nodes", "POST", "/v1/nodes", "name=n9&gpus=8", "admin", 400, {},
-       "application/x-www-form-urlencoded", "Content-Type"},
-      {"yaml on nodes", "POST", "/v1/nodes", "name: n9", "admin", 400, {}, "application/yaml",
+      {"form content type on nodes",
+       "POST",
+       "/v1/nodes",
+       "name=n9&gpus=8",
+       "admin",
+       400,
+       {},
+       "application/x-www-form-urlencoded",
+       "Content-Type"},
+      {"yaml on nodes",
+       "POST",
+       "/v1/nodes",
+       "name: n9",
+       "admin",
+       400,
+       {},
+       "application/yaml",
        "Content-Type"},
       {"huge body", "POST", "/v1/jobs", big, "admin", 413},
       {"huge node body", "POST", "/v1/nodes", big, "admin", 413},
@@ -679,9 +700,9 @@ TYPED_TEST(ApiTest, RefusesHostileRequestsAndChangesNothing) {
       // The message leads with the field it names (a header such as Content-Type is
       // capitalized); the reason after it is the sentence the rule is about.
       const std::string field = e["error"].value("field", "");
-      const std::string reason =
-          !field.empty() && message.starts_with(field + ": ") ? message.substr(field.size() + 2)
-                                                             : message;
+      const std::string reason = !field.empty() && message.starts_with(field + ": ")
+                                     ? message.substr(field.size() + 2)
+                                     : message;
       EXPECT_FALSE(reason.empty() || (reason.front() >= 'A' && reason.front() <= 'Z')) << r.body;
       EXPECT_NE(message.back(), '.') << r.body;
       EXPECT_FALSE(!field.empty() && reason.starts_with(field + ": ")) << "field twice: " << r.body;

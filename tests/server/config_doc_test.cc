@@ -56,9 +56,9 @@ std::string settings_text(const server::ServerConfig& c) {
   std::ostringstream out;
   out << cycle::to_json(cycle::CapturedCycle{.config = c.sched.config}) << "\n";
   const server::AgentSettings& a = c.agents;
-  out << "agents " << a.node_lost_after_ms << " " << a.stop_grace_ms << " "
-      << a.restart_backoff_ms << " " << a.restart_backoff_max_ms << " " << a.hot_temperature_c
-      << " " << a.throttle_drain_after_ms;
+  out << "agents " << a.node_lost_after_ms << " " << a.stop_grace_ms << " " << a.restart_backoff_ms
+      << " " << a.restart_backoff_max_ms << " " << a.hot_temperature_c << " "
+      << a.throttle_drain_after_ms;
   for (const std::string& r : a.throttle_reasons) out << " " << r;
   const server::TelemetrySettings& t = c.telemetry;
   out << "\ntelemetry " << t.raw_retention_ms << " " << t.minute_retention_ms << " "
@@ -111,8 +111,8 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
       keys.insert(k);
     }
   }
-  for (const std::string& k : captures(read(kSource / "src/cycle/internal/knobs.h"),
-                                       R"re(\bv\("(\w+)")re")) {
+  for (const std::string& k :
+       captures(read(kSource / "src/cycle/internal/knobs.h"), R"re(\bv\("(\w+)")re")) {
     keys.insert(k);
   }
   for (const std::string_view k : cycle::kSchedulerLoopKeys) keys.emplace(k);
@@ -137,10 +137,9 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
   keys.erase("name");  // a tenant's name is its map key; `replica.name` and `shards` cover it
   for (const std::string& k : keys) {
     // In a table: `key`, or a nested one's last part (`quotas.TYPE.guaranteed`).
-    const bool found =
-        doc.find("`" + k + "`") != std::string::npos || doc.find("." + k + "`") != std::string::npos;
-    EXPECT_TRUE(found)
-        << "docs/config.md does not document `" << k << "`";
+    const bool found = doc.find("`" + k + "`") != std::string::npos ||
+                       doc.find("." + k + "`") != std::string::npos;
+    EXPECT_TRUE(found) << "docs/config.md does not document `" << k << "`";
   }
 }
 
