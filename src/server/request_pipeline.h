@@ -203,7 +203,7 @@ class RequestPipeline {
   AssignmentBoard& board_;
   SchedulerSignals& loop_;
   const KeyRing& keys_;
-  AuditAnchor* anchor_ = nullptr;  // set before serving starts
+  AuditAnchor* anchor_ = nullptr;                               // set before serving starts
   std::vector<std::pair<std::string, std::string>> installed_;  // written by install() only
   std::atomic<std::int64_t> next_request_{0};
   const std::string request_prefix_;
