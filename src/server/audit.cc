@@ -36,12 +36,7 @@ AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,
                                 const store::AuditHead& head) {
   AuditVerdict v;
   v.entries = static_cast<std::int64_t>(rows.size());
-  auto bad = [&](std::int64_t seq, std::string problem) {
-    v.ok = false;
-    v.first_bad_seq = seq;
-    v.problem = std::move(problem);
-    return v;
-  };
+  auto bad = [&](std::int64_t seq, std::string why) { return v.failed(seq, std::move(why)); };
   std::string prev;
   std::int64_t expected_seq = 1;
   for (const auto& row : rows) {

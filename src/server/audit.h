@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -42,6 +43,15 @@ struct AuditVerdict {
   std::int64_t first_bad_seq = 0;  // 0 when ok
   std::string problem;             // empty when ok
   std::int64_t anchors = 0;        // anchor lines checked (audit_anchor.h)
+
+  // This verdict, failed at `seq` for `why`: what a check returns at its first problem.
+  AuditVerdict failed(std::int64_t seq, std::string why) const {
+    AuditVerdict v = *this;
+    v.ok = false;
+    v.first_bad_seq = seq;
+    v.problem = std::move(why);
+    return v;
+  }
 };
 
 // Checks a whole chain read in seq order against the head the store keeps: no gaps,

@@ -121,12 +121,7 @@ AuditVerdict verify_anchors(const std::vector<store::AuditRow>& rows,
                             const std::vector<AnchorLine>& lines, const KeyRing& keys) {
   AuditVerdict v;
   v.entries = static_cast<std::int64_t>(rows.size());
-  auto bad = [&](std::int64_t seq, std::string problem) {
-    v.ok = false;
-    v.first_bad_seq = seq;
-    v.problem = std::move(problem);
-    return v;
-  };
+  auto bad = [&](std::int64_t seq, std::string why) { return v.failed(seq, std::move(why)); };
   std::int64_t last = 0;
   for (const AnchorLine& l : lines) {
     const std::string where = "anchor line " + std::to_string(l.line);

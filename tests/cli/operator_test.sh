@@ -8,26 +8,7 @@ set -euo pipefail
 corral=$1
 corrald=$2
 case=$3
-dir=$(mktemp -d)
-pid=""
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL ($case): $*" >&2
-  echo "--- stdout" >&2
-  cat "$dir/out" >&2 || true
-  echo "--- stderr" >&2
-  cat "$dir/err" >&2 || true
-  exit 1
-}
-run() {
-  rc=0
-  "$corral" "$@" >"$dir/out" 2>"$dir/err" </dev/null || rc=$?
-}
+source "$(dirname "$0")/corrald_harness.sh"
 # run with standard input from $input
 run_in() {
   rc=0
@@ -38,12 +19,7 @@ out_has() { grep -qE -- "$1" "$dir/out" || fail "stdout lacks /$1/"; }
 out_lacks() { ! grep -qE -- "$1" "$dir/out" || fail "stdout has /$1/"; }
 err_has() { grep -qE -- "$1" "$dir/err" || fail "stderr lacks /$1/"; }
 
-"$corrald" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/corrald.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do [[ -s "$dir/data/corrald.addr" ]] && break; sleep 0.05; done
-[[ -s "$dir/data/corrald.addr" ]] || fail "corrald did not start: $(cat "$dir/corrald.log")"
-export CORRAL_SERVER="http://$(cat "$dir/data/corrald.addr")"
-export CORRAL_TOKEN="$(cat "$dir/data/admin.token")"
+start_corrald
 
 api() {  # METHOD PATH [BODY]
   curl -sf -X "$1" -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \

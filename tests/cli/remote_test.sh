@@ -5,33 +5,12 @@ set -euo pipefail
 corral=$1
 corrald=$2
 src=$3
-dir=$(mktemp -d)
-pid=""
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/corrald_harness.sh"
 
-fail() {
-  echo "FAIL: $*" >&2
-  [[ -f "$dir/err" ]] && cat "$dir/err" >&2
-  exit 1
-}
-run() {
-  rc=0
-  "$corral" "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-}
-
-"$corrald" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/corrald.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do [[ -s "$dir/data/corrald.addr" ]] && break; sleep 0.05; done
-[[ -s "$dir/data/corrald.addr" ]] || fail "corrald did not start: $(cat "$dir/corrald.log")"
+start_corrald
 [[ $(stat -c %a "$dir/data/admin.token") == 600 ]] || fail "admin.token is not mode 0600"
-
-# Server and token from the environment; flags and the config file are tried below.
-export CORRAL_SERVER="http://$(cat "$dir/data/corrald.addr")"
-export CORRAL_TOKEN="$(cat "$dir/data/admin.token")"
+# Server and token from the environment (start_corrald); flags and the config file are
+# tried below.
 
 cat >"$dir/job.yaml" <<'YAML'
 name: cli-job
