@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dataset.h"
 #include "core/ids.h"
 #include "core/time.h"
 
@@ -110,9 +111,20 @@ struct CheckpointPolicy {
   friend bool operator==(const CheckpointPolicy&, const CheckpointPolicy&) = default;
 };
 
+struct CodeVersion {
+  std::string repo;    // e.g. "github.com/org/train"; a legacy free-form `code` string
+  std::string commit;  // 7 to 64 lowercase hex digits, or empty
+
+  friend bool operator==(const CodeVersion&, const CodeVersion&) = default;
+};
+
+// What the job trains on and with: recorded with every run, and its datasets gated
+// (docs/datasets.md).
 struct Lineage {
-  std::string dataset;  // e.g. "webtext@v12"
-  std::string code;     // e.g. "git:3f9c2e1"
+  std::vector<DatasetRef> datasets;  // each must exist, be visible and have passed
+  CodeVersion code;
+  std::string image;    // the environment, pinned: NAME@sha256:<64 hex>
+  std::string dataset;  // a free-form note from before lineage was typed; not gated
 
   friend bool operator==(const Lineage&, const Lineage&) = default;
 };

@@ -92,7 +92,13 @@ std::string job_spec_to_json(const JobSpec& spec) {
     secrets[key] = kSecretMask;
   }
   out["secretEnv"] = std::move(secrets);
-  out["lineage"] = {{"dataset", spec.lineage.dataset}, {"code", spec.lineage.code}};
+  Json datasets = Json::array();
+  for (const DatasetRef& d : spec.lineage.datasets) datasets.push_back(d.text());
+  out["lineage"] = {
+      {"datasets", std::move(datasets)},
+      {"code", {{"repo", spec.lineage.code.repo}, {"commit", spec.lineage.code.commit}}},
+      {"image", spec.lineage.image},
+      {"dataset", spec.lineage.dataset}};
   out["labels"] = string_map(spec.labels);
   // A spec built in code may hold bytes that are not UTF-8; replace them rather than
   // throw (parsed specs are always valid UTF-8, so they round-trip exactly).

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dataset.h"
 #include "core/gpu_type.h"
 #include "core/internal/spec_tree.h"
 #include "core/priority.h"
@@ -40,6 +41,7 @@ constexpr std::int64_t kMaxRestarts = 100;
 constexpr std::size_t kMaxNameLength = 63;
 constexpr std::size_t kMaxPathLength = 4096;
 constexpr std::size_t kMaxLineageLength = 256;
+constexpr std::size_t kMaxLineageDatasets = 64;
 constexpr std::size_t kMaxEnvNameLength = 256;
 constexpr Duration kMinRuntime = seconds(60);
 constexpr Duration kMaxRuntime = seconds(30LL * 24 * 3600);
@@ -735,27 +737,82 @@ class Validator {
     return out;
   }
 
+  // lineage: {datasets: [id@version, ...], code: {repo, commit}, image, dataset}. The
+  // datasets are gated at submission (docs/datasets.md); `dataset` and a string `code`
+  // are the free-form notes of specs written before lineage was typed, kept as text.
   void read_lineage(const TreeNode* node) {
     const TreeNode* map = as_map(node, "lineage");
     if (map == nullptr) {
       return;
     }
-    const FieldMap f = fields(*map, "lineage", {"dataset", "code"});
-    const auto read = [&](std::string_view key, std::string& out) {
-      const std::string path = child("lineage", key);
-      auto s = read_string(f.get(key), path);
-      if (!s) {
-        return;
-      }
-      if (s->size() > kMaxLineageLength) {
+    const FieldMap f = fields(*map, "lineage", {"datasets", "code", "image", "dataset"});
+    const auto text = [&](const TreeNode* value, const std::string& path) {
+      auto s = read_string(value, path);
+      if (s && s->size() > kMaxLineageLength) {
         fail(path,
              fmt::format("must be at most {} characters, got {}", kMaxLineageLength, s->size()));
-        return;
+        return std::optional<std::string>();
       }
-      out = std::move(*s);
+      return s;
     };
-    read("dataset", spec_.lineage.dataset);
-    read("code", spec_.lineage.code);
+    if (auto s = text(f.get("dataset"), "lineage.dataset")) spec_.lineage.dataset = std::move(*s);
+    if (const TreeNode* list = f.get("datasets"); list != nullptr) {
+      if (list->kind != TreeKind::kList) {
+        fail("lineage.datasets",
+             fmt::format("must be a list of DATASET@VERSION, got {}", describe(*list)));
+      } else if (list->items.size() > kMaxLineageDatasets) {
+        fail("lineage.datasets",
+             fmt::format("at most {} datasets, got {}", kMaxLineageDatasets, list->items.size()));
+      } else {
+        for (std::size_t i = 0; i < list->items.size(); ++i) {
+          const std::string path = element("lineage.datasets", i);
+          auto s = read_string(&list->items[i], path);
+          if (!s) continue;
+          auto ref = parse_dataset_ref(*s, path);
+          if (!ref.ok()) {
+            fail(path, ref.status().message());
+          } else if (std::find(spec_.lineage.datasets.begin(), spec_.lineage.datasets.end(),
+                               *ref) != spec_.lineage.datasets.end()) {
+            fail(path, "names " + ref->text() + " twice");
+          } else {
+            spec_.lineage.datasets.push_back(std::move(*ref));
+          }
+        }
+      }
+    }
+    if (const TreeNode* code = f.get("code"); code != nullptr && code->kind == TreeKind::kString) {
+      if (auto s = text(code, "lineage.code")) spec_.lineage.code.repo = std::move(*s);
+    } else if (const TreeNode* m = as_map(code, "lineage.code"); m != nullptr) {
+      const FieldMap c = fields(*m, "lineage.code", {"repo", "commit"});
+      if (auto s = text(c.get("repo"), "lineage.code.repo")) spec_.lineage.code.repo = *s;
+      // Empty is absent: a stored spec writes every lineage field (job_spec_to_json).
+      if (auto s = text(c.get("commit"), "lineage.code.commit"); s && !s->empty()) {
+        const bool hex =
+            s->size() >= 7 && s->size() <= 64 && std::all_of(s->begin(), s->end(), [](char ch) {
+              return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+            });
+        if (!hex) {
+          fail("lineage.code.commit",
+               fmt::format("must be a commit id, 7 to 64 lowercase hex digits, got {}", quote(*s)));
+        } else {
+          spec_.lineage.code.commit = std::move(*s);
+        }
+      }
+    }
+    if (auto s = text(f.get("image"), "lineage.image"); s && !s->empty()) {
+      // Pinned by digest, so a rerun gets the same environment, not whatever a tag is now.
+      const auto at = s->rfind("sha256:");
+      const bool pinned =
+          at != std::string::npos && s->size() - at == 7 + 64 &&
+          std::all_of(s->begin() + static_cast<std::ptrdiff_t>(at) + 7, s->end(),
+                      [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
+      if (!pinned) {
+        fail("lineage.image",
+             "must end in its digest, sha256: and 64 lowercase hex digits (NAME@sha256:...)");
+      } else {
+        spec_.lineage.image = std::move(*s);
+      }
+    }
   }
 
   void read_labels(const TreeNode* node) {

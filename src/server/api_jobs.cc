@@ -16,6 +16,7 @@
 #include "core/utf8.h"
 #include "server/api_routes.h"
 #include "server/api_views.h"
+#include "server/dataset_gate.h"
 #include "server/http_status.h"
 #include "server/job_secrets.h"
 #include "server/list_page.h"
@@ -116,6 +117,7 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                                         " pending jobs, the most it may have",
                                     core::seconds(10));
   }
+  CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec));
   CORRAL_ASSIGN_OR_RETURN(
       auto row,
       tx.insert_job({.tenant = spec.tenant,
@@ -128,6 +130,16 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                      .now = api.now()}));
   CORRAL_RETURN_IF_ERROR(tx.append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
+  CORRAL_RETURN_IF_ERROR(tx.record_job_datasets(row.id, spec.lineage.datasets));
+  if (!hold.empty()) {
+    const store::JobRow was = row;
+    row.reason = hold;
+    row.pending_kind = "held";
+    CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.update_job(row, was.phase));
+    if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
+    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+        {.job = row.id, .time = row.created_at, .kind = "dataset", .message = hold}));
+  }
   if (shards.partitioned()) {
     CORRAL_RETURN_IF_ERROR(
         tx.append_job_event({.job = row.id,

@@ -58,6 +58,8 @@ std::vector<Route> reservation_routes(ApiContext& api);
 std::vector<Route> admin_routes(ApiContext& api);
 // /v1/tokens: mint, list, get, revoke (api_tokens.cc).
 std::vector<Route> token_routes(ApiContext& api);
+// /v1/datasets: dataset versions, their status and the jobs that use them (api_datasets.cc).
+std::vector<Route> dataset_routes(ApiContext& api);
 // /v1/chargeback (api_billing.cc).
 std::vector<Route> billing_routes(ApiContext& api);
 // The dashboard's page and files (/, /ui/*) and /v1/fleet, /v1/shares, /v1/history

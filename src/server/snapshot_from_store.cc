@@ -74,6 +74,8 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, tx.list_dataset_holds());
+  for (const auto& h : holds) view.held_by_datasets.insert(h.job.value);
   return view;
 }
 
@@ -191,6 +193,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     const auto* req = requests.get(job);
     if (req == nullptr || known.count(job.tenant) == 0) continue;
     if (job.not_before > now) continue;  // restart backoff; its reason says until when
+    if (view.held_by_datasets.contains(id)) continue;  // its reason names the dataset
     sched::PendingJob pending{
         .request = facts.runs.with_estimate(*req, job.name),
         .queued_at = job.queued_at,

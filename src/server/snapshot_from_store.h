@@ -43,6 +43,8 @@ struct StoreView {
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
   // job -> the throughput its workers reported at each size, by size
   std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling;
+  // Pending jobs held by a dataset version that has not passed (server/dataset_gate.h).
+  std::set<std::int64_t> held_by_datasets;
 };
 
 core::Result<StoreView> read_store_view(store::Tx& tx);
@@ -89,7 +91,8 @@ struct StoreFacts {
 
 // The SnapshotInput of the cycle at `now`. Rows the snapshot cannot use are left out
 // rather than stalling the cycle: a node or tenant whose stored JSON does not parse, a
-// job of an unknown tenant, a pending job in restart backoff (its reason says until when).
+// job of an unknown tenant, a pending job in restart backoff (its reason says until when)
+// or held by a dataset version (server/dataset_gate.h; its reason names the version).
 sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts& facts,
                                          RequestCache& requests, core::Time now);
 

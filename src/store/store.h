@@ -50,6 +50,7 @@
 #include "store/allocations_repo.h"
 #include "store/audit_repo.h"
 #include "store/checkpoints_repo.h"
+#include "store/datasets_repo.h"
 #include "store/jobs_repo.h"
 #include "store/ledger_repo.h"
 #include "store/nodes_repo.h"
@@ -78,6 +79,7 @@ class Tx : public JobRepo,
            public LedgerRepo,
            public AuditRepo,
            public SecurityRepo,
+           public DatasetRepo,
            public SchedulerRepo {
  public:
   ~Tx() override = default;

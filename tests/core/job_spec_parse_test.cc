@@ -302,6 +302,22 @@ std::vector<BadCase> bad_cases() {
       // lineage and labels
       {"LineageUnknownField", with("lineage: {commit: abc}\n"), "lineage.commit", "unknown field"},
       {"LineageNotString", with("lineage: {dataset: 12}\n"), "lineage.dataset", "must be a string"},
+      {"LineageDatasetsNotList", with("lineage: {datasets: webtext@v1}\n"), "lineage.datasets",
+       "must be a list of DATASET@VERSION"},
+      {"LineageDatasetNoVersion", with("lineage: {datasets: [webtext]}\n"), "lineage.datasets[0]",
+       "must be DATASET@VERSION"},
+      {"LineageDatasetBadId", with("lineage: {datasets: [Web_Text@v1]}\n"), "lineage.datasets[0]",
+       "must be a DNS label"},
+      {"LineageDatasetBadVersion", with("lineage: {datasets: [\"webtext@v 1\"]}\n"),
+       "lineage.datasets[0]", "the version must be"},
+      {"LineageDatasetTwice", with("lineage: {datasets: [a@1, b@1, a@1]}\n"), "lineage.datasets[2]",
+       "names a@1 twice"},
+      {"LineageCodeUnknownField", with("lineage: {code: {repo: r, sha: abc}}\n"),
+       "lineage.code.sha", "unknown field"},
+      {"LineageCommitNotHex", with("lineage: {code: {repo: r, commit: main}}\n"),
+       "lineage.code.commit", "must be a commit id"},
+      {"LineageImageUnpinned", with("lineage: {image: \"nvcr.io/pytorch:24.05\"}\n"),
+       "lineage.image", "must end in its digest"},
       {"LabelBadKey", with("labels: {-team: x}\n"), "labels.-team", "label names must be"},
       {"LabelValueTooLong", with("labels: {team: " + long_name + "}\n"), "labels.team",
        "label values must be"},
@@ -521,8 +537,26 @@ labels: {team: pretraining}
   EXPECT_EQ(spec.env.at("NCCL_DEBUG"), "WARN");
   EXPECT_EQ(spec.secret_env.at("WANDB_API_KEY"), "s3cr3t");
   EXPECT_EQ(spec.lineage.dataset, "webtext@v12");
-  EXPECT_EQ(spec.lineage.code, "git:3f9c2e1");
+  EXPECT_EQ(spec.lineage.code.repo, "git:3f9c2e1");  // a free-form note from before typing
   EXPECT_EQ(spec.labels.at("team"), "pretraining");
+  expect_round_trip(spec);
+}
+
+// The typed lineage: dataset versions, code version and a pinned image round-trip.
+TEST(ParseJobSpec, ReadsTypedLineage) {
+  const std::string image = "nvcr.io/nvidia/pytorch@sha256:" + std::string(64, 'a');
+  const auto out = parse_job_spec(
+      "name: t\nresources: {gpus: 1}\ncommand: [a]\nlineage:\n  datasets: [webtext@v12, "
+      "code-eval@2024.06]\n  code: {repo: github.com/org/train, commit: 3f9c2e1}\n  image: \"" +
+          image + "\"\n",
+      SpecFormat::kYaml);
+  ASSERT_TRUE(out.ok()) << to_string(out.errors.front());
+  const JobSpec& spec = *out.spec;
+  ASSERT_EQ(spec.lineage.datasets.size(), 2u);
+  EXPECT_EQ(spec.lineage.datasets[0].text(), "webtext@v12");
+  EXPECT_EQ(spec.lineage.datasets[1], (DatasetRef{"code-eval", "2024.06"}));
+  EXPECT_EQ(spec.lineage.code, (CodeVersion{"github.com/org/train", "3f9c2e1"}));
+  EXPECT_EQ(spec.lineage.image, image);
   expect_round_trip(spec);
 }
 

@@ -333,6 +333,46 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_idempotency"));
     return inner_.put_idempotency(row);
   }
+  // DatasetRepo.
+  core::Status insert_dataset_version(const core::DatasetVersion& v) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_dataset_version"));
+    return inner_.insert_dataset_version(v);
+  }
+  core::Result<std::optional<core::DatasetVersion>> get_dataset_version(
+      const core::DatasetRef& ref) override {
+    return inner_.get_dataset_version(ref);
+  }
+  core::Result<std::optional<core::TenantId>> dataset_owner(std::string_view dataset) override {
+    return inner_.dataset_owner(dataset);
+  }
+  core::Result<std::vector<core::DatasetVersion>> list_dataset_versions(
+      std::string_view dataset, std::string_view after, std::int32_t limit) override {
+    return inner_.list_dataset_versions(dataset, after, limit);
+  }
+  core::Result<std::vector<store::DatasetSummary>> list_datasets(
+      const std::optional<core::TenantId>& visible_to, std::string_view after,
+      std::int32_t limit) override {
+    return inner_.list_datasets(visible_to, after, limit);
+  }
+  core::Status set_dataset_status(const core::DatasetRef& ref, core::QualityStatus status,
+                                  std::string_view reason, std::string_view by,
+                                  core::Time at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("set_dataset_status"));
+    return inner_.set_dataset_status(ref, status, reason, by, at);
+  }
+  core::Status record_job_datasets(core::JobId job,
+                                   const std::vector<core::DatasetRef>& refs) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("record_job_datasets"));
+    return inner_.record_job_datasets(job, refs);
+  }
+  core::Result<std::vector<core::JobId>> list_jobs_using(const core::DatasetRef& ref,
+                                                         core::JobId after,
+                                                         std::int32_t limit) override {
+    return inner_.list_jobs_using(ref, after, limit);
+  }
+  core::Result<std::vector<store::DatasetHold>> list_dataset_holds() override {
+    return inner_.list_dataset_holds();
+  }
   // TenantRepo.
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));

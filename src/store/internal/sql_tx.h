@@ -136,6 +136,26 @@ class SqlTx final : public Tx {
                                                               std::string_view key) override;
   core::Status put_idempotency(const IdempotencyRow& row) override;
 
+  // DatasetRepo (sql_datasets.cc).
+  core::Status insert_dataset_version(const core::DatasetVersion& v) override;
+  core::Result<std::optional<core::DatasetVersion>> get_dataset_version(
+      const core::DatasetRef& ref) override;
+  core::Result<std::optional<core::TenantId>> dataset_owner(std::string_view dataset) override;
+  core::Result<std::vector<core::DatasetVersion>> list_dataset_versions(
+      std::string_view dataset, std::string_view after, std::int32_t limit) override;
+  core::Result<std::vector<DatasetSummary>> list_datasets(
+      const std::optional<core::TenantId>& visible_to, std::string_view after,
+      std::int32_t limit) override;
+  core::Status set_dataset_status(const core::DatasetRef& ref, core::QualityStatus status,
+                                  std::string_view reason, std::string_view by,
+                                  core::Time at) override;
+  core::Status record_job_datasets(core::JobId job,
+                                   const std::vector<core::DatasetRef>& refs) override;
+  core::Result<std::vector<core::JobId>> list_jobs_using(const core::DatasetRef& ref,
+                                                         core::JobId after,
+                                                         std::int32_t limit) override;
+  core::Result<std::vector<DatasetHold>> list_dataset_holds() override;
+
   // SchedulerRepo (sql_scheduler.cc).
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override;
@@ -179,6 +199,8 @@ class SqlTx final : public Tx {
                                              std::vector<SqlValue> params);
   core::Result<std::vector<core::Checkpoint>> checkpoints(std::string_view where_order,
                                                           std::vector<SqlValue> params);
+  core::Result<std::vector<core::DatasetVersion>> dataset_versions(std::string_view where_order,
+                                                                   std::vector<SqlValue> params);
 
   SqlConn& conn_;
 };

@@ -1,0 +1,38 @@
+// The dataset gate (docs/datasets.md): a job is admitted only on dataset versions that
+// exist and that its tenant may read, and it is scheduled only while every one of them
+// has passed its quality checks. A version that is pending or quarantined holds the job
+// pending with a reason that names it; a quarantine while the job runs is recorded in
+// its events. The hold is applied where the cycle's snapshot is read
+// (StoreView::held_by_datasets), the same place as a restart backoff, so decide() never
+// sees a held job.
+//
+// Thread safety: stateless functions over the caller's transaction.
+#pragma once
+
+#include <string>
+
+#include "core/dataset.h"
+#include "core/job_spec.h"
+#include "core/result.h"
+#include "core/time.h"
+#include "store/store.h"
+
+namespace corral::server {
+
+// The reason a job waits on `v`: "held: dataset webtext@v12 is quarantined (pii found)".
+std::string dataset_hold_reason(const core::DatasetRef& ref, core::QualityStatus status,
+                                const std::string& why);
+
+// At submission: every lineage.datasets[i] exists and is visible to the spec's tenant,
+// else InvalidArgument naming it (an invisible version reads as unknown: nothing of
+// another tenant's data leaks). Returns the hold reason of the first version that has
+// not passed, or "" when all have.
+core::Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec);
+
+// After `v`'s status moved (it holds the new status): each pending job admitted on it is
+// held with its reason or, when nothing holds it any more, released to the scheduler;
+// each running one gets an event. Returns how many jobs it touched.
+core::Result<std::int64_t> apply_dataset_status(store::Tx& tx, const core::DatasetVersion& v,
+                                                core::Time now);
+
+}  // namespace corral::server
