@@ -298,6 +298,38 @@ YAML
     out_has ' UTC '
     out_has 'REQUEST +BEFORE +AFTER$'
     ;;
+  datasets)   # docs/datasets.md (issue 16)
+    digest="sha256:$(printf 'a%.0s' $(seq 64))"
+    cat >"$dir/v1.yaml" <<YAML
+version: v1
+uri: s3://corpus/webtext/v1/
+digest: "$digest"
+sizeBytes: 2199023255552
+YAML
+    run dataset register webtext -f "$dir/v1.yaml"
+    expect_rc 0
+    out_has '^dataset webtext@v1$'
+    out_has '^size: +2048 GiB$'
+    run dataset register webtext -f "$dir/v1.yaml"   # a retry answers the same version
+    expect_rc 0
+    run datasets
+    out_has '^ID +TENANT +VERSIONS +LATEST$'
+    out_has '^webtext +default +1 '
+    run dataset versions webtext -o wide
+    out_has '^VERSION +STATUS +SIZE +PRIVACY +CREATED +DIGEST +URI$'
+    out_has '^v1 +pending +2048 GiB +tenant-confidential '
+    run dataset status webtext@v1 quarantined
+    expect_rc 1
+    err_has 'reason: is required to quarantine a version'
+    run dataset status webtext@v1 quarantined --reason "pii in shard 7"
+    expect_rc 0
+    out_has '^reason: +pii in shard 7$'
+    run dataset get webtext
+    expect_rc 2
+    err_has 'must be DATASET@VERSION'
+    run dataset get webtext@v1 -o json
+    out_has '"status": "quarantined"'
+    ;;
   watch)
     add_node dgx01 r1 l1
     rc=0
