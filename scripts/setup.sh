@@ -26,14 +26,23 @@ for pkg in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+# The machine's own Node.js usually brings npm (nodesource's nodejs conflicts with Debian's
+# npm package); only a machine without one gets Debian's.
+command -v npm >/dev/null || missing+=(npm)
+if [[ ${#missing[@]} -gt 0 ]]; then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # A fresh machine has no package lists; refresh them before the first install.
+  if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
 
-sudo=""
-[[ $(id -u) -eq 0 ]] || sudo="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine has no package lists; refresh them before the first install.
-if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The OpenAPI validator the tests run (tools/openapi, pinned by its lockfile), from npm.
+if [[ ! -x tools/openapi/node_modules/.bin/swagger-cli ]]; then
+  echo "setup: installing the OpenAPI validator (npm ci in tools/openapi)"
+  npm ci --prefix tools/openapi --no-audit --no-fund --loglevel=error >/dev/null
 fi
