@@ -1,6 +1,6 @@
 // corral-trainer: a toy training job with the real checkpoint contract.
 //
-//   corral-trainer --steps N [--step-ms MS] [--checkpoint-every K]
+//   corral-trainer --steps N [--step-ms MS] [--checkpoint-every K] [--metrics-every M]
 //
 // Each step draws 8 samples from a fixed-seed LCG, fits a 4-weight linear model to them
 // by SGD in double precision, and folds the weights' bit patterns into a hash chain, so
@@ -12,6 +12,9 @@
 // atomically (temp file, fsync, rename, fsync dir), each with a SHA-256 of its content
 // so a torn file is never taken for a checkpoint. Each one is reported to
 // CORRAL_AGENT_URL/local/checkpoint with CORRAL_WORKER_TOKEN when those are set.
+// Rank 0 also reports the run's metrics to CORRAL_AGENT_URL/local/run ("loss" at every
+// step, sent every M steps; "eval/weight_error" at the end) and, when done, writes the
+// weights to CORRAL_CHECKPOINT_DIR/model and reports that file as the run's artifact.
 // CORRAL_RESTORE_FROM names a checkpoint file (which must be valid) or a directory (the
 // newest valid checkpoint in it is used; none: start from step 0).
 //
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,9 +69,12 @@ std::uint64_t bits(double d) {
   return u;
 }
 
-void train_step(State& s) {
-  static const double kTrue[4] = {0.5, -1.25, 2.0, 0.75};
+const double kTrue[4] = {0.5, -1.25, 2.0, 0.75};
+
+// One SGD step; returns the step's mean squared error before the update of each sample.
+double train_step(State& s) {
   const double lr = 0.05;
+  double squared = 0;
   for (int sample = 0; sample < 8; ++sample) {
     double x[4], y = 0, pred = 0;
     for (int j = 0; j < 4; ++j) {
@@ -77,6 +84,7 @@ void train_step(State& s) {
     }
     y += 0.01 * next_unit(s);  // noise
     const double err = pred - y;
+    squared += err * err;
     for (int j = 0; j < 4; ++j) s.w[j] -= lr * err * x[j];
   }
   ++s.step;
@@ -86,6 +94,14 @@ void train_step(State& s) {
   }
   s.chain ^= static_cast<std::uint64_t>(s.step);
   s.chain *= 1099511628211ULL;
+  return squared / 8;
+}
+
+// How far the weights are from the truth: the run's evaluation figure.
+double weight_error(const State& s) {
+  double sum = 0;
+  for (int j = 0; j < 4; ++j) sum += (s.w[j] - kTrue[j]) * (s.w[j] - kTrue[j]);
+  return std::sqrt(sum);
 }
 
 std::string sha256_hex(const std::string& data) {
@@ -189,31 +205,76 @@ double throughput_since_last(std::int64_t step) {
   return rate;
 }
 
-void report(const std::string& path, const State& s, std::size_t bytes, const std::string& sha) {
-  const double throughput = throughput_since_last(s.step);
+// Posts `body` to the local agent's `path` (a few tries while it is unreachable); `what`
+// names it in the log. Without CORRAL_AGENT_URL and CORRAL_WORKER_TOKEN: nothing to do.
+void post_local(const char* path, const std::string& body, const char* what) {
   const std::string url = env_or("CORRAL_AGENT_URL", "");
   const std::string token = env_or("CORRAL_WORKER_TOKEN", "");
   if (url.empty() || token.empty()) return;
   httplib::Client client(url);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(5, 0);
-  char body[1024];
-  std::snprintf(body, sizeof(body),
-                R"({"step": %)" PRId64
-                R"(, "path": "%s", "bytes": %zu, "checksum": "sha256:%s", "throughput": %.6g})",
-                s.step, path.c_str(), bytes, sha.c_str(), throughput);
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const auto res = client.Post("/local/checkpoint", {{"Authorization", "Bearer " + token}}, body,
-                                 "application/json");
+    const auto res =
+        client.Post(path, {{"Authorization", "Bearer " + token}}, body, "application/json");
     if (res && res->status / 100 == 2) return;
     if (res) {
-      std::fprintf(stderr, "corral-trainer: checkpoint report refused: HTTP %d %s\n", res->status,
+      std::fprintf(stderr, "corral-trainer: %s refused: HTTP %d %s\n", what, res->status,
                    res->body.c_str());
       return;
     }
     usleep(100000 << attempt);
   }
-  std::fprintf(stderr, "corral-trainer: local agent unreachable; checkpoint not reported\n");
+  std::fprintf(stderr, "corral-trainer: local agent unreachable; %s not reported\n", what);
+}
+
+void report(const std::string& path, const State& s, std::size_t bytes, const std::string& sha) {
+  const double throughput = throughput_since_last(s.step);
+  char body[1024];
+  std::snprintf(body, sizeof(body),
+                R"({"step": %)" PRId64
+                R"(, "path": "%s", "bytes": %zu, "checksum": "sha256:%s", "throughput": %.6g})",
+                s.step, path.c_str(), bytes, sha.c_str(), throughput);
+  post_local("/local/checkpoint", body, "checkpoint report");
+}
+
+// Metric points waiting to be reported: "loss" at every step, sent every --metrics-every
+// steps and at the end (the agent takes at most 1,000 a report).
+std::string g_points;
+std::int64_t g_pending_points = 0;
+
+void add_point(const char* name, std::int64_t step, double value) {
+  char point[160];
+  std::snprintf(point, sizeof(point), R"(%s{"name": "%s", "step": %)" PRId64 R"(, "value": %.17g})",
+                g_points.empty() ? "" : ", ", name, step, value);
+  g_points += point;
+  ++g_pending_points;
+}
+
+void flush_points() {
+  if (g_pending_points == 0) return;
+  post_local("/local/run", R"({"metrics": [)" + g_points + "]}", "metrics report");
+  g_points.clear();
+  g_pending_points = 0;
+}
+
+// The trained weights as the run's output: CORRAL_CHECKPOINT_DIR/model (the same format
+// as a checkpoint), reported as the run's artifact "model".
+bool write_model(const State& s) {
+  const std::string dir = env_or("CORRAL_CHECKPOINT_DIR", "");
+  if (dir.empty()) return true;
+  const std::string data = serialize(s);
+  if (!write_atomic(dir, "model", data)) {
+    std::fprintf(stderr, "corral-trainer: cannot write the model in %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  post_local("/local/run",
+             R"({"artifacts": [{"name": "model", "uri": ")" + dir +
+                 R"(/model", "digest": "sha256:)" + sha256_hex(data) + R"(", "bytes": )" +
+                 std::to_string(data.size()) + "}]}",
+             "model report");
+  return true;
 }
 
 bool checkpoint(const State& s) {
@@ -286,7 +347,7 @@ int restore(State& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t steps = -1, step_ms = 0, every = 0;
+  std::int64_t steps = -1, step_ms = 0, every = 0, metrics_every = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     char* end = nullptr;
@@ -301,13 +362,17 @@ int main(int argc, char** argv) {
       step_ms = v;
     } else if (flag == "--checkpoint-every") {
       every = v;
+    } else if (flag == "--metrics-every") {
+      metrics_every = std::clamp<std::int64_t>(v, 1, 1000);
     } else {
       std::fprintf(stderr, "corral-trainer: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
   if (steps < 0 || argc % 2 == 0) {
-    std::fprintf(stderr, "usage: corral-trainer --steps N [--step-ms MS] [--checkpoint-every K]\n");
+    std::fprintf(stderr,
+                 "usage: corral-trainer --steps N [--step-ms MS] [--checkpoint-every K] "
+                 "[--metrics-every M]\n");
     return 2;
   }
   struct sigaction sa {};
@@ -329,17 +394,27 @@ int main(int argc, char** argv) {
   start_measuring(s.step);
   while (s.step < steps) {
     if (g_stop) break;
-    train_step(s);
+    const double loss = train_step(s);
+    if (writer) {
+      add_point("loss", s.step, loss);
+      if (g_pending_points >= metrics_every) flush_points();
+    }
     if (writer && every > 0 && s.step % every == 0 && s.step < steps && !checkpoint(s)) return 4;
     if (step_ms > 0) {
       timespec ts{static_cast<time_t>(step_ms / 1000), static_cast<long>(step_ms % 1000) * 1000000};
       nanosleep(&ts, nullptr);  // EINTR on SIGTERM: checked at the top of the loop
     }
   }
+  if (writer) flush_points();
   if (s.step < steps) {  // asked to stop
     if (writer && !checkpoint(s)) return 4;
     std::fprintf(stderr, "corral-trainer: stopped at step %" PRId64 " (SIGTERM)\n", s.step);
     return 143;
+  }
+  if (writer) {
+    add_point("eval/weight_error", s.step, weight_error(s));
+    flush_points();
+    if (!write_model(s)) return 4;
   }
   std::printf("final=%016" PRIx64 "\n", s.chain);
   std::fflush(stdout);

@@ -20,6 +20,9 @@ constexpr std::int64_t kLongPollMs = 25000;
 // carry a gang's ranks in one heartbeat, short against the 100 ms submit-to-start goal.
 constexpr auto kCoalesce = std::chrono::milliseconds(3);
 constexpr std::int64_t kStopRetryMs = 20;
+// Reports the agent holds for corrald before it turns run reports away: a run report is
+// at most 1,000 points (about 60 KiB), so the queue stays under about 60 MiB.
+constexpr std::size_t kMaxQueuedReports = 1000;
 
 std::int64_t backoff_ms(int tries) {
   return std::min<std::int64_t>(5000, 100LL << std::min(tries, 6));
@@ -234,7 +237,7 @@ void Agent::rejoin(std::uint64_t generation, bool fenced) {
     log("fenced by corrald: stopping every worker and joining again");
     session().scope->reconciler->stop_all(0);
     std::lock_guard lock(mu_);
-    checkpoints_.clear();
+    reports_.clear();
   } else {
     log("corrald no longer knows this agent's token: joining again");
   }
@@ -266,19 +269,11 @@ core::Status Agent::run() {
       },
       .on_checkpoint =
           [this](const std::string& token, const core::CheckpointReport& report) {
-            // One look at the session: the report goes to the cluster whose worker
-            // holds the token, or nowhere.
-            const Session s = session();
-            const auto key = s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
-            if (!key) return false;
-            std::lock_guard lock(mu_);
-            checkpoints_.push_back(PendingCheckpoint{.cluster_id = s.scope->cluster_id,
-                                                     .epoch = s.epoch,
-                                                     .key = *key,
-                                                     .report = report});
-            cv_.notify_all();
-            return true;
+            return queue_report(token, report);
           },
+      .on_run_report = [this](
+                           const std::string& token,
+                           const core::RunReport& report) { return queue_report(token, report); },
       .log_access =
           [this] {
             const Session s = session();
@@ -308,7 +303,7 @@ core::Status Agent::run() {
       " GPUs from " + discovered_.source + "), serving " + agent_url_);
   std::thread poller([this] { poll_loop(); });
   std::thread heart([this] { heartbeat_loop(); });
-  std::thread forwarder([this] { checkpoint_loop(); });
+  std::thread forwarder([this] { report_loop(); });
   std::thread sampler, sender;
   if (options_.telemetry.interval_ms > 0) {
     sampler = std::thread([this] { telemetry_sample_loop(); });
@@ -450,43 +445,76 @@ void Agent::heartbeat_loop() {
   }
 }
 
-void Agent::checkpoint_loop() {
+core::Status Agent::queue_report(const std::string& token,
+                                 std::variant<core::CheckpointReport, core::RunReport> report) {
+  // One look at the session: the report goes to the cluster whose worker holds the
+  // token, or nowhere.
+  const Session s = session();
+  const auto key = s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
+  if (!key) return core::Status(core::StatusCode::kUnauthenticated, "not a worker's token");
+  std::lock_guard lock(mu_);
+  // While corrald is away reports wait here; a worker past the bound is told to slow
+  // down rather than growing the agent without end. Checkpoints always get a place.
+  if (reports_.size() >= kMaxQueuedReports && std::holds_alternative<core::RunReport>(report)) {
+    return core::Status(
+        core::StatusCode::kResourceExhausted,
+        std::to_string(reports_.size()) + " reports wait for corrald; send this one again later");
+  }
+  reports_.push_back(PendingReport{.cluster_id = s.scope->cluster_id,
+                                   .epoch = s.epoch,
+                                   .key = *key,
+                                   .report = std::move(report)});
+  cv_.notify_all();
+  return core::Status();
+}
+
+void Agent::report_loop() {
   auto client = CorraldClient::connect(servers_);
   if (!client.ok()) return;
   while (true) {
-    PendingCheckpoint next;
+    PendingReport next;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !checkpoints_.empty(); });
+      cv_.wait(lock, [this] { return stopping_ || !reports_.empty(); });
       if (stopping_) break;
-      next = checkpoints_.front();
+      next = reports_.front();
       const std::int64_t wait = next.next_try_ms - core::to_ms(clock_.now());
       if (wait > 0) {
         cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return stopping_; });
         continue;
       }
-      checkpoints_.pop_front();
+      reports_.pop_front();
     }
+    const auto* checkpoint = std::get_if<core::CheckpointReport>(&next.report);
+    const std::string what = checkpoint ? "checkpoint of " + next.key.name() + " step " +
+                                              std::to_string(checkpoint->step)
+                                        : "run report of " + next.key.name();
     const Session session_now = session();
     if (!session_now.scope || session_now.scope->cluster_id != next.cluster_id) {
-      log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
-          " dropped: its worker belongs to cluster " + next.cluster_id + ", which this agent left");
+      log(what + " dropped: its worker belongs to cluster " + next.cluster_id +
+          ", which this agent left");
       continue;
     }
-    const core::Status s = (*client)->checkpoint(
-        options_.node, session_now.token,
-        core::WorkerCheckpoint{.epoch = next.epoch, .key = next.key, .report = next.report});
+    const core::Status s =
+        checkpoint ? (*client)->checkpoint(
+                         options_.node, session_now.token,
+                         core::WorkerCheckpoint{
+                             .epoch = next.epoch, .key = next.key, .report = *checkpoint})
+                   : (*client)->run_report(
+                         options_.node, session_now.token,
+                         core::WorkerRunReport{.epoch = next.epoch,
+                                               .key = next.key,
+                                               .report = std::get<core::RunReport>(next.report)});
     if (s.ok()) continue;
     if (s.code() == core::StatusCode::kUnavailable) {
       ++next.tries;
       next.next_try_ms = core::to_ms(clock_.now()) + backoff_ms(next.tries);
-      if (next.tries == 1) log("checkpoint report will be retried: " + s.to_string());
+      if (next.tries == 1) log(what + " will be retried: " + s.to_string());
       std::lock_guard lock(mu_);
-      checkpoints_.push_front(next);  // keep the order of one worker's reports
+      reports_.push_front(next);  // keep the order of one worker's reports
       continue;
     }
-    log("checkpoint of " + next.key.name() + " step " + std::to_string(next.report.step) +
-        " dropped: " + s.to_string());
+    log(what + " dropped: " + s.to_string());
   }
 }
 

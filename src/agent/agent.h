@@ -1,10 +1,11 @@
 // Agent: the running corral-agent. Joins corrald, long-polls the node's desired workers
 // and reconciles them, heartbeats health and worker states, forwards workers'
-// checkpoints, and serves the local endpoints. See docs/agent.md.
+// checkpoints and run reports, and serves the local endpoints. See docs/agent.md.
 //
 // Threads: the local server's pool; `poll` (assignments → reconcile, re-polls at once
 // after every answer); `heartbeat` (every heartbeat_ms, and within a few ms of a
-// worker starting or exiting); `checkpoints` (forwards with backoff); `telemetry sampler`
+// worker starting or exiting); `reports` (forwards checkpoints and run reports with
+// backoff); `telemetry sampler`
 // (every telemetry.interval_ms) and `telemetry sender` (every telemetry.flush_ms, on its
 // own connection: agent/telemetry.h).
 //
@@ -25,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "agent/client.h"
@@ -89,11 +91,12 @@ class Agent {
     // workers adopted), or none; the join keeps it only if the answer's id is the same.
     std::shared_ptr<ClusterScope> scope;
   };
-  struct PendingCheckpoint {
+  // A worker's checkpoint or run report, forwarded in the order workers sent them.
+  struct PendingReport {
     std::string cluster_id;  // forwarded only while the agent is in this cluster
     std::int64_t epoch = 0;
     core::WorkerKey key;
-    core::CheckpointReport report;
+    std::variant<core::CheckpointReport, core::RunReport> report;
     int tries = 0;
     std::int64_t next_try_ms = 0;
   };
@@ -114,7 +117,10 @@ class Agent {
   Session session() const;
   void poll_loop();
   void heartbeat_loop();
-  void checkpoint_loop();
+  void report_loop();
+  // Queues a worker's report for report_loop() (LocalServer::Hooks::on_checkpoint).
+  core::Status queue_report(const std::string& token,
+                            std::variant<core::CheckpointReport, core::RunReport> report);
   void telemetry_sample_loop();
   void telemetry_send_loop();
   // The inventory's faults overlay, as the faults file says now (simulated only; null when
@@ -142,7 +148,7 @@ class Agent {
   bool heartbeat_due_ = false;
   Session session_;
   std::vector<std::shared_ptr<ClusterScope>> retired_;  // their workers still being stopped
-  std::deque<PendingCheckpoint> checkpoints_;
+  std::deque<PendingReport> reports_;
   TelemetryBuffer telemetry_;
 
   std::unique_ptr<LocalServer> local_;  // last: its hooks use the members above

@@ -214,6 +214,13 @@ core::Status CorraldClient::checkpoint(const std::string& node, const std::strin
   return check(res, "checkpoint");
 }
 
+core::Status CorraldClient::run_report(const std::string& node, const std::string& token,
+                                       const core::WorkerRunReport& report) {
+  const auto res = http().Post(("/v1/agents/" + node + "/runs").c_str(), bearer(token),
+                               core::encode_worker_run_report(report), "application/json");
+  return check(res, "run report");
+}
+
 core::Status CorraldClient::telemetry(const std::string& node, const std::string& token,
                                       const core::TelemetryBatch& batch) {
   const auto res = http().Post(("/v1/agents/" + node + "/telemetry").c_str(), bearer(token),

@@ -77,6 +77,8 @@ class CorraldClient {
                                        const core::Heartbeat& heartbeat);
   core::Status checkpoint(const std::string& node, const std::string& token,
                           const core::WorkerCheckpoint& checkpoint);
+  core::Status run_report(const std::string& node, const std::string& token,
+                          const core::WorkerRunReport& report);
   // POST /v1/agents/{node}/telemetry (202): best effort, the caller drops what fails.
   core::Status telemetry(const std::string& node, const std::string& token,
                          const core::TelemetryBatch& batch);

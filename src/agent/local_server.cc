@@ -52,21 +52,31 @@ std::optional<std::string> read_tail(const std::string& path, std::int64_t tail_
 
 LocalServer::LocalServer(Hooks hooks)
     : hooks_(std::move(hooks)), http_(std::make_unique<httplib::Server>()) {
-  http_->Post("/local/checkpoint", [this](const httplib::Request& req, httplib::Response& res) {
-    const std::string token = bearer_token(req);
-    const auto unauthenticated = [&res] {
-      error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
-    };
-    if (!hooks_.worker_for_token(token)) return unauthenticated();
-    auto report = core::decode_checkpoint_report(req.body);
-    if (!report.ok()) {
-      error(res, 400, "invalid_argument", report.status().message(), report.status().field());
-      return;
-    }
-    if (!hooks_.on_checkpoint(token, *report)) return unauthenticated();
-    res.status = 202;  // queued: the agent forwards it, retrying while corrald is away
-    res.set_content(R"({"queued":true})", "application/json");
-  });
+  // Both reports are queued for the agent to forward, retrying while corrald is away: 202.
+  const auto report_route = [this](const char* path, auto decode, auto on_report) {
+    http_->Post(
+        path, [this, decode, on_report](const httplib::Request& req, httplib::Response& res) {
+          const std::string token = bearer_token(req);
+          const auto unauthenticated = [&res] {
+            error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
+          };
+          if (!hooks_.worker_for_token(token)) return unauthenticated();
+          auto report = decode(req.body);
+          if (!report.ok()) {
+            error(res, 400, "invalid_argument", report.status().message(), report.status().field());
+            return;
+          }
+          if (const core::Status queued = (hooks_.*on_report)(token, *report); !queued.ok()) {
+            if (queued.code() == core::StatusCode::kUnauthenticated) return unauthenticated();
+            error(res, 429, "resource_exhausted", queued.message());
+            return;
+          }
+          res.status = 202;
+          res.set_content(R"({"queued":true})", "application/json");
+        });
+  };
+  report_route("/local/checkpoint", core::decode_checkpoint_report, &Hooks::on_checkpoint);
+  report_route("/local/run", core::decode_run_report, &Hooks::on_run_report);
   http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
     const LogAccess access = hooks_.log_access();

@@ -1,5 +1,6 @@
 // LocalServer: the agent's own HTTP server, for its workers and for corrald.
 //   POST /local/checkpoint              a worker reports a checkpoint (its worker token)
+//   POST /local/run                     a worker reports metric points and artifacts (same)
 //   GET  /local/logs/JOB/ATTEMPT/RANK   corrald fetches a rank's log (the logKey)
 // Bind it to loopback unless corrald runs elsewhere: workers on the node reach it
 // through CORRAL_AGENT_URL.
@@ -34,9 +35,12 @@ class LocalServer {
   };
   struct Hooks {
     std::function<std::optional<core::WorkerKey>(const std::string& token)> worker_for_token;
-    // Queues the report of the worker `token` belongs to; false when it belongs to none
-    // (any more).
-    std::function<bool(const std::string& token, const core::CheckpointReport&)> on_checkpoint;
+    // Queue the report of the worker `token` belongs to: Unauthenticated when it belongs
+    // to none (any more), ResourceExhausted when the agent holds too many unsent.
+    std::function<core::Status(const std::string& token, const core::CheckpointReport&)>
+        on_checkpoint;
+    // The same for a batch of metric points and artifacts (/local/run).
+    std::function<core::Status(const std::string& token, const core::RunReport&)> on_run_report;
     std::function<LogAccess()> log_access;
   };
 

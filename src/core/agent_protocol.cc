@@ -1,6 +1,10 @@
 #include "core/agent_protocol.h"
 
+#include <algorithm>
+#include <cctype>
 #include <initializer_list>
+#include <limits>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -665,6 +669,116 @@ Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(
       read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, c.report.throughput));
   return c;
+}
+
+// ---- §5 -------------------------------------------------------------------------------
+
+bool is_metric_name(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+           c == '-';
+  });
+}
+
+namespace {
+
+Status read_metric_name(const Field& f, std::string& out) {
+  CORRAL_RETURN_IF_ERROR(read_string(f, 128, out));
+  if (!is_metric_name(out)) {
+    return invalid_argument(f.name(), "must be 1 to 128 of letters, digits, '_', '.', '/', '-'");
+  }
+  return Status();
+}
+
+Status read_metric_point(const json& p, const std::string& path, MetricPoint& out) {
+  CORRAL_RETURN_IF_ERROR(only_keys(p, path, {"name", "step", "value"}));
+  CORRAL_RETURN_IF_ERROR(read_metric_name(Field{p, path, "name", true}, out.name));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{p, path, "step", true}, 0, INT64_MAX, out.step));
+  constexpr double kMax = std::numeric_limits<double>::max();  // finite: NaN and inf fail
+  return read_double(Field{p, path, "value", true}, -kMax, kMax, out.value);
+}
+
+Status read_artifact(const json& a, const std::string& path, ArtifactReport& out) {
+  CORRAL_RETURN_IF_ERROR(only_keys(a, path, {"name", "uri", "digest", "bytes"}));
+  CORRAL_RETURN_IF_ERROR(read_metric_name(Field{a, path, "name", true}, out.name));
+  const Field uri{a, path, "uri", true};
+  CORRAL_RETURN_IF_ERROR(read_string(uri, kMaxPathBytes, out.uri));
+  static const std::regex kUri(R"(^(/|[a-z][a-z0-9+.-]*://).+)");
+  if (!std::regex_match(out.uri, kUri)) {
+    return invalid_argument(uri.name(), "must be an absolute path or SCHEME://...");
+  }
+  const Field digest{a, path, "digest", true};
+  CORRAL_RETURN_IF_ERROR(read_string(digest, kMaxChecksumBytes, out.digest));
+  static const std::regex kDigest("^sha256:[0-9a-f]{64}$");
+  if (!std::regex_match(out.digest, kDigest)) {
+    return invalid_argument(digest.name(), "must be sha256: and 64 lowercase hex digits");
+  }
+  return read_int(Field{a, path, "bytes", true}, 0, INT64_MAX, out.bytes);
+}
+
+// The batch's two lists, each bounded before a single element is read.
+Status read_run_report(const json& j, RunReport& out) {
+  const std::string root;
+  for (const auto& [key, max] : {std::pair<const char*, std::size_t>{"metrics", kMaxMetricBatch},
+                                 {"artifacts", kMaxArtifactBatch}}) {
+    if (const json* a = find(j, key); a != nullptr && a->is_array() && a->size() > max) {
+      return invalid_argument(key, "must have at most " + std::to_string(max) + " entries");
+    }
+  }
+  CORRAL_RETURN_IF_ERROR(read_objects(Field{j, root, "metrics"}, out.metrics, read_metric_point));
+  CORRAL_RETURN_IF_ERROR(read_objects(Field{j, root, "artifacts"}, out.artifacts, read_artifact));
+  if (out.metrics.empty() && out.artifacts.empty()) {
+    return invalid_argument("metrics", "a report needs at least one metric point or artifact");
+  }
+  return Status();
+}
+
+json run_report_json(const RunReport& r) {
+  json metrics = json::array(), artifacts = json::array();
+  for (const MetricPoint& p : r.metrics) {
+    metrics.push_back({{"name", p.name}, {"step", p.step}, {"value", p.value}});
+  }
+  for (const ArtifactReport& a : r.artifacts) {
+    artifacts.push_back(
+        {{"name", a.name}, {"uri", a.uri}, {"digest", a.digest}, {"bytes", a.bytes}});
+  }
+  return {{"metrics", std::move(metrics)}, {"artifacts", std::move(artifacts)}};
+}
+
+}  // namespace
+
+std::string encode_run_report(const RunReport& report) { return dump(run_report_json(report)); }
+
+Result<RunReport> decode_run_report(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
+  CORRAL_RETURN_IF_ERROR(only_keys(j, "", {"metrics", "artifacts"}));
+  RunReport r;
+  CORRAL_RETURN_IF_ERROR(read_run_report(j, r));
+  return r;
+}
+
+std::string encode_worker_run_report(const WorkerRunReport& r) {
+  json j = run_report_json(r.report);
+  j["epoch"] = r.epoch;
+  j["job"] = r.key.job;
+  j["attempt"] = r.key.attempt;
+  j["rank"] = r.key.rank;
+  return dump(j);
+}
+
+Result<WorkerRunReport> decode_worker_run_report(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(const json j, parse_json_object(body));
+  const std::string root;
+  CORRAL_RETURN_IF_ERROR(
+      only_keys(j, root, {"epoch", "job", "attempt", "rank", "metrics", "artifacts"}));
+  WorkerRunReport r;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 1, INT64_MAX, r.epoch));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "job", true}, 1, INT64_MAX, r.key.job));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "attempt", true}, 1, INT32_MAX, r.key.attempt));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "rank"}, 0, kMaxRank, r.key.rank));
+  CORRAL_RETURN_IF_ERROR(read_run_report(j, r.report));
+  return r;
 }
 
 }  // namespace corral::core

@@ -263,4 +263,53 @@ struct WorkerCheckpoint {
 std::string encode_worker_checkpoint(const WorkerCheckpoint& checkpoint);
 Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body);
 
+// ---- §5 run reports -------------------------------------------------------------------
+
+// One value of one metric at one training step ("loss" at step 1200). A point's key in
+// its run is (name, step): a retry, or a restored attempt reporting the step again,
+// replaces the value instead of adding a point.
+struct MetricPoint {
+  std::string name;  // 1 to 128 of letters, digits, '_', '.', '/', '-'
+  std::int64_t step = 0;
+  double value = 0;  // finite
+
+  friend bool operator==(const MetricPoint&, const MetricPoint&) = default;
+};
+
+// A file the run produced (weights, an evaluation report): where it is and how to verify
+// it. Its key in the run is the uri; the bytes are never sent.
+struct ArtifactReport {
+  std::string name;    // what it is ("model", "eval"): as a metric name
+  std::string uri;     // an absolute path or SCHEME://...
+  std::string digest;  // sha256:<64 lowercase hex>
+  std::int64_t bytes = 0;
+
+  friend bool operator==(const ArtifactReport&, const ArtifactReport&) = default;
+};
+
+// What a worker posts to its local agent (/local/run): a batch of points and artifacts.
+struct RunReport {
+  std::vector<MetricPoint> metrics;
+  std::vector<ArtifactReport> artifacts;
+
+  friend bool operator==(const RunReport&, const RunReport&) = default;
+};
+inline constexpr std::size_t kMaxMetricBatch = 1000;
+inline constexpr std::size_t kMaxArtifactBatch = 100;
+std::string encode_run_report(const RunReport& report);
+Result<RunReport> decode_run_report(std::string_view body);
+// A metric or artifact name as the rules above allow.
+bool is_metric_name(std::string_view name);
+
+// The same report, as the agent forwards it to corrald for one of its workers.
+struct WorkerRunReport {
+  std::int64_t epoch = 0;
+  WorkerKey key;
+  RunReport report;
+
+  friend bool operator==(const WorkerRunReport&, const WorkerRunReport&) = default;
+};
+std::string encode_worker_run_report(const WorkerRunReport& report);
+Result<WorkerRunReport> decode_worker_run_report(std::string_view body);
+
 }  // namespace corral::core

@@ -27,5 +27,7 @@ Result<Time> parse_utc(std::string_view text);
 Result<std::int64_t> parse_memory_mib(std::string_view text);
 // 122880 -> "120Gi"; a whole Gi when exact, else Mi.
 std::string format_memory_mib(std::int64_t mib);
+// A byte count as people read it: "512 B", "3.5 KiB", "12.0 MiB", "1.5 GiB", "2.0 TiB".
+std::string format_bytes(std::int64_t bytes);
 
 }  // namespace corral::core

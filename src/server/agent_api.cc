@@ -114,6 +114,21 @@ Result<Reply> AgentApi::checkpoint(const Call& c) {
                     created ? 201 : 200);
 }
 
+// Metric points and artifacts of one worker's run (runs.h); the answer counts what was new.
+Result<Reply> AgentApi::run_report(const Call& c) {
+  const std::string node = c.path_param(1);
+  CORRAL_ASSIGN_OR_RETURN(const core::WorkerRunReport report,
+                          core::decode_worker_run_report(c.body()));
+  RunReportTaken taken;
+  CORRAL_RETURN_IF_ERROR(pipeline_.change([&](store::Tx& tx, Effects& fx) {
+    CORRAL_ASSIGN_OR_RETURN(taken, record_worker_run_report(tx, lifecycle(fx), node, report));
+    return Status();
+  }));
+  return json_reply({{"job", report.key.job},
+                     {"points", taken.points},
+                     {"artifacts", static_cast<std::int64_t>(taken.artifacts.size())}});
+}
+
 // Best effort (telemetry_sink.h): queued, answered at once, never a store transaction here.
 // The answer says how many samples were taken; the rest went to the caps.
 Result<Reply> AgentApi::telemetry(const Call& c) {
@@ -197,18 +212,20 @@ void AgentApi::install(httplib::Server& http) {
   };
   const RoleSet agents{Role::kAgent};
   pipeline_.install(
-      http, {
-                call_route("POST", "/v1/agents/join", {Role::kJoin}, bound(&AgentApi::join)),
-                node_route("GET", R"(/v1/agents/([^/]+)/assignments)", agents,
-                           bound(&AgentApi::assignments)),
-                node_route("POST", R"(/v1/agents/([^/]+)/heartbeat)", agents,
-                           bound(&AgentApi::heartbeat)),
-                node_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents,
-                           bound(&AgentApi::checkpoint)),
-                node_route("POST", R"(/v1/agents/([^/]+)/telemetry)", agents,
-                           bound(&AgentApi::telemetry)),
-                call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),
-            });
+      http,
+      {
+          call_route("POST", "/v1/agents/join", {Role::kJoin}, bound(&AgentApi::join)),
+          node_route("GET", R"(/v1/agents/([^/]+)/assignments)", agents,
+                     bound(&AgentApi::assignments)),
+          node_route("POST", R"(/v1/agents/([^/]+)/heartbeat)", agents,
+                     bound(&AgentApi::heartbeat)),
+          node_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents,
+                     bound(&AgentApi::checkpoint)),
+          node_route("POST", R"(/v1/agents/([^/]+)/runs)", agents, bound(&AgentApi::run_report)),
+          node_route("POST", R"(/v1/agents/([^/]+)/telemetry)", agents,
+                     bound(&AgentApi::telemetry)),
+          call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),
+      });
 }
 
 }  // namespace corral::server

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/units.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/gpu_states.h"
@@ -204,13 +205,16 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   return Status();
 }
 
-Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const std::string& node,
-                               const core::WorkerCheckpoint& c) {
-  const std::int64_t job_id = c.key.job;
-  const std::int32_t attempt = c.key.attempt;
-  const std::int64_t step = c.report.step;
-  const std::string& path = c.report.path;
-  CORRAL_RETURN_IF_ERROR(current_session(tx, node, c.epoch).status());
+namespace {
+
+// The job whose attempt `key` names, when that attempt is the job's current one and runs
+// on `node` under the session of `epoch`: what a worker's report must be to count.
+Result<store::JobRow> reporting_job(store::Tx& tx, const std::string& node, std::int64_t epoch,
+                                    const core::WorkerKey& key,
+                                    std::vector<store::AllocationRow>& allocs) {
+  const std::int64_t job_id = key.job;
+  const std::int32_t attempt = key.attempt;
+  CORRAL_RETURN_IF_ERROR(current_session(tx, node, epoch).status());
   CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
   if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
   if (attempt != job->attempt) {
@@ -218,7 +222,7 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
                                std::to_string(job_id) + " is not its current attempt (" +
                                std::to_string(job->attempt) + ")");
   }
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job->id));
+  CORRAL_ASSIGN_OR_RETURN(allocs, tx.list_allocations(job->id));
   const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
     return al.attempt == attempt && al.node.value == node;
   });
@@ -227,6 +231,21 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
                                                            " attempt " + std::to_string(attempt) +
                                                            " does not run on node " + node);
   }
+  return *job;
+}
+
+}  // namespace
+
+Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const std::string& node,
+                               const core::WorkerCheckpoint& c) {
+  const std::int64_t job_id = c.key.job;
+  const std::int32_t attempt = c.key.attempt;
+  const std::int64_t step = c.report.step;
+  const std::string& path = c.report.path;
+  std::vector<store::AllocationRow> allocs;
+  CORRAL_ASSIGN_OR_RETURN(const store::JobRow found,
+                          reporting_job(tx, node, c.epoch, c.key, allocs));
+  const store::JobRow* job = &found;
   CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
   for (const auto& known : existing) {
     if (known.attempt == attempt && known.step == step) {
@@ -270,6 +289,24 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
                            .add("bytes", c.report.bytes)
                            .add("path", path));
   return true;
+}
+
+Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleContext& ctx,
+                                                const std::string& node,
+                                                const core::WorkerRunReport& r) {
+  std::vector<store::AllocationRow> allocs;
+  CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, reporting_job(tx, node, r.epoch, r.key, allocs));
+  CORRAL_ASSIGN_OR_RETURN(const RunReportTaken taken,
+                          record_run_report(tx, job.id, r.key.attempt, r.report, ctx.now));
+  for (const auto& a : taken.artifacts) {
+    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+        {.job = job.id,
+         .time = ctx.now,
+         .kind = "artifact",
+         .message = "attempt " + std::to_string(r.key.attempt) + " produced " + a.name + " at " +
+                    a.uri + " (" + core::format_bytes(a.bytes) + ", " + a.digest + ")"}));
+  }
+  return taken;
 }
 
 }  // namespace corral::server

@@ -14,6 +14,7 @@
 #include "core/agent_protocol.h"
 #include "core/result.h"
 #include "server/lifecycle.h"
+#include "server/runs.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -48,5 +49,12 @@ core::Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const 
 core::Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx,
                                      const std::string& node,
                                      const core::WorkerCheckpoint& checkpoint);
+
+// A worker's metric points and artifacts, for the job's current attempt on this node
+// (as a checkpoint: stale_attempt otherwise). Points replace those at the same name and
+// step; an artifact already recorded is not again. Each new artifact is a job event.
+core::Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleContext& ctx,
+                                                      const std::string& node,
+                                                      const core::WorkerRunReport& report);
 
 }  // namespace corral::server

@@ -66,19 +66,12 @@ Status submit_precheck(ApiContext& api, const Call& c) {
                                   core::seconds(wait_s));
 }
 
-Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
-  const httplib::Request& req = c.req;
+}  // namespace
+
+Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
+                                const core::JobSpec& spec, const std::string& sealed_secrets,
+                                std::string_view audit_action) {
   const Principal& p = c.who;
-  std::string type = req.get_header_value("Content-Type");
-  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
-  core::SpecFormat format = core::SpecFormat::kJson;
-  if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
-      type.starts_with("text/yaml")) {
-    format = core::SpecFormat::kYaml;
-  }  // anything else but JSON the pipeline refused (Route::takes_yaml)
-  const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
-  if (!parsed.ok()) return core::invalid_fields(parsed.errors);
-  const core::JobSpec& spec = *parsed.spec;
   if (p.role == Role::kMember && spec.tenant.value != p.tenant) {
     return permission_denied("a member of tenant " + p.tenant + " may not submit to tenant " +
                              spec.tenant.value);
@@ -118,16 +111,14 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                                     core::seconds(10));
   }
   CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec));
-  CORRAL_ASSIGN_OR_RETURN(
-      auto row,
-      tx.insert_job({.tenant = spec.tenant,
-                     .name = spec.name,
-                     .priority_class = spec.priority_class,
-                     .tier = core::tier_of(spec.priority_class),
-                     .gpus = spec.resources.gpus,
-                     .spec_json = core::job_spec_to_json(spec),
-                     .secret_env_json = seal_job_secrets(api.pipeline.keys(), spec.secret_env),
-                     .now = api.now()}));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
+                                                   .name = spec.name,
+                                                   .priority_class = spec.priority_class,
+                                                   .tier = core::tier_of(spec.priority_class),
+                                                   .gpus = spec.resources.gpus,
+                                                   .spec_json = core::job_spec_to_json(spec),
+                                                   .secret_env_json = sealed_secrets,
+                                                   .now = api.now()}));
   CORRAL_RETURN_IF_ERROR(tx.append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
   CORRAL_RETURN_IF_ERROR(tx.record_job_datasets(row.id, spec.lineage.datasets));
@@ -147,8 +138,29 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
                              .kind = "routed",
                              .message = shards.describe(shards.route(route), route)}));
   }
-  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
-      tx, c, "job.submit", "job/" + std::to_string(row.id.value), "", audit_summary(row)));
+  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, std::string(audit_action),
+                                            "job/" + std::to_string(row.id.value), "",
+                                            audit_summary(row)));
+  return row;
+}
+
+namespace {
+
+Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
+  const httplib::Request& req = c.req;
+  std::string type = req.get_header_value("Content-Type");
+  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+  core::SpecFormat format = core::SpecFormat::kJson;
+  if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
+      type.starts_with("text/yaml")) {
+    format = core::SpecFormat::kYaml;
+  }  // anything else but JSON the pipeline refused (Route::takes_yaml)
+  const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
+  if (!parsed.ok()) return core::invalid_fields(parsed.errors);
+  CORRAL_ASSIGN_OR_RETURN(
+      store::JobRow row,
+      admit_job(api, c, tx, *parsed.spec,
+                seal_job_secrets(api.pipeline.keys(), parsed.spec->secret_env), "job.submit"));
   ++api.metrics.jobs_submitted;
   Reply reply =
       json_reply(job_json(row, api.loop.queue_positions().get(), api.loop.degraded()), 201);

@@ -5,11 +5,13 @@
 // ApiContext is safe for that.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/job_spec.h"
 #include "server/admission.h"
 #include "server/assignment_board.h"
 #include "server/billing_config.h"
@@ -65,6 +67,17 @@ std::vector<Route> billing_routes(ApiContext& api);
 // The dashboard's page and files (/, /ui/*) and /v1/fleet, /v1/shares, /v1/history
 // (api_dashboard.cc).
 std::vector<Route> dashboard_routes(ApiContext& api);
+
+// /v1/runs: runs with their manifests, metrics and artifacts; reproductions (api_runs.cc).
+std::vector<Route> run_routes(ApiContext& api);
+
+// What every new job goes through once its spec is read (a submission, a reproduction):
+// the caller's right to the spec's tenant, routing, the tenant's admission limits and the
+// dataset gate; then its row, events, dataset lineage and `audit_action` entry
+// (api_jobs.cc). `sealed_secrets`: its secretEnv as job_secrets.h seals it.
+core::Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
+                                      const core::JobSpec& spec, const std::string& sealed_secrets,
+                                      std::string_view audit_action);
 
 // A job's GPU-hours and cost so far: its ledger entries, and the periods not accrued yet
 // accrued for it alone up to now (api_billing.cc).

@@ -8,6 +8,7 @@
 
 #include "core/job_phase.h"
 #include "server/log.h"
+#include "server/runs.h"
 
 namespace corral::server {
 namespace {
@@ -142,6 +143,8 @@ class Applier {
                                                       .borrowed = held.front().borrowed,
                                                       .created_at = ctx_.now}));
       }
+      CORRAL_RETURN_IF_ERROR(record_run_attempt(tx_, rz.job, job->attempt, held.front().gpu_type,
+                                                rz.gpus, std::nullopt, ctx_.now));
       stopped_.insert(rz.job.value);  // what it gave up is free in this transaction
     } else if (job->phase == JobPhase::kRunning || job->phase == JobPhase::kLaunching) {
       next.reason = resize_text(rz, "resizing") + " (checkpoint and restart): " + rz.reason;
@@ -201,6 +204,8 @@ class Applier {
                                                     .borrowed = p.borrowed,
                                                     .created_at = ctx_.now}));
     }
+    CORRAL_RETURN_IF_ERROR(
+        record_run_attempt(tx_, p.job, next.attempt, p.gpu_type, p.gpus, p.packed, ctx_.now));
     if (ctx_.elastic_targets.count(p.job.value) > 0) {
       CORRAL_RETURN_IF_ERROR(tx_.clear_elastic_target(p.job));
     }

@@ -10,6 +10,7 @@
 #include "core/job_phase.h"
 #include "sched/snapshot.h"
 #include "server/job_secrets.h"
+#include "server/runs.h"
 
 namespace corral::server {
 namespace {
@@ -20,16 +21,6 @@ std::string visible_devices(const std::vector<std::int32_t>& gpus) {
   std::string out;
   for (const auto g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
   return out;
-}
-
-// The newest checkpoint an earlier attempt wrote: the current attempt restores from it,
-// and it cannot move while the attempt runs (the current attempt's own do not count).
-std::string restore_point(const std::vector<core::Checkpoint>& oldest_first, std::int32_t attempt) {
-  std::string restore;
-  for (const auto& c : oldest_first) {
-    if (c.attempt < attempt) restore = c.uri;
-  }
-  return restore;
 }
 
 }  // namespace
@@ -108,6 +99,7 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
                                         : core::agent_url_host(url->second).value_or("127.0.0.1");
 
     // 3. What every rank of the attempt shares.
+    const core::Checkpoint* restore = restore_point(j->checkpoints, attempt);
     core::WorkerSpec shared{
         .world_size = static_cast<std::int32_t>(slots.size()),
         .command = spec.command,
@@ -115,7 +107,7 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
         .master_addr = master_addr,
         .master_port = master_port(slots),
         .checkpoint_dir = spec.checkpoint ? spec.checkpoint->dir : "",
-        .restore_from = restore_point(j->checkpoints, attempt),
+        .restore_from = restore ? restore->uri : "",
         // A preemption's stop has the decision's grace; others the default.
         .grace_ms = j->job.stop_grace_ms > 0 ? j->job.stop_grace_ms : input.default_grace_ms};
     for (const auto& [k, v] : j->secret_env) shared.env[k] = v;

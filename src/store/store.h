@@ -56,6 +56,7 @@
 #include "store/nodes_repo.h"
 #include "store/rack_caps_repo.h"
 #include "store/records_repo.h"
+#include "store/runs_repo.h"
 #include "store/scheduler_repo.h"
 #include "store/security_repo.h"
 #include "store/tenants_repo.h"
@@ -80,6 +81,7 @@ class Tx : public JobRepo,
            public AuditRepo,
            public SecurityRepo,
            public DatasetRepo,
+           public RunRepo,
            public SchedulerRepo {
  public:
   ~Tx() override = default;

@@ -330,6 +330,43 @@ YAML
     run dataset get webtext@v1 -o json
     out_has '"status": "quarantined"'
     ;;
+  runs)   # docs/runs.md (issue 16)
+    add_node dgx01 r1 l1
+    digest="sha256:$(printf 'b%.0s' $(seq 64))"
+    api POST /v1/datasets/webtext/versions "{\"version\":\"v1\",\"uri\":\"s3://c/w/\",\"digest\":\"$digest\",\"sizeBytes\":1073741824,\"status\":\"passed\"}"
+    cat >"$dir/run.yaml" <<YAML
+name: pretrain
+resources: {gpus: 2}
+command: [python, train.py]
+lineage:
+  datasets: [webtext@v1]
+  code: {repo: github.com/acme/llm, commit: 3f2c9a1b5d7e3f2c9a1b5d7e3f2c9a1b5d7e3f2c}
+YAML
+    run submit -f "$dir/run.yaml"
+    expect_rc 0
+    wait_for '^1 +pretrain +default +launching +1 +webtext@v1 +github.com/acme/llm@3f2c9a1b5d7e ' runs
+    out_has '^ID +NAME +TENANT +STATUS +ATTEMPTS +DATASETS +CODE +CREATED$'
+    run runs --dataset webtext@v2
+    expect_rc 0
+    out_lacks 'pretrain'
+    run run get 1
+    expect_rc 0
+    out_has '^run 1 \(pretrain\)$'
+    out_has "^dataset: +webtext@v1  $digest  1.0 GiB  passed$"
+    out_has '^ATTEMPT +GPUS +TYPE +PACKED +NODES +RESTORED FROM +STARTED$'
+    out_has '^1 +2 +H100 +nvlink +dgx01 +- '
+    run runs reproduce 1
+    expect_rc 0
+    out_has '^run 2 submitted, reproducing run 1 \(sha256:[0-9a-f]{64}\)$'
+    run run get 2
+    out_has '^reproduces: +run 1$'
+    run run metrics 1
+    expect_rc 0
+    out_has '^NAME +STEP +VALUE +ATTEMPT +REPORTED$'
+    run run get 99
+    expect_rc 1
+    err_has 'run 99 not found'
+    ;;
   watch)
     add_node dgx01 r1 l1
     rc=0

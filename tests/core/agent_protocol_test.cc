@@ -70,6 +70,19 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
       .report = {.step = 100, .path = "/ck/a", .bytes = 7, .checksum = "x", .throughput = 1234.5}};
   EXPECT_EQ(*decode_worker_checkpoint(encode_worker_checkpoint(c)), c);
   EXPECT_EQ(*decode_checkpoint_report(encode_checkpoint_report(c.report)), c.report);
+  const WorkerRunReport r{.epoch = 3,
+                          .key = {.job = 42, .attempt = 2, .rank = 0},
+                          .report = {.metrics = {{.name = "loss", .step = 7, .value = 0.125},
+                                                 {.name = "eval/acc", .step = 7, .value = -1e300}},
+                                     .artifacts = {{.name = "model",
+                                                    .uri = "s3://b/model.pt",
+                                                    .digest = "sha256:" + std::string(64, '0'),
+                                                    .bytes = 9}}}};
+  EXPECT_EQ(*decode_worker_run_report(encode_worker_run_report(r)), r);
+  EXPECT_EQ(*decode_run_report(encode_run_report(r.report)), r.report);
+  // What a worker posts holds no epoch or key: those are the agent's to add (the first
+  // unknown key, in key order, is named).
+  EXPECT_EQ(decode_run_report(encode_worker_run_report(r)).status().field(), "attempt");
 }
 
 // corrald stores these two pieces of the reports as observed state and reads them back.

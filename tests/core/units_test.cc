@@ -77,6 +77,15 @@ TEST(ParseMemory, RejectsWithAReason) {
   }
 }
 
+TEST(FormatBytes, UsesTheLargestUnitUnder1024) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(3584), "3.5 KiB");
+  EXPECT_EQ(format_bytes(std::int64_t{12} << 20), "12.0 MiB");
+  EXPECT_EQ(format_bytes(std::int64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(format_bytes(std::int64_t{2} << 40), "2.0 TiB");
+}
+
 TEST(FormatMemory, PrefersWholeGi) {
   EXPECT_EQ(format_memory_mib(120 * 1024), "120Gi");
   EXPECT_EQ(format_memory_mib(1536), "1536Mi");

@@ -373,6 +373,45 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::DatasetHold>> list_dataset_holds() override {
     return inner_.list_dataset_holds();
   }
+  // RunRepo.
+  core::Status put_run_attempt(const store::RunAttemptRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_run_attempt"));
+    return inner_.put_run_attempt(row);
+  }
+  core::Result<std::vector<store::RunAttemptRow>> list_run_attempts(core::JobId job) override {
+    return inner_.list_run_attempts(job);
+  }
+  core::Status put_metrics(core::JobId job, std::int32_t attempt,
+                           const std::vector<core::MetricPoint>& points, core::Time at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_metrics"));
+    return inner_.put_metrics(job, attempt, points, at);
+  }
+  core::Result<std::int64_t> count_metric_points(core::JobId job) override {
+    return inner_.count_metric_points(job);
+  }
+  core::Result<std::vector<store::MetricRow>> list_metrics(core::JobId job, std::string_view name,
+                                                           std::string_view after_name,
+                                                           std::int64_t after_step,
+                                                           std::int32_t limit) override {
+    return inner_.list_metrics(job, name, after_name, after_step, limit);
+  }
+  core::Result<std::vector<store::MetricSummary>> summarize_metrics(core::JobId job) override {
+    return inner_.summarize_metrics(job);
+  }
+  core::Result<bool> insert_artifact(const store::ArtifactRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_artifact"));
+    return inner_.insert_artifact(row);
+  }
+  core::Result<std::vector<store::ArtifactRow>> list_artifacts(core::JobId job) override {
+    return inner_.list_artifacts(job);
+  }
+  core::Status set_run_origin(core::JobId job, core::JobId of) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("set_run_origin"));
+    return inner_.set_run_origin(job, of);
+  }
+  core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override {
+    return inner_.run_origin(job);
+  }
   // TenantRepo.
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));

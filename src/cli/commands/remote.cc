@@ -106,8 +106,11 @@ CLI::App* add_remote_command(CLI::App& parent, const CommandEnv& env, const std:
   CLI::App* cmd = parent.add_subcommand(name, help);
   add_remote_flags(*cmd, *options, watchable);
   std::function<int()>& run = env.run;
-  cmd->callback(
-      [options, fn = std::move(fn), &run] { run = [options, fn] { return fn(*options); }; });
+  // CLI11 runs a subcommand's callback before its parent's (`corral runs reproduce RUN`
+  // under `corral runs`): the first one chosen, the innermost, is what runs.
+  cmd->callback([options, fn = std::move(fn), &run] {
+    if (!run) run = [options, fn] { return fn(*options); };
+  });
   return cmd;
 }
 

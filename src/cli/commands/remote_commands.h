@@ -21,6 +21,7 @@ void add_tenants_commands(CLI::App& app, const CommandEnv& env);       // tenant
 void add_reservations_commands(CLI::App& app, const CommandEnv& env);  // reservations, ...
 void add_tokens_commands(CLI::App& app, const CommandEnv& env);        // tokens, token ...
 void add_datasets_commands(CLI::App& app, const CommandEnv& env);      // datasets, dataset ...
+void add_runs_commands(CLI::App& app, const CommandEnv& env);          // runs, run ...
 void add_audit_command(CLI::App& app, const CommandEnv& env);          // audit [verify]
 void add_logs_command(CLI::App& app, const CommandEnv& env);
 void add_cost_command(CLI::App& app, const CommandEnv& env);  // chargeback
@@ -35,6 +36,7 @@ inline void add_remote_commands(CLI::App& app, const CommandEnv& env) {
   add_reservations_commands(app, env);
   add_tokens_commands(app, env);
   add_datasets_commands(app, env);
+  add_runs_commands(app, env);
   add_audit_command(app, env);
   add_logs_command(app, env);
   add_cost_command(app, env);

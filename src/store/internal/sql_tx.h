@@ -156,6 +156,22 @@ class SqlTx final : public Tx {
                                                          std::int32_t limit) override;
   core::Result<std::vector<DatasetHold>> list_dataset_holds() override;
 
+  // RunRepo (sql_runs.cc).
+  core::Status put_run_attempt(const RunAttemptRow& row) override;
+  core::Result<std::vector<RunAttemptRow>> list_run_attempts(core::JobId job) override;
+  core::Status put_metrics(core::JobId job, std::int32_t attempt,
+                           const std::vector<core::MetricPoint>& points, core::Time at) override;
+  core::Result<std::int64_t> count_metric_points(core::JobId job) override;
+  core::Result<std::vector<MetricRow>> list_metrics(core::JobId job, std::string_view name,
+                                                    std::string_view after_name,
+                                                    std::int64_t after_step,
+                                                    std::int32_t limit) override;
+  core::Result<std::vector<MetricSummary>> summarize_metrics(core::JobId job) override;
+  core::Result<bool> insert_artifact(const ArtifactRow& row) override;
+  core::Result<std::vector<ArtifactRow>> list_artifacts(core::JobId job) override;
+  core::Status set_run_origin(core::JobId job, core::JobId of) override;
+  core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override;
+
   // SchedulerRepo (sql_scheduler.cc).
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override;
