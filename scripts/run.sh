@@ -72,6 +72,9 @@ submit() {  # prints the new job's id
 }
 gang=$(submit examples/local/gang-16-pretrain.yaml)
 submit examples/local/finetune-1gpu.yaml >/dev/null
+# A dataset version that passed its checks, and a fine-tune on it (docs/runs.md).
+"${corral[@]}" dataset register webtext -f examples/local/dataset-webtext.yaml >/dev/null
+finetune=$(submit examples/local/finetune-webtext.yaml)
 submit examples/local/eval-8gpu.yaml >/dev/null
 sleep 3
 "${corral[@]}" jobs
@@ -91,6 +94,16 @@ echo "== the preemptible gang (job $gang): its events"
 echo
 echo "== rank 0's log of the production job"
 "${corral[@]}" logs "$urgent" --rank 0 | tail -n 5
+echo
+echo "== training runs (docs/runs.md): the fine-tune on webtext@v1 with its manifest, its loss"
+echo "   at every step and the model it wrote"
+for _ in $(seq 100); do
+  "${corral[@]}" run get "$finetune" -o json | grep -q '"kind": "artifact"' && break
+  sleep 0.2
+done
+"${corral[@]}" runs --dataset webtext@v1
+echo
+"${corral[@]}" run get "$finetune"
 echo
 echo "== audit log verification"
 "${corral[@]}" audit verify
@@ -139,6 +152,7 @@ four agents run there too (state and worker logs in $data/agent-dgx*).
 In another shell:
   export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
   $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit | cost
+  $bin/cli/corral datasets | runs | run get ID | run metrics ID | runs reproduce ID
 MSG
 if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
 echo "Ctrl-C stops it."

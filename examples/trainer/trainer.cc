@@ -263,6 +263,8 @@ void flush_points() {
 bool write_model(const State& s) {
   const std::string dir = env_or("CORRAL_CHECKPOINT_DIR", "");
   if (dir.empty()) return true;
+  std::error_code ignored;  // write_atomic reports what matters
+  std::filesystem::create_directories(dir, ignored);
   const std::string data = serialize(s);
   if (!write_atomic(dir, "model", data)) {
     std::fprintf(stderr, "corral-trainer: cannot write the model in %s: %s\n", dir.c_str(),
