@@ -5,63 +5,40 @@
 # then bench/submit_load runs alone, then again beside bench/metric_load, each worker
 # reporting 10 points every 10 s (1,000 workers: 100 reports and 1,000 points a second).
 # Prints both results, their ratio, and what the metric load saw. Figures go to
-# docs/performance.md by hand, from a release build.
+# docs/performance.md by hand.
 #   bench/run_metric_load.sh [CLIENTS] [SECONDS] [WORKERS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/corrald.sh
 clients=${1:-8}
 seconds=${2:-10}
 workers=${3:-1000}
-build=${CORRAL_BENCH_BUILD:-build/release}
-if [[ -z "${CORRAL_BENCH_BUILD:-}" ]]; then
-  cmake --preset release -DCORRAL_BUILD_BENCH=ON >/dev/null
-  cmake --build --preset release -j2 --target corrald submit_load metric_load >/dev/null
-fi
+build_release
+cmake --build --preset release -j2 --target metric_load >/dev/null
 
-dir=$(mktemp -d /tmp/corral-metric-bench.XXXXXX)
-pid=
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-cat >"$dir/config.yaml" <<YAML
-tenants:
-  default: {submitRatePerSecond: 1000000, submitBurst: 1000000, maxPendingJobs: 10000000}
-agents: {nodeLostAfterMs: 3600000}
-YAML
-"$build/src/server/corrald" --data-dir "$dir" --listen 127.0.0.1:0 --http-threads 64 \
-  --config "$dir/config.yaml" >"$dir/log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [[ -s "$dir/corrald.addr" ]] && break; sleep 0.1; done
-addr=$(cat "$dir/corrald.addr")
-admin=$(cat "$dir/admin.token")
-join=$(cat "$dir/join.token")
-load=("$build/bench/metric_load" --server "$addr" --join-token "$join" --admin-token "$admin"
-      --workers "$workers" --state "$dir/workers")
-
+# Agents that never heartbeat are not declared lost during the run.
+start_corrald "$unlimited_config
+agents: {nodeLostAfterMs: 3600000}"
+trap stop_corrald EXIT
+load=("$build/bench/metric_load" --server "$corrald_addr" --admin-token "$corrald_token"
+      --join-token "$(cat "$corrald_dir/join.token")" --workers "$workers"
+      --state "$corrald_dir/workers")
 echo "placing $workers workers' jobs..."
 "${load[@]}" --setup-only
 
 submit() {  # $1: Idempotency-Key prefix
-  "$build/bench/submit_load" --server "$addr" --token "$admin" --clients "$clients" \
-    --seconds "$seconds" --key-prefix "$1"
+  "$build/bench/submit_load" --server "$corrald_addr" --token "$corrald_token" \
+    --clients "$clients" --seconds "$seconds" --key-prefix "$1"
 }
 without=$(submit alone)
 echo "without metrics: $without"
-
 # The reports start a second early and end a second late, so they cover the whole run.
-"${load[@]}" --interval 10 --seconds "$((seconds + 2))" >"$dir/metrics.json" &
+"${load[@]}" --interval 10 --seconds "$((seconds + 2))" >"$corrald_dir/metrics.json" &
 ml=$!
 sleep 1
 with=$(submit beside)
-wait "$ml" || { echo "metric_load failed:"; cat "$dir/metrics.json"; }
+wait "$ml" || { echo "metric_load failed:"; cat "$corrald_dir/metrics.json"; }
 echo "with metrics:    $with"
-echo "metrics:         $(cat "$dir/metrics.json")"
-
-rate() { sed -E 's/.*"per_second": ([0-9.]+).*/\1/' <<<"$1"; }
-awk -v a="$(rate "$without")" -v b="$(rate "$with")" \
+echo "metrics:         $(cat "$corrald_dir/metrics.json")"
+awk -v a="$(json_field "$without" per_second)" -v b="$(json_field "$with" per_second)" \
   'BEGIN { if (a > 0) printf "submissions/s with metrics / without: %.2f\n", b / a }'
-if command -v sqlite3 >/dev/null; then
-  echo "run_metrics rows: $(sqlite3 "$dir/corral.db" 'SELECT COUNT(*) FROM run_metrics')"
-fi

@@ -16,17 +16,6 @@ constexpr std::string_view kVersionColumns =
     "dataset_id, version, tenant, uri, digest, schema_hash, size_bytes, parents, shared_with, "
     "created_by, created_at, status, status_reason, status_by, status_at";
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start < text.size();) {
-    const auto comma = text.find(',', start);
-    const auto end = comma == std::string::npos ? text.size() : comma;
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 template <typename T, typename F>
 std::string join(const std::vector<T>& items, F text) {
   std::string out;
@@ -61,11 +50,11 @@ Result<std::vector<core::DatasetVersion>> SqlTx::dataset_versions(std::string_vi
                            .status_reason = in.str(12),
                            .status_by = in.str(13),
                            .status_at = in.time(14)};
-    for (const std::string& p : split(in.str(7))) {
+    for (const std::string& p : split_commas(in.str(7))) {
       const auto at = p.find('@');
       v.parents.push_back({p.substr(0, at), at == std::string::npos ? "" : p.substr(at + 1)});
     }
-    for (const std::string& t : split(in.str(8))) v.shared_with.emplace_back(t);
+    for (const std::string& t : split_commas(in.str(8))) v.shared_with.emplace_back(t);
     if (!in.ok()) return in.status();
     out.push_back(std::move(v));
   }

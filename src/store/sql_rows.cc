@@ -166,4 +166,15 @@ std::vector<core::GpuHealth> RowReader::gpu_readings(std::size_t col) {
   return decoded(col, core::decode_gpu_health(str(col)), "stored GPU readings do not decode");
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < text.size();) {
+    const auto comma = text.find(',', start);
+    const auto end = comma == std::string::npos ? text.size() : comma;
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace corral::store::detail

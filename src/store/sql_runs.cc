@@ -22,17 +22,6 @@ constexpr std::string_view kArtifactColumns = "job_id, attempt, name, uri, diges
 // Rows per INSERT: 6 parameters each, far under both databases' limits.
 constexpr std::size_t kMetricRowsPerInsert = 500;
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start < text.size();) {
-    const auto comma = text.find(',', start);
-    const auto end = comma == std::string::npos ? text.size() : comma;
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 Status SqlTx::put_run_attempt(const RunAttemptRow& r) {
@@ -58,7 +47,7 @@ Result<std::vector<RunAttemptRow>> SqlTx::list_run_attempts(core::JobId job) {
     out.push_back({.job = core::JobId(in.i64(0)),
                    .attempt = in.i32(1),
                    .gpu_type = core::GpuTypeId(in.str(2)),
-                   .gpus = split(in.str(3)),
+                   .gpus = split_commas(in.str(3)),
                    .packed = in.str(4),
                    .restored_from = in.str(5),
                    .restored_step = in.i64(6),

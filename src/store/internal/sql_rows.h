@@ -79,6 +79,10 @@ std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
 
+// The items of a comma-separated column ("a,b" -> {a, b}; "" -> {}): lists of names and
+// refs, which never hold a comma.
+std::vector<std::string> split_commas(const std::string& text);
+
 // The one row a lookup by key reads, or nullopt when there is none.
 template <typename Row>
 std::optional<Row> first_row(std::vector<Row> rows) {
