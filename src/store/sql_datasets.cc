@@ -19,7 +19,10 @@ constexpr std::string_view kVersionColumns =
 template <typename T, typename F>
 std::string join(const std::vector<T>& items, F text) {
   std::string out;
-  for (const T& item : items) out += (out.empty() ? "" : ",") + text(item);
+  for (const T& item : items) {
+    if (!out.empty()) out += ',';  // not `"," + text`: GCC 12's -Wrestrict misfires on it at -O2
+    out += text(item);
+  }
   return out;
 }
 

@@ -26,7 +26,10 @@ constexpr std::size_t kMetricRowsPerInsert = 500;
 
 Status SqlTx::put_run_attempt(const RunAttemptRow& r) {
   std::string gpus;
-  for (const std::string& g : r.gpus) gpus += (gpus.empty() ? "" : ",") + g;
+  for (const std::string& g : r.gpus) {
+    if (!gpus.empty()) gpus += ',';
+    gpus += g;
+  }
   return q(cat("INSERT INTO run_attempts (", kAttemptColumns,
                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (job_id, attempt) DO "
                "UPDATE SET gpu_type = excluded.gpu_type, gpus = excluded.gpus, packed = "

@@ -14,7 +14,10 @@ using nlohmann::json;
 
 std::string list_text(const json& items) {
   std::string out;
-  for (const json& i : items) out += (out.empty() ? "" : ",") + text(i);
+  for (const json& i : items) {
+    if (!out.empty()) out += ',';
+    out += text(i);
+  }
   return out.empty() ? "-" : out;
 }
 
