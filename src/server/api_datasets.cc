@@ -194,12 +194,14 @@ Result<Reply> move_status(ApiContext& api, const Call& c, store::Tx& tx) {
   v.status_by = c.who.id;
   v.status_at = api.now();
   CORRAL_RETURN_IF_ERROR(tx.set_dataset_status(v.ref, v.status, reason, v.status_by, v.status_at));
-  CORRAL_RETURN_IF_ERROR(apply_dataset_status(tx, v, api.now()).status());
+  Effects fx;  // a stop asked of a running job's agents
+  CORRAL_RETURN_IF_ERROR(apply_dataset_status(tx, api.lifecycle(fx), v).status());
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "dataset.status", "dataset/" + v.ref.text(), before,
       std::string(core::to_string(*to)) + (reason.empty() ? "" : ": " + reason)));
   Reply reply = json_reply(version_json(v));
   reply.wake_scheduler = true;
+  reply.effects = fx;
   return reply;
 }
 

@@ -110,7 +110,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                         " pending jobs, the most it may have",
                                     core::seconds(10));
   }
-  CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec));
+  CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec, tenant->datasets));
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
                                                    .name = spec.name,
                                                    .priority_class = spec.priority_class,

@@ -9,12 +9,16 @@
 // Thread safety: stateless functions over the caller's transaction.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/dataset.h"
 #include "core/job_spec.h"
 #include "core/result.h"
 #include "core/time.h"
+#include "server/lifecycle.h"
+#include "server/model_json.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -23,16 +27,29 @@ namespace corral::server {
 std::string dataset_hold_reason(const core::DatasetRef& ref, core::QualityStatus status,
                                 const std::string& why);
 
+// Whether a version in `status` holds a job of a tenant with `policy`: anything but
+// passed does, except pending where the tenant allows it.
+bool holds_job(core::QualityStatus status, const DatasetPolicy& policy);
+
+// Each tenant's dataset policy, by name (a tenant whose config does not parse: defaults).
+std::map<std::string, DatasetPolicy> dataset_policies(const std::vector<store::TenantRow>& tenants);
+
+// The pending jobs the gate holds now: list_dataset_holds() under each tenant's policy.
+core::Result<std::vector<store::DatasetHold>> current_holds(store::Tx& tx);
+
 // At submission: every lineage.datasets[i] exists and is visible to the spec's tenant,
 // else InvalidArgument naming it (an invisible version reads as unknown: nothing of
-// another tenant's data leaks). Returns the hold reason of the first version that has
-// not passed, or "" when all have.
-core::Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec);
+// another tenant's data leaks). Returns the hold reason of the first version that holds
+// the job under `policy` (its tenant's), or "" when none does.
+core::Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
+                                             const DatasetPolicy& policy);
 
 // After `v`'s status moved (it holds the new status): each pending job admitted on it is
 // held with its reason or, when nothing holds it any more, released to the scheduler;
-// each running one gets an event. Returns how many jobs it touched.
-core::Result<std::int64_t> apply_dataset_status(store::Tx& tx, const core::DatasetVersion& v,
-                                                core::Time now);
+// each running one gets an event and, when `v` was quarantined and its tenant's policy
+// says stopOnQuarantine, is asked to checkpoint and stop (then the gate holds it).
+// Returns how many jobs it touched.
+core::Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext& ctx,
+                                                const core::DatasetVersion& v);
 
 }  // namespace corral::server

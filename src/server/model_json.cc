@@ -129,9 +129,10 @@ TenantConfig default_tenant_config(const core::TenantId& id) {
 Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text) {
   if (!valid_name(name)) return core::invalid_argument("name", "must be a name of [A-Za-z0-9._-]");
   CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
-  CORRAL_RETURN_IF_ERROR(only_keys(doc, "",
-                                   {"name", "weight", "parent", "quotas", "defaultQuota",
-                                    "maxPendingJobs", "submitRatePerSecond", "submitBurst"}));
+  CORRAL_RETURN_IF_ERROR(
+      only_keys(doc, "",
+                {"name", "weight", "parent", "quotas", "defaultQuota", "maxPendingJobs",
+                 "submitRatePerSecond", "submitBurst", "datasets"}));
   TenantConfig c = default_tenant_config(core::TenantId(std::string(name)));
   std::string named;
   CORRAL_RETURN_IF_ERROR(read_string(doc, "", "name", named, true));
@@ -164,6 +165,14 @@ Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_
   CORRAL_RETURN_IF_ERROR(
       read_double(doc, "", "submitRatePerSecond", 0, 1e6, c.submit.rate_per_second));
   CORRAL_RETURN_IF_ERROR(read_double(doc, "", "submitBurst", 1, 1e7, c.submit.burst));
+  if (doc.contains("datasets") && !doc["datasets"].is_null()) {
+    const json& d = doc["datasets"];
+    if (!d.is_object()) return core::invalid_argument("datasets", "must be an object");
+    CORRAL_RETURN_IF_ERROR(only_keys(d, "datasets", {"allowPending", "stopOnQuarantine"}));
+    CORRAL_RETURN_IF_ERROR(read_bool(d, "datasets", "allowPending", c.datasets.allow_pending));
+    CORRAL_RETURN_IF_ERROR(
+        read_bool(d, "datasets", "stopOnQuarantine", c.datasets.stop_on_quarantine));
+  }
   return c;
 }
 
@@ -177,7 +186,10 @@ std::string tenant_config_to_json(const TenantConfig& c) {
               {"defaultQuota", quota_json(c.tenant.default_quota)},
               {"maxPendingJobs", c.max_pending_jobs},
               {"submitRatePerSecond", c.submit.rate_per_second},
-              {"submitBurst", c.submit.burst}};
+              {"submitBurst", c.submit.burst},
+              {"datasets",
+               {{"allowPending", c.datasets.allow_pending},
+                {"stopOnQuarantine", c.datasets.stop_on_quarantine}}}};
   return out.dump();
 }
 

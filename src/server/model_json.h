@@ -26,17 +26,27 @@ namespace corral::server {
 std::optional<std::int64_t> parse_decimal(const std::string& s);
 
 // A tenant as configured: its scheduling settings and admission limits.
+// What the dataset gate does for a tenant's jobs (docs/datasets.md#a-tenants-policy).
+struct DatasetPolicy {
+  bool allow_pending = false;       // a pending version admits the job, not only a passed one
+  bool stop_on_quarantine = false;  // a quarantine stops running jobs through a checkpoint
+
+  friend bool operator==(const DatasetPolicy&, const DatasetPolicy&) = default;
+};
+
 struct TenantConfig {
   core::Tenant tenant;
   std::int64_t max_pending_jobs = 100000;
   RateLimit submit;
+  DatasetPolicy datasets;
 };
 
 // The `default` tenant of a fresh corrald: weight 1, bounded only by capacity.
 TenantConfig default_tenant_config(const core::TenantId& id);
 
 // {"weight", "parent", "quotas": {TYPE: {"guaranteed", "borrowLimit"}}, "defaultQuota",
-//  "maxPendingJobs", "submitRatePerSecond", "submitBurst"}; absent fields keep defaults.
+//  "maxPendingJobs", "submitRatePerSecond", "submitBurst", "datasets": {"allowPending",
+//  "stopOnQuarantine"}}; absent fields keep defaults.
 core::Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text);
 std::string tenant_config_to_json(const TenantConfig& config);
 

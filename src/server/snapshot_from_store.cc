@@ -8,6 +8,7 @@
 #include "core/job_spec_parse.h"
 #include "core/priority.h"
 #include "sched/estimate.h"
+#include "server/dataset_gate.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
 
@@ -74,7 +75,7 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
-  CORRAL_ASSIGN_OR_RETURN(const auto holds, tx.list_dataset_holds());
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx));
   for (const auto& h : holds) view.held_by_datasets.insert(h.job.value);
   return view;
 }

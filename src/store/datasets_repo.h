@@ -29,6 +29,7 @@ struct DatasetSummary {
 // A pending job whose lineage names a version that has not passed.
 struct DatasetHold {
   core::JobId job;
+  core::TenantId tenant;  // the job's
   core::DatasetRef ref;
   core::QualityStatus status;
   std::string reason;  // the version's status reason

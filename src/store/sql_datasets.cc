@@ -162,19 +162,19 @@ Result<std::vector<core::JobId>> SqlTx::list_jobs_using(const core::DatasetRef& 
 
 Result<std::vector<DatasetHold>> SqlTx::list_dataset_holds() {
   constexpr std::string_view kColumns =
-      "j.job_id, j.dataset_id, j.version, v.status, v.status_reason";
+      "j.job_id, j.dataset_id, j.version, v.status, v.status_reason, b.tenant";
   CORRAL_ASSIGN_OR_RETURN(
       auto res,
       q(cat("SELECT ", kColumns,
             " FROM job_datasets j JOIN dataset_versions v ON v.dataset_id = j.dataset_id AND "
-            "v.version = j.version WHERE v.status <> 'passed' AND j.job_id IN (SELECT id FROM "
-            "jobs WHERE phase IN ('pending', 'requeued')) ORDER BY j.job_id, j.dataset_id, "
-            "j.version"),
+            "v.version = j.version JOIN jobs b ON b.id = j.job_id WHERE v.status <> 'passed' "
+            "AND b.phase IN ('pending', 'requeued') ORDER BY j.job_id, j.dataset_id, j.version"),
         {}));
   std::vector<DatasetHold> out;
   for (const auto& r : res.rows) {
     RowReader in(r, "job_datasets", kColumns);
     out.push_back({.job = core::JobId(in.i64(0)),
+                   .tenant = core::TenantId(in.str(5)),
                    .ref = {in.str(1), in.str(2)},
                    .status = status_of(in.str(3)),
                    .reason = in.str(4)});

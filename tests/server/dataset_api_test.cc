@@ -285,6 +285,63 @@ TYPED_TEST(DatasetApiTest, AQuarantineReachesTheJobsThatUseTheVersion) {
   EXPECT_EQ(jobs["jobs"].size(), 2u) << jobs.dump();
 }
 
+// A tenant's policy (datasets.allowPending, datasets.stopOnQuarantine): its jobs run on a
+// pending version, and a quarantine stops them through a checkpoint and holds them.
+TYPED_TEST(DatasetApiTest, ATenantsPolicyAdmitsPendingVersionsAndStopsRunningJobsOnQuarantine) {
+  for (const auto& [policy, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"datasets": 1})", "datasets"},
+           {R"({"datasets": {"allowPending": "yes"}})", "datasets.allowPending"},
+           {R"({"datasets": {"stopOnQuarantine": 1}})", "datasets.stopOnQuarantine"},
+           {R"({"datasets": {"stop": true}})", "datasets.stop"}}) {
+    const auto r = this->admin().put("/v1/tenants/research", policy);
+    EXPECT_EQ(r.status, 400) << policy << " " << r.body;
+    EXPECT_EQ(body(r)["error"].value("field", ""), field) << r.body;
+  }
+  this->make_tenant("research",
+                    R"({"datasets": {"allowPending": true, "stopOnQuarantine": true}})");
+  const json shown = body(this->admin().get("/v1/tenants/research"));
+  EXPECT_EQ(shown["datasets"], (json{{"allowPending", true}, {"stopOnQuarantine", true}}))
+      << shown.dump();
+  json v = version_body("v1");
+  v["tenant"] = "research";
+  ASSERT_EQ(this->admin().post("/v1/datasets/corpus/versions", v.dump()).status, 201);
+  this->add_node("n1", 8);
+  json spec = json::parse(job_for("research"));
+  spec["lineage"] = {{"datasets", {"corpus@v1"}}};
+  auto r = this->admin().post("/v1/jobs", spec.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::int64_t id = body(r)["id"];
+  EXPECT_NE(body(r).value("pendingKind", ""), "held") << "pending is allowed: " << r.body;
+  ASSERT_TRUE(eventually([&] { return this->job(id).value("phase", "") == "launching"; }))
+      << this->job(id).dump();
+  // Quarantined while it runs: stopped through a checkpoint (no agent runs it, so at
+  // once), then held by the gate with the quarantine's reason.
+  r = this->admin().post("/v1/datasets/corpus/versions/v1/status",
+                         json{{"status", "quarantined"}, {"reason", "labels leaked"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json stopped = this->job(id);
+  EXPECT_EQ(stopped.value("phase", ""), "pending") << stopped.dump();
+  EXPECT_EQ(stopped.value("pendingKind", ""), "held") << stopped.dump();
+  EXPECT_NE(stopped.value("reason", "").find("corpus@v1 is quarantined (labels leaked)"),
+            std::string::npos)
+      << stopped.dump();
+  const std::string events =
+      body(this->admin().get("/v1/jobs/" + std::to_string(id) + "/events")).dump();
+  EXPECT_NE(events.find("stopping through a checkpoint (tenant policy datasets.stopOnQuarantine)"),
+            std::string::npos)
+      << events;
+  // It stays held over cycles, and runs again once the version passes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(this->job(id).value("phase", ""), "pending");
+  ASSERT_EQ(this->admin()
+                .post("/v1/datasets/corpus/versions/v1/status",
+                      json{{"status", "passed"}, {"reason", "labels removed"}}.dump())
+                .status,
+            200);
+  EXPECT_TRUE(eventually([&] { return this->job(id).value("phase", "") == "launching"; }))
+      << this->job(id).dump();
+}
+
 // role x endpoint x another tenant's object: every one 403 or 404, and no answer names
 // the other tenant's URI or digest.
 TYPED_TEST(DatasetApiTest, NoEndpointShowsAnotherTenantsDataset) {
