@@ -191,7 +191,8 @@ void SchedLoop::run() {
   }
 }
 
-Status SchedLoop::write_pending(const sched::Decisions& decisions, core::Time now) {
+Status SchedLoop::write_pending(const sched::Decisions& decisions,
+                                const std::map<std::int64_t, std::string>& held, core::Time now) {
   publish_positions(decisions);
   // Only rows whose position or reason changed (under a stream of submissions: the new
   // jobs). They go in transactions of at most kChunk rows, each its own turn in the group
@@ -225,6 +226,23 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions, core::Time no
     next.queue_position = pd.position;
     next.planned_start = start;
     next.planned_latest = latest;
+    next.updated_at = now;
+    changed.push_back(std::move(next));
+  }
+  // Jobs the dataset gate holds are not in the cycle; one that came back to the queue for
+  // another reason (a restart, a preemption) says now what holds it.
+  for (const auto& [id, reason] : held) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end() ||
+        (it->second.pending_kind == "held" && it->second.reason == reason)) {
+      continue;
+    }
+    store::JobRow next = it->second;
+    next.reason = reason;
+    next.pending_kind = "held";
+    next.queue_position = 0;
+    next.planned_start = {};
+    next.planned_latest = {};
     next.updated_at = now;
     changed.push_back(std::move(next));
   }
@@ -411,7 +429,7 @@ Status SchedLoop::run_cycle() {
   for (auto& row : applied.back_in_queue) pending_.insert_or_assign(row.id.value, std::move(row));
 
   // 6. Write pending jobs' reasons, positions and planned starts.
-  CORRAL_RETURN_IF_ERROR(write_pending(decisions, now));
+  CORRAL_RETURN_IF_ERROR(write_pending(decisions, view.held_by_datasets, now));
   const auto placed = static_cast<std::int64_t>(applied.placed.size());
   metrics_.sched_placements += placed;
   // Each shard's loop adds its own queue to the gauge (the replica may run several).

@@ -166,8 +166,10 @@ class SchedLoop : public SchedulerSignals {
 
   void force_full_read() CORRAL_EXCLUDES(mu_);
   // Writes each pending job's new position, reason and planned start (and a `pending`
-  // event when the reason changed), in short transactions.
-  core::Status write_pending(const sched::Decisions& decisions, core::Time now);
+  // event when the reason changed), in short transactions; and the reason of each job in
+  // `held` (job -> the dataset gate's reason) that does not say it yet.
+  core::Status write_pending(const sched::Decisions& decisions,
+                             const std::map<std::int64_t, std::string>& held, core::Time now);
   // Reads the pending queue into pending_: all of it, or only `submitted`.
   core::Status read_pending(store::Tx& tx, bool full, const std::vector<std::int64_t>& submitted);
   // Reads the run history of the job names in the queue and on GPUs into runs_.

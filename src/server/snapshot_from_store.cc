@@ -76,7 +76,9 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
   CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx));
-  for (const auto& h : holds) view.held_by_datasets.insert(h.job.value);
+  for (const auto& h : holds) {
+    view.held_by_datasets.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
+  }
   return view;
 }
 

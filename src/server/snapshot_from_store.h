@@ -43,8 +43,9 @@ struct StoreView {
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
   // job -> the throughput its workers reported at each size, by size
   std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling;
-  // Pending jobs held by a dataset version that has not passed (server/dataset_gate.h).
-  std::set<std::int64_t> held_by_datasets;
+  // Pending jobs held by a dataset version that has not passed (server/dataset_gate.h),
+  // with the reason of the first one that holds each.
+  std::map<std::int64_t, std::string> held_by_datasets;
 };
 
 core::Result<StoreView> read_store_view(store::Tx& tx);

@@ -285,6 +285,24 @@ TYPED_TEST(DatasetApiTest, AQuarantineReachesTheJobsThatUseTheVersion) {
   EXPECT_EQ(jobs["jobs"].size(), 2u) << jobs.dump();
 }
 
+// A job that kept running on a quarantined version and comes back to the queue for
+// another reason (here its node is drained) is held by the gate, and its reason says so.
+TYPED_TEST(DatasetApiTest, AJobBackInTheQueueOnAQuarantinedVersionSaysWhatHoldsIt) {
+  this->add_node("n1", 1);
+  json b = version_body("v1");
+  b["status"] = "passed";
+  this->registered("webtext", b);
+  const std::int64_t id = body(this->submit({"webtext@v1"}))["id"].template get<std::int64_t>();
+  ASSERT_TRUE(eventually([&] { return this->job(id).value("phase", "") == "launching"; }));
+  ASSERT_EQ(this->move("webtext/versions/v1", "quarantined", "license revoked").status, 200);
+  EXPECT_EQ(this->job(id).value("phase", ""), "launching");  // flagged, not stopped
+  ASSERT_EQ(this->admin().post("/v1/nodes/n1/drain", R"({"reason": "fan swap"})").status, 200);
+  ASSERT_TRUE(eventually([&] { return this->job(id).value("pendingKind", "") == "held"; }))
+      << this->job(id).dump();
+  EXPECT_EQ(this->job(id).value("reason", ""),
+            "held: dataset webtext@v1 is quarantined (license revoked)");
+}
+
 // A tenant's policy (datasets.allowPending, datasets.stopOnQuarantine): its jobs run on a
 // pending version, and a quarantine stops them through a checkpoint and holds them.
 TYPED_TEST(DatasetApiTest, ATenantsPolicyAdmitsPendingVersionsAndStopsRunningJobsOnQuarantine) {
