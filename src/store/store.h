@@ -53,6 +53,7 @@
 #include "store/datasets_repo.h"
 #include "store/jobs_repo.h"
 #include "store/ledger_repo.h"
+#include "store/models_repo.h"
 #include "store/nodes_repo.h"
 #include "store/rack_caps_repo.h"
 #include "store/records_repo.h"
@@ -82,6 +83,7 @@ class Tx : public JobRepo,
            public SecurityRepo,
            public DatasetRepo,
            public RunRepo,
+           public ModelRepo,
            public SchedulerRepo {
  public:
   ~Tx() override = default;

@@ -412,6 +412,53 @@ class FaultyTx final : public store::Tx {
   core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override {
     return inner_.run_origin(job);
   }
+  // ModelRepo.
+  core::Status insert_model_version(const store::ModelVersionRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_model_version"));
+    return inner_.insert_model_version(row);
+  }
+  core::Result<std::optional<store::ModelVersionRow>> get_model_version(
+      std::string_view model, std::string_view version) override {
+    return inner_.get_model_version(model, version);
+  }
+  core::Result<std::vector<store::ModelVersionRow>> list_model_versions(
+      std::string_view model) override {
+    return inner_.list_model_versions(model);
+  }
+  core::Result<std::vector<store::ModelSummary>> list_models(
+      const std::optional<core::TenantId>& tenant, std::string_view after,
+      std::int32_t limit) override {
+    return inner_.list_models(tenant, after, limit);
+  }
+  core::Result<bool> insert_model_approval(const store::ModelApprovalRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_model_approval"));
+    return inner_.insert_model_approval(row);
+  }
+  core::Result<std::vector<store::ModelApprovalRow>> list_model_approvals(
+      std::string_view model, std::string_view version) override {
+    return inner_.list_model_approvals(model, version);
+  }
+  core::Result<std::optional<store::ModelAliasRow>> get_model_alias(
+      std::string_view model, std::string_view alias) override {
+    return inner_.get_model_alias(model, alias);
+  }
+  core::Result<std::vector<store::ModelAliasRow>> list_model_aliases(
+      std::string_view model) override {
+    return inner_.list_model_aliases(model);
+  }
+  core::Result<bool> put_model_alias(const store::ModelAliasRow& row,
+                                     const std::optional<std::string>& expected) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_model_alias"));
+    return inner_.put_model_alias(row, expected);
+  }
+  core::Status append_alias_move(const store::AliasMoveRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("append_alias_move"));
+    return inner_.append_alias_move(row);
+  }
+  core::Result<std::vector<store::AliasMoveRow>> list_alias_moves(std::string_view model,
+                                                                  std::string_view alias) override {
+    return inner_.list_alias_moves(model, alias);
+  }
   // TenantRepo.
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));

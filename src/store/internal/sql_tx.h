@@ -172,6 +172,26 @@ class SqlTx final : public Tx {
   core::Status set_run_origin(core::JobId job, core::JobId of) override;
   core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override;
 
+  // ModelRepo (sql_models.cc).
+  core::Status insert_model_version(const ModelVersionRow& row) override;
+  core::Result<std::optional<ModelVersionRow>> get_model_version(std::string_view model,
+                                                                 std::string_view version) override;
+  core::Result<std::vector<ModelVersionRow>> list_model_versions(std::string_view model) override;
+  core::Result<std::vector<ModelSummary>> list_models(const std::optional<core::TenantId>& tenant,
+                                                      std::string_view after,
+                                                      std::int32_t limit) override;
+  core::Result<bool> insert_model_approval(const ModelApprovalRow& row) override;
+  core::Result<std::vector<ModelApprovalRow>> list_model_approvals(
+      std::string_view model, std::string_view version) override;
+  core::Result<std::optional<ModelAliasRow>> get_model_alias(std::string_view model,
+                                                             std::string_view alias) override;
+  core::Result<std::vector<ModelAliasRow>> list_model_aliases(std::string_view model) override;
+  core::Result<bool> put_model_alias(const ModelAliasRow& row,
+                                     const std::optional<std::string>& expected) override;
+  core::Status append_alias_move(const AliasMoveRow& row) override;
+  core::Result<std::vector<AliasMoveRow>> list_alias_moves(std::string_view model,
+                                                           std::string_view alias) override;
+
   // SchedulerRepo (sql_scheduler.cc).
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override;
@@ -217,6 +237,10 @@ class SqlTx final : public Tx {
                                                           std::vector<SqlValue> params);
   core::Result<std::vector<core::DatasetVersion>> dataset_versions(std::string_view where_order,
                                                                    std::vector<SqlValue> params);
+  core::Result<std::vector<ModelVersionRow>> model_versions(std::string_view where_order,
+                                                            std::vector<SqlValue> params);
+  core::Result<std::vector<ModelAliasRow>> model_aliases(std::string_view where_order,
+                                                         std::vector<SqlValue> params);
 
   SqlConn& conn_;
 };
