@@ -367,6 +367,50 @@ YAML
     expect_rc 1
     err_has 'run 99 not found'
     ;;
+  models)   # docs/models.md (issue 17)
+    # A node joined as an agent would, so the run's artifact can be reported for it.
+    join=$(curl -sf -H "Authorization: Bearer $(cat "$dir/data/join.token")" \
+      -H 'Content-Type: application/json' "$CORRAL_SERVER/v1/agents/join" -d '{"agentUrl":"http://127.0.0.1:1","node":{"id":"n1","labels":{"rack":"r1","leaf":"l1","spine":"s1"},"gpus":[{"index":0,"uuid":"GPU-n1-0","type":"H100","nvlinkDomain":0}]},"inventory":{"source":"simulated:test"}}') ||
+      fail "join failed"
+    agent_token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["token"])' "$join")
+    epoch=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["epoch"])' "$join")
+    cat >"$dir/train.yaml" <<YAML
+name: train
+resources: {gpus: 1}
+command: [python, train.py]
+YAML
+    run submit -f "$dir/train.yaml"
+    expect_rc 0
+    wait_for '^1 +train +default +launching' runs
+    digest="sha256:$(printf 'c%.0s' $(seq 64))"
+    curl -sf -H "Authorization: Bearer $agent_token" -H 'Content-Type: application/json' \
+      "$CORRAL_SERVER/v1/agents/n1/runs" \
+      -d "{\"epoch\":$epoch,\"job\":1,\"attempt\":1,\"metrics\":[{\"name\":\"eval/acc\",\"step\":1,\"value\":0.9}],\"artifacts\":[{\"name\":\"model\",\"uri\":\"s3://m/1\",\"digest\":\"$digest\",\"bytes\":10}]}" >/dev/null ||
+      fail "run report failed"
+    api POST /v1/models/llm/versions "{\"version\":\"v1\",\"run\":1,\"artifactUri\":\"s3://m/1\",\"digest\":\"$digest\",\"gates\":{\"metrics\":[{\"metric\":\"eval/acc\",\"min\":0.95}]}}"
+    run models
+    expect_rc 0
+    out_has '^ID +TENANT +VERSIONS +LATEST$'
+    out_has '^llm +default +1 '
+    run model promote llm production v1 --reason "first release"
+    expect_rc 1
+    err_has 'gated: v1: metric eval/acc >= 0.95 failed \(eval/acc is 0.9\)'
+    run model promote llm staging v1 --reason "try it"
+    expect_rc 0
+    out_has '^alias staging of llm points at v1$'
+    run model get llm
+    expect_rc 0
+    out_has '^VERSION +RUN +DIGEST +GATES +APPROVED +CREATED$'
+    out_has '^v1 +1 +sha256:cccccccccccc +1 metrics +- '
+    out_has '^staging +v1 +- +- +no '
+    run model history llm staging
+    expect_rc 0
+    out_has '^WHEN +KIND +FROM +TO +BY +REASON +GATES$'
+    out_has ' move +- +v1 +.* try it +- *$'
+    run model rollback llm staging
+    expect_rc 1
+    err_has 'no earlier version'
+    ;;
   watch)
     add_node dgx01 r1 l1
     rc=0
