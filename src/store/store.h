@@ -51,6 +51,7 @@
 #include "store/audit_repo.h"
 #include "store/checkpoints_repo.h"
 #include "store/datasets_repo.h"
+#include "store/features_repo.h"
 #include "store/jobs_repo.h"
 #include "store/ledger_repo.h"
 #include "store/models_repo.h"
@@ -84,6 +85,7 @@ class Tx : public JobRepo,
            public DatasetRepo,
            public RunRepo,
            public ModelRepo,
+           public FeatureRepo,
            public SchedulerRepo {
  public:
   ~Tx() override = default;

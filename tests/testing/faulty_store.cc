@@ -459,6 +459,41 @@ class FaultyTx final : public store::Tx {
                                                                   std::string_view alias) override {
     return inner_.list_alias_moves(model, alias);
   }
+  // FeatureRepo.
+  core::Status insert_feature_set(const store::FeatureSetRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_feature_set"));
+    return inner_.insert_feature_set(row);
+  }
+  core::Result<std::optional<store::FeatureSetRow>> get_feature_set(
+      std::string_view name, std::string_view version) override {
+    return inner_.get_feature_set(name, version);
+  }
+  core::Result<std::vector<store::FeatureSetRow>> list_feature_sets(
+      const std::optional<core::TenantId>& tenant) override {
+    return inner_.list_feature_sets(tenant);
+  }
+  core::Status append_feature_values(std::string_view name, std::string_view version,
+                                     const std::vector<core::FeatureValue>& values,
+                                     core::Time at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("append_feature_values"));
+    return inner_.append_feature_values(name, version, values, at);
+  }
+  core::Result<std::vector<core::FeatureValue>> feature_values(std::string_view name,
+                                                               std::string_view version,
+                                                               std::string_view entity,
+                                                               std::int64_t from_ms,
+                                                               std::int64_t to_ms) override {
+    return inner_.feature_values(name, version, entity, from_ms, to_ms);
+  }
+  core::Status raise_watermarks(std::string_view name, std::string_view version,
+                                const std::map<std::string, std::int64_t>& marks) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("raise_watermarks"));
+    return inner_.raise_watermarks(name, version, marks);
+  }
+  core::Result<std::map<std::string, std::int64_t>> watermarks(std::string_view name,
+                                                               std::string_view version) override {
+    return inner_.watermarks(name, version);
+  }
   // TenantRepo.
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));

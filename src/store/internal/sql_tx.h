@@ -192,6 +192,25 @@ class SqlTx final : public Tx {
   core::Result<std::vector<AliasMoveRow>> list_alias_moves(std::string_view model,
                                                            std::string_view alias) override;
 
+  // FeatureRepo (sql_features.cc).
+  core::Status insert_feature_set(const FeatureSetRow& row) override;
+  core::Result<std::optional<FeatureSetRow>> get_feature_set(std::string_view name,
+                                                             std::string_view version) override;
+  core::Result<std::vector<FeatureSetRow>> list_feature_sets(
+      const std::optional<core::TenantId>& tenant) override;
+  core::Status append_feature_values(std::string_view name, std::string_view version,
+                                     const std::vector<core::FeatureValue>& values,
+                                     core::Time at) override;
+  core::Result<std::vector<core::FeatureValue>> feature_values(std::string_view name,
+                                                               std::string_view version,
+                                                               std::string_view entity,
+                                                               std::int64_t from_ms,
+                                                               std::int64_t to_ms) override;
+  core::Status raise_watermarks(std::string_view name, std::string_view version,
+                                const std::map<std::string, std::int64_t>& marks) override;
+  core::Result<std::map<std::string, std::int64_t>> watermarks(std::string_view name,
+                                                               std::string_view version) override;
+
   // SchedulerRepo (sql_scheduler.cc).
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override;
@@ -241,6 +260,8 @@ class SqlTx final : public Tx {
                                                             std::vector<SqlValue> params);
   core::Result<std::vector<ModelAliasRow>> model_aliases(std::string_view where_order,
                                                          std::vector<SqlValue> params);
+  core::Result<std::vector<FeatureSetRow>> feature_sets(std::string_view where_order,
+                                                        std::vector<SqlValue> params);
 
   SqlConn& conn_;
 };

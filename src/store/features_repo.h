@@ -1,0 +1,58 @@
+// FeatureRepo: feature set versions, their values and source watermarks
+// (docs/features.md). A version's content is written once; values are appended.
+//
+// One of the repositories store::Tx is made of (store.h).
+// Thread safety: as Tx (used only by the thread running the transaction, only during it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/feature_lookup.h"
+#include "core/ids.h"
+#include "core/result.h"
+#include "core/status.h"
+#include "core/time.h"
+
+namespace corral::store {
+
+struct FeatureSetRow {
+  std::string name, version;
+  core::TenantId tenant;
+  std::string content;  // JSON: schema, source
+  std::string created_by;
+  core::Time created_at;
+};
+
+class FeatureRepo {
+ public:
+  virtual ~FeatureRepo() = default;
+
+  virtual core::Status insert_feature_set(const FeatureSetRow& row) = 0;
+  virtual core::Result<std::optional<FeatureSetRow>> get_feature_set(std::string_view name,
+                                                                     std::string_view version) = 0;
+  // Versions of `tenant`'s sets (every tenant's when nullopt), by name then version.
+  virtual core::Result<std::vector<FeatureSetRow>> list_feature_sets(
+      const std::optional<core::TenantId>& tenant) = 0;
+  // Appends `values` (their seq is assigned: the write order).
+  virtual core::Status append_feature_values(std::string_view name, std::string_view version,
+                                             const std::vector<core::FeatureValue>& values,
+                                             core::Time at) = 0;
+  // The values of `entity` with event times in [from_ms, to_ms].
+  virtual core::Result<std::vector<core::FeatureValue>> feature_values(std::string_view name,
+                                                                       std::string_view version,
+                                                                       std::string_view entity,
+                                                                       std::int64_t from_ms,
+                                                                       std::int64_t to_ms) = 0;
+  // Raises each source's watermark to the given one (never lowers it).
+  virtual core::Status raise_watermarks(std::string_view name, std::string_view version,
+                                        const std::map<std::string, std::int64_t>& marks) = 0;
+  virtual core::Result<std::map<std::string, std::int64_t>> watermarks(
+      std::string_view name, std::string_view version) = 0;
+};
+
+}  // namespace corral::store
