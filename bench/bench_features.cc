@@ -1,0 +1,39 @@
+// Point-in-time lookups (core::point_in_time, docs/features.md): 10,000 entities with 20
+// values each, looked up 10,000 rows at a time, as one lookup request of the API does.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "core/feature_lookup.h"
+
+namespace {
+
+void BM_PointInTime(benchmark::State& state) {
+  const int entities = static_cast<int>(state.range(0));
+  std::mt19937_64 rng(1);
+  std::vector<corral::core::FeatureValue> values;
+  for (int e = 0; e < entities; ++e) {
+    for (int i = 0; i < 20; ++i) {
+      values.push_back({.entity = "user-" + std::to_string(e),
+                        .event_ms = static_cast<std::int64_t>(rng() % 1'000'000),
+                        .seq = static_cast<std::int64_t>(values.size()),
+                        .values = R"({"clicks": 3})"});
+    }
+  }
+  std::vector<corral::core::LookupRow> rows;
+  for (int i = 0; i < 10'000; ++i) {
+    rows.push_back({.entity = "user-" + std::to_string(rng() % entities),
+                    .at_ms = static_cast<std::int64_t>(rng() % 1'000'000)});
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(corral::core::point_in_time(values, rows, 100'000));
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows.size()));
+}
+BENCHMARK(BM_PointInTime)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
