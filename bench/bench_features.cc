@@ -1,11 +1,14 @@
 // Point-in-time lookups (core::point_in_time, docs/features.md): 10,000 entities with 20
 // values each, looked up 10,000 rows at a time, as one lookup request of the API does.
+// Drift statistics (core::drift_stats, docs/drift.md): 100 features of 100,000 reference
+// and 100,000 current rows.
 #include <random>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "core/drift.h"
 #include "core/feature_lookup.h"
 
 namespace {
@@ -33,6 +36,27 @@ void BM_PointInTime(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows.size()));
 }
 BENCHMARK(BM_PointInTime)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+void BM_Drift(benchmark::State& state) {
+  const int features = 100, rows = static_cast<int>(state.range(0));
+  std::mt19937_64 rng(2);
+  std::normal_distribution<double> ref_dist(0, 1), cur_dist(0.3, 1.2);
+  std::vector<std::vector<double>> reference(features), current(features);
+  for (int f = 0; f < features; ++f) {
+    for (int i = 0; i < rows; ++i) {
+      reference[static_cast<std::size_t>(f)].push_back(ref_dist(rng));
+      current[static_cast<std::size_t>(f)].push_back(cur_dist(rng));
+    }
+  }
+  for (auto _ : state) {
+    for (int f = 0; f < features; ++f) {
+      benchmark::DoNotOptimize(corral::core::drift_stats(reference[static_cast<std::size_t>(f)],
+                                                         current[static_cast<std::size_t>(f)]));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * features);
+}
+BENCHMARK(BM_Drift)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
