@@ -1,5 +1,5 @@
 // Drift statistics against figures computed independently with SciPy 1.10 and NumPy
-// (Debian 12's python3-scipy) on the same inputs, kept here:
+// (Debian 12's python3-scipy) on the same inputs by tests/core/drift_reference.py, kept here:
 //   ks      scipy.stats.ks_2samp(ref, cur).statistic
 //   ks_p    scipy.stats.kstwobign.sf(sqrt(n*m/(n+m)) * ks)
 //   psi     numpy: 10 equal-width bins over both samples' range (numpy.histogram), shares

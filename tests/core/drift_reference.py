@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+# The figures tests/core/drift_test.cc holds, computed with SciPy and NumPy (Debian 12:
+# apt-get install python3-scipy; /usr/bin/python3 tests/core/drift_reference.py). Not run
+# by the tests: the figures are kept there, so the test needs no Python.
+import numpy as np
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+def gen(n, mul, mod, div, shift):
+    return np.array([((i * mul) % mod) / div + shift for i in range(n)], dtype=float)
+cases = {
+  "shifted": (gen(200, 7919, 1000, 100.0, 0.0), gen(150, 104729, 997, 90.0, 1.5)),
+  "same": (gen(300, 7919, 1000, 100.0, 0.0), gen(300, 6841, 1000, 100.0, 0.0)),
+  "small": (np.array([1.0, 2, 2, 3, 4, 5, 5, 5, 9]), np.array([2.0, 3, 3, 4, 7, 8, 8])),
+}
+for name, (ref, cur) in cases.items():
+    d = stats.ks_2samp(ref, cur).statistic
+    n, m = len(ref), len(cur)
+    p = stats.kstwobign.sf(np.sqrt(n * m / (n + m)) * d)
+    lo, hi = min(ref.min(), cur.min()), max(ref.max(), cur.max())
+    r, _ = np.histogram(ref, bins=10, range=(lo, hi)); c, _ = np.histogram(cur, bins=10, range=(lo, hi))
+    r = np.maximum(r / n, 1e-4); c = np.maximum(c / m, 1e-4)
+    psi = np.sum((c - r) * np.log(c / r))
+    js = jensenshannon(r, c)
+    w = stats.wasserstein_distance(ref, cur)
+    wn = w / np.std(ref, ddof=1)
+    print(f'{{"{name}", {d!r}, {p!r}, {psi!r}, {js!r}, {w!r}, {wn!r}}},')
