@@ -168,7 +168,7 @@ json version_json(const store::ModelVersionRow& v,
                   const std::vector<store::ModelApprovalRow>& approvals) {
   json out = json::parse(v.content, nullptr, false);
   if (!out.is_object()) out = json::object();
-  out["model"] = v.model;
+  out["model"] = v.name;
   out["version"] = v.version;
   out["tenant"] = v.tenant.value;
   out["createdBy"] = v.created_by;
@@ -236,7 +236,7 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
                               " is registered with other content: a version is immutable, "
                               "register a new one");
   }
-  const store::ModelVersionRow row{.model = id,
+  const store::ModelVersionRow row{.name = id,
                                    .version = version.get<std::string>(),
                                    .tenant = run->tenant,
                                    .content = content.dump(),
@@ -371,7 +371,7 @@ Result<json> evaluate_gates(store::Tx& tx, const store::ModelVersionRow& to,
                          : "incompatible with " + from->version + ":" + broken);
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(to.model, to.version));
+  CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(to.name, to.version));
   for (const json& name : gates["approvals"]) {
     const auto a = std::find_if(approvals.begin(), approvals.end(),
                                 [&](const auto& r) { return r.name == name.get<std::string>(); });

@@ -15,16 +15,12 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "store/versioned_doc.h"
 
 namespace corral::store {
 
 // A dataset as listed: its id, owner and versions.
-struct DatasetSummary {
-  std::string id;
-  core::TenantId tenant;
-  std::int64_t versions = 0;
-  core::Time latest;  // the newest version's registration
-};
+using DatasetSummary = VersionedSummary;
 
 // A pending job whose lineage names a version that has not passed.
 struct DatasetHold {

@@ -17,16 +17,12 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "store/versioned_doc.h"
 
 namespace corral::store {
 
-struct FeatureSetRow {
-  std::string name, version;
-  core::TenantId tenant;
-  std::string content;  // JSON: schema, source
-  std::string created_by;
-  core::Time created_at;
-};
+// A feature set version: content {schema, source}.
+using FeatureSetRow = VersionedDoc;
 
 class FeatureRepo {
  public:

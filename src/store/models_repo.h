@@ -17,17 +17,12 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "store/versioned_doc.h"
 
 namespace corral::store {
 
-struct ModelVersionRow {
-  std::string model;
-  std::string version;
-  core::TenantId tenant;
-  std::string content;  // JSON: run, artifactUri, digest, inputSchema, outputSchema, gates
-  std::string created_by;
-  core::Time created_at;
-};
+// A model version: content {run, artifactUri, digest, inputSchema, outputSchema, gates}.
+using ModelVersionRow = VersionedDoc;
 
 struct ModelApprovalRow {
   std::string model, version, name;
@@ -52,13 +47,7 @@ struct AliasMoveRow {
   core::Time at;
 };
 
-// A model as listed: its id, owner, versions and newest registration.
-struct ModelSummary {
-  std::string id;
-  core::TenantId tenant;
-  std::int64_t versions = 0;
-  core::Time latest;
-};
+using ModelSummary = VersionedSummary;
 
 class ModelRepo {
  public:

@@ -114,16 +114,7 @@ Result<std::vector<DatasetSummary>> SqlTx::list_datasets(
                                           cat(" FROM dataset_versions ", where,
                                               " GROUP BY dataset_id ORDER BY dataset_id LIMIT $2")),
                                       std::move(params)));
-  std::vector<DatasetSummary> out;
-  for (const auto& r : res.rows) {
-    RowReader in(r, "dataset_versions", kColumns);
-    out.push_back({.id = in.str(0),
-                   .tenant = core::TenantId(in.str(1)),
-                   .versions = in.i64(2),
-                   .latest = in.time(3)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_summaries(res.rows, "dataset_versions", kColumns);
 }
 
 Status SqlTx::set_dataset_status(const core::DatasetRef& ref, core::QualityStatus status,

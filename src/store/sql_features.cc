@@ -27,36 +27,19 @@ Status SqlTx::insert_feature_set(const FeatureSetRow& r) {
       .status();
 }
 
-Result<std::vector<FeatureSetRow>> SqlTx::feature_sets(std::string_view where_order,
-                                                       std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(
-      auto res,
-      q(cat("SELECT ", kSetColumns, cat(" FROM feature_sets ", where_order)), std::move(params)));
-  std::vector<FeatureSetRow> out;
-  for (const auto& row : res.rows) {
-    RowReader in(row, "feature_sets", kSetColumns);
-    out.push_back({.name = in.str(0),
-                   .version = in.str(1),
-                   .tenant = core::TenantId(in.str(2)),
-                   .content = in.str(3),
-                   .created_by = in.str(4),
-                   .created_at = in.time(5)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
-}
-
 Result<std::optional<FeatureSetRow>> SqlTx::get_feature_set(std::string_view name,
                                                             std::string_view version) {
-  CORRAL_ASSIGN_OR_RETURN(auto rows, feature_sets("WHERE name = $1 AND version = $2",
-                                                  {std::string(name), std::string(version)}));
+  CORRAL_ASSIGN_OR_RETURN(auto rows,
+                          versioned_docs("feature_sets", "name", "WHERE name = $1 AND version = $2",
+                                         {std::string(name), std::string(version)}));
   return first_row(std::move(rows));
 }
 
 Result<std::vector<FeatureSetRow>> SqlTx::list_feature_sets(
     const std::optional<core::TenantId>& tenant) {
-  if (!tenant) return feature_sets("ORDER BY name, version", {});
-  return feature_sets("WHERE tenant = $1 ORDER BY name, version", {tenant->value});
+  if (!tenant) return versioned_docs("feature_sets", "name", "ORDER BY name, version", {});
+  return versioned_docs("feature_sets", "name", "WHERE tenant = $1 ORDER BY name, version",
+                        {tenant->value});
 }
 
 Status SqlTx::append_feature_values(std::string_view name, std::string_view version,

@@ -24,38 +24,21 @@ constexpr std::string_view kMoveColumns =
 Status SqlTx::insert_model_version(const ModelVersionRow& r) {
   return q(cat("INSERT INTO model_versions (", kVersionColumns,
                ") VALUES ($1, $2, $3, $4, $5, $6)"),
-           {r.model, r.version, r.tenant.value, r.content, r.created_by, ms(r.created_at)})
+           {r.name, r.version, r.tenant.value, r.content, r.created_by, ms(r.created_at)})
       .status();
-}
-
-Result<std::vector<ModelVersionRow>> SqlTx::model_versions(std::string_view where_order,
-                                                           std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(
-      auto res, q(cat("SELECT ", kVersionColumns, cat(" FROM model_versions ", where_order)),
-                  std::move(params)));
-  std::vector<ModelVersionRow> out;
-  for (const auto& row : res.rows) {
-    RowReader in(row, "model_versions", kVersionColumns);
-    out.push_back({.model = in.str(0),
-                   .version = in.str(1),
-                   .tenant = core::TenantId(in.str(2)),
-                   .content = in.str(3),
-                   .created_by = in.str(4),
-                   .created_at = in.time(5)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
 }
 
 Result<std::optional<ModelVersionRow>> SqlTx::get_model_version(std::string_view model,
                                                                 std::string_view version) {
-  CORRAL_ASSIGN_OR_RETURN(auto rows, model_versions("WHERE model_id = $1 AND version = $2",
+  CORRAL_ASSIGN_OR_RETURN(auto rows, versioned_docs("model_versions", "model_id",
+                                                    "WHERE model_id = $1 AND version = $2",
                                                     {std::string(model), std::string(version)}));
   return first_row(std::move(rows));
 }
 
 Result<std::vector<ModelVersionRow>> SqlTx::list_model_versions(std::string_view model) {
-  return model_versions("WHERE model_id = $1 ORDER BY version", {std::string(model)});
+  return versioned_docs("model_versions", "model_id", "WHERE model_id = $1 ORDER BY version",
+                        {std::string(model)});
 }
 
 Result<std::vector<ModelSummary>> SqlTx::list_models(const std::optional<core::TenantId>& tenant,
@@ -68,16 +51,7 @@ Result<std::vector<ModelSummary>> SqlTx::list_models(const std::optional<core::T
                                               tenant ? " AND tenant = $3" : "",
                                               " GROUP BY model_id ORDER BY model_id LIMIT $2")),
                                       std::move(params)));
-  std::vector<ModelSummary> out;
-  for (const auto& row : res.rows) {
-    RowReader in(row, "model_versions", kColumns);
-    out.push_back({.id = in.str(0),
-                   .tenant = core::TenantId(in.str(1)),
-                   .versions = in.i64(2),
-                   .latest = in.time(3)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_summaries(res.rows, "model_versions", kColumns);
 }
 
 Result<bool> SqlTx::insert_model_approval(const ModelApprovalRow& r) {

@@ -79,6 +79,12 @@ std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
 
+// Summaries of versioned names from rows of (id, tenant, count, newest time)
+// (sql_versioned.cc).
+core::Result<std::vector<VersionedSummary>> read_summaries(const std::vector<SqlRow>& rows,
+                                                           std::string_view table,
+                                                           std::string_view columns);
+
 // The items of a comma-separated column ("a,b" -> {a, b}; "" -> {}): lists of names and
 // refs, which never hold a comma.
 std::vector<std::string> split_commas(const std::string& text);

@@ -256,12 +256,14 @@ class SqlTx final : public Tx {
                                                           std::vector<SqlValue> params);
   core::Result<std::vector<core::DatasetVersion>> dataset_versions(std::string_view where_order,
                                                                    std::vector<SqlValue> params);
-  core::Result<std::vector<ModelVersionRow>> model_versions(std::string_view where_order,
-                                                            std::vector<SqlValue> params);
+  // The documents of `table` (its name column `name_column`) WHERE/ORDER `where_order`
+  // (sql_versioned.cc).
+  core::Result<std::vector<VersionedDoc>> versioned_docs(std::string_view table,
+                                                         std::string_view name_column,
+                                                         std::string_view where_order,
+                                                         std::vector<SqlValue> params);
   core::Result<std::vector<ModelAliasRow>> model_aliases(std::string_view where_order,
                                                          std::vector<SqlValue> params);
-  core::Result<std::vector<FeatureSetRow>> feature_sets(std::string_view where_order,
-                                                        std::vector<SqlValue> params);
 
   SqlConn& conn_;
 };
