@@ -411,6 +411,22 @@ YAML
     expect_rc 1
     err_has 'no earlier version'
     ;;
+  features)   # docs/features.md (issue 17)
+    api POST /v1/features/user-stats/versions '{"version":"v1","schema":{"clicks":"int"},"source":"kafka://clicks"}'
+    api POST /v1/features/user-stats/versions/v1/values '{"values":[{"entity":"u1","eventTimeMs":1780000000000,"values":{"clicks":3}},{"entity":"u1","eventTimeMs":1780000600000,"values":{"clicks":5}}]}'
+    run features
+    expect_rc 0
+    out_has '^NAME +VERSION +TENANT +FEATURES +SOURCE +CREATED$'
+    out_has '^user-stats +v1 +default +1 +kafka://clicks '
+    run feature lookup user-stats@v1 --entity u1 --entity u2 --at 2026-05-28T20:35:00Z --ttl 1h --utc
+    expect_rc 0
+    out_has '^ENTITY +AT +EVENT TIME +VALUES$'
+    out_has '^u1 +2026-05-28 20:35.* +2026-05-28 20:26.* +\{"clicks":3\}$'
+    out_has '^u2 +.* +- +\(none within the TTL\)$'
+    run feature lookup user-stats@v1 --entity u1 --at tomorrowish
+    expect_rc 2
+    err_has '--at'
+    ;;
   watch)
     add_node dgx01 r1 l1
     rc=0
