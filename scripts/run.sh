@@ -105,6 +105,20 @@ done
 echo
 "${corral[@]}" run get "$finetune"
 echo
+echo "== the model registry (docs/models.md): the fine-tune's model as version v1 of webtext-ft,"
+echo "   promoted to staging; production is gated on its eval/weight_error"
+model=$("${corral[@]}" run get "$finetune" -o json | python3 -c '
+import json, sys
+run = json.load(sys.stdin)
+a = next(a for a in run["artifacts"] if a["kind"] == "artifact")
+print(json.dumps({"version": "v1", "run": run["id"], "artifactUri": a["uri"], "digest": a["digest"],
+                  "gates": {"metrics": [{"metric": "eval/weight_error", "max": 0.01}]}}))')
+curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \
+  -d "$model" "$CORRAL_SERVER/v1/models/webtext-ft/versions" >/dev/null
+"${corral[@]}" model promote webtext-ft staging v1 --reason "demo fine-tune"
+"${corral[@]}" model promote webtext-ft production v1 --reason "its gate decides"
+"${corral[@]}" model get webtext-ft
+echo
 echo "== audit log verification"
 "${corral[@]}" audit verify
 echo
