@@ -166,7 +166,7 @@ four agents run there too (state and worker logs in $data/agent-dgx*).
 In another shell:
   export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
   $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit | cost
-  $bin/cli/corral datasets | runs | run get ID | run metrics ID | runs reproduce ID
+  $bin/cli/corral datasets | runs | run get ID | runs reproduce ID | models | model get ID | features
 MSG
 if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
 echo "Ctrl-C stops it."
