@@ -76,6 +76,8 @@ std::vector<Route> model_routes(ApiContext& api);
 // /v1/features: feature set versions, their values and point-in-time lookups
 // (api_features.cc).
 std::vector<Route> feature_routes(ApiContext& api);
+// /v1/models/{id}/versions/{v}/drift: reference samples and drift reports (api_drift.cc).
+std::vector<Route> drift_routes(ApiContext& api);
 
 // What every new job goes through once its spec is read (a submission, a reproduction):
 // the caller's right to the spec's tenant, routing, the tenant's admission limits and the

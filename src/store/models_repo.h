@@ -49,6 +49,15 @@ struct AliasMoveRow {
 
 using ModelSummary = VersionedSummary;
 
+// A drift report against a version's reference (docs/drift.md).
+struct DriftReportRow {
+  std::int64_t id = 0;  // assigned by the store
+  std::string model, version, segment;
+  bool drifted = false;
+  std::string report;  // JSON: per feature, its statistics and verdict
+  core::Time at;
+};
+
 class ModelRepo {
  public:
   virtual ~ModelRepo() = default;
@@ -80,6 +89,18 @@ class ModelRepo {
   // Oldest first.
   virtual core::Result<std::vector<AliasMoveRow>> list_alias_moves(std::string_view model,
                                                                    std::string_view alias) = 0;
+
+  // A version's drift reference (JSON: features and thresholds), replaced whole.
+  virtual core::Status put_drift_reference(std::string_view model, std::string_view version,
+                                           std::string_view reference, std::string_view by,
+                                           core::Time at) = 0;
+  virtual core::Result<std::optional<std::string>> drift_reference(std::string_view model,
+                                                                   std::string_view version) = 0;
+  virtual core::Status append_drift_report(const DriftReportRow& row) = 0;
+  // Newest first, at most `limit`.
+  virtual core::Result<std::vector<DriftReportRow>> list_drift_reports(std::string_view model,
+                                                                       std::string_view version,
+                                                                       std::int32_t limit) = 0;
 };
 
 }  // namespace corral::store

@@ -459,6 +459,25 @@ class FaultyTx final : public store::Tx {
                                                                   std::string_view alias) override {
     return inner_.list_alias_moves(model, alias);
   }
+  core::Status put_drift_reference(std::string_view model, std::string_view version,
+                                   std::string_view reference, std::string_view by,
+                                   core::Time at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_drift_reference"));
+    return inner_.put_drift_reference(model, version, reference, by, at);
+  }
+  core::Result<std::optional<std::string>> drift_reference(std::string_view model,
+                                                           std::string_view version) override {
+    return inner_.drift_reference(model, version);
+  }
+  core::Status append_drift_report(const store::DriftReportRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("append_drift_report"));
+    return inner_.append_drift_report(row);
+  }
+  core::Result<std::vector<store::DriftReportRow>> list_drift_reports(std::string_view model,
+                                                                      std::string_view version,
+                                                                      std::int32_t limit) override {
+    return inner_.list_drift_reports(model, version, limit);
+  }
   // FeatureRepo.
   core::Status insert_feature_set(const store::FeatureSetRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_feature_set"));

@@ -191,6 +191,15 @@ class SqlTx final : public Tx {
   core::Status append_alias_move(const AliasMoveRow& row) override;
   core::Result<std::vector<AliasMoveRow>> list_alias_moves(std::string_view model,
                                                            std::string_view alias) override;
+  core::Status put_drift_reference(std::string_view model, std::string_view version,
+                                   std::string_view reference, std::string_view by,
+                                   core::Time at) override;
+  core::Result<std::optional<std::string>> drift_reference(std::string_view model,
+                                                           std::string_view version) override;
+  core::Status append_drift_report(const DriftReportRow& row) override;
+  core::Result<std::vector<DriftReportRow>> list_drift_reports(std::string_view model,
+                                                               std::string_view version,
+                                                               std::int32_t limit) override;
 
   // FeatureRepo (sql_features.cc).
   core::Status insert_feature_set(const FeatureSetRow& row) override;
