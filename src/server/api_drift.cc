@@ -5,7 +5,8 @@
 // distance at 0.1 or above) unless the reference sets its own thresholds, and kept as a
 // report with its segment.
 //
-// A model version is visible as in api_models.cc: another tenant's answers 404.
+// A model version is visible as in the registry (model_registry.h): another tenant's
+// answers 404.
 #include <cmath>
 #include <httplib.h>
 #include <string>
@@ -20,6 +21,7 @@
 #include "server/api_routes.h"
 #include "server/api_views.h"
 #include "server/http_status.h"
+#include "server/model_registry.h"
 
 namespace corral::server {
 namespace {
@@ -32,35 +34,26 @@ constexpr std::size_t kMaxFeatures = 100;
 constexpr std::size_t kMaxValues = 100'000;
 constexpr std::size_t kSmallReference = 1000;  // Evidently: KS up to here, Wasserstein above
 
-Status bad(const std::string& field, const std::string& why) {
-  return core::invalid_argument(field, why);
-}
-
 Result<store::ModelVersionRow> visible_version(const Call& c, store::Tx& tx) {
-  const std::string id = c.path_param(1), version = c.path_param(2);
-  CORRAL_ASSIGN_OR_RETURN(const auto v, tx.get_model_version(id, version));
-  if (!v || !can_see_tenant(c.who, v->tenant.value)) {
-    return core::not_found("model version " + id.substr(0, 63) + "@" + version.substr(0, 63) +
-                           " not found");
-  }
-  return *v;
+  return visible_model_version(tx, c.who, c.path_param(1), c.path_param(2));
 }
 
 // {feature: [finite numbers]}: at most 100 features of 1 to 100,000 values.
 Result<json> read_samples(const json& body) {
   const json features = body.value("features", json());
   if (!features.is_object() || features.empty() || features.size() > kMaxFeatures) {
-    return bad("features", "must map 1 to 100 feature names to their values");
+    return core::invalid_argument("features", "must map 1 to 100 feature names to their values");
   }
   for (const auto& [name, values] : features.items()) {
     const std::string path = "features." + name;
-    if (!core::is_metric_name(name)) return bad(path, "must be a feature name");
+    if (!core::is_metric_name(name)) return core::invalid_argument(path, "must be a feature name");
     if (!values.is_array() || values.empty() || values.size() > kMaxValues) {
-      return bad(path, "must be an array of 1 to 100000 numbers");
+      return core::invalid_argument(path, "must be an array of 1 to 100000 numbers");
     }
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (!values[i].is_number() || !std::isfinite(values[i].get<double>())) {
-        return bad(path + "[" + std::to_string(i) + "]", "must be a finite number");
+        return core::invalid_argument(path + "[" + std::to_string(i) + "]",
+                                      "must be a finite number");
       }
     }
   }
@@ -72,16 +65,17 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, value] : body.items()) {
-    if (k != "features" && k != "thresholds") return bad(k, "unknown field");
+    if (k != "features" && k != "thresholds") return core::invalid_argument(k, "unknown field");
   }
   CORRAL_ASSIGN_OR_RETURN(const json features, read_samples(body));
   json thresholds = {{"ksP", 0.05}, {"wassersteinNormed", 0.1}};
   const json given = body.value("thresholds", json::object());
-  if (!given.is_object()) return bad("thresholds", "must be {ksP, wassersteinNormed}");
+  if (!given.is_object())
+    return core::invalid_argument("thresholds", "must be {ksP, wassersteinNormed}");
   for (const auto& [k, value] : given.items()) {
-    if (!thresholds.contains(k)) return bad("thresholds." + k, "unknown field");
+    if (!thresholds.contains(k)) return core::invalid_argument("thresholds." + k, "unknown field");
     if (!value.is_number() || !(value.get<double>() > 0) || !(value.get<double>() <= 1e6)) {
-      return bad("thresholds." + k, "must be a number above 0");
+      return core::invalid_argument("thresholds." + k, "must be a number above 0");
     }
     thresholds[k] = value;
   }
@@ -101,12 +95,12 @@ Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, value] : body.items()) {
-    if (k != "features" && k != "segment") return bad(k, "unknown field");
+    if (k != "features" && k != "segment") return core::invalid_argument(k, "unknown field");
   }
   const json segment = body.value("segment", json(""));
   if (!segment.is_string() || segment.get<std::string>().size() > 63 ||
       (!segment.get<std::string>().empty() && !core::is_dns_label(segment.get<std::string>()))) {
-    return bad("segment", "must be a segment label (a DNS label)");
+    return core::invalid_argument("segment", "must be a segment label (a DNS label)");
   }
   CORRAL_ASSIGN_OR_RETURN(const json current, read_samples(body));
   CORRAL_ASSIGN_OR_RETURN(const auto stored, tx.drift_reference(v.name, v.version));
@@ -121,7 +115,8 @@ Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
   bool drifted = false;
   for (const auto& [name, values] : current.items()) {
     const json ref = reference["features"].value(name, json());
-    if (!ref.is_array()) return bad("features." + name, "has no reference sample");
+    if (!ref.is_array())
+      return core::invalid_argument("features." + name, "has no reference sample");
     const core::DriftStats s =
         core::drift_stats(ref.get<std::vector<double>>(), values.get<std::vector<double>>());
     const bool small = ref.size() <= kSmallReference;

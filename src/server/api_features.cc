@@ -36,10 +36,6 @@ using nlohmann::json;
 constexpr std::size_t kMaxBatch = 10000;  // values a write, rows a lookup
 constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;
 
-Status bad(const std::string& field, const std::string& why) {
-  return core::invalid_argument(field, why);
-}
-
 Result<std::string> set_name(const Call& c) {
   const std::string name = c.path_param(1);
   if (name.size() > 63 || !core::is_dns_label(name)) {
@@ -85,15 +81,15 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
     if (k != "version" && k != "tenant" && k != "schema" && k != "source")
-      return bad(k, "unknown field");
+      return core::invalid_argument(k, "unknown field");
   }
   const json version = body.value("version", json());
   if (!version.is_string() || !core::is_dataset_version(version.get<std::string>())) {
-    return bad("version", "must be 1 to 63 of letters, digits, '.', '_', '-'");
+    return core::invalid_argument("version", "must be 1 to 63 of letters, digits, '.', '_', '-'");
   }
   std::string tenant = c.who.role == Role::kMember ? c.who.tenant : "default";
   if (body.contains("tenant")) {
-    if (!body["tenant"].is_string()) return bad("tenant", "must be a string");
+    if (!body["tenant"].is_string()) return core::invalid_argument("tenant", "must be a string");
     if (c.who.role == Role::kMember && body["tenant"] != tenant) {
       return permission_denied("a member of tenant " + tenant +
                                " registers only its own feature sets");
@@ -101,20 +97,23 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
     tenant = body["tenant"];
   }
   CORRAL_ASSIGN_OR_RETURN(const auto tenant_row, tx.get_tenant(core::TenantId(tenant)));
-  if (!tenant_row) return bad("tenant", "unknown tenant \"" + tenant + "\"");
+  if (!tenant_row) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
   const json schema = body.value("schema", json());
   if (!schema.is_object() || schema.empty() || schema.size() > 1024) {
-    return bad("schema", "must map 1 to 1024 feature names to float, int, bool or string");
+    return core::invalid_argument("schema",
+                                  "must map 1 to 1024 feature names to float, int, bool or string");
   }
   for (const auto& [feature, type] : schema.items()) {
-    if (!core::is_metric_name(feature)) return bad("schema." + feature, "must be a feature name");
+    if (!core::is_metric_name(feature))
+      return core::invalid_argument("schema." + feature, "must be a feature name");
     if (type != "float" && type != "int" && type != "bool" && type != "string") {
-      return bad("schema." + feature, "must be float, int, bool or string");
+      return core::invalid_argument("schema." + feature, "must be float, int, bool or string");
     }
   }
   const json source = body.value("source", json(""));
   if (!source.is_string() || source.get<std::string>().size() > 2048) {
-    return bad("source", "must be a string of at most 2048 bytes (where the values come from)");
+    return core::invalid_argument(
+        "source", "must be a string of at most 2048 bytes (where the values come from)");
   }
   const json content = {{"schema", schema}, {"source", source}};
   CORRAL_ASSIGN_OR_RETURN(const auto all, tx.list_feature_sets(std::nullopt));
@@ -126,9 +125,10 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     if (s.version != version.get<std::string>()) continue;
     if (s.content == content.dump()) return json_reply(set_json(s, {}));
-    return bad("version", name + "@" + s.version +
-                              " is registered with another schema or "
-                              "source: a version is immutable, register a new one");
+    return core::invalid_argument("version",
+                                  name + "@" + s.version +
+                                      " is registered with another schema or "
+                                      "source: a version is immutable, register a new one");
   }
   const store::FeatureSetRow row{.name = name,
                                  .version = version.get<std::string>(),
@@ -163,46 +163,51 @@ Result<Reply> write_values(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto set, visible_set(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
-    if (k != "values" && k != "watermarks") return bad(k, "unknown field");
+    if (k != "values" && k != "watermarks") return core::invalid_argument(k, "unknown field");
   }
   const json schema = json::parse(set.content)["schema"];
   const json rows = body.value("values", json::array());
   if (!rows.is_array() || rows.size() > kMaxBatch) {
-    return bad("values", "must be an array of at most " + std::to_string(kMaxBatch) + " values");
+    return core::invalid_argument(
+        "values", "must be an array of at most " + std::to_string(kMaxBatch) + " values");
   }
   std::vector<core::FeatureValue> values;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string path = "values[" + std::to_string(i) + "]";
     const json& r = rows[i];
-    if (!r.is_object()) return bad(path, "must be {entity, eventTimeMs, values}");
+    if (!r.is_object())
+      return core::invalid_argument(path, "must be {entity, eventTimeMs, values}");
     for (const auto& [k, v] : r.items()) {
       if (k != "entity" && k != "eventTimeMs" && k != "values")
-        return bad(path + "." + k, "unknown field");
+        return core::invalid_argument(path + "." + k, "unknown field");
     }
     const json entity = r.value("entity", json());
     if (!entity.is_string() || entity.get<std::string>().empty() ||
         entity.get<std::string>().size() > 256 ||
         core::has_control_chars(entity.get<std::string>())) {
-      return bad(path + ".entity", "must be an entity id of 1 to 256 characters");
+      return core::invalid_argument(path + ".entity",
+                                    "must be an entity id of 1 to 256 characters");
     }
     CORRAL_ASSIGN_OR_RETURN(
         const std::int64_t at,
         core::integer_in(r.value("eventTimeMs", json()), path + ".eventTimeMs", 0, kMaxTimeMs));
     const json features = r.value("values", json());
     if (!features.is_object() || features.empty())
-      return bad(path + ".values", "must be an object of feature: value");
+      return core::invalid_argument(path + ".values", "must be an object of feature: value");
     for (const auto& [feature, v] : features.items()) {
       if (!schema.contains(feature))
-        return bad(path + ".values." + feature, "is not in the schema");
+        return core::invalid_argument(path + ".values." + feature, "is not in the schema");
       if (!type_matches(schema[feature], v)) {
-        return bad(path + ".values." + feature, "must be a " + schema[feature].get<std::string>());
+        return core::invalid_argument(path + ".values." + feature,
+                                      "must be a " + schema[feature].get<std::string>());
       }
     }
     values.push_back({.entity = entity, .event_ms = at, .values = features.dump()});
   }
   std::map<std::string, std::int64_t> marks;
   const json wm = body.value("watermarks", json::object());
-  if (!wm.is_object()) return bad("watermarks", "must be an object of source: ms");
+  if (!wm.is_object())
+    return core::invalid_argument("watermarks", "must be an object of source: ms");
   for (const auto& [source, v] : wm.items()) {
     CORRAL_ASSIGN_OR_RETURN(marks[source],
                             core::integer_in(v, "watermarks." + source, 0, kMaxTimeMs));
@@ -217,14 +222,14 @@ Result<Reply> lookup(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto set, visible_set(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
-    if (k != "rows" && k != "ttlMs") return bad(k, "unknown field");
+    if (k != "rows" && k != "ttlMs") return core::invalid_argument(k, "unknown field");
   }
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t ttl,
                           core::integer_in(body.value("ttlMs", json()), "ttlMs", 0, kMaxTimeMs));
   const json rows = body.value("rows", json());
   if (!rows.is_array() || rows.size() > kMaxBatch) {
-    return bad("rows",
-               "must be an array of at most " + std::to_string(kMaxBatch) + " {entity, atMs}");
+    return core::invalid_argument(
+        "rows", "must be an array of at most " + std::to_string(kMaxBatch) + " {entity, atMs}");
   }
   std::vector<core::LookupRow> queries;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> span;  // entity -> [min at, max at]
@@ -232,7 +237,7 @@ Result<Reply> lookup(ApiContext&, const Call& c, store::Tx& tx) {
     const std::string path = "rows[" + std::to_string(i) + "]";
     const json& r = rows[i];
     if (!r.is_object() || !r.value("entity", json()).is_string()) {
-      return bad(path + ".entity", "must be an entity id");
+      return core::invalid_argument(path + ".entity", "must be an entity id");
     }
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t at, core::integer_in(r.value("atMs", json()),
                                                                     path + ".atMs", 0, kMaxTimeMs));

@@ -27,6 +27,7 @@
 #include "server/http_status.h"
 #include "server/list_page.h"
 #include "server/model_json.h"
+#include "server/model_registry.h"
 
 namespace corral::server {
 namespace {
@@ -38,10 +39,6 @@ using nlohmann::json;
 // The alias every promotion to is gated, whatever its state says.
 constexpr const char* kProduction = "production";
 
-Status bad(const std::string& field, const std::string& why) {
-  return core::invalid_argument(field, why);
-}
-
 Result<std::string> model_id(const Call& c) {
   const std::string id = c.path_param(1);
   if (id.size() > 63 || !core::is_dns_label(id)) {
@@ -50,104 +47,23 @@ Result<std::string> model_id(const Call& c) {
   return id;
 }
 
-bool can_see(const Principal& p, const core::TenantId& tenant) {
-  return can_see_tenant(p, tenant.value);
-}
-
 // {field: type}: at most 256 fields, names as metric names, types 1 to 64 plain bytes.
 Result<json> read_schema(const json& body, const char* key) {
   if (!body.contains(key) || body[key].is_null()) return json::object();
   const json& s = body[key];
-  if (!s.is_object()) return bad(key, "must be an object of field: type");
-  if (s.size() > 256) return bad(key, "must have at most 256 fields");
+  if (!s.is_object()) return core::invalid_argument(key, "must be an object of field: type");
+  if (s.size() > 256) return core::invalid_argument(key, "must have at most 256 fields");
   for (const auto& [name, type] : s.items()) {
     const std::string path = std::string(key) + "." + name;
     if (!core::is_metric_name(name))
-      return bad(path, "must be a field name of letters, digits, '_', '.', '/', '-'");
+      return core::invalid_argument(path,
+                                    "must be a field name of letters, digits, '_', '.', '/', '-'");
     if (!type.is_string() || type.get<std::string>().empty() ||
         type.get<std::string>().size() > 64) {
-      return bad(path, "must be a type name of 1 to 64 characters");
+      return core::invalid_argument(path, "must be a type name of 1 to 64 characters");
     }
   }
   return s;
-}
-
-Result<json> read_gates(const json& body) {
-  json out = {{"metrics", json::array()},
-              {"improvement", json::array()},
-              {"schemaCompatible", false},
-              {"approvals", json::array()}};
-  if (!body.contains("gates") || body["gates"].is_null()) return out;
-  const json& g = body["gates"];
-  if (!g.is_object()) return bad("gates", "must be an object");
-  for (const auto& [k, v] : g.items()) {
-    if (!out.contains(k)) return bad("gates." + k, "unknown field");
-  }
-  const auto list = [&](const char* key) -> Result<json> {
-    const json v = g.value(key, json::array());
-    if (!v.is_array() || v.size() > 32) {
-      return bad(std::string("gates.") + key, "must be an array of at most 32 entries");
-    }
-    return v;
-  };
-  CORRAL_ASSIGN_OR_RETURN(const json metrics, list("metrics"));
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
-    const std::string path = "gates.metrics[" + std::to_string(i) + "]";
-    const json& m = metrics[i];
-    if (!m.is_object()) return bad(path, "must be an object");
-    for (const auto& [k, v] : m.items()) {
-      if (k != "metric" && k != "min" && k != "max") return bad(path + "." + k, "unknown field");
-    }
-    if (!m.value("metric", json()).is_string() ||
-        !core::is_metric_name(m["metric"].get<std::string>())) {
-      return bad(path + ".metric", "must be a metric name");
-    }
-    if (m.contains("min") == m.contains("max"))
-      return bad(path, "needs exactly one of min and max");
-    const char* bound = m.contains("min") ? "min" : "max";
-    if (!m[bound].is_number() || !std::isfinite(m[bound].get<double>())) {
-      return bad(path + "." + bound, "must be a finite number");
-    }
-    out["metrics"].push_back(m);
-  }
-  CORRAL_ASSIGN_OR_RETURN(const json improvement, list("improvement"));
-  for (std::size_t i = 0; i < improvement.size(); ++i) {
-    const std::string path = "gates.improvement[" + std::to_string(i) + "]";
-    const json& m = improvement[i];
-    if (!m.is_object()) return bad(path, "must be an object");
-    for (const auto& [k, v] : m.items()) {
-      if (k != "metric" && k != "minDelta" && k != "direction")
-        return bad(path + "." + k, "unknown field");
-    }
-    if (!m.value("metric", json()).is_string() ||
-        !core::is_metric_name(m["metric"].get<std::string>())) {
-      return bad(path + ".metric", "must be a metric name");
-    }
-    const json delta = m.value("minDelta", json(0.0));
-    if (!delta.is_number() || !(delta.get<double>() >= 0) || !std::isfinite(delta.get<double>())) {
-      return bad(path + ".minDelta", "must be a finite number of at least 0");
-    }
-    const json direction = m.value("direction", json("higher"));
-    if (direction != "higher" && direction != "lower") {
-      return bad(path + ".direction", "must be higher or lower (which way is better)");
-    }
-    out["improvement"].push_back(
-        {{"metric", m["metric"]}, {"minDelta", delta}, {"direction", direction}});
-  }
-  if (g.contains("schemaCompatible")) {
-    if (!g["schemaCompatible"].is_boolean())
-      return bad("gates.schemaCompatible", "must be true or false");
-    out["schemaCompatible"] = g["schemaCompatible"];
-  }
-  CORRAL_ASSIGN_OR_RETURN(const json approvals, list("approvals"));
-  for (std::size_t i = 0; i < approvals.size(); ++i) {
-    if (!approvals[i].is_string() || !core::is_dns_label(approvals[i].get<std::string>())) {
-      return bad("gates.approvals[" + std::to_string(i) + "]",
-                 "must be an approval name (a DNS label)");
-    }
-    out["approvals"].push_back(approvals[i]);
-  }
-  return out;
 }
 
 // The artifact of `run` at `uri`, reported or a checkpoint: its digest, or nullopt.
@@ -188,37 +104,43 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
   for (const auto& [k, v] : body.items()) {
     static const std::vector<std::string> kKeys = {
         "version", "run", "artifactUri", "digest", "inputSchema", "outputSchema", "gates"};
-    if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) return bad(k, "unknown field");
+    if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end())
+      return core::invalid_argument(k, "unknown field");
   }
   const json version = body.value("version", json());
   if (!version.is_string() || !core::is_dataset_version(version.get<std::string>())) {
-    return bad("version", "must be 1 to 63 of letters, digits, '.', '_', '-'");
+    return core::invalid_argument("version", "must be 1 to 63 of letters, digits, '.', '_', '-'");
   }
   const json run_id = body.value("run", json());
   if (!run_id.is_number_integer() || run_id.get<std::int64_t>() < 1) {
-    return bad("run", "must be the id of the run that produced it");
+    return core::invalid_argument("run", "must be the id of the run that produced it");
   }
   auto run = visible_job(tx, c.who, std::to_string(run_id.get<std::int64_t>()));
-  if (!run.ok()) return bad("run", "unknown run " + std::to_string(run_id.get<std::int64_t>()));
+  if (!run.ok())
+    return core::invalid_argument("run",
+                                  "unknown run " + std::to_string(run_id.get<std::int64_t>()));
   const json uri = body.value("artifactUri", json());
   if (!uri.is_string() || uri.get<std::string>().empty() || uri.get<std::string>().size() > 4096) {
-    return bad("artifactUri", "must be the URI of an artifact the run reported");
+    return core::invalid_argument("artifactUri", "must be the URI of an artifact the run reported");
   }
   const json digest = body.value("digest", json());
-  if (!digest.is_string()) return bad("digest", "must be the artifact's sha256:<64 hex>");
+  if (!digest.is_string())
+    return core::invalid_argument("digest", "must be the artifact's sha256:<64 hex>");
   CORRAL_ASSIGN_OR_RETURN(const auto reported,
                           run_artifact_digest(tx, run->id, uri.get<std::string>()));
   if (!reported) {
-    return bad("artifactUri", "run " + std::to_string(run->id.value) + " reported no artifact at " +
-                                  uri.get<std::string>());
+    return core::invalid_argument("artifactUri", "run " + std::to_string(run->id.value) +
+                                                     " reported no artifact at " +
+                                                     uri.get<std::string>());
   }
   if (*reported != digest.get<std::string>()) {
-    return bad("digest", "does not match the artifact run " + std::to_string(run->id.value) +
-                             " reported at that URI (" + *reported + ")");
+    return core::invalid_argument("digest", "does not match the artifact run " +
+                                                std::to_string(run->id.value) +
+                                                " reported at that URI (" + *reported + ")");
   }
   CORRAL_ASSIGN_OR_RETURN(const json input, read_schema(body, "inputSchema"));
   CORRAL_ASSIGN_OR_RETURN(const json output, read_schema(body, "outputSchema"));
-  CORRAL_ASSIGN_OR_RETURN(const json gates, read_gates(body));
+  CORRAL_ASSIGN_OR_RETURN(const json gates, read_model_gates(body));
   const json content = {{"run", run->id.value}, {"artifactUri", uri},     {"digest", digest},
                         {"inputSchema", input}, {"outputSchema", output}, {"gates", gates}};
   CORRAL_ASSIGN_OR_RETURN(const auto versions, tx.list_model_versions(id));
@@ -232,9 +154,10 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(id, v.version));
       return json_reply(version_json(v, approvals));
     }
-    return bad("version", "model version " + id + "@" + v.version +
-                              " is registered with other content: a version is immutable, "
-                              "register a new one");
+    return core::invalid_argument("version",
+                                  "model version " + id + "@" + v.version +
+                                      " is registered with other content: a version is immutable, "
+                                      "register a new one");
   }
   const store::ModelVersionRow row{.name = id,
                                    .version = version.get<std::string>(),
@@ -248,19 +171,9 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
   return json_reply(version_json(row, {}), 201);
 }
 
-// The version the path names (the second capture), visible to the caller.
-Result<store::ModelVersionRow> visible_version(const Call& c, store::Tx& tx, const std::string& id,
-                                               const std::string& version) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, tx.get_model_version(id, version));
-  if (!v || !can_see(c.who, v->tenant)) {
-    return core::not_found("model version " + id + "@" + version.substr(0, 63) + " not found");
-  }
-  return *v;
-}
-
 Result<Reply> get_version(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx, id, c.path_param(2)));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(tx, c.who, id, c.path_param(2)));
   CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(id, v.version));
   return json_reply(version_json(v, approvals));
 }
@@ -268,21 +181,21 @@ Result<Reply> get_version(ApiContext&, const Call& c, store::Tx& tx) {
 // POST .../versions/{v}/approvals {name, reason}: one of the version's declared approvals.
 Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx, id, c.path_param(2)));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(tx, c.who, id, c.path_param(2)));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, value] : body.items()) {
-    if (k != "name" && k != "reason") return bad(k, "unknown field");
+    if (k != "name" && k != "reason") return core::invalid_argument(k, "unknown field");
   }
   const json name = body.value("name", json());
   const json declared =
       json::parse(v.content).value("gates", json::object()).value("approvals", json::array());
   if (!name.is_string() || std::find(declared.begin(), declared.end(), name) == declared.end()) {
-    return bad("name", "must be one of the approvals " + id + "@" + v.version +
-                           " asks for: " + declared.dump());
+    return core::invalid_argument("name", "must be one of the approvals " + id + "@" + v.version +
+                                              " asks for: " + declared.dump());
   }
   const json reason = body.value("reason", json(""));
   if (!reason.is_string() || reason.get<std::string>().size() > 1024) {
-    return bad("reason", "must be a string of at most 1024 bytes");
+    return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
   }
   CORRAL_ASSIGN_OR_RETURN(const bool added,
                           tx.insert_model_approval({.model = id,
@@ -299,88 +212,6 @@ Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
   return json_reply(version_json(v, approvals), added ? 201 : 200);
 }
 
-// The newest value run `run` reported for `metric`, if any.
-Result<std::optional<double>> last_value(store::Tx& tx, std::int64_t run,
-                                         const std::string& metric) {
-  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.summarize_metrics(core::JobId(run)));
-  for (const auto& m : metrics) {
-    if (m.name == metric) return std::optional<double>(m.last_value);
-  }
-  return std::optional<double>();
-}
-
-// Every gate of `to` (against `from`, the version the alias points at now, if any), each
-// {gate, passed, detail}.
-Result<json> evaluate_gates(store::Tx& tx, const store::ModelVersionRow& to,
-                            const std::optional<store::ModelVersionRow>& from) {
-  const json t = json::parse(to.content);
-  const json f = from ? json::parse(from->content) : json();
-  const json& gates = t["gates"];
-  json out = json::array();
-  const auto add = [&](std::string gate, bool passed, std::string detail) {
-    out.push_back({{"gate", std::move(gate)}, {"passed", passed}, {"detail", std::move(detail)}});
-  };
-  for (const json& m : gates["metrics"]) {
-    const std::string metric = m["metric"];
-    const bool at_least = m.contains("min");
-    const double bound = m[at_least ? "min" : "max"];
-    const std::string gate = fmt::format("metric {} {} {}", metric, at_least ? ">=" : "<=", bound);
-    CORRAL_ASSIGN_OR_RETURN(const auto v, last_value(tx, t["run"], metric));
-    if (!v) {
-      add(gate, false, "run " + t["run"].dump() + " reported no " + metric);
-      continue;
-    }
-    add(gate, at_least ? *v >= bound : *v <= bound, fmt::format("{} is {}", metric, *v));
-  }
-  for (const json& m : gates["improvement"]) {
-    const std::string metric = m["metric"];
-    const double delta = m["minDelta"];
-    const bool higher = m["direction"] == "higher";
-    const std::string gate = fmt::format("improvement {} by at least {} ({} is better)", metric,
-                                         delta, higher ? "higher" : "lower");
-    if (!from || from->version == to.version) {
-      add(gate, true, "no other version to improve on");
-      continue;
-    }
-    CORRAL_ASSIGN_OR_RETURN(const auto now_v, last_value(tx, t["run"], metric));
-    CORRAL_ASSIGN_OR_RETURN(const auto was_v, last_value(tx, f["run"], metric));
-    if (!now_v || !was_v) {
-      add(gate, false,
-          fmt::format("{} missing from {}", metric, !now_v ? to.version : from->version));
-      continue;
-    }
-    const double gain = higher ? *now_v - *was_v : *was_v - *now_v;
-    add(gate, gain >= delta,
-        fmt::format("{} {} against {} of {}", metric, *now_v, *was_v, from->version));
-  }
-  if (gates["schemaCompatible"] == true) {
-    const std::string gate = "schema compatible";
-    if (!from || from->version == to.version) {
-      add(gate, true, "no other version to be compatible with");
-    } else {
-      // It takes no input the current one does not, and gives every output it gives.
-      std::string broken;
-      for (const auto& [name, type] : t["inputSchema"].items()) {
-        if (f["inputSchema"].value(name, json()) != type) broken += " input " + name;
-      }
-      for (const auto& [name, type] : f["outputSchema"].items()) {
-        if (t["outputSchema"].value(name, json()) != type) broken += " output " + name;
-      }
-      add(gate, broken.empty(),
-          broken.empty() ? "compatible with " + from->version
-                         : "incompatible with " + from->version + ":" + broken);
-    }
-  }
-  CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(to.name, to.version));
-  for (const json& name : gates["approvals"]) {
-    const auto a = std::find_if(approvals.begin(), approvals.end(),
-                                [&](const auto& r) { return r.name == name.get<std::string>(); });
-    add("approval " + name.get<std::string>(), a != approvals.end(),
-        a != approvals.end() ? "approved by " + a->by : "not approved");
-  }
-  return out;
-}
-
 json alias_json(const store::ModelAliasRow& a) {
   json out = json::parse(a.state, nullptr, false);
   if (!out.is_object()) out = json::object();
@@ -394,7 +225,7 @@ json alias_json(const store::ModelAliasRow& a) {
 Result<std::string> alias_name(const Call& c) {
   const std::string alias = c.path_param(2);
   if (alias.size() > 63 || !core::is_dns_label(alias)) {
-    return bad("alias", "must be a DNS label");
+    return core::invalid_argument("alias", "must be a DNS label");
   }
   return alias;
 }
@@ -424,7 +255,7 @@ Status move_alias(ApiContext& api, const Call& c, store::Tx& tx, const std::stri
 Result<std::vector<store::ModelVersionRow>> visible_model(const Call& c, store::Tx& tx,
                                                           const std::string& id) {
   CORRAL_ASSIGN_OR_RETURN(auto versions, tx.list_model_versions(id));
-  if (versions.empty() || !can_see(c.who, versions.front().tenant)) {
+  if (versions.empty() || !can_see_tenant(c.who, versions.front().tenant.value)) {
     return core::not_found("model " + id + " not found");
   }
   return versions;
@@ -439,7 +270,7 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
     if (k != "version" && k != "reason" && k != "canary" && k != "endpoint" && k != "gated") {
-      return bad(k, "unknown field");
+      return core::invalid_argument(k, "unknown field");
     }
   }
   const auto find = [&](const json& v) -> const store::ModelVersionRow* {
@@ -450,35 +281,39 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
     return nullptr;
   };
   const store::ModelVersionRow* to = find(body.value("version", json()));
-  if (to == nullptr) return bad("version", "must be a registered version of " + id);
+  if (to == nullptr)
+    return core::invalid_argument("version", "must be a registered version of " + id);
   const json reason = body.value("reason", json(""));
   if (!reason.is_string() || reason.get<std::string>().size() > 1024) {
-    return bad("reason", "must be a string of at most 1024 bytes");
+    return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
   }
   json state = {{"canary", nullptr}, {"endpoint", body.value("endpoint", json(""))}};
   if (!state["endpoint"].is_string() || state["endpoint"].get<std::string>().size() > 2048) {
-    return bad("endpoint", "must be a URL of at most 2048 bytes");
+    return core::invalid_argument("endpoint", "must be a URL of at most 2048 bytes");
   }
   const store::ModelVersionRow* canary = nullptr;
   if (body.contains("canary") && !body["canary"].is_null()) {
     const json& cn = body["canary"];
-    if (!cn.is_object()) return bad("canary", "must be {version, weight}");
+    if (!cn.is_object()) return core::invalid_argument("canary", "must be {version, weight}");
     for (const auto& [k, v] : cn.items()) {
-      if (k != "version" && k != "weight") return bad("canary." + k, "unknown field");
+      if (k != "version" && k != "weight")
+        return core::invalid_argument("canary." + k, "unknown field");
     }
     canary = find(cn.value("version", json()));
-    if (canary == nullptr) return bad("canary.version", "must be a registered version of " + id);
-    if (canary == to) return bad("canary.version", "must differ from version");
+    if (canary == nullptr)
+      return core::invalid_argument("canary.version", "must be a registered version of " + id);
+    if (canary == to) return core::invalid_argument("canary.version", "must differ from version");
     const json w = cn.value("weight", json());
     if (!w.is_number() || !(w.get<double>() > 0 && w.get<double>() < 1)) {
-      return bad("canary.weight", "must be a share of traffic above 0 and below 1");
+      return core::invalid_argument("canary.weight",
+                                    "must be a share of traffic above 0 and below 1");
     }
     state["canary"] = {{"version", canary->version}, {"weight", w}};
   }
   CORRAL_ASSIGN_OR_RETURN(const auto was, tx.get_model_alias(id, alias));
   const json was_state = was ? json::parse(was->state, nullptr, false) : json::object();
   if (body.contains("gated") && !body["gated"].is_boolean())
-    return bad("gated", "must be true or false");
+    return core::invalid_argument("gated", "must be true or false");
   // Once gated, always: a promotion cannot switch its own gates off.
   const bool gated =
       alias == kProduction || was_state.value("gated", false) || body.value("gated", false);
@@ -538,7 +373,7 @@ Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
                           core::parse_json_object(c.body().empty() ? "{}" : c.body()));
   const json reason = body.value("reason", json(""));
   if (!reason.is_string() || reason.get<std::string>().size() > 1024) {
-    return bad("reason", "must be a string of at most 1024 bytes");
+    return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
   }
   CORRAL_ASSIGN_OR_RETURN(const auto was, tx.get_model_alias(id, alias));
   if (!was) return core::not_found("alias " + alias + " of " + id + " not found");

@@ -30,10 +30,10 @@ std::map<std::string, DatasetPolicy> dataset_policies(
   return out;
 }
 
-Result<std::vector<store::DatasetHold>> current_holds(store::Tx& tx) {
+Result<std::vector<store::DatasetHold>> current_holds(
+    store::Tx& tx, const std::vector<store::TenantRow>& tenants) {
   CORRAL_ASSIGN_OR_RETURN(auto holds, tx.list_dataset_holds());
-  if (holds.empty()) return holds;  // the usual case: no tenant config read
-  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  if (holds.empty()) return holds;  // the usual case: no tenant config parsed
   const auto policies = dataset_policies(tenants);
   std::erase_if(holds, [&](const store::DatasetHold& h) {
     const auto p = policies.find(h.tenant.value);
@@ -61,11 +61,11 @@ Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
 
 Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext& ctx,
                                           const core::DatasetVersion& v) {
-  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, tenants));
   std::map<std::int64_t, std::string> held;  // pending job -> its first hold's reason
   for (const auto& h : holds)
     held.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
-  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
   const auto policies = dataset_policies(tenants);
   const bool quarantined = v.status == core::QualityStatus::kQuarantined;
   const std::string verb =

@@ -34,8 +34,10 @@ bool holds_job(core::QualityStatus status, const DatasetPolicy& policy);
 // Each tenant's dataset policy, by name (a tenant whose config does not parse: defaults).
 std::map<std::string, DatasetPolicy> dataset_policies(const std::vector<store::TenantRow>& tenants);
 
-// The pending jobs the gate holds now: list_dataset_holds() under each tenant's policy.
-core::Result<std::vector<store::DatasetHold>> current_holds(store::Tx& tx);
+// The pending jobs the gate holds now: list_dataset_holds() under the policy of each of
+// `tenants` (the transaction's list_tenants(), which the caller has already read).
+core::Result<std::vector<store::DatasetHold>> current_holds(
+    store::Tx& tx, const std::vector<store::TenantRow>& tenants);
 
 // At submission: every lineage.datasets[i] exists and is visible to the spec's tenant,
 // else InvalidArgument naming it (an invisible version reads as unknown: nothing of

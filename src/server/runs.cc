@@ -58,9 +58,7 @@ Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::in
           "run " + std::to_string(job.value) + " holds " + std::to_string(before) +
           " metric points; a run keeps at most " + std::to_string(kMaxRunMetricPoints));
     }
-    CORRAL_RETURN_IF_ERROR(tx.put_metrics(job, attempt, report.metrics, now));
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, tx.count_metric_points(job));
-    taken.points = after - before;
+    CORRAL_ASSIGN_OR_RETURN(taken.points, tx.put_metrics(job, attempt, report.metrics, now));
   }
   for (const auto& a : report.artifacts) {
     CORRAL_ASSIGN_OR_RETURN(

@@ -75,7 +75,7 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
-  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, view.tenants));
   for (const auto& h : holds) {
     view.held_by_datasets.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
   }

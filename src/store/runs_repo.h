@@ -65,9 +65,11 @@ class RunRepo {
   virtual core::Result<std::vector<RunAttemptRow>> list_run_attempts(core::JobId job) = 0;
 
   // Writes each point, replacing the value already at its (name, step): a retried report
-  // adds nothing.
-  virtual core::Status put_metrics(core::JobId job, std::int32_t attempt,
-                                   const std::vector<core::MetricPoint>& points, core::Time at) = 0;
+  // adds nothing. Returns how many (name, step) keys were new to the run.
+  virtual core::Result<std::int64_t> put_metrics(core::JobId job, std::int32_t attempt,
+                                                 const std::vector<core::MetricPoint>& points,
+                                                 core::Time at) = 0;
+  // The run's points, kept as a total by put_metrics (no rows counted).
   virtual core::Result<std::int64_t> count_metric_points(core::JobId job) = 0;
   // The points of `job` (only metric `name`'s when it is not empty) after (after_name,
   // after_step), by name then step, at most `limit`.

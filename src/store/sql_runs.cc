@@ -60,12 +60,14 @@ Result<std::vector<RunAttemptRow>> SqlTx::list_run_attempts(core::JobId job) {
   return out;
 }
 
-Status SqlTx::put_metrics(core::JobId job, std::int32_t attempt,
-                          const std::vector<core::MetricPoint>& points, core::Time at) {
+Result<std::int64_t> SqlTx::put_metrics(core::JobId job, std::int32_t attempt,
+                                        const std::vector<core::MetricPoint>& points,
+                                        core::Time at) {
   // One row per (name, step), the batch's last value winning: PostgreSQL refuses a
   // statement that updates one row twice.
   std::map<std::pair<std::string, std::int64_t>, double> rows;
   for (const core::MetricPoint& p : points) rows[{p.name, p.step}] = p.value;
+  std::int64_t added = 0;
   auto next = rows.begin();
   while (next != rows.end()) {
     std::string values;
@@ -78,22 +80,35 @@ Status SqlTx::put_metrics(core::JobId job, std::int32_t attempt,
                                    fmt::format("{}", next->second),  // shortest exact text
                                    std::int64_t{attempt}, ms(at)});
     }
-    // A retry (same value, same attempt) leaves the row, and its time, as they were.
-    CORRAL_RETURN_IF_ERROR(
-        q(cat("INSERT INTO run_metrics (job_id, name, step, value, attempt, at) VALUES ", values,
-              " ON CONFLICT (job_id, name, step) DO UPDATE SET value = excluded.value, attempt = "
-              "excluded.attempt, at = excluded.at WHERE run_metrics.value <> excluded.value OR "
-              "run_metrics.attempt <> excluded.attempt"),
-          std::move(params))
-            .status());
+    // New keys first, counted; then the value of keys already there, where it changed. A
+    // retry (same value, same attempt) leaves the row, and its time, as they were.
+    const std::string insert =
+        cat("INSERT INTO run_metrics (job_id, name, step, value, attempt, at) VALUES ", values,
+            " ON CONFLICT (job_id, name, step) ");
+    CORRAL_ASSIGN_OR_RETURN(const auto fresh, q(insert + "DO NOTHING", params));
+    added += fresh.affected;
+    CORRAL_RETURN_IF_ERROR(q(insert +
+                                 "DO UPDATE SET value = excluded.value, attempt = "
+                                 "excluded.attempt, at = excluded.at WHERE run_metrics.value "
+                                 "<> excluded.value OR run_metrics.attempt <> excluded.attempt",
+                             std::move(params))
+                               .status());
   }
-  return Status();
+  if (added > 0) {
+    CORRAL_RETURN_IF_ERROR(q("INSERT INTO run_metric_totals (job_id, points) VALUES ($1, $2) ON "
+                             "CONFLICT (job_id) DO UPDATE SET points = run_metric_totals.points + "
+                             "excluded.points",
+                             {job.value, added})
+                               .status());
+  }
+  return added;
 }
 
 Result<std::int64_t> SqlTx::count_metric_points(core::JobId job) {
   CORRAL_ASSIGN_OR_RETURN(auto res,
-                          q("SELECT COUNT(*) FROM run_metrics WHERE job_id = $1", {job.value}));
-  RowReader in(res.rows.at(0), "run_metrics", "COUNT(*)");
+                          q("SELECT points FROM run_metric_totals WHERE job_id = $1", {job.value}));
+  if (res.rows.empty()) return std::int64_t{0};
+  RowReader in(res.rows[0], "run_metric_totals", "points");
   const std::int64_t n = in.i64(0);
   if (!in.ok()) return in.status();
   return n;

@@ -381,8 +381,9 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::RunAttemptRow>> list_run_attempts(core::JobId job) override {
     return inner_.list_run_attempts(job);
   }
-  core::Status put_metrics(core::JobId job, std::int32_t attempt,
-                           const std::vector<core::MetricPoint>& points, core::Time at) override {
+  core::Result<std::int64_t> put_metrics(core::JobId job, std::int32_t attempt,
+                                         const std::vector<core::MetricPoint>& points,
+                                         core::Time at) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_metrics"));
     return inner_.put_metrics(job, attempt, points, at);
   }

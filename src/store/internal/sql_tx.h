@@ -159,8 +159,9 @@ class SqlTx final : public Tx {
   // RunRepo (sql_runs.cc).
   core::Status put_run_attempt(const RunAttemptRow& row) override;
   core::Result<std::vector<RunAttemptRow>> list_run_attempts(core::JobId job) override;
-  core::Status put_metrics(core::JobId job, std::int32_t attempt,
-                           const std::vector<core::MetricPoint>& points, core::Time at) override;
+  core::Result<std::int64_t> put_metrics(core::JobId job, std::int32_t attempt,
+                                         const std::vector<core::MetricPoint>& points,
+                                         core::Time at) override;
   core::Result<std::int64_t> count_metric_points(core::JobId job) override;
   core::Result<std::vector<MetricRow>> list_metrics(core::JobId job, std::string_view name,
                                                     std::string_view after_name,

@@ -23,6 +23,11 @@ CREATE TABLE run_metrics (
   at BIGINT NOT NULL,
   PRIMARY KEY (job_id, name, step)
 );
+-- Each run's number of points: what the cap is checked against without counting rows.
+CREATE TABLE run_metric_totals (
+  job_id BIGINT PRIMARY KEY,
+  points BIGINT NOT NULL
+);
 CREATE TABLE run_artifacts (
   job_id BIGINT NOT NULL,
   uri TEXT NOT NULL,
