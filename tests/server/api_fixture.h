@@ -77,4 +77,24 @@ class ApiTest : public ::testing::Test {
   std::string admin_token_;
 };
 
+// ApiTest with two tenants, nlp and vision, and a member token of each: the fixture of
+// the tests that check one tenant's objects never reach the other (datasets, features).
+template <typename Factory>
+class TwoTenantApiTest : public ApiTest<Factory> {
+ protected:
+  void SetUp() override {
+    ApiTest<Factory>::SetUp();
+    if (this->IsSkipped() || this->HasFatalFailure()) return;
+    this->make_tenant("nlp");
+    this->make_tenant("vision");
+    nlp_ = this->token({{"role", "member"}, {"tenant", "nlp"}});
+    vision_ = this->token({{"role", "member"}, {"tenant", "vision"}});
+  }
+
+  TestClient as(const std::string& token) { return this->server_->client(token); }
+
+  std::string nlp_;
+  std::string vision_;
+};
+
 }  // namespace corral::testing

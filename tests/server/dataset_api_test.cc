@@ -26,43 +26,30 @@ json version_body(const std::string& version) {
 }
 
 template <typename Factory>
-class DatasetApiTest : public ApiTest<Factory> {
+class DatasetApiTest : public TwoTenantApiTest<Factory> {
  protected:
-  void SetUp() override {
-    ApiTest<Factory>::SetUp();
-    if (this->IsSkipped() || this->HasFatalFailure()) return;
-    this->make_tenant("nlp");
-    this->make_tenant("vision");
-    nlp_ = this->token({{"role", "member"}, {"tenant", "nlp"}});
-    vision_ = this->token({{"role", "member"}, {"tenant", "vision"}});
-  }
-
-  TestClient as(const std::string& token) { return this->server_->client(token); }
-
   // Registers `body` as a member of nlp, expecting `status`.
   json registered(const std::string& dataset, const json& body, int status = 201) {
-    const auto r = as(nlp_).post("/v1/datasets/" + dataset + "/versions", body.dump());
+    const auto r = this->as(this->nlp_).post("/v1/datasets/" + dataset + "/versions", body.dump());
     EXPECT_EQ(r.status, status) << r.body;
     return ::corral::testing::body(r);
   }
 
   HttpReply move(const std::string& ref_path, const std::string& status,
                  const std::string& reason = "") {
-    return as(nlp_).post("/v1/datasets/" + ref_path + "/status",
-                         json{{"status", status}, {"reason", reason}}.dump());
+    return this->as(this->nlp_)
+        .post("/v1/datasets/" + ref_path + "/status",
+              json{{"status", status}, {"reason", reason}}.dump());
   }
 
   // A job of nlp on `datasets`.
   HttpReply submit(const std::vector<std::string>& datasets, const std::string& token = "") {
     json spec = json::parse(job_for("nlp"));
     spec["lineage"] = {{"datasets", datasets}};
-    return as(token.empty() ? nlp_ : token).post("/v1/jobs", spec.dump());
+    return this->as(token.empty() ? this->nlp_ : token).post("/v1/jobs", spec.dump());
   }
 
   json job(std::int64_t id) { return body(this->admin().get("/v1/jobs/" + std::to_string(id))); }
-
-  std::string nlp_;
-  std::string vision_;
 };
 
 TYPED_TEST_SUITE(DatasetApiTest, Stores, StoreNames);

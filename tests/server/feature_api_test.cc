@@ -16,24 +16,18 @@ namespace corral::testing {
 namespace {
 
 template <typename Factory>
-class FeatureApiTest : public ApiTest<Factory> {
+class FeatureApiTest : public TwoTenantApiTest<Factory> {
  protected:
   void SetUp() override {
-    ApiTest<Factory>::SetUp();
+    TwoTenantApiTest<Factory>::SetUp();
     if (this->IsSkipped() || this->HasFatalFailure()) return;
-    this->make_tenant("nlp");
-    this->make_tenant("vision");
-    nlp_ = this->token({{"role", "member"}, {"tenant", "nlp"}});
-    vision_ = this->token({{"role", "member"}, {"tenant", "vision"}});
     const json set = {{"version", "v1"},
                       {"schema", {{"clicks", "int"}, {"ctr", "float"}, {"country", "string"}}},
                       {"source", "kafka://events/clicks"}};
-    const auto r = as(nlp_).post("/v1/features/user-stats/versions", set.dump());
+    const auto r = this->as(this->nlp_).post("/v1/features/user-stats/versions", set.dump());
     ASSERT_EQ(r.status, 201) << r.body;
   }
-  TestClient as(const std::string& token) { return this->server_->client(token); }
   static constexpr const char* kSet = "/v1/features/user-stats/versions/v1";
-  std::string nlp_, vision_;
 };
 
 TYPED_TEST_SUITE(FeatureApiTest, Stores, StoreNames);
