@@ -252,20 +252,11 @@ Status move_alias(ApiContext& api, const Call& c, store::Tx& tx, const std::stri
 }
 
 // Every model operation but registration needs the model: its versions, visible.
-Result<std::vector<store::ModelVersionRow>> visible_model(const Call& c, store::Tx& tx,
-                                                          const std::string& id) {
-  CORRAL_ASSIGN_OR_RETURN(auto versions, tx.list_model_versions(id));
-  if (versions.empty() || !can_see_tenant(c.who, versions.front().tenant.value)) {
-    return core::not_found("model " + id + " not found");
-  }
-  return versions;
-}
-
 // POST /v1/models/{id}/aliases/{alias} {version, reason, canary: {version, weight},
 // endpoint, gated}
 Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(c, tx, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
@@ -367,7 +358,7 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
 // gate, since it returns to a version that held the alias before.
 Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(c, tx, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const json body,
                           core::parse_json_object(c.body().empty() ? "{}" : c.body()));
@@ -394,7 +385,7 @@ Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
 
 Result<Reply> get_alias(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(c, tx, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const auto a, tx.get_model_alias(id, alias));
   if (!a) return core::not_found("alias " + alias + " of " + id + " not found");
@@ -403,7 +394,7 @@ Result<Reply> get_alias(ApiContext&, const Call& c, store::Tx& tx) {
 
 Result<Reply> alias_history(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(c, tx, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.list_alias_moves(id, alias));
   json out = json::array();
@@ -423,7 +414,7 @@ Result<Reply> alias_history(ApiContext&, const Call& c, store::Tx& tx) {
 
 Result<Reply> get_model(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(c, tx, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
   json out = {{"id", id},
               {"tenant", versions.front().tenant.value},
               {"versions", json::array()},

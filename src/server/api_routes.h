@@ -5,6 +5,7 @@
 // ApiContext is safe for that.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -78,6 +79,29 @@ std::vector<Route> model_routes(ApiContext& api);
 std::vector<Route> feature_routes(ApiContext& api);
 // /v1/models/{id}/versions/{v}/drift: reference samples and drift reports (api_drift.cc).
 std::vector<Route> drift_routes(ApiContext& api);
+
+// /v1/models/{id}/retraining: a model's retraining template, its tenant's retraining
+// budget and the jobs its drift submitted (api_retraining.cc).
+std::vector<Route> retraining_routes(ApiContext& api);
+
+// What a drifted report did about retraining: `record` ({outcome: "submitted", job} |
+// {outcome: "skipped" | "refused", reason} | {outcome: "no template"}) goes into the
+// report; `job` is the job submitted, if one was.
+struct RetrainOutcome {
+  nlohmann::json record;
+  std::optional<store::JobRow> job;
+};
+
+// Submits `v`'s model's retraining template, if it has one and no retraining job of the
+// model is still open (api_retraining.cc). A template over its tenant's retraining budget
+// and an admission refusal are recorded as "refused", not returned as errors.
+core::Result<RetrainOutcome> retrain_on_drift(ApiContext& api, const Call& c, store::Tx& tx,
+                                              const store::ModelVersionRow& v);
+// Once the report is stored as `report_id`: the job's retraining row, which the budget
+// counts, and its event saying `why`.
+core::Status record_retraining(store::Tx& tx, const RetrainOutcome& outcome,
+                               const store::ModelVersionRow& v, std::int64_t report_id,
+                               const std::string& why, core::Time now);
 
 // What every new job goes through once its spec is read (a submission, a reproduction):
 // the caller's right to the spec's tenant, routing, the tenant's admission limits and the

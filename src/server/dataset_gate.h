@@ -3,7 +3,7 @@
 // has passed its quality checks. A version that is pending or quarantined holds the job
 // pending with a reason that names it; a quarantine while the job runs is recorded in
 // its events. The hold is applied where the cycle's snapshot is read
-// (StoreView::held_by_datasets), the same place as a restart backoff, so decide() never
+// (StoreView::held), the same place as a restart backoff, so decide() never
 // sees a held job.
 //
 // Thread safety: stateless functions over the caller's transaction.

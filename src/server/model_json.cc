@@ -10,6 +10,7 @@
 
 #include "core/gpu_type.h"
 #include "core/json_object.h"
+#include "core/units.h"
 #include "core/utf8.h"
 
 namespace corral::server {
@@ -103,6 +104,34 @@ Status read_quota(const json& obj, const std::string& path, core::Quota& q) {
   return Status();
 }
 
+// {"maxGpus", "gpuHours", "period"}: a cap absent or null is no cap.
+Result<RetrainingBudget> read_retraining(const json& r) {
+  if (!r.is_object()) return core::invalid_argument("retraining", "must be an object");
+  CORRAL_RETURN_IF_ERROR(only_keys(r, "retraining", {"maxGpus", "gpuHours", "period"}));
+  RetrainingBudget b;
+  if (r.contains("maxGpus") && !r["maxGpus"].is_null()) {
+    std::int64_t gpus = 0;
+    CORRAL_RETURN_IF_ERROR(read_int(r, "retraining", "maxGpus", 0, 1'000'000, gpus));
+    b.max_gpus = gpus;
+  }
+  if (r.contains("gpuHours") && !r["gpuHours"].is_null()) {
+    double hours = 0;
+    CORRAL_RETURN_IF_ERROR(read_double(r, "retraining", "gpuHours", 0, 1e9, hours));
+    b.gpu_hours = hours;
+  }
+  std::string period;
+  CORRAL_RETURN_IF_ERROR(read_string(r, "retraining", "period", period));
+  if (!period.empty()) {
+    auto d = core::parse_duration(period);
+    if (!d.ok() || *d < core::Duration(3600 * 1000) || *d > core::Duration(366LL * 86400 * 1000)) {
+      return core::invalid_argument(
+          "retraining.period", "must be a duration from 1h to 366d, such as \"24h\" or \"7d\"");
+    }
+    b.period = *d;
+  }
+  return b;
+}
+
 json quota_json(const core::Quota& q) {
   return {{"guaranteed", q.guaranteed}, {"borrowLimit", q.borrow_limit}};
 }
@@ -132,7 +161,7 @@ Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_
   CORRAL_RETURN_IF_ERROR(
       only_keys(doc, "",
                 {"name", "weight", "parent", "quotas", "defaultQuota", "maxPendingJobs",
-                 "submitRatePerSecond", "submitBurst", "datasets"}));
+                 "submitRatePerSecond", "submitBurst", "datasets", "retraining"}));
   TenantConfig c = default_tenant_config(core::TenantId(std::string(name)));
   std::string named;
   CORRAL_RETURN_IF_ERROR(read_string(doc, "", "name", named, true));
@@ -173,23 +202,31 @@ Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_
     CORRAL_RETURN_IF_ERROR(
         read_bool(d, "datasets", "stopOnQuarantine", c.datasets.stop_on_quarantine));
   }
+  if (doc.contains("retraining") && !doc["retraining"].is_null()) {
+    CORRAL_ASSIGN_OR_RETURN(c.retraining, read_retraining(doc["retraining"]));
+  }
   return c;
 }
 
 std::string tenant_config_to_json(const TenantConfig& c) {
   json quotas = json::object();
   for (const auto& [type, q] : c.tenant.quotas) quotas[type.value] = quota_json(q);
-  json out = {{"name", c.tenant.id.value},
-              {"weight", c.tenant.weight},
-              {"parent", c.tenant.parent ? json(c.tenant.parent->value) : json(nullptr)},
-              {"quotas", quotas},
-              {"defaultQuota", quota_json(c.tenant.default_quota)},
-              {"maxPendingJobs", c.max_pending_jobs},
-              {"submitRatePerSecond", c.submit.rate_per_second},
-              {"submitBurst", c.submit.burst},
-              {"datasets",
-               {{"allowPending", c.datasets.allow_pending},
-                {"stopOnQuarantine", c.datasets.stop_on_quarantine}}}};
+  json out = {
+      {"name", c.tenant.id.value},
+      {"weight", c.tenant.weight},
+      {"parent", c.tenant.parent ? json(c.tenant.parent->value) : json(nullptr)},
+      {"quotas", quotas},
+      {"defaultQuota", quota_json(c.tenant.default_quota)},
+      {"maxPendingJobs", c.max_pending_jobs},
+      {"submitRatePerSecond", c.submit.rate_per_second},
+      {"submitBurst", c.submit.burst},
+      {"datasets",
+       {{"allowPending", c.datasets.allow_pending},
+        {"stopOnQuarantine", c.datasets.stop_on_quarantine}}},
+      {"retraining",
+       {{"maxGpus", c.retraining.max_gpus ? json(*c.retraining.max_gpus) : json(nullptr)},
+        {"gpuHours", c.retraining.gpu_hours ? json(*c.retraining.gpu_hours) : json(nullptr)},
+        {"period", core::format_duration(c.retraining.period)}}}};
   return out.dump();
 }
 

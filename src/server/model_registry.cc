@@ -40,6 +40,15 @@ Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const Princi
   return *v;
 }
 
+Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, const Principal& who,
+                                                          const std::string& id) {
+  CORRAL_ASSIGN_OR_RETURN(auto versions, tx.list_model_versions(id));
+  if (versions.empty() || !can_see_tenant(who, versions.front().tenant.value)) {
+    return core::not_found("model " + id.substr(0, 63) + " not found");
+  }
+  return versions;
+}
+
 Result<json> read_model_gates(const json& body) {
   json out = {{"metrics", json::array()},
               {"improvement", json::array()},

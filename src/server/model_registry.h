@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,11 @@ namespace corral::server {
 core::Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const Principal& who,
                                                            const std::string& id,
                                                            const std::string& version);
+
+// Every version of model `id` (by version), when `who` may see its tenant; NotFound
+// otherwise, and for a model with no version.
+core::Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, const Principal& who,
+                                                                const std::string& id);
 
 // A registration's "gates", normalized ({metrics, improvement, schemaCompatible,
 // approvals}, each present); InvalidArgument naming the field.

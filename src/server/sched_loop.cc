@@ -229,8 +229,8 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
     next.updated_at = now;
     changed.push_back(std::move(next));
   }
-  // Jobs the dataset gate holds are not in the cycle; one that came back to the queue for
-  // another reason (a restart, a preemption) says now what holds it.
+  // Held jobs (the dataset gate, the retraining budget) are not in the cycle; one that came
+  // back to the queue for another reason (a restart, a preemption) says now what holds it.
   for (const auto& [id, reason] : held) {
     const auto it = pending_.find(id);
     if (it == pending_.end() ||
@@ -304,7 +304,7 @@ Status SchedLoop::run_cycle() {
   //    (whole, or only what was submitted since the last cycle).
   StoreView view;
   const Status read = store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(view, read_store_view(tx));
+    CORRAL_ASSIGN_OR_RETURN(view, read_store_view(tx, now));
     CORRAL_RETURN_IF_ERROR(read_pending(tx, full, submitted));
     if (full) CORRAL_RETURN_IF_ERROR(read_run_history(tx, view));
     return Status();
@@ -429,7 +429,7 @@ Status SchedLoop::run_cycle() {
   for (auto& row : applied.back_in_queue) pending_.insert_or_assign(row.id.value, std::move(row));
 
   // 6. Write pending jobs' reasons, positions and planned starts.
-  CORRAL_RETURN_IF_ERROR(write_pending(decisions, view.held_by_datasets, now));
+  CORRAL_RETURN_IF_ERROR(write_pending(decisions, view.held, now));
   const auto placed = static_cast<std::int64_t>(applied.placed.size());
   metrics_.sched_placements += placed;
   // Each shard's loop adds its own queue to the gauge (the replica may run several).

@@ -11,6 +11,7 @@
 #include "server/dataset_gate.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
+#include "server/retraining_budget.h"
 
 namespace corral::server {
 namespace {
@@ -57,7 +58,7 @@ std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling(
   return out;
 }
 
-core::Result<StoreView> read_store_view(store::Tx& tx) {
+core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now) {
   StoreView view;
   CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.list_nodes());
   CORRAL_ASSIGN_OR_RETURN(auto observed, tx.list_observed());
@@ -77,8 +78,10 @@ core::Result<StoreView> read_store_view(store::Tx& tx) {
   view.observed_scaling = observed_scaling(throughput);
   CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, view.tenants));
   for (const auto& h : holds) {
-    view.held_by_datasets.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
+    view.held.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
   }
+  CORRAL_ASSIGN_OR_RETURN(const auto budget_holds, retraining_holds(tx, view.tenants, now));
+  for (const auto& [job, reason] : budget_holds) view.held.emplace(job, reason);
   return view;
 }
 
@@ -195,8 +198,8 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
   for (const auto& [id, job] : facts.pending) {
     const auto* req = requests.get(job);
     if (req == nullptr || known.count(job.tenant) == 0) continue;
-    if (job.not_before > now) continue;  // restart backoff; its reason says until when
-    if (view.held_by_datasets.contains(id)) continue;  // its reason names the dataset
+    if (job.not_before > now) continue;    // restart backoff; its reason says until when
+    if (view.held.contains(id)) continue;  // its reason says what holds it
     sched::PendingJob pending{
         .request = facts.runs.with_estimate(*req, job.name),
         .queued_at = job.queued_at,

@@ -43,12 +43,14 @@ struct StoreView {
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
   // job -> the throughput its workers reported at each size, by size
   std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling;
-  // Pending jobs held by a dataset version that has not passed (server/dataset_gate.h),
-  // with the reason of the first one that holds each.
-  std::map<std::int64_t, std::string> held_by_datasets;
+  // Pending jobs held out of the cycle, with the reason: by a dataset version that has
+  // not passed (server/dataset_gate.h; the first such version's reason), or by their
+  // tenant's retraining budget (server/retraining_budget.h).
+  std::map<std::int64_t, std::string> held;
 };
 
-core::Result<StoreView> read_store_view(store::Tx& tx);
+// `now` places the retraining budget's period.
+core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now);
 
 // StoreView::observed_scaling from the store's rows: for each job, its figures on the GPU
 // type of its newest report, by size.

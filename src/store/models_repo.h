@@ -17,6 +17,7 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "core/time.h"
+#include "store/allocations_repo.h"
 #include "store/versioned_doc.h"
 
 namespace corral::store {
@@ -54,8 +55,47 @@ struct DriftReportRow {
   std::int64_t id = 0;  // assigned by the store
   std::string model, version, segment;
   bool drifted = false;
-  std::string report;  // JSON: per feature, its statistics and verdict
+  std::string report;   // JSON: per feature, its statistics and verdict
+  std::string samples;  // JSON: {feature: [values]} it was computed from ("" for labels)
   core::Time at;
+};
+
+// A prediction the serving side logged, by its id, and the label that came for it later
+// (docs/drift.md#delayed-labels).
+struct DriftPredictionRow {
+  std::string model, version, id, segment;
+  double value = 0;
+  core::Time at;
+  std::optional<double> label;
+  std::optional<core::Time> labeled_at;
+};
+
+// Which logged predictions to read: of one version, logged in [from, to), of one segment
+// when it is not empty, only the labelled ones when asked.
+struct DriftWindow {
+  std::string model, version, segment;
+  core::Time from, to;
+  bool labeled_only = false;
+};
+
+// A model's retraining template: the job spec (JSON) submitted when a report drifts.
+struct RetrainingTemplateRow {
+  std::string model;
+  core::TenantId tenant;
+  std::string spec;  // JSON job spec, as core::job_spec_to_json writes it
+  std::string by;
+  core::Time at;
+};
+
+// A job submitted because a version drifted, with the job's phase and GPUs as now.
+struct RetrainingJobRow {
+  core::JobId job;
+  core::TenantId tenant;
+  std::string model, version;
+  std::int64_t report_id = 0;
+  core::Time submitted_at;
+  std::string phase;  // the job's (core::to_string(JobPhase)); filled by the reads
+  std::int32_t gpus = 0;
 };
 
 class ModelRepo {
@@ -96,11 +136,43 @@ class ModelRepo {
                                            core::Time at) = 0;
   virtual core::Result<std::optional<std::string>> drift_reference(std::string_view model,
                                                                    std::string_view version) = 0;
-  virtual core::Status append_drift_report(const DriftReportRow& row) = 0;
+  // Returns the report's id.
+  virtual core::Result<std::int64_t> append_drift_report(const DriftReportRow& row) = 0;
   // Newest first, at most `limit`.
   virtual core::Result<std::vector<DriftReportRow>> list_drift_reports(std::string_view model,
                                                                        std::string_view version,
                                                                        std::int32_t limit) = 0;
+  // The samples of `window`'s version's reports made in [from, to) (of its segment when
+  // given), oldest first.
+  virtual core::Result<std::vector<std::string>> list_drift_samples(const DriftWindow& window) = 0;
+
+  // Logged predictions of (model, version) among `ids`.
+  virtual core::Result<std::vector<DriftPredictionRow>> get_drift_predictions(
+      std::string_view model, std::string_view version, const std::vector<std::string>& ids) = 0;
+  // Writes each row whose id is new; returns how many were.
+  virtual core::Result<std::int64_t> insert_drift_predictions(
+      const std::vector<DriftPredictionRow>& rows) = 0;
+  // Sets the label of a logged prediction that has none.
+  virtual core::Status label_drift_prediction(std::string_view model, std::string_view version,
+                                              std::string_view id, double label, core::Time at) = 0;
+  // The predictions `window` names, by time.
+  virtual core::Result<std::vector<DriftPredictionRow>> list_drift_predictions(
+      const DriftWindow& window) = 0;
+
+  virtual core::Status put_retraining_template(const RetrainingTemplateRow& row) = 0;
+  virtual core::Result<std::optional<RetrainingTemplateRow>> get_retraining_template(
+      std::string_view model) = 0;
+  // false when there was none.
+  virtual core::Result<bool> delete_retraining_template(std::string_view model) = 0;
+  virtual core::Status insert_retraining_job(const RetrainingJobRow& row) = 0;
+  // Retraining jobs of `model` (every model when empty), newest first, at most `limit`.
+  virtual core::Result<std::vector<RetrainingJobRow>> list_retraining_jobs(std::string_view model,
+                                                                           std::int32_t limit) = 0;
+  // Retraining jobs not ended (pending to requeued), of every tenant, oldest first.
+  virtual core::Result<std::vector<RetrainingJobRow>> list_open_retraining_jobs() = 0;
+  // The allocations of `tenant`'s retraining jobs active at or after `since`.
+  virtual core::Result<std::vector<AllocationRow>> list_retraining_allocations(
+      const core::TenantId& tenant, core::Time since) = 0;
 };
 
 }  // namespace corral::store

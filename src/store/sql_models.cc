@@ -1,4 +1,5 @@
-// ModelRepo over SQL: model versions, approvals, aliases and their history.
+// ModelRepo over SQL: model versions, approvals, aliases and their history (drift and
+// retraining: sql_drift.cc).
 #include <string>
 #include <utility>
 #include <vector>
@@ -151,59 +152,6 @@ Result<std::vector<AliasMoveRow>> SqlTx::list_alias_moves(std::string_view model
                    .record = in.str(6),
                    .by = in.str(7),
                    .at = in.time(8)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
-}
-
-Status SqlTx::put_drift_reference(std::string_view model, std::string_view version,
-                                  std::string_view reference, std::string_view by, core::Time at) {
-  return q("INSERT INTO drift_references (model_id, version, reference, set_by, set_at) VALUES "
-           "($1, $2, $3, $4, $5) ON CONFLICT (model_id, version) DO UPDATE SET reference = "
-           "excluded.reference, set_by = excluded.set_by, set_at = excluded.set_at",
-           {std::string(model), std::string(version), std::string(reference), std::string(by),
-            ms(at)})
-      .status();
-}
-
-Result<std::optional<std::string>> SqlTx::drift_reference(std::string_view model,
-                                                          std::string_view version) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q("SELECT reference FROM drift_references WHERE model_id = "
-                                      "$1 AND version = $2",
-                                      {std::string(model), std::string(version)}));
-  if (res.rows.empty()) return std::optional<std::string>();
-  RowReader in(res.rows[0], "drift_references", "reference");
-  std::string text = in.str(0);
-  if (!in.ok()) return in.status();
-  return std::optional<std::string>(std::move(text));
-}
-
-Status SqlTx::append_drift_report(const DriftReportRow& r) {
-  return q("INSERT INTO drift_reports (model_id, version, segment, drifted, report, at) VALUES "
-           "($1, $2, $3, $4, $5, $6)",
-           {r.model, r.version, r.segment, std::int64_t{r.drifted ? 1 : 0}, r.report, ms(r.at)})
-      .status();
-}
-
-Result<std::vector<DriftReportRow>> SqlTx::list_drift_reports(std::string_view model,
-                                                              std::string_view version,
-                                                              std::int32_t limit) {
-  constexpr std::string_view kColumns = "id, model_id, version, segment, drifted, report, at";
-  CORRAL_ASSIGN_OR_RETURN(auto res,
-                          q(cat("SELECT ", kColumns,
-                                " FROM drift_reports WHERE model_id = $1 AND version = "
-                                "$2 ORDER BY id DESC LIMIT $3"),
-                            {std::string(model), std::string(version), std::int64_t{limit}}));
-  std::vector<DriftReportRow> out;
-  for (const auto& row : res.rows) {
-    RowReader in(row, "drift_reports", kColumns);
-    out.push_back({.id = in.i64(0),
-                   .model = in.str(1),
-                   .version = in.str(2),
-                   .segment = in.str(3),
-                   .drifted = in.flag(4),
-                   .report = in.str(5),
-                   .at = in.time(6)});
     if (!in.ok()) return in.status();
   }
   return out;

@@ -7,63 +7,13 @@
 #include <thread>
 #include <vector>
 
-#include "run_fixture.h"
+#include "model_fixture.h"
 
 namespace corral::testing {
 namespace {
 
 template <typename Factory>
-class ModelApiTest : public RunFixture<Factory> {
- protected:
-  // A run that reported eval/accuracy `accuracy` and its model at s3://nlp/models/NAME.
-  std::int64_t trained(FakeAgent& n1, const std::string& name, double accuracy) {
-    const std::int64_t id = this->submit_run();
-    EXPECT_TRUE(this->wait_phase(id, "launching"));
-    n1.round();
-    const json model = {{"name", "model"},
-                        {"uri", "s3://nlp/models/" + name},
-                        {"digest", digest_of(name)},
-                        {"bytes", 1000}};
-    const auto r = this->report(
-        n1, id, 1,
-        {{"metrics", points(10, 10, accuracy, "eval/accuracy")}, {"artifacts", {model}}});
-    EXPECT_EQ(r.status, 200) << r.body;
-    return id;
-  }
-  static std::string digest_of(const std::string& name) {
-    return "sha256:" + std::string(63, 'a') +
-           std::string(1, static_cast<char>('0' + name.size() % 10));
-  }
-  json version(const std::string& v, std::int64_t run, const std::string& name,
-               const json& output = {{"logits", "float32[]"}}) {
-    return {{"version", v},
-            {"run", run},
-            {"artifactUri", "s3://nlp/models/" + name},
-            {"digest", digest_of(name)},
-            {"inputSchema", {{"tokens", "int32[]"}}},
-            {"outputSchema", output},
-            {"gates",
-             {{"metrics", {{{"metric", "eval/accuracy"}, {"min", 0.85}}}},
-              {"improvement", {{{"metric", "eval/accuracy"}, {"minDelta", 0.01}}}},
-              {"schemaCompatible", true},
-              {"approvals", {"safety"}}}}};
-  }
-  HttpReply reg(const json& v, const std::string& token = "") {
-    return this->as(token.empty() ? this->nlp_ : token).post("/v1/models/llm/versions", v.dump());
-  }
-  HttpReply alias(const std::string& name, const json& b, const std::string& token = "") {
-    return this->as(token.empty() ? this->nlp_ : token)
-        .post("/v1/models/llm/aliases/" + name, b.dump());
-  }
-  HttpReply approve(const std::string& v) {
-    return this->as(this->nlp_)
-        .post("/v1/models/llm/versions/" + v + "/approvals",
-              json{{"name", "safety"}, {"reason", "red-teamed"}}.dump());
-  }
-  json history(const std::string& name) {
-    return body(this->as(this->nlp_).get("/v1/models/llm/aliases/" + name + "/history"))["moves"];
-  }
-};
+class ModelApiTest : public ModelFixture<Factory> {};
 
 TYPED_TEST_SUITE(ModelApiTest, Stores, StoreNames);
 
@@ -275,70 +225,6 @@ TYPED_TEST(ModelApiTest, NoEndpointShowsAnotherTenantsModel) {
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(body(r)["error"]["field"], "run");
   EXPECT_EQ(r.body.find("s3://nlp"), std::string::npos) << r.body;
-}
-
-// ((i * mul) % mod) / div + shift: the inputs of tests/core/drift_test.cc, whose SciPy
-// figures this checks again through the API.
-json sample(int n, long mul, long mod, double div, double shift) {
-  json out = json::array();
-  for (long i = 0; i < n; ++i) out.push_back(static_cast<double>((i * mul) % mod) / div + shift);
-  return out;
-}
-
-TYPED_TEST(ModelApiTest, DriftReportsJudgeEachFeatureAgainstTheVersionsReference) {
-  FakeAgent n1 = this->agent("n1", 16);
-  const std::int64_t run = this->trained(n1, "a", 0.9);
-  ASSERT_EQ(this->reg(this->version("v1", run, "a")).status, 201);
-  const std::string drift = "/v1/models/llm/versions/v1/drift";
-  auto r = this->as(this->nlp_).post(drift, json{{"features", {{"age", {1, 2}}}}}.dump());
-  EXPECT_EQ(r.status, 409) << "no reference yet: " << r.body;
-  for (const auto& [b, field] : std::vector<std::pair<json, std::string>>{
-           {{{"features", {{"age", {1, "x"}}}}}, "features.age[1]"},
-           {{{"features", {{"age", json::array()}}}}, "features.age"},
-           {{{"features", json::object()}}, "features"},
-           {{{"features", {{"age", {1}}}}, {"thresholds", {{"psi", 0.2}}}}, "thresholds.psi"},
-           {{{"features", {{"age", {1}}}}, {"thresholds", {{"ksP", -1}}}}, "thresholds.ksP"}}) {
-    r = this->as(this->nlp_).post(drift + "/reference", b.dump());
-    EXPECT_EQ(r.status, 400) << r.body;
-    EXPECT_EQ(body(r)["error"].value("field", ""), field) << r.body;
-  }
-  // A small reference (200 values: KS) and a large one (2,000: normed Wasserstein).
-  const json reference = {{"features",
-                           {{"age", sample(200, 7919, 1000, 100.0, 0.0)},
-                            {"income", sample(2000, 7919, 1000, 100.0, 0.0)}}}};
-  ASSERT_EQ(this->as(this->nlp_).post(drift + "/reference", reference.dump()).status, 200);
-  r = this->as(this->nlp_)
-          .post(drift, json{{"features", {{"age", sample(300, 6841, 1000, 100.0, 0.0)}}},
-                            {"segment", "eu"}}
-                           .dump());
-  ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_EQ(body(r)["drifted"], false);
-  r = this->as(this->nlp_)
-          .post(drift, json{{"features",
-                             {{"age", sample(150, 104729, 997, 90.0, 1.5)},
-                              {"income", sample(2000, 104729, 997, 90.0, 1.5)}}}}
-                           .dump());
-  ASSERT_EQ(r.status, 201) << r.body;
-  const json shifted = body(r);
-  EXPECT_EQ(shifted["drifted"], true);
-  EXPECT_EQ(shifted["features"]["age"]["method"], "ks");
-  EXPECT_NEAR(shifted["features"]["age"]["ksP"].get<double>(), 0.000639725188310025,
-              1e-9);  // SciPy
-  EXPECT_NEAR(shifted["features"]["age"]["psi"].get<double>(), 2.515797468222362, 1e-9);
-  EXPECT_EQ(shifted["features"]["income"]["method"], "wasserstein");
-  EXPECT_EQ(shifted["features"]["income"]["drifted"], true);
-  r = this->as(this->nlp_).post(drift, json{{"features", {{"height", {1.0}}}}}.dump());
-  EXPECT_EQ(body(r)["error"]["field"], "features.height");
-  const json reports = body(this->as(this->nlp_).get(drift))["reports"];
-  ASSERT_EQ(reports.size(), 2u);
-  EXPECT_EQ(reports[0]["drifted"], true);  // newest first
-  EXPECT_EQ(reports[1]["segment"], "eu");
-  for (const std::string& token : {this->vision_, n1.token}) {
-    EXPECT_TRUE(this->as(token).get(drift).status == 404 ||
-                this->as(token).get(drift).status == 403);
-    const auto other = this->as(token).post(drift, json{{"features", {{"age", {1.0}}}}}.dump());
-    EXPECT_TRUE(other.status == 404 || other.status == 403) << other.body;
-  }
 }
 
 }  // namespace

@@ -322,7 +322,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 
   sched::SnapshotInput from_store;
   this->ok(this->store_->read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx));
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at(0)));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_jobs({.phases = {core::JobPhase::kPending}}));
     std::map<std::int64_t, store::JobRow> queue;
     for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
@@ -502,7 +502,7 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   }));
   sched::SnapshotInput in;
   this->ok(this->store_->read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx));
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at(0)));
     server::SpecCache specs;
     server::RequestCache requests(specs);
     const std::map<std::int64_t, store::JobRow> queue;

@@ -470,7 +470,7 @@ class FaultyTx final : public store::Tx {
                                                            std::string_view version) override {
     return inner_.drift_reference(model, version);
   }
-  core::Status append_drift_report(const store::DriftReportRow& row) override {
+  core::Result<std::int64_t> append_drift_report(const store::DriftReportRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("append_drift_report"));
     return inner_.append_drift_report(row);
   }
@@ -478,6 +478,56 @@ class FaultyTx final : public store::Tx {
                                                                       std::string_view version,
                                                                       std::int32_t limit) override {
     return inner_.list_drift_reports(model, version, limit);
+  }
+  core::Result<std::vector<std::string>> list_drift_samples(
+      const store::DriftWindow& window) override {
+    return inner_.list_drift_samples(window);
+  }
+  core::Result<std::vector<store::DriftPredictionRow>> get_drift_predictions(
+      std::string_view model, std::string_view version,
+      const std::vector<std::string>& ids) override {
+    return inner_.get_drift_predictions(model, version, ids);
+  }
+  core::Result<std::int64_t> insert_drift_predictions(
+      const std::vector<store::DriftPredictionRow>& rows) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_drift_predictions"));
+    return inner_.insert_drift_predictions(rows);
+  }
+  core::Status label_drift_prediction(std::string_view model, std::string_view version,
+                                      std::string_view id, double label, core::Time at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("label_drift_prediction"));
+    return inner_.label_drift_prediction(model, version, id, label, at);
+  }
+  core::Result<std::vector<store::DriftPredictionRow>> list_drift_predictions(
+      const store::DriftWindow& window) override {
+    return inner_.list_drift_predictions(window);
+  }
+  core::Status put_retraining_template(const store::RetrainingTemplateRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_retraining_template"));
+    return inner_.put_retraining_template(row);
+  }
+  core::Result<std::optional<store::RetrainingTemplateRow>> get_retraining_template(
+      std::string_view model) override {
+    return inner_.get_retraining_template(model);
+  }
+  core::Result<bool> delete_retraining_template(std::string_view model) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_retraining_template"));
+    return inner_.delete_retraining_template(model);
+  }
+  core::Status insert_retraining_job(const store::RetrainingJobRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_retraining_job"));
+    return inner_.insert_retraining_job(row);
+  }
+  core::Result<std::vector<store::RetrainingJobRow>> list_retraining_jobs(
+      std::string_view model, std::int32_t limit) override {
+    return inner_.list_retraining_jobs(model, limit);
+  }
+  core::Result<std::vector<store::RetrainingJobRow>> list_open_retraining_jobs() override {
+    return inner_.list_open_retraining_jobs();
+  }
+  core::Result<std::vector<store::AllocationRow>> list_retraining_allocations(
+      const core::TenantId& tenant, core::Time since) override {
+    return inner_.list_retraining_allocations(tenant, since);
   }
   // FeatureRepo.
   core::Status insert_feature_set(const store::FeatureSetRow& row) override {

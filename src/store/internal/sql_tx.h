@@ -173,7 +173,7 @@ class SqlTx final : public Tx {
   core::Status set_run_origin(core::JobId job, core::JobId of) override;
   core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override;
 
-  // ModelRepo (sql_models.cc).
+  // ModelRepo (sql_models.cc; drift and retraining: sql_drift.cc).
   core::Status insert_model_version(const ModelVersionRow& row) override;
   core::Result<std::optional<ModelVersionRow>> get_model_version(std::string_view model,
                                                                  std::string_view version) override;
@@ -197,10 +197,30 @@ class SqlTx final : public Tx {
                                    core::Time at) override;
   core::Result<std::optional<std::string>> drift_reference(std::string_view model,
                                                            std::string_view version) override;
-  core::Status append_drift_report(const DriftReportRow& row) override;
+  core::Result<std::int64_t> append_drift_report(const DriftReportRow& row) override;
   core::Result<std::vector<DriftReportRow>> list_drift_reports(std::string_view model,
                                                                std::string_view version,
                                                                std::int32_t limit) override;
+  core::Result<std::vector<std::string>> list_drift_samples(const DriftWindow& window) override;
+  core::Result<std::vector<DriftPredictionRow>> get_drift_predictions(
+      std::string_view model, std::string_view version,
+      const std::vector<std::string>& ids) override;
+  core::Result<std::int64_t> insert_drift_predictions(
+      const std::vector<DriftPredictionRow>& rows) override;
+  core::Status label_drift_prediction(std::string_view model, std::string_view version,
+                                      std::string_view id, double label, core::Time at) override;
+  core::Result<std::vector<DriftPredictionRow>> list_drift_predictions(
+      const DriftWindow& window) override;
+  core::Status put_retraining_template(const RetrainingTemplateRow& row) override;
+  core::Result<std::optional<RetrainingTemplateRow>> get_retraining_template(
+      std::string_view model) override;
+  core::Result<bool> delete_retraining_template(std::string_view model) override;
+  core::Status insert_retraining_job(const RetrainingJobRow& row) override;
+  core::Result<std::vector<RetrainingJobRow>> list_retraining_jobs(std::string_view model,
+                                                                   std::int32_t limit) override;
+  core::Result<std::vector<RetrainingJobRow>> list_open_retraining_jobs() override;
+  core::Result<std::vector<AllocationRow>> list_retraining_allocations(const core::TenantId& tenant,
+                                                                       core::Time since) override;
 
   // FeatureRepo (sql_features.cc).
   core::Status insert_feature_set(const FeatureSetRow& row) override;
