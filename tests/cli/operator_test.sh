@@ -51,6 +51,27 @@ wait_for() {
   done
   fail "corral $* never showed /$pattern/"
 }
+# A node joined as an agent would; job 1 runs on it and reports s3://m/1 as its model.
+report_model() {
+  join=$(curl -sf -H "Authorization: Bearer $(cat "$dir/data/join.token")" \
+    -H 'Content-Type: application/json' "$CORRAL_SERVER/v1/agents/join" -d '{"agentUrl":"http://127.0.0.1:1","node":{"id":"n1","labels":{"rack":"r1","leaf":"l1","spine":"s1"},"gpus":[{"index":0,"uuid":"GPU-n1-0","type":"H100","nvlinkDomain":0}]},"inventory":{"source":"simulated:test"}}') ||
+    fail "join failed"
+  agent_token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["token"])' "$join")
+  epoch=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["epoch"])' "$join")
+  cat >"$dir/train.yaml" <<YAML
+name: train
+resources: {gpus: 1}
+command: [python, train.py]
+YAML
+  run submit -f "$dir/train.yaml"
+  expect_rc 0
+  wait_for '^1 +train +default +launching' runs
+  digest="sha256:$(printf 'c%.0s' $(seq 64))"
+  curl -sf -H "Authorization: Bearer $agent_token" -H 'Content-Type: application/json' \
+    "$CORRAL_SERVER/v1/agents/n1/runs" \
+    -d "{\"epoch\":$epoch,\"job\":1,\"attempt\":1,\"metrics\":[{\"name\":\"eval/acc\",\"step\":1,\"value\":0.9}],\"artifacts\":[{\"name\":\"model\",\"uri\":\"s3://m/1\",\"digest\":\"$digest\",\"bytes\":10}]}" >/dev/null ||
+    fail "run report failed"
+}
 
 case "$case" in
   jobs_columns)
@@ -368,25 +389,7 @@ YAML
     err_has 'run 99 not found'
     ;;
   models)   # docs/models.md (issue 17)
-    # A node joined as an agent would, so the run's artifact can be reported for it.
-    join=$(curl -sf -H "Authorization: Bearer $(cat "$dir/data/join.token")" \
-      -H 'Content-Type: application/json' "$CORRAL_SERVER/v1/agents/join" -d '{"agentUrl":"http://127.0.0.1:1","node":{"id":"n1","labels":{"rack":"r1","leaf":"l1","spine":"s1"},"gpus":[{"index":0,"uuid":"GPU-n1-0","type":"H100","nvlinkDomain":0}]},"inventory":{"source":"simulated:test"}}') ||
-      fail "join failed"
-    agent_token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["token"])' "$join")
-    epoch=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["epoch"])' "$join")
-    cat >"$dir/train.yaml" <<YAML
-name: train
-resources: {gpus: 1}
-command: [python, train.py]
-YAML
-    run submit -f "$dir/train.yaml"
-    expect_rc 0
-    wait_for '^1 +train +default +launching' runs
-    digest="sha256:$(printf 'c%.0s' $(seq 64))"
-    curl -sf -H "Authorization: Bearer $agent_token" -H 'Content-Type: application/json' \
-      "$CORRAL_SERVER/v1/agents/n1/runs" \
-      -d "{\"epoch\":$epoch,\"job\":1,\"attempt\":1,\"metrics\":[{\"name\":\"eval/acc\",\"step\":1,\"value\":0.9}],\"artifacts\":[{\"name\":\"model\",\"uri\":\"s3://m/1\",\"digest\":\"$digest\",\"bytes\":10}]}" >/dev/null ||
-      fail "run report failed"
+    report_model
     api POST /v1/models/llm/versions "{\"version\":\"v1\",\"run\":1,\"artifactUri\":\"s3://m/1\",\"digest\":\"$digest\",\"gates\":{\"metrics\":[{\"metric\":\"eval/acc\",\"min\":0.95}]}}"
     run models
     expect_rc 0
@@ -410,6 +413,45 @@ YAML
     run model rollback llm staging
     expect_rc 1
     err_has 'no earlier version'
+    ;;
+  drift)   # docs/drift.md (issue 17)
+    report_model
+    api POST /v1/models/llm/versions "{\"version\":\"v1\",\"run\":1,\"artifactUri\":\"s3://m/1\",\"digest\":\"$digest\"}"
+    api PUT /v1/tenants/default '{"retraining":{"maxGpus":1,"gpuHours":0,"period":"7d"}}'
+    python3 -c 'import json; print(json.dumps({"features": {"score": [i / 100 for i in range(200)]}}))' >"$dir/ref.json"
+    run drift reference llm v1 -f "$dir/ref.json"
+    expect_rc 0
+    out_has '^reference of llm@v1: score \(200 values\)$'
+    cat >"$dir/retrain.yaml" <<YAML
+name: retrain-llm
+resources: {gpus: 2}
+command: [python, train.py]
+YAML
+    run drift retraining llm -f "$dir/retrain.yaml"
+    expect_rc 1
+    err_has "job.resources.gpus: tenant default's retraining budget allows 1 GPUs at once"
+    sed -i 's/gpus: 2/gpus: 1/' "$dir/retrain.yaml"
+    run drift retraining llm -f "$dir/retrain.yaml"
+    expect_rc 0
+    out_has '^drift of llm submits job retrain-llm now$'
+    api POST /v1/models/llm/versions/v1/drift "$(python3 -c 'import json; print(json.dumps({"features": {"score": [1.5 + i / 100 for i in range(150)]}, "segment": "eu"}))')"
+    run drift reports llm v1
+    expect_rc 0
+    out_has '^WHEN +KIND +SEGMENT +DRIFTED +FEATURES +PERFORMANCE +RETRAINING$'
+    out_has ' features +eu +yes +score of 1 +- +submitted job 2$'
+    wait_for 'held: retraining budget: tenant default.s retraining jobs used 0.0 of its 0 GPU-hours' job 2
+    run drift retraining llm
+    expect_rc 0
+    out_has '^retraining template: job retrain-llm, 1 GPUs, set by '
+    out_has '^budget of tenant default: 1 GPUs at once, 0 GPU-hours per 7d$'
+    out_has '^in use: 0 GPUs now, 0.0 GPU-hours since '
+    out_has '^JOB +VERSION +REPORT +PHASE +GPUS +SUBMITTED$'
+    out_has '^2 +v1 +1 +pending +1 '
+    run drift retraining llm --delete
+    expect_rc 0
+    out_has '^model llm has no retraining template now$'
+    run drift reports llm v9
+    expect_rc 1
     ;;
   features)   # docs/features.md (issue 17)
     api POST /v1/features/user-stats/versions '{"version":"v1","schema":{"clicks":"int"},"source":"kafka://clicks"}'

@@ -24,6 +24,7 @@ void add_datasets_commands(CLI::App& app, const CommandEnv& env);      // datase
 void add_runs_commands(CLI::App& app, const CommandEnv& env);          // runs, run ...
 void add_models_commands(CLI::App& app, const CommandEnv& env);        // models, model ...
 void add_features_commands(CLI::App& app, const CommandEnv& env);      // features, feature ...
+void add_drift_commands(CLI::App& app, const CommandEnv& env);         // drift ...
 void add_audit_command(CLI::App& app, const CommandEnv& env);          // audit [verify]
 void add_logs_command(CLI::App& app, const CommandEnv& env);
 void add_cost_command(CLI::App& app, const CommandEnv& env);  // chargeback
@@ -41,6 +42,7 @@ inline void add_remote_commands(CLI::App& app, const CommandEnv& env) {
   add_runs_commands(app, env);
   add_models_commands(app, env);
   add_features_commands(app, env);
+  add_drift_commands(app, env);
   add_audit_command(app, env);
   add_logs_command(app, env);
   add_cost_command(app, env);
