@@ -119,6 +119,27 @@ curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/
 "${corral[@]}" model promote webtext-ft production v1 --reason "its gate decides"
 "${corral[@]}" model get webtext-ft
 echo
+echo "== drift (docs/drift.md): served traffic drifts from the reference of webtext-ft and of a"
+echo "   second model from the same artifact; each submits its retraining template, and tenant"
+echo "   nlp's retraining budget (1 GPU at once) holds the second back"
+curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \
+  -d "$(python3 -c 'import json,sys; m = json.loads(sys.argv[1]); m.pop("gates"); print(json.dumps(m))' "$model")" \
+  "$CORRAL_SERVER/v1/models/webtext-ranker/versions" >/dev/null
+"${corral[@]}" drift retraining webtext-ft -f examples/local/retrain-webtext.yaml
+"${corral[@]}" drift retraining webtext-ranker -f examples/local/retrain-ranker.yaml
+python3 -c 'import json; print(json.dumps({"features": {"prompt_tokens": [(i * 7919) % 1000 / 100 for i in range(200)]}}))' >"$data/drift-reference.json"
+shifted=$(python3 -c 'import json; print(json.dumps({"segment": "eu", "features": {"prompt_tokens": [(i * 104729) % 997 / 90 + 1.5 for i in range(150)]}}))')
+for m in webtext-ft webtext-ranker; do
+  "${corral[@]}" drift reference "$m" v1 -f "$data/drift-reference.json"
+  curl -sf -H "Authorization: Bearer $CORRAL_TOKEN" -H 'Content-Type: application/json' \
+    -d "$shifted" "$CORRAL_SERVER/v1/models/$m/versions/v1/drift" >/dev/null
+done
+sleep 2
+"${corral[@]}" drift reports webtext-ft v1
+echo
+"${corral[@]}" drift retraining webtext-ranker
+"${corral[@]}" jobs | grep -E '^ID|retrain-'
+echo
 echo "== audit log verification"
 "${corral[@]}" audit verify
 echo
@@ -167,6 +188,7 @@ In another shell:
   export CORRAL_SERVER=$CORRAL_SERVER CORRAL_TOKEN=\$(cat $data/admin.token)
   $bin/cli/corral jobs | queue | nodes | job ID | logs ID --rank N | cancel ID | audit | cost
   $bin/cli/corral datasets | runs | run get ID | runs reproduce ID | models | model get ID | features
+  $bin/cli/corral drift reports MODEL VERSION | drift retraining MODEL
 MSG
 if [[ "${CORRAL_RUN_ONCE:-0}" == "1" ]]; then exit 0; fi
 echo "Ctrl-C stops it."

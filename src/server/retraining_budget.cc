@@ -69,8 +69,8 @@ core::Result<std::map<std::int64_t, std::string>> retraining_holds(
     std::string why = exceeds_budget(job.tenant, budget, job.gpus);
     if (why.empty() && budget.max_gpus && use.gpus + job.gpus > *budget.max_gpus) {
       why = fmt::format(
-          "tenant {}'s retraining jobs hold {} of the {} GPUs its retraining budget allows at "
-          "once (retraining.maxGpus); this one needs {}",
+          "tenant {}'s retraining jobs running or ahead in the queue take {} of the {} GPUs its "
+          "retraining budget allows at once (retraining.maxGpus); this one needs {}",
           job.tenant.value, use.gpus, *budget.max_gpus, job.gpus);
     }
     if (why.empty() && budget.gpu_hours && use.gpu_hours >= *budget.gpu_hours) {

@@ -68,8 +68,9 @@ TEST_F(ClusterTest, ShiftedDataTriggersRetrainingThatTheGpuBudgetHoldsBack) {
   })) << held.dump();
   EXPECT_EQ(held["phase"], "pending");
   EXPECT_EQ(held["reason"],
-            "held: retraining budget: tenant default's retraining jobs hold 8 of the 8 GPUs its "
-            "retraining budget allows at once (retraining.maxGpus); this one needs 8");
+            "held: retraining budget: tenant default's retraining jobs running or ahead in the "
+            "queue take 8 of the 8 GPUs its retraining budget allows at once (retraining.maxGpus); "
+            "this one needs 8");
   EXPECT_EQ(phase(first), "running") << "the budget never stops a running retraining";
 
   // The first retraining cancelled: the second runs to the end on the agents.

@@ -318,8 +318,9 @@ TYPED_TEST(DriftApiTest, DriftSubmitsTheRetrainingTemplateAndTheBudgetHoldsItBac
   })) << held.dump();
   EXPECT_EQ(held["phase"], "pending");
   EXPECT_EQ(held["reason"],
-            "held: retraining budget: tenant nlp's retraining jobs hold 2 of the 2 GPUs its "
-            "retraining budget allows at once (retraining.maxGpus); this one needs 2");
+            "held: retraining budget: tenant nlp's retraining jobs running or ahead in the "
+            "queue take 2 of the 2 GPUs its retraining budget allows at once (retraining.maxGpus); "
+            "this one needs 2");
   json status = body(this->as(this->nlp_).get("/v1/models/ranker/retraining"));
   EXPECT_EQ(status["budget"]["maxGpus"], 2);
   EXPECT_EQ(status["budget"]["inUse"]["gpus"], 2);
