@@ -25,4 +25,22 @@ struct DriftStats {
 // an empty bin counts as a share of 0.0001, as Evidently's, so PSI stays finite.
 DriftStats drift_stats(std::vector<double> reference, std::vector<double> current, int bins = 10);
 
+// Counts of values in bins: bin b holds [edges[b], edges[b + 1]), the last one closed.
+// Edges rise strictly; counts are one fewer, non-negative.
+struct Histogram {
+  std::vector<double> edges;
+  std::vector<double> counts;
+};
+
+// `values` counted into the bins of `edges` (at least 2, rising); values outside them
+// count in the first or last bin.
+Histogram histogram_of(const std::vector<double>& values, std::vector<double> edges);
+
+// The same statistics from two histograms over the same edges, for what is too large to
+// send as samples: PSI and Jensen-Shannon over their bins' shares as above; KS (its
+// p-value with the counts' totals as the sample sizes) and Wasserstein between the binned
+// distributions, each bin's count at its centre, as SciPy computes them with weights.
+// All zero when the edges differ or either histogram is empty.
+DriftStats drift_stats(const Histogram& reference, const Histogram& current);
+
 }  // namespace corral::core

@@ -37,10 +37,12 @@ namespace {
 using core::Result;
 using core::Status;
 using nlohmann::json;
-using Samples = std::map<std::string, std::vector<double>>;
+// Each feature's sample as posted and kept: [values], or a histogram {"edges", "counts"}.
+using Samples = std::map<std::string, json>;
 
 constexpr std::size_t kMaxFeatures = 100;
 constexpr std::size_t kMaxValues = 100'000;
+constexpr std::size_t kMaxBins = 1000;         // bins of a histogram
 constexpr std::size_t kMaxBatch = 10'000;      // predictions or labels in one request
 constexpr std::size_t kSmallReference = 1000;  // Evidently: KS up to here, Wasserstein above
 
@@ -67,7 +69,37 @@ Result<double> finite(const json& v, const std::string& path) {
   return v.get<double>();
 }
 
-// {feature: [finite numbers]}: at most 100 features of 1 to 100,000 values.
+// {"edges": 2 to 1,001 rising numbers, "counts": one per bin, 0 or more, not all 0}.
+Status check_histogram(const json& h, const std::string& path) {
+  CORRAL_RETURN_IF_ERROR(only_fields(h, path, {"edges", "counts"}));
+  const json edges = h.value("edges", json()), counts = h.value("counts", json());
+  if (!edges.is_array() || edges.size() < 2 || edges.size() > kMaxBins + 1) {
+    return core::invalid_argument(path + ".edges", "must be an array of 2 to 1001 rising numbers");
+  }
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const std::string at = path + ".edges[" + std::to_string(i) + "]";
+    CORRAL_ASSIGN_OR_RETURN(const double edge, finite(edges[i], at));
+    if (i > 0 && !(edge > edges[i - 1].get<double>())) {
+      return core::invalid_argument(at, "must be above the edge before it");
+    }
+  }
+  if (!counts.is_array() || counts.size() != edges.size() - 1) {
+    return core::invalid_argument(
+        path + ".counts", "must hold one count per bin, " + std::to_string(edges.size() - 1));
+  }
+  double total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const std::string at = path + ".counts[" + std::to_string(i) + "]";
+    CORRAL_ASSIGN_OR_RETURN(const double count, finite(counts[i], at));
+    if (count < 0) return core::invalid_argument(at, "must be a count, 0 or more");
+    total += count;
+  }
+  if (!(total > 0)) return core::invalid_argument(path + ".counts", "must not all be 0");
+  return Status();
+}
+
+// {feature: [finite numbers] | histogram}: at most 100 features of 1 to 100,000 values or
+// 1,000 bins.
 Result<Samples> read_samples(const json& body) {
   const json features = body.value("features", json());
   if (!features.is_object() || features.empty() || features.size() > kMaxFeatures) {
@@ -77,17 +109,49 @@ Result<Samples> read_samples(const json& body) {
   for (const auto& [name, values] : features.items()) {
     const std::string path = "features." + name;
     if (!core::is_metric_name(name)) return core::invalid_argument(path, "must be a feature name");
-    if (!values.is_array() || values.empty() || values.size() > kMaxValues) {
-      return core::invalid_argument(path, "must be an array of 1 to 100000 numbers");
+    if (values.is_object()) {
+      CORRAL_RETURN_IF_ERROR(check_histogram(values, path));
+    } else if (!values.is_array() || values.empty() || values.size() > kMaxValues) {
+      return core::invalid_argument(
+          path, "must be an array of 1 to 100000 numbers, or a histogram {edges, counts}");
+    } else {
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        CORRAL_RETURN_IF_ERROR(finite(values[i], path + "[" + std::to_string(i) + "]").status());
+      }
     }
-    std::vector<double>& into = out[name];
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      CORRAL_ASSIGN_OR_RETURN(const double d,
-                              finite(values[i], path + "[" + std::to_string(i) + "]"));
-      into.push_back(d);
-    }
+    out[name] = values;
   }
   return out;
+}
+
+// How many values a sample holds: a histogram's counts, added up.
+double size_of(const json& sample) {
+  if (sample.is_array()) return static_cast<double>(sample.size());
+  double total = 0;
+  for (const auto& c : sample["counts"]) total += c.get<double>();
+  return total;
+}
+
+json count_json(double n) {
+  return n == std::floor(n) && n < 9e15 ? json(static_cast<std::int64_t>(n)) : json(n);
+}
+
+// One feature's statistics. Two samples are compared as they are; where either is a
+// histogram, the other is counted into its bins (two histograms must share their edges).
+Result<core::DriftStats> compare(const json& ref, const json& cur, const std::string& path) {
+  if (ref.is_array() && cur.is_array()) {
+    return core::drift_stats(ref.get<std::vector<double>>(), cur.get<std::vector<double>>());
+  }
+  if (ref.is_object() && cur.is_object() && ref["edges"] != cur["edges"]) {
+    return core::invalid_argument(path + ".edges", "must be the reference's edges");
+  }
+  const auto edges = (ref.is_object() ? ref : cur)["edges"].get<std::vector<double>>();
+  const auto binned = [&](const json& s) {
+    return s.is_object()
+               ? core::Histogram{.edges = edges, .counts = s["counts"].get<std::vector<double>>()}
+               : core::histogram_of(s.get<std::vector<double>>(), edges);
+  };
+  return core::drift_stats(binned(ref), binned(cur));
 }
 
 // "" or a DNS label.
@@ -136,6 +200,7 @@ std::vector<double> bounded(const std::vector<double>& values) {
 
 // The samples of the reports and the logged predictions (and their labels) of a window:
 // {"fromMs", "toMs", "segment"?}.
+// Raw samples only: a histogram's values cannot be joined with others'.
 Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, const json& w) {
   if (!w.is_object()) return core::invalid_argument("window", "must be {fromMs, toMs, segment}");
   CORRAL_RETURN_IF_ERROR(only_fields(w, "window", {"fromMs", "toMs", "segment"}));
@@ -152,12 +217,13 @@ Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, c
                                   .segment = segment,
                                   .from = core::time_from_ms(from),
                                   .to = core::time_from_ms(to)};
-  Samples out;
+  std::map<std::string, std::vector<double>> out;
   CORRAL_ASSIGN_OR_RETURN(const auto kept, tx.list_drift_samples(window));
   for (const auto& text : kept) {
     const json samples = json::parse(text, nullptr, false);
     if (!samples.is_object()) continue;
     for (const auto& [name, values] : samples.items()) {
+      if (!values.is_array()) continue;
       for (const auto& x : values) out[name].push_back(x.get<double>());
     }
   }
@@ -170,8 +236,9 @@ Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, c
     return core::failed_precondition("no reports or predictions of " + v.name + "@" + v.version +
                                      " in the window");
   }
-  for (auto& [name, values] : out) values = bounded(values);
-  return out;
+  Samples joined;
+  for (const auto& [name, values] : out) joined[name] = bounded(values);
+  return joined;
 }
 
 // POST .../drift/reference {features | window, thresholds?}
@@ -195,7 +262,7 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "model.drift.reference", "model/" + v.name + "@" + v.version, "", thresholds.dump()));
   json sizes = json::object();
-  for (const auto& [name, values] : features) sizes[name] = values.size();
+  for (const auto& [name, sample] : features) sizes[name] = count_json(size_of(sample));
   return json_reply(
       {{"model", v.name}, {"version", v.version}, {"features", sizes}, {"thresholds", thresholds}});
 }
@@ -217,14 +284,15 @@ Result<json> judge(const json& reference, const Samples& current, bool required,
                    std::vector<std::string>& drifted) {
   const json& thresholds = reference["thresholds"];
   json features = json::object();
-  for (const auto& [name, values] : current) {
+  for (const auto& [name, sample] : current) {
+    const std::string path = "features." + name;
     const json ref = reference["features"].value(name, json());
-    if (!ref.is_array()) {
+    if (!ref.is_array() && !ref.is_object()) {
       if (!required) continue;
-      return core::invalid_argument("features." + name, "has no reference sample");
+      return core::invalid_argument(path, "has no reference sample");
     }
-    const core::DriftStats s = core::drift_stats(ref.get<std::vector<double>>(), values);
-    const bool small = ref.size() <= kSmallReference;
+    CORRAL_ASSIGN_OR_RETURN(const core::DriftStats s, compare(ref, sample, path));
+    const bool small = size_of(ref) <= kSmallReference;
     const double threshold =
         small ? thresholds["ksP"].get<double>() : thresholds["wassersteinNormed"].get<double>();
     const bool drift = small ? s.ks_p < threshold : s.wasserstein_normed >= threshold;
@@ -238,8 +306,8 @@ Result<json> judge(const json& reference, const Samples& current, bool required,
                       {"jensenShannon", s.jensen_shannon},
                       {"wasserstein", s.wasserstein},
                       {"wassersteinNormed", s.wasserstein_normed},
-                      {"referenceValues", ref.size()},
-                      {"currentValues", values.size()}};
+                      {"referenceValues", count_json(size_of(ref))},
+                      {"currentValues", count_json(size_of(sample))}};
   }
   return features;
 }
@@ -424,7 +492,8 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
   for (const auto& [segment, pair] : by_segment) {
     const auto& [predictions, values] = pair;
     std::vector<std::string> drifted;
-    CORRAL_ASSIGN_OR_RETURN(json features, judge(reference, {{"label", values}}, false, drifted));
+    CORRAL_ASSIGN_OR_RETURN(json features,
+                            judge(reference, {{"label", json(values)}}, false, drifted));
     json perf = performance(predictions, values);
     const json mae = thresholds.value("mae", json());
     const json accuracy = thresholds.value("accuracy", json());

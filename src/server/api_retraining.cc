@@ -145,6 +145,8 @@ bool is_refusal(const Status& s) {
 
 Result<RetrainOutcome> retrain_on_drift(ApiContext& api, const Call& c, store::Tx& tx,
                                         const store::ModelVersionRow& v) {
+  // Locked first, so a concurrent report of the same model sees this one's job as open.
+  CORRAL_RETURN_IF_ERROR(tx.lock_retraining_template(v.name));
   CORRAL_ASSIGN_OR_RETURN(const auto row, tx.get_retraining_template(v.name));
   if (!row) return RetrainOutcome{.record = {{"outcome", "no template"}}};
   CORRAL_ASSIGN_OR_RETURN(const auto open, tx.list_open_retraining_jobs());

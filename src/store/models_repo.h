@@ -164,6 +164,10 @@ class ModelRepo {
       std::string_view model) = 0;
   // false when there was none.
   virtual core::Result<bool> delete_retraining_template(std::string_view model) = 0;
+  // Takes the template row's write lock for the rest of the transaction (PostgreSQL; a
+  // SQLite write transaction already excludes every other): two drifted reports of one
+  // model then decide one after the other whether a retraining is already open.
+  virtual core::Status lock_retraining_template(std::string_view model) = 0;
   virtual core::Status insert_retraining_job(const RetrainingJobRow& row) = 0;
   // Retraining jobs of `model` (every model when empty), newest first, at most `limit`.
   virtual core::Result<std::vector<RetrainingJobRow>> list_retraining_jobs(std::string_view model,

@@ -244,6 +244,11 @@ Result<bool> SqlTx::delete_retraining_template(std::string_view model) {
   return res.affected > 0;
 }
 
+Status SqlTx::lock_retraining_template(std::string_view model) {
+  return q("UPDATE model_retraining SET set_at = set_at WHERE model_id = $1", {std::string(model)})
+      .status();
+}
+
 Status SqlTx::insert_retraining_job(const RetrainingJobRow& r) {
   return q("INSERT INTO retraining_jobs (job_id, tenant, model_id, version, report_id, "
            "submitted_at) VALUES ($1, $2, $3, $4, $5, $6)",

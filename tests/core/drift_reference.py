@@ -24,3 +24,22 @@ for name, (ref, cur) in cases.items():
     w = stats.wasserstein_distance(ref, cur)
     wn = w / np.std(ref, ddof=1)
     print(f'{{"{name}", {d!r}, {p!r}, {psi!r}, {js!r}, {w!r}, {wn!r}}},')
+
+# Histograms (core::drift_stats of two Histograms): both samples of "shifted" counted in
+# the 12 bins of edges 0, 1, ..., 12; each bin's count at its centre.
+edges = np.arange(0, 13, dtype=float)
+centres = (edges[:-1] + edges[1:]) / 2
+ref, cur = cases["shifted"]
+r, _ = np.histogram(ref, bins=edges); c, _ = np.histogram(cur, bins=edges)
+r = r.astype(float); c = c.astype(float)
+n, m = r.sum(), c.sum()
+d = np.max(np.abs(np.cumsum(r) / n - np.cumsum(c) / m))
+p = stats.kstwobign.sf(np.sqrt(n * m / (n + m)) * d)
+rs = np.maximum(r / n, 1e-4); cs = np.maximum(c / m, 1e-4)
+psi = np.sum((cs - rs) * np.log(cs / rs))
+js = jensenshannon(rs, cs)
+w = stats.wasserstein_distance(centres, centres, r, c)
+mu = np.sum(r * centres) / n
+wn = w / np.sqrt(np.sum(r * (centres - mu) ** 2) / (n - 1))
+print("histogram counts", list(r), list(c))
+print(f'{{"histograms", {d!r}, {p!r}, {psi!r}, {js!r}, {w!r}, {wn!r}}},')

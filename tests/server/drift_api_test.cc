@@ -6,6 +6,7 @@
 // (concurrent GPUs, then GPU-hours until the next period) with its reason.
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model_fixture.h"
@@ -83,6 +84,49 @@ TYPED_TEST(DriftApiTest, DriftReportsJudgeEachFeatureAgainstTheVersionsReference
                 this->as(token).get(drift).status == 403);
     const auto other = this->as(token).post(drift, json{{"features", {{"age", {1.0}}}}}.dump());
     EXPECT_TRUE(other.status == 404 || other.status == 403) << other.body;
+  }
+}
+
+TYPED_TEST(DriftApiTest, HistogramsStandInForSamplesTooLargeToSend) {
+  FakeAgent n1 = this->agent("n1", 16);
+  ASSERT_EQ(this->reg(this->version("v1", this->trained(n1, "a", 0.9), "a")).status, 201);
+  const std::string drift = this->drift_path();
+  json edges = json::array();
+  for (int e = 0; e <= 12; ++e) edges.push_back(e);
+  // tests/core/drift_test.cc's histograms, whose figures SciPy computed with weights.
+  const json ref = {{"edges", edges}, {"counts", {22, 20, 19, 20, 20, 19, 20, 21, 19, 20, 0, 0}}};
+  const json cur = {{"edges", edges}, {"counts", {0, 8, 16, 14, 14, 14, 14, 14, 12, 14, 12, 12}}};
+  auto r = this->post(drift + "/reference",
+                      {{"features", {{"age", ref}, {"raw", sample(200, 7919, 1000, 100.0, 0.0)}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["features"], (json{{"age", 200}, {"raw", 200}}));
+  r = this->post(drift, {{"features", {{"age", cur}}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json age = body(r)["features"]["age"];
+  EXPECT_EQ(age["method"], "ks");
+  EXPECT_NEAR(age["ks"].get<double>(), 0.16666666666666663, 1e-12);
+  EXPECT_NEAR(age["ksP"].get<double>(), 0.019100963861381794, 1e-9);  // SciPy
+  EXPECT_NEAR(age["psi"].get<double>(), 1.9203367880847484, 1e-9);
+  EXPECT_EQ(age["drifted"], true);
+  EXPECT_EQ(age["currentValues"], 144);
+  // A raw reference is counted into a histogram's bins; a histogram against a raw one too.
+  r = this->post(drift, {{"features", {{"raw", cur}}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(body(r)["features"]["raw"]["referenceValues"], 200);
+  r = this->post(drift, {{"features", {{"age", sample(150, 104729, 997, 90.0, 1.5)}}}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(body(r)["features"]["age"]["currentValues"], 150);
+  for (const auto& [h, path] : std::vector<std::pair<json, std::string>>{
+           {{{"edges", {0, 1, 2}}, {"counts", {1, 1}}}, "features.age.edges"},
+           {{{"edges", {0, 2, 1}}, {"counts", {1, 1}}}, "features.age.edges[2]"},
+           {{{"edges", {0}}, {"counts", json::array()}}, "features.age.edges"},
+           {{{"edges", edges}, {"counts", {1, 2}}}, "features.age.counts"},
+           {{{"edges", {0, 1, 2}}, {"counts", {1, -1}}}, "features.age.counts[1]"},
+           {{{"edges", {0, 1, 2}}, {"counts", {0, 0}}}, "features.age.counts"},
+           {{{"edges", {0, 1, 2}}, {"counts", {1, 1}}, {"bins", 2}}, "features.age.bins"}}) {
+    r = this->post(drift, {{"features", {{"age", h}}}});
+    EXPECT_EQ(r.status, 400) << h.dump() << " " << r.body;
+    EXPECT_EQ(this->field(r), path) << h.dump() << " " << r.body;
   }
 }
 
@@ -356,6 +400,46 @@ TYPED_TEST(DriftApiTest, DriftSubmitsTheRetrainingTemplateAndTheBudgetHoldsItBac
   // The next period: it runs.
   this->clock_.set(core::time_from_ms(next_period + 60'000));
   ASSERT_TRUE(this->wait_phase(second, "launching")) << this->job(second).dump();
+}
+
+TYPED_TEST(DriftApiTest, ConcurrentDriftOfOneModelSubmitsOneRetraining) {
+  FakeAgent n1 = this->agent("n1", 16);
+  ASSERT_EQ(this->reg(this->version("v1", this->trained(n1, "a", 0.9), "a")).status, 201);
+  const json job = {{"name", "retrain"},
+                    {"tenant", "nlp"},
+                    {"resources", {{"gpus", 1}, {"gpuTypes", {"H100"}}}},
+                    {"command", {"/bin/true"}}};
+  ASSERT_EQ(this->as(this->nlp_).put("/v1/models/llm/retraining", json{{"job", job}}.dump()).status,
+            200);
+  ASSERT_EQ(this->post(this->drift_path() + "/reference",
+                       {{"features", {{"age", sample(200, 7919, 1000, 100.0, 0.0)}}}})
+                .status,
+            200);
+  const json shifted = {{"features", {{"age", sample(150, 104729, 997, 90.0, 1.5)}}}};
+  constexpr int kThreads = 4, kEach = 5;
+  std::vector<std::vector<std::string>> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const auto r = this->as(this->nlp_).post(this->drift_path(), shifted.dump());
+        outcomes[t].push_back(r.status == 201 ? body(r)["retraining"].value("outcome", "")
+                                              : "status " + std::to_string(r.status));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  int submitted = 0, skipped = 0;
+  for (const auto& each : outcomes) {
+    for (const auto& o : each) {
+      submitted += o == "submitted" ? 1 : 0;
+      skipped += o == "skipped" ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(submitted, 1);
+  EXPECT_EQ(skipped, kThreads * kEach - 1);
+  const json status = body(this->as(this->nlp_).get("/v1/models/llm/retraining"));
+  EXPECT_EQ(status["jobs"].size(), 1u) << status.dump();
 }
 
 }  // namespace

@@ -514,6 +514,10 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("delete_retraining_template"));
     return inner_.delete_retraining_template(model);
   }
+  core::Status lock_retraining_template(std::string_view model) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("lock_retraining_template"));
+    return inner_.lock_retraining_template(model);
+  }
   core::Status insert_retraining_job(const store::RetrainingJobRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_retraining_job"));
     return inner_.insert_retraining_job(row);

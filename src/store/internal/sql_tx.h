@@ -215,6 +215,7 @@ class SqlTx final : public Tx {
   core::Result<std::optional<RetrainingTemplateRow>> get_retraining_template(
       std::string_view model) override;
   core::Result<bool> delete_retraining_template(std::string_view model) override;
+  core::Status lock_retraining_template(std::string_view model) override;
   core::Status insert_retraining_job(const RetrainingJobRow& row) override;
   core::Result<std::vector<RetrainingJobRow>> list_retraining_jobs(std::string_view model,
                                                                    std::int32_t limit) override;
