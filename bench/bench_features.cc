@@ -1,7 +1,7 @@
 // Point-in-time lookups (core::point_in_time, docs/features.md): 10,000 entities with 20
 // values each, looked up 10,000 rows at a time, as one lookup request of the API does.
 // Drift statistics (core::drift_stats, docs/drift.md): 100 features of 100,000 reference
-// and 100,000 current rows.
+// and 100,000 current rows, as samples and as 100-bin histograms.
 #include <random>
 #include <string>
 #include <vector>
@@ -57,6 +57,45 @@ void BM_Drift(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * features);
 }
 BENCHMARK(BM_Drift)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// The same rows sent as histograms (docs/drift.md#histograms): what the serving side does
+// once (count 100,000 rows into 100 bins per feature), then what corrald does per report.
+void BM_DriftHistograms(benchmark::State& state) {
+  const int features = 100, rows = static_cast<int>(state.range(0));
+  std::mt19937_64 rng(2);
+  std::normal_distribution<double> ref_dist(0, 1), cur_dist(0.3, 1.2);
+  std::vector<double> edges;
+  for (int e = 0; e <= 100; ++e) edges.push_back(-5.0 + 0.1 * e);
+  std::vector<std::vector<double>> reference(features), current(features);
+  for (int f = 0; f < features; ++f) {
+    for (int i = 0; i < rows; ++i) {
+      reference[static_cast<std::size_t>(f)].push_back(ref_dist(rng));
+      current[static_cast<std::size_t>(f)].push_back(cur_dist(rng));
+    }
+  }
+  std::vector<corral::core::Histogram> ref_h, cur_h;
+  for (int f = 0; f < features; ++f) {
+    ref_h.push_back(corral::core::histogram_of(reference[static_cast<std::size_t>(f)], edges));
+    cur_h.push_back(corral::core::histogram_of(current[static_cast<std::size_t>(f)], edges));
+  }
+  const bool count = state.range(1) == 1;
+  for (auto _ : state) {
+    for (int f = 0; f < features; ++f) {
+      const auto i = static_cast<std::size_t>(f);
+      if (count) {
+        benchmark::DoNotOptimize(corral::core::histogram_of(current[i], edges));
+      } else {
+        benchmark::DoNotOptimize(corral::core::drift_stats(ref_h[i], cur_h[i]));
+      }
+    }
+  }
+  state.SetLabel(count ? "counting the rows into bins" : "statistics of the histograms");
+  state.SetItemsProcessed(state.iterations() * features);
+}
+BENCHMARK(BM_DriftHistograms)
+    ->Args({100'000, 1})
+    ->Args({100'000, 0})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
