@@ -274,6 +274,10 @@ core::Status Agent::run() {
       .on_run_report = [this](
                            const std::string& token,
                            const core::RunReport& report) { return queue_report(token, report); },
+      .on_feature_lookup =
+          [this](const std::string& token, const core::FeatureLookupRequest& request) {
+            return forward_feature_lookup(token, request);
+          },
       .log_access =
           [this] {
             const Session s = session();
@@ -516,6 +520,40 @@ void Agent::report_loop() {
     }
     log(what + " dropped: " + s.to_string());
   }
+}
+
+core::Result<LocalServer::Answer> Agent::forward_feature_lookup(
+    const std::string& token, const core::FeatureLookupRequest& request) {
+  // One look at the session: the lookup is asked with the epoch and agent token of the
+  // cluster whose worker holds the token, as the worker's reports are.
+  const Session s = session();
+  const auto key = s.scope ? s.scope->reconciler->worker_for_token(token) : std::nullopt;
+  if (!key) return core::Status(core::StatusCode::kUnauthenticated, "not a worker's token");
+  std::unique_ptr<CorraldClient> client;
+  {
+    std::lock_guard lock(lookup_mu_);
+    if (!lookup_clients_.empty()) {
+      client = std::move(lookup_clients_.back());
+      lookup_clients_.pop_back();
+    }
+  }
+  if (client == nullptr) {
+    CORRAL_ASSIGN_OR_RETURN(client, CorraldClient::connect(servers_));
+  }
+  auto answer = client->feature_lookup(options_.node, s.token,
+                                       {.epoch = s.epoch, .key = *key, .request = request});
+  {
+    std::lock_guard lock(lookup_mu_);
+    lookup_clients_.push_back(std::move(client));
+  }
+  if (!answer.ok()) return answer.status();
+  // corrald no longer knows the agent's token: the worker's was fine, and the heartbeat
+  // joins again; until then the lookup cannot be answered.
+  if (answer->status == 401) {
+    return core::Status(core::StatusCode::kUnavailable,
+                        "the agent is joining corrald again; retry the lookup");
+  }
+  return LocalServer::Answer{.status = answer->status, .body = std::move(answer->body)};
 }
 
 std::optional<Faults> Agent::current_faults() {

@@ -2,7 +2,8 @@
 // and reconciles them, heartbeats health and worker states, forwards workers'
 // checkpoints and run reports, and serves the local endpoints. See docs/agent.md.
 //
-// Threads: the local server's pool; `poll` (assignments → reconcile, re-polls at once
+// Threads: the local server's pool (which also forwards workers' feature lookups, each
+// on a client of lookup_clients_); `poll` (assignments → reconcile, re-polls at once
 // after every answer); `heartbeat` (every heartbeat_ms, and within a few ms of a
 // worker starting or exiting); `reports` (forwards checkpoints and run reports with
 // backoff); `telemetry sampler`
@@ -121,6 +122,10 @@ class Agent {
   // Queues a worker's report for report_loop() (LocalServer::Hooks::on_checkpoint).
   core::Status queue_report(const std::string& token,
                             std::variant<core::CheckpointReport, core::RunReport> report);
+  // A worker's feature lookup, forwarded at once under the session it was asked in
+  // (LocalServer::Hooks::on_feature_lookup).
+  core::Result<LocalServer::Answer> forward_feature_lookup(
+      const std::string& token, const core::FeatureLookupRequest& request);
   void telemetry_sample_loop();
   void telemetry_send_loop();
   // The inventory's faults overlay, as the faults file says now (simulated only; null when
@@ -150,6 +155,10 @@ class Agent {
   std::vector<std::shared_ptr<ClusterScope>> retired_;  // their workers still being stopped
   std::deque<PendingReport> reports_;
   TelemetryBuffer telemetry_;
+  // Idle clients for workers' lookups: one per concurrent lookup, kept for reuse, since a
+  // client serves one thread at a time.
+  std::mutex lookup_mu_;
+  std::vector<std::unique_ptr<CorraldClient>> lookup_clients_;
 
   std::unique_ptr<LocalServer> local_;  // last: its hooks use the members above
 };

@@ -221,6 +221,15 @@ core::Status CorraldClient::run_report(const std::string& node, const std::strin
   return check(res, "run report");
 }
 
+core::Result<CorraldClient::Answer> CorraldClient::feature_lookup(
+    const std::string& node, const std::string& token, const core::WorkerFeatureLookup& lookup) {
+  const auto res = http().Post(("/v1/agents/" + node + "/features/lookup").c_str(), bearer(token),
+                               core::encode_worker_feature_lookup(lookup), "application/json");
+  const core::Status s = check(res, "feature lookup");
+  if (!res) return s;
+  return Answer{.status = res->status, .body = res->body};
+}
+
 core::Status CorraldClient::telemetry(const std::string& node, const std::string& token,
                                       const core::TelemetryBatch& batch) {
   const auto res = http().Post(("/v1/agents/" + node + "/telemetry").c_str(), bearer(token),

@@ -79,6 +79,16 @@ class CorraldClient {
                           const core::WorkerCheckpoint& checkpoint);
   core::Status run_report(const std::string& node, const std::string& token,
                           const core::WorkerRunReport& report);
+  // A call's answer as corrald gave it, for the agent to pass on.
+  struct Answer {
+    int status = 0;
+    std::string body;
+  };
+  // POST /v1/agents/{node}/features/lookup: corrald's answer whatever its status (a
+  // refusal is the worker's to read); Unavailable only when no answer came, and a 503
+  // moves every client to the next replica as for any call.
+  core::Result<Answer> feature_lookup(const std::string& node, const std::string& token,
+                                      const core::WorkerFeatureLookup& lookup);
   // POST /v1/agents/{node}/telemetry (202): best effort, the caller drops what fails.
   core::Status telemetry(const std::string& node, const std::string& token,
                          const core::TelemetryBatch& batch);

@@ -77,6 +77,31 @@ LocalServer::LocalServer(Hooks hooks)
   };
   report_route("/local/checkpoint", core::decode_checkpoint_report, &Hooks::on_checkpoint);
   report_route("/local/run", core::decode_run_report, &Hooks::on_run_report);
+  // A lookup is answered, not queued: the worker waits for corrald's answer, whatever it
+  // is (a 404 for a set its tenant does not have, a 400 naming a row), or gets 503.
+  http_->Post(
+      "/local/features/lookup", [this](const httplib::Request& req, httplib::Response& res) {
+        const std::string token = bearer_token(req);
+        const auto unauthenticated = [&res] {
+          error(res, 401, "unauthenticated", "a worker token (CORRAL_WORKER_TOKEN) is required");
+        };
+        if (!hooks_.worker_for_token(token)) return unauthenticated();
+        const auto request = core::decode_feature_lookup_request(req.body);
+        if (!request.ok()) {
+          error(res, 400, "invalid_argument", request.status().message(), request.status().field());
+          return;
+        }
+        const auto answer = hooks_.on_feature_lookup(token, *request);
+        if (!answer.ok()) {
+          if (answer.status().code() == core::StatusCode::kUnauthenticated) {
+            return unauthenticated();
+          }
+          error(res, 503, "unavailable", answer.status().message());
+          return;
+        }
+        res.status = answer->status;
+        res.set_content(answer->body, "application/json");
+      });
   http_->Get(R"(/local/logs/(\d+)/(\d+)/(\d+))", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
     const LogAccess access = hooks_.log_access();

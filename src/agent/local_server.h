@@ -1,6 +1,7 @@
 // LocalServer: the agent's own HTTP server, for its workers and for corrald.
 //   POST /local/checkpoint              a worker reports a checkpoint (its worker token)
 //   POST /local/run                     a worker reports metric points and artifacts (same)
+//   POST /local/features/lookup         a worker's point-in-time lookup, answered by corrald
 //   GET  /local/logs/JOB/ATTEMPT/RANK   corrald fetches a rank's log (the logKey)
 // Bind it to loopback unless corrald runs elsewhere: workers on the node reach it
 // through CORRAL_AGENT_URL.
@@ -33,6 +34,11 @@ class LocalServer {
     std::string key;       // empty: no log access yet
     std::string logs_dir;  // DIR/logs of the cluster joined: JOB/attempt-A/rank-R.log
   };
+  // corrald's answer to a call made for a worker, passed on as it came.
+  struct Answer {
+    int status = 0;
+    std::string body;  // JSON
+  };
   struct Hooks {
     std::function<std::optional<core::WorkerKey>(const std::string& token)> worker_for_token;
     // Queue the report of the worker `token` belongs to: Unauthenticated when it belongs
@@ -41,6 +47,11 @@ class LocalServer {
         on_checkpoint;
     // The same for a batch of metric points and artifacts (/local/run).
     std::function<core::Status(const std::string& token, const core::RunReport&)> on_run_report;
+    // Forward a worker's feature lookup to corrald at once and return its answer (any
+    // status): Unauthenticated when the token belongs to no worker, Unavailable when
+    // corrald gave no answer (the worker gets 503 and may retry).
+    std::function<core::Result<Answer>(const std::string& token, const core::FeatureLookupRequest&)>
+        on_feature_lookup;
     std::function<LogAccess()> log_access;
   };
 

@@ -781,4 +781,53 @@ Result<WorkerRunReport> decode_worker_run_report(std::string_view body) {
   return r;
 }
 
+// ---- §5 feature lookups -----------------------------------------------------------------
+
+namespace {
+
+// Splits `j` into its `set` and the rest, which corrald's lookup parser reads.
+Status read_feature_lookup(json j, FeatureLookupRequest& out) {
+  const std::string root;
+  CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "set", true}, kMaxFeatureSetRefBytes, out.set));
+  if (out.set.find('@') == std::string::npos) {
+    return invalid_argument("set", "must be NAME@VERSION");
+  }
+  j.erase("set");
+  out.lookup = dump(j);
+  return Status();
+}
+
+}  // namespace
+
+Result<FeatureLookupRequest> decode_feature_lookup_request(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(json j, parse_json_object(body));
+  FeatureLookupRequest r;
+  CORRAL_RETURN_IF_ERROR(read_feature_lookup(std::move(j), r));
+  return r;
+}
+
+std::string encode_worker_feature_lookup(const WorkerFeatureLookup& l) {
+  json j = json::parse(l.request.lookup, nullptr, false);
+  if (!j.is_object()) j = json::object();
+  j["set"] = l.request.set;
+  j["epoch"] = l.epoch;
+  j["job"] = l.key.job;
+  j["attempt"] = l.key.attempt;
+  j["rank"] = l.key.rank;
+  return dump(j);
+}
+
+Result<WorkerFeatureLookup> decode_worker_feature_lookup(std::string_view body) {
+  CORRAL_ASSIGN_OR_RETURN(json j, parse_json_object(body));
+  const std::string root;
+  WorkerFeatureLookup l;
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "epoch", true}, 1, INT64_MAX, l.epoch));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "job", true}, 1, INT64_MAX, l.key.job));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "attempt", true}, 1, INT32_MAX, l.key.attempt));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "rank"}, 0, kMaxRank, l.key.rank));
+  for (const char* key : {"epoch", "job", "attempt", "rank"}) j.erase(key);
+  CORRAL_RETURN_IF_ERROR(read_feature_lookup(std::move(j), l.request));
+  return l;
+}
+
 }  // namespace corral::core

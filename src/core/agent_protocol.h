@@ -312,4 +312,31 @@ struct WorkerRunReport {
 std::string encode_worker_run_report(const WorkerRunReport& report);
 Result<WorkerRunReport> decode_worker_run_report(std::string_view body);
 
+// ---- §5 feature lookups ---------------------------------------------------------------
+
+// A worker's point-in-time lookup (/local/features/lookup), answered at once: the agent
+// forwards it to corrald and hands the worker corrald's answer. Only `set` is read here.
+// The rows and the TTL are checked by corrald with the member endpoint's own rules
+// (docs/features.md), so they travel as the worker wrote them and a bad row is named by
+// the one parser that knows them.
+struct FeatureLookupRequest {
+  std::string set;     // "NAME@VERSION"
+  std::string lookup;  // the body's other keys, a JSON object ({"rows", "ttlMs"})
+
+  friend bool operator==(const FeatureLookupRequest&, const FeatureLookupRequest&) = default;
+};
+inline constexpr std::size_t kMaxFeatureSetRefBytes = 128;
+Result<FeatureLookupRequest> decode_feature_lookup_request(std::string_view body);
+
+// The same lookup, as the agent forwards it to corrald for one of its workers.
+struct WorkerFeatureLookup {
+  std::int64_t epoch = 0;
+  WorkerKey key;
+  FeatureLookupRequest request;
+
+  friend bool operator==(const WorkerFeatureLookup&, const WorkerFeatureLookup&) = default;
+};
+std::string encode_worker_feature_lookup(const WorkerFeatureLookup& lookup);
+Result<WorkerFeatureLookup> decode_worker_feature_lookup(std::string_view body);
+
 }  // namespace corral::core

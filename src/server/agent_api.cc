@@ -129,6 +129,20 @@ Result<Reply> AgentApi::run_report(const Call& c) {
                      {"artifacts", static_cast<std::int64_t>(taken.artifacts.size())}});
 }
 
+// A worker's point-in-time lookup through its agent: the member endpoint's answer, and
+// the run records what it read (agent_reports.h).
+Result<Reply> AgentApi::feature_lookup(const Call& c) {
+  const std::string node = c.path_param(1);
+  CORRAL_ASSIGN_OR_RETURN(const core::WorkerFeatureLookup lookup,
+                          core::decode_worker_feature_lookup(c.body()));
+  json answer;
+  CORRAL_RETURN_IF_ERROR(pipeline_.change([&](store::Tx& tx, Effects& fx) {
+    CORRAL_ASSIGN_OR_RETURN(answer, lookup_worker_features(tx, lifecycle(fx), node, lookup));
+    return Status();
+  }));
+  return json_reply(answer);
+}
+
 // Best effort (telemetry_sink.h): queued, answered at once, never a store transaction here.
 // The answer says how many samples were taken; the rest went to the caps.
 Result<Reply> AgentApi::telemetry(const Call& c) {
@@ -222,6 +236,8 @@ void AgentApi::install(httplib::Server& http) {
           node_route("POST", R"(/v1/agents/([^/]+)/checkpoints)", agents,
                      bound(&AgentApi::checkpoint)),
           node_route("POST", R"(/v1/agents/([^/]+)/runs)", agents, bound(&AgentApi::run_report)),
+          node_route("POST", R"(/v1/agents/([^/]+)/features/lookup)", agents,
+                     bound(&AgentApi::feature_lookup)),
           node_route("POST", R"(/v1/agents/([^/]+)/telemetry)", agents,
                      bound(&AgentApi::telemetry)),
           call_route("GET", R"(/v1/jobs/([^/]+)/logs)", kUsers, bound(&AgentApi::logs)),

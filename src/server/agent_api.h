@@ -6,6 +6,7 @@
 //   POST /v1/agents/{node}/heartbeat        GPU health + worker states -> controllers
 //   POST /v1/agents/{node}/checkpoints      a finished checkpoint, forwarded by the agent
 //   POST /v1/agents/{node}/runs             a worker's metric points and artifacts, forwarded
+//   POST /v1/agents/{node}/features/lookup  a worker's point-in-time lookup, answered at once
 //   POST /v1/agents/{node}/telemetry        GPU samples -> TelemetrySink (202, best effort)
 //   GET  /v1/jobs/{id}/logs                 a rank's log, fetched from its agent
 //
@@ -48,6 +49,7 @@ class AgentApi {
   core::Result<Reply> heartbeat(const Call& c);
   core::Result<Reply> checkpoint(const Call& c);
   core::Result<Reply> run_report(const Call& c);
+  core::Result<Reply> feature_lookup(const Call& c);
   core::Result<Reply> telemetry(const Call& c);
   core::Result<Reply> logs(const Call& c);
 

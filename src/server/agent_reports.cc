@@ -7,9 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_object.h"
 #include "core/units.h"
 #include "server/audit.h"
 #include "server/crypto.h"
+#include "server/features.h"
 #include "server/gpu_states.h"
 #include "server/log.h"
 #include "server/model_json.h"
@@ -307,6 +309,29 @@ Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleCo
                     a.uri + " (" + core::format_bytes(a.bytes) + ", " + a.digest + ")"}));
   }
   return taken;
+}
+
+Result<nlohmann::json> lookup_worker_features(store::Tx& tx, const LifecycleContext& ctx,
+                                              const std::string& node,
+                                              const core::WorkerFeatureLookup& l) {
+  std::vector<store::AllocationRow> allocs;
+  CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, reporting_job(tx, node, l.epoch, l.key, allocs));
+  CORRAL_ASSIGN_OR_RETURN(const store::FeatureSetRow set,
+                          tenant_feature_set(tx, l.request.set, job.tenant.value));
+  CORRAL_ASSIGN_OR_RETURN(const nlohmann::json request, core::parse_json_object(l.request.lookup));
+  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx, set, request));
+  // What the run read joins its manifest: a lookup adds to its version's counts.
+  CORRAL_RETURN_IF_ERROR(
+      tx.record_run_feature_lookup({.job = job.id,
+                                    .name = set.name,
+                                    .version = set.version,
+                                    .lookups = 1,
+                                    .rows = answer.rows,
+                                    .latest_at_ms = answer.latest_at_ms,
+                                    .first_lookup_at = ctx.now,
+                                    .last_lookup_at = ctx.now,
+                                    .watermarks = nlohmann::json(answer.watermarks).dump()}));
+  return std::move(answer.body);
 }
 
 }  // namespace corral::server

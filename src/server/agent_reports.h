@@ -1,6 +1,7 @@
-// The agent controller: what a node agent's join, heartbeat and checkpoint reports do to
-// stored state (docs/agent-protocol.md §§1, 4, 5). The agent protocol's routes
-// (agent_api.h) decode the wire types and call these inside one transaction each.
+// The agent controller: what a node agent's join, heartbeat and checkpoint reports, and
+// its workers' feature lookups, do to stored state (docs/agent-protocol.md §§1, 4, 5).
+// The agent protocol's routes (agent_api.h) decode the wire types and call these inside
+// one transaction each.
 //
 // An agent's claims are believed only once its epoch is known current: every report
 // but the join is checked against the node's session first (core::fenced otherwise).
@@ -10,6 +11,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/agent_protocol.h"
 #include "core/result.h"
@@ -56,5 +59,13 @@ core::Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx,
 core::Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleContext& ctx,
                                                       const std::string& node,
                                                       const core::WorkerRunReport& report);
+
+// A worker's point-in-time lookup, for the job's current attempt on this node (a run
+// report's checks: fenced, stale_attempt, PermissionDenied), in a feature set version of
+// the job's tenant (NotFound otherwise, as for a member of the tenant). Answers what the
+// member endpoint answers (features.h) and adds the lookup to the run's features.
+core::Result<nlohmann::json> lookup_worker_features(store::Tx& tx, const LifecycleContext& ctx,
+                                                    const std::string& node,
+                                                    const core::WorkerFeatureLookup& lookup);
 
 }  // namespace corral::server

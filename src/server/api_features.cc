@@ -23,6 +23,7 @@
 #include "core/utf8.h"
 #include "server/api_routes.h"
 #include "server/api_views.h"
+#include "server/features.h"
 #include "server/http_status.h"
 #include "server/model_json.h"
 
@@ -33,8 +34,8 @@ using core::Result;
 using core::Status;
 using nlohmann::json;
 
-constexpr std::size_t kMaxBatch = 10000;  // values a write, rows a lookup
-constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;
+constexpr std::size_t kMaxBatch = kMaxFeatureBatch;
+constexpr std::int64_t kMaxTimeMs = kMaxFeatureTimeMs;
 
 Result<std::string> set_name(const Call& c) {
   const std::string name = c.path_param(1);
@@ -217,60 +218,13 @@ Result<Reply> write_values(ApiContext& api, const Call& c, store::Tx& tx) {
   return json_reply({{"written", values.size()}}, 201);
 }
 
-// POST .../lookup {rows: [{entity, atMs}], ttlMs}: answers in the rows' order.
+// POST .../lookup {rows: [{entity, atMs}], ttlMs}: answers in the rows' order
+// (features.h, which a training job's lookups through its agent share).
 Result<Reply> lookup(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto set, visible_set(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  for (const auto& [k, v] : body.items()) {
-    if (k != "rows" && k != "ttlMs") return core::invalid_argument(k, "unknown field");
-  }
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t ttl,
-                          core::integer_in(body.value("ttlMs", json()), "ttlMs", 0, kMaxTimeMs));
-  const json rows = body.value("rows", json());
-  if (!rows.is_array() || rows.size() > kMaxBatch) {
-    return core::invalid_argument(
-        "rows", "must be an array of at most " + std::to_string(kMaxBatch) + " {entity, atMs}");
-  }
-  std::vector<core::LookupRow> queries;
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> span;  // entity -> [min at, max at]
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::string path = "rows[" + std::to_string(i) + "]";
-    const json& r = rows[i];
-    if (!r.is_object() || !r.value("entity", json()).is_string()) {
-      return core::invalid_argument(path + ".entity", "must be an entity id");
-    }
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t at, core::integer_in(r.value("atMs", json()),
-                                                                    path + ".atMs", 0, kMaxTimeMs));
-    const std::string entity = r["entity"];
-    queries.push_back({.entity = entity, .at_ms = at});
-    auto [it, fresh] = span.emplace(entity, std::make_pair(at, at));
-    if (!fresh) it->second = {std::min(it->second.first, at), std::max(it->second.second, at)};
-  }
-  // Only what can answer: each entity's values between its earliest instant less the TTL
-  // and its latest instant.
-  std::vector<core::FeatureValue> values;
-  for (const auto& [entity, s] : span) {
-    CORRAL_ASSIGN_OR_RETURN(
-        auto mine, tx.feature_values(set.name, set.version, entity, s.first - ttl, s.second));
-    values.insert(values.end(), std::make_move_iterator(mine.begin()),
-                  std::make_move_iterator(mine.end()));
-  }
-  const auto found = core::point_in_time(values, queries, ttl);
-  json results = json::array();
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    json r = {{"entity", queries[i].entity},
-              {"atMs", queries[i].at_ms},
-              {"eventTimeMs", nullptr},
-              {"values", nullptr}};
-    if (found[i] >= 0) {
-      const core::FeatureValue& v = values[static_cast<std::size_t>(found[i])];
-      r["eventTimeMs"] = v.event_ms;
-      r["values"] = json::parse(v.values);
-    }
-    results.push_back(std::move(r));
-  }
-  CORRAL_ASSIGN_OR_RETURN(const auto marks, tx.watermarks(set.name, set.version));
-  return json_reply({{"results", std::move(results)}, {"watermarks", marks}});
+  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx, set, body));
+  return json_reply(std::move(answer.body));
 }
 
 }  // namespace

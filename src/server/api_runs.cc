@@ -74,8 +74,27 @@ json attempt_json(const store::RunAttemptRow& a) {
           {"startedAtMs", core::to_ms(a.started_at)}};
 }
 
+// The feature set versions the run's workers looked up (docs/features.md, "From a
+// training job"): what it read is part of what it trained on.
+Result<json> features_json(store::Tx& tx, const store::JobRow& job) {
+  json out = json::array();
+  CORRAL_ASSIGN_OR_RETURN(const auto used, tx.list_run_features(job.id));
+  for (const auto& f : used) {
+    json marks = json::parse(f.watermarks, nullptr, false);
+    if (!marks.is_object()) marks = json::object();
+    out.push_back({{"set", f.name + "@" + f.version},
+                   {"lookups", f.lookups},
+                   {"rows", f.rows},
+                   {"latestAtMs", f.latest_at_ms >= 0 ? json(f.latest_at_ms) : json(nullptr)},
+                   {"firstLookupAtMs", core::to_ms(f.first_lookup_at)},
+                   {"lastLookupAtMs", core::to_ms(f.last_lookup_at)},
+                   {"watermarks", std::move(marks)}});
+  }
+  return out;
+}
+
 // Its datasets with what was admitted (digest, schema, size): versions never change, so
-// these are what the run read.
+// these are what the run read; and the feature set versions it looked up.
 Result<json> manifest_json(store::Tx& tx, const store::JobRow& job) {
   const json lineage = lineage_json(job);
   json datasets = json::array();
@@ -94,10 +113,12 @@ Result<json> manifest_json(store::Tx& tx, const store::JobRow& job) {
     }
     datasets.push_back(std::move(d));
   }
+  CORRAL_ASSIGN_OR_RETURN(json features, features_json(tx, job));
   return json{{"datasets", std::move(datasets)},
               {"code", lineage["code"]},
               {"image", lineage["image"]},
-              {"configHash", config_hash(job)}};
+              {"configHash", config_hash(job)},
+              {"features", std::move(features)}};
 }
 
 Result<json> artifacts_json(store::Tx& tx, const store::JobRow& job) {

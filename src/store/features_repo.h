@@ -1,5 +1,6 @@
-// FeatureRepo: feature set versions, their values and source watermarks
-// (docs/features.md). A version's content is written once; values are appended.
+// FeatureRepo: feature set versions, their values and source watermarks, and the
+// versions each run looked up (docs/features.md). A version's content is written once;
+// values are appended.
 //
 // One of the repositories store::Tx is made of (store.h).
 // Thread safety: as Tx (used only by the thread running the transaction, only during it).
@@ -23,6 +24,20 @@ namespace corral::store {
 
 // A feature set version: content {schema, source}.
 using FeatureSetRow = VersionedDoc;
+
+// What one run's lookups of one feature set version add up to (its manifest's
+// `features`).
+struct RunFeatureRow {
+  core::JobId job;
+  std::string name;
+  std::string version;
+  std::int64_t lookups = 0;
+  std::int64_t rows = 0;
+  std::int64_t latest_at_ms = -1;  // the latest instant a row asked for; -1: none yet
+  core::Time first_lookup_at;
+  core::Time last_lookup_at;
+  std::string watermarks;  // JSON object source -> ms, as at the last lookup
+};
 
 class FeatureRepo {
  public:
@@ -49,6 +64,13 @@ class FeatureRepo {
                                         const std::map<std::string, std::int64_t>& marks) = 0;
   virtual core::Result<std::map<std::string, std::int64_t>> watermarks(
       std::string_view name, std::string_view version) = 0;
+
+  // Adds one lookup (`use`: lookups 1, its rows, latest instant, time and watermarks) to
+  // the run's row of that version: counts add up, the latest instant is the greater, the
+  // first lookup time stays, the last time and the watermarks are replaced.
+  virtual core::Status record_run_feature_lookup(const RunFeatureRow& use) = 0;
+  // The versions `job` looked up, by name then version.
+  virtual core::Result<std::vector<RunFeatureRow>> list_run_features(core::JobId job) = 0;
 };
 
 }  // namespace corral::store

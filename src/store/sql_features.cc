@@ -1,4 +1,4 @@
-// FeatureRepo over SQL: feature set versions, values, watermarks.
+// FeatureRepo over SQL: feature set versions, values, watermarks, and runs' lookups.
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +16,9 @@ using core::Status;
 
 constexpr std::string_view kSetColumns = "name, version, tenant, content, created_by, created_at";
 constexpr std::string_view kValueColumns = "id, entity, event_time, value_json";
+constexpr std::string_view kRunFeatureColumns =
+    "job_id, name, version, lookups, row_count, latest_at, first_lookup_at, last_lookup_at, "
+    "watermarks";
 // Rows per INSERT: 6 parameters each, far under both databases' limits.
 constexpr std::size_t kRowsPerInsert = 500;
 
@@ -105,6 +108,43 @@ Result<std::map<std::string, std::int64_t>> SqlTx::watermarks(std::string_view n
   for (const auto& row : res.rows) {
     RowReader in(row, "feature_watermarks", "source, watermark");
     out[in.str(0)] = in.i64(1);
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+// One statement for both databases: a run's first lookup of a version inserts its row,
+// every later one adds to it (CASE, not MAX or GREATEST, which only one of them has).
+Status SqlTx::record_run_feature_lookup(const RunFeatureRow& u) {
+  return q(cat("INSERT INTO run_features (", kRunFeatureColumns,
+               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (job_id, name, version) "
+               "DO UPDATE SET lookups = run_features.lookups + excluded.lookups, row_count = "
+               "run_features.row_count + excluded.row_count, latest_at = CASE WHEN "
+               "excluded.latest_at > run_features.latest_at THEN excluded.latest_at ELSE "
+               "run_features.latest_at END, last_lookup_at = excluded.last_lookup_at, "
+               "watermarks = excluded.watermarks"),
+           {u.job.value, u.name, u.version, u.lookups, u.rows, u.latest_at_ms,
+            ms(u.first_lookup_at), ms(u.last_lookup_at), u.watermarks})
+      .status();
+}
+
+Result<std::vector<RunFeatureRow>> SqlTx::list_run_features(core::JobId job) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kRunFeatureColumns,
+                                          " FROM run_features WHERE job_id = $1 ORDER BY name, "
+                                          "version"),
+                                      {job.value}));
+  std::vector<RunFeatureRow> out;
+  for (const auto& row : res.rows) {
+    RowReader in(row, "run_features", kRunFeatureColumns);
+    out.push_back({.job = core::JobId(in.i64(0)),
+                   .name = in.str(1),
+                   .version = in.str(2),
+                   .lookups = in.i64(3),
+                   .rows = in.i64(4),
+                   .latest_at_ms = in.i64(5),
+                   .first_lookup_at = in.time(6),
+                   .last_lookup_at = in.time(7),
+                   .watermarks = in.str(8)});
     if (!in.ok()) return in.status();
   }
   return out;

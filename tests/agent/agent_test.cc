@@ -129,13 +129,38 @@ class FakeCorrald {
                  res.status = 202;
                  res.set_content(R"({"accepted":0,"dropped":0})", "application/json");
                });
+    // A worker's lookup: recorded; a set named missing@... answers 404, any other an
+    // answer that echoes the rows it was asked.
+    http_.Post("/v1/agents/n1/features/lookup",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 std::lock_guard lock(mu_);
+                 if (!authorized(req, res)) return;
+                 auto lookup = core::decode_worker_feature_lookup(req.body);
+                 if (!lookup.ok()) {
+                   res.status = 400;
+                   return;
+                 }
+                 lookups_.push_back(*lookup);
+                 if (lookup->request.set.rfind("missing@", 0) == 0) {
+                   res.status = 404;
+                   res.set_content(R"({"error":{"code":"not_found","message":"no such set"}})",
+                                   "application/json");
+                   return;
+                 }
+                 res.set_content(json{{"results", json::parse(lookup->request.lookup)["rows"]},
+                                      {"watermarks", json::object()}}
+                                     .dump(),
+                                 "application/json");
+               });
     port_ = http_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { http_.listen_after_bind(); });
   }
-  ~FakeCorrald() {
+  ~FakeCorrald() { stop(); }
+  // Gone: every later call of the agent finds nobody listening.
+  void stop() {
     set_telemetry_gate(true);
     http_.stop();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -185,6 +210,7 @@ class FakeCorrald {
   std::vector<core::WorkerStatus> ever_reported_;  // every worker of every accepted heartbeat
   std::vector<core::WorkerCheckpoint> checkpoints_;
   std::vector<core::TelemetryBatch> telemetry_;
+  std::vector<core::WorkerFeatureLookup> lookups_;
 
  private:
   bool authorized(const httplib::Request& req, httplib::Response& res) {
@@ -516,6 +542,80 @@ TEST(Agent, SendsTelemetryApartFromTheHeartbeat) {
   ASSERT_TRUE(eventually([&] { return busy_batch(batches + 1); }));
   corrald.set_workers({});  // the worker stops before the agent does
   EXPECT_TRUE(eventually([&] { return reported_in(corrald, 1, 3, kExited); }));
+  agent.shutdown();
+  runner.join();
+}
+
+// A worker's feature lookup is answered at once, with corrald's answer: the agent adds its
+// epoch and the worker's (job, attempt, rank) from the worker's token, passes the rows as
+// they came, hands back corrald's status and body (a 404 too), and answers 503 when
+// corrald cannot be reached.
+TEST(Agent, ForwardsAWorkersFeatureLookupAndAnswersWithCorraldsAnswer) {
+  TempDir dir;
+  FakeCorrald corrald;
+  auto inventory = open_preset_inventory("dgx-h100", "n1");
+  ASSERT_TRUE(inventory.ok());
+  core::SystemClock clock;
+  AgentOptions options{.server_url = corrald.url(),
+                       .join_token = "jt",
+                       .node = "n1",
+                       .state_dir = dir.path() + "/state",
+                       .heartbeat_ms = 50,
+                       .supervisor_exe = CORRAL_AGENT_PATH};
+  Agent agent(options, std::move(*inventory), clock);
+  std::thread runner([&] { (void)agent.run(); });
+  // The worker leaves its token where the test can read it (written whole, then renamed).
+  const std::string token_file = dir.path() + "/worker.token";
+  corrald.set_workers(
+      {worker(7, 0,
+              {"/bin/sh", "-c",
+               "printf %s \"$CORRAL_WORKER_TOKEN\" > " + token_file + ".tmp && mv " + token_file +
+                   ".tmp " + token_file + " && exec sleep 60"})});
+  ASSERT_TRUE(eventually([&] { return !testing::slurp(token_file).empty(); }));
+  const std::string token = testing::slurp(token_file);
+  httplib::Client local(agent.agent_url());
+  const auto post = [&](const std::string& bearer, const json& body) {
+    return local.Post("/local/features/lookup", {{"Authorization", "Bearer " + bearer}},
+                      body.dump(), "application/json");
+  };
+  const json rows = json::array({{{"entity", "u1"}, {"atMs", 5}}});
+
+  auto r = post(token, {{"set", "user-stats@v1"}, {"rows", rows}, {"ttlMs", 10}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["results"], rows);
+  const auto asked = corrald.with([](FakeCorrald& c) { return c.lookups_; });
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].epoch, 3);
+  EXPECT_EQ(asked[0].key, (core::WorkerKey{.job = 7, .attempt = 1, .rank = 0}));
+  EXPECT_EQ(asked[0].request.set, "user-stats@v1");
+  EXPECT_EQ(json::parse(asked[0].request.lookup), (json{{"rows", rows}, {"ttlMs", 10}}));
+  // corrald's refusal is the worker's answer.
+  r = post(token, {{"set", "missing@v1"}, {"rows", rows}, {"ttlMs", 10}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "not_found");
+  // Refused here, never forwarded: another token, and a body without its set.
+  r = post("forged", {{"set", "user-stats@v1"}, {"rows", rows}, {"ttlMs", 10}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = post(token, {{"rows", rows}, {"ttlMs", 10}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["field"], "set");
+  EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.lookups_.size(); }), 2u);
+
+  // corrald is gone: 503, for the worker to retry.
+  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 7, 0, kRunning); }));
+  const auto pid = reported(corrald, 7, 0)->pid;
+  corrald.stop();
+  r = post(token, {{"set", "user-stats@v1"}, {"rows", rows}, {"ttlMs", 10}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "unavailable");
+  // No corrald can stop the worker now: the test does.
+  ASSERT_GT(pid, 0);
+  kill(-pid, SIGKILL);
   agent.shutdown();
   runner.join();
 }

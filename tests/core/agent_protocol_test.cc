@@ -85,6 +85,33 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
   EXPECT_EQ(decode_run_report(encode_worker_run_report(r)).status().field(), "attempt");
 }
 
+// A feature lookup's rows travel unread (corrald's lookup parser names their fields), and
+// the worker's (job, attempt, rank) are always the agent's: a worker cannot ask as another.
+TEST(AgentProtocol, AFeatureLookupCarriesItsRowsAsWrittenAndTheAgentsKey) {
+  const auto asked = decode_feature_lookup_request(
+      R"({"set": "user-stats@v1", "rows": [{"entity": "u1", "atMs": 5}], "ttlMs": 9, "job": 99})");
+  ASSERT_TRUE(asked.ok()) << asked.status().to_string();
+  EXPECT_EQ(asked->set, "user-stats@v1");
+  const WorkerFeatureLookup l{
+      .epoch = 3, .key = {.job = 42, .attempt = 2, .rank = 1}, .request = *asked};
+  const auto forwarded = decode_worker_feature_lookup(encode_worker_feature_lookup(l));
+  ASSERT_TRUE(forwarded.ok()) << forwarded.status().to_string();
+  EXPECT_EQ(forwarded->epoch, 3);
+  EXPECT_EQ(forwarded->key, (WorkerKey{.job = 42, .attempt = 2, .rank = 1}));
+  EXPECT_EQ(forwarded->request.set, "user-stats@v1");
+  EXPECT_EQ(forwarded->request.lookup, R"({"rows":[{"atMs":5,"entity":"u1"}],"ttlMs":9})");
+  for (const char* bad : {R"({"rows": []})", R"({"set": 5})", R"({"set": "user-stats"})", "[]"}) {
+    SCOPED_TRACE(bad);
+    const auto refused = decode_feature_lookup_request(bad);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(decode_feature_lookup_request(R"({"rows": []})").status().field(), "set");
+  EXPECT_EQ(
+      decode_worker_feature_lookup(R"({"job": 1, "attempt": 1, "set": "a@b"})").status().field(),
+      "epoch");
+}
+
 // corrald stores these two pieces of the reports as observed state and reads them back.
 TEST(AgentProtocol, ObservedStateRoundTripsAndIsReadAsStrictlyAsTheBodies) {
   const ObservedInventory inventory{.source = "nvml",

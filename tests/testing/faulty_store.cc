@@ -568,6 +568,13 @@ class FaultyTx final : public store::Tx {
                                                                std::string_view version) override {
     return inner_.watermarks(name, version);
   }
+  core::Status record_run_feature_lookup(const store::RunFeatureRow& use) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("record_run_feature_lookup"));
+    return inner_.record_run_feature_lookup(use);
+  }
+  core::Result<std::vector<store::RunFeatureRow>> list_run_features(core::JobId job) override {
+    return inner_.list_run_features(job);
+  }
   // TenantRepo.
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));

@@ -241,6 +241,8 @@ class SqlTx final : public Tx {
                                 const std::map<std::string, std::int64_t>& marks) override;
   core::Result<std::map<std::string, std::int64_t>> watermarks(std::string_view name,
                                                                std::string_view version) override;
+  core::Status record_run_feature_lookup(const RunFeatureRow& use) override;
+  core::Result<std::vector<RunFeatureRow>> list_run_features(core::JobId job) override;
 
   // SchedulerRepo (sql_scheduler.cc).
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
