@@ -74,6 +74,12 @@ std::string run_text(const json& r, const TimeStyle& style) {
     line("dataset", text(field(d, "ref")) + "  " + text(field(d, "digest")) + "  " +
                         bytes_text(field(d, "sizeBytes")) + "  " + text(field(d, "status")));
   }
+  // The feature set versions it read through its agent (docs/features.md).
+  for (const json& f : field(m, "features")) {
+    line("features", text(field(f, "set")) + "  " + text(field(f, "lookups")) + " lookups of " +
+                         text(field(f, "rows")) + " rows, the latest at " +
+                         when_text(field(f, "latestAtMs"), style));
+  }
   out << "\nattempts:\n";
   Table attempts{
       .headers = {"ATTEMPT", "GPUS", "TYPE", "PACKED", "NODES", "RESTORED FROM", "STARTED"}};
