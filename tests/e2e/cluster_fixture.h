@@ -62,7 +62,7 @@ class ClusterTest : public ::testing::Test {
   // corrald's --config file ("": none, the defaults of a fresh corrald).
   virtual std::string cluster_config() const {
     return "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
-           "agents: {nodeLostAfterMs: 1500, stopGraceMs: 5000,"
+           "agents: {nodeLostAfterMs: 4000, stopGraceMs: 5000,"
            " restartBackoffMs: 100, restartBackoffMaxMs: 1000}\n";
   }
   // One entry per node: its agent's --labels (n1, n2, ... in order).

@@ -45,7 +45,7 @@ std::unique_ptr<CorraldProcess> start_corrald(const std::filesystem::path& data_
   std::filesystem::create_directories(data_dir);
   const auto cfg = data_dir / "config.yaml";
   std::ofstream(cfg) << "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
-                        "agents: {nodeLostAfterMs: 1500, stopGraceMs: 5000,"
+                        "agents: {nodeLostAfterMs: 4000, stopGraceMs: 5000,"
                         " restartBackoffMs: 100, restartBackoffMaxMs: 1000}\n";
   auto server = std::make_unique<CorraldProcess>(data_dir);
   server->set_extra_args({"--config", cfg.string()});

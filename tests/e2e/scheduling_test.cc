@@ -80,7 +80,7 @@ class PreemptionCapTest : public ClusterTest {
  protected:
   std::string cluster_config() const override {
     return "scheduler: {minRuntimeMs: 0, tickMs: 200, maxPreemptionsPerJob: 1}\n"
-           "agents: {nodeLostAfterMs: 1500, stopGraceMs: 5000,"
+           "agents: {nodeLostAfterMs: 4000, stopGraceMs: 5000,"
            " restartBackoffMs: 100, restartBackoffMaxMs: 1000}\n";
   }
 };

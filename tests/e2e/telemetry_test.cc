@@ -18,7 +18,7 @@ class TelemetryClusterTest : public ClusterTest {
  protected:
   std::string cluster_config() const override {
     return "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
-           "agents: {nodeLostAfterMs: 1500, stopGraceMs: 5000, restartBackoffMs: 100,"
+           "agents: {nodeLostAfterMs: 4000, stopGraceMs: 5000, restartBackoffMs: 100,"
            " restartBackoffMaxMs: 1000, throttleDrainAfterMs: 1500}\n";
   }
   std::vector<std::string> node_labels() const override {
