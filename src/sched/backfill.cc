@@ -17,8 +17,11 @@ std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& runni
     if (running.type[ix] != request.type || running.touched[ix]) continue;
     if (request.region != kAnyRegion && running.region[ix] != request.region) continue;
     const RunningJob& r = s.running()[ix];
-    const core::Duration runtime =
-        end_by == EndBy::kEstimate ? r.request.expected_runtime() : r.request.max_runtime;
+    core::Duration runtime =
+        end_by == EndBy::kMaxRuntime ? r.request.max_runtime : r.request.expected_runtime();
+    if (end_by == EndBy::kEstimateOrLimit && r.started_at + runtime < now) {
+      runtime = r.request.max_runtime;
+    }
     const core::Time end = r.stopping ? now + grace : r.started_at + runtime;
     ends.push_back({std::max(end, now), ix});
   }

@@ -158,9 +158,16 @@ class Checker {
               {.job = pj->second,
                .level = detail::las_level(config_, pj->second->attained_gpu_seconds)},
               *v, now_);
-      if (!v->request.preemptible && !borrowed && !claim && !less_served) {
+      // A starved job whose promise is due takes GPUs back from work of its tier or below
+      // that started after it was queued (it went ahead of it).
+      const bool starved = pj != pending_.end() && config_.starvation_age.count() > 0 &&
+                           now_ - pj->second->queued_at >= config_.starvation_age &&
+                           v->started_at > pj->second->queued_at &&
+                           v->request.tier <= pj->second->request.tier;
+      if (!v->request.preemptible && !borrowed && !claim && !less_served && !starved) {
         fail(cat("preemption of job ", p.victim.value,
-                 ", neither preemptible nor borrowed nor more served within its tenant"));
+                 ", neither preemptible nor borrowed nor more served within its tenant nor "
+                 "started after the starved job it made room for"));
       }
       if (pj != pending_.end()) {
         const JobRequest& by = pj->second->request;
@@ -169,7 +176,7 @@ class Checker {
           fail(
               cat("job ", p.for_job.value, " preempted job ", p.victim.value, " of a higher tier"));
         }
-        if (!borrowed && !by.reservation && !less_served &&
+        if (!borrowed && !by.reservation && !less_served && !starved &&
             config_.order != QueueOrder::kAttainedService && by.tier <= v->request.tier) {
           fail(cat("job ", p.for_job.value, " preempted job ", p.victim.value,
                    " of the same tier without reclaiming"));

@@ -51,6 +51,12 @@ struct PreemptionConfig {
 
 struct SchedulerConfig {
   QueueOrder order = QueueOrder::kFairShare;
+  // Under kFairShare, how strictly tenants' standings order the queue, from 1 (strict
+  // weighted fair share: the tenant furthest below its share goes next) to 0 (tenants
+  // ignored: least attained service, then age, across all jobs). Between, every tenant
+  // within (1 - fairness) / fairness of a fair share of the lowest standing may go next,
+  // and the job that would go first without tenants does (order.cc, JobQueue::pick_ready).
+  double fairness = 1.0;
   // Half-life of decayed fair-share usage (usage.h).
   core::Duration usage_half_life = core::seconds(7 * 24 * 3600);
   // Score placements by topology (tight packing, best fit). Off: first fit in node order.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -294,10 +295,24 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
   return kept;
 }
 
+// The GPU-time that waiting for `request` costs: its GPUs times how long until running
+// jobs end, by their estimates, and make room (infinite when they never would).
+double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request) {
+  const auto planned =
+      detail::plan_start(c.plan, c.running, request, c.gate.forbidden(), c.config.preemption.grace,
+                         c.now, detail::EndBy::kEstimateOrLimit);
+  if (!planned) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(request.gpus) * static_cast<double>((planned->at - c.now).count()) /
+         1000.0;
+}
+
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
 // job accepts, the cheapest set of victims that opens a placement. Applies it and
-// returns true when one is found.
-bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, TenantIx tenant) {
+// returns true when one is found. A set with a victim that must pay for itself
+// (detail::must_pay) is taken only when its victims lose less work than the waiting it
+// saves (waiting_cost_gpu_seconds); otherwise `declined` says what was weighed.
+bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, TenantIx tenant,
+                 bool due, std::string& declined) {
   const JobRequest& r = job.request;
   if (!c.config.preemption.enabled || c.searches >= c.config.preemption.max_searches_per_cycle) {
     return false;
@@ -316,9 +331,27 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
         .within_guarantee = !admission.borrowed,
         .level = detail::las_level(c.config, job.attained_gpu_seconds),
         .reservation_masks = reservation >= 0 ? &c.gate.reserved(reservation) : nullptr,
-        .forbidden = &c.gate.forbidden()};
+        .forbidden = &c.gate.forbidden(),
+        .due = due};
     auto found = detail::find_preemption(c.plan, c.running, request, preemptor, c.config, c.now);
     if (!found) continue;
+    if (std::any_of(found->victims.begin(), found->victims.end(),
+                    [&](const detail::Victim& v) { return detail::must_pay(v, c.config); })) {
+      double lost = 0;
+      for (const detail::Victim& v : found->victims) lost += v.lost_gpu_seconds;
+      const double waiting = waiting_cost_gpu_seconds(c, request);
+      if (lost >= waiting) {
+        if (declined.empty()) {
+          declined =
+              cat("waits for running jobs to end rather than stop job",
+                  found->victims.size() > 1 ? "s " : " ",
+                  c.s.running()[found->victims.front().running_ix].request.id.value,
+                  found->victims.size() > 1 ? " and others" : "", " (", detail::gpu_hours(lost),
+                  " of work lost against ", detail::gpu_hours(waiting), " of waiting)");
+        }
+        continue;
+      }
+    }
 
     Placement placement = make_placement(c, r, type, found->placement, admission.borrowed);
     std::vector<std::pair<std::size_t, const detail::Victim*>> shrinks;  // resize, victim
@@ -600,10 +633,17 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
         continue;
       }
     }
-    if (blocked_by_room && try_preempt(c, queue, job, tenant)) continue;
+    // A starved job whose turn it is has its promise due: it may preempt the jobs that
+    //    went ahead of it, when that loses less work than waiting (try_preempt), and is
+    //    otherwise promised its planned start.
+    const bool due =
+        blocked_by_room && !c.head && !config.backfill && queue.may_promise(c.plan, ix);
+    std::string declined;
+    if (blocked_by_room && try_preempt(c, queue, job, tenant, due, declined)) continue;
+    if (!declined.empty()) attempt.reason += cat("; ", declined);
     // 5. backfill: the first job blocked for room is promised its planned start (without
     //    EASY backfill, only the starved job whose turn it is).
-    if (blocked_by_room && !c.head && (config.backfill || queue.may_promise(c.plan, ix))) {
+    if (blocked_by_room && !c.head && (config.backfill || due)) {
       if (auto reason = plan_head(c, r, attempt.reason)) {
         wait(PendingKind::kWaiting, std::move(*reason));
         continue;

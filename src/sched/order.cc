@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <tuple>
 
 #include "sched/internal/preempt.h"
 #include "sched/shares.h"
@@ -109,7 +111,8 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   // cannot starve a tenant's long jobs behind its short ones), then the least attained
   // service in discrete levels (Tiresias' 2D-LAS: a new job goes ahead of a preempted
   // long one), then age.
-  std::vector<std::int32_t> rank(pending.size());
+  std::vector<std::int32_t>& rank = rank_;
+  rank.assign(pending.size(), 0);
   for (std::size_t i = 0; i < pending.size(); ++i) {
     auto& [tier_starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
@@ -176,6 +179,30 @@ void JobQueue::refresh(const Plan& plan, TenantIx tenant) {
   }
 }
 
+// Below strict fairness, every tenant whose standing is within the slack of the lowest
+// may go next, and of those the tenant whose next job would go first in a queue without
+// tenants (least attained service, then age) does: fairness 1 is strict weighted fair
+// share, 0 ignores tenants. The slack is in fair shares of the fleet: (1 - f) / f of one.
+std::set<std::pair<double, TenantIx>>::const_iterator JobQueue::pick_ready() const {
+  auto pick = ready_.begin();
+  if (config_.fairness >= 1.0) return pick;
+  const double capacity = capacity_milli_ / 1000.0;
+  const double slack = config_.fairness > 0 ? (1.0 - config_.fairness) / config_.fairness * capacity
+                                            : std::numeric_limits<double>::infinity();
+  const auto& pending = s_.pending();
+  const auto next_job = [&](TenantIx t) { return by_tier_[tier_][t][cursor_[t]]; };
+  const auto ahead = [&](std::size_t a, std::size_t b) {
+    if (rank_[a] != rank_[b]) return rank_[a] < rank_[b];
+    return std::tie(pending[a].queued_at, pending[a].request.id) <
+           std::tie(pending[b].queued_at, pending[b].request.id);
+  };
+  for (auto it = std::next(ready_.begin()); it != ready_.end(); ++it) {
+    if (it->first > ready_.begin()->first + slack) break;
+    if (ahead(next_job(it->second), next_job(pick->second))) pick = it;
+  }
+  return pick;
+}
+
 void JobQueue::skip_served(TenantIx tenant) {
   const auto& jobs = by_tier_[tier_][tenant];
   while (cursor_[tenant] < jobs.size() && served_[jobs[cursor_[tenant]]]) ++cursor_[tenant];
@@ -224,8 +251,9 @@ std::optional<std::pair<std::size_t, double>> JobQueue::next(const Plan& plan) {
       tier_entered_ = false;
       continue;
     }
-    const auto [key, tenant] = *ready_.begin();
-    ready_.erase(ready_.begin());
+    const auto pick = pick_ready();
+    const auto [key, tenant] = *pick;
+    ready_.erase(pick);
     last_ = tenant;
     const std::size_t ix = by_tier_[tier_][tenant][cursor_[tenant]++];
     served_[ix] = true;

@@ -40,7 +40,8 @@ constexpr std::size_t kDomainsTried = 4;
 
 // The reason a chosen victim gives. Written only for the victims of the plan returned:
 // formatting it for every candidate of every search cost more than the search.
-std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor& p, TypeIx type) {
+std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor& p, TypeIx type,
+                      core::Time now) {
   const JobRequest& pr = p.job->request;
   switch (v.kind) {
     case VictimKind::kShrink:
@@ -59,6 +60,9 @@ std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor
       return cat("preempted for job ", pr.id.value, " (tier ", pr.tier, ")");
     case VictimKind::kAttainedService:
       return cat("preempted for job ", pr.id.value, " (less attained service)");
+    case VictimKind::kStarved:
+      return cat("preempted for job ", pr.id.value, ", which waited ",
+                 format_wait((now - p.job->queued_at).count()), " and started after it");
   }
   return {};
 }
@@ -151,6 +155,9 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   } else if (!stranger && less_served_within_tenant(config, p, v, now)) {
     out.rank = 2;
     out.kind = VictimKind::kAttainedService;
+  } else if (p.due && v.request.tier <= pr.tier && v.started_at > p.job->queued_at) {
+    out.rank = 2;
+    out.kind = VictimKind::kStarved;
   } else {
     return std::nullopt;
   }
@@ -264,6 +271,11 @@ std::optional<std::pair<PreemptionPlan, Cost>> try_domain(
 
 }  // namespace
 
+bool must_pay(const Victim& v, const SchedulerConfig& config) {
+  return v.kind == VictimKind::kReclaim || v.kind == VictimKind::kStarved ||
+         (v.kind == VictimKind::kAttainedService && config.order == QueueOrder::kFairShare);
+}
+
 std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds) {
   std::int32_t level = 0;
   for (double threshold : config.las_thresholds_gpu_seconds) {
@@ -330,6 +342,13 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
     const std::vector<std::int32_t>& own = lists.by_tenant[preemptor.tenant];
     visit.insert(visit.end(), own.begin(), own.end());
     ++sources;
+  }
+  if (preemptor.reservation_masks == nullptr && preemptor.due) {
+    // A due promise reaches any job of the type that started after it was queued.
+    for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.type.size()); ++ix) {
+      if (running.type[ix] == request.type) visit.push_back(ix);
+    }
+    sources += 2;
   }
   if (sources > 1) {
     std::sort(visit.begin(), visit.end());
@@ -416,7 +435,8 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
       if (result && (!best || result->second < best->second)) best = std::move(result);
     }
     if (best) {
-      for (Victim& v : best->first.victims) v.reason = reason_of(s, v, preemptor, request.type);
+      for (Victim& v : best->first.victims)
+        v.reason = reason_of(s, v, preemptor, request.type, now);
       return std::move(best->first);
     }
   }

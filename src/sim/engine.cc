@@ -137,6 +137,8 @@ class Engine {
   // Adds an attempt that kept all its work (finished, or cut by the horizon).
   void account_kept(std::int32_t job);
   void record_sample();
+  // Free usable GPUs that a pending job could use now (engine.cc says how they count).
+  std::int32_t idle_while_waiting() const;
   // Asks for a cycle when time alone could change decide()'s answer (engine.cc).
   void schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d);
   // Whether decide()'s answer depends on the clock beyond what events change.
@@ -213,6 +215,7 @@ class Engine {
 
   std::int32_t allocated_ = 0;
   std::int32_t usable_gpus_ = 0;
+  std::int32_t idle_waiting_ = 0;  // idle_while_waiting() after the last cycle
   // Free usable GPUs by the fleet's type index (a node's GPUs are all one type), and the
   // GPU counts of pending jobs: together they tell when no pending job can fit.
   std::vector<std::int32_t> node_type_;
@@ -363,6 +366,7 @@ void Engine::advance_to(std::int64_t t_ms) {
   CORRAL_CHECK(t_ms >= now_ms_);
   result_.allocated_gpu_ms += static_cast<std::int64_t>(allocated_) * (t_ms - now_ms_);
   result_.usable_gpu_ms += static_cast<std::int64_t>(usable_gpus_) * (t_ms - now_ms_);
+  result_.idle_waiting_gpu_ms += static_cast<std::int64_t>(idle_waiting_) * (t_ms - now_ms_);
   if (backlogged_ > 0 && t_ms > now_ms_) {
     const auto dt = static_cast<double>(t_ms - now_ms_);
     for (std::size_t t = 0; t < tenant_live_.size(); ++t) {
@@ -886,7 +890,75 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
   push(next, EventKind::kWakeup);
 }
 
+// What the scheduler left idle while work waited that could have used it: after a cycle
+// (run or skipped), per GPU type and region, the free healthy GPUs, up to the GPUs of the
+// pending jobs that would fit them: the type is acceptable, the region theirs, their
+// tenant's quota admits them, and a fixed split (gpus_per_node) finds enough nodes with
+// that many free. Topology beyond the split is not asked (trace jobs only prefer it), so
+// this is an upper bound on what placement could have used. GPUs a planned start holds
+// count: that is the promise's cost. Held until the next cycle: GPUs freed between
+// cycles count from the cycle that sees them.
+std::int32_t Engine::idle_while_waiting() const {
+  if (pending_.empty() ||
+      *pending_sizes_.begin() > *std::max_element(free_by_type_.begin(), free_by_type_.end())) {
+    return 0;
+  }
+  // Free GPUs per node, and per (type, region) with a histogram of nodes by free count.
+  struct Pool {
+    std::int32_t free = 0;
+    std::map<std::int32_t, std::int32_t> nodes_by_free;
+    std::int64_t wanted = 0;  // GPUs of fitting pending jobs
+  };
+  std::map<std::pair<std::int32_t, std::string>, Pool> pools;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    std::int32_t free = 0;
+    for (std::size_t g = 0; g < owner_[n].size(); ++g) {
+      free += owner_[n][g] < 0 && nodes_[n].gpus[g].healthy ? 1 : 0;
+    }
+    if (free == 0) continue;
+    Pool& pool = pools[{node_type_[n], nodes_[n].labels.region}];
+    pool.free += free;
+    ++pool.nodes_by_free[free];
+  }
+  // What each tenant holds of each type, for its quota.
+  std::map<std::pair<std::int32_t, core::GpuTypeId>, std::int64_t> held;
+  for (const std::int32_t job : running_) {
+    held[{jobs_[job].tenant, jobs_[job].type}] += static_cast<std::int64_t>(jobs_[job].gpus.size());
+  }
+  for (const std::int32_t job : pending_) {
+    const ModelJob& j = jobs_[job];
+    const std::int32_t gpus = least_gpus(j);
+    const core::Tenant& tenant = result_.tenants[j.tenant];
+    for (auto& [key, pool] : pools) {
+      const core::GpuTypeId& type = fleet_.gpu_types[key.first].id;
+      if (pool.wanted >= pool.free || pool.free < gpus) continue;
+      if (!j.request.region.empty() && j.request.region != key.second) continue;
+      if (!j.request.gpu_types.empty() &&
+          std::find(j.request.gpu_types.begin(), j.request.gpu_types.end(), type) ==
+              j.request.gpu_types.end()) {
+        continue;
+      }
+      const auto it = held.find({j.tenant, type});
+      if ((it == held.end() ? 0 : it->second) + gpus > tenant.quota_for(type).max_total()) continue;
+      if (const std::int32_t per_node = j.request.gpus_per_node; per_node > 0) {
+        std::int32_t nodes = 0;
+        for (auto n = pool.nodes_by_free.lower_bound(per_node); n != pool.nodes_by_free.end();
+             ++n) {
+          nodes += n->second;
+        }
+        if (nodes < gpus / per_node) continue;
+      }
+      pool.wanted += gpus;
+      break;
+    }
+  }
+  std::int64_t idle = 0;
+  for (const auto& [key, pool] : pools) idle += std::min<std::int64_t>(pool.free, pool.wanted);
+  return static_cast<std::int32_t>(idle);
+}
+
 void Engine::record_sample() {
+  idle_waiting_ = idle_while_waiting();
   result_.timeline.push_back({.t_ms = now_ms_,
                               .allocated_gpus = allocated_,
                               .usable_gpus = usable_gpus_,

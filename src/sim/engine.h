@@ -157,9 +157,12 @@ struct RunResult {
   std::int64_t end_ms = 0;            // the last event
   std::int64_t allocated_gpu_ms = 0;  // integral of allocated GPUs over time
   std::int64_t usable_gpu_ms = 0;     // integral of usable GPUs over [start_ms, end_ms]
-  std::int64_t cycles = 0;            // cycles run (decide() calls)
-  std::int64_t cycles_skipped = 0;    // cycles with nothing decide() could place
-  std::int64_t checks = 0;            // sched::check() calls
+  // Integral of the GPUs left free after a cycle that a pending job could have used
+  // (work conservation; engine.cc, Engine::idle_while_waiting).
+  std::int64_t idle_waiting_gpu_ms = 0;
+  std::int64_t cycles = 0;          // cycles run (decide() calls)
+  std::int64_t cycles_skipped = 0;  // cycles with nothing decide() could place
+  std::int64_t checks = 0;          // sched::check() calls
   std::int64_t gpu_failures = 0;
   // What the ledger bills (sim/billing.h): every attempt's hold of each GPU and each
   // GPU's unhealthy spans, as corrald's accrual reads them from its store.

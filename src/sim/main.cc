@@ -22,6 +22,7 @@
 #include "sim/policies.h"
 #include "sim/replay_cli.h"
 #include "sim/report.h"
+#include "sim/sharing_incentive.h"
 #include "sim/traces/normalized.h"
 #include "sim/traces/pollux.h"
 #include "sim/traces/synthetic.h"
@@ -39,13 +40,14 @@ int run(int argc, char** argv) {
   CLI::App app{"corral-sim: the production scheduler in virtual time over a simulated fleet"};
   std::string fleet_path, workload_path, format = "normalized", out_dir;
   std::vector<std::string> policies;
+  std::vector<double> sweep_fairness;
   std::int64_t max_jobs = 0;
   double load_factor = 0, cycle_s = 10, checkpoint_s = 0, checkpoint_cost_s = 0, restore_s = 0,
          estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
   bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false,
-       no_gpu_speed = false;
+       no_gpu_speed = false, sharing_incentive = false;
   std::string pollux_profiles, scheduler_config;
   double start_s = 0, min_runtime_s = -1;
   std::int32_t max_preemptions = -1, whole_nodes_above = 0;
@@ -111,6 +113,14 @@ int run(int argc, char** argv) {
   app.add_flag("--no-failures", no_failures, "ignore the fleet's failure model");
   app.add_flag("--no-gpu-speed", no_gpu_speed,
                "do not tell Corral's policies each job's speed by GPU type (an ablation)");
+  app.add_option("--sweep-fairness", sweep_fairness,
+                 "also run Corral's default once per value of its fairness knob (0 to 1), as "
+                 "policies named 'corral fairness=F'; the report draws the frontier")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--sharing-incentive", sharing_incentive,
+               "per tenant, its JCT alone on its guaranteed share over its JCT here (one more "
+               "run per tenant and policy)");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.footer(
       "To decide a captured production cycle again: corral-sim replay FILE... "
@@ -137,13 +147,27 @@ int run(int argc, char** argv) {
       if (!applied.ok()) return fail(applied.status());
       p->config = std::move(*applied);
     }
-    if (no_gpu_speed) p->gpu_speed = false;
-    if (!las_thresholds.empty()) p->config.las_thresholds_gpu_seconds = las_thresholds;
-    if (min_runtime_s >= 0) {
-      p->config.preemption.min_runtime = core::Duration(std::llround(min_runtime_s * 1000));
-    }
-    if (max_preemptions >= 0) p->config.preemption.max_preemptions_per_job = max_preemptions;
     chosen.push_back(std::move(*p));
+  }
+  for (const double f : sweep_fairness) {
+    auto p = sim::policy_by_name("corral");
+    if (!scheduler_config.empty()) {
+      auto applied = cycle::load_scheduler_config(scheduler_config, p->config);
+      if (!applied.ok()) return fail(applied.status());
+      p->config = std::move(*applied);
+    }
+    p->config.fairness = f;
+    p->name = fmt::format("corral fairness={}", f);
+    chosen.push_back(std::move(*p));
+  }
+  // The flags that override the named policies' knobs, for every run alike.
+  for (sim::Policy& p : chosen) {
+    if (no_gpu_speed) p.gpu_speed = false;
+    if (!las_thresholds.empty()) p.config.las_thresholds_gpu_seconds = las_thresholds;
+    if (min_runtime_s >= 0) {
+      p.config.preemption.min_runtime = core::Duration(std::llround(min_runtime_s * 1000));
+    }
+    if (max_preemptions >= 0) p.config.preemption.max_preemptions_per_job = max_preemptions;
   }
   sim::Workload workload;
   if (format == "synthetic") {
@@ -191,6 +215,11 @@ int run(int argc, char** argv) {
     auto result = sim::simulate(*fleet, workload, policy, options);
     if (!result.ok()) return fail(result.status());
     sim::Metrics metrics = sim::compute_metrics(*result, *fleet);
+    if (sharing_incentive) {
+      const core::Status s =
+          sim::add_sharing_incentive(*fleet, workload, policy, options, *result, metrics);
+      if (!s.ok()) return fail(s);
+    }
     if (!quiet) {
       std::printf(
           "%-8s jobs=%lld allocation=%.3f mean_jct=%.0fs median_jct=%.0fs p99_jct=%.0fs "

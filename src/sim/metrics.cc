@@ -78,6 +78,7 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
   std::vector<std::vector<double>> bucket_jct(m.by_size.size()), bucket_queue(m.by_size.size());
   std::map<core::TenantId, std::pair<std::int64_t, double>> tenant_jobs;  // count, JCT sum
   std::map<core::TenantId, std::int64_t> tenant_finished;
+  std::map<core::TenantId, std::pair<std::int64_t, double>> tenant_queue;  // started, sum
   std::int64_t last_finish = run.start_ms;
   std::int64_t lost_gpu_ms = 0;
   for (const JobResult& j : run.jobs) {
@@ -95,6 +96,8 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     const double q = static_cast<double>(j.start_ms - j.submit_ms) / 1000.0;
     queue.push_back(q);
     bucket_queue[b].push_back(q);
+    tenant_queue[j.tenant].first += 1;
+    tenant_queue[j.tenant].second += q;
     if (j.gpus > 1) slowdowns.push_back(j.slowdown);
     if (j.finish_ms < 0) continue;
     ++m.finished;
@@ -122,6 +125,11 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     m.gpu_allocation = static_cast<double>(run.allocated_gpu_ms) /
                        (static_cast<double>(run.total_gpus) *
                         static_cast<double>(std::max(last_finish, run.end_ms) - run.start_ms));
+  }
+
+  if (run.usable_gpu_ms > 0) {
+    m.idle_waiting_share =
+        static_cast<double>(run.idle_waiting_gpu_ms) / static_cast<double>(run.usable_gpu_ms);
   }
 
   if (auto billed = bill(run, fleet); billed.ok()) {
@@ -158,6 +166,8 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     tm.entitlement = entitled.count(t.id) ? entitled.at(t.id) : 0;
     const std::int64_t finished = tenant_finished[t.id];
     tm.mean_jct_s = finished > 0 ? tenant_jobs[t.id].second / static_cast<double>(finished) : 0;
+    const auto& [started, queue_sum] = tenant_queue[t.id];
+    tm.mean_queue_s = started > 0 ? queue_sum / static_cast<double>(started) : 0;
     m.total_cost_usd += tm.cost_usd;
     if (const auto it = run.backlog.find(t.id);
         it != run.backlog.end() && it->second.backlogged_ms > 0 && it->second.fair_gpu_ms > 0) {

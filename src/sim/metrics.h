@@ -44,6 +44,11 @@ struct TenantMetrics {
   double entitlement = 0;  // weighted share among tenants with jobs, down the tenant tree
   double cost_usd = 0;
   double mean_jct_s = 0;
+  double mean_queue_s = 0;
+  // Its mean JCT alone on its guaranteed share (the same policy, its jobs only, its quota
+  // capped there: sharing_incentive.h) over its mean JCT here: >= 1 when sharing the fleet
+  // costs it nothing. -1: not computed.
+  double sharing_incentive = -1;
   // While it had pending jobs: GPUs held / its weighted share of the fleet among tenants
   // with work. >= 1: it got its share whenever it waited. -1: it never waited.
   double backlog_service = -1;
@@ -55,9 +60,12 @@ struct Metrics {
   std::int64_t finished = 0;
   std::int64_t never_started = 0;
   double gpu_allocation = 0;  // allocated GPU-time / (fleet GPUs x makespan)
-  Distribution jct_s;         // finish - submit, finished jobs
-  Distribution queue_s;       // first start - submit, started jobs
-  double makespan_s = 0;      // last finish - first submit
+  // GPU-time left free after a cycle while a pending job that would fit it waited, as a
+  // share of usable GPU-time (work conservation; Engine::idle_while_waiting).
+  double idle_waiting_share = 0;
+  Distribution jct_s;     // finish - submit, finished jobs
+  Distribution queue_s;   // first start - submit, started jobs
+  double makespan_s = 0;  // last finish - first submit
   // Jain's index over min(1, backlog_service) of the tenants that ever waited: 1 when
   // each got at least its weighted share whenever it had work queued; towards 1/n as
   // one tenant gets it all. (Shares of total GPU-hours say little on their own: when every

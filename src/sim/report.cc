@@ -64,6 +64,7 @@ json metrics_json(const Metrics& m, const RunResult& r) {
             {"finished", m.finished},
             {"never_started", m.never_started},
             {"gpu_allocation", m.gpu_allocation},
+            {"idle_waiting_share", m.idle_waiting_share},
             {"mean_jct_s", m.jct_s.mean},
             {"median_jct_s", m.jct_s.median},
             {"p99_jct_s", m.jct_s.p99},
@@ -114,10 +115,39 @@ json metrics_json(const Metrics& m, const RunResult& r) {
                        {"entitlement", t.entitlement},
                        {"cost_usd", t.cost_usd},
                        {"mean_jct_s", t.mean_jct_s},
+                       {"mean_queue_s", t.mean_queue_s},
                        {"backlog_service", t.backlog_service}});
+    if (t.sharing_incentive >= 0) tenants.back()["sharing_incentive"] = t.sharing_incentive;
   }
   j["tenants"] = tenants;
   return j;
+}
+
+// Seconds as a person reads them: "45 s", "12.5 min", "3.2 h", "4.1 d".
+std::string human_seconds(double s) {
+  if (s < 60) return fmt::format("{:.0f} s", s);
+  if (s < 3600) return fmt::format("{:.1f} min", s / 60);
+  if (s < 48 * 3600) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} d", s / 86400);
+}
+
+// Per tenant and policy: jobs, mean JCT and queueing delay, and the sharing incentive
+// where it was computed (its JCT alone on its share over its JCT here).
+std::string tenant_table(const std::vector<PolicyRun>& runs) {
+  std::string out =
+      "<table id=\"tenants\"><tr><th>policy</th><th>tenant</th><th>jobs</th><th>share of "
+      "GPU-hours</th><th>mean JCT</th><th>mean queue</th><th>sharing incentive</th></tr>\n";
+  for (const PolicyRun& pr : runs) {
+    for (const TenantMetrics& t : pr.metrics.tenants) {
+      out += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+          "</tr>\n",
+          escape_html(pr.metrics.policy), escape_html(t.id.value), t.jobs, 100 * t.share,
+          human_seconds(t.mean_jct_s), human_seconds(t.mean_queue_s),
+          t.sharing_incentive >= 0 ? fmt::format("{:.2f}", t.sharing_incentive) : "");
+    }
+  }
+  return out + "</table>\n";
 }
 
 // --- SVG charts -------------------------------------------------------------------------
@@ -292,10 +322,47 @@ std::string tenant_chart(const std::vector<PolicyRun>& runs) {
   return s + "</svg></figure>";
 }
 
+// Mean JCT against Jain's index, one point per run: the fairness frontier. The runs of a
+// fairness sweep (`corral-sim --sweep-fairness`, named "corral fairness=F") are joined by
+// a line in sweep order, so the frontier's shape shows.
+std::string frontier_chart(const std::vector<PolicyRun>& runs) {
+  double top = 1;
+  for (const PolicyRun& pr : runs) top = std::max(top, pr.metrics.jct_s.mean / 3600.0);
+  const Axes a{.x0 = 0,
+               .x1 = 1,
+               .y0 = 0,
+               .y1 = top * 1.1,
+               .x_label = "Jain's index between tenants",
+               .y_label = "mean JCT (h)"};
+  std::string s = fmt::format(
+      R"(<figure class="plot" id="plot-frontier"><figcaption>Fairness frontier: mean JCT against Jain's index, one point per policy (a fairness sweep joined by a line)</figcaption><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" width="{}" height="{}">)",
+      kW, kH, kW, kH);
+  s += axes_svg(a);
+  std::string sweep;
+  std::vector<Series> legend;
+  for (std::size_t pi = 0; pi < runs.size(); ++pi) {
+    const Metrics& m = runs[pi].metrics;
+    const double x = sx(a, m.jain_index), y = sy(a, m.jct_s.mean / 3600.0);
+    s += fmt::format(
+        R"(<circle data-series="{}" cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"><title>{}: Jain {:.3f}, mean JCT {}</title></circle>)",
+        escape_html(m.policy), x, y, color(pi), escape_html(m.policy), m.jain_index,
+        human_seconds(m.jct_s.mean));
+    if (m.policy.find("fairness=") != std::string::npos)
+      sweep += fmt::format("{:.1f},{:.1f} ", x, y);
+    legend.push_back({m.policy, color(pi), {}});
+  }
+  if (!sweep.empty()) {
+    s += fmt::format(R"(<polyline fill="none" stroke="#888" stroke-dasharray="4 3" points="{}"/>)",
+                     sweep);
+  }
+  s += legend_svg(legend);
+  return s + "</svg></figure>";
+}
+
 }  // namespace
 
 std::vector<std::string> report_plot_ids() {
-  return {"plot-utilization", "plot-queue", "plot-jct-cdf", "plot-tenant-share"};
+  return {"plot-utilization", "plot-queue", "plot-jct-cdf", "plot-tenant-share", "plot-frontier"};
 }
 
 std::string summary_json(const Fleet& fleet, const Workload& workload,
@@ -394,23 +461,25 @@ std::string report_html(const Fleet& fleet, const Workload& workload,
           "\n";
   // 3. Tenants.
   body += tenant_chart(runs) + "\n";
+  body += frontier_chart(runs) + "\n";
 
   // 4. The summary table.
   std::string table =
       "<table><tr><th>policy</th><th>allocation</th><th>mean JCT (s)</th><th>median JCT "
       "(s)</th><th>p99 JCT (s)</th><th>mean queue (s)</th><th>median queue (s)</th><th>makespan "
-      "(s)</th><th>Jain</th><th>preemptions</th><th>lost GPU-h</th><th>cost (USD)</th></tr>\n";
+      "(s)</th><th>Jain</th><th>idle while waiting</th><th>preemptions</th><th>lost "
+      "GPU-h</th><th>cost (USD)</th></tr>\n";
   for (const PolicyRun& pr : runs) {
     const Metrics& m = pr.metrics;
     table += fmt::format(
         "<tr><td>{}</td><td>{:.3f}</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.0f}</td><td>{:.0f}</"
-        "td><td>{:.0f}</td><td>{:.0f}</td><td>{:.3f}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</"
-        "td></tr>\n",
+        "td><td>{:.0f}</td><td>{:.0f}</td><td>{:.3f}</td><td>{:.2f}%</td><td>{}</td><td>{:.1f}</"
+        "td><td>{:.0f}</td></tr>\n",
         escape_html(m.policy), m.gpu_allocation, m.jct_s.mean, m.jct_s.median, m.jct_s.p99,
-        m.queue_s.mean, m.queue_s.median, m.makespan_s, m.jain_index, m.preemptions,
-        m.lost_gpu_hours, m.total_cost_usd);
+        m.queue_s.mean, m.queue_s.median, m.makespan_s, m.jain_index, 100 * m.idle_waiting_share,
+        m.preemptions, m.lost_gpu_hours, m.total_cost_usd);
   }
-  table += "</table>\n";
+  table += "</table>\n" + tenant_table(runs);
 
   std::string ids;
   for (const std::string& id : report_plot_ids()) ids += fmt::format("\"{}\",", id);

@@ -160,7 +160,7 @@ PY
   report_renders)
     run_small
     dom=$(render "$work/out/report.html")
-    for id in plot-utilization plot-queue plot-jct-cdf plot-tenant-share; do
+    for id in plot-utilization plot-queue plot-jct-cdf plot-tenant-share plot-frontier; do
       grep -q "id=\"$id\"" <<<"$dom" || fail "plot $id missing from the rendered page"
     done
     grep -q 'id="report-status" data-status="ok"' <<<"$dom" ||

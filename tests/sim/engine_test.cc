@@ -11,6 +11,8 @@
 #include "sim_fixtures.h"
 #include <gtest/gtest.h>
 
+#include "sim/metrics.h"
+#include "sim/sharing_incentive.h"
 #include "sim/traces/synthetic.h"
 
 namespace corral::sim {
@@ -22,6 +24,8 @@ using testing::trace_job;
 
 // Every cycle at the event that asks for it, so times are exact; checks every cycle.
 EngineOptions exact() { return {.cycle_interval = core::Duration(0), .check_every = 1}; }
+
+std::string cat_name(const std::string& prefix, int i) { return prefix + std::to_string(i); }
 
 RunResult run_ok(const Fleet& f, const Workload& w, const std::string& policy,
                  const EngineOptions& options = exact()) {
@@ -408,6 +412,65 @@ TEST(Engine, UnknownGpuTypeInTheTraceIsAnError) {
   auto r = simulate(pool_fleet(1, 4, "A100-80GB"), w, *policy_by_name("fifo"), exact());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'K80'"), std::string::npos);
+}
+
+// Idle while waiting, in the EASY scenario above: from 50 (j2 ends) to 100 (j1 ends)
+// Slurm keeps node 2 free for j3's planned start while j4, which fits 2 of its 4 GPUs,
+// waits: 2 GPUs x 50 s. Greedy FIFO starts j4 at 50 and idles nothing.
+TEST(Engine, IdleWhileWaitingCountsWhatAPlannedStartHoldsByHand) {
+  const Workload w{.source = "hand",
+                   .jobs = {trace_job("j1", "a", 0, 4, 100), trace_job("j2", "a", 0, 4, 50),
+                            trace_job("j3", "b", 10, 8, 30), trace_job("j4", "b", 20, 2, 100)}};
+  EXPECT_EQ(run_ok(pool_fleet(2, 4, "A100-80GB"), w, "slurm").idle_waiting_gpu_ms, 2 * 50'000);
+  EXPECT_EQ(run_ok(pool_fleet(2, 4, "A100-80GB"), w, "fifo").idle_waiting_gpu_ms, 0);
+}
+
+// Greedy FIFO is work-conserving by construction: on random workloads no GPU is ever left
+// free while a job that fits it waits. (Every tenant may borrow without limit and jobs only
+// prefer their topology, so "fits" is "no larger than the free GPUs".)
+TEST(Engine, FifoNeverIdlesWhileAFittingJobWaits) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    const Workload w = generate_synthetic(
+        {.jobs = 150, .tenants = 3, .seed = seed, .load_factor = 1.5, .duration_median_s = 600},
+        16);
+    const RunResult r = run_ok(pool_fleet(4, 4, "A100-80GB"), w, "fifo");
+    EXPECT_EQ(r.idle_waiting_gpu_ms, 0);
+    EXPECT_GT(r.allocated_gpu_ms, 0);
+  }
+}
+
+// Sharing incentive: a tenant alone on the whole fleet scores exactly 1 under any policy
+// (only capacity and jobs differ from the shared run, and here neither does). Two tenants
+// on 8 GPUs: a sends 8-GPU jobs of an hour, b 1-GPU jobs of a minute. FIFO makes b's jobs
+// queue behind a's, far longer than on b's own 4 GPUs; fair share serves b first.
+TEST(Engine, SharingIncentiveIsOneAloneAndShowsWhoPaysForSharing) {
+  const Fleet fleet = pool_fleet(2, 4, "A100-80GB");
+  const EngineOptions options = exact();
+  const auto incentive = [&](const Workload& w, const std::string& policy) {
+    const Policy p = *policy_by_name(policy);
+    auto run = simulate(fleet, w, p, options);
+    EXPECT_TRUE(run.ok()) << run.status().to_string();
+    Metrics m = compute_metrics(*run, fleet);
+    EXPECT_TRUE(add_sharing_incentive(fleet, w, p, options, *run, m).ok());
+    std::map<std::string, double> out;
+    for (const TenantMetrics& t : m.tenants) out[t.id.value] = t.sharing_incentive;
+    return out;
+  };
+  Workload alone{.source = "hand"};
+  for (int i = 0; i < 6; ++i)
+    alone.jobs.push_back(trace_job(cat_name("a", i), "a", 10.0 * i, 4, 600));
+  for (const std::string policy : {"fifo", "tiresias", "corral"}) {
+    SCOPED_TRACE(policy);
+    EXPECT_DOUBLE_EQ(incentive(alone, policy).at("a"), 1.0);
+  }
+  Workload two{.source = "hand"};
+  for (int i = 0; i < 4; ++i) two.jobs.push_back(trace_job(cat_name("a", i), "a", i, 8, 3600));
+  for (int i = 0; i < 8; ++i) two.jobs.push_back(trace_job(cat_name("b", i), "b", 5 + i, 1, 60));
+  const double fifo = incentive(two, "fifo").at("b");
+  const double corral = incentive(two, "corral").at("b");
+  EXPECT_LT(fifo, 0.1);  // b waits behind hours of a's gangs; alone it waits a minute
+  EXPECT_GT(corral, fifo);
 }
 
 }  // namespace

@@ -106,5 +106,42 @@ TEST(Synthetic, SpecErrorsNameTheField) {
   EXPECT_EQ(parse_synthetic_spec("sizes: {0: 1}\n", "s.yaml").status().field(), "sizes.0");
 }
 
+// Groups: one heavy tenant with a third of the jobs and long gangs beside six light ones
+// with short 1-GPU jobs. Each group's tenants are numbered on from the last group's, its
+// sizes and durations are its own, and the rest comes from the top level.
+TEST(Synthetic, GroupsGiveEachTenantItsOwnMix) {
+  auto spec = parse_synthetic_spec(
+      "jobs: 30000\nseed: 4\nduration_sigma: 0.5\ngroups:\n"
+      "  - {tenants: 1, jobs_share: 1, sizes: {8: 1}, duration_median_s: 36000}\n"
+      "  - {tenants: 6, jobs_share: 2, sizes: {1: 1}, duration_median_s: 600}\n",
+      "g.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+  ASSERT_EQ(spec->groups.size(), 2u);
+  EXPECT_DOUBLE_EQ(spec->groups[1].duration_sigma, 0.5);  // from the top level
+  const Workload w = generate_synthetic(*spec, 128);
+  std::map<std::string, int> jobs;
+  std::map<std::string, double> gpu_s;
+  for (const TraceJob& j : w.jobs) {
+    ++jobs[j.tenant.value];
+    gpu_s[j.tenant.value] += j.gpus * static_cast<double>(j.duration_ms) / 1000.0;
+    EXPECT_EQ(j.gpus, j.tenant.value == "t00" ? 8 : 1) << j.tenant.value;
+  }
+  ASSERT_EQ(jobs.size(), 7u);  // t00 .. t06
+  EXPECT_NEAR(jobs["t00"] / 30'000.0, 1.0 / 3, 0.02);
+  double light = 0;
+  for (const auto& [tenant, s] : gpu_s) light += tenant == "t00" ? 0 : s;
+  EXPECT_GT(gpu_s["t00"], 20 * light);  // the heavy tenant has nearly all the demand
+}
+
+TEST(Synthetic, GroupErrorsNameTheirPath) {
+  EXPECT_EQ(parse_synthetic_spec("groups: []\n", "s.yaml").status().field(), "groups");
+  EXPECT_EQ(parse_synthetic_spec("groups: [{tenants: 0}]\n", "s.yaml").status().field(),
+            "groups[0].tenants");
+  EXPECT_EQ(parse_synthetic_spec("groups: [{jobs: 1}]\n", "s.yaml").status().field(),
+            "groups[0].jobs");
+  EXPECT_EQ(parse_synthetic_spec("groups: [{}, {sizes: {1: -1}}]\n", "s.yaml").status().field(),
+            "groups[1].sizes.1");
+}
+
 }  // namespace
 }  // namespace corral::sim

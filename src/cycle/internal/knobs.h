@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 11,
+static_assert(field_count<sched::SchedulerConfig>() == 12,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -37,6 +37,7 @@ struct Fields<sched::SchedulerConfig> {
   template <typename V, typename C>
   static void visit(V& v, C& c) {
     v("order", c.order);
+    v("fairness", c.fairness);
     v("usageHalfLifeMs", c.usage_half_life, Range{1'000, 3'650 * kDayMs});
     v("topologyScoring", c.topology_scoring);
     v("preemptionEnabled", c.preemption.enabled);
@@ -67,6 +68,11 @@ struct Fields<sched::SchedulerConfig> {
     if (!std::isfinite(e) || e < 0 || e > 1) {
       return errors.fail(child_path(path, "elasticMinEfficiency"),
                          fmt::format("must be between 0 and 1, got {}", e));
+    }
+    const double f = c.fairness;
+    if (!std::isfinite(f) || f < 0 || f > 1) {
+      return errors.fail(child_path(path, "fairness"),
+                         fmt::format("must be between 0 and 1, got {}", f));
     }
     const double w = c.type_price_weight;
     if (!std::isfinite(w) || w < 0 || w > 4) {

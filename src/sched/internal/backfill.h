@@ -19,6 +19,9 @@ struct PlannedPlacement {
 enum class EndBy {
   kMaxRuntime,  // start + max runtime: a bound, since a job is stopped at its limit
   kEstimate,    // start + its runtime estimate (JobRequest::expected_runtime()): a forecast
+  // The estimate while the job is within it, its max runtime once it overran it: when
+  // the cost of waiting is weighed, a job past its estimate is not taken to end now.
+  kEstimateOrLimit,
 };
 
 // When `request` can start: running jobs are assumed to end at start + max runtime, or

@@ -56,6 +56,8 @@ class JobQueue {
   bool under_share(const Plan& plan, TenantIx tenant) const;
   void enter_tier(const Plan& plan);
   void skip_served(TenantIx tenant);
+  // The ready tenant that goes next, by its standing and SchedulerConfig::fairness.
+  std::set<std::pair<double, TenantIx>>::const_iterator pick_ready() const;
   void insert_ready(const Plan& plan,
                     TenantIx tenant);  // moves the tenant's cursor past served jobs
 
@@ -70,7 +72,8 @@ class JobQueue {
   std::size_t promise_next_ = 0;                   // into starved_by_age_: whose turn it is
   std::vector<bool> yielded_;                      // per pending job
   std::vector<bool> served_;                       // per pending job
-  double capacity_milli_ = 0;  // usable GPUs of the fleet weighted by usage factor, x1000
+  std::vector<std::int32_t> rank_;  // per pending job inside its tenant: -1 starved, else level
+  double capacity_milli_ = 0;       // usable GPUs of the fleet weighted by usage factor, x1000
   std::size_t tier_ = 0;
   std::vector<std::size_t> cursor_;              // per tenant, in the current tier
   std::set<std::pair<double, TenantIx>> ready_;  // tenants with jobs left, by standing

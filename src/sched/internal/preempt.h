@@ -21,6 +21,7 @@ enum class VictimKind {
   kReservationOverrun,  // in no reservation, not preemptible, still on its GPUs in the window
   kTier,
   kAttainedService,
+  kStarved,  // a job of the preemptor's tier or below that started after it was queued
 };
 
 // One job giving up GPUs: preempted whole, or (elastic) shrunk to `kept`.
@@ -49,7 +50,16 @@ struct Preemptor {
   const std::vector<std::uint64_t>* reservation_masks = nullptr;  // by node, or null
   // GPUs this job may not use (Gate::forbidden()); victims holding any are skipped.
   const std::vector<std::uint64_t>* forbidden = nullptr;  // by node, or null
+  // Its starvation promise is due (JobQueue::may_promise): it may take GPUs from jobs of
+  // its tier or below that started after it was queued, which went ahead of it.
+  bool due = false;
 };
+
+// Whether stopping `v` must pay for itself (decide.cc, try_preempt): reclaiming a
+// guarantee, pausing a tenant's more-served job under fair share, and a due promise are
+// made only when the work they throw away is less than the wait they save. Priority tiers
+// and reservations take what they are owed whatever it costs.
+bool must_pay(const Victim& v, const SchedulerConfig& config);
 
 // The cheapest set of victims whose GPUs, with the free ones, let `request` be placed;
 // nothing if no such set exists. Leaves the plan as it found it.

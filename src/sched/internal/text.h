@@ -45,4 +45,10 @@ inline std::string format_wait(std::int64_t ms) {
   return cat(minutes / 60, "h", minutes % 60 == 0 ? std::string() : cat(minutes % 60, "m"));
 }
 
+// GPU-seconds for people, to a tenth of a GPU-hour: "0.4 GPU-h", "12.0 GPU-h".
+inline std::string gpu_hours(double gpu_seconds) {
+  const auto tenths = static_cast<std::int64_t>(gpu_seconds / 360.0 + 0.5);
+  return cat(tenths / 10, ".", tenths % 10, " GPU-h");
+}
+
 }  // namespace corral::sched::detail

@@ -28,6 +28,55 @@ core::Status read_number(const YAML::Node& root, const std::string& key, double 
   return core::ok_status();
 }
 
+core::Status read_sizes(const YAML::Node& sizes, const std::string& key,
+                        std::vector<std::pair<std::int32_t, double>>& out) {
+  if (!sizes.IsMap() || sizes.size() == 0) {
+    return core::invalid_argument(key, "must be a map of GPUs to weight");
+  }
+  out.clear();
+  for (const auto& kv : sizes) {
+    std::int32_t gpus = 0;
+    double weight = 0;
+    if (!YAML::convert<std::int32_t>::decode(kv.first, gpus) || gpus < 1 ||
+        !YAML::convert<double>::decode(kv.second, weight) || !(weight > 0)) {
+      return core::invalid_argument(fmt::format("{}.{}", key, kv.first.Scalar()),
+                                    "keys must be GPU counts >= 1 and values weights > 0");
+    }
+    out.emplace_back(gpus, weight);
+  }
+  return core::ok_status();
+}
+
+// One entry of `groups`; what it leaves out comes from the top level (parsed before it).
+core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::string& path,
+                                        const SyntheticSpec& top) {
+  if (!node.IsMap()) return core::invalid_argument(path, "must be a map");
+  static const std::set<std::string> kKnown = {
+      "tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma", "tenant_zipf"};
+  for (const auto& kv : node) {
+    if (!kKnown.count(kv.first.Scalar())) {
+      return core::invalid_argument(fmt::format("{}.{}", path, kv.first.Scalar()), "unknown field");
+    }
+  }
+  SyntheticGroup g{.sizes = top.sizes,
+                   .duration_median_s = top.duration_median_s,
+                   .duration_sigma = top.duration_sigma,
+                   .tenant_zipf = top.tenant_zipf};
+  double tenants = g.tenants;
+  for (const core::Status& s : {read_number(node, "tenants", 1, 1e5, tenants),
+                                read_number(node, "jobs_share", 1e-9, 1e9, g.jobs_share),
+                                read_number(node, "duration_median_s", 1, 1e9, g.duration_median_s),
+                                read_number(node, "duration_sigma", 0, 10, g.duration_sigma),
+                                read_number(node, "tenant_zipf", 0, 10, g.tenant_zipf)}) {
+    if (!s.ok()) return core::invalid_argument(fmt::format("{}.{}", path, s.field()), s.message());
+  }
+  g.tenants = static_cast<std::int32_t>(std::lround(tenants));
+  if (const YAML::Node sizes = node["sizes"]; sizes.IsDefined()) {
+    CORRAL_RETURN_IF_ERROR(read_sizes(sizes, path + ".sizes", g.sizes));
+  }
+  return g;
+}
+
 }  // namespace
 
 core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::string_view source) {
@@ -42,7 +91,7 @@ core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::str
     static const std::set<std::string> kKnown = {
         "jobs",           "tenants",           "seed",           "load_factor",
         "sizes",          "duration_median_s", "duration_sigma", "duration_min_s",
-        "duration_max_s", "tenant_zipf",       "gpu_type"};
+        "duration_max_s", "tenant_zipf",       "gpu_type",       "groups"};
     for (const auto& kv : root) {
       if (!kKnown.count(kv.first.Scalar())) {
         return fail(core::invalid_argument(kv.first.Scalar(), "unknown field"));
@@ -69,20 +118,16 @@ core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::str
     }
     if (root["gpu_type"].IsDefined()) spec.gpu_type = root["gpu_type"].Scalar();
     if (const YAML::Node sizes = root["sizes"]; sizes.IsDefined()) {
-      if (!sizes.IsMap() || sizes.size() == 0) {
-        return fail(core::invalid_argument("sizes", "must be a map of GPUs to weight"));
+      if (const core::Status s = read_sizes(sizes, "sizes", spec.sizes); !s.ok()) return fail(s);
+    }
+    if (const YAML::Node groups = root["groups"]; groups.IsDefined()) {
+      if (!groups.IsSequence() || groups.size() == 0) {
+        return fail(core::invalid_argument("groups", "must be a non-empty list of groups"));
       }
-      spec.sizes.clear();
-      for (const auto& kv : sizes) {
-        std::int32_t gpus = 0;
-        double weight = 0;
-        if (!YAML::convert<std::int32_t>::decode(kv.first, gpus) || gpus < 1 ||
-            !YAML::convert<double>::decode(kv.second, weight) || !(weight > 0)) {
-          return fail(
-              core::invalid_argument(fmt::format("sizes.{}", kv.first.Scalar()),
-                                     "keys must be GPU counts >= 1 and values weights > 0"));
-        }
-        spec.sizes.emplace_back(gpus, weight);
+      for (std::size_t i = 0; i < groups.size(); ++i) {
+        auto group = read_group(groups[i], fmt::format("groups[{}]", i), spec);
+        if (!group.ok()) return fail(group.status());
+        spec.groups.push_back(*group);
       }
     }
   } catch (const YAML::Exception& e) {
@@ -106,17 +151,45 @@ Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) 
   Workload w{.source = "synthetic"};
   w.jobs.resize(static_cast<std::size_t>(spec.jobs));
 
-  // Cumulative tables for the size mix and the Zipf tenant popularity.
-  std::vector<double> size_cdf, tenant_cdf;
-  double sum = 0;
-  for (const auto& [gpus, weight] : spec.sizes) size_cdf.push_back(sum += weight);
-  sum = 0;
-  for (std::int32_t t = 0; t < spec.tenants; ++t) {
-    tenant_cdf.push_back(sum += 1.0 / std::pow(t + 1.0, spec.tenant_zipf));
+  // One group of every tenant with the top-level mix unless the spec has groups.
+  const std::vector<SyntheticGroup> groups =
+      !spec.groups.empty()
+          ? spec.groups
+          : std::vector<SyntheticGroup>{{.tenants = spec.tenants,
+                                         .sizes = spec.sizes,
+                                         .duration_median_s = spec.duration_median_s,
+                                         .duration_sigma = spec.duration_sigma,
+                                         .tenant_zipf = spec.tenant_zipf}};
+  const auto cdf_of = [](const auto& weights) {
+    std::vector<double> cdf;
+    double sum = 0;
+    for (const double weight : weights) cdf.push_back(sum += weight);
+    return cdf;
+  };
+  // Cumulative tables per group for the size mix and the Zipf tenant popularity, and the
+  // groups' first tenant numbers.
+  std::vector<std::vector<double>> size_cdf, tenant_cdf;
+  std::vector<double> group_weights;
+  std::vector<std::int32_t> first_tenant;
+  std::int32_t tenants = 0;
+  for (const SyntheticGroup& g : groups) {
+    std::vector<double> sizes, popularity;
+    for (const auto& [gpus, weight] : g.sizes) sizes.push_back(weight);
+    for (std::int32_t t = 0; t < g.tenants; ++t) {
+      popularity.push_back(1.0 / std::pow(t + 1.0, g.tenant_zipf));
+    }
+    size_cdf.push_back(cdf_of(sizes));
+    tenant_cdf.push_back(cdf_of(popularity));
+    group_weights.push_back(g.jobs_share);
+    first_tenant.push_back(tenants);
+    tenants += g.tenants;
   }
+  const std::vector<double> group_cdf = cdf_of(group_weights);
   const auto pick = [&](const std::vector<double>& cdf) {
     const double u = rng.uniform() * cdf.back();
-    return static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+    return std::min(
+        static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin()),
+        cdf.size() - 1);
   };
 
   // 1. Sizes, durations and tenants; 2. arrivals at the rate that offers the load.
@@ -124,13 +197,15 @@ Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) 
   for (std::size_t i = 0; i < w.jobs.size(); ++i) {
     TraceJob& job = w.jobs[i];
     job.name = fmt::format("syn-{:07}", i);
-    job.gpus = spec.sizes[std::min(pick(size_cdf), spec.sizes.size() - 1)].first;
-    const double d =
-        std::clamp(spec.duration_median_s * std::exp(spec.duration_sigma * rng.normal()),
-                   spec.duration_min_s, spec.duration_max_s);
+    // Without groups no draw picks the group, so such a spec gives the jobs it always gave.
+    const std::size_t gi = groups.size() > 1 ? pick(group_cdf) : 0;
+    const SyntheticGroup& g = groups[gi];
+    job.gpus = g.sizes[pick(size_cdf[gi])].first;
+    const double d = std::clamp(g.duration_median_s * std::exp(g.duration_sigma * rng.normal()),
+                                spec.duration_min_s, spec.duration_max_s);
     job.duration_ms = std::max<std::int64_t>(1, std::llround(d * 1000));
     job.tenant = core::TenantId(
-        fmt::format("t{:02}", std::min<std::size_t>(pick(tenant_cdf), spec.tenants - 1)));
+        fmt::format("t{:02}", first_tenant[gi] + static_cast<std::int32_t>(pick(tenant_cdf[gi]))));
     job.gpu_type = spec.gpu_type;
     gpu_seconds += job.gpus * d;
   }

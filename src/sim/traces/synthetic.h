@@ -7,6 +7,9 @@
 //   tenants    Zipf with exponent `tenant_zipf` over `tenants` tenants t00, t01, ...
 //   arrivals   Poisson; the rate is set so the offered load (GPU-seconds per second)
 //              is `load_factor` times the fleet's GPUs, measured on the drawn jobs
+//   groups     optional: tenants in groups, each with its share of the jobs and its own
+//              sizes and durations (one heavy tenant with long gangs beside many light
+//              tenants with short 1-GPU jobs); a group leaves out what the top level says
 //
 // The same spec and seed give the same jobs. The spec is read from YAML; every field is
 // optional.
@@ -23,6 +26,17 @@
 
 namespace corral::sim {
 
+// A group of tenants with its own job mix. Its tenants are named on from the previous
+// group's (t00, t01, ...) and drawn by Zipf inside the group.
+struct SyntheticGroup {
+  std::int32_t tenants = 1;
+  double jobs_share = 1;  // weight of the group in the job mix
+  std::vector<std::pair<std::int32_t, double>> sizes;
+  double duration_median_s = 1800;
+  double duration_sigma = 1.5;
+  double tenant_zipf = 1.0;
+};
+
 struct SyntheticSpec {
   std::int64_t jobs = 1000;
   std::int32_t tenants = 8;
@@ -36,6 +50,8 @@ struct SyntheticSpec {
   double duration_max_s = 7 * 24 * 3600;
   double tenant_zipf = 1.0;
   std::string gpu_type;  // empty: any type
+  // Empty: one group of `tenants` tenants with the top-level sizes and durations.
+  std::vector<SyntheticGroup> groups;
 };
 
 core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::string_view source);
