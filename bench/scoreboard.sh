@@ -7,7 +7,8 @@
 # and with --write-docs puts it into docs/evaluation.md.
 # Usage: bench/scoreboard.sh [SIM] [OUT] [--write-docs]
 # SIM_FLAGS="--scheduler-config FILE.yaml" bench/scoreboard.sh ...: other Corral knobs.
-# JOBS=N: runs at a time (default: the cores). Run from the repository root.
+# JOBS=N: runs at a time (default: the cores). ONLY=REGEX: only the traces whose name
+# matches (a quick look; the docs take the whole board). Run from the repository root.
 set -euo pipefail
 SIM=${1:-build/release/src/sim/corral-sim}
 OUT=${2:-out/scoreboard}
@@ -49,7 +50,7 @@ cases() {
 
 # One command per run and world, all run JOBS at a time; a failed run fails the scoreboard.
 for world in as-is checkpoints; do
-  cases | while IFS='|' read -r name fleet workload format flags; do
+  cases | grep -E "^(${ONLY:-.*})" | while IFS='|' read -r name fleet workload format flags; do
     echo "$SIM --fleet $fleet --workload $workload --workload-format $format ${POLICIES[*]}" \
       "--check-every 100 --no-failures --sharing-incentive --quiet $flags ${WORLD[$world]}" \
       "${MORE[*]:-} --out $OUT/$world/$name"

@@ -50,6 +50,12 @@ struct Cycle {
   std::optional<core::JobId> head;                  // the backfill head, once found
   TypeIx head_type = -1;                            // the GPU type of its planned start
   std::int32_t searches = 0;                        // preemption searches made
+  // Per GPU type: GPUs wanted by the jobs left waiting for room so far this cycle (ahead
+  // of the next job in line), and, built on first use, the running jobs' expected ends.
+  std::vector<std::int64_t> waiting_ahead = std::vector<std::int64_t>(s.gpu_types().size(), 0);
+  std::vector<std::optional<std::vector<std::pair<core::Time, std::int32_t>>>> ends =
+      std::vector<std::optional<std::vector<std::pair<core::Time, std::int32_t>>>>(
+          s.gpu_types().size());
   Decisions out;
 };
 
@@ -296,14 +302,42 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
 }
 
 // The GPU-time that waiting for `request` costs: its GPUs times how long until running
-// jobs end, by their estimates, and make room (infinite when they never would).
+// jobs end, by their estimates (their max runtime once they overran it), and make room for
+// it: room for it alone where it would be placed (plan_start, topology included), and room
+// for it behind the jobs already left waiting for this type in this cycle (GPU counts
+// only), whichever comes later. Infinite when neither ever would.
 double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request) {
   const auto planned =
       detail::plan_start(c.plan, c.running, request, c.gate.forbidden(), c.config.preemption.grace,
                          c.now, detail::EndBy::kEstimateOrLimit);
   if (!planned) return std::numeric_limits<double>::infinity();
-  return static_cast<double>(request.gpus) * static_cast<double>((planned->at - c.now).count()) /
-         1000.0;
+  const auto cost = [&](core::Time at) {
+    return static_cast<double>(request.gpus) * static_cast<double>((at - c.now).count()) / 1000.0;
+  };
+  // A region-bound job is weighed by its own room alone (the queue is counted per type).
+  if (request.region != kAnyRegion) return cost(planned->at);
+  auto& ends = c.ends[request.type];
+  if (!ends) {
+    ends.emplace();
+    for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
+      const RunningJob& j = c.s.running()[ix];
+      if (c.running.type[ix] != request.type) continue;
+      core::Duration runtime = j.request.expected_runtime();
+      if (j.started_at + runtime < c.now) runtime = j.request.max_runtime;
+      ends->push_back(
+          {std::max(c.now, j.started_at + runtime), static_cast<std::int32_t>(j.gpus.size())});
+    }
+    std::sort(ends->begin(), ends->end());
+  }
+  core::Time at = planned->at;
+  std::int64_t room = c.plan.free_in(request.type, kAnyRegion);
+  const std::int64_t need = c.waiting_ahead[request.type] + request.gpus;
+  for (const auto& [end, gpus] : *ends) {
+    if (room >= need) break;
+    room += gpus;
+    at = std::max(at, end);
+  }
+  return room < need ? std::numeric_limits<double>::infinity() : cost(at);
 }
 
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
@@ -659,6 +693,10 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       const PlannedStart& head = c.out.planned_starts.back();
       attempt.reason += cat("; behind job ", head.job.value, " (planned start in ",
                             detail::format_wait((head.at - now).count()), ")");
+    }
+    if (blocked_by_room) {
+      const std::vector<TypeIx> types = candidate_types(snapshot, config, r);
+      if (!types.empty()) c.waiting_ahead[types.front()] += detail::allowed_sizes(r).back();
     }
     wait(attempt.kind, std::move(attempt.reason));
   }

@@ -272,8 +272,10 @@ std::optional<std::pair<PreemptionPlan, Cost>> try_domain(
 }  // namespace
 
 bool must_pay(const Victim& v, const SchedulerConfig& config) {
-  return v.kind == VictimKind::kReclaim || v.kind == VictimKind::kStarved ||
-         (v.kind == VictimKind::kAttainedService && config.order == QueueOrder::kFairShare);
+  // Corral's own order only: the baselines (FIFO, Tiresias) keep their textbook rules.
+  return config.order == QueueOrder::kFairShare &&
+         (v.kind == VictimKind::kReclaim || v.kind == VictimKind::kStarved ||
+          v.kind == VictimKind::kAttainedService);
 }
 
 std::int32_t las_level(const SchedulerConfig& config, double gpu_seconds) {

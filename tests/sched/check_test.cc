@@ -234,7 +234,7 @@ TEST(Check, PreemptionVictimMustBeEntitled) {
        {},
        2,
        {"preemption of job 1, neither preemptible nor borrowed nor more served within its "
-        "tenant"}},
+        "tenant nor started after the starved job it made room for"}},
       {"before its minimum runtime",
        JobBuilder(1).gpus(8).preemptible(),
        {.started_ms = core::to_ms(kNow) - 60'000},
