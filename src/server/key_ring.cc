@@ -158,11 +158,10 @@ core::Status KeyRing::create_file(const std::string& path) {
 }
 
 core::Result<KeyRing> KeyRing::from_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && !ec) return core::not_found("no key file at " + path);
   std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return core::not_found("no key file at " + path);
-    return core::invalid_argument("security.keyFile", "cannot read " + path);
-  }
+  if (!in) return core::invalid_argument("security.keyFile", "cannot read " + path);
   std::vector<Key> keys;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
