@@ -495,8 +495,9 @@ TYPED_TEST(AgentTest, AJobWithoutSecretsIsAssignedWhateverKeyItsSecretsRowNames)
   FakeAgent n1 = this->agent("n1");
   ASSERT_TRUE(eventually([&] { return this->held_by(plain) == 1 && this->held_by(secret) == 1; }));
   std::set<std::int64_t> assigned;
-  for (const auto& w : n1.poll(0)["workers"]) assigned.insert(w["job"].get<std::int64_t>());
-  EXPECT_TRUE(assigned.contains(plain)) << n1.poll(0).dump();
+  const json polled = n1.poll(0);  // named: a range-for over poll(0)[...] would dangle
+  for (const auto& w : polled["workers"]) assigned.insert(w["job"].get<std::int64_t>());
+  EXPECT_TRUE(assigned.contains(plain)) << polled.dump();
   // A job with secrets that cannot be opened waits: its workers would start wrong.
   EXPECT_FALSE(assigned.contains(secret));
   n1.round();
