@@ -143,9 +143,12 @@ KeyRing::Key KeyRing::derive(std::string id, std::string_view master) {
 }
 
 core::Status KeyRing::create_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  // Written whole under a private name, then linked into place: link() fails with
+  // EEXIST like O_EXCL, and a replica that loses the race on a shared directory reads
+  // the winner's complete file, never a half-written one.
+  const std::string tmp = path + ".tmp." + hex(random_bytes(6));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    if (errno == EEXIST) return core::Status(core::StatusCode::kAlreadyExists, path);
     return core::invalid_argument("security.keyFile",
                                   "cannot create " + path + ": " + std::strerror(errno));
   }
@@ -154,7 +157,18 @@ core::Status KeyRing::create_file(const std::string& path) {
   const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
                   ::fsync(fd) == 0;
   ::close(fd);
-  if (!ok) return core::Status(core::StatusCode::kUnavailable, "cannot write " + path);
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return core::Status(core::StatusCode::kUnavailable, "cannot write " + path);
+  }
+  const int linked = ::link(tmp.c_str(), path.c_str());
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (linked != 0) {
+    if (link_errno == EEXIST) return core::Status(core::StatusCode::kAlreadyExists, path);
+    return core::invalid_argument("security.keyFile",
+                                  "cannot create " + path + ": " + std::strerror(link_errno));
+  }
   return core::Status();
 }
 
