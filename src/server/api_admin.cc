@@ -127,10 +127,24 @@ Result<Reply> shards(ApiContext& api, const Call&) {
                     {"address", r.address},
                     {"startedAtMs", core::to_ms(r.started_at)},
                     {"expiresAtMs", core::to_ms(r.expires_at)},
-                    {"live", r.expires_at > now}});
+                    {"live", r.expires_at > now},
+                    {"configFingerprint", r.config_fingerprint}});
   }
+  // This replica's scheduling config against the one the replicas agree on
+  // (config_agreement.h): a replica that differs holds no lease, and says why here.
+  const auto& mine = api.loop.config_identity();
+  const auto stored = api.loop.stored_config();
+  const std::string problem = api.loop.config_problem();
+  json config = {{"fingerprint", mine.fingerprint},
+                 {"summary", mine.summary},
+                 {"agreed", stored ? json(stored->fingerprint) : json()},
+                 {"agreedSummary", stored ? json(stored->summary) : json()},
+                 {"agreedBy", stored ? json(stored->set_by) : json()},
+                 {"agrees", problem.empty()},
+                 {"problem", problem}};
   return json_reply({{"replica", api.loop.replica().name},
                      {"leaseMs", core::to_ms(api.loop.replica().lease)},
+                     {"config", std::move(config)},
                      {"shards", std::move(items)},
                      {"replicas", std::move(reps)}});
 }
@@ -159,11 +173,13 @@ std::vector<Route> admin_routes(ApiContext& api) {
       direct("POST", "/v1/scheduler/captures", kAdmins, api, capture),
       direct("GET", "/v1/scheduler/captures", kAdmins, api, list_captures),
       direct("GET", R"(/v1/scheduler/captures/([^/]+))", kAdmins, api, get_capture),
-      // Degraded, not down: the API still serves, but the reason (a scheduling cycle that
-      // fails, say on a tenant tree an older corrald let through) is where people look.
+      // Degraded, not down: the API still serves, but the reason (a scheduling config
+      // that differs from the other replicas', a scheduling cycle that fails, say on a
+      // tenant tree an older corrald let through) is where people look.
       public_route("GET", "/healthz",
                    [&api](const Call&) -> Result<Reply> {
-                     const std::string reason = api.loop.degraded();
+                     std::string reason = api.loop.config_problem();
+                     if (reason.empty()) reason = api.loop.degraded();
                      if (reason.empty()) return json_reply({{"status", "ok"}});
                      return json_reply({{"status", "degraded"}, {"reason", reason}});
                    }),

@@ -144,15 +144,19 @@ core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
     if (!spec.ok()) continue;
     AssignedJob j{.job = std::move(*job), .spec = std::move(*spec)};
     CORRAL_ASSIGN_OR_RETURN(j.allocations, tx.list_allocations(j.job.id));
-    CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.get_job_secrets(j.job.id));
-    // Workers without their secrets would start wrong: the job waits, the node's others run.
-    auto opened = open_job_secrets(keys, secrets);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "corrald: job %lld not assigned: its secrets: %s\n",
-                   static_cast<long long>(id), opened.status().to_string().c_str());
-      continue;
+    // A job whose spec names no secretEnv has none to open: no key can hold it back,
+    // whatever its row holds (stores from before data keys sealed "{}" for every job).
+    if (!j.spec->secret_env.empty()) {
+      CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.get_job_secrets(j.job.id));
+      // Workers without their secrets would start wrong: the job waits, the node's others run.
+      auto opened = open_job_secrets(keys, secrets);
+      if (!opened.ok()) {
+        std::fprintf(stderr, "corrald: job %lld not assigned: its secrets: %s\n",
+                     static_cast<long long>(id), opened.status().to_string().c_str());
+        continue;
+      }
+      j.secret_env = std::move(*opened);
     }
-    j.secret_env = std::move(*opened);
     CORRAL_ASSIGN_OR_RETURN(j.checkpoints, tx.list_checkpoints(j.job.id));
     // Rank 0 runs on the first row's node of the current attempt: its agent's URL.
     const auto active = std::find_if(j.allocations.begin(), j.allocations.end(),

@@ -82,7 +82,7 @@ core::Status AuditAnchor::anchor_now() {
   CORRAL_ASSIGN_OR_RETURN(const std::string mac,
                           keys_.audit_mac(signed_text(seq, head.prev_hash, now)));
   const std::string line = fmt::format("v1 {} {} {} {} {}\n", seq, head.prev_hash, core::to_ms(now),
-                                       keys_.current_id(), mac);
+                                       keys_.kek_id(), mac);
   // O_APPEND: a line lands whole at the end, whatever else holds the file open.
   const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return core::Status(core::StatusCode::kUnavailable, "cannot open " + path_);

@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
                    "keep DATA_DIR/cycles under this many MiB (oldest captures go first)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_option("--key-file", options.key_file,
+                   "the key file that wraps the database's secret keys; every replica of one "
+                   "database needs the same one (default: the config's security.keyFile, else "
+                   "DATA_DIR/corrald.key)");
     app.add_option("--log-format", options.log_format,
                    "the log's lines on stderr: text or json (default: the config's log.format, "
                    "else text)")

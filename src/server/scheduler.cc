@@ -47,7 +47,8 @@ Scheduler::Scheduler(store::Store& store, const core::Clock& clock, Metrics& met
       metrics_(metrics),
       shards_(std::move(shards)),
       replica_(std::move(replica)),
-      board_(board) {
+      board_(board),
+      identity_(sched_config_identity(loop_options, shards_)) {
   for (int i = 0; i < static_cast<int>(shards_.shards().size()); ++i) {
     SchedLoopOptions o = loop_options;
     o.shard = shards_.shards()[i].name;
@@ -83,6 +84,11 @@ Status Scheduler::start(const std::string& store_url, const std::string& address
 
 void Scheduler::stop() {
   rounds_.stop();
+  release_all();
+  listener_.reset();
+}
+
+void Scheduler::release_all() {
   std::vector<std::pair<std::string, std::int64_t>> held;
   {
     std::lock_guard lock(mu_);
@@ -99,7 +105,6 @@ void Scheduler::stop() {
                             .add("replica", replica_.name)
                             .add("error", released.to_string()));
   }
-  listener_.reset();
 }
 
 std::vector<std::string> Scheduler::items() const {
@@ -146,16 +151,41 @@ void Scheduler::lease_round() {
     std::lock_guard lock(mu_);
     held = held_;
   }
-  // 1. Alive, and renew; 2. what the others hold.
+  // 0. Alive, with this replica's config; does it agree with the stored one?
+  // 1. Renew; 2. what the others hold.
   std::set<std::string> lost;
   std::vector<store::LeaseRow> leases;
   std::int64_t live = 0;
+  ConfigVerdict verdict;
+  std::optional<store::SchedConfigRow> stored;
   const Status renewed = store_.transact([&](store::Tx& tx) {
     lost.clear();
     CORRAL_RETURN_IF_ERROR(tx.put_replica({.name = replica_.name,
                                            .address = address_,
                                            .started_at = started_at_,
-                                           .expires_at = until}));
+                                           .expires_at = until,
+                                           .config_fingerprint = identity_.fingerprint}));
+    CORRAL_ASSIGN_OR_RETURN(stored, tx.get_sched_config());
+    CORRAL_ASSIGN_OR_RETURN(auto replicas, tx.list_replicas());
+    verdict = judge_config(stored, identity_, replicas, replica_.name, now);
+    if (verdict.kind == ConfigVerdict::Kind::kStore) {
+      store::SchedConfigRow mine{.fingerprint = identity_.fingerprint,
+                                 .summary = identity_.summary,
+                                 .set_by = replica_.name,
+                                 .set_at = now};
+      CORRAL_ASSIGN_OR_RETURN(const bool stored_mine,
+                              tx.replace_sched_config(mine, verdict.expected));
+      if (stored_mine) {
+        stored = mine;
+        verdict = {};
+      } else {  // another replica stored its config first: judge again next round
+        verdict = {.kind = ConfigVerdict::Kind::kRefuse,
+                   .problem =
+                       "another replica stored its scheduling config at the same "
+                       "moment; judging again at the next lease round"};
+      }
+    }
+    if (verdict.kind == ConfigVerdict::Kind::kRefuse) return Status();
     for (const auto& [item, epoch] : held) {
       const Status s = tx.renew_lease(item, epoch, until);
       if (store::is_stale_epoch(s)) {
@@ -165,9 +195,11 @@ void Scheduler::lease_round() {
       }
     }
     CORRAL_ASSIGN_OR_RETURN(leases, tx.list_leases());
-    CORRAL_ASSIGN_OR_RETURN(const auto replicas, tx.list_replicas());
-    live = std::count_if(replicas.begin(), replicas.end(),
-                         [&](const store::ReplicaRow& r) { return r.expires_at > now; });
+    // The replicas that share the leases: the live ones that agree (this one included).
+    live = std::count_if(replicas.begin(), replicas.end(), [&](const store::ReplicaRow& r) {
+      return r.expires_at > now &&
+             (r.name == replica_.name || r.config_fingerprint == identity_.fingerprint);
+    });
     return Status();
   });
   if (!renewed.ok()) {
@@ -178,6 +210,7 @@ void Scheduler::lease_round() {
                             .add("error", renewed.to_string()));
     return;
   }
+  if (!note_config_verdict(stored, verdict)) return;
   for (const auto& item : lost) {
     ++metrics_.leases_lost;
     process_log().write(LogEvent("lease_lost", LogLevel::kWarn)
@@ -252,6 +285,41 @@ void Scheduler::lease_round() {
     }
   }
   metrics_.shards_held = static_cast<std::int64_t>(held.size());
+}
+
+bool Scheduler::note_config_verdict(const std::optional<store::SchedConfigRow>& stored,
+                                    const ConfigVerdict& verdict) {
+  std::string was;
+  {
+    std::lock_guard lock(mu_);
+    was = config_problem_;
+    config_problem_ = verdict.problem;
+    stored_config_ = stored;
+  }
+  if (verdict.problem != was) {
+    // Logged when the judgement changes, not every round.
+    process_log().write(verdict.problem.empty()
+                            ? LogEvent("sched_config_agreed")
+                                  .add("replica", replica_.name)
+                                  .add("config", identity_.fingerprint.substr(0, 12))
+                            : LogEvent("sched_config_mismatch", LogLevel::kError)
+                                  .add("replica", replica_.name)
+                                  .add("problem", verdict.problem));
+  }
+  if (verdict.kind != ConfigVerdict::Kind::kRefuse) return true;
+  release_all();
+  metrics_.shards_held = 0;
+  return false;
+}
+
+std::string Scheduler::config_problem() const {
+  std::lock_guard lock(mu_);
+  return config_problem_;
+}
+
+std::optional<store::SchedConfigRow> Scheduler::stored_config() const {
+  std::lock_guard lock(mu_);
+  return stored_config_;
 }
 
 void Scheduler::publish(std::string channel, std::string payload) {

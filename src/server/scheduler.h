@@ -14,6 +14,10 @@
 // cluster-wide controllers that must run once (node health, ledger accrual, usage
 // history), so they move with a failover like the shards.
 //
+// Before all that, each round checks that this replica schedules under the config the
+// others do (config_agreement.h); one that does not holds no lease and says why
+// (config_problem(): the log, /healthz, /v1/shards).
+//
 // A replica that dies or hangs loses its leases within one lease period; another claims
 // each within about a third more (a round). A claimed lease bumps the shard's epoch, so
 // a paused holder that resumes has every write refused (SchedLoop: fenced).
@@ -32,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +44,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "server/assignment_board.h"
+#include "server/config_agreement.h"
 #include "server/metrics.h"
 #include "server/periodic.h"
 #include "server/sched_loop.h"
@@ -104,6 +110,12 @@ class Scheduler : public SchedulerSignals {
   // Why scheduling here is failing: "shard NAME: <the last cycle's error>" for the first
   // shard this replica runs whose last cycle failed; "" when none did.
   std::string degraded() const;
+  // Why this replica takes no lease: its scheduling config differs from the one the live
+  // replicas run ("" when it agrees). The last round's judgement.
+  std::string config_problem() const;
+  // This replica's scheduling config, and the one stored as of the last round.
+  const SchedConfigIdentity& config_identity() const { return identity_; }
+  std::optional<store::SchedConfigRow> stored_config() const;
   // Whether this replica runs the once-per-cluster controllers now.
   bool runs_controllers() const { return controllers_; }
   // Every lease and replica row, as the store has them.
@@ -120,6 +132,12 @@ class Scheduler : public SchedulerSignals {
   void stop_item(const std::string& item);
   void on_peer(std::string_view channel, std::string_view payload);
   void publish(std::string channel, std::string payload);
+  // Stops and releases every lease held (a replica whose config stopped agreeing).
+  void release_all();
+  // Records the round's config judgement (logged when it changes); false when this
+  // replica must hold no lease, having released what it held.
+  bool note_config_verdict(const std::optional<store::SchedConfigRow>& stored,
+                           const ConfigVerdict& verdict);
 
   store::Store& store_;
   const core::Clock& clock_;
@@ -134,6 +152,9 @@ class Scheduler : public SchedulerSignals {
   mutable std::mutex mu_;                     // the lease thread's state, and start/stop
   std::map<std::string, std::int64_t> held_;  // item -> epoch; guarded by mu_
   std::vector<std::string> order_;            // held items, oldest claim first; guarded by mu_
+  const SchedConfigIdentity identity_;
+  std::string config_problem_;                          // guarded by mu_
+  std::optional<store::SchedConfigRow> stored_config_;  // guarded by mu_
   std::atomic<bool> controllers_{false};
   std::function<void(bool)> on_controllers_;
   // queue_positions() of several shards, merged, and the loops' positions it came from.

@@ -21,6 +21,7 @@
 #include "server/config.h"
 #include "server/crypto.h"
 #include "server/job_secrets.h"
+#include "server/key_material.h"
 #include "server/key_ring.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -210,14 +211,25 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
 
   if (!options.replica.empty()) config.replica.name = options.replica;
   const fs::path data_dir(options.data_dir);
-  const std::string key_file = config.security.key_file.empty()
-                                   ? (data_dir / "corrald.key").string()
-                                   : config.security.key_file;
-  CORRAL_ASSIGN_OR_RETURN(KeyRing keys, KeyRing::from_file(key_file));
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t resealed, reseal_job_secrets(*store, keys));
-  if (resealed > 0) {
-    std::printf("corrald: sealed the secrets of %lld jobs under key %s\n",
-                static_cast<long long>(resealed), keys.current_id().c_str());
+  const std::string key_file = !options.key_file.empty() ? options.key_file
+                               : !config.security.key_file.empty()
+                                   ? config.security.key_file
+                                   : (data_dir / "corrald.key").string();
+  CORRAL_ASSIGN_OR_RETURN(KeyRing keys, load_key_ring(*store, key_file, clock));
+  CORRAL_ASSIGN_OR_RETURN(const ResealOutcome resealed, reseal_job_secrets(*store, keys));
+  if (resealed.resealed > 0) {
+    std::printf("corrald: sealed the secrets of %lld jobs under data key %s\n",
+                static_cast<long long>(resealed.resealed), keys.current_id().c_str());
+  }
+  if (resealed.unopened > 0) {
+    // Sealed by a replica that made its own key (before data keys were shared): those
+    // jobs wait; every other job runs.
+    std::printf(
+        "corrald: warning: the secrets of %lld jobs cannot be opened with %s or the database's "
+        "data keys (%s); those jobs are not assigned until that key's line is added to the key "
+        "file of every replica and they restart\n",
+        static_cast<long long>(resealed.unopened), key_file.c_str(),
+        resealed.first_unopened.c_str());
   }
   auto parts = std::make_unique<Parts>(std::move(store), config, clock, std::move(keys),
                                        config.security.anchor_file.empty()

@@ -40,6 +40,9 @@ struct ServerOptions {
   std::string replica;
   // The log's format, "text" or "json" (server/log.h); empty: the config's log.format.
   std::string log_format;
+  // The key file (server/key_ring.h); empty: the config's security.keyFile, else
+  // DATA_DIR/corrald.key. Every replica of one database is given the same file.
+  std::string key_file;
 };
 
 class Corrald {

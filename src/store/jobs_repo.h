@@ -86,10 +86,11 @@ class JobRepo {
   // The job's secret environment as stored (sealed: server/job_secrets.h); NotFound for
   // an unknown job.
   virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
-  // The jobs whose secrets text does not start with `prefix`, at most `limit`, by id:
-  // those a key rotation must seal again (server/job_secrets.h).
+  // The jobs after `after` whose secrets text is not empty and does not start with
+  // `prefix`, at most `limit`, by id: those a key rotation must seal again
+  // (server/job_secrets.h).
   virtual core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
-      std::string_view prefix, std::int32_t limit) = 0;
+      std::string_view prefix, core::JobId after, std::int32_t limit) = 0;
   virtual core::Status replace_job_secrets(core::JobId id, std::string_view text) = 0;
   // How many of `tenant`'s jobs are pending: one row read (a counter kept by
   // insert_job and update_job), not a count over the queue.

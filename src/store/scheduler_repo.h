@@ -48,6 +48,16 @@ struct ReplicaRow {
   std::string address;  // host:port of its API
   core::Time started_at;
   core::Time expires_at;
+  std::string config_fingerprint;  // the scheduling config it runs (migration 22)
+};
+
+// The scheduling config the replicas agree on (server/config_agreement.h): its
+// fingerprint, a short summary people read (the shard names), who stored it and when.
+struct SchedConfigRow {
+  std::string fingerprint;
+  std::string summary;
+  std::string set_by;
+  core::Time set_at;
 };
 
 // GPUs a tenant holds (active allocations), by tenant and GPU type name.
@@ -82,6 +92,12 @@ class SchedulerRepo {
   // put_replica() replaces the replica's row.
   virtual core::Status put_replica(const ReplicaRow& row) = 0;
   virtual core::Result<std::vector<ReplicaRow>> list_replicas() = 0;  // by name
+  // The stored scheduling config; nullopt on a fresh database.
+  virtual core::Result<std::optional<SchedConfigRow>> get_sched_config() = 0;
+  // Stores `row` when the stored fingerprint is `expected` ("": none stored yet), and
+  // says whether it did: of two replicas replacing the same config at once, one wins.
+  virtual core::Result<bool> replace_sched_config(const SchedConfigRow& row,
+                                                  std::string_view expected) = 0;
 
   // The GPUs each of `tenants` holds now, every shard's, by GPU type; first it locks
   // those tenants' rows (in name order, until the transaction ends), so two shards that

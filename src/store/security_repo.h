@@ -42,6 +42,16 @@ struct IdempotencyRow {
   core::Time created_at;
 };
 
+// A key that seals job secrets, as stored: wrapped under a key-encryption key that is
+// not in the database (server/key_material.h).
+struct DataKeyRow {
+  std::string id;
+  std::string kek_id;           // the key file's key that wraps it
+  std::string kek_fingerprint;  // of that key: names it without revealing it
+  std::string wrapped;
+  core::Time created_at;
+};
+
 class SecurityRepo {
  public:
   virtual ~SecurityRepo() = default;
@@ -61,6 +71,13 @@ class SecurityRepo {
                                                                       std::string_view key) = 0;
   // AlreadyExists when (scope, key) is taken, e.g. by a concurrent first attempt.
   virtual core::Status put_idempotency(const IdempotencyRow& row) = 0;
+
+  // Data keys, by id. insert_data_key() is false (and writes nothing) when the id is
+  // taken, e.g. by another replica starting at the same moment; rewrap_data_key()
+  // replaces the wrapping of an existing key (its kek_id, fingerprint and wrapped text).
+  virtual core::Result<std::vector<DataKeyRow>> list_data_keys() = 0;
+  virtual core::Result<bool> insert_data_key(const DataKeyRow& row) = 0;
+  virtual core::Status rewrap_data_key(const DataKeyRow& row) = 0;
 };
 
 }  // namespace corral::store

@@ -149,13 +149,14 @@ Result<std::string> SqlTx::get_job_secrets(core::JobId id) {
 }
 
 Result<std::vector<std::pair<core::JobId, std::string>>> SqlTx::list_job_secrets_without(
-    std::string_view prefix, std::int32_t limit) {
+    std::string_view prefix, core::JobId after, std::int32_t limit) {
   // substr, not LIKE: a prefix's '_' or '%' would be a wildcard.
   CORRAL_ASSIGN_OR_RETURN(
       auto res,
-      q("SELECT job_id, secret_env_json FROM job_secrets WHERE substr(secret_env_json, "
-        "1, $1) <> $2 ORDER BY job_id LIMIT $3",
-        {static_cast<std::int64_t>(prefix.size()), std::string(prefix), std::int64_t{limit}}));
+      q("SELECT job_id, secret_env_json FROM job_secrets WHERE job_id > $1 AND secret_env_json "
+        "<> '' AND substr(secret_env_json, 1, $2) <> $3 ORDER BY job_id LIMIT $4",
+        {after.value, static_cast<std::int64_t>(prefix.size()), std::string(prefix),
+         std::int64_t{limit}}));
   std::vector<std::pair<core::JobId, std::string>> out;
   for (const auto& r : res.rows) {
     RowReader in(r, "job_secrets", "job_id, secret_env_json");

@@ -18,7 +18,9 @@ using core::Status;
 constexpr std::string_view kUsageColumns = "tenant, gpu_seconds, as_of";
 constexpr std::string_view kElasticColumns = "job_id, gpus";
 constexpr std::string_view kLeaseColumns = "shard, epoch, holder, expires_at";
-constexpr std::string_view kReplicaColumns = "name, address, started_at, expires_at";
+constexpr std::string_view kReplicaColumns =
+    "name, address, started_at, expires_at, config_fingerprint";
+constexpr std::string_view kSchedConfigColumns = "fingerprint, summary, set_by, set_at";
 
 }  // namespace
 
@@ -100,10 +102,11 @@ Result<std::vector<LeaseRow>> SqlTx::list_leases() {
 }
 
 Status SqlTx::put_replica(const ReplicaRow& row) {
-  return q("INSERT INTO replicas (name, address, started_at, expires_at) VALUES ($1, $2, $3, $4) "
-           "ON CONFLICT (name) DO UPDATE SET address = excluded.address, started_at = "
-           "excluded.started_at, expires_at = excluded.expires_at",
-           {row.name, row.address, ms(row.started_at), ms(row.expires_at)})
+  return q("INSERT INTO replicas (name, address, started_at, expires_at, config_fingerprint) "
+           "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET address = "
+           "excluded.address, started_at = excluded.started_at, expires_at = excluded.expires_at, "
+           "config_fingerprint = excluded.config_fingerprint",
+           {row.name, row.address, ms(row.started_at), ms(row.expires_at), row.config_fingerprint})
       .status();
 }
 
@@ -117,10 +120,40 @@ Result<std::vector<ReplicaRow>> SqlTx::list_replicas() {
     out.push_back({.name = in.str(0),
                    .address = in.str(1),
                    .started_at = in.time(2),
-                   .expires_at = in.time(3)});
+                   .expires_at = in.time(3),
+                   .config_fingerprint = in.str(4)});
     if (!in.ok()) return in.status();
   }
   return out;
+}
+
+Result<std::optional<SchedConfigRow>> SqlTx::get_sched_config() {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q(cat("SELECT ", kSchedConfigColumns, " FROM sched_config WHERE singleton = 1"), {}));
+  if (res.rows.empty()) return std::optional<SchedConfigRow>();
+  RowReader in(res.rows[0], "sched_config", kSchedConfigColumns);
+  SchedConfigRow row{
+      .fingerprint = in.str(0), .summary = in.str(1), .set_by = in.str(2), .set_at = in.time(3)};
+  if (!in.ok()) return in.status();
+  return std::optional<SchedConfigRow>(std::move(row));
+}
+
+Result<bool> SqlTx::replace_sched_config(const SchedConfigRow& row, std::string_view expected) {
+  // Both compare-and-set: a first insert loses to a concurrent one, a replacement to
+  // another replacement of the same config.
+  const std::vector<SqlValue> args = {row.fingerprint, row.summary, row.set_by, ms(row.set_at),
+                                      std::string(expected)};
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      expected.empty()
+          ? q("INSERT INTO sched_config (singleton, fingerprint, summary, set_by, set_at) VALUES "
+              "(1, $1, $2, $3, $4) ON CONFLICT (singleton) DO NOTHING RETURNING singleton",
+              {row.fingerprint, row.summary, row.set_by, ms(row.set_at)})
+          : q("UPDATE sched_config SET fingerprint = $1, summary = $2, set_by = $3, set_at = $4 "
+              "WHERE singleton = 1 AND fingerprint = $5 RETURNING singleton",
+              args));
+  return !res.rows.empty();
 }
 
 Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::TenantId>& tenants) {

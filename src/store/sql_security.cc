@@ -128,4 +128,35 @@ Status SqlTx::put_idempotency(const IdempotencyRow& row) {
       .status();
 }
 
+Result<std::vector<DataKeyRow>> SqlTx::list_data_keys() {
+  constexpr std::string_view kColumns = "id, kek_id, kek_fingerprint, wrapped, created_at";
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kColumns, " FROM data_keys ORDER BY id"), {}));
+  std::vector<DataKeyRow> out;
+  for (const auto& r : res.rows) {
+    RowReader in(r, "data_keys", kColumns);
+    out.push_back({.id = in.str(0),
+                   .kek_id = in.str(1),
+                   .kek_fingerprint = in.str(2),
+                   .wrapped = in.str(3),
+                   .created_at = in.time(4)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Result<bool> SqlTx::insert_data_key(const DataKeyRow& row) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q("INSERT INTO data_keys (id, kek_id, kek_fingerprint, wrapped, created_at) VALUES ($1, $2, "
+        "$3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id",
+        {row.id, row.kek_id, row.kek_fingerprint, row.wrapped, ms(row.created_at)}));
+  return !res.rows.empty();
+}
+
+Status SqlTx::rewrap_data_key(const DataKeyRow& row) {
+  return q("UPDATE data_keys SET kek_id = $1, kek_fingerprint = $2, wrapped = $3 WHERE id = $4",
+           {row.kek_id, row.kek_fingerprint, row.wrapped, row.id})
+      .status();
+}
+
 }  // namespace corral::store::detail

@@ -42,6 +42,7 @@ class AgentTest : public ::testing::Test, public ClusterCalls {
     std::ofstream(config)
         << "scheduler:\n  tickMs: 100\n  batchWindowMs: 5\n  minRuntimeMs: 0\nagents:\n  "
         << agents_yaml << "\n  restartBackoffMs: 200\n  stopGraceMs: 1000\n";
+    url_ = url.empty() ? (dir_.path() / "corral.db").string() : url;
     server_ = std::make_unique<CorraldProcess>(dir_.path(), url);
     server_->set_extra_args({"--config", config.string()});
     const auto s = server_->start();
@@ -56,6 +57,7 @@ class AgentTest : public ::testing::Test, public ClusterCalls {
   }
 
   TempDir dir_;
+  std::string url_;  // the store, for exec_sql
   std::unique_ptr<CorraldProcess> server_;
 };
 
@@ -473,6 +475,62 @@ TYPED_TEST(AgentTest, RandomizedLifecycleKeepsGpusSafe) {
     }
     check(step);
   }
+}
+
+// Issue 38: a job without secretEnv has no secrets to open, so no key can hold it back.
+// Its secrets row is made to name a key nobody holds (as a row sealed by a replica that
+// made its own key file did): the job is still assigned, and runs.
+TYPED_TEST(AgentTest, AJobWithoutSecretsIsAssignedWhateverKeyItsSecretsRowNames) {
+  this->start();
+  if (this->IsSkipped()) return;
+  const auto plain = this->submit({{"resources", {{"gpus", 1}}}});
+  const auto secret = this->submit({{"resources", {{"gpus", 1}}}, {"secretEnv", {{"T", "s"}}}});
+  for (const auto id : {plain, secret}) {
+    ASSERT_TRUE(exec_sql(this->url_,
+                         "UPDATE job_secrets SET secret_env_json = 'enc:v1:kdeadbeef:AAAA' "
+                         "WHERE job_id = " +
+                             std::to_string(id))
+                    .ok());
+  }
+  FakeAgent n1 = this->agent("n1");
+  ASSERT_TRUE(eventually([&] { return this->held_by(plain) == 1 && this->held_by(secret) == 1; }));
+  std::set<std::int64_t> assigned;
+  const json polled = n1.poll(0);  // named: a range-for over poll(0)[...] would dangle
+  for (const auto& w : polled["workers"]) assigned.insert(w["job"].get<std::int64_t>());
+  EXPECT_TRUE(assigned.contains(plain)) << polled.dump();
+  // A job with secrets that cannot be opened waits: its workers would start wrong.
+  EXPECT_FALSE(assigned.contains(secret));
+  n1.round();
+  EXPECT_TRUE(this->wait_phase(plain, "running")) << this->job(plain).dump();
+}
+
+// Issue 38: a restart with a key file that does not hold the key wrapping the database's
+// data keys refuses, in one line naming both keys' fingerprints, the file and the fix.
+TYPED_TEST(AgentTest, ARestartWithAnotherKeyFileRefusesWithTheFixInOneLine) {
+  this->start();
+  if (this->IsSkipped()) return;
+  const auto id = this->submit({{"resources", {{"gpus", 1}}}, {"secretEnv", {{"T", "s"}}}});
+  ASSERT_GT(id, 0);
+  this->server_->stop();
+  const auto key_file = this->dir_.path() / "corrald.key";
+  const std::string original = read_file(key_file);
+  std::ofstream(key_file, std::ios::trunc)
+      << "kother00 " << std::string(64, '7') << "\n";  // another key, as another replica's
+  const auto refused = this->server_->start();
+  ASSERT_FALSE(refused.ok());
+  std::ifstream log(this->dir_.path() / "corrald.log");
+  std::string line, last;
+  while (std::getline(log, line)) {
+    if (line.find("corrald:") == 0) last = line;
+  }
+  EXPECT_NE(last.find("kother00 (fingerprint "), std::string::npos) << last;
+  EXPECT_NE(last.find("wrapped by key k"), std::string::npos) << last;
+  EXPECT_NE(last.find(key_file.string()), std::string::npos) << last;
+  EXPECT_NE(last.find("--key-file"), std::string::npos) << last;
+  // With the original file back it starts.
+  std::ofstream(key_file, std::ios::trunc) << original << "\n";
+  const auto started = this->server_->start();
+  EXPECT_TRUE(started.ok()) << started.to_string();
 }
 
 }  // namespace

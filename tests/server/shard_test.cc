@@ -286,6 +286,45 @@ TYPED_TEST(ReplicaTest, ReplicasSpreadTheLeasesAndTakeOverADeadOnesWithinALeaseA
   r2->stop();
 }
 
+// Issue 38: a replica with another scheduling config (here other shards) takes no lease
+// while a live replica runs the stored config, and says why; once none does, its config
+// is stored and it schedules, and the old config's replica, back, is the one refused.
+TYPED_TEST(ReplicaTest, AReplicaWithAnotherConfigTakesNoLeaseWhileTheStoredOnesReplicaLives) {
+  auto r1 = this->replica("r1");
+  r1->lease_round();
+  auto map = ShardMap::make({{.name = "x"}});
+  ASSERT_TRUE(map.ok());
+  server::Scheduler r2(*this->store_, this->clock_, this->metrics_, server::SchedLoopOptions{},
+                       *map, server::ReplicaSettings{.name = "r2", .lease = core::Duration(3000)},
+                       nullptr, nullptr);
+  for (int round = 0; round < 6; ++round) {
+    this->clock_.advance(core::Duration(1000));
+    r2.lease_round();
+    r1->lease_round();
+  }
+  EXPECT_NE(r2.config_problem().find("live replicas r1 schedule under"), std::string::npos)
+      << r2.config_problem();
+  EXPECT_EQ(r1->config_problem(), "");
+  for (const auto& [item, holder] : this->holders(*r1)) EXPECT_EQ(holder, "r1") << item;
+  EXPECT_EQ(this->holders(*r1).size(), 4u);
+
+  // r1 dies: once its row lapses, r2 stores its own config and takes x and the controllers.
+  const auto died = this->clock_.now();
+  while (this->clock_.now() - died < core::Duration(3000 + 1000 + 1000)) {
+    this->clock_.advance(core::Duration(1000));
+    r2.lease_round();
+  }
+  EXPECT_EQ(r2.config_problem(), "");
+  EXPECT_EQ(this->holders(r2)["x"], "r2");
+  EXPECT_TRUE(r2.runs_controllers());
+  // r1 resumes with the old config: now it is refused, and lets go of what it thought it held.
+  r1->lease_round();
+  EXPECT_NE(r1->config_problem().find("live replicas r2"), std::string::npos);
+  EXPECT_FALSE(r1->runs_controllers());
+  r1->stop();
+  r2.stop();
+}
+
 // Cross-shard quotas, a property: four shards (one region each) share every tenant's
 // H100 quota; random jobs into random regions, the four shards' cycles run at once
 // (each read sees the others' GPUs only as of its start), random jobs finish. After

@@ -65,6 +65,9 @@ CorraldProcess::~CorraldProcess() {
 }
 
 core::Status CorraldProcess::start(std::chrono::milliseconds deadline) {
+  // corrald makes its data dir, but the log below is opened before it runs: without the
+  // dir, what a first start that refuses says would go to the test's output, not the log.
+  std::filesystem::create_directories(data_dir_);
   std::filesystem::remove(data_dir_ / "corrald.addr");
   std::vector<std::string> args{CORRAL_CORRALD_PATH, "--data-dir", data_dir_.string(), "--listen",
                                 "127.0.0.1:0"};

@@ -127,8 +127,8 @@ class FaultyTx final : public store::Tx {
     return inner_.get_job_secrets(id);
   }
   core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
-      std::string_view prefix, std::int32_t limit) override {
-    return inner_.list_job_secrets_without(prefix, limit);
+      std::string_view prefix, core::JobId after, std::int32_t limit) override {
+    return inner_.list_job_secrets_without(prefix, after, limit);
   }
   core::Status replace_job_secrets(core::JobId id, std::string_view text) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("replace_job_secrets"));
@@ -278,6 +278,14 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::ReplicaRow>> list_replicas() override {
     return inner_.list_replicas();
   }
+  core::Result<std::optional<store::SchedConfigRow>> get_sched_config() override {
+    return inner_.get_sched_config();
+  }
+  core::Result<bool> replace_sched_config(const store::SchedConfigRow& row,
+                                          std::string_view expected) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("replace_sched_config"));
+    return inner_.replace_sched_config(row, expected);
+  }
   core::Result<store::TenantTypeCounts> lock_tenant_holdings(
       const std::vector<core::TenantId>& tenants) override {
     return inner_.lock_tenant_holdings(tenants);
@@ -332,6 +340,17 @@ class FaultyTx final : public store::Tx {
   core::Status put_idempotency(const store::IdempotencyRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_idempotency"));
     return inner_.put_idempotency(row);
+  }
+  core::Result<std::vector<store::DataKeyRow>> list_data_keys() override {
+    return inner_.list_data_keys();
+  }
+  core::Result<bool> insert_data_key(const store::DataKeyRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_data_key"));
+    return inner_.insert_data_key(row);
+  }
+  core::Status rewrap_data_key(const store::DataKeyRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("rewrap_data_key"));
+    return inner_.rewrap_data_key(row);
   }
   // DatasetRepo.
   core::Status insert_dataset_version(const core::DatasetVersion& v) override {

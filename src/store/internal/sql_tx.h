@@ -33,7 +33,7 @@ class SqlTx final : public Tx {
   core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) override;
   core::Result<std::string> get_job_secrets(core::JobId id) override;
   core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
-      std::string_view prefix, std::int32_t limit) override;
+      std::string_view prefix, core::JobId after, std::int32_t limit) override;
   core::Status replace_job_secrets(core::JobId id, std::string_view text) override;
   core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override;
 
@@ -135,6 +135,9 @@ class SqlTx final : public Tx {
   core::Result<std::optional<IdempotencyRow>> get_idempotency(std::string_view scope,
                                                               std::string_view key) override;
   core::Status put_idempotency(const IdempotencyRow& row) override;
+  core::Result<std::vector<DataKeyRow>> list_data_keys() override;
+  core::Result<bool> insert_data_key(const DataKeyRow& row) override;
+  core::Status rewrap_data_key(const DataKeyRow& row) override;
 
   // DatasetRepo (sql_datasets.cc).
   core::Status insert_dataset_version(const core::DatasetVersion& v) override;
@@ -257,6 +260,9 @@ class SqlTx final : public Tx {
   core::Result<std::vector<LeaseRow>> list_leases() override;
   core::Status put_replica(const ReplicaRow& row) override;
   core::Result<std::vector<ReplicaRow>> list_replicas() override;
+  core::Result<std::optional<SchedConfigRow>> get_sched_config() override;
+  core::Result<bool> replace_sched_config(const SchedConfigRow& row,
+                                          std::string_view expected) override;
   core::Result<TenantTypeCounts> lock_tenant_holdings(
       const std::vector<core::TenantId>& tenants) override;
   core::Status notify(std::string_view channel, std::string_view payload) override;
