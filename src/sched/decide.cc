@@ -303,41 +303,50 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
 
 // The GPU-time that waiting for `request` costs: its GPUs times how long until running
 // jobs end, by their estimates (their max runtime once they overran it), and make room for
-// it: room for it alone where it would be placed (plan_start, topology included), and room
-// for it behind the jobs already left waiting for this type in this cycle (GPU counts
-// only), whichever comes later. Infinite when neither ever would.
-double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request) {
+// it where it would be placed (plan_start, topology included). `behind_queue`: for a job
+// taking GPUs across tenants (a reclaim, a due promise), room for it behind the jobs already
+// left waiting for this type in this cycle (GPU counts only), if that comes later: those
+// jobs would take the GPUs that free first. A pause inside a tenant only reorders the
+// tenant's own work, so its job is weighed alone. Infinite when no room would come. The
+// answer is exact up to `enough`; past it, it may be any figure above `enough`.
+double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request,
+                                bool behind_queue, double enough) {
+  const auto cost = [&](core::Time at) {
+    return static_cast<double>(request.gpus) * static_cast<double>((at - c.now).count()) / 1000.0;
+  };
+  // By GPU counts alone (cheap, from the type's expected ends): when that many GPUs free.
+  // Placement needs at least as long, so when this alone costs more than `enough`, the
+  // search for a placement is spared. A region-bound job is weighed by its placement only.
+  core::Time by_count = c.now;
+  if (request.region == kAnyRegion) {
+    auto& ends = c.ends[request.type];
+    if (!ends) {
+      ends.emplace();
+      for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
+        const RunningJob& j = c.s.running()[ix];
+        if (c.running.type[ix] != request.type) continue;
+        core::Duration runtime = j.request.expected_runtime();
+        if (j.started_at + runtime < c.now) runtime = j.request.max_runtime;
+        ends->push_back(
+            {std::max(c.now, j.started_at + runtime), static_cast<std::int32_t>(j.gpus.size())});
+      }
+      std::sort(ends->begin(), ends->end());
+    }
+    std::int64_t room = c.plan.free_in(request.type, kAnyRegion);
+    const std::int64_t need = (behind_queue ? c.waiting_ahead[request.type] : 0) + request.gpus;
+    for (const auto& [end, gpus] : *ends) {
+      if (room >= need) break;
+      room += gpus;
+      by_count = std::max(by_count, end);
+    }
+    if (room < need) return std::numeric_limits<double>::infinity();
+    if (cost(by_count) > enough) return cost(by_count);
+  }
   const auto planned =
       detail::plan_start(c.plan, c.running, request, c.gate.forbidden(), c.config.preemption.grace,
                          c.now, detail::EndBy::kEstimateOrLimit);
   if (!planned) return std::numeric_limits<double>::infinity();
-  const auto cost = [&](core::Time at) {
-    return static_cast<double>(request.gpus) * static_cast<double>((at - c.now).count()) / 1000.0;
-  };
-  // A region-bound job is weighed by its own room alone (the queue is counted per type).
-  if (request.region != kAnyRegion) return cost(planned->at);
-  auto& ends = c.ends[request.type];
-  if (!ends) {
-    ends.emplace();
-    for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
-      const RunningJob& j = c.s.running()[ix];
-      if (c.running.type[ix] != request.type) continue;
-      core::Duration runtime = j.request.expected_runtime();
-      if (j.started_at + runtime < c.now) runtime = j.request.max_runtime;
-      ends->push_back(
-          {std::max(c.now, j.started_at + runtime), static_cast<std::int32_t>(j.gpus.size())});
-    }
-    std::sort(ends->begin(), ends->end());
-  }
-  core::Time at = planned->at;
-  std::int64_t room = c.plan.free_in(request.type, kAnyRegion);
-  const std::int64_t need = c.waiting_ahead[request.type] + request.gpus;
-  for (const auto& [end, gpus] : *ends) {
-    if (room >= need) break;
-    room += gpus;
-    at = std::max(at, end);
-  }
-  return room < need ? std::numeric_limits<double>::infinity() : cost(at);
+  return cost(std::max(by_count, planned->at));
 }
 
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
@@ -372,8 +381,13 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
     if (std::any_of(found->victims.begin(), found->victims.end(),
                     [&](const detail::Victim& v) { return detail::must_pay(v, c.config); })) {
       double lost = 0;
-      for (const detail::Victim& v : found->victims) lost += v.lost_gpu_seconds;
-      const double waiting = waiting_cost_gpu_seconds(c, request);
+      bool across_tenants = false;
+      for (const detail::Victim& v : found->victims) {
+        lost += v.lost_gpu_seconds;
+        across_tenants = across_tenants || v.kind == detail::VictimKind::kReclaim ||
+                         v.kind == detail::VictimKind::kStarved;
+      }
+      const double waiting = waiting_cost_gpu_seconds(c, request, across_tenants, lost);
       if (lost >= waiting) {
         if (declined.empty()) {
           declined =
