@@ -309,8 +309,8 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
 // jobs would take the GPUs that free first. A pause inside a tenant only reorders the
 // tenant's own work, so its job is weighed alone. Infinite when no room would come. The
 // answer is exact up to `enough`; past it, it may be any figure above `enough`.
-double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request,
-                                bool behind_queue, double enough) {
+double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request, bool behind_queue,
+                                double enough) {
   const auto cost = [&](core::Time at) {
     return static_cast<double>(request.gpus) * static_cast<double>((at - c.now).count()) / 1000.0;
   };
