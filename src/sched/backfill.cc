@@ -5,6 +5,16 @@
 
 namespace corral::sched::detail {
 
+core::Time expected_end(const RunningJob& job, EndBy end_by, core::Duration grace, core::Time now) {
+  if (job.stopping) return now + grace;
+  core::Duration runtime =
+      end_by == EndBy::kMaxRuntime ? job.request.max_runtime : job.request.expected_runtime();
+  if (end_by == EndBy::kEstimateOrLimit && job.started_at + runtime < now) {
+    runtime = job.request.max_runtime;
+  }
+  return std::max(job.started_at + runtime, now);
+}
+
 std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& running,
                                            const PlaceRequest& request,
                                            const std::vector<std::uint64_t>& forbidden,
@@ -16,14 +26,7 @@ std::optional<PlannedPlacement> plan_start(Plan& plan, const RunningIndex& runni
   for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(s.running().size()); ++ix) {
     if (running.type[ix] != request.type || running.touched[ix]) continue;
     if (request.region != kAnyRegion && running.region[ix] != request.region) continue;
-    const RunningJob& r = s.running()[ix];
-    core::Duration runtime =
-        end_by == EndBy::kMaxRuntime ? r.request.max_runtime : r.request.expected_runtime();
-    if (end_by == EndBy::kEstimateOrLimit && r.started_at + runtime < now) {
-      runtime = r.request.max_runtime;
-    }
-    const core::Time end = r.stopping ? now + grace : r.started_at + runtime;
-    ends.push_back({std::max(end, now), ix});
+    ends.push_back({expected_end(s.running()[ix], end_by, grace, now), ix});
   }
   std::sort(ends.begin(), ends.end());
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -21,6 +20,7 @@
 #include "sched/internal/preempt.h"
 #include "sched/internal/running.h"
 #include "sched/internal/text.h"
+#include "sched/internal/waiting_cost.h"
 
 namespace corral::sched {
 namespace {
@@ -37,7 +37,8 @@ struct Cycle {
         plan(snapshot),
         bounds(plan),
         running(snapshot),
-        gate(snapshot, t) {}
+        gate(snapshot, t),
+        waiting(snapshot) {}
 
   const ClusterSnapshot& s;
   const SchedulerConfig& config;
@@ -50,12 +51,7 @@ struct Cycle {
   std::optional<core::JobId> head;                  // the backfill head, once found
   TypeIx head_type = -1;                            // the GPU type of its planned start
   std::int32_t searches = 0;                        // preemption searches made
-  // Per GPU type: GPUs wanted by the jobs left waiting for room so far this cycle (ahead
-  // of the next job in line), and, built on first use, the running jobs' expected ends.
-  std::vector<std::int64_t> waiting_ahead = std::vector<std::int64_t>(s.gpu_types().size(), 0);
-  std::vector<std::optional<std::vector<std::pair<core::Time, std::int32_t>>>> ends =
-      std::vector<std::optional<std::vector<std::pair<core::Time, std::int32_t>>>>(
-          s.gpu_types().size());
+  detail::WaitingCost waiting;                      // what waiting costs, for preemptions
   Decisions out;
 };
 
@@ -116,6 +112,7 @@ Placement make_placement(const Cycle& c, const JobRequest& r, TypeIx type,
 struct Attempt {
   std::optional<Placement> placement;
   std::vector<Plan::Take> takes;
+  TypeIx preferred = -1;  // the job's first acceptable type, -1 if none
   PendingKind kind = PendingKind::kUnschedulable;
   std::string reason;
 };
@@ -136,6 +133,7 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   }
   std::string quota_reason;
   const std::vector<TypeIx> types = candidate_types(c.s, c.config, r);
+  if (!types.empty()) best.preferred = types.front();
   // Per type, why it can never hold the job at the smallest size tried so far.
   std::vector<std::optional<detail::NeverFits>> never(types.size());
   detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
@@ -301,59 +299,11 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
   return kept;
 }
 
-// The GPU-time that waiting for `request` costs: its GPUs times how long until running
-// jobs end, by their estimates (their max runtime once they overran it), and make room for
-// it where it would be placed (plan_start, topology included). `behind_queue`: for a job
-// taking GPUs across tenants (a reclaim, a due promise), room for it behind the jobs already
-// left waiting for this type in this cycle (GPU counts only), if that comes later: those
-// jobs would take the GPUs that free first. A pause inside a tenant only reorders the
-// tenant's own work, so its job is weighed alone. Infinite when no room would come. The
-// answer is exact up to `enough`; past it, it may be any figure above `enough`.
-double waiting_cost_gpu_seconds(Cycle& c, const detail::PlaceRequest& request, bool behind_queue,
-                                double enough) {
-  const auto cost = [&](core::Time at) {
-    return static_cast<double>(request.gpus) * static_cast<double>((at - c.now).count()) / 1000.0;
-  };
-  // By GPU counts alone (cheap, from the type's expected ends): when that many GPUs free.
-  // Placement needs at least as long, so when this alone costs more than `enough`, the
-  // search for a placement is spared. A region-bound job is weighed by its placement only.
-  core::Time by_count = c.now;
-  if (request.region == kAnyRegion) {
-    auto& ends = c.ends[request.type];
-    if (!ends) {
-      ends.emplace();
-      for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(c.s.running().size()); ++ix) {
-        const RunningJob& j = c.s.running()[ix];
-        if (c.running.type[ix] != request.type) continue;
-        core::Duration runtime = j.request.expected_runtime();
-        if (j.started_at + runtime < c.now) runtime = j.request.max_runtime;
-        ends->push_back(
-            {std::max(c.now, j.started_at + runtime), static_cast<std::int32_t>(j.gpus.size())});
-      }
-      std::sort(ends->begin(), ends->end());
-    }
-    std::int64_t room = c.plan.free_in(request.type, kAnyRegion);
-    const std::int64_t need = (behind_queue ? c.waiting_ahead[request.type] : 0) + request.gpus;
-    for (const auto& [end, gpus] : *ends) {
-      if (room >= need) break;
-      room += gpus;
-      by_count = std::max(by_count, end);
-    }
-    if (room < need) return std::numeric_limits<double>::infinity();
-    if (cost(by_count) > enough) return cost(by_count);
-  }
-  const auto planned =
-      detail::plan_start(c.plan, c.running, request, c.gate.forbidden(), c.config.preemption.grace,
-                         c.now, detail::EndBy::kEstimateOrLimit);
-  if (!planned) return std::numeric_limits<double>::infinity();
-  return cost(std::max(by_count, planned->at));
-}
-
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the
 // job accepts, the cheapest set of victims that opens a placement. Applies it and
 // returns true when one is found. A set with a victim that must pay for itself
 // (detail::must_pay) is taken only when its victims lose less work than the waiting it
-// saves (waiting_cost_gpu_seconds); otherwise `declined` says what was weighed.
+// saves (detail::WaitingCost); otherwise `declined` says what was weighed.
 bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, TenantIx tenant,
                  bool due, std::string& declined) {
   const JobRequest& r = job.request;
@@ -387,7 +337,9 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
         across_tenants = across_tenants || v.kind == detail::VictimKind::kReclaim ||
                          v.kind == detail::VictimKind::kStarved;
       }
-      const double waiting = waiting_cost_gpu_seconds(c, request, across_tenants, lost);
+      const double waiting =
+          c.waiting.gpu_seconds(c.plan, c.running, request, c.gate.forbidden(),
+                                c.config.preemption.grace, c.now, across_tenants, lost);
       if (lost >= waiting) {
         if (declined.empty()) {
           declined =
@@ -708,9 +660,9 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       attempt.reason += cat("; behind job ", head.job.value, " (planned start in ",
                             detail::format_wait((head.at - now).count()), ")");
     }
-    if (blocked_by_room) {
-      const std::vector<TypeIx> types = candidate_types(snapshot, config, r);
-      if (!types.empty()) c.waiting_ahead[types.front()] += detail::allowed_sizes(r).back();
+    // It waits ahead of the jobs after it for its preferred type (detail::WaitingCost).
+    if (blocked_by_room && attempt.preferred >= 0) {
+      c.waiting.left_waiting(attempt.preferred, detail::allowed_sizes(r).back());
     }
     wait(attempt.kind, std::move(attempt.reason));
   }

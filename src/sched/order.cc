@@ -111,17 +111,16 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   // cannot starve a tenant's long jobs behind its short ones), then the least attained
   // service in discrete levels (Tiresias' 2D-LAS: a new job goes ahead of a preempted
   // long one), then age.
-  std::vector<std::int32_t>& rank = rank_;
-  rank.assign(pending.size(), 0);
+  rank_.assign(pending.size(), 0);
   for (std::size_t i = 0; i < pending.size(); ++i) {
     auto& [tier_starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
     if (starved[i]) tier_starved.push_back(i);
-    rank[i] = starved[i] ? -1 : las_level(config, pending[i].attained_gpu_seconds);
+    rank_[i] = starved[i] ? -1 : las_level(config, pending[i].attained_gpu_seconds);
     per_tenant[*s.find_tenant(pending[i].request.tenant)].push_back(i);
   }
   const auto within_tenant = [&](std::size_t a, std::size_t b) {
-    return rank[a] != rank[b] ? rank[a] < rank[b] : older(a, b);
+    return rank_[a] != rank_[b] ? rank_[a] < rank_[b] : older(a, b);
   };
   served_.assign(pending.size(), false);
   for (std::size_t n = 0; n < s.nodes().size(); ++n) {

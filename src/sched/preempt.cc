@@ -318,39 +318,33 @@ std::optional<PreemptionPlan> find_preemption(Plan& plan, const RunningIndex& ru
   const JobRequest& pr = preemptor.job->request;
   std::vector<std::int32_t> visit = lists.elastic;
   std::size_t sources = visit.empty() ? 0 : 1;
-  if (preemptor.reservation_masks != nullptr) {
-    // A reservation's claim reaches any job on its GPUs, preemptible or not: every
-    // running job of the type (rare enough not to need a list of its own).
+  // A reservation's claim reaches any job on its GPUs, preemptible or not, and a due
+  // promise any job that started after it was queued: every running job of the type (rare
+  // enough not to need a list of their own), which holds every list below.
+  const bool every_job = preemptor.reservation_masks != nullptr || preemptor.due;
+  if (every_job) {
     visit.clear();
     for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.type.size()); ++ix) {
       if (running.type[ix] == request.type) visit.push_back(ix);
     }
     sources = 0;
   }
-  if (preemptor.reservation_masks == nullptr && preemptor.within_guarantee &&
-      !lists.borrowed.empty()) {
+  if (!every_job && preemptor.within_guarantee && !lists.borrowed.empty()) {
     visit.insert(visit.end(), lists.borrowed.begin(), lists.borrowed.end());
     ++sources;
   }
-  if (preemptor.reservation_masks == nullptr &&
+  if (!every_job &&
       (config.order == QueueOrder::kAttainedService || pr.tier > lists.min_preemptible_tier) &&
       !lists.preemptible.empty()) {
     visit.insert(visit.end(), lists.preemptible.begin(), lists.preemptible.end());
     ++sources;
   }
-  if (preemptor.reservation_masks == nullptr && config.order == QueueOrder::kFairShare &&
+  if (!every_job && config.order == QueueOrder::kFairShare &&
       config.preemption.attained_service_max_loss.count() > 0 &&
       !lists.by_tenant[preemptor.tenant].empty()) {
     const std::vector<std::int32_t>& own = lists.by_tenant[preemptor.tenant];
     visit.insert(visit.end(), own.begin(), own.end());
     ++sources;
-  }
-  if (preemptor.reservation_masks == nullptr && preemptor.due) {
-    // A due promise reaches any job of the type that started after it was queued.
-    for (std::int32_t ix = 0; ix < static_cast<std::int32_t>(running.type.size()); ++ix) {
-      if (running.type[ix] == request.type) visit.push_back(ix);
-    }
-    sources += 2;
   }
   if (sources > 1) {
     std::sort(visit.begin(), visit.end());

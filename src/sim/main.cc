@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,7 +137,11 @@ int run(int argc, char** argv) {
   auto fleet = sim::load_fleet(fleet_path);
   if (!fleet.ok()) return fail(fleet.status());
   std::vector<sim::Policy> chosen;
-  for (const std::string& name : policies) {
+  // Each named policy, then Corral's default once per swept fairness.
+  std::vector<std::pair<std::string, std::optional<double>>> runs_of;
+  for (const std::string& name : policies) runs_of.emplace_back(name, std::nullopt);
+  for (const double f : sweep_fairness) runs_of.emplace_back("corral", f);
+  for (const auto& [name, fairness] : runs_of) {
     auto p = sim::policy_by_name(name);
     if (!p.ok()) {
       std::fprintf(stderr, "corral-sim: %s\n", p.status().to_string().c_str());
@@ -147,17 +152,10 @@ int run(int argc, char** argv) {
       if (!applied.ok()) return fail(applied.status());
       p->config = std::move(*applied);
     }
-    chosen.push_back(std::move(*p));
-  }
-  for (const double f : sweep_fairness) {
-    auto p = sim::policy_by_name("corral");
-    if (!scheduler_config.empty()) {
-      auto applied = cycle::load_scheduler_config(scheduler_config, p->config);
-      if (!applied.ok()) return fail(applied.status());
-      p->config = std::move(*applied);
+    if (fairness) {
+      p->config.fairness = *fairness;
+      p->name = fmt::format("corral fairness={}", *fairness);
     }
-    p->config.fairness = f;
-    p->name = fmt::format("corral fairness={}", f);
     chosen.push_back(std::move(*p));
   }
   // The flags that override the named policies' knobs, for every run alike.

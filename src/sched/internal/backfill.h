@@ -24,6 +24,11 @@ enum class EndBy {
   kEstimateOrLimit,
 };
 
+// When running job `job` is expected to end: start + max runtime, or + its estimate (with
+// kEstimateOrLimit, + max runtime once it overran the estimate); a job already stopping,
+// within its grace. Never before `now`.
+core::Time expected_end(const RunningJob& job, EndBy end_by, core::Duration grace, core::Time now);
+
 // When `request` can start: running jobs are assumed to end at start + max runtime, or
 // + their estimate (jobs already stopping: after their grace), and are released in that
 // order until the request fits. GPUs in `forbidden` stay out of reach. Nothing when it
