@@ -26,26 +26,19 @@ constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;  // ms since the epoc
 constexpr std::size_t kMaxUrlBytes = 256;
 constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::size_t kMaxChecksumBytes = 256;
-constexpr double kMaxThroughput = 1e15;  // as elastic.scaling (job_spec_parse.cc)
+constexpr double kMaxReportedThroughput = 1e15;  // as elastic.scaling (job_spec_parse.cc)
 constexpr std::size_t kMaxStateBytes = 16;
 constexpr std::size_t kMaxTextBytes = 1 << 16;
 
 // Bodies carry user bytes (env values, paths): invalid UTF-8 is replaced, never thrown.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-std::string element(const std::string& path, std::size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
 Status only_keys(const json& obj, const std::string& path,
                  std::initializer_list<std::string_view> keys) {
   for (const auto& [key, value] : obj.items()) {
     bool known = false;
     for (const std::string_view k : keys) known = known || k == key;
-    if (!known) return invalid_argument(child(path, key), "unknown field");
+    if (!known) return invalid_argument(child_path(path, key), "unknown field");
   }
   return Status();
 }
@@ -64,7 +57,7 @@ struct Field {
   std::string_view key;
   bool required = false;
 
-  std::string name() const { return child(path, key); }
+  std::string name() const { return child_path(path, key); }
   Status missing() const { return invalid_argument(name(), "is required"); }
 };
 
@@ -140,7 +133,7 @@ Status read_int_array(const Field& f, std::int64_t lo, std::int64_t hi, std::vec
   std::vector<Int> values;
   for (std::size_t i = 0; i < a->size(); ++i) {
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t n,
-                            integer_in((*a)[i], element(f.name(), i), lo, hi));
+                            integer_in((*a)[i], element_path(f.name(), i), lo, hi));
     values.push_back(static_cast<Int>(n));
   }
   out = std::move(values);
@@ -153,7 +146,7 @@ Status read_string_array(const Field& f, std::size_t max, std::vector<std::strin
   if (a == nullptr) return error;
   std::vector<std::string> values(a->size());
   for (std::size_t i = 0; i < a->size(); ++i) {
-    CORRAL_RETURN_IF_ERROR(string_value((*a)[i], element(f.name(), i), max, values[i]));
+    CORRAL_RETURN_IF_ERROR(string_value((*a)[i], element_path(f.name(), i), max, values[i]));
   }
   out = std::move(values);
   return Status();
@@ -165,8 +158,8 @@ Status read_string_map(const Field& f, std::map<std::string, std::string>& out) 
   if (!v->is_object()) return invalid_argument(f.name(), "must be an object of strings");
   std::map<std::string, std::string> values;
   for (const auto& [key, value] : v->items()) {
-    CORRAL_RETURN_IF_ERROR(
-        string_value(value, child(f.name(), key), kMaxTextBytes, values[key], /*plain=*/false));
+    CORRAL_RETURN_IF_ERROR(string_value(value, child_path(f.name(), key), kMaxTextBytes,
+                                        values[key], /*plain=*/false));
   }
   out = std::move(values);
   return Status();
@@ -180,7 +173,7 @@ Status read_objects(const Field& f, std::vector<T>& out, Read read) {
   if (a == nullptr) return error;
   std::vector<T> values(a->size());
   for (std::size_t i = 0; i < a->size(); ++i) {
-    const std::string path = element(f.name(), i);
+    const std::string path = element_path(f.name(), i);
     if (!(*a)[i].is_object()) return invalid_argument(path, "must be an object");
     CORRAL_RETURN_IF_ERROR(read((*a)[i], path, values[i]));
   }
@@ -312,7 +305,7 @@ Status read_worker_status(const json& w, const std::string& path, WorkerStatus& 
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "state", true}, kMaxStateBytes, state));
   if (state != to_string(WorkerStatus::State::kRunning) &&
       state != to_string(WorkerStatus::State::kExited)) {
-    return invalid_argument(child(path, "state"), "must be running or exited");
+    return invalid_argument(child_path(path, "state"), "must be running or exited");
   }
   out.state = state == to_string(WorkerStatus::State::kRunning) ? WorkerStatus::State::kRunning
                                                                 : WorkerStatus::State::kExited;
@@ -364,7 +357,7 @@ Status read_desired_worker(const json& w, const std::string& path, DesiredWorker
   std::string desired = "run";
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "desired"}, kMaxStateBytes, desired));
   if (desired != "run" && desired != "stop") {
-    return invalid_argument(child(path, "desired"), "must be run or stop");
+    return invalid_argument(child_path(path, "desired"), "must be run or stop");
   }
   out.run = desired == "run";
   return Status();
@@ -439,7 +432,7 @@ Result<JoinRequest> decode_join_request(std::string_view body, const NodeDecoder
   auto decoded = decode_node(dump(*node));
   if (!decoded.ok()) {
     const Status& s = decoded.status();
-    return Status(s.code(), s.message(), child("node", s.field()));
+    return Status(s.code(), s.message(), child_path("node", s.field()));
   }
   r.node = std::move(*decoded);
   if (const json* inv = find(j, "inventory")) {
@@ -591,7 +584,7 @@ Status read_telemetry_sample(const json& g, const std::string& path, TelemetrySa
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "temperatureC"}, -273, 1000, out.temperature_c));
   CORRAL_RETURN_IF_ERROR(read_string_array(Field{g, path, "throttle"}, 64, out.throttle));
   if (out.throttle.size() > 16) {
-    return invalid_argument(child(path, "throttle"), "must have at most 16 reasons");
+    return invalid_argument(child_path(path, "throttle"), "must have at most 16 reasons");
   }
   CORRAL_RETURN_IF_ERROR(read_int(Field{g, path, "eccCorrected"}, 0, INT64_MAX, out.ecc_corrected));
   return read_int(Field{g, path, "eccUncorrected"}, 0, INT64_MAX, out.ecc_uncorrected);
@@ -637,7 +630,7 @@ Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes"}, 0, INT64_MAX, r.bytes));
   CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "checksum"}, kMaxChecksumBytes, r.checksum));
   CORRAL_RETURN_IF_ERROR(
-      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, r.throughput));
+      read_double(Field{j, root, "throughput"}, 0, kMaxReportedThroughput, r.throughput));
   return r;
 }
 
@@ -667,7 +660,7 @@ Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(
       read_string(Field{j, root, "checksum", true}, kMaxChecksumBytes, c.report.checksum));
   CORRAL_RETURN_IF_ERROR(
-      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, c.report.throughput));
+      read_double(Field{j, root, "throughput"}, 0, kMaxReportedThroughput, c.report.throughput));
   return c;
 }
 

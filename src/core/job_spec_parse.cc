@@ -14,6 +14,7 @@
 #include "core/dataset.h"
 #include "core/gpu_type.h"
 #include "core/internal/spec_tree.h"
+#include "core/json_object.h"
 #include "core/priority.h"
 #include "core/units.h"
 #include "core/utf8.h"
@@ -45,13 +46,6 @@ constexpr std::size_t kMaxLineageDatasets = 64;
 constexpr std::size_t kMaxEnvNameLength = 256;
 constexpr Duration kMinRuntime = seconds(60);
 constexpr Duration kMaxRuntime = seconds(30LL * 24 * 3600);
-
-std::string child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-std::string element(const std::string& path, std::size_t index) {
-  return fmt::format("{}[{}]", path, index);
-}
 
 // A quoted, escaped and (past 60 bytes) shortened copy of `s` for messages.
 std::string quote(std::string_view s) {
@@ -193,7 +187,7 @@ class Validator {
     FieldMap out;
     std::map<std::string_view, bool> seen;
     for (const auto& [key, value] : map.entries) {
-      const std::string key_path = child(path, key);
+      const std::string key_path = child_path(path, key);
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         fail(key_path, fmt::format("unknown field, expected one of {}", join(known)));
       } else if (seen[key]) {
@@ -384,7 +378,7 @@ class Validator {
       return;
     }
     for (std::size_t i = 0; i < node->items.size(); ++i) {
-      const std::string item_path = element(path, i);
+      const std::string item_path = element_path(path, i);
       auto s = read_string(&node->items[i], item_path);
       if (!s) {
         continue;
@@ -418,7 +412,7 @@ class Validator {
     }
     const auto& allowed = spec_.resources.gpu_types;
     for (const auto& [key, value] : map->entries) {
-      const std::string item = child(path, key);
+      const std::string item = child_path(path, key);
       if (!find_builtin_gpu_type(key)) {
         fail(item, fmt::format("unknown gpu type {}", quote(key)));
         continue;
@@ -537,7 +531,7 @@ class Validator {
       return out;
     }
     for (std::size_t i = 0; i < node->items.size(); ++i) {
-      const std::string item = element(path, i);
+      const std::string item = element_path(path, i);
       const TreeNode* map = as_map(&node->items[i], item);
       if (map == nullptr) {
         continue;
@@ -676,7 +670,7 @@ class Validator {
       return;
     }
     for (std::size_t i = 0; i < node->items.size(); ++i) {
-      const std::string item_path = element(path, i);
+      const std::string item_path = element_path(path, i);
       auto arg = read_string(&node->items[i], item_path);
       if (!arg) {
         continue;
@@ -699,7 +693,7 @@ class Validator {
     }
     std::map<std::string_view, bool> seen;
     for (const auto& [key, value] : map->entries) {
-      const std::string key_path = child(path, key);
+      const std::string key_path = child_path(path, key);
       if (seen[key]) {
         fail(key_path, "duplicate key");
         continue;
@@ -719,7 +713,7 @@ class Validator {
   std::map<std::string, std::string> read_env(const TreeNode* node, const std::string& path) {
     std::map<std::string, std::string> out;
     for (auto& [key, value] : read_string_map(node, path)) {
-      const std::string key_path = child(path, key);
+      const std::string key_path = child_path(path, key);
       if (key.size() > kMaxEnvNameLength || !is_env_name(key)) {
         fail(key_path, fmt::format("must be a variable name ([A-Za-z_][A-Za-z0-9_]*, at most {} "
                                    "characters), got {}",
@@ -765,7 +759,7 @@ class Validator {
              fmt::format("at most {} datasets, got {}", kMaxLineageDatasets, list->items.size()));
       } else {
         for (std::size_t i = 0; i < list->items.size(); ++i) {
-          const std::string path = element("lineage.datasets", i);
+          const std::string path = element_path("lineage.datasets", i);
           auto s = read_string(&list->items[i], path);
           if (!s) continue;
           auto ref = parse_dataset_ref(*s, path);
@@ -817,7 +811,7 @@ class Validator {
 
   void read_labels(const TreeNode* node) {
     for (auto& [key, value] : read_string_map(node, "labels")) {
-      const std::string key_path = child("labels", key);
+      const std::string key_path = child_path("labels", key);
       bool ok = true;
       if (key.size() > kMaxNameLength || !is_label_text(key)) {
         fail(key_path, fmt::format("label names must be 1-{} letters, digits, '-', '_' or '.', "
@@ -901,7 +895,7 @@ class Validator {
     // 6. A variable lives in env or in secretEnv, never both (which would win is unclear).
     for (const auto& [key, value] : spec_.secret_env) {
       if (spec_.env.contains(key)) {
-        fail(child("secretEnv", key), "is also set in env; set it in one of them only");
+        fail(child_path("secretEnv", key), "is also set in env; set it in one of them only");
       }
     }
   }

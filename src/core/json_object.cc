@@ -81,4 +81,12 @@ Result<json> parse_json_object(std::string_view text) {
   return doc;
 }
 
+std::string child_path(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string element_path(const std::string& path, std::size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
 }  // namespace corral::core

@@ -30,4 +30,9 @@ std::string json_excerpt(const nlohmann::json& v);
 Result<std::int64_t> integer_in(const nlohmann::json& v, std::string_view field, std::int64_t lo,
                                 std::int64_t hi);
 
+// The names errors give to the fields of a body: `key` under `path` ("spec.resources";
+// `key` alone at the top) and item `index` of the array at `path` ("workers[3]").
+std::string child_path(const std::string& path, std::string_view key);
+std::string element_path(const std::string& path, std::size_t index);
+
 }  // namespace corral::core

@@ -71,7 +71,7 @@ Result<std::string> dataset_id(const Call& c) {
 }
 
 // The version the path names, if `c`'s caller may see it; NotFound otherwise.
-Result<DatasetVersion> visible_version(const Call& c, store::Tx& tx) {
+Result<DatasetVersion> visible_dataset_version(const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, dataset_id(c));
   const DatasetRef ref{id, c.path_param(2)};
   if (!core::is_dataset_version(ref.version)) return unknown_version(ref);
@@ -83,7 +83,7 @@ Result<DatasetVersion> visible_version(const Call& c, store::Tx& tx) {
 // POST /v1/datasets/{id}/versions {version, tenant?, uri, digest, ...}. A retry with
 // the same content answers the version as registered (200); other content under a
 // registered version is refused, naming the first field that differs.
-Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
+Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, dataset_id(c));
   CORRAL_ASSIGN_OR_RETURN(json body, core::parse_json_object(c.body()));
   const json version = body.value("version", json());
@@ -158,7 +158,7 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
 // quarantined; quarantined -> passed | pending with a reason. The same status again
 // changes nothing (a retry). Admins and the owner tenant's members move it.
 Result<Reply> move_status(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(DatasetVersion v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(DatasetVersion v, visible_dataset_version(c, tx));
   if (c.who.role != Role::kAdmin && v.tenant.value != c.who.tenant) {
     return permission_denied("only the owner tenant " + v.tenant.value +
                              " or an admin moves the status of " + v.ref.text());
@@ -207,7 +207,7 @@ Result<Reply> move_status(ApiContext& api, const Call& c, store::Tx& tx) {
 
 // Content never changes: a PUT of a version is refused with what to do instead.
 Result<Reply> refuse_change(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_dataset_version(c, tx));
   return core::failed_precondition("dataset version " + v.ref.text() +
                                    " is immutable: register a new version (POST /v1/datasets/" +
                                    v.ref.dataset + "/versions); only its status moves");
@@ -278,14 +278,14 @@ Result<Reply> get_dataset(ApiContext&, const Call& c, store::Tx& tx) {
   return json_reply(summary_json(d));
 }
 
-Result<Reply> get_version(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_version(c, tx));
+Result<Reply> get_dataset_version(ApiContext&, const Call& c, store::Tx& tx) {
+  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_dataset_version(c, tx));
   return json_reply(version_json(v));
 }
 
 // The jobs admitted on a version, those of tenants the caller may see.
 Result<Reply> version_jobs(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const DatasetVersion v, visible_dataset_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, id_cursor(page));
   std::vector<json> items;
@@ -320,8 +320,8 @@ std::vector<Route> dataset_routes(ApiContext& api) {
       read_route("GET", R"(/v1/datasets/([^/]+))", kUsers, bind_api(api, get_dataset)),
       read_route("GET", R"(/v1/datasets/([^/]+)/versions)", kUsers, bind_api(api, list_versions)),
       write_route("POST", R"(/v1/datasets/([^/]+)/versions)", kUsers,
-                  bind_api(api, register_version)),
-      read_route("GET", version, kUsers, bind_api(api, get_version)),
+                  bind_api(api, register_dataset_version)),
+      read_route("GET", version, kUsers, bind_api(api, get_dataset_version)),
       read_route("GET", version + "/jobs", kUsers, bind_api(api, version_jobs)),
       write_route("POST", version + "/status", kUsers, bind_api(api, move_status)),
       read_route("PUT", version, kUsers, bind_api(api, refuse_change)),

@@ -42,11 +42,11 @@ using Samples = std::map<std::string, json>;
 
 constexpr std::size_t kMaxFeatures = 100;
 constexpr std::size_t kMaxValues = 100'000;
-constexpr std::size_t kMaxBins = 1000;         // bins of a histogram
-constexpr std::size_t kMaxBatch = 10'000;      // predictions or labels in one request
-constexpr std::size_t kSmallReference = 1000;  // Evidently: KS up to here, Wasserstein above
+constexpr std::size_t kMaxBins = 1000;          // bins of a histogram
+constexpr std::size_t kMaxDriftBatch = 10'000;  // predictions or labels in one request
+constexpr std::size_t kSmallReference = 1000;   // Evidently: KS up to here, Wasserstein above
 
-Result<store::ModelVersionRow> visible_version(const Call& c, store::Tx& tx) {
+Result<store::ModelVersionRow> visible_model_version(const Call& c, store::Tx& tx) {
   return visible_model_version(tx, c.who, c.path_param(1), c.path_param(2));
 }
 
@@ -243,7 +243,7 @@ Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, c
 
 // POST .../drift/reference {features | window, thresholds?}
 Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"features", "window", "thresholds"}));
   if (body.contains("features") == body.contains("window")) {
@@ -347,7 +347,7 @@ bool submitted_retraining(const json& report) {
 
 // POST .../drift {features, segment?}: one report, kept.
 Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"features", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
@@ -368,7 +368,7 @@ Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
 // ASCII characters.
 Result<std::map<std::string, double>> read_by_id(const json& body, const char* key) {
   const json items = body.value(key, json());
-  if (!items.is_array() || items.empty() || items.size() > kMaxBatch) {
+  if (!items.is_array() || items.empty() || items.size() > kMaxDriftBatch) {
     return core::invalid_argument(key, "must be an array of 1 to 10000 {id, value}");
   }
   std::map<std::string, double> out;
@@ -406,7 +406,7 @@ Status conflict(std::string message) {
 // labels can find them; a retry logs nothing twice, another value under a logged id is
 // refused.
 Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"predictions", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
@@ -461,7 +461,7 @@ json performance(const std::vector<double>& predictions, const std::vector<doubl
 // against the reference's mae and accuracy thresholds, if it sets them. Unknown ids are
 // answered, not refused (the serving side may have logged only a sample).
 Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"labels"}));
   CORRAL_ASSIGN_OR_RETURN(const auto labels, read_by_id(body, "labels"));
@@ -526,7 +526,7 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 Result<Reply> list_reports(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_drift_reports(v.name, v.version, 100));
   json reports = json::array();
   for (const auto& r : rows) {

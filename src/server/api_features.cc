@@ -34,7 +34,6 @@ using core::Result;
 using core::Status;
 using nlohmann::json;
 
-constexpr std::size_t kMaxBatch = kMaxFeatureBatch;
 constexpr std::int64_t kMaxTimeMs = kMaxFeatureTimeMs;
 
 Result<std::string> set_name(const Call& c) {
@@ -168,9 +167,9 @@ Result<Reply> write_values(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   const json schema = json::parse(set.content)["schema"];
   const json rows = body.value("values", json::array());
-  if (!rows.is_array() || rows.size() > kMaxBatch) {
+  if (!rows.is_array() || rows.size() > kMaxFeatureBatch) {
     return core::invalid_argument(
-        "values", "must be an array of at most " + std::to_string(kMaxBatch) + " values");
+        "values", "must be an array of at most " + std::to_string(kMaxFeatureBatch) + " values");
   }
   std::vector<core::FeatureValue> values;
   for (std::size_t i = 0; i < rows.size(); ++i) {

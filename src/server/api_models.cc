@@ -98,7 +98,7 @@ json version_json(const store::ModelVersionRow& v,
 }
 
 // POST /v1/models/{id}/versions
-Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
+Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   for (const auto& [k, v] : body.items()) {
@@ -171,7 +171,7 @@ Result<Reply> register_version(ApiContext& api, const Call& c, store::Tx& tx) {
   return json_reply(version_json(row, {}), 201);
 }
 
-Result<Reply> get_version(ApiContext&, const Call& c, store::Tx& tx) {
+Result<Reply> get_model_version(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(tx, c.who, id, c.path_param(2)));
   CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(id, v.version));
@@ -453,8 +453,8 @@ std::vector<Route> model_routes(ApiContext& api) {
   return {
       read_route("GET", "/v1/models", kUsers, bind_api(api, list_models)),
       read_route("GET", model, kUsers, bind_api(api, get_model)),
-      write_route("POST", model + "/versions", kUsers, bind_api(api, register_version)),
-      read_route("GET", model + R"(/versions/([^/]+))", kUsers, bind_api(api, get_version)),
+      write_route("POST", model + "/versions", kUsers, bind_api(api, register_model_version)),
+      read_route("GET", model + R"(/versions/([^/]+))", kUsers, bind_api(api, get_model_version)),
       write_route("POST", model + R"(/versions/([^/]+)/approvals)", kUsers, bind_api(api, approve)),
       read_route("GET", alias, kUsers, bind_api(api, get_alias)),
       write_route("POST", alias, kUsers, bind_api(api, set_alias)),

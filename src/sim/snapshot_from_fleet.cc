@@ -3,12 +3,6 @@
 #include <algorithm>
 
 namespace corral::sim {
-namespace {
-
-core::Time at(std::int64_t ms) { return core::time_from_ms(ms); }
-
-}  // namespace
-
 AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t interval,
                            std::int64_t cost) {
   AttemptSplit s;
@@ -29,11 +23,11 @@ AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t
 
 std::optional<core::Time> last_checkpoint(const ModelJob& j, const CheckpointModel& m,
                                           std::int64_t now_ms) {
-  if (m.on_stop) return at(now_ms);  // a stop loses nothing
+  if (m.on_stop) return core::time_from_ms(now_ms);  // a stop loses nothing
   const AttemptSplit s = split_attempt(now_ms - j.run_start_ms, j.restore_ms,
                                        core::to_ms(j.request.checkpoint_interval), m.cost_ms);
   if (s.written == 0) return std::nullopt;
-  return at(j.run_start_ms + s.last_written_at);
+  return core::time_from_ms(j.run_start_ms + s.last_written_at);
 }
 
 double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
@@ -47,7 +41,7 @@ double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
 sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,
                               std::int64_t now_ms) {
   return {.request = runs.with_estimate(j.request, j.name),
-          .started_at = at(j.run_start_ms),
+          .started_at = core::time_from_ms(j.run_start_ms),
           .last_checkpoint_at = last_checkpoint(j, m, now_ms),
           .preemptions = j.preemptions,
           .gpus = j.gpus,
@@ -58,7 +52,7 @@ sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const
 
 sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::int64_t now_ms) {
   return {.request = runs.with_estimate(j.request, j.name),
-          .queued_at = at(j.queued_at_ms),
+          .queued_at = core::time_from_ms(j.queued_at_ms),
           .attempt = j.attempts,
           .preemptions = j.preemptions,
           .attained_gpu_seconds = attained_gpu_seconds(j, now_ms)};

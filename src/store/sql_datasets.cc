@@ -12,7 +12,7 @@ namespace {
 using core::Result;
 using core::Status;
 
-constexpr std::string_view kVersionColumns =
+constexpr std::string_view kDatasetVersionColumns =
     "dataset_id, version, tenant, uri, digest, schema_hash, size_bytes, parents, shared_with, "
     "created_by, created_at, status, status_reason, status_by, status_at";
 
@@ -34,13 +34,13 @@ core::QualityStatus status_of(const std::string& text) {
 
 Result<std::vector<core::DatasetVersion>> SqlTx::dataset_versions(std::string_view where_order,
                                                                   std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(
-      auto res, q(cat("SELECT ", kVersionColumns, cat(" FROM dataset_versions ", where_order)),
-                  std::move(params)));
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kDatasetVersionColumns,
+                                          cat(" FROM dataset_versions ", where_order)),
+                                      std::move(params)));
   std::vector<core::DatasetVersion> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "dataset_versions", kVersionColumns);
+    RowReader in(r, "dataset_versions", kDatasetVersionColumns);
     core::DatasetVersion v{.ref = {in.str(0), in.str(1)},
                            .tenant = core::TenantId(in.str(2)),
                            .uri = in.str(3),
@@ -65,7 +65,7 @@ Result<std::vector<core::DatasetVersion>> SqlTx::dataset_versions(std::string_vi
 }
 
 Status SqlTx::insert_dataset_version(const core::DatasetVersion& v) {
-  return q(cat("INSERT INTO dataset_versions (", kVersionColumns,
+  return q(cat("INSERT INTO dataset_versions (", kDatasetVersionColumns,
                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"),
            {v.ref.dataset, v.ref.version, v.tenant.value, v.uri, v.digest, v.schema_hash,
             v.size_bytes, join(v.parents, [](const core::DatasetRef& p) { return p.text(); }),

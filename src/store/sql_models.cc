@@ -13,7 +13,7 @@ namespace {
 using core::Result;
 using core::Status;
 
-constexpr std::string_view kVersionColumns =
+constexpr std::string_view kModelVersionColumns =
     "model_id, version, tenant, content, created_by, created_at";
 constexpr std::string_view kApprovalColumns = "model_id, version, name, approved_by, reason, at";
 constexpr std::string_view kAliasColumns = "model_id, alias, version, state, updated_at";
@@ -23,7 +23,7 @@ constexpr std::string_view kMoveColumns =
 }  // namespace
 
 Status SqlTx::insert_model_version(const ModelVersionRow& r) {
-  return q(cat("INSERT INTO model_versions (", kVersionColumns,
+  return q(cat("INSERT INTO model_versions (", kModelVersionColumns,
                ") VALUES ($1, $2, $3, $4, $5, $6)"),
            {r.name, r.version, r.tenant.value, r.content, r.created_by, ms(r.created_at)})
       .status();

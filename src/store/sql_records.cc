@@ -292,7 +292,7 @@ Result<std::int64_t> SqlTx::delete_telemetry_before(const TelemetryCutoffs& cuto
 namespace corral::store::detail {
 namespace {
 
-constexpr std::string_view kUsageColumns =
+constexpr std::string_view kUsageHistoryColumns =
     "time, tenant, gpus, allocated, borrowed, utilization, share, usage_gpus, pending, "
     "preemptions, restarts, placed, wait_ms_sum";
 
@@ -300,7 +300,7 @@ constexpr std::string_view kUsageColumns =
 
 Status SqlTx::insert_usage_samples(const std::vector<UsageSampleRow>& rows) {
   const std::string upsert = concat(
-      "INSERT INTO usage_history (", kUsageColumns,
+      "INSERT INTO usage_history (", kUsageHistoryColumns,
       ") VALUES ($1, $2, $3, $4, $5, CAST($6 AS DOUBLE PRECISION), CAST($7 AS DOUBLE "
       "PRECISION), CAST($8 AS DOUBLE PRECISION), $9, $10, $11, $12, $13) ON CONFLICT (tenant, "
       "time) DO UPDATE SET gpus = excluded.gpus, allocated = excluded.allocated, borrowed = "
@@ -325,13 +325,14 @@ Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
     params.emplace_back(*tenant);
     where += " AND tenant = $3";
   }
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(concat("SELECT ", kUsageColumns, " FROM usage_history WHERE ",
-                                             where, " ORDER BY time, tenant"),
-                                      std::move(params)));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q(concat("SELECT ", kUsageHistoryColumns, " FROM usage_history WHERE ", where,
+                         " ORDER BY time, tenant"),
+                  std::move(params)));
   std::vector<UsageSampleRow> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "usage_history", kUsageColumns);
+    RowReader in(r, "usage_history", kUsageHistoryColumns);
     out.push_back({.time = in.time(0),
                    .tenant = in.str(1),
                    .gpus = in.i64(2),

@@ -15,7 +15,7 @@ namespace {
 using core::Result;
 using core::Status;
 
-constexpr std::string_view kUsageColumns = "tenant, gpu_seconds, as_of";
+constexpr std::string_view kTenantUsageColumns = "tenant, gpu_seconds, as_of";
 constexpr std::string_view kElasticColumns = "job_id, gpus";
 constexpr std::string_view kLeaseColumns = "shard, epoch, holder, expires_at";
 constexpr std::string_view kReplicaColumns =
@@ -209,11 +209,11 @@ Status SqlTx::put_tenant_usage(const TenantUsageRow& row) {
 
 Result<std::vector<TenantUsageRow>> SqlTx::list_tenant_usage() {
   CORRAL_ASSIGN_OR_RETURN(
-      auto res, q(cat("SELECT ", kUsageColumns, " FROM tenant_usage ORDER BY tenant"), {}));
+      auto res, q(cat("SELECT ", kTenantUsageColumns, " FROM tenant_usage ORDER BY tenant"), {}));
   std::vector<TenantUsageRow> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "tenant_usage", kUsageColumns);
+    RowReader in(r, "tenant_usage", kTenantUsageColumns);
     out.push_back(
         {.tenant = core::TenantId(in.str(0)), .gpu_seconds = in.f64(1), .as_of = in.time(2)});
     if (!in.ok()) return in.status();

@@ -606,7 +606,12 @@ TEST(Agent, ForwardsAWorkersFeatureLookupAndAnswersWithCorraldsAnswer) {
   EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.lookups_.size(); }), 2u);
 
   // corrald is gone: 503, for the worker to retry.
-  ASSERT_TRUE(eventually([&] { return reported_in(corrald, 7, 0, kRunning); }));
+  // Running is reported as soon as the supervisor holds its lock, before it has written the
+  // worker's pid (0 until then): wait for the report that carries it.
+  ASSERT_TRUE(eventually([&] {
+    const auto w = reported(corrald, 7, 0);
+    return w && w->state == kRunning && w->pid > 0;
+  }));
   const auto pid = reported(corrald, 7, 0)->pid;
   corrald.stop();
   r = post(token, {{"set", "user-stats@v1"}, {"rows", rows}, {"ttlMs", 10}});

@@ -2,6 +2,7 @@
 // /bin/sh scripts are the workers.
 #include "agent/launcher.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -181,7 +182,14 @@ TEST_F(LauncherTest, ReconcilerIsIdempotentAndStopsWorkersNoLongerWanted) {
   EXPECT_EQ(launcher->recorded().size(), 3u);
   const std::string s = slurp(starts);
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3) << "a rank was started twice";
-  auto statuses = reconciler.observe();
+  // A worker can write its line before its supervisor has recorded the worker's pid
+  // (reported as 0 until then).
+  std::vector<core::WorkerStatus> statuses;
+  ASSERT_TRUE(eventually([&] {
+    statuses = reconciler.observe();
+    return std::all_of(statuses.begin(), statuses.end(),
+                       [](const core::WorkerStatus& st) { return st.pid > 0; });
+  }));
   ASSERT_EQ(statuses.size(), 3u);
   std::set<std::int64_t> pids;
   for (const auto& st : statuses) {

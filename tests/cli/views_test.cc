@@ -28,12 +28,14 @@ namespace {
 using nlohmann::json;
 
 const std::string kDir = std::string(CORRAL_SOURCE_DIR) + "/tests/cli/";
-constexpr std::int64_t kNowMs = 1796306700000;  // 2026-12-03 14:05:00 UTC
+constexpr std::int64_t kViewsNowMs = 1796306700000;  // 2026-12-03 14:05:00 UTC
 
 // Local time in the goldens is a fixed UTC+1 (as Europe/Berlin in December), so they
 // do not depend on the machine's TZ; "utc" cases use --utc's zone.
-TimeStyle local_style() { return {.now = core::time_from_ms(kNowMs), .zone = Zone::fixed(60)}; }
-TimeStyle utc_style() { return {.now = core::time_from_ms(kNowMs), .zone = Zone::utc()}; }
+TimeStyle local_style() {
+  return {.now = core::time_from_ms(kViewsNowMs), .zone = Zone::fixed(60)};
+}
+TimeStyle utc_style() { return {.now = core::time_from_ms(kViewsNowMs), .zone = Zone::utc()}; }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -119,13 +121,13 @@ TEST(Views, NodeStateTellsDrainedFromDrainingAndLostFromActive) {
 }
 
 TEST(Views, ReservationAndTokenStatesFollowNow) {
-  const json r = {{"startMs", kNowMs + 1000}, {"endMs", kNowMs + 2000}};
-  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs)), "upcoming");
-  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs + 1000)), "active");
-  EXPECT_EQ(reservation_state(r, core::time_from_ms(kNowMs + 2000)), "ended");
-  const json t = {{"expiresAtMs", kNowMs}, {"revokedAtMs", nullptr}};
-  EXPECT_EQ(token_status(t, core::time_from_ms(kNowMs - 1)), "active");
-  EXPECT_EQ(token_status(t, core::time_from_ms(kNowMs)), "expired");
+  const json r = {{"startMs", kViewsNowMs + 1000}, {"endMs", kViewsNowMs + 2000}};
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kViewsNowMs)), "upcoming");
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kViewsNowMs + 1000)), "active");
+  EXPECT_EQ(reservation_state(r, core::time_from_ms(kViewsNowMs + 2000)), "ended");
+  const json t = {{"expiresAtMs", kViewsNowMs}, {"revokedAtMs", nullptr}};
+  EXPECT_EQ(token_status(t, core::time_from_ms(kViewsNowMs - 1)), "active");
+  EXPECT_EQ(token_status(t, core::time_from_ms(kViewsNowMs)), "expired");
   EXPECT_EQ(token_status({{"revokedAtMs", 5}}, core::time_from_ms(0)), "revoked");
 }
 

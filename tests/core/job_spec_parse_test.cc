@@ -41,10 +41,10 @@ JobSpec masked(JobSpec spec) {
 }
 
 void expect_round_trip(const JobSpec& spec) {
-  const std::string json = job_spec_to_json(spec);
-  const JobSpec again = parse_ok(json, SpecFormat::kJson);
-  EXPECT_EQ(again, masked(spec)) << json;
-  EXPECT_EQ(job_spec_to_json(again), json) << "normalized JSON is not a fixed point";
+  const std::string json_text = job_spec_to_json(spec);
+  const JobSpec again = parse_ok(json_text, SpecFormat::kJson);
+  EXPECT_EQ(again, masked(spec)) << json_text;
+  EXPECT_EQ(job_spec_to_json(again), json_text) << "normalized JSON is not a fixed point";
 }
 
 std::filesystem::path source_dir() { return CORRAL_SOURCE_DIR; }
@@ -473,10 +473,10 @@ TEST(ParseJobSpec, ReadsRegionAndRoundTrips) {
   const JobSpec any = parse_ok(kMinimal);
   EXPECT_EQ(any.resources.region, "");
   EXPECT_EQ(job_spec_to_json(any).find("region"), std::string::npos);
-  const JobSpec json =
+  const JobSpec from_json =
       parse_ok(R"({"name": "a", "resources": {"gpus": 1, "region": "us-east"}, "command": ["x"]})",
                SpecFormat::kJson);
-  EXPECT_EQ(json.resources.region, "us-east");
+  EXPECT_EQ(from_json.resources.region, "us-east");
 }
 
 TEST(ParseJobSpec, ResolvesPreemptibleFromPriorityClass) {
@@ -595,25 +595,25 @@ TEST(ParseJobSpec, MemoryAcceptsPlainBytes) {
 
 TEST(JobSpecToJson, MasksSecretsButKeepsTheirNames) {
   const JobSpec spec = parse_ok(with("secretEnv: {WANDB_API_KEY: hunter2, HF_TOKEN: abc}\n"));
-  const std::string json = job_spec_to_json(spec);
-  EXPECT_EQ(json.find("hunter2"), std::string::npos) << json;
-  EXPECT_EQ(json.find("\"abc\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"WANDB_API_KEY\": \"***\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"HF_TOKEN\": \"***\""), std::string::npos) << json;
+  const std::string json_text = job_spec_to_json(spec);
+  EXPECT_EQ(json_text.find("hunter2"), std::string::npos) << json_text;
+  EXPECT_EQ(json_text.find("\"abc\""), std::string::npos) << json_text;
+  EXPECT_NE(json_text.find("\"WANDB_API_KEY\": \"***\""), std::string::npos) << json_text;
+  EXPECT_NE(json_text.find("\"HF_TOKEN\": \"***\""), std::string::npos) << json_text;
 }
 
 TEST(JobSpecToJson, WritesDefaultsWithSchemaNames) {
-  const std::string json = job_spec_to_json(parse_ok(kMinimal));
+  const std::string json_text = job_spec_to_json(parse_ok(kMinimal));
   for (const char* expected :
        {"\"tenant\": \"default\"", "\"priorityClass\": \"standard\"", "\"cpusPerGpu\": 1",
         "\"memoryPerGpu\": \"8Gi\"", "\"pack\": \"none\"", "\"mode\": \"preferred\"",
         "\"preemptible\": false", "\"maxRuntime\": \"3d\""}) {
-    EXPECT_NE(json.find(expected), std::string::npos) << expected << " in\n" << json;
+    EXPECT_NE(json_text.find(expected), std::string::npos) << expected << " in\n" << json_text;
   }
-  EXPECT_EQ(json.find("elastic"), std::string::npos);
-  EXPECT_EQ(json.find("checkpoint"), std::string::npos);
+  EXPECT_EQ(json_text.find("elastic"), std::string::npos);
+  EXPECT_EQ(json_text.find("checkpoint"), std::string::npos);
   // The scheduler's choice is no number: gpusPerNode is left out, as it parses back.
-  EXPECT_EQ(json.find("gpusPerNode"), std::string::npos) << json;
+  EXPECT_EQ(json_text.find("gpusPerNode"), std::string::npos) << json_text;
 }
 
 TEST(ExampleJobs, EveryExampleParsesAndRoundTrips) {

@@ -56,12 +56,12 @@ TEST(Result, ValueOfAnErrorIsABug) {
 }
 
 TEST(Status, ReasonFactoriesPairEachReasonWithItsCode) {
-  struct Case {
+  struct ReasonCase {
     const char* name;
     Status status;
     ErrorReason reason;
   };
-  const std::vector<Case> cases = {
+  const std::vector<ReasonCase> cases = {
       {"stale epoch", stale_epoch("scheduler epoch 3 of shard default is stale"),
        ErrorReason::kStaleEpoch},
       {"fenced", fenced("node n1 has not joined; join again"), ErrorReason::kFenced},
@@ -69,12 +69,12 @@ TEST(Status, ReasonFactoriesPairEachReasonWithItsCode) {
        ErrorReason::kStaleAttempt},
       {"raced", raced("job changed meanwhile"), ErrorReason::kRaced},
   };
-  for (const Case& c : cases) {
+  for (const ReasonCase& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(c.status.code(), StatusCode::kAborted);
     EXPECT_EQ(c.status.reason(), c.reason);
     EXPECT_TRUE(c.status.is(c.reason));
-    for (const Case& other : cases) {
+    for (const ReasonCase& other : cases) {
       if (other.reason != c.reason) {
         EXPECT_FALSE(c.status.is(other.reason)) << other.name;
       }

@@ -25,11 +25,7 @@ namespace corral::testing {
 namespace {
 
 using nlohmann::json;
-
-json parse(const std::string& s) {
-  json j = json::parse(s, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
+using testing::body;
 
 std::string job(const std::string& key) {
   return json{
@@ -82,7 +78,7 @@ void crash_and_recover(const std::string& store_url, const TempDir& dir) {
           auto r = client.post("/v1/jobs", job(key), {{"Idempotency-Key", key}});
           std::lock_guard lock(mu);
           if (r.status == 201) {
-            const std::int64_t id = parse(r.body).value("id", std::int64_t{0});
+            const std::int64_t id = body(r.body).value("id", std::int64_t{0});
             auto [it, fresh] = acked.emplace(key, id);
             EXPECT_EQ(it->second, id) << "key " << key << " answered with two different jobs";
           } else {
@@ -111,21 +107,21 @@ void crash_and_recover(const std::string& store_url, const TempDir& dir) {
   for (const auto& key : std::set<std::string>(unacked)) {
     auto r = admin.post("/v1/jobs", job(key), {{"Idempotency-Key", key}});
     ASSERT_EQ(r.status, 201) << r.body;
-    acked.emplace(key, parse(r.body).value("id", std::int64_t{0}));
+    acked.emplace(key, body(r.body).value("id", std::int64_t{0}));
   }
   // Enough jobs that the 32 GPUs fill and some wait, for the resume check below.
   for (int i = 0; acked.size() < 40; ++i) {
     const std::string key = "top-up-" + std::to_string(i);
     auto r = admin.post("/v1/jobs", job(key), {{"Idempotency-Key", key}});
     ASSERT_EQ(r.status, 201) << r.body;
-    acked.emplace(key, parse(r.body).value("id", std::int64_t{0}));
+    acked.emplace(key, body(r.body).value("id", std::int64_t{0}));
   }
 
   // 1. Every acknowledged job exists, exactly once per key.
   std::map<std::string, int> jobs_by_name;
   std::int64_t after = 0;
   while (true) {
-    auto page = parse(admin.get("/v1/jobs?limit=1000&after=" + std::to_string(after)).body);
+    auto page = body(admin.get("/v1/jobs?limit=1000&after=" + std::to_string(after)).body);
     if (page["jobs"].empty()) break;
     for (const auto& j : page["jobs"]) {
       ++jobs_by_name[j["name"].get<std::string>()];
@@ -139,7 +135,7 @@ void crash_and_recover(const std::string& store_url, const TempDir& dir) {
   EXPECT_EQ(jobs_by_name.size(), acked.size());
 
   // 2. No GPU is in two active allocations.
-  auto allocs = parse(admin.get("/v1/allocations").body)["allocations"];
+  auto allocs = body(admin.get("/v1/allocations").body)["allocations"];
   std::set<std::pair<std::string, int>> gpus;
   std::size_t held = 0;
   for (const auto& a : allocs) {
@@ -153,14 +149,14 @@ void crash_and_recover(const std::string& store_url, const TempDir& dir) {
 
   // 3. Scheduling resumes: all 32 GPUs fill, and a cancelled job's GPU goes to the next.
   ASSERT_TRUE(eventually([&] {
-    return parse(admin.get("/v1/allocations").body)["allocations"].size() == 32;
+    return body(admin.get("/v1/allocations").body)["allocations"].size() == 32;
   })) << "the scheduler did not fill the fleet after the last restart";
-  const auto first = parse(admin.get("/v1/allocations").body)["allocations"][0]["job"];
+  const auto first = body(admin.get("/v1/allocations").body)["allocations"][0]["job"];
   ASSERT_EQ(
       admin.post("/v1/jobs/" + std::to_string(first.get<std::int64_t>()) + "/cancel", "").status,
       200);
   ASSERT_TRUE(eventually([&] {
-    auto now = parse(admin.get("/v1/allocations").body)["allocations"];
+    auto now = body(admin.get("/v1/allocations").body)["allocations"];
     return now.size() == 32 && now[0]["job"] != first;
   }));
   server.stop();

@@ -36,15 +36,11 @@ namespace corral::testing {
 namespace {
 
 using nlohmann::json;
+using testing::body;
 using namespace std::chrono_literals;
 
 constexpr int kReplicas = 3;
 constexpr std::int64_t kLeaseMs = 2000;
-
-json parse(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
 
 std::int64_t metric(TestClient& c, const std::string& name) {
   const std::string text = c.get("/metrics").body;
@@ -119,7 +115,7 @@ class Failover : public ::testing::Test {
     }
     ASSERT_TRUE(eventually([&] {
       std::size_t ready = 0;
-      for (const auto& n : parse(admin.get("/v1/nodes")).value("nodes", json::array())) {
+      for (const auto& n : body(admin.get("/v1/nodes")).value("nodes", json::array())) {
         if (n.contains("heartbeatAtMs")) ++ready;
       }
       return ready == nodes.size();
@@ -140,7 +136,7 @@ class Failover : public ::testing::Test {
     for (int i = 0; i < kReplicas; ++i) {
       if (!replicas_[i]->running() || paused_ == i) continue;
       const auto r = client(i).get("/v1/shards");
-      if (r.status == 200) return parse(r).value("shards", json::array());
+      if (r.status == 200) return body(r).value("shards", json::array());
     }
     return json::array();
   }
@@ -157,7 +153,7 @@ class Failover : public ::testing::Test {
 
   std::int64_t submit(int replica, const json& spec) {
     const auto r = client(replica).post("/v1/jobs", spec.dump());
-    return r.status == 201 ? parse(r).value("id", std::int64_t{0}) : 0;
+    return r.status == 201 ? body(r).value("id", std::int64_t{0}) : 0;
   }
 
   // Background load: submissions through every live replica, and polls of every live
@@ -188,7 +184,7 @@ class Failover : public ::testing::Test {
           const auto r = client(i).get("/v1/allocations?limit=1000");
           if (r.status != 200) continue;
           std::map<std::pair<std::string, int>, std::int64_t> holder;
-          for (const auto& a : parse(r).value("allocations", json::array())) {
+          for (const auto& a : body(r).value("allocations", json::array())) {
             for (const auto& g : a.value("gpus", json::array())) {
               const auto [it, fresh] = holder.try_emplace(
                   {g.value("node", ""), g.value("index", -1)}, a.value("job", std::int64_t{0}));
@@ -223,7 +219,7 @@ class Failover : public ::testing::Test {
     EXPECT_TRUE(eventually(
         [&] {
           return std::all_of(ids.begin(), ids.end(), [&](std::int64_t id) {
-            return parse(admin.get("/v1/jobs/" + std::to_string(id))).value("phase", "") ==
+            return body(admin.get("/v1/jobs/" + std::to_string(id))).value("phase", "") ==
                    "running";
           });
         },
@@ -303,7 +299,7 @@ TEST_F(Failover, Kill9OfAShardOwnerIsTakenOverWithoutLosingJobsOrRestartingThem)
   ASSERT_GE(before["n1"].size() + before["n2"].size(), long_jobs.size());
   std::map<std::int64_t, int> attempts;
   for (const std::int64_t id : long_jobs) {
-    attempts[id] = parse(client(0).get("/v1/jobs/" + std::to_string(id))).value("attempt", -1);
+    attempts[id] = body(client(0).get("/v1/jobs/" + std::to_string(id))).value("attempt", -1);
   }
 
   const std::string old = shard("h100").value("holder", "");
@@ -326,8 +322,8 @@ TEST_F(Failover, Kill9OfAShardOwnerIsTakenOverWithoutLosingJobsOrRestartingThem)
   ASSERT_GT(probe, 0);
   EXPECT_TRUE(eventually(
       [&] {
-        return parse(client(survivor).get("/v1/jobs/" + std::to_string(probe)))
-                   .value("phase", "") == "succeeded";
+        return body(client(survivor).get("/v1/jobs/" + std::to_string(probe))).value("phase", "") ==
+               "succeeded";
       },
       30s));
   std::this_thread::sleep_for(1s);
@@ -338,7 +334,7 @@ TEST_F(Failover, Kill9OfAShardOwnerIsTakenOverWithoutLosingJobsOrRestartingThem)
   expect_acked_jobs_kept(survivor);
   // The long jobs ran through it: same attempt, and their workers are the same processes.
   for (const std::int64_t id : long_jobs) {
-    const json j = parse(client(survivor).get("/v1/jobs/" + std::to_string(id)));
+    const json j = body(client(survivor).get("/v1/jobs/" + std::to_string(id)));
     EXPECT_EQ(j.value("phase", ""), "running") << j.dump();
     EXPECT_EQ(j.value("attempt", -2), attempts[id]) << j.dump();
   }
@@ -423,9 +419,7 @@ TEST_F(Failover, ReplicasWakeEachOtherForSubmissionsAndAssignments) {
   ASSERT_GT(id, 0);
   auto c = client(via);
   ASSERT_TRUE(eventually(
-      [&] {
-        return parse(c.get("/v1/jobs/" + std::to_string(id))).value("phase", "") == "running";
-      },
+      [&] { return body(c.get("/v1/jobs/" + std::to_string(id))).value("phase", "") == "running"; },
       20s));
   const auto took =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);

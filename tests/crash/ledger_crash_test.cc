@@ -34,13 +34,9 @@ namespace corral::testing {
 namespace {
 
 using nlohmann::json;
+using testing::body;
 
 constexpr std::int64_t kPeriodMs = 1000;
-
-json parse(const std::string& s) {
-  json j = json::parse(s, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
 
 std::string job(int n) {
   return json{{"name", "bill-" + std::to_string(n)},
@@ -91,7 +87,7 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
       std::mt19937_64 local(churn_seed);
       while (!stop) {
         if (c.post("/v1/jobs", job(next_job++)).status == 0) return;
-        auto allocs = parse(c.get("/v1/allocations").body)["allocations"];
+        auto allocs = body(c.get("/v1/allocations").body)["allocations"];
         if (allocs.is_array() && allocs.size() > 4) {
           const auto victim = allocs[local() % allocs.size()]["job"].get<std::int64_t>();
           if (c.post("/v1/jobs/" + std::to_string(victim) + "/cancel", "").status == 0) return;
@@ -115,8 +111,7 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
   }
   // Let accrual catch up past the last crash, then stop for good.
   const auto accrued = [&] {
-    return parse(server.admin().get("/v1/chargeback").body)
-        .value("accruedUntilMs", std::int64_t{0});
+    return body(server.admin().get("/v1/chargeback").body).value("accruedUntilMs", std::int64_t{0});
   };
   const std::int64_t target = accrued() + 3 * kPeriodMs;
   ASSERT_TRUE(eventually([&] { return accrued() >= target; }, std::chrono::seconds(30)))

@@ -27,13 +27,9 @@ namespace corral::testing {
 namespace {
 
 using nlohmann::json;
+using testing::body;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-json parse(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
 
 // The last "corrald: ..." line of a replica's log: what it said when it refused to start.
 std::string refusal(const fs::path& data_dir) {
@@ -86,7 +82,7 @@ class ReplicaSetup : public ::testing::Test {
                             "spine=s1,leaf=l-" + node + ",rack=r-" + node)
                     .ok());
   }
-  json shards_of(CorraldProcess& r) { return parse(r.client(token_).get("/v1/shards")); }
+  json shards_of(CorraldProcess& r) { return body(r.client(token_).get("/v1/shards")); }
 
   TempDir dir_;
   std::string url_;
@@ -131,7 +127,7 @@ TEST_F(ReplicaSetup, ASecondReplicaRunsOnlyWithTheFirstOnesKeyFileAndThenJobsRun
   agent("n2", "dgx-a100", a.addr() + ",http://" + b.addr());
   auto via_a = a.client(token_), via_b = b.client(token_);
   ASSERT_TRUE(eventually([&] {
-    return parse(via_a.get("/v1/nodes")).value("nodes", json::array()).size() == 2;
+    return body(via_a.get("/v1/nodes")).value("nodes", json::array()).size() == 2;
   })) << via_a.get("/v1/nodes").body;
   std::vector<std::int64_t> ids;
   for (int i = 0; i < 12; ++i) {
@@ -144,12 +140,12 @@ TEST_F(ReplicaSetup, ASecondReplicaRunsOnlyWithTheFirstOnesKeyFileAndThenJobsRun
     }
     const auto r = (i % 2 ? via_a : via_b).post("/v1/jobs", spec.dump());
     ASSERT_EQ(r.status, 201) << r.body;
-    ids.push_back(parse(r).value("id", std::int64_t{0}));
+    ids.push_back(body(r).value("id", std::int64_t{0}));
   }
   for (const auto id : ids) {
     EXPECT_TRUE(eventually(
         [&] {
-          return parse(via_a.get("/v1/jobs/" + std::to_string(id))).value("phase", "") ==
+          return body(via_a.get("/v1/jobs/" + std::to_string(id))).value("phase", "") ==
                  "succeeded";
         },
         60s))
@@ -168,9 +164,9 @@ TEST_F(ReplicaSetup, AReplicaWithAnotherConfigTakesNoLeaseAndSaysWhyUntilTheOldC
 
   // b answers, but holds nothing and says why: in /healthz, /v1/shards and its log.
   ASSERT_TRUE(eventually([&] {
-    return parse(b.client("").get("/healthz")).value("status", "") == "degraded";
+    return body(b.client("").get("/healthz")).value("status", "") == "degraded";
   })) << b.client("").get("/healthz").body;
-  const std::string why = parse(b.client("").get("/healthz")).value("reason", "");
+  const std::string why = body(b.client("").get("/healthz")).value("reason", "");
   EXPECT_NE(why.find("differs from config"), std::string::npos) << why;
   EXPECT_NE(why.find("live replicas a"), std::string::npos) << why;
   const json seen_by_b = shards_of(b);
@@ -183,7 +179,7 @@ TEST_F(ReplicaSetup, AReplicaWithAnotherConfigTakesNoLeaseAndSaysWhyUntilTheOldC
   for (const auto& s : shards_of(b).value("shards", json::array())) {
     EXPECT_FALSE(s.value("servedHere", true)) << s.dump();  // no `default` lease
   }
-  EXPECT_EQ(parse(a.client("").get("/healthz")).value("status", ""), "ok");
+  EXPECT_EQ(body(a.client("").get("/healthz")).value("status", ""), "ok");
   std::ifstream log(dir_.path() / "b" / "corrald.log");
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("sched_config_mismatch"), std::string::npos) << text;
@@ -200,7 +196,7 @@ TEST_F(ReplicaSetup, AReplicaWithAnotherConfigTakesNoLeaseAndSaysWhyUntilTheOldC
       },
       20s))
       << shards_of(b).dump();
-  EXPECT_EQ(parse(b.client("").get("/healthz")).value("status", ""), "ok");
+  EXPECT_EQ(body(b.client("").get("/healthz")).value("status", ""), "ok");
 }
 
 }  // namespace

@@ -27,11 +27,6 @@ namespace corral::testing {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-inline json body(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 // What an uninterrupted run prints: the value every resumed run must end with.
 inline std::string uninterrupted_final(int steps) {
   const std::string cmd = trainer_path() + " --steps " + std::to_string(steps) + " 2>/dev/null";

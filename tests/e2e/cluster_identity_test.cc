@@ -26,11 +26,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-json body(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 json trainer_job(const std::filesystem::path& dir, const std::string& name, int steps) {
   return {{"name", name},
           {"resources", {{"gpus", 8}, {"gpuTypes", {"H100"}}}},

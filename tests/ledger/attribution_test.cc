@@ -13,15 +13,15 @@ namespace corral::ledger {
 namespace {
 
 const core::GpuTypeId kH100("H100");
-constexpr std::int64_t kHourMs = 3'600'000;
+constexpr std::int64_t kMsPerHour = 3'600'000;
 
 // A 10-hour report of 4 H100s (40 GPU-hours at $1 an hour): nlp was charged for 20
 // GPU-hours, vision for 10, and 10 went unused. nlp is guaranteed 2 GPUs (20 GPU-hours:
 // all used), vision 2 (20: it left 10 idle).
 std::vector<TypeTotal> day() {
-  return {{core::TenantId("nlp"), kH100, 20 * kHourMs, 20'000'000},
-          {core::TenantId("vision"), kH100, 10 * kHourMs, 10'000'000},
-          {core::TenantId(), kH100, 10 * kHourMs, 10'000'000}};
+  return {{core::TenantId("nlp"), kH100, 20 * kMsPerHour, 20'000'000},
+          {core::TenantId("vision"), kH100, 10 * kMsPerHour, 10'000'000},
+          {core::TenantId(), kH100, 10 * kMsPerHour, 10'000'000}};
 }
 const std::vector<Guarantee> kGuarantees = {{core::TenantId("nlp"), kH100, 2},
                                             {core::TenantId("vision"), kH100, 2}};
@@ -38,16 +38,17 @@ TEST(Attribution, ProportionalSplitsByUse) {
 
 TEST(Attribution, AGuaranteeLeftIdlePaysForTheIdleTime) {
   // nlp used its whole guarantee: it pays nothing; vision left 10 GPU-hours idle.
-  EXPECT_EQ(attribute(Attribution::kGuarantee, day(), kGuarantees, core::seconds(36000)),
-            (std::vector<TypeTotal>{{core::TenantId("vision"), kH100, 10 * kHourMs, 10'000'000}}));
+  EXPECT_EQ(
+      attribute(Attribution::kGuarantee, day(), kGuarantees, core::seconds(36000)),
+      (std::vector<TypeTotal>{{core::TenantId("vision"), kH100, 10 * kMsPerHour, 10'000'000}}));
   // Guaranteed more than the idle time: they share it by idle guarantee.
   const std::vector<Guarantee> big = {{core::TenantId("nlp"), kH100, 4},
                                       {core::TenantId("vision"), kH100, 4}};
   const auto shares = attribute(Attribution::kGuarantee, day(), big, core::seconds(36000));
   // Idle guarantees: nlp 40-20 = 20 h, vision 40-10 = 30 h; 10 h to share, 2:3.
   EXPECT_EQ(shares,
-            (std::vector<TypeTotal>{{core::TenantId("nlp"), kH100, 4 * kHourMs, 4'000'000},
-                                    {core::TenantId("vision"), kH100, 6 * kHourMs, 6'000'000}}));
+            (std::vector<TypeTotal>{{core::TenantId("nlp"), kH100, 4 * kMsPerHour, 4'000'000},
+                                    {core::TenantId("vision"), kH100, 6 * kMsPerHour, 6'000'000}}));
   EXPECT_EQ(attribution_from_string("guarantee"), Attribution::kGuarantee);
   EXPECT_FALSE(attribution_from_string("fair").has_value());
 }
@@ -62,12 +63,13 @@ TEST(AttributionProperty, SharesAddUpAndNeverExceedThePool) {
     for (const auto& type : types) {
       for (int t = static_cast<int>(rng.uniform(0, 4)); t > 0; --t) {
         const core::TenantId tenant("t" + std::to_string(rng.uniform(0, 5)));
-        totals.push_back({tenant, type, rng.uniform(0, 50 * kHourMs), rng.uniform(0, 99'999'999)});
+        totals.push_back(
+            {tenant, type, rng.uniform(0, 50 * kMsPerHour), rng.uniform(0, 99'999'999)});
         if (rng.chance(0.6)) guarantees.push_back({tenant, type, rng.uniform(0, 8)});
       }
       if (rng.chance(0.8)) {
         totals.push_back(
-            {core::TenantId(), type, rng.uniform(1, 50 * kHourMs), rng.uniform(0, 99'999'999)});
+            {core::TenantId(), type, rng.uniform(1, 50 * kMsPerHour), rng.uniform(0, 99'999'999)});
       }
     }
     const core::Duration window = core::seconds(rng.uniform(1, 86400));

@@ -21,7 +21,7 @@ using testing::whole;
 using Violations = std::vector<std::string>;
 
 // Well past every minimum runtime (10 minutes by default) of jobs started at time 0.
-const core::Time kNow = core::time_from_ms(3'600'000);
+const core::Time kOneHourIn = core::time_from_ms(3'600'000);
 
 // Two DGX nodes on one leaf; tenant t1 is guaranteed 64 GPUs of any type and may borrow
 // none, so nothing here is borrowed unless a case says so.
@@ -44,7 +44,7 @@ Pending wait(std::int64_t job, std::int32_t position, std::string reason = "no r
 }
 
 Violations check_at(const ClusterSnapshot& s, const Decisions& d, const SchedulerConfig& c = {}) {
-  return check(s, d, c, kNow);
+  return check(s, d, c, kOneHourIn);
 }
 
 TEST(Check, DecisionsThatKeepEveryRuleHaveNoViolations) {
@@ -57,7 +57,7 @@ TEST(Check, DecisionsThatKeepEveryRuleHaveNoViolations) {
   const Decisions d{.placements = {place(2, whole("n2"))}, .pending = {wait(3, 1), wait(4, 2)}};
   EXPECT_EQ(check_at(s, d), Violations{});
   // decide()'s own answer passes too (decide_checked fails the test otherwise).
-  testing::decide_checked(s, {}, kNow);
+  testing::decide_checked(s, {}, kOneHourIn);
 }
 
 TEST(Check, EveryPendingJobIsDecidedExactlyOnce) {
@@ -237,7 +237,7 @@ TEST(Check, PreemptionVictimMustBeEntitled) {
         "tenant nor started after the starved job it made room for"}},
       {"before its minimum runtime",
        JobBuilder(1).gpus(8).preemptible(),
-       {.started_ms = core::to_ms(kNow) - 60'000},
+       {.started_ms = core::to_ms(kOneHourIn) - 60'000},
        2,
        {"preemption of job 1 before its minimum runtime"}},
       {"past its cap",
@@ -312,8 +312,8 @@ TEST(Check, BackfillKeepsTheHeadsPromisedGpus) {
                      .pending(JobBuilder(3).gpus(1).max_runtime(core::seconds(600)))
                      .build();
   const PlannedStart head{.job = core::JobId(1),
-                          .at = kNow + core::seconds(3600),
-                          .expected = kNow + core::seconds(3600),
+                          .at = kOneHourIn + core::seconds(3600),
+                          .expected = kOneHourIn + core::seconds(3600),
                           .gpus = gpus(whole("n2"))};
   EXPECT_EQ(check_at(s, {.placements = {place(2, {{"n2", 0}}), place(3, {{"n2", 1}})},
                          .planned_starts = {head},

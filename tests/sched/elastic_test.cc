@@ -15,10 +15,9 @@ namespace {
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNow;
 using testing::placement_of;
-
-constexpr std::int64_t kHour = 3'600'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
 
 std::int32_t resized_to(const Decisions& d, std::int64_t job) {
   for (const Resize& r : d.resizes) {

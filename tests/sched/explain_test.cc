@@ -12,13 +12,12 @@ using core::PackLevel;
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNoBackfill;
+using testing::kNow;
 using testing::pending_of;
 using testing::placement_of;
 using testing::whole;
-
-constexpr std::int64_t kHour = 3'600'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
-const SchedulerConfig kNoBackfill{.backfill = false};
 
 // With EASY backfill on, the head of the queue waits for A100; job 2 waits for H100. The
 // head's planned start has nothing to do with job 2, so job 2's reason does not name it.

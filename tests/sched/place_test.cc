@@ -13,13 +13,13 @@ using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::indices_on;
 using testing::JobBuilder;
+using testing::kNoBackfill;
 using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
 
 // These tests look at placement and its reasons alone; backfill would turn the first
 // blocked job's reason into its planned start.
-const SchedulerConfig kNoBackfill{.backfill = false};
 
 // Two DGX nodes, one with a failed GPU: an 8-GPU job can only go to the healthy one.
 TEST(Place, EightGpuJobAvoidsNodeWithFailedGpu) {

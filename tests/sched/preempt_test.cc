@@ -13,13 +13,12 @@ using core::PackLevel;
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNow;
 using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
 using testing::whole;
-
-constexpr std::int64_t kHour = 3'600'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
 
 // EASY backfill, off by default: the first blocked job is promised its start.
 const SchedulerConfig kEasy{.backfill = true};

@@ -12,12 +12,12 @@ namespace {
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNow;
 using testing::pending_of;
 using testing::placement_of;
 using testing::whole;
 
-constexpr std::int64_t kHour = 3'600'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
 const SchedulerConfig kTwoHours{.starvation_age = core::seconds(2 * 3600)};
 
 // One DGX. Job 1 of tenant a (8 GPUs) has waited since `queued_ms`; job 2 of tenant b

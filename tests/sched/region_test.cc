@@ -12,16 +12,15 @@ namespace {
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNoBackfill;
+using testing::kNow;
 using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
 using testing::Where;
 using testing::whole;
 using Nodes = std::set<std::string>;
-
-constexpr std::int64_t kHour = 3'600'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
-const SchedulerConfig kNoBackfill{.backfill = false};
 
 const Where kUs{.region = "us-east"};
 const Where kEu{.region = "eu-west"};

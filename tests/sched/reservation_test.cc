@@ -12,14 +12,14 @@ using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::indices_on;
 using testing::JobBuilder;
+using testing::kHour;
+using testing::kNow;
 using testing::nodes_of;
 using testing::pending_of;
 using testing::placement_of;
 using testing::whole;
 
-constexpr std::int64_t kHour = 3'600'000;
 constexpr std::int64_t kMinute = 60'000;
-const core::Time kNow = core::time_from_ms(10 * kHour);
 
 JobBuilder spot(std::int64_t id) {
   return JobBuilder(id).tenant("ops").tier(0).preemptible().gpus(8).checkpoint(core::seconds(1800),

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/decide_helpers.h"
 #include "testing/fleet_builder.h"
 #include "testing/mini_cluster.h"
 #include "testing/random_fleet.h"
@@ -18,7 +19,7 @@ using testing::MiniCluster;
 using testing::Rng;
 
 constexpr std::int64_t kMinute = 60'000;
-constexpr std::int64_t kHour = 60 * kMinute;
+using testing::kHour;
 
 // A 256-GPU job arrives behind a steady stream of 1-8 GPU jobs (max runtime 1h) from two
 // other tenants on a 512-GPU cluster kept full. Bound: it starts within starvation_age +

@@ -20,8 +20,7 @@ namespace {
 using testing::decide_checked;
 using testing::FleetBuilder;
 using testing::JobBuilder;
-
-constexpr std::int64_t kHour = 3'600'000;
+using testing::kHour;
 
 TEST(WorkConserving, NoFittingJobWaitsBesideIdleGpusButForAPromiseItNames) {
   std::int64_t promised = 0, preempted = 0;

@@ -27,7 +27,7 @@ using core::time_from_ms;
 
 constexpr std::int64_t kT0 = 1'780'002'000'000;  // a multiple of a minute
 constexpr std::int64_t kMin = 60'000;
-core::Time at(std::int64_t offset_ms) { return time_from_ms(kT0 + offset_ms); }
+core::Time at_t0(std::int64_t offset_ms) { return time_from_ms(kT0 + offset_ms); }
 
 BillingSettings one_minute_periods() {
   BillingSettings b;
@@ -72,7 +72,7 @@ class AccrualControllerTest : public ::testing::Test {
                      .priority_class = "standard",
                      .gpus = 1,
                      .spec_json = R"({"name":"train"})",
-                     .now = at(0)})
+                     .now = at_t0(0)})
         .status();
   }
 
@@ -81,8 +81,8 @@ class AccrualControllerTest : public ::testing::Test {
     std::map<std::string, std::int64_t> out;
     EXPECT_TRUE(store_
                     ->read([&](store::Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(
-                          auto rows, tx.list_ledger({.from = at(period), .to = at(period + 1)}));
+                      CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_ledger({.from = at_t0(period),
+                                                                         .to = at_t0(period + 1)}));
                       for (const auto& r : rows) {
                         if (r.node.value == node && r.gpu_index == gpu) out[r.bucket] += r.gpu_ms;
                       }
@@ -94,7 +94,7 @@ class AccrualControllerTest : public ::testing::Test {
 
   Factory factory_;
   std::unique_ptr<store::Store> store_;
-  core::ManualClock clock_{at(0)};
+  core::ManualClock clock_{at_t0(0)};
   SpecCache specs_;
 };
 
@@ -117,41 +117,41 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
                                                          .node = core::NodeId("n1"),
                                                          .gpu_index = 0,
                                                          .gpu_type = core::GpuTypeId("H100"),
-                                                         .created_at = at(0)}));
+                                                         .created_at = at_t0(0)}));
             for (const auto& [t, kind] :
                  {std::pair{5'000, "started"}, std::pair{40'000, "preempted"}}) {
               CORRAL_RETURN_IF_ERROR(
-                  tx.append_job_event({.job = one, .time = at(t), .kind = kind}));
+                  tx.append_job_event({.job = one, .time = at_t0(t), .kind = kind}));
             }
             CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
-                {.job = one, .attempt = 1, .step = 10, .uri = "file:///c", .time = at(30'000)}));
-            CORRAL_RETURN_IF_ERROR(tx.release_allocations(one, at(50'000)).status());
+                {.job = one, .attempt = 1, .step = 10, .uri = "file:///c", .time = at_t0(30'000)}));
+            CORRAL_RETURN_IF_ERROR(tx.release_allocations(one, at_t0(50'000)).status());
             CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = core::NodeId("n1"),
                                                       .gpu_index = 1,
                                                       .kind = "unhealthy",
-                                                      .start = at(10'000)}));
+                                                      .start = at_t0(10'000)}));
             CORRAL_RETURN_IF_ERROR(
-                tx.close_gpu_state(core::NodeId("n1"), 1, "unhealthy", at(20'000)));
+                tx.close_gpu_state(core::NodeId("n1"), 1, "unhealthy", at_t0(20'000)));
             CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = core::NodeId("n1"),
                                                       .gpu_index = -1,
                                                       .kind = "drained",
-                                                      .start = at(45'000)}));
+                                                      .start = at_t0(45'000)}));
             CORRAL_RETURN_IF_ERROR(tx.insert_reservation(
                 {.id = core::ReservationId("r1"),
                  .tenant = core::TenantId("cv"),
                  .spec_json = reservation_to_json({.id = core::ReservationId("r1"),
                                                    .tenant = core::TenantId("cv"),
                                                    .nodes = {core::NodeId("n2")},
-                                                   .start = at(0),
-                                                   .end = at(10 * kMin)}),
-                 .created_at = at(0)}));
+                                                   .start = at_t0(0),
+                                                   .end = at_t0(10 * kMin)}),
+                 .created_at = at_t0(0)}));
             CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = two,
                                                          .attempt = 1,
                                                          .node = core::NodeId("n1"),
                                                          .gpu_index = 1,
                                                          .gpu_type = core::GpuTypeId("H100"),
-                                                         .created_at = at(kMin)}));
-            return tx.append_job_event({.job = two, .time = at(kMin), .kind = "started"});
+                                                         .created_at = at_t0(kMin)}));
+            return tx.append_job_event({.job = two, .time = at_t0(kMin), .kind = "started"});
           })
           .ok());
   // A node reservation reads back as it was stored (it once did not: a count of 0 beside
@@ -159,22 +159,22 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
   const core::Reservation reservation{.id = core::ReservationId("r1"),
                                       .tenant = core::TenantId("cv"),
                                       .nodes = {core::NodeId("n2")},
-                                      .start = at(0),
-                                      .end = at(10 * kMin)};
+                                      .start = at_t0(0),
+                                      .end = at_t0(10 * kMin)};
   const auto back = reservation_from_json(reservation_to_json(reservation));
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(*back, reservation);
   AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
   // Minute 0 ends at 1:00; its grace (10 s) runs to 1:10.
-  this->clock_.set(at(kMin + 9'000));
+  this->clock_.set(at_t0(kMin + 9'000));
   auto r = controller.accrue_due();
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->periods, 0);
-  this->clock_.set(at(2 * kMin + 10'000));
+  this->clock_.set(at_t0(2 * kMin + 10'000));
   r = controller.accrue_due();
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->periods, 2);
-  EXPECT_EQ(r->accrued_until, at(2 * kMin));
+  EXPECT_EQ(r->accrued_until, at_t0(2 * kMin));
 
   using B = std::map<std::string, std::int64_t>;
   // n1/0: 0:00-0:05 start-up, 0:05-0:30 used, 0:30-0:40 lost after the checkpoint,
@@ -216,9 +216,9 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
                                                            .node = core::NodeId(node),
                                                            .gpu_index = 0,
                                                            .gpu_type = core::GpuTypeId("H100"),
-                                                           .created_at = at(start)}));
+                                                           .created_at = at_t0(start)}));
               CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-                  {.job = core::JobId(job), .time = at(start), .kind = "started"}));
+                  {.job = core::JobId(job), .time = at_t0(start), .kind = "started"}));
             }
             std::vector<store::TelemetryRow> rows;
             for (const auto& [gpu, t, util] :
@@ -230,14 +230,14 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
                                                                     {1, kMin + 10'000, 0.0}}) {
               rows.push_back({.node = core::NodeId("n1"),
                               .gpu_index = gpu,
-                              .time = at(t),
+                              .time = at_t0(t),
                               .utilization = util});
             }
             return tx.insert_telemetry_batch(rows);
           })
           .ok());
   AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
-  this->clock_.set(at(2 * kMin + 10'000));
+  this->clock_.set(at_t0(2 * kMin + 10'000));
   auto r = controller.accrue_due();
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->periods, 2);
@@ -265,17 +265,17 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
                                                            .node = core::NodeId("n1"),
                                                            .gpu_index = 0,
                                                            .gpu_type = core::GpuTypeId("H100"),
-                                                           .created_at = at(when)}));
+                                                           .created_at = at_t0(when)}));
               return tx.append_job_event(
-                  {.job = core::JobId(job), .time = at(started), .kind = "started"});
+                  {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
             };
             CORRAL_RETURN_IF_ERROR(place(1, 0, 0));
-            CORRAL_RETURN_IF_ERROR(tx.release_allocations(core::JobId(1), at(30'000)).status());
+            CORRAL_RETURN_IF_ERROR(tx.release_allocations(core::JobId(1), at_t0(30'000)).status());
             return place(2, 29'995, 30'500);
           })
           .ok());
   AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
-  this->clock_.set(at(kMin + 10'000));
+  this->clock_.set(at_t0(kMin + 10'000));
   auto r = controller.accrue_due();
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->periods, 1);
@@ -294,10 +294,10 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
                                                  .node = core::NodeId("n1"),
                                                  .gpu_index = 0,
                                                  .gpu_type = core::GpuTypeId("H100"),
-                                                 .created_at = at(0)});
+                                                 .created_at = at_t0(0)});
                   })
                   .ok());
-  this->clock_.set(at(30 * kMin + 10'000));
+  this->clock_.set(at_t0(30 * kMin + 10'000));
   // Each counts, for /metrics, only what it inserted.
   LedgerCounters counted_a, counted_b;
   AccrualController a(*this->store_, this->clock_, this->specs_, one_minute_periods(), &counted_a);
@@ -318,10 +318,10 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   std::vector<store::LedgerRow> rows;
   ASSERT_TRUE(this->store_
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(rows,
-                                            tx.list_ledger({.from = at(0), .to = at(60 * kMin)}));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        rows, tx.list_ledger({.from = at_t0(0), .to = at_t0(60 * kMin)}));
                     CORRAL_ASSIGN_OR_RETURN(auto until, tx.accrued_until());
-                    EXPECT_EQ(until, at(30 * kMin));
+                    EXPECT_EQ(until, at_t0(30 * kMin));
                     return Status();
                   })
                   .ok());

@@ -24,11 +24,6 @@ inline std::string job_for(const std::string& tenant, int gpus = 1) {
       .dump();
 }
 
-inline json body(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 template <typename Factory>
 class ApiTest : public ::testing::Test {
  protected:

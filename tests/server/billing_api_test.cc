@@ -20,11 +20,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::int64_t kStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC
+constexpr std::int64_t kBillingStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC
 constexpr std::int64_t kMinuteMs = 60'000;
 
 // $3.60 an H100-hour (a micro-dollar a millisecond) until 20:28, then twice that.
-constexpr const char* kConfig = R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
+constexpr const char* kBillingConfig = R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
 tenants:
   nlp: {quotas: {H100: {guaranteed: 4, borrowLimit: 4}}}
   vision: {quotas: {H100: {guaranteed: 4, borrowLimit: 4}}}
@@ -40,7 +40,7 @@ billing:
 class BillingApiTest : public ::testing::Test, public ClusterCalls {
  protected:
   void SetUp() override {
-    auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig);
+    auto started = InProcessCorrald::start(dir_.path(), clock_, kBillingConfig);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
     connect(*corrald_);
@@ -66,7 +66,7 @@ class BillingApiTest : public ::testing::Test, public ClusterCalls {
   }
 
   TempDir dir_;
-  core::ManualClock clock_{core::time_from_ms(kStartMs)};
+  core::ManualClock clock_{core::time_from_ms(kBillingStartMs)};
   std::unique_ptr<InProcessCorrald> corrald_;
 };
 
@@ -78,10 +78,10 @@ TEST_F(BillingApiTest, ChargebackIsTheLedgerAndPricesApplyFromTheirDate) {
   ASSERT_TRUE(wait_phase(vision, "launching"));
   n1.round();
   ASSERT_EQ(phase(nlp), "running");
-  const std::int64_t end = kStartMs + 4 * kMinuteMs;
+  const std::int64_t end = kBillingStartMs + 4 * kMinuteMs;
   run_until(n1, end);
 
-  const json report = body(admin().get("/v1/chargeback?from=" + std::to_string(kStartMs) +
+  const json report = body(admin().get("/v1/chargeback?from=" + std::to_string(kBillingStartMs) +
                                        "&to=" + std::to_string(end)));
   ASSERT_EQ(report["rows"].size(), 2u) << report.dump();
   // 8 GPUs for 4 minutes; the first two at 1 micro-dollar a ms, the last two at 2.
@@ -106,13 +106,14 @@ TEST_F(BillingApiTest, ChargebackIsTheLedgerAndPricesApplyFromTheirDate) {
             report["total"]["amountMicros"].get<std::int64_t>());
   // Without attribution, the idle GPUs stay with the operator.
   const json plain =
-      body(admin().get("/v1/chargeback?attribution=none&from=" + std::to_string(kStartMs) +
+      body(admin().get("/v1/chargeback?attribution=none&from=" + std::to_string(kBillingStartMs) +
                        "&to=" + std::to_string(end)));
   EXPECT_EQ(plain["unattributed"]["gpuMs"], 2 * 4 * kMinuteMs);
   EXPECT_EQ(plain["rows"][1]["attributed"]["gpuMs"], 0);
   // By bucket: the agent reported no utilization, so held time is used.
-  const json buckets = body(admin().get("/v1/chargeback?groupBy=bucket&attribution=none&from=" +
-                                        std::to_string(kStartMs) + "&to=" + std::to_string(end)));
+  const json buckets =
+      body(admin().get("/v1/chargeback?groupBy=bucket&attribution=none&from=" +
+                       std::to_string(kBillingStartMs) + "&to=" + std::to_string(end)));
   for (const auto& row : buckets["rows"]) {
     const std::string b = row["bucket"];
     EXPECT_TRUE(b == "used" || b == "unallocated") << b;
@@ -131,7 +132,7 @@ TEST_F(BillingApiTest, MembersSeeTheirOwnTenantOnly) {
   const auto vision = submit({{"tenant", "vision"}, {"resources", {{"gpus", 2}}}});
   ASSERT_TRUE(wait_phase(vision, "launching"));
   n1.round();
-  run_until(n1, kStartMs + 2 * kMinuteMs);
+  run_until(n1, kBillingStartMs + 2 * kMinuteMs);
   TestClient as_nlp(addr_, member("nlp"));
   for (const char* by : {"tenant", "job", "bucket", "day", "gpuType"}) {
     const json r = body(as_nlp.get(std::string("/v1/chargeback?groupBy=") + by));

@@ -21,12 +21,13 @@ using namespace std::chrono_literals;
 
 // corrald's defaults for agents (30 s of silence loses a node, 10 s first backoff, 30 s
 // stop grace): the test crosses each by moving the clock.
-constexpr const char* kConfig = "scheduler:\n  tickMs: 20\n  batchWindowMs: 2\n  minRuntimeMs: 0\n";
+constexpr const char* kCorraldConfig =
+    "scheduler:\n  tickMs: 20\n  batchWindowMs: 2\n  minRuntimeMs: 0\n";
 
 class CorraldTest : public ::testing::Test, public ClusterCalls {
  protected:
   void SetUp() override {
-    auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig);
+    auto started = InProcessCorrald::start(dir_.path(), clock_, kCorraldConfig);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
     connect(*corrald_);

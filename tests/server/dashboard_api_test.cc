@@ -23,7 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using server::TenantTotals;
 
-constexpr std::int64_t kStartMs = 1'779'999'960'000;
+constexpr std::int64_t kDashboardStartMs = 1'779'999'960'000;
 
 // ---- usage_rows ---------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ TEST(UsageRows, SumsTheClusterAndTakesCountsSinceTheLastSample) {
   const std::map<std::string, TenantTotals> totals = {
       {"nlp", {.preemptions = 3, .restarts = 1, .waits = 6, .wait_ms_sum = 10000}},
       {"vision", {.preemptions = 0, .restarts = 2, .waits = 1, .wait_ms_sum = 500}}};
-  const core::Time now = core::time_from_ms(kStartMs);
+  const core::Time now = core::time_from_ms(kDashboardStartMs);
   const auto rows = server::usage_rows(state, &shares, totals, since, now);
 
   ASSERT_EQ(rows.size(), 4u);  // "*", then nlp, research, vision by name
@@ -96,7 +96,8 @@ TEST(UsageRows, SumsTheClusterAndTakesCountsSinceTheLastSample) {
 
 // ---- the API ------------------------------------------------------------------------
 
-constexpr const char* kConfig = R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
+constexpr const char* kDashboardConfig =
+    R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
 tenants:
   nlp: {quotas: {H100: {guaranteed: 4, borrowLimit: 4}}}
   vision: {weight: 2, quotas: {H100: {guaranteed: 4}}}
@@ -106,7 +107,7 @@ dashboard: {historyMs: 100}
 class DashboardApiTest : public ::testing::Test, public ClusterCalls {
  protected:
   void SetUp() override {
-    auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig);
+    auto started = InProcessCorrald::start(dir_.path(), clock_, kDashboardConfig);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
     connect(*corrald_);
@@ -129,7 +130,7 @@ class DashboardApiTest : public ::testing::Test, public ClusterCalls {
   }
 
   TempDir dir_;
-  core::ManualClock clock_{core::time_from_ms(kStartMs)};
+  core::ManualClock clock_{core::time_from_ms(kDashboardStartMs)};
   std::unique_ptr<InProcessCorrald> corrald_;
   std::int64_t nlp_ = 0, vision_ = 0;
 };

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "api_fixture.h"
+#include "run_fixture.h"
 #include <gtest/gtest.h>
 
 namespace corral::testing {
 namespace {
 
-const std::string kDigest = "sha256:" + std::string(64, 'a');
 const std::string kOtherDigest = "sha256:" + std::string(64, 'b');
 
 json version_body(const std::string& version) {

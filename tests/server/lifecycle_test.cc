@@ -28,7 +28,7 @@ using core::JobId;
 using core::JobPhase;
 using core::NodeId;
 
-constexpr std::int64_t kStartMs = 1'700'000'000'000;
+constexpr std::int64_t kLifecycleStartMs = 1'700'000'000'000;
 
 std::string spec(int gpus, int max_restarts) {
   return R"({"name": "train", "resources": {"gpus": )" + std::to_string(gpus) +
@@ -51,7 +51,7 @@ class LifecycleTest : public ::testing::Test {
   void SetUp() override {
     open_or_skip(factory_, store_);
     if (IsSkipped() || HasFatalFailure()) return;
-    clock_.set(core::time_from_ms(kStartMs));
+    clock_.set(core::time_from_ms(kLifecycleStartMs));
     settings_.stop_grace_ms = 30'000;
     settings_.restart_backoff_ms = 1'000;
     settings_.restart_backoff_max_ms = 8'000;
@@ -119,7 +119,7 @@ class LifecycleTest : public ::testing::Test {
     ok(store_->transact([&](store::Tx& tx) {
       return tx.upsert_agent_session({.node = NodeId(node),
                                       .agent_url = "http://127.0.0.1:1",
-                                      .joined_at = core::time_from_ms(kStartMs),
+                                      .joined_at = core::time_from_ms(kLifecycleStartMs),
                                       .heartbeat_at = clock_.now(),
                                       .lost = lost});
     }));
@@ -561,7 +561,7 @@ TEST_F(LifecycleTest, NoTimerFreesTheGpusOfACancelledJob) {
     board_.set_applied("n1", board_.version("n1"));
     ok(health.check_once());
     ok(reconcile(id));
-    ASSERT_EQ(held(id), 4u) << "at +" << core::to_ms(clock_.now()) - kStartMs << " ms";
+    ASSERT_EQ(held(id), 4u) << "at +" << core::to_ms(clock_.now()) - kLifecycleStartMs << " ms";
     ++rounds;
   }
   EXPECT_GE(rounds, 20);

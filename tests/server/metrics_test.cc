@@ -293,10 +293,10 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
   EXPECT_EQ(state.gpus[2].fb_used_mib, 559);
 }
 
-constexpr std::int64_t kStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC, a minute
+constexpr std::int64_t kMetricsStartMs = 1'779'999'960'000;  // 2026-05-28 20:26:00 UTC, a minute
 
 // nlp: guaranteed 4 of 8 H100s and may borrow 4; vision: 2 and no borrowing.
-constexpr const char* kConfig = R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
+constexpr const char* kMetricsConfig = R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
 metrics: {refreshMs: 20}
 tenants:
   nlp: {quotas: {H100: {guaranteed: 4, borrowLimit: 4}}}
@@ -314,7 +314,7 @@ class MetricsTest : public ::testing::Test, public ClusterCalls {
     std::string url;
     store_url_or_skip<Factory>(url);
     if (this->IsSkipped() || this->HasFatalFailure()) return;
-    auto started = InProcessCorrald::start(dir_.path(), clock_, kConfig, url);
+    auto started = InProcessCorrald::start(dir_.path(), clock_, kMetricsConfig, url);
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
     addr_ = corrald_->addr();
@@ -348,7 +348,7 @@ class MetricsTest : public ::testing::Test, public ClusterCalls {
   }
 
   TempDir dir_;
-  core::ManualClock clock_{core::time_from_ms(kStartMs)};
+  core::ManualClock clock_{core::time_from_ms(kMetricsStartMs)};
   std::unique_ptr<InProcessCorrald> corrald_;
   std::string scrape_token_;
 };
@@ -474,9 +474,9 @@ TYPED_TEST(MetricsTest, PerTenantAndPerGpuSeriesFollowTheCluster) {
   std::int64_t until = 0;
   ASSERT_TRUE(eventually([&] {
     until = body(this->admin().get("/v1/chargeback")).value("accruedUntilMs", std::int64_t{0});
-    return until >= kStartMs + 120'000;
+    return until >= kMetricsStartMs + 120'000;
   }));
-  const double want = 8.0 * static_cast<double>(until - kStartMs) / 1000.0;
+  const double want = 8.0 * static_cast<double>(until - kMetricsStartMs) / 1000.0;
   double total = 0, nlp = 0;
   eventually([&] {
     text = this->scrape();

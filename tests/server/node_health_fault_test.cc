@@ -31,7 +31,7 @@ using testing::FaultyStore;
 
 const core::NodeId kLost("n1");
 const core::NodeId kOther("n2");
-const core::Time kNow = core::time_from_ms(50'000);
+const core::Time kHealthNow = core::time_from_ms(50'000);
 
 // A valid stored spec (the controller decodes it for the job's restart budget).
 std::string train_spec_json() {
@@ -132,7 +132,7 @@ Status lose_node(store::Store& store, Effects& fx) {
   SpecCache specs;
   const AgentSettings settings;
   return store.transact([&](store::Tx& tx) {
-    const LifecycleContext ctx{board, settings, kNow, fx, specs};
+    const LifecycleContext ctx{board, settings, kHealthNow, fx, specs};
     return declare_node_lost(tx, ctx, kLost, "no heartbeat for 49000 ms");
   });
 }

@@ -35,8 +35,10 @@ static_assert(cycle::field_count<sched::PendingJob>() == 5,
 static_assert(cycle::field_count<sched::JobRequest>() == 18,
               "JobRequest changed: fill the new field in both adapters and here");
 
-constexpr std::int64_t kNow = 1'800'000'000'000;
-core::Time at(std::int64_t offset_s) { return core::time_from_ms(kNow + offset_s * 1000); }
+constexpr std::int64_t kContractNowMs = 1'800'000'000'000;
+core::Time at_s(std::int64_t offset_s) {
+  return core::time_from_ms(kContractNowMs + offset_s * 1000);
+}
 
 // One job of the scenario, as both sides need it.
 struct Job {
@@ -100,8 +102,8 @@ class SnapshotContractTest : public ::testing::Test {
                       .tenant = core::TenantId("b"),
                       .gpu_type = core::GpuTypeId("H100"),
                       .count = 4,
-                      .start = at(-3600),
-                      .end = at(3600)}};
+                      .start = at_s(-3600),
+                      .end = at_s(3600)}};
     usage_ = {{core::TenantId("a"), 5000.5}, {core::TenantId("b"), 1234.25}};
   }
 
@@ -204,10 +206,10 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
                                              .spec_json = this->specs_.at(node.id.value),
                                              .admin = node.admin,
-                                             .created_at = at(-86400),
-                                             .updated_at = at(-86400)}));
+                                             .created_at = at_s(-86400),
+                                             .updated_at = at_s(-86400)}));
       // The agent's observation: n3 reports GPU 7 unhealthy.
-      store::ObservedNode observed{.node = node.id, .heartbeat_at = at(-1)};
+      store::ObservedNode observed{.node = node.id, .heartbeat_at = at_s(-1)};
       for (const auto& g : node.gpus) {
         observed.gpus.push_back(
             {.index = g.index,
@@ -219,21 +221,21 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     // r1's cap from the admin config (which wins over the agent's), r2's the smallest
     // its agents declared.
     CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
-        {.rack = "r1", .declared_by = "config", .power_cap_watts = 20'000, .updated_at = at(0)}));
+        {.rack = "r1", .declared_by = "config", .power_cap_watts = 20'000, .updated_at = at_s(0)}));
     CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
-        {.rack = "r1", .declared_by = "node/n1", .power_cap_watts = 9'000, .updated_at = at(0)}));
+        {.rack = "r1", .declared_by = "node/n1", .power_cap_watts = 9'000, .updated_at = at_s(0)}));
     CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
-        {.rack = "r2", .declared_by = "node/n3", .power_cap_watts = 6'000, .updated_at = at(0)}));
+        {.rack = "r2", .declared_by = "node/n3", .power_cap_watts = 6'000, .updated_at = at_s(0)}));
     for (const auto& cfg : this->tenant_configs_) {
       CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = cfg.tenant.id,
                                             .config_json = server::tenant_config_to_json(cfg),
-                                            .updated_at = at(-86400)}));
+                                            .updated_at = at_s(-86400)}));
     }
     for (const auto& r : this->reservations_) {
       CORRAL_RETURN_IF_ERROR(tx.insert_reservation({.id = r.id,
                                                     .tenant = r.tenant,
                                                     .spec_json = server::reservation_to_json(r),
-                                                    .created_at = at(-86400)}));
+                                                    .created_at = at_s(-86400)}));
     }
     const auto insert = [&](const Job& j) -> core::Result<store::JobRow> {
       CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId(j.tenant),
@@ -241,7 +243,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                                        .priority_class = j.priority_class,
                                                        .tier = core::tier_of(j.priority_class),
                                                        .spec_json = j.spec,
-                                                       .now = at(-9000)}));
+                                                       .now = at_s(-9000)}));
       EXPECT_EQ(row.id.value, j.id);
       return row;
     };
@@ -255,10 +257,10 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                                        .node = core::NodeId("n1"),
                                                        .gpu_index = g,
                                                        .gpu_type = core::GpuTypeId("H100"),
-                                                       .created_at = at(-8000 + a * 1000)}));
+                                                       .created_at = at_s(-8000 + a * 1000)}));
         }
         CORRAL_RETURN_IF_ERROR(
-            tx.release_allocations(JobId(j.id), at(-8000 + a * 1000 + per)).status());
+            tx.release_allocations(JobId(j.id), at_s(-8000 + a * 1000 + per)).status());
       }
       return core::Status();
     };
@@ -282,14 +284,14 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                                      .gpu_index = g.index,
                                                      .gpu_type = core::GpuTypeId("H100"),
                                                      .borrowed = r.borrowed,
-                                                     .created_at = at(r.started_s)}));
+                                                     .created_at = at_s(r.started_s)}));
       }
       if (r.checkpoint_s) {
         CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = row.id,
                                                      .attempt = earlier_attempts + 1,
                                                      .step = 10,
                                                      .uri = "/c/10",
-                                                     .time = at(*r.checkpoint_s)}));
+                                                     .time = at_s(*r.checkpoint_s)}));
       }
       CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.get_job(row.id));
       store::JobRow next = *fresh;
@@ -304,7 +306,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       store::JobRow next = *fresh;
       next.attempt = p.attempts;
       next.preemptions = p.preemptions;
-      next.queued_at = at(p.queued_s);
+      next.queued_at = at_s(p.queued_s);
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, core::JobPhase::kPending));
       EXPECT_TRUE(won);
     }
@@ -314,7 +316,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                             .name = "nightly",
                                             .job = JobId(100),
                                             .run = *it,
-                                            .finished_at = at(-20000)},
+                                            .finished_at = at_s(-20000)},
                                            server::kRunHistoryKept));
     }
     return core::Status();
@@ -322,7 +324,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 
   sched::SnapshotInput from_store;
   this->ok(this->store_->read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at(0)));
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_jobs({.phases = {core::JobPhase::kPending}}));
     std::map<std::int64_t, store::JobRow> queue;
     for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
@@ -332,7 +334,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     server::SpecCache specs;
     server::RequestCache requests(specs);
     from_store = server::snapshot_from_store(
-        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at(0));
+        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at_s(0));
     return core::Status();
   }));
 
@@ -349,7 +351,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   for (const auto& r : running) {
     sim::ModelJob m{
         .request = request(r.job), .name = r.job.name, .state = sim::JobState::kRunning};
-    m.run_start_ms = core::to_ms(at(r.started_s));
+    m.run_start_ms = core::to_ms(at_s(r.started_s));
     m.gpus = r.gpus;
     m.borrowed = r.borrowed;
     m.attempts = r.earlier_gpu_s > 0 ? 2 : 1;
@@ -360,7 +362,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   for (const auto& p : pending) {
     sim::ModelJob m{
         .request = request(p.job), .name = p.job.name, .state = sim::JobState::kPending};
-    m.queued_at_ms = core::to_ms(at(p.queued_s));
+    m.queued_at_ms = core::to_ms(at_s(p.queued_s));
     m.attempts = p.attempts;
     m.preemptions = p.preemptions;
     m.ended_gpu_ms = p.earlier_gpu_s * 1000;
@@ -374,7 +376,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                 .racks = this->racks_,
                                 .tenants = tenants,
                                 .reservations = this->reservations_},
-                               this->usage_, jobs, {}, history, core::to_ms(at(0)));
+                               this->usage_, jobs, {}, history, core::to_ms(at_s(0)));
 
   // ---- field by field ----------------------------------------------------------------
   EXPECT_TRUE(from_store.gpu_types == from_fleet.gpu_types);
@@ -414,8 +416,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 
   // ... and the facts the policy depends on are really there, not both left at defaults.
   ASSERT_EQ(from_store.running.size(), 4u);
-  EXPECT_EQ(from_store.running[0].last_checkpoint_at, at(-10));
-  EXPECT_EQ(from_store.running[1].last_checkpoint_at, at(-3600));
+  EXPECT_EQ(from_store.running[0].last_checkpoint_at, at_s(-10));
+  EXPECT_EQ(from_store.running[1].last_checkpoint_at, at_s(-3600));
   EXPECT_EQ(from_store.running[1].preemptions, 1);
   EXPECT_TRUE(from_store.running[1].borrowed);
   EXPECT_DOUBLE_EQ(from_store.running[0].attained_gpu_seconds, 8 * 610.0);
@@ -463,21 +465,21 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
     for (const auto& cfg : this->tenant_configs_) {
       CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = cfg.tenant.id,
                                             .config_json = server::tenant_config_to_json(cfg),
-                                            .updated_at = at(-86400)}));
+                                            .updated_at = at_s(-86400)}));
     }
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("a"),
                                                      .name = elastic.name,
                                                      .priority_class = "standard",
                                                      .tier = core::tier_of("standard"),
                                                      .spec_json = elastic.spec,
-                                                     .now = at(-9000)}));
+                                                     .now = at_s(-9000)}));
     for (int g = 0; g < 4; ++g) {
       CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = row.id,
                                                    .attempt = 1,
                                                    .node = core::NodeId("n1"),
                                                    .gpu_index = g,
                                                    .gpu_type = core::GpuTypeId("H100"),
-                                                   .created_at = at(-600)}));
+                                                   .created_at = at_s(-600)}));
     }
     // On H100 at 4 GPUs: 20 samples/s, then 30 (the newer replaces it). An older figure on
     // another type (A100 at 2 GPUs) is left out: the newest report was on H100.
@@ -486,13 +488,13 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
                                                    .gpu_type = core::GpuTypeId("H100"),
                                                    .gpus = 4,
                                                    .throughput = throughput,
-                                                   .time = at(t)}));
+                                                   .time = at_s(t)}));
     }
     CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
                                                  .gpu_type = core::GpuTypeId("A100-80GB"),
                                                  .gpus = 2,
                                                  .throughput = 5,
-                                                 .time = at(-5000)}));
+                                                 .time = at_s(-5000)}));
     store::JobRow next = row;
     next.phase = core::JobPhase::kRunning;
     next.attempt = 1;
@@ -502,13 +504,13 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   }));
   sched::SnapshotInput in;
   this->ok(this->store_->read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at(0)));
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
     server::SpecCache specs;
     server::RequestCache requests(specs);
     const std::map<std::int64_t, store::JobRow> queue;
     const sched::RunHistory history;
     in = server::snapshot_from_store(
-        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at(0));
+        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at_s(0));
     return core::Status();
   }));
   ASSERT_EQ(in.running.size(), 1u);

@@ -46,7 +46,7 @@ using testing::FakeAgent;
 using testing::Fault;
 using testing::FaultyStore;
 
-constexpr std::int64_t kT0 = 1'780'000'040'000;  // 20 s into a minute, 27 min into an hour
+constexpr std::int64_t kTelemetryT0 = 1'780'000'040'000;  // 20 s into a minute, 27 min into an hour
 
 std::vector<core::TelemetrySample> samples(int n, std::int64_t time_ms, double util = 0.5) {
   std::vector<core::TelemetrySample> out;
@@ -70,7 +70,7 @@ class TelemetrySinkTest : public ::testing::Test {
     std::vector<store::TelemetryRow> out;
     const Status s = store_->read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(out, tx.list_telemetry(core::NodeId(node), gpu, core::Time{},
-                                                     core::time_from_ms(kT0 * 2)));
+                                                     core::time_from_ms(kTelemetryT0 * 2)));
       return Status();
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
@@ -79,8 +79,9 @@ class TelemetrySinkTest : public ::testing::Test {
   std::vector<store::TelemetryRollupRow> rollups(store::TelemetryResolution r) {
     std::vector<store::TelemetryRollupRow> out;
     const Status s = store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(out, tx.list_telemetry_rollup(
-                                       r, core::Time{}, core::time_from_ms(kT0 * 2), std::nullopt));
+      CORRAL_ASSIGN_OR_RETURN(
+          out, tx.list_telemetry_rollup(r, core::Time{}, core::time_from_ms(kTelemetryT0 * 2),
+                                        std::nullopt));
       return Status();
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
@@ -89,7 +90,7 @@ class TelemetrySinkTest : public ::testing::Test {
 
   Factory factory_;
   std::unique_ptr<store::Store> store_;
-  core::ManualClock clock_{core::time_from_ms(kT0)};
+  core::ManualClock clock_{core::time_from_ms(kTelemetryT0)};
 };
 
 TYPED_TEST_SUITE(TelemetrySinkTest, corral::testing::Stores, corral::testing::StoreNames);
@@ -99,14 +100,14 @@ TYPED_TEST_SUITE(TelemetrySinkTest, corral::testing::Stores, corral::testing::St
 TYPED_TEST(TelemetrySinkTest, CapsSamplesPerNodePerMinute) {
   if (this->IsSkipped()) return;
   TelemetrySink sink(*this->store_, this->clock_, {.node_samples_per_minute = 100});
-  EXPECT_EQ(sink.offer("n1", samples(60, kT0)).accepted, 60);
-  const TelemetryOffer second = sink.offer("n1", samples(60, kT0));
+  EXPECT_EQ(sink.offer("n1", samples(60, kTelemetryT0)).accepted, 60);
+  const TelemetryOffer second = sink.offer("n1", samples(60, kTelemetryT0));
   EXPECT_EQ(second.accepted, 40);
   EXPECT_EQ(second.dropped, 20);
-  EXPECT_EQ(sink.offer("n1", samples(1, kT0)).accepted, 0);
-  EXPECT_EQ(sink.offer("n2", samples(100, kT0)).accepted, 100);
+  EXPECT_EQ(sink.offer("n1", samples(1, kTelemetryT0)).accepted, 0);
+  EXPECT_EQ(sink.offer("n2", samples(100, kTelemetryT0)).accepted, 100);
   this->clock_.advance(core::seconds(40));  // the next minute
-  EXPECT_EQ(sink.offer("n1", samples(70, kT0)).accepted, 70);
+  EXPECT_EQ(sink.offer("n1", samples(70, kTelemetryT0)).accepted, 70);
   const TelemetryStats st = sink.stats();
   EXPECT_EQ(st.accepted, 60 + 40 + 100 + 70);
   EXPECT_EQ(st.dropped_rate, 20 + 1);
@@ -118,13 +119,13 @@ TYPED_TEST(TelemetrySinkTest, CapsSamplesPerNodePerMinute) {
 TYPED_TEST(TelemetrySinkTest, CapsTheQueueAndAFlushMakesRoom) {
   if (this->IsSkipped()) return;
   TelemetrySink sink(*this->store_, this->clock_, {.queue_samples = 50});
-  EXPECT_EQ(sink.offer("n1", samples(30, kT0)).accepted, 30);
-  EXPECT_EQ(sink.offer("n2", samples(30, kT0)).accepted, 20);
+  EXPECT_EQ(sink.offer("n1", samples(30, kTelemetryT0)).accepted, 30);
+  EXPECT_EQ(sink.offer("n2", samples(30, kTelemetryT0)).accepted, 20);
   EXPECT_EQ(sink.stats().dropped_queue, 10);
   ASSERT_TRUE(sink.flush_once().ok());
   EXPECT_EQ(sink.stats().queued, 0);
   EXPECT_EQ(sink.stats().written, 50);
-  EXPECT_EQ(sink.offer("n2", samples(30, kT0)).accepted, 30);
+  EXPECT_EQ(sink.offer("n2", samples(30, kTelemetryT0)).accepted, 30);
 }
 
 // What is offered is written as raw samples and rolled up by minute and hour; one write
@@ -135,7 +136,7 @@ TYPED_TEST(TelemetrySinkTest, WritesRawSamplesAndRollups) {
   std::vector<core::TelemetrySample> batch;
   for (int i = 0; i < 12; ++i) {
     batch.push_back({.gpu = 2,
-                     .time_ms = kT0 + 5'000 * i,  // 20 s into a minute: 8 then 4
+                     .time_ms = kTelemetryT0 + 5'000 * i,  // 20 s into a minute: 8 then 4
                      .utilization = i < 8 ? 0.9 : 0.1,
                      .memory_used_mib = 100 * i,
                      .power_w = 100.0 + i,
@@ -150,12 +151,12 @@ TYPED_TEST(TelemetrySinkTest, WritesRawSamplesAndRollups) {
   ASSERT_TRUE(sink.flush_once().ok());
   const auto rows = this->raw("n1", 2);
   ASSERT_EQ(rows.size(), 12u);
-  EXPECT_EQ(core::to_ms(rows[3].time), kT0 + 15'000);
+  EXPECT_EQ(core::to_ms(rows[3].time), kTelemetryT0 + 15'000);
   EXPECT_EQ(rows[3].throttle, std::vector<std::string>{"sw_thermal_slowdown"});
   EXPECT_DOUBLE_EQ(rows[11].power_watts, 111);
   const auto minutes = this->rollups(store::TelemetryResolution::kMinute);
   ASSERT_EQ(minutes.size(), 2u);
-  EXPECT_EQ(core::to_ms(minutes[0].start), kT0 - 20'000);
+  EXPECT_EQ(core::to_ms(minutes[0].start), kTelemetryT0 - 20'000);
   EXPECT_EQ(minutes[0].samples, 8);
   EXPECT_NEAR(minutes[0].avg_utilization, 0.9, 1e-9);
   EXPECT_EQ(minutes[0].throttled_samples, 1);
@@ -177,7 +178,7 @@ TYPED_TEST(TelemetrySinkTest, AFailingWriteDropsItsBatch) {
                      Fault{.nth = 1, .persistent = true, .only = "insert_telemetry"});
   TelemetrySink sink(faulty, this->clock_, {});
   for (int round = 0; round < 3; ++round) {
-    EXPECT_EQ(sink.offer("n1", samples(16, kT0)).accepted, 16);
+    EXPECT_EQ(sink.offer("n1", samples(16, kTelemetryT0)).accepted, 16);
     const Status s = sink.flush_once();
     EXPECT_EQ(s.code(), core::StatusCode::kUnavailable) << s.to_string();
   }
@@ -202,18 +203,18 @@ TYPED_TEST(TelemetrySinkTest, PrunesPastRetention) {
   // One sample every half hour over the last 6 hours.
   std::vector<core::TelemetrySample> old;
   for (int i = 1; i <= 12; ++i) {
-    old.push_back({.gpu = 0, .time_ms = kT0 - i * kHour / 2, .utilization = 0.5});
+    old.push_back({.gpu = 0, .time_ms = kTelemetryT0 - i * kHour / 2, .utilization = 0.5});
   }
   ASSERT_EQ(sink.offer("n1", old).accepted, 12);
   ASSERT_TRUE(sink.flush_once().ok());
   ASSERT_TRUE(sink.prune_once().ok());
   EXPECT_EQ(this->raw("n1", 0).size(), 2u);  // 0.5 h and 1 h old (the cutoff is exclusive)
   for (const auto& m : this->rollups(store::TelemetryResolution::kMinute)) {
-    EXPECT_GE(core::to_ms(m.start), kT0 - 3 * kHour);
+    EXPECT_GE(core::to_ms(m.start), kTelemetryT0 - 3 * kHour);
   }
   EXPECT_EQ(this->rollups(store::TelemetryResolution::kMinute).size(), 5u);
   for (const auto& h : this->rollups(store::TelemetryResolution::kHour)) {
-    EXPECT_GE(core::to_ms(h.start), kT0 - 5 * kHour);
+    EXPECT_GE(core::to_ms(h.start), kTelemetryT0 - 5 * kHour);
   }
   EXPECT_EQ(this->rollups(store::TelemetryResolution::kHour).size(), 4u);
   EXPECT_EQ(sink.stats().pruned, (12 - 2) + (12 - 5) + (6 - 4));
@@ -324,7 +325,7 @@ TYPED_TEST(TelemetrySinkTest, FailingTelemetryWritesNeverFailHeartbeatsOrTheApi)
   ASSERT_EQ(agent.join("jt").status, 200);
   for (int i = 0; i < 20; ++i) {
     const auto posted =
-        agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kT0 + 1000 * i));
+        agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kTelemetryT0 + 1000 * i));
     ASSERT_EQ(posted.status, 202) << posted.body;
     EXPECT_EQ(body(posted)["accepted"], 8);
     const auto beat = agent.heartbeat();
@@ -361,12 +362,13 @@ TYPED_TEST(TelemetrySinkTest, AHangingTelemetryWriteNeverHoldsTheAgentRoutes) {
   ASSERT_EQ(agent.join("jt").status, 200);
   gated.set_open(false);
   world.sink.start();
-  ASSERT_EQ(agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kT0)).status, 202);
+  ASSERT_EQ(agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kTelemetryT0)).status,
+            202);
   gated.await_waiter();  // the writer now hangs with those 8 samples
   std::int64_t accepted = 0;
   for (int i = 0; i < 10; ++i) {
     const auto posted =
-        agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kT0 + 1000 * i));
+        agent.client().post("/v1/agents/n1/telemetry", telemetry_body(8, kTelemetryT0 + 1000 * i));
     ASSERT_EQ(posted.status, 202) << posted.body;
     accepted += body(posted)["accepted"].get<std::int64_t>();
     ASSERT_EQ(agent.heartbeat().status, 200);
@@ -386,9 +388,10 @@ TYPED_TEST(TelemetrySinkTest, TheRouteChecksTheNodeAndTheBody) {
   TelemetryWorld world(*this->store_, *this->store_, this->clock_, {});
   FakeAgent agent{.addr = world.addr, .node = "n1"};
   ASSERT_EQ(agent.join("jt").status, 200);
-  EXPECT_EQ(agent.client().post("/v1/agents/n2/telemetry", telemetry_body(1, kT0)).status, 403);
+  EXPECT_EQ(agent.client().post("/v1/agents/n2/telemetry", telemetry_body(1, kTelemetryT0)).status,
+            403);
   EXPECT_EQ(testing::TestClient(world.addr, "nope")
-                .post("/v1/agents/n1/telemetry", telemetry_body(1, kT0))
+                .post("/v1/agents/n1/telemetry", telemetry_body(1, kTelemetryT0))
                 .status,
             401);
   const auto bad = agent.client().post(
@@ -422,7 +425,7 @@ TEST(ThrottleHealth, ThrottledTooLongIsUnhealthy) {
   AgentSettings settings;
   settings.throttle_drain_after_ms = 60'000;
   const core::Node node = two_gpus();
-  const auto at = [](std::int64_t ms) { return core::time_from_ms(kT0 + ms); };
+  const auto at = [](std::int64_t ms) { return core::time_from_ms(kTelemetryT0 + ms); };
   auto judged = evaluate_gpus(node, readings({"hw_thermal_slowdown"}), settings, {}, at(0));
   ASSERT_EQ(judged.size(), 2u);
   EXPECT_EQ(judged[0].condition, core::GpuCondition::kOk);
@@ -485,7 +488,7 @@ TEST(ThrottleHealth, ConfigReadsReasonsAndWindow) {
 // the node with the reason, as any GPU fault does.
 TEST(ThrottleHealth, AHeartbeatThrottledTooLongDrainsTheNode) {
   corral::testing::TempDir dir;
-  core::ManualClock clock(core::time_from_ms(kT0));
+  core::ManualClock clock(core::time_from_ms(kTelemetryT0));
   auto corrald = corral::testing::InProcessCorrald::start(
       dir.path(), clock, "agents:\n  nodeLostAfterMs: 3600000\n  throttleDrainAfterMs: 120000\n");
   ASSERT_TRUE(corrald.ok()) << corrald.status().to_string();

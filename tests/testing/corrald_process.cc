@@ -171,4 +171,9 @@ core::Status exec_sql(const std::string& url, const std::string& sql) {
   return rc == SQLITE_OK ? core::Status() : core::internal_error(message);
 }
 
+nlohmann::json body(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
 }  // namespace corral::testing

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <sys/types.h>
 
 #include "core/result.h"
@@ -28,6 +29,11 @@ struct HttpReply {
   std::string body;
   std::map<std::string, std::string> headers;
 };
+
+// A reply's body as JSON; null when it is not JSON (no answer, a proxy's page), for the
+// test to fail on the value it expected rather than throw.
+nlohmann::json body(const std::string& text);
+inline nlohmann::json body(const HttpReply& r) { return body(r.body); }
 
 // A tiny HTTP client over httplib for tests: bearer token, JSON bodies, extra headers.
 // Thread safety: needs external synchronization; make one per thread.

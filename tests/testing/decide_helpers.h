@@ -1,6 +1,7 @@
-// Small helpers for reading Decisions in tests.
+// Small helpers for decide() tests: the clock they share and readers of Decisions.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -8,6 +9,11 @@
 #include "sched/decide.h"
 
 namespace corral::testing {
+
+// The clock of most decide() tests: hour 10, far from time zero, in milliseconds.
+inline constexpr std::int64_t kHour = 3'600'000;
+inline const core::Time kNow = core::time_from_ms(10 * kHour);
+inline const sched::SchedulerConfig kNoBackfill{.backfill = false};
 
 // decide() at `now` (default: time zero), also asserting that check() finds nothing.
 inline sched::Decisions decide_checked(const sched::ClusterSnapshot& s,

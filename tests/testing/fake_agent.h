@@ -23,12 +23,6 @@ namespace corral::testing {
 
 using nlohmann::json;
 
-// The reply's JSON body; null when it is not JSON.
-inline json body(const HttpReply& r) {
-  json j = json::parse(r.body, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
 // A scripted agent: joins, polls, heartbeats, and keeps a model of the workers it
 // "runs" (started when desired run, stopped only when the test says so).
 struct FakeAgent {

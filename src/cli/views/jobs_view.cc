@@ -73,7 +73,7 @@ std::string index_list_text(std::vector<std::int64_t> ix) {
   return out;
 }
 
-std::string labels_text(const json& job) {
+std::string spec_labels_text(const json& job) {
   const json& spec = field(job, "spec");
   std::string out;
   if (!spec.is_object()) return out;
@@ -126,7 +126,7 @@ std::string job_text(const json& j, const json& events, const TimeStyle& style) 
   std::string gpus = text(field(j, "gpus")) + " asked";
   if (j.value("heldGpus", 0) > 0) gpus += fmt::format(", {} held", j.value("heldGpus", 0));
   line("gpus", gpus);
-  line("labels", labels_text(j));
+  line("labels", spec_labels_text(j));
   const json& alloc = field(j, "allocation");
   if (alloc.is_object()) {
     std::map<std::string, std::vector<std::int64_t>> by_node;

@@ -73,7 +73,7 @@ Telemetry telemetry_of(const json& node) {
   return {percent_text(util / n), celsius_text(hottest), power_text(power)};
 }
 
-std::string labels_text(const json& labels) {
+std::string topology_labels_text(const json& labels) {
   std::string out;
   for (const char* key : {"region", "cluster", "spine", "leaf", "rack", "nvlinkRack"}) {
     const std::string v = text(field(labels, key));
@@ -143,7 +143,7 @@ std::string node_text(const json& n, const TimeStyle& style, bool wide) {
   }
   line("gpus", fmt::format("{} x {}{}, {} allocated", gpus.size(), type,
                            spec ? " (" + gib_text(spec->memory_mib) + ")" : "", allocated.size()));
-  line("labels", labels_text(field(n, "labels")));
+  line("labels", topology_labels_text(field(n, "labels")));
   if (field(n, "cpus").is_number()) {
     line("host", fmt::format("{} CPUs, {}", n.value("cpus", 0),
                              gib_text(n.value("memoryMib", std::int64_t{0}))));
