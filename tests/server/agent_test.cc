@@ -359,7 +359,9 @@ TYPED_TEST(AgentTest, XidFaultDrainsTheNodeAndRequeuesItsJob) {
 }
 
 TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {
-  this->start("nodeLostAfterMs: 600");
+  // Long enough for both agents' first heartbeat to come in under a loaded machine (at
+  // 600 ms, n1 was sometimes lost before it had reported its ranks running).
+  this->start("nodeLostAfterMs: 2500");
   if (this->IsSkipped()) return;
   FakeAgent n1 = this->agent("n1"), n2 = this->agent("n2");
   const auto id = this->submit({{"resources", {{"gpus", 16}}}, {"maxRestarts", 2}});
