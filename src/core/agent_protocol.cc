@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/job_spec.h"
 #include "core/json_object.h"
 #include "core/utf8.h"
 
@@ -26,7 +27,6 @@ constexpr std::int64_t kMaxTimeMs = std::int64_t{1} << 50;  // ms since the epoc
 constexpr std::size_t kMaxUrlBytes = 256;
 constexpr std::size_t kMaxPathBytes = 4096;
 constexpr std::size_t kMaxChecksumBytes = 256;
-constexpr double kMaxReportedThroughput = 1e15;  // as elastic.scaling (job_spec_parse.cc)
 constexpr std::size_t kMaxStateBytes = 16;
 constexpr std::size_t kMaxTextBytes = 1 << 16;
 
@@ -630,7 +630,7 @@ Result<CheckpointReport> decode_checkpoint_report(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(read_int(Field{j, root, "bytes"}, 0, INT64_MAX, r.bytes));
   CORRAL_RETURN_IF_ERROR(read_string(Field{j, root, "checksum"}, kMaxChecksumBytes, r.checksum));
   CORRAL_RETURN_IF_ERROR(
-      read_double(Field{j, root, "throughput"}, 0, kMaxReportedThroughput, r.throughput));
+      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, r.throughput));
   return r;
 }
 
@@ -660,7 +660,7 @@ Result<WorkerCheckpoint> decode_worker_checkpoint(std::string_view body) {
   CORRAL_RETURN_IF_ERROR(
       read_string(Field{j, root, "checksum", true}, kMaxChecksumBytes, c.report.checksum));
   CORRAL_RETURN_IF_ERROR(
-      read_double(Field{j, root, "throughput"}, 0, kMaxReportedThroughput, c.report.throughput));
+      read_double(Field{j, root, "throughput"}, 0, kMaxThroughput, c.report.throughput));
   return c;
 }
 

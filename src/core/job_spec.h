@@ -75,6 +75,10 @@ struct ScalingPoint {
   friend bool operator==(const ScalingPoint&, const ScalingPoint&) = default;
 };
 
+// The most throughput a scaling point or a worker's report may carry: ratios are what
+// matters, and this keeps them and their logarithms far from overflow.
+inline constexpr double kMaxThroughput = 1e15;
+
 struct ElasticRange {
   std::int32_t min_gpus = 0;
   std::int32_t max_gpus = 0;

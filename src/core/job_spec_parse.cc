@@ -28,10 +28,9 @@ using internal::TreeNode;
 
 // Limits of the schema; docs/jobspec.md lists the same numbers.
 constexpr std::int64_t kMaxGpus = 16384;
-// A scaling curve's throughputs (the message below names them): ratios of them are what
-// matters, and this range keeps them and their logarithms far from underflow.
+// A scaling curve's least throughput (the message below names it; the most is
+// kMaxThroughput, job_spec.h): it keeps ratios and their logarithms far from underflow.
 constexpr double kMinThroughput = 1e-9;
-constexpr double kMaxThroughput = 1e15;
 // The largest NVLink domain in service (GB200 NVL72), hence the most GPUs one node or
 // one NVLink domain can give a job.
 constexpr std::int64_t kMaxGpusPerNode = 72;
