@@ -60,16 +60,21 @@ int run_main(int argc, char** argv) {
                  "topology: rack=r1,leaf=l1,spine=s1,region=..,cluster=..,nvlinkRack=..,"
                  "rackPowerCapW=..");
   app.add_option("--state-dir", state_dir, "run records and logs (default /tmp/corral-agent-NODE)");
-  app.add_option("--listen", listen, "local server address, HOST:PORT (port 0: any)");
-  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat period")->check(CLI::Range(50, 60000));
+  app.add_option("--listen", listen, "local server address, HOST:PORT (port 0: any)")
+      ->capture_default_str();
+  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat period")
+      ->check(CLI::Range(50, 60000))
+      ->capture_default_str();
   app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
   double telemetry_interval_s = 5, telemetry_flush_s = 10;
   app.add_option("--telemetry-interval", telemetry_interval_s,
                  "seconds between GPU telemetry samples (0: no telemetry)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--telemetry-flush", telemetry_flush_s,
                  "seconds between telemetry batches sent to corrald")
-      ->check(CLI::Range(0.01, 3600.0));
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,6 +34,16 @@ struct Tenant {
   double weight = 1.0;  // > 0
   std::map<GpuTypeId, Quota> quotas;
   Quota default_quota;  // for GPU types not in `quotas`
+  // The priority classes the tenant may use, by tier, each with the most GPUs its jobs of
+  // that class may hold at once (kUnlimited: no cap), as Slurm's QOS limits: a tier not
+  // listed may hold none. Empty: every class, without a cap.
+  std::map<std::int32_t, std::int64_t> max_gpus_by_tier;
+
+  std::int64_t max_gpus_at(std::int32_t tier) const {
+    if (max_gpus_by_tier.empty()) return kUnlimited;
+    const auto it = max_gpus_by_tier.find(tier);
+    return it == max_gpus_by_tier.end() ? 0 : it->second;
+  }
 
   const Quota& quota_for(const GpuTypeId& type) const {
     const auto it = quotas.find(type);

@@ -118,12 +118,13 @@ v("borrowLimit", t.borrow_limit);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(core::Tenant, 5){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(core::Tenant, 6){template <typename V, typename T>
                                      static void visit(V & v, T& t){v("id", t.id);
 v("parent", t.parent);
 v("weight", t.weight);
 v("quotas", t.quotas);
 v("defaultQuota", t.default_quota);
+v("maxGpusByTier", t.max_gpus_by_tier);
 }
 }
 ;

@@ -67,10 +67,13 @@ class Checker {
     for (const auto& [job, p] : pending_) {
       if (!seen.count(job)) fail(cat("job ", job.value, " got no decision"));
     }
+    std::int32_t in_line = 0;
     for (size_t i = 0; i < d_.pending.size(); ++i) {
-      if (d_.pending[i].position != static_cast<std::int32_t>(i) + 1) {
+      const bool never = d_.pending[i].kind == PendingKind::kUnschedulable;
+      const std::int32_t expected = never ? 0 : ++in_line;
+      if (d_.pending[i].position != expected) {
         fail(cat("pending job ", d_.pending[i].job.value, " has position ", d_.pending[i].position,
-                 ", expected ", i + 1));
+                 ", expected ", expected));
       }
       if (d_.pending[i].reason.empty()) {
         fail(cat("pending job ", d_.pending[i].job.value, " has no reason"));
@@ -228,11 +231,13 @@ class Checker {
     const TypeIx type = s_.topo()[node].type;
     const std::pair<TenantIx, TypeIx> key{*s_.find_tenant(r.tenant), type};
     tenant_used_[key] += 1;
+    tier_used_[{key.first, r.tier}] += 1;
     node_use_[node].first += r.cpus_per_gpu;
     node_use_[node].second += r.memory_per_gpu_mib;
     rack_watts_[s_.topo()[node].rack] += s_.gpu_types()[type].tdp_watts;
     if (new_here) {
       grew_.insert(key);
+      tier_grew_.insert({key.first, r.tier});
       touched_nodes_.insert(node);
       touched_racks_.insert(s_.topo()[node].rack);
     }
@@ -351,6 +356,15 @@ class Checker {
                  ", past its limit of ", q.max_total()));
       }
     }
+    // A tenant's priority-class caps (core::Tenant::max_gpus_by_tier).
+    for (const auto& [key, used] : tier_used_) {
+      if (!tier_grew_.count(key)) continue;
+      const core::Tenant& t = s_.tenants()[key.first];
+      if (used > t.max_gpus_at(key.second)) {
+        fail(cat("tenant ", t.id.value, " holds ", used, " GPUs at tier ", key.second,
+                 ", past its class cap of ", t.max_gpus_at(key.second)));
+      }
+    }
     for (NodeIx node : touched_nodes_) {
       const core::Node& n = s_.nodes()[node];
       const auto [cpus, mem] = node_use_[node];
@@ -424,6 +438,8 @@ class Checker {
   std::set<GpuRef> held_;
   std::map<std::pair<TenantIx, TypeIx>, std::int64_t> tenant_used_;
   std::set<std::pair<TenantIx, TypeIx>> grew_;
+  std::map<std::pair<TenantIx, std::int32_t>, std::int64_t> tier_used_;  // by tenant, tier
+  std::set<std::pair<TenantIx, std::int32_t>> tier_grew_;
   std::map<NodeIx, std::pair<std::int64_t, std::int64_t>> node_use_;
   std::map<RackIx, std::int64_t> rack_watts_;
   std::set<NodeIx> touched_nodes_;

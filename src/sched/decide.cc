@@ -4,12 +4,14 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 
 #include "core/units.h"
 #include "sched/internal/admit.h"
 #include "sched/internal/backfill.h"
+#include "sched/internal/class_caps.h"
 #include "sched/internal/explain.h"
 #include "sched/internal/fleet_bounds.h"
 #include "sched/internal/gate.h"
@@ -37,6 +39,7 @@ struct Cycle {
         plan(snapshot),
         bounds(plan),
         running(snapshot),
+        caps(snapshot, running),
         gate(snapshot, t),
         waiting(snapshot) {}
 
@@ -46,6 +49,7 @@ struct Cycle {
   Plan plan;
   detail::FleetBounds bounds;
   detail::RunningIndex running;
+  detail::ClassCaps caps;  // tenants' priority-class caps, this cycle's placements counted
   detail::Gate gate;
   std::map<detail::View, detail::NoFitMemo> memos;  // valid while no GPU is given back
   std::optional<core::JobId> head;                  // the backfill head, once found
@@ -556,6 +560,7 @@ void grow_elastic(Cycle& c) {
     }
     c.gate.enter(c.plan, c.gate.view_for(r));
     if (!detail::admit(c.plan, c.running.tenant[g.ix], type, size - g.target).ok) continue;
+    if (c.caps.room(c.running.tenant[g.ix], r.tier) < size - g.target) continue;
     detail::PlaceRequest request = place_request(c, r, type, size - g.target);
     request.topology.mode = core::TopologyMode::kPreferred;
     detail::PlaceMiss miss;
@@ -569,6 +574,7 @@ void grow_elastic(Cycle& c) {
       continue;
     }
     c.plan.take(placed->takes, c.running.tenant[g.ix], r.cpus_per_gpu, r.memory_per_gpu_mib);
+    c.caps.add(c.running.tenant[g.ix], r.tier, size - g.target);
     g.all = std::move(all);
     g.target = size;
     push_next(gi);
@@ -596,21 +602,58 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
 
   // 1. order: jobs in queue order; each is admitted, placed or explained before the next
   //    is looked at, so fair share sees every placement made before it.
+  std::int32_t in_line = 0;  // pending jobs given a position so far
+  // The previous job's placement, if any, counts against its tenant's class cap.
+  std::size_t counted = 0;
+  std::pair<TenantIx, std::int32_t> previous{-1, 0};
+  const auto count_placements = [&] {
+    for (; counted < c.out.placements.size(); ++counted) {
+      c.caps.add(previous.first, previous.second,
+                 static_cast<std::int64_t>(c.out.placements[counted].gpus.size()));
+    }
+  };
   while (auto next = queue.next(c.plan)) {
+    count_placements();
     const auto [ix, standing] = *next;
-    const PendingJob& job = snapshot.pending()[ix];
+    const TenantIx tenant = *snapshot.find_tenant(snapshot.pending()[ix].request.tenant);
+    // Its tenant's cap for its priority class (core::kUnlimited: none). An elastic job may
+    // still fit at a smaller size: its request, capped, is what the rest of the cycle sees.
+    const JobRequest& asked = snapshot.pending()[ix].request;
+    const std::int64_t room = c.caps.room(tenant, asked.tier);
+    std::optional<PendingJob> capped;
+    std::int32_t largest = asked.gpus, least = asked.gpus;  // sizes it may be placed at
+    if (room < core::kUnlimited && asked.elastic) {
+      const std::vector<std::int32_t> sizes = detail::allowed_sizes(asked);  // largest first
+      largest = sizes.front();
+      least = sizes.back();
+      const auto fits =
+          std::find_if(sizes.begin(), sizes.end(), [&](std::int32_t size) { return size <= room; });
+      if (largest > room && fits != sizes.end()) {
+        capped = snapshot.pending()[ix];
+        capped->request.gpus = *fits;
+        capped->request.elastic->max_gpus = *fits;
+        largest = *fits;
+      }
+    }
+    const PendingJob& job = capped ? *capped : snapshot.pending()[ix];
     const JobRequest& r = job.request;
+    previous = {tenant, r.tier};
     c.out.queue.push_back({r.id, standing});
-    const TenantIx tenant = *snapshot.find_tenant(r.tenant);
 
+    // A job that can never fit the fleet is not in line (position 0): it must never read
+    // as ahead of work that can run.
     const auto wait = [&](PendingKind kind, std::string reason) {
       c.out.pending.push_back({.job = r.id,
-                               .position = static_cast<std::int32_t>(c.out.pending.size()) + 1,
+                               .position = kind == PendingKind::kUnschedulable ? 0 : ++in_line,
                                .kind = kind,
                                .reason = std::move(reason)});
     };
     if (std::string problem = c.gate.reservation_problem(r); !problem.empty()) {
       wait(PendingKind::kReservation, std::move(problem));
+      continue;
+    }
+    if (room < largest) {
+      wait(PendingKind::kQuota, c.caps.reason(tenant, r.tier, least));
       continue;
     }
     c.gate.enter(c.plan, c.gate.view_for(r));
@@ -667,6 +710,7 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     wait(attempt.kind, std::move(attempt.reason));
   }
 
+  count_placements();
   // 7. elastic jobs grow into what nobody pending can use.
   if (config.elastic_growth) grow_elastic(c);
   return std::move(c.out);

@@ -70,7 +70,9 @@ std::string_view to_string(PendingKind kind);
 
 struct Pending {
   core::JobId job;
-  std::int32_t position = 0;  // 1-based place in the queue after this cycle
+  // 1-based place in the queue after this cycle, among the jobs that can run; 0 for an
+  // unschedulable one, which is never ahead of runnable work.
+  std::int32_t position = 0;
   PendingKind kind = PendingKind::kCapacity;
   std::string reason;  // short, for a user to act on
 };

@@ -34,8 +34,10 @@ AttemptFacts attempt_facts(const store::AllocationRow& a, Time until,
   for (const auto& e : events) {
     if (!within(e.time, a.created_at, end)) continue;
     if (e.kind == "started" && !started) started = e.time;
-    if (e.kind == "preempted" && !out.stopping_from) out.stopping_from = e.time;
-    if (e.kind == "preempted" || e.kind == "rank failed" || e.kind == "node lost") lost = true;
+    // A resize stops the job as a preemption does (checkpoint and restart).
+    const bool stopped = e.kind == "preempted" || e.kind == "resizing";
+    if (stopped && !out.stopping_from) out.stopping_from = e.time;
+    if (stopped || e.kind == "rank failed" || e.kind == "node lost") lost = true;
   }
   // An attempt that has not started (or never did) is start-up all along.
   out.overhead = started.value_or(std::max(end.value_or(until), a.created_at)) - a.created_at;

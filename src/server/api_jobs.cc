@@ -68,6 +68,33 @@ Status submit_precheck(ApiContext& api, const Call& c) {
 
 }  // namespace
 
+// The tenant's priority classes (its config's priorityClasses): a class it was not given
+// is refused, and so is a job that could never fit under its class's cap (the scheduler
+// holds the others to it, sched/internal/class_caps.h).
+Status check_priority_class(const TenantConfig& tenant, const core::JobSpec& spec) {
+  const core::Tenant& t = tenant.tenant;
+  const std::int64_t cap = t.max_gpus_at(core::tier_of(spec.priority_class));
+  if (cap == 0) {
+    std::string allowed;
+    for (const core::PriorityClass& pc : core::default_priority_classes()) {
+      if (t.max_gpus_at(pc.tier) > 0) allowed += (allowed.empty() ? "" : ", ") + pc.name;
+    }
+    return core::invalid_argument("priorityClass", "tenant " + t.id.value +
+                                                       " may not use priority class " +
+                                                       spec.priority_class + "; it may use " +
+                                                       (allowed.empty() ? "none" : allowed));
+  }
+  const std::int64_t least = spec.elastic ? spec.elastic->min_gpus : spec.resources.gpus;
+  if (least > cap) {
+    return core::invalid_argument("resources.gpus",
+                                  "tenant " + t.id.value + "'s " + spec.priority_class +
+                                      " jobs may hold at most " + std::to_string(cap) +
+                                      " GPUs at once (priorityClasses." + spec.priority_class +
+                                      ".maxGpus); this one needs " + std::to_string(least));
+  }
+  return Status();
+}
+
 Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                 const core::JobSpec& spec, const std::string& sealed_secrets,
                                 std::string_view audit_action) {
@@ -87,6 +114,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
     }
     return tenant.status();
   }
+  CORRAL_RETURN_IF_ERROR(check_priority_class(*tenant, spec));
   // Only a leaf tenant runs jobs (sched/snapshot.h): a job of a parent would fail cycles.
   CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
   for (const auto& t : tenants) {
@@ -214,9 +242,17 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
     filter.tenant = core::TenantId(p.tenant);
   }
   if (req.has_param("phase")) {
-    const auto phase = core::job_phase_from_string(req.get_param_value("phase"));
-    if (!phase) return core::invalid_argument("phase", "unknown phase");
-    filter.phases.push_back(*phase);
+    // One phase or several, comma separated: `corral jobs` asks for the unfinished ones.
+    const std::string phases = req.get_param_value("phase");
+    for (std::size_t at = 0; at <= phases.size();) {
+      const std::size_t comma = std::min(phases.find(',', at), phases.size());
+      const auto phase = core::job_phase_from_string(phases.substr(at, comma - at));
+      if (!phase) return core::invalid_argument("phase", "unknown phase");
+      if (std::find(filter.phases.begin(), filter.phases.end(), *phase) == filter.phases.end()) {
+        filter.phases.push_back(*phase);
+      }
+      at = comma + 1;
+    }
   }
   if (req.has_param("after")) {
     const auto after = parse_decimal(req.get_param_value("after"));
@@ -293,9 +329,9 @@ Result<Reply> cancel(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
   Effects fx;
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow next, cancel_job(tx, api.lifecycle(fx), job, note));
-  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "job.cancel",
-                                            "job/" + std::to_string(job.id.value),
-                                            audit_summary(job), audit_summary(next)));
+  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
+      tx, c, "job.cancel", "job/" + std::to_string(job.id.value), audit_summary(job),
+      json{{"phase", std::string(core::to_string(next.phase))}, {"reason", reason}}.dump()));
   ++api.metrics.jobs_cancelled;
   Reply reply = json_reply(job_json(next, nullptr, ""));
   reply.wake_scheduler = true;

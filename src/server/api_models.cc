@@ -187,16 +187,26 @@ Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
     if (k != "name" && k != "reason") return core::invalid_argument(k, "unknown field");
   }
   const json name = body.value("name", json());
-  const json declared =
-      json::parse(v.content).value("gates", json::object()).value("approvals", json::array());
-  if (!name.is_string() || std::find(declared.begin(), declared.end(), name) == declared.end()) {
+  const auto gates = approval_gates(json::parse(v.content).value("gates", json::object()));
+  const auto gate = std::find_if(gates.begin(), gates.end(),
+                                 [&](const ApprovalGate& g) { return name == g.name; });
+  if (gate == gates.end()) {
+    json names = json::array();
+    for (const ApprovalGate& g : gates) names.push_back(g.name);
     return core::invalid_argument("name", "must be one of the approvals " + id + "@" + v.version +
-                                              " asks for: " + declared.dump());
+                                              " asks for: " + names.dump());
   }
   const json reason = body.value("reason", json(""));
   if (!reason.is_string() || reason.get<std::string>().size() > 1024) {
     return core::invalid_argument("reason", "must be a string of at most 1024 bytes");
   }
+  const std::string_view token_prefix = "token:";
+  std::optional<store::TokenRow> registrant;
+  if (v.created_by.starts_with(token_prefix)) {
+    CORRAL_ASSIGN_OR_RETURN(registrant,
+                            tx.find_token_by_name(v.created_by.substr(token_prefix.size())));
+  }
+  CORRAL_RETURN_IF_ERROR(may_approve(c.who, v, registrant, *gate));
   CORRAL_ASSIGN_OR_RETURN(const bool added,
                           tx.insert_model_approval({.model = id,
                                                     .version = v.version,
@@ -205,8 +215,11 @@ Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
                                                     .reason = reason.get<std::string>(),
                                                     .at = api.now()}));
   if (added) {
-    CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
-        tx, c, "model.approve", "model/" + id + "@" + v.version, "", name.get<std::string>()));
+    // The audit entry names the approver (the actor: token, role, tenant and owner) and
+    // what they approved and why.
+    CORRAL_RETURN_IF_ERROR(
+        api.pipeline.audit(tx, c, "model.approve", "model/" + id + "@" + v.version, "",
+                           json{{"approval", gate->name}, {"reason", reason}}.dump()));
   }
   CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(id, v.version));
   return json_reply(version_json(v, approvals), added ? 201 : 200);

@@ -171,13 +171,41 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   Effects fx;
   CORRAL_ASSIGN_OR_RETURN(*row, set_node_admin(tx, api.lifecycle(fx), *row, action,
                                                p.id + (reason.empty() ? "" : ": " + reason)));
-  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "node." + verb, "node/" + id,
-                                            std::string(core::to_string(before)),
-                                            std::string(core::to_string(row->admin))));
+  // The reason is its own field, as the operator gave it (not only inside the text).
+  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
+      tx, c, "node." + verb, "node/" + id, std::string(core::to_string(before)),
+      json{{"state", std::string(core::to_string(row->admin))}, {"reason", reason}}.dump()));
   CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
   Reply reply = json_reply(v);
   reply.wake_scheduler = true;
   reply.effects = fx;
+  return reply;
+}
+
+// DELETE /v1/nodes/{id}: a node leaves the fleet. Refused while it holds work (drain it
+// first) or while its agent is connected (it would register the node again at once).
+Result<Reply> delete_node(ApiContext& api, const Call& c, store::Tx& tx) {
+  const std::string id = c.req.matches[1];
+  if (!valid_name(id)) return core::not_found("node not found");
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+  if (!row) return core::not_found("node " + id + " not found");
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.list_active_allocations_on(row->id));
+  if (!held.empty()) {
+    return core::failed_precondition("node " + id + " holds work (job " +
+                                     std::to_string(held.front().job.value) +
+                                     "); drain it first: corral drain " + id + " --reason ...");
+  }
+  CORRAL_ASSIGN_OR_RETURN(const auto session, tx.get_agent_session(row->id));
+  if (session && !session->lost) {
+    return core::failed_precondition("node " + id +
+                                     "'s agent is connected and would register it again; stop "
+                                     "corral-agent there first");
+  }
+  CORRAL_RETURN_IF_ERROR(tx.delete_node(row->id));
+  CORRAL_RETURN_IF_ERROR(
+      api.pipeline.audit(tx, c, "node.delete", "node/" + id, row->spec_json, ""));
+  Reply reply = json_reply({{"name", id}, {"deleted", true}});
+  reply.wake_scheduler = true;
   return reply;
 }
 
@@ -190,6 +218,7 @@ std::vector<Route> node_routes(ApiContext& api) {
       read_route("GET", R"(/v1/nodes/([^/]+))", kCallers, bind_api(api, get_node)),
       write_route("POST", R"(/v1/nodes/([^/]+)/(cordon|drain|undrain))", kAdmins,
                   bind_api(api, set_admin)),
+      write_route("DELETE", R"(/v1/nodes/([^/]+))", kAdmins, bind_api(api, delete_node)),
   };
 }
 

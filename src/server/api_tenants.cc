@@ -104,14 +104,19 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   return reply;
 }
 
-// Only an unused tenant goes: no child tenant, no unfinished job, no reservation. Its
-// finished jobs and ledger entries keep its name. A tenant named in corrald's config
-// comes back at the next start.
+// Only an unused tenant other than default goes: no child tenant, no unfinished job, no
+// reservation. Its finished jobs and ledger entries keep its name. A tenant named in
+// corrald's config comes back at the next start.
 Result<Reply> delete_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string name = c.req.matches[1];
   if (!valid_name(name)) return core::not_found("tenant not found");
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_tenant(core::TenantId(name)));
   if (!row) return core::not_found("tenant " + name + " not found");
+  // Every spec without `tenant:` goes to default: without it each of them would fail.
+  if (name == "default") {
+    return core::failed_precondition(
+        "tenant default takes every job that names no tenant; it cannot be deleted");
+  }
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
   for (const auto& other : rows) {
     const auto cfg = tenant_config_from_json(other.id.value, other.config_json);

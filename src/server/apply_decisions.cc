@@ -6,7 +6,10 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/job_phase.h"
+#include "server/audit.h"
 #include "server/log.h"
 #include "server/runs.h"
 
@@ -87,6 +90,15 @@ class Applier {
 
   // A job stopped at once (nothing of it was running) is pending again: the loop's
   // in-memory queue must learn it, and what it held is free for this transaction.
+  Status audit(const char* action, const store::JobRow& job, const nlohmann::json& after) {
+    return append_audit(tx_, {.actor = "corrald/scheduler",
+                              .action = action,
+                              .target = "job/" + std::to_string(job.id.value),
+                              .before = std::string(core::to_string(job.phase)),
+                              .after = after.dump(),
+                              .time = ctx_.now});
+  }
+
   Status note_if_requeued(core::JobId job) {
     if (out_.fx.released.count(job.value) == 0) return Status();
     stopped_.insert(job.value);
@@ -104,6 +116,12 @@ class Applier {
         preempt_job(tx_, lifecycle_, *victim,
                     {.reason = pre.reason, .grace = pre.grace, .counts_as_preemption = true}));
     out_.preempted.push_back(pre.victim);
+    // Preemptions and reclaims are the scheduler's actions on people's work: audited, with
+    // the job they made room for and decide()'s reason (which says reclaim or priority).
+    CORRAL_RETURN_IF_ERROR(audit("job.preempt", *victim,
+                                 {{"forJob", pre.for_job.value},
+                                  {"graceMs", core::to_ms(pre.grace)},
+                                  {"reason", pre.reason}}));
     out_.fx.log.push_back(LogEvent("preemption")
                               .add("job", victim->id.value)
                               .add("tenant", victim->tenant.value)
@@ -149,18 +167,27 @@ class Applier {
     } else if (job->phase == JobPhase::kRunning || job->phase == JobPhase::kLaunching) {
       next.reason = resize_text(rz, "resizing") + " (checkpoint and restart): " + rz.reason;
       CORRAL_RETURN_IF_ERROR(tx_.set_elastic_target({.job = rz.job, .gpus = rz.to_gpus}, ctx_.now));
-      CORRAL_RETURN_IF_ERROR(preempt_job(tx_, lifecycle_, *job, {.reason = next.reason}));
+      CORRAL_RETURN_IF_ERROR(
+          preempt_job(tx_, lifecycle_, *job, {.reason = next.reason, .event = "resizing"}));
       CORRAL_RETURN_IF_ERROR(note_if_requeued(rz.job));
     } else {
       return Status();  // already stopping or gone: nothing to resize
     }
     out_.resized.push_back(rz.job);
+    CORRAL_RETURN_IF_ERROR(
+        audit("job.resize", *job,
+              {{"fromGpus", rz.from_gpus},
+               {"toGpus", rz.to_gpus},
+               {"forJob", rz.for_job ? nlohmann::json(rz.for_job->value) : nlohmann::json(nullptr)},
+               {"reason", rz.reason}}));
     out_.fx.log.push_back(LogEvent("resize")
                               .add("job", rz.job.value)
                               .add("tenant", job->tenant.value)
                               .add("fromGpus", rz.from_gpus)
                               .add("toGpus", rz.to_gpus)
                               .add("nodes", node_list(rz.gpus)));
+    // A stopped job's event ("resizing") is already written; one resized in place gets its own.
+    if (job->phase != JobPhase::kLaunching || managed) return Status();
     return tx_.append_job_event(
         {.job = rz.job, .time = ctx_.now, .kind = "resized", .message = next.reason});
   }

@@ -297,7 +297,7 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
     ++ctx.fx.tenant_events[job.tenant.value].preemptions;
   }
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "preempted", reason));
+  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, stop.event, reason));
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   if (managed) {
     stop_everywhere(ctx, job.id, allocs);

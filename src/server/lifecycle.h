@@ -116,6 +116,9 @@ struct StopRequest {
   std::string reason;
   core::Duration grace{0};
   bool counts_as_preemption = false;
+  // The job event's kind: an elastic resize is a stop too, but not a preemption, and its
+  // event says so ("resizing", with the sizes in its message).
+  std::string event = "preempted";
 };
 
 // Asks a launching or running job to checkpoint and stop (preempting), or, when no

@@ -10,6 +10,7 @@
 
 #include "core/gpu_type.h"
 #include "core/json_object.h"
+#include "core/priority.h"
 #include "core/units.h"
 #include "core/utf8.h"
 
@@ -104,6 +105,37 @@ Status read_quota(const json& obj, const std::string& path, core::Quota& q) {
   return Status();
 }
 
+// {CLASS: {"maxGpus": N or null}, ...}: the classes the tenant may use, each with the
+// most GPUs its jobs of that class may hold at once (null or absent: no cap). Null or
+// absent as a whole: every class, without a cap.
+Status read_priority_classes(const json& doc, core::Tenant& t) {
+  if (!doc.contains("priorityClasses") || doc["priorityClasses"].is_null()) return Status();
+  const json& pcs = doc["priorityClasses"];
+  if (!pcs.is_object() || pcs.empty()) {
+    return core::invalid_argument("priorityClasses",
+                                  "must be an object naming at least one priority class");
+  }
+  const auto classes = core::default_priority_classes();
+  for (const auto& [name, v] : pcs.items()) {
+    const std::string path = "priorityClasses." + name;
+    const auto pc = std::find_if(classes.begin(), classes.end(),
+                                 [&](const core::PriorityClass& c) { return c.name == name; });
+    if (pc == classes.end()) {
+      return core::invalid_argument(path,
+                                    "unknown priority class (production, standard or "
+                                    "preemptible)");
+    }
+    if (!v.is_object()) return core::invalid_argument(path, "must be an object");
+    CORRAL_RETURN_IF_ERROR(only_keys(v, path, {"maxGpus"}));
+    std::int64_t cap = core::kUnlimited;
+    if (v.contains("maxGpus") && !v["maxGpus"].is_null()) {
+      CORRAL_RETURN_IF_ERROR(read_int(v, path, "maxGpus", 0, 1'000'000, cap));
+    }
+    t.max_gpus_by_tier[pc->tier] = cap;
+  }
+  return Status();
+}
+
 // {"maxGpus", "gpuHours", "period"}: a cap absent or null is no cap.
 Result<RetrainingBudget> read_retraining(const json& r) {
   if (!r.is_object()) return core::invalid_argument("retraining", "must be an object");
@@ -158,10 +190,10 @@ TenantConfig default_tenant_config(const core::TenantId& id) {
 Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text) {
   if (!valid_name(name)) return core::invalid_argument("name", "must be a name of [A-Za-z0-9._-]");
   CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
-  CORRAL_RETURN_IF_ERROR(
-      only_keys(doc, "",
-                {"name", "weight", "parent", "quotas", "defaultQuota", "maxPendingJobs",
-                 "submitRatePerSecond", "submitBurst", "datasets", "retraining"}));
+  CORRAL_RETURN_IF_ERROR(only_keys(
+      doc, "",
+      {"name", "weight", "parent", "quotas", "defaultQuota", "maxPendingJobs",
+       "submitRatePerSecond", "submitBurst", "datasets", "retraining", "priorityClasses"}));
   TenantConfig c = default_tenant_config(core::TenantId(std::string(name)));
   std::string named;
   CORRAL_RETURN_IF_ERROR(read_string(doc, "", "name", named, true));
@@ -205,6 +237,7 @@ Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_
   if (doc.contains("retraining") && !doc["retraining"].is_null()) {
     CORRAL_ASSIGN_OR_RETURN(c.retraining, read_retraining(doc["retraining"]));
   }
+  CORRAL_RETURN_IF_ERROR(read_priority_classes(doc, c.tenant));
   return c;
 }
 
@@ -227,6 +260,16 @@ std::string tenant_config_to_json(const TenantConfig& c) {
        {{"maxGpus", c.retraining.max_gpus ? json(*c.retraining.max_gpus) : json(nullptr)},
         {"gpuHours", c.retraining.gpu_hours ? json(*c.retraining.gpu_hours) : json(nullptr)},
         {"period", core::format_duration(c.retraining.period)}}}};
+  out["priorityClasses"] = nullptr;
+  if (!c.tenant.max_gpus_by_tier.empty()) {
+    out["priorityClasses"] = json::object();
+    for (const core::PriorityClass& pc : core::default_priority_classes()) {
+      const auto it = c.tenant.max_gpus_by_tier.find(pc.tier);
+      if (it == c.tenant.max_gpus_by_tier.end()) continue;
+      out["priorityClasses"][pc.name] = {
+          {"maxGpus", it->second >= core::kUnlimited ? json(nullptr) : json(it->second)}};
+    }
+  }
   return out.dump();
 }
 

@@ -121,13 +121,69 @@ Result<json> read_model_gates(const json& body) {
   }
   CORRAL_ASSIGN_OR_RETURN(const json approvals, list("approvals"));
   for (std::size_t i = 0; i < approvals.size(); ++i) {
-    if (!approvals[i].is_string() || !core::is_dns_label(approvals[i].get<std::string>())) {
-      return core::invalid_argument("gates.approvals[" + std::to_string(i) + "]",
+    const std::string path = "gates.approvals[" + std::to_string(i) + "]";
+    const json& a = approvals[i];
+    const json name = a.is_object() ? a.value("name", json()) : a;
+    if (!name.is_string() || !core::is_dns_label(name.get<std::string>())) {
+      return core::invalid_argument(a.is_object() ? path + ".name" : path,
                                     "must be an approval name (a DNS label)");
     }
-    out["approvals"].push_back(approvals[i]);
+    if (!a.is_object()) {
+      out["approvals"].push_back(a);
+      continue;
+    }
+    for (const auto& [k, v] : a.items()) {
+      if (k != "name" && k != "approvers")
+        return core::invalid_argument(path + "." + k, "unknown field");
+    }
+    const json approvers = a.value("approvers", json());
+    const auto is_owner = [](const json& o) {
+      return o.is_string() && !o.get<std::string>().empty() && o.get<std::string>().size() <= 200;
+    };
+    if (!approvers.is_array() || approvers.empty() || approvers.size() > 32 ||
+        !std::all_of(approvers.begin(), approvers.end(), is_owner)) {
+      return core::invalid_argument(
+          path + ".approvers",
+          "must be 1 to 32 token owners (as `corral token create --owner` wrote them)");
+    }
+    out["approvals"].push_back({{"name", name}, {"approvers", approvers}});
   }
   return out;
+}
+
+std::vector<ApprovalGate> approval_gates(const json& gates) {
+  std::vector<ApprovalGate> out;
+  for (const json& a : gates.value("approvals", json::array())) {
+    if (a.is_string()) {
+      out.push_back({a.get<std::string>(), {}});
+    } else {
+      out.push_back({a.value("name", ""), a.value("approvers", std::vector<std::string>())});
+    }
+  }
+  return out;
+}
+
+Status may_approve(const Principal& who, const store::ModelVersionRow& v,
+                   const std::optional<store::TokenRow>& registrant, const ApprovalGate& gate) {
+  const auto refuse = [&](const std::string& why) {
+    return Status(core::StatusCode::kPermissionDenied,
+                  "approval " + gate.name + " of " + v.name + "@" + v.version + ": " + why);
+  };
+  // Separation of duties: the person who registered the version never approves it, by
+  // the token that registered it or by another token made for the same owner.
+  if (who.id == v.created_by ||
+      (registrant && !registrant->owner.empty() && registrant->owner == who.owner)) {
+    return refuse("its registrant cannot approve it; someone else must");
+  }
+  if (gate.approvers.empty()) {
+    if (who.role == Role::kAdmin) return Status();
+    return refuse("needs an admin (the version names no approvers for it)");
+  }
+  if (!who.owner.empty() &&
+      std::find(gate.approvers.begin(), gate.approvers.end(), who.owner) != gate.approvers.end()) {
+    return Status();
+  }
+  return refuse("only its named approvers may approve it: " + json(gate.approvers).dump());
 }
 
 // Every gate of `to` (against `from`, the version the alias points at now, if any), each
@@ -193,10 +249,10 @@ Result<json> evaluate_gates(store::Tx& tx, const store::ModelVersionRow& to,
     }
   }
   CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(to.name, to.version));
-  for (const json& name : gates["approvals"]) {
+  for (const ApprovalGate& gate : approval_gates(gates)) {
     const auto a = std::find_if(approvals.begin(), approvals.end(),
-                                [&](const auto& r) { return r.name == name.get<std::string>(); });
-    add("approval " + name.get<std::string>(), a != approvals.end(),
+                                [&](const auto& r) { return r.name == gate.name; });
+    add("approval " + gate.name, a != approvals.end(),
         a != approvals.end() ? "approved by " + a->by : "not approved");
   }
   return out;

@@ -32,6 +32,22 @@ core::Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, c
 // approvals}, each present); InvalidArgument naming the field.
 core::Result<nlohmann::json> read_model_gates(const nlohmann::json& body);
 
+// One approval a version's promotion needs: by one of `approvers` (token owners), or by
+// an admin where it names none; never by the version's registrant (docs/models.md#gates).
+struct ApprovalGate {
+  std::string name;
+  std::vector<std::string> approvers;
+};
+
+// The approval gates of normalized `gates` (a plain name is a gate without approvers).
+std::vector<ApprovalGate> approval_gates(const nlohmann::json& gates);
+
+// Ok when `who` may record `gate` for `v` (`registrant`: the token that registered it,
+// if it still exists); PermissionDenied saying who may otherwise.
+core::Status may_approve(const Principal& who, const store::ModelVersionRow& v,
+                         const std::optional<store::TokenRow>& registrant,
+                         const ApprovalGate& gate);
+
 // Every gate of `to` against `from` (the version the alias points at now, if any), each
 // {gate, passed, detail}.
 core::Result<nlohmann::json> evaluate_gates(store::Tx& tx, const store::ModelVersionRow& to,

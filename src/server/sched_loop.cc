@@ -14,6 +14,7 @@
 #include "server/apply_decisions.h"
 #include "server/lifecycle.h"
 #include "server/log.h"
+#include "server/reason_change.h"
 #include "server/shard_scope.h"
 
 namespace corral::server {
@@ -216,7 +217,8 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
     // written at once; a reason whose kind is unchanged but whose detail moved ("behind
     // job N" as the head of the queue advances, a planned start that moved) is refreshed
     // with the positions.
-    const bool urgent = was.queue_position == 0 || was.pending_kind != kind;
+    // (An unschedulable job stays at position 0: it is not new each cycle.)
+    const bool urgent = (was.queue_position == 0 && pd.position != 0) || was.pending_kind != kind;
     const bool moved = was.queue_position != pd.position || was.reason != pd.reason ||
                        was.planned_start != start || was.planned_latest != latest;
     if (!urgent && !(moved && positions_due)) continue;
@@ -260,7 +262,8 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
           gone.push_back(next.id.value);  // no longer pending (cancelled meanwhile)
           continue;
         }
-        if (was.reason != next.reason || was.pending_kind != next.pending_kind) {
+        if (was.pending_kind != next.pending_kind ||
+            reason_changed_in_substance(was.reason, next.reason)) {
           CORRAL_RETURN_IF_ERROR(tx.append_job_event(
               {.job = next.id, .time = now, .kind = "pending", .message = next.reason}));
         }

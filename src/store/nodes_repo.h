@@ -62,6 +62,10 @@ class NodeRepo {
   virtual core::Status upsert_node(const NodeRow& row) = 0;
   virtual core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) = 0;
   virtual core::Result<std::vector<NodeRow>> list_nodes() = 0;  // by name
+  // Removes the registration and what its agent observed (the agent session and its
+  // fencing epoch stay, so a returning agent never reuses an epoch). The caller checks
+  // that nothing runs there.
+  virtual core::Status delete_node(const core::NodeId& id) = 0;
 
   // Observed: the agent's last report, replaced whole. Reads of stored values this build
   // cannot decode are DataLoss.

@@ -59,6 +59,12 @@ Result<std::optional<NodeRow>> SqlTx::get_node(const core::NodeId& id) {
 
 Result<std::vector<NodeRow>> SqlTx::list_nodes() { return nodes("", {}); }
 
+Status SqlTx::delete_node(const core::NodeId& id) {
+  CORRAL_RETURN_IF_ERROR(q("DELETE FROM gpu_conditions WHERE node = $1", {id.value}).status());
+  CORRAL_RETURN_IF_ERROR(q("DELETE FROM node_observations WHERE node = $1", {id.value}).status());
+  return q("DELETE FROM nodes WHERE name = $1", {id.value}).status();
+}
+
 Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
                                                   std::vector<SqlValue> params) {
   CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kObservedColumns,

@@ -165,6 +165,14 @@ case "$case" in
     err_has 'no unfinished job matches'
     run job 1
     out_has 'cancelled by .*: wrong data'
+    # Issue 38 item 13: `corral jobs` listed every job ever; now the unfinished ones.
+    submit c1 1 c
+    run jobs
+    out_has '^4 +c1 '
+    out_lacks '^1 +a1 '
+    run jobs --all
+    out_has '^1 +a1 +default +cancelled '
+    out_has '^4 +c1 '
     ;;
   node_admin)
     add_node dgx01 r1 l1
@@ -192,6 +200,20 @@ case "$case" in
     run undrain dgx01
     out_has '^node dgx01 active$'
     run node nope
+    expect_rc 1
+    err_has not_found
+    # Issue 38 item 13: a node could never be removed. Not while it holds work.
+    submit w1 8 a
+    wait_for 'dgx01' jobs
+    run node delete dgx01
+    expect_rc 1
+    err_has 'node dgx01 holds work \(job 1\); drain it first'
+    run node delete dgx02
+    expect_rc 0
+    out_has '^node dgx02 deleted$'
+    run nodes
+    out_lacks dgx02
+    run node dgx02
     expect_rc 1
     err_has not_found
     ;;

@@ -99,5 +99,37 @@ TEST(Admit, DefaultQuotaAppliesToUnlistedTypes) {
   EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kQuota);
 }
 
+// Issue 38 item 9: any member could submit production work. A tenant's priority classes
+// cap the GPUs its jobs of each may hold; a class it was not given holds none; an elastic
+// job fits under its cap at a smaller size; other classes are not touched.
+TEST(Admit, PriorityClassCapsHoldPerTenantAndTier) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .class_cap("nlp", 2, 8)
+                     .class_cap("nlp", 1, core::kUnlimited)
+                     .running(JobBuilder(9).tenant("nlp").tier(2).gpus(4),
+                              {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}})
+                     .pending(JobBuilder(1).tenant("nlp").tier(2).gpus(8).queued_at(1))
+                     .pending(JobBuilder(2).tenant("nlp").tier(2).elastic(2, 8, 2).queued_at(2))
+                     .pending(JobBuilder(3).tenant("nlp").tier(0).gpus(1).queued_at(3))
+                     .pending(JobBuilder(4).tenant("nlp").tier(1).gpus(4).queued_at(4))
+                     .pending(JobBuilder(5).tenant("cv").tier(2).gpus(2).queued_at(5))
+                     .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(pending_of(d, 1), nullptr);
+  EXPECT_EQ(pending_of(d, 1)->kind, PendingKind::kQuota);
+  EXPECT_EQ(pending_of(d, 1)->reason,
+            "quota: tenant nlp's production jobs hold 4 of the 8 GPUs its "
+            "priorityClasses.production.maxGpus allows; this one needs 8");
+  ASSERT_NE(placement_of(d, 2), nullptr);
+  EXPECT_EQ(placement_of(d, 2)->gpus.size(), 4u);
+  ASSERT_NE(pending_of(d, 3), nullptr);
+  EXPECT_EQ(pending_of(d, 3)->reason,
+            "quota: tenant nlp may not use priority class preemptible (its priorityClasses)");
+  EXPECT_NE(placement_of(d, 4), nullptr);
+  EXPECT_NE(placement_of(d, 5), nullptr);  // another tenant's production work is uncapped
+}
+
 }  // namespace
 }  // namespace corral::sched

@@ -344,6 +344,28 @@ TEST(Place, TooBigForTheFleetIsUnschedulable) {
   EXPECT_EQ(pending_of(d, 1)->reason, "unschedulable: asks for 16 H100 but the fleet has 8");
 }
 
+// Issue 38 item 8: a job that can never run was first in the queue. It has no position
+// (0), and the runnable jobs behind it are numbered from 1.
+TEST(Place, AJobThatCanNeverRunHoldsNoPlaceInTheQueue) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .running(JobBuilder(9).gpus(8),
+                   {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}, {"a", 6}, {"a", 7}})
+          .pending(JobBuilder(1).gpus(16).queued_at(1))
+          .pending(JobBuilder(2).gpus(4).queued_at(2))
+          .pending(JobBuilder(3).gpus(4).queued_at(3))
+          .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(pending_of(d, 1), nullptr);
+  EXPECT_EQ(pending_of(d, 1)->kind, PendingKind::kUnschedulable);
+  EXPECT_EQ(pending_of(d, 1)->position, 0);
+  ASSERT_NE(pending_of(d, 2), nullptr);
+  EXPECT_EQ(pending_of(d, 2)->position, 1);
+  ASSERT_NE(pending_of(d, 3), nullptr);
+  EXPECT_EQ(pending_of(d, 3)->position, 2);
+}
+
 // Gangs are all or nothing: 12 free GPUs do not give a 16-GPU job 12.
 TEST(Place, GangIsAllOrNothing) {
   const auto s = FleetBuilder()

@@ -52,7 +52,18 @@ SnapshotInput random_case(std::uint64_t seed) {
                      .running = static_cast<std::int32_t>(rng.uniform(0, 40)),
                      .max_gpus = static_cast<std::int32_t>(rng.uniform(1, 128)),
                      .speed_fraction = 0.3};
-  return testing::random_workload(rng, testing::random_fleet(rng, fleet), work);
+  SnapshotInput in = testing::random_workload(rng, testing::random_fleet(rng, fleet), work);
+  // Priority-class caps on some tenants (a tier left out may hold none): the checker
+  // holds every placement and growth to them.
+  if (rng.chance(0.3)) {
+    for (core::Tenant& t : in.tenants) {
+      if (!rng.chance(0.5)) continue;
+      for (std::int32_t tier = 0; tier <= 2; ++tier) {
+        if (rng.chance(0.8)) t.max_gpus_by_tier[tier] = rng.uniform(0, 64);
+      }
+    }
+  }
+  return in;
 }
 
 // The documented fair-share formula, written out again independently of order.cc:

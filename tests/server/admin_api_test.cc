@@ -3,6 +3,7 @@
 // secrets sealed at rest with private file modes, and the anchored audit log.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -188,7 +189,11 @@ TYPED_TEST(AdminApiTest, OnlyAnUnusedTenantCanBeDeleted) {
   this->make_tenant("team", R"({"parent": "org"})");
   this->add_node("n1");
   EXPECT_EQ(this->admin().del("/v1/tenants/nosuch").status, 404);
-  auto r = this->admin().del("/v1/tenants/org");
+  // Issue 38 item 13: default was deletable, and then every spec without a tenant failed.
+  auto r = this->admin().del("/v1/tenants/default");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("takes every job that names no tenant"), std::string::npos) << r.body;
+  r = this->admin().del("/v1/tenants/org");
   EXPECT_EQ(r.status, 409) << r.body;
   EXPECT_NE(r.body.find("parent of team"), std::string::npos) << r.body;
   // A pending job holds its tenant.
@@ -212,6 +217,53 @@ TYPED_TEST(AdminApiTest, OnlyAnUnusedTenantCanBeDeleted) {
   EXPECT_EQ(this->admin().del("/v1/tenants/org").status, 200);  // no child left
   // The finished job keeps its tenant's name.
   EXPECT_EQ(body(this->admin().get("/v1/jobs/1"))["tenant"], "team");
+}
+
+// Issue 38 item 9: any member could submit priorityClass production. A tenant's
+// priorityClasses say which classes it may use and how many GPUs at each; the scheduler
+// holds the cap, and what could never pass it is refused at submit.
+TYPED_TEST(AdminApiTest, PriorityClassesLimitWhatATenantMaySubmit) {
+  auto r = this->admin().put("/v1/tenants/nlp", R"({"priorityClasses": {"gold": {}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"]["field"], "priorityClasses.gold") << r.body;
+  this->make_tenant("nlp",
+                    R"({"priorityClasses": {"standard": {}, "production": {"maxGpus": 8}}})");
+  const json tenant = body(this->admin().get("/v1/tenants/nlp"));
+  EXPECT_EQ(tenant["priorityClasses"],
+            json::parse(R"({"production": {"maxGpus": 8}, "standard": {"maxGpus": null}})"))
+      << tenant.dump();
+  this->add_node("n1", 16);
+  auto member = this->server_->client(this->token({{"role", "member"}, {"tenant", "nlp"}}));
+  const auto job = [](const char* cls, int gpus) {
+    json j = json::parse(job_for("nlp", gpus));
+    j["priorityClass"] = cls;
+    return j.dump();
+  };
+  const auto refused = [&](const char* cls, int gpus, const char* field, const char* why) {
+    const auto reply = member.post("/v1/jobs", job(cls, gpus));
+    EXPECT_EQ(reply.status, 400);
+    EXPECT_EQ(body(reply)["error"]["field"], field);
+    EXPECT_NE(reply.body.find(why), std::string::npos) << reply.body;
+  };
+  refused("preemptible", 1, "priorityClass",
+          "may not use priority class preemptible; it may use production, standard");
+  refused("production", 16, "resources.gpus",
+          "may hold at most 8 GPUs at once (priorityClasses.production.maxGpus)");
+  // Two production jobs of 8: the second waits for the cap, not for capacity.
+  ASSERT_EQ(member.post("/v1/jobs", job("production", 8)).status, 201);
+  ASSERT_EQ(member.post("/v1/jobs", job("production", 8)).status, 201);
+  ASSERT_EQ(member.post("/v1/jobs", job("standard", 8)).status, 201);
+  EXPECT_TRUE(eventually([&] {
+    const json queue = body(this->admin().get("/v1/queue"))["queue"];
+    return queue.size() == 1 && queue[0].value("kind", "") == "quota";
+  }));
+  const json queue = body(this->admin().get("/v1/queue"))["queue"];
+  ASSERT_EQ(queue.size(), 1u) << queue.dump();
+  EXPECT_EQ(queue[0]["job"], 2);
+  EXPECT_NE(queue[0]["reason"].get<std::string>().find(
+                "tenant nlp's production jobs hold 8 of the 8 GPUs"),
+            std::string::npos)
+      << queue.dump();
 }
 
 // Random admin writes the API accepts (tenant puts and deletes, reservations made and
@@ -280,11 +332,20 @@ TYPED_TEST(AdminApiTest, NodeStatesTellDrainedFromDraining) {
   ASSERT_EQ(r.status, 200) << r.body;
   // Draining while its job leaves; a job not started yet leaves at once.
   EXPECT_TRUE(body(r)["state"] == "draining" || body(r)["state"] == "drained") << r.body;
-  ASSERT_EQ(this->admin().post("/v1/jobs/1/cancel", "").status, 200);
+  ASSERT_EQ(this->admin().post("/v1/jobs/1/cancel", R"({"reason": "wrong data"})").status, 200);
   EXPECT_TRUE(
       eventually([&] { return body(this->admin().get("/v1/nodes/n1"))["state"] == "drained"; }));
   ASSERT_EQ(this->admin().post("/v1/nodes/n1/cordon", "").status, 200);
   EXPECT_EQ(body(this->admin().get("/v1/nodes/n1"))["state"], "cordoned");
+  // Issue 38 item 13: the audit entries of a drain and a cancel carry the reason as a field.
+  std::map<std::string, json> after;
+  const json entries = body(this->admin().get("/v1/audit?limit=1000"))["entries"];
+  for (const json& e : entries) {
+    after[e["action"]] = json::parse(e["after"].get<std::string>(), nullptr, false);
+  }
+  EXPECT_EQ(after["node.drain"], json::parse(R"({"state": "draining", "reason": "fan swap"})"));
+  EXPECT_EQ(after["job.cancel"], json::parse(R"({"phase": "cancelled", "reason": "wrong data"})"));
+  EXPECT_EQ(after["node.cordon"], json::parse(R"({"state": "cordoned", "reason": ""})"));
 }
 
 // After a run with secrets (a job submitted, its assignment handed to its node's agent)

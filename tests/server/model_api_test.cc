@@ -65,6 +65,70 @@ TYPED_TEST(ModelApiTest, AVersionComesFromItsRunsArtifactAndBadInputIsNamed) {
   EXPECT_EQ(body(r)["error"]["field"], "version");
 }
 
+// Issue 38 item 3: a member registered a version, approved it herself and promoted it.
+TYPED_TEST(ModelApiTest, ApprovalsNeedAnAdminOrANamedApproverAndNeverTheRegistrant) {
+  FakeAgent n1 = this->agent("n1", 16);
+  const std::int64_t run = this->trained(n1, "a", 0.9);
+  const auto mint = [&](const std::string& owner, const std::string& role = "member") {
+    json req = {{"role", role}, {"owner", owner}};
+    if (role == "member") req["tenant"] = "nlp";
+    const auto r = this->admin().post("/v1/tokens", req.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return body(r).value("token", "");
+  };
+  const std::string ana = mint("ana@example.com"), ana2 = mint("ana@example.com"),
+                    li = mint("li@example.com"), ops = mint("ops@example.com", "admin");
+  const auto approve = [&](const std::string& token, const std::string& v,
+                           const std::string& name) {
+    return this->as(token).post("/v1/models/llm/versions/" + v + "/approvals",
+                                json{{"name", name}, {"reason", "checked"}}.dump());
+  };
+  json v1 = this->version("v1", run, "a");
+  v1["gates"]["approvals"] = {"safety", {{"name", "legal"}, {"approvers", {"li@example.com"}}}};
+  ASSERT_EQ(this->reg(v1, ana).status, 201);
+
+  // The registrant, by her token or another made for her, approves neither gate.
+  for (const std::string& t : {ana, ana2}) {
+    for (const char* gate : {"safety", "legal"}) {
+      const auto r = approve(t, "v1", gate);
+      EXPECT_EQ(r.status, 403) << r.body;
+      EXPECT_NE(r.body.find("its registrant cannot approve it"), std::string::npos) << r.body;
+    }
+  }
+  // A plain gate needs an admin; a gate with approvers needs one of them (not an admin).
+  auto r = approve(li, "v1", "safety");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find("needs an admin"), std::string::npos) << r.body;
+  r = approve(ops, "v1", "legal");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find(R"(only its named approvers may approve it: [\"li@example.com\"])"),
+            std::string::npos)
+      << r.body;
+  EXPECT_EQ(approve(ops, "v1", "safety").status, 201);
+  EXPECT_EQ(approve(li, "v1", "legal").status, 201);
+  r = this->alias("staging", {{"version", "v1"}, {"gated", true}}, ana);
+  ASSERT_EQ(r.status, 201) << r.body;
+
+  // Each approval is audited with the approver's name, the gate and the reason.
+  const json entries = body(this->admin().get("/v1/audit?limit=1000"))["entries"];
+  std::vector<std::string> approvers;
+  for (const json& e : entries) {
+    if (e["action"] != "model.approve") continue;
+    approvers.push_back(e["actor"]);
+    EXPECT_NE(e["after"].get<std::string>().find(R"("reason":"checked")"), std::string::npos);
+  }
+  ASSERT_EQ(approvers.size(), 2u) << entries.dump();
+  EXPECT_NE(approvers[0].find("owner ops@example.com"), std::string::npos) << approvers[0];
+  EXPECT_NE(approvers[1].find("owner li@example.com"), std::string::npos) << approvers[1];
+
+  // A gate with approvers must name at least one, each a token owner.
+  json bad = this->version("v2", run, "a");
+  bad["gates"]["approvals"] = {{{"name", "legal"}, {"approvers", json::array()}}};
+  r = this->reg(bad, ana);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"]["field"], "gates.approvals[0].approvers") << r.body;
+}
+
 TYPED_TEST(ModelApiTest, PromotionPassesEveryGateOrIsRefusedNamingTheFailingOne) {
   FakeAgent n1 = this->agent("n1", 16);
   const std::int64_t r1 = this->trained(n1, "a", 0.90), r2 = this->trained(n1, "bb", 0.93),

@@ -52,10 +52,10 @@ class ModelFixture : public RunFixture<Factory> {
     return this->as(token.empty() ? this->nlp_ : token)
         .post("/v1/models/llm/aliases/" + name, b.dump());
   }
+  // The safety approval of `v`, by an admin (the registrant may not approve).
   HttpReply approve(const std::string& v) {
-    return this->as(this->nlp_)
-        .post("/v1/models/llm/versions/" + v + "/approvals",
-              json{{"name", "safety"}, {"reason", "red-teamed"}}.dump());
+    return this->admin().post("/v1/models/llm/versions/" + v + "/approvals",
+                              json{{"name", "safety"}, {"reason", "red-teamed"}}.dump());
   }
   json history(const std::string& name) {
     return body(this->as(this->nlp_).get("/v1/models/llm/aliases/" + name + "/history"))["moves"];

@@ -125,6 +125,18 @@ class SchedLoopTest : public ::testing::Test {
         std::count_if(rows.begin(), rows.end(), [](const auto& a) { return a.active; }));
   }
 
+  // The kinds of the job's events, oldest first.
+  std::vector<std::string> event_kinds(JobId id) {
+    std::vector<std::string> out;
+    ok(store_->transact([&](store::Tx& tx) {
+      CORRAL_ASSIGN_OR_RETURN(const auto events, tx.list_job_events(id));
+      out.clear();
+      for (const auto& e : events) out.push_back(e.kind);
+      return core::Status();
+    }));
+    return out;
+  }
+
   std::vector<store::ElasticTargetRow> targets() {
     std::vector<store::ElasticTargetRow> rows;
     ok(store_->transact([&](store::Tx& tx) {
@@ -204,6 +216,26 @@ TYPED_TEST(SchedLoopTest, PendingReasonDetailIsRefreshedOnThePositionSchedule) {
   EXPECT_EQ(moved.reason.find(behind_first), std::string::npos) << moved.reason;
 }
 
+// Issue 38 items 8 and 13: a job that can never run has no queue position, is not
+// rewritten every cycle, and a reason whose figures move writes no new event.
+TYPED_TEST(SchedLoopTest, AJobThatCanNeverRunIsNotInLineAndWritesOneEvent) {
+  const JobId never = this->submit(fixed_job(64));
+  const JobId fits = this->submit(fixed_job(4));
+  this->cycle();
+  const store::JobRow row = this->job(never);
+  EXPECT_EQ(row.pending_kind, "unschedulable");
+  EXPECT_EQ(row.queue_position, 0);
+  const core::Time written = row.updated_at;
+  EXPECT_EQ(this->job(fits).phase, JobPhase::kLaunching);
+  for (int i = 0; i < 5; ++i) {
+    this->clock_.advance(core::seconds(61));
+    this->cycle();
+  }
+  EXPECT_EQ(this->job(never).updated_at, written);  // nothing new to write
+  const auto kinds = this->event_kinds(never);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "pending"), 1);
+}
+
 // Another corrald taking the shard's lease fences this loop: its cycle fails with the
 // typed reason kStaleEpoch (what run() stops scheduling on; the message is free to
 // change) and places nothing; the new holder schedules the job.
@@ -237,6 +269,22 @@ TYPED_TEST(SchedLoopTest, RunningElasticJobGrowsByCheckpointAndRestart) {
   const auto asked = this->job(elastic);
   EXPECT_EQ(asked.phase, JobPhase::kPreempting) << asked.reason;
   EXPECT_NE(asked.reason.find("resizing from 4 to 8 GPUs"), std::string::npos) << asked.reason;
+  // Issue 38 item 13: a resize wrote "preempted" (and "resized") events. One event says
+  // what happens: it resizes, by checkpoint and restart.
+  const auto kinds = this->event_kinds(elastic);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "resizing"), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 0);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "resized"), 0);
+  // The scheduler's resize is an audit entry (as its preemptions and reclaims are).
+  std::vector<store::AuditRow> audit;
+  this->ok(this->store_->transact([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(audit, tx.list_audit(0, 100));
+    return core::Status();
+  }));
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].actor, "corrald/scheduler");
+  EXPECT_EQ(audit[0].action, "job.resize");
+  EXPECT_NE(audit[0].after.find(R"("fromGpus":4)"), std::string::npos) << audit[0].after;
   EXPECT_EQ(this->active_gpus(elastic), 4u);  // kept until its agent confirms the stop
   ASSERT_EQ(this->targets().size(), 1u);
   EXPECT_EQ(this->targets()[0].gpus, 8);

@@ -593,6 +593,36 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
                     return Status();
                   })
                   .ok());
+  // A deleted node is gone with what its agent observed; its agent session (and fencing
+  // epoch) stays.
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            const core::NodeId n1("n1");
+            CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+                {.node = n1, .gpus = {{.index = 0}}, .heartbeat_at = core::time_from_ms(5)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.upsert_agent_session({.node = n1,
+                                         .epoch = 3,
+                                         .joined_at = core::time_from_ms(1),
+                                         .heartbeat_at = core::time_from_ms(5)}));
+            return tx.delete_node(n1);
+          })
+          .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    const core::NodeId n1("n1");
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(n1));
+                    EXPECT_FALSE(node.has_value());
+                    CORRAL_ASSIGN_OR_RETURN(auto nodes, tx.list_nodes());
+                    EXPECT_TRUE(nodes.empty());
+                    CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(n1));
+                    EXPECT_FALSE(observed.has_value());
+                    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(n1));
+                    EXPECT_TRUE(session.has_value() && session->epoch == 3);
+                    return Status();
+                  })
+                  .ok());
 }
 
 TYPED_TEST(StoreConformance, KeepsCheckpoints) {

@@ -146,6 +146,10 @@ class FaultyTx final : public store::Tx {
     return inner_.get_node(id);
   }
   core::Result<std::vector<store::NodeRow>> list_nodes() override { return inner_.list_nodes(); }
+  core::Status delete_node(const core::NodeId& id) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("delete_node"));
+    return inner_.delete_node(id);
+  }
   core::Status upsert_observed(const store::ObservedNode& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_observed"));
     return inner_.upsert_observed(row);

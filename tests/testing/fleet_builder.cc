@@ -99,6 +99,14 @@ FleetBuilder& FleetBuilder::default_quota(const std::string& tenant, std::int64_
   return *this;
 }
 
+FleetBuilder& FleetBuilder::class_cap(const std::string& tenant, std::int32_t tier,
+                                      std::int64_t max_gpus) {
+  const core::TenantId id(tenant);
+  ensure_tenant(id);
+  tenants_[id].max_gpus_by_tier[tier] = max_gpus;
+  return *this;
+}
+
 FleetBuilder& FleetBuilder::usage(const std::string& tenant, double weighted_gpu_seconds) {
   ensure_tenant(core::TenantId(tenant));
   usage_[core::TenantId(tenant)] = weighted_gpu_seconds;

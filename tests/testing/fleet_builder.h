@@ -161,6 +161,8 @@ class FleetBuilder {
   FleetBuilder& default_quota(const std::string& tenant, std::int64_t guaranteed,
                               std::int64_t borrow_limit);
   FleetBuilder& usage(const std::string& tenant, double weighted_gpu_seconds);
+  // The most GPUs `tenant`'s jobs of `tier` may hold (core::Tenant::max_gpus_by_tier).
+  FleetBuilder& class_cap(const std::string& tenant, std::int32_t tier, std::int64_t max_gpus);
 
   FleetBuilder& reservation(const std::string& name, const std::string& tenant,
                             const std::string& type, std::int32_t count, std::int64_t start_ms,

@@ -78,16 +78,19 @@ std::string JobSelector::list_path() const {
     if (!v.empty()) q += (q.empty() ? "?" : "&") + std::string(k) + "=" + query_value(v);
   };
   add("tenant", tenant);
-  if (phases_.size() == 1) add("phase", phases_[0]);
+  std::string phases;
+  for (const std::string& p : phases_) phases += (phases.empty() ? "" : ",") + p;
+  if (phases_.empty() && !all) {
+    for (const core::JobPhase p : core::unfinished_phases()) {
+      phases += (phases.empty() ? "" : ",") + std::string(core::to_string(p));
+    }
+  }
+  add("phase", phases);
   add("gpuType", gpu_type);
   return "/v1/jobs" + q;
 }
 
 bool JobSelector::matches(const nlohmann::json& job) const {
-  if (phases_.size() > 1 &&
-      std::find(phases_.begin(), phases_.end(), job.value("phase", "")) == phases_.end()) {
-    return false;
-  }
   const nlohmann::json& job_labels = field(field(job, "spec"), "labels");
   for (const auto& [k, v] : label_pairs_) {
     if (text(field(job_labels, k.c_str())) != v || !field(job_labels, k.c_str()).is_string()) {

@@ -1,7 +1,8 @@
 // Which jobs a command means: --tenant, --state (one or more phases, comma separated;
-// --phase is the same flag), --label KEY=VALUE (repeatable; all must match) and
-// --gpu-type. `corral jobs` lists them and `corral cancel` cancels them. Bad values are
-// usage errors that name the flag and list the valid values, before any call is made.
+// --phase is the same flag; unfinished jobs when not given), --label KEY=VALUE
+// (repeatable; all must match) and --gpu-type. `corral jobs` lists them and `corral cancel` cancels
+// them. Bad values are usage errors that name the flag and list the valid values, before any call
+// is made.
 //
 // Thread safety: not for concurrent use.
 #pragma once
@@ -25,6 +26,7 @@ struct JobSelector {
   std::vector<std::string> states;  // as given: "pending,running" or repeated
   std::vector<std::string> labels;  // KEY=VALUE
   std::string gpu_type;
+  bool all = false;  // finished jobs too, when no --state is given (`corral jobs --all`)
 
   // Adds the flags to `cmd`.
   void add_flags(CLI::App& cmd);
@@ -33,9 +35,10 @@ struct JobSelector {
   // InvalidArgument naming the flag and listing what it accepts; else Ok. Fills the
   // parsed forms the two calls below use.
   core::Status check();
-  // GET /v1/jobs with what the server filters (tenant, one phase, gpuType).
+  // GET /v1/jobs with what the server filters (tenant, phases, gpuType): without --state,
+  // the unfinished phases unless `all`.
   std::string list_path() const;
-  // What the server does not filter: labels and a second phase.
+  // What the server does not filter: labels.
   bool matches(const nlohmann::json& job) const;
 
  private:

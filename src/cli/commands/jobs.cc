@@ -68,6 +68,7 @@ void add_jobs_commands(CLI::App& app, const CommandEnv& env) {
       },
       nullptr, /*watchable=*/true);
   selector->add_flags(*jobs);
+  jobs->add_flag("--all,-A", selector->all, "finished jobs too (without --state: unfinished only)");
 
   auto id = std::make_shared<std::string>();
   CLI::App* job = add_remote_command(app, env, "job",

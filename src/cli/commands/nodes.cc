@@ -1,9 +1,12 @@
 // `corral nodes [-w]` lists nodes (sinfo -N, kubectl get nodes); `corral node NAME` shows
 // one with a row per GPU (scontrol show node); `corral cordon|drain NODE --reason TEXT`
 // and `corral undrain NODE` set its admin state (admin only; Slurm also requires a
-// reason, which `corral nodes` then shows).
+// reason, which `corral nodes` then shows); `corral node delete NODE` removes it
+// (scontrol delete nodename).
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -47,6 +50,15 @@ int set_admin(const RemoteOptions& o, const std::string& verb, const std::string
   return kExitOk;
 }
 
+// `corral node delete NAME`: the node leaves the fleet (admin; refused while it holds
+// work or its agent is connected).
+int delete_node(const RemoteOptions& o, const std::string& name) {
+  const Answer a = call(o, "DELETE", "/v1/nodes/" + query_value(name));
+  if (a.status != 200) return report_failure("node delete", a, std::cerr);
+  print_output(std::cout, o, a.body, [&](bool) { return "node " + name + " deleted\n"; });
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_nodes_commands(CLI::App& app, const CommandEnv& env) {
@@ -57,11 +69,18 @@ void add_nodes_commands(CLI::App& app, const CommandEnv& env) {
       },
       nullptr, /*watchable=*/true);
 
-  auto name = std::make_shared<std::string>();
+  // `node NAME` shows it; `node delete NAME` deletes it (a node named delete is still
+  // shown by `node delete`).
+  auto args = std::make_shared<std::vector<std::string>>();
   CLI::App* node = add_remote_command(
-      app, env, "node", "Show one node with each GPU's health, telemetry and job",
-      [name](const RemoteOptions& o) { return show_node(o, *name); });
-  node->add_option("name", *name, "node name")->required();
+      app, env, "node",
+      "Show one node with each GPU's health, telemetry and job; `node delete NAME` removes it",
+      [args](const RemoteOptions& o) {
+        if (args->size() == 2 && (*args)[0] == "delete") return delete_node(o, (*args)[1]);
+        if (args->size() != 1) return usage_error("node", "expected NAME or delete NAME");
+        return show_node(o, (*args)[0]);
+      });
+  node->add_option("name", *args, "node name, or delete NAME")->required()->expected(1, 2);
 
   for (const char* verb : {"cordon", "drain", "undrain"}) {
     auto target = std::make_shared<std::string>();

@@ -55,6 +55,7 @@ class SqlTx final : public Tx {
   core::Status upsert_node(const NodeRow& row) override;
   core::Result<std::optional<NodeRow>> get_node(const core::NodeId& id) override;
   core::Result<std::vector<NodeRow>> list_nodes() override;
+  core::Status delete_node(const core::NodeId& id) override;
   core::Status upsert_observed(const ObservedNode& row) override;
   core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) override;
   core::Result<std::vector<ObservedNode>> list_observed() override;
