@@ -162,6 +162,49 @@ TYPED_TEST(ApiTest, MembersSeeOnlyTheirTenant) {
   EXPECT_EQ(this->server_->client(nlp).get(path).status, 200);
 }
 
+// Node views show every GPU's occupancy to every member, but a job's id only to its own
+// tenant (and admins): another tenant's GPUs read as held (issue 38, item 12).
+TYPED_TEST(ApiTest, MembersSeeOtherTenantsGpusAsHeldWithoutJobIds) {
+  this->make_tenant("nlp");
+  this->make_tenant("vision");
+  this->add_node("n1", 8);
+  const std::string nlp = this->token({{"role", "member"}, {"tenant", "nlp"}});
+  const std::string vision = this->token({{"role", "member"}, {"tenant", "vision"}});
+  auto a = this->server_->client(nlp).post("/v1/jobs", job_for("nlp", 2));
+  ASSERT_EQ(a.status, 201) << a.body;
+  const std::int64_t id = body(a)["id"];
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
+  // Each view of n1 (alone, and in the list) as each caller sees it.
+  const auto views = [&](const std::string& token) {
+    auto client = token.empty() ? this->admin() : this->server_->client(token);
+    auto one = client.get("/v1/nodes/n1");
+    EXPECT_EQ(one.status, 200) << one.body;
+    auto list = client.get("/v1/nodes");
+    EXPECT_EQ(list.status, 200) << list.body;
+    std::vector<json> out{body(one)};
+    const json listed = body(list);
+    for (const auto& n : listed["nodes"]) out.push_back(n);
+    return out;
+  };
+  for (const auto& token : {std::string(), nlp}) {
+    for (const json& n : views(token)) {
+      ASSERT_EQ(n["allocated"].size(), 2u) << n.dump();
+      for (const auto& g : n["allocated"]) EXPECT_EQ(g["job"], id) << n.dump();
+    }
+  }
+  for (const json& n : views(vision)) {
+    ASSERT_EQ(n["allocated"].size(), 2u) << n.dump();
+    for (const auto& g : n["allocated"]) {
+      EXPECT_EQ(g["held"], true) << n.dump();
+      EXPECT_FALSE(g.contains("job")) << n.dump();
+      EXPECT_FALSE(g.contains("tenant")) << n.dump();
+    }
+    EXPECT_EQ(n.dump().find("nlp"), std::string::npos) << n.dump();
+    EXPECT_EQ(n["state"], "active") << n.dump();
+  }
+}
+
 TYPED_TEST(ApiTest, AgentsReportOnlyForTheirNode) {
   this->add_node("n7");
   const std::string agent = this->token({{"role", "agent"}, {"node", "n7"}});
