@@ -103,8 +103,9 @@ Statement bill_statement(const Chargeback& report, const StatementScope& scope) 
   const std::string& cur = scope.currency;
   Statement s;
   s.preamble = "# currency=" + cur + ",from=" + statement_iso_time(scope.from) +
-               ",to=" + statement_iso_time(scope.to) +
-               ",accruedUntil=" + statement_iso_time(scope.accrued_until) +
+               ",to=" + statement_iso_time(scope.to) + ",accruedUntil=" +
+               (core::to_ms(scope.accrued_until) == 0 ? "none"  // nothing accrued yet
+                                                      : statement_iso_time(scope.accrued_until)) +
                ",groupBy=" + std::string(to_string(scope.group_by)) +
                ",attribution=" + std::string(ledger::to_string(scope.attribution));
   s.columns.push_back(

@@ -379,6 +379,55 @@ TYPED_TEST(ApiTest, MigrationDropsAStoredZeroGpusPerNode) {
       eventually([&] { return body(this->admin().get("/v1/jobs/1"))["phase"] == "launching"; }));
 }
 
+// Migration 0023 keys telemetry samples by GPU and time: samples an agent's retry stored
+// twice under an older version are kept once, and the key holds from then on.
+TYPED_TEST(ApiTest, MigrationKeepsOneOfTelemetrySamplesStoredTwice) {
+  this->server_->stop();
+  const std::string columns =
+      "node, gpu_index, time, utilization, memory_used_mib, power_watts, temperature_c, "
+      "throttle, ecc_corrected, ecc_uncorrected";
+  for (const std::string& sql : {
+           std::string("DROP TABLE telemetry_raw"),
+           std::string("CREATE TABLE telemetry_raw (node TEXT NOT NULL, gpu_index INTEGER NOT "
+                       "NULL, time BIGINT NOT NULL, utilization DOUBLE PRECISION NOT NULL, "
+                       "memory_used_mib BIGINT NOT NULL, power_watts DOUBLE PRECISION NOT NULL, "
+                       "temperature_c INTEGER NOT NULL, throttle TEXT NOT NULL, ecc_corrected "
+                       "BIGINT NOT NULL, ecc_uncorrected BIGINT NOT NULL)"),
+           "INSERT INTO telemetry_raw (" + columns +
+               ") VALUES ('n1', 0, 1000, 0.5, 1, 300, 60, '', 0, 0), "
+               "('n1', 0, 1000, 0.5, 1, 300, 60, '', 0, 0), "
+               "('n1', 0, 2000, 0.7, 1, 300, 60, '', 0, 0)",
+           std::string("DELETE FROM schema_migrations WHERE version = 23"),
+       }) {
+    ASSERT_TRUE(exec_sql(this->store_url_, sql).ok()) << sql;
+  }
+  ASSERT_TRUE(this->server_->start().ok());
+  auto opened = store::open_store(this->store_url_);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  std::vector<store::TelemetryRow> rows;
+  ASSERT_TRUE((*opened)
+                  ->transact([&](store::Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                core::time_from_ms(10'000)));
+                    // A sample stored again is kept once.
+                    return tx.insert_telemetry_batch({rows.front()});
+                  })
+                  .ok());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(core::to_ms(rows[0].time), 1000);
+  EXPECT_EQ(core::to_ms(rows[1].time), 2000);
+  ASSERT_TRUE((*opened)
+                  ->read([&](store::Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                core::time_from_ms(10'000)));
+                    return core::Status();
+                  })
+                  .ok());
+  EXPECT_EQ(rows.size(), 2u);
+}
+
 // ---- hostile input: every case is refused with the right status, and nothing changes.
 
 std::vector<Hostile> hostile_cases() {
