@@ -6,6 +6,7 @@
 
 #include "server/accrual_input.h"
 #include "server/log.h"
+#include "server/lost_work.h"
 
 namespace corral::server {
 namespace {
@@ -13,6 +14,13 @@ namespace {
 using core::Result;
 using core::Status;
 using core::Time;
+
+Result<std::vector<ledger::Entry>> accrue_input(const ledger::AccrualInput& input,
+                                                const BillingSettings& settings, Time start) {
+  std::set<core::GpuTypeId> types;
+  for (const auto& g : input.gpus) types.insert(g.type);
+  return ledger::accrue(input, settings.priced(types), settings.accrual(), start);
+}
 
 }  // namespace
 
@@ -40,9 +48,7 @@ Result<std::vector<ledger::Entry>> accrue_period(store::Tx& tx, SpecCache& specs
                                                  const BillingSettings& settings,
                                                  const AccrualScope& scope) {
   CORRAL_ASSIGN_OR_RETURN(const ledger::AccrualInput input, read_accrual_input(tx, specs, scope));
-  std::set<core::GpuTypeId> types;
-  for (const auto& g : input.gpus) types.insert(g.type);
-  return ledger::accrue(input, settings.priced(types), settings.accrual(), scope.start);
+  return accrue_input(input, settings, scope.start);
 }
 
 AccrualController::AccrualController(store::Store& store, const core::Clock& clock,
@@ -62,6 +68,7 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
   for (std::int64_t i = 0; i < max_periods; ++i) {
     std::optional<Time> from;
     std::vector<store::LedgerRow> rows;
+    std::size_t counted = 0;  // the rows before the adjustments (lost_work.h)
     CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
       from.reset();
       rows.clear();
@@ -78,10 +85,15 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
       if (until + settings_.period + settings_.grace > now) return Status();
       from = until;
       CORRAL_ASSIGN_OR_RETURN(
-          const auto entries,
-          accrue_period(tx, specs_, settings_, {.start = *from, .end = *from + settings_.period}));
+          const ledger::AccrualInput input,
+          read_accrual_input(tx, specs_, {.start = *from, .end = *from + settings_.period}));
+      CORRAL_ASSIGN_OR_RETURN(const auto entries, accrue_input(input, settings_, *from));
       rows.reserve(entries.size());
       for (const auto& e : entries) rows.push_back(ledger_row(e));
+      counted = rows.size();
+      CORRAL_ASSIGN_OR_RETURN(const auto adjustments,
+                              lost_work_adjustments(tx, specs_, settings_, input, *from));
+      for (const auto& e : adjustments) rows.push_back(ledger_row(e));
       return Status();
     }));
     if (!from) break;
@@ -100,8 +112,12 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
     // Counted once committed, and only what this call inserted. A period's entries are
     // written whole or not at all (the watermark moves in the same transaction), so a
     // count short of the rows is a replica that wrote the same keys first: it counts them.
+    // Adjustments are not counted: they take time off a bucket, and a counter never goes
+    // down (/metrics counts accrual as first written; the ledger has the adjustments).
     if (ledger_ != nullptr && written == static_cast<std::int64_t>(rows.size())) {
-      for (const auto& r : rows) ledger_->add(r.tenant.value, r.bucket, r.gpu_ms, r.amount_micros);
+      for (std::size_t r = 0; r < counted; ++r) {
+        ledger_->add(rows[r].tenant.value, rows[r].bucket, rows[r].gpu_ms, rows[r].amount_micros);
+      }
     }
     ++progress.periods;
     progress.entries += written;

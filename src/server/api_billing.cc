@@ -11,6 +11,7 @@
 #include "server/accrual_controller.h"
 #include "server/api_routes.h"
 #include "server/api_views.h"
+#include "server/bill_statement.h"
 #include "server/chargeback.h"
 #include "server/http_status.h"
 
@@ -55,12 +56,17 @@ json row_json(const ChargebackRow& row, GroupBy g) {
 Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
   const BillingSettings& billing = api.billing;
   for (const auto& [name, value] : c.req.params) {
-    static const std::set<std::string> kKnown = {"from", "to", "groupBy", "attribution", "tenant"};
+    static const std::set<std::string> kKnown = {"from",        "to",     "groupBy",
+                                                 "attribution", "tenant", "format"};
     if (kKnown.count(name) == 0) {
       return core::invalid_argument(name,
                                     "unknown parameter (from, to, groupBy, attribution, "
-                                    "tenant)");
+                                    "tenant, format)");
     }
+  }
+  const std::string format = c.query("format").value_or("json");
+  if (format != "json" && format != "csv") {
+    return core::invalid_argument("format", "must be json or csv");
   }
   CORRAL_ASSIGN_OR_RETURN(const Time accrued, tx.accrued_until());
   Time to = accrued;
@@ -107,6 +113,22 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
     if (only && group_by == GroupBy::kTenant && row.key != only->value) continue;
     rows.push_back(row_json(row, group_by));
   }
+  // A member's report by tenant holds its own row only (the rows of other groupings are
+  // its own already: the sums were narrowed to it).
+  StatementScope scope{.group_by = group_by,
+                       .attribution = attribution,
+                       .currency = billing.currency,
+                       .from = from,
+                       .to = to,
+                       .accrued_until = accrued};
+  if (only && group_by == GroupBy::kTenant) scope.only = {only->value};
+  const Statement statement = bill_statement(report, scope);
+  if (format == "csv") {
+    Reply reply;
+    reply.body = statement_csv(statement);
+    reply.content_type = "text/csv; charset=utf-8";
+    return reply;
+  }
   std::set<core::GpuTypeId> types;
   for (const auto& s : sums) types.insert(s.gpu_type);
   json unpriced = json::array();
@@ -119,7 +141,8 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
               {"attribution", ledger::to_string(attribution)},
               {"currency", billing.currency},
               {"unpricedGpuTypes", unpriced},
-              {"rows", rows}};
+              {"rows", rows},
+              {"statement", statement_json(statement)}};
   if (!only) {
     out["unattributed"] = money_json(report.unattributed);
     out["total"] = money_json(report.total);

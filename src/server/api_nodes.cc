@@ -26,7 +26,24 @@ struct NodeFacts {
   std::map<std::string, store::ObservedNode> observed;     // by node
   std::map<std::string, store::AgentSessionRow> sessions;  // by node
   std::vector<store::AllocationRow> active;                // of these nodes
+  // The tenant of each job in `active`: a caller sees the ids of its own tenant's jobs
+  // only (issue 38, item 12); other tenants' GPUs show as held.
+  std::map<std::int64_t, std::string> tenant_of_job;
 };
+
+// Reads the tenants of the jobs `facts.active` names, in one query.
+core::Status read_tenants(store::Tx& tx, NodeFacts& facts) {
+  std::vector<core::JobId> ids;
+  for (const auto& a : facts.active) ids.push_back(a.job);
+  std::sort(ids.begin(), ids.end(), [](auto& x, auto& y) { return x.value < y.value; });
+  ids.erase(
+      std::unique(ids.begin(), ids.end(), [](auto& x, auto& y) { return x.value == y.value; }),
+      ids.end());
+  if (ids.empty()) return core::ok_status();
+  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.get_jobs(ids));
+  for (const auto& j : jobs) facts.tenant_of_job[j.id.value] = j.tenant.value;
+  return core::ok_status();
+}
 
 Result<NodeFacts> facts_of_every_node(store::Tx& tx) {
   NodeFacts facts;
@@ -35,6 +52,7 @@ Result<NodeFacts> facts_of_every_node(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
   for (auto& s : sessions) facts.sessions[s.node.value] = std::move(s);
   CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations());
+  CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
   return facts;
 }
 
@@ -45,6 +63,7 @@ Result<NodeFacts> facts_of_node(store::Tx& tx, const core::NodeId& id) {
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
   if (session) facts.sessions[id.value] = std::move(*session);
   CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations_on(id));
+  CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
   return facts;
 }
 
@@ -63,7 +82,10 @@ json observed_json(const store::ObservedNode& o) {
 }
 
 // The registration with its GPUs' health as observed, its agent and its allocations.
-Result<json> node_view(ApiContext& api, const store::NodeRow& row, const NodeFacts& facts) {
+// A GPU that holds a job of a tenant `who` may not see shows as held, with neither the
+// job's id nor its tenant: ids and tenant names are the other tenant's business.
+Result<json> node_view(ApiContext& api, const Principal& who, const store::NodeRow& row,
+                       const NodeFacts& facts) {
   CORRAL_ASSIGN_OR_RETURN(core::Node node, node_from_json(row.spec_json));
   const auto observed = facts.observed.find(row.id.value);
   if (observed != facts.observed.end()) apply_observation(node, observed->second);
@@ -89,7 +111,13 @@ Result<json> node_view(ApiContext& api, const store::NodeRow& row, const NodeFac
   json allocated = json::array();
   for (const auto& a : facts.active) {
     if (a.node == row.id) {
-      allocated.push_back({{"index", a.gpu_index}, {"job", a.job.value}});
+      const auto tenant = facts.tenant_of_job.find(a.job.value);
+      // A job gone from the store between the two reads is nobody's to show.
+      const bool visible =
+          tenant != facts.tenant_of_job.end() && can_see_tenant(who, tenant->second);
+      json one = {{"index", a.gpu_index}, {"held", true}};
+      if (visible) one["job"] = a.job.value;
+      allocated.push_back(std::move(one));
     }
   }
   // One word for where the node stands: a lost agent outranks the admin state, and a
@@ -106,21 +134,22 @@ Result<json> node_view(ApiContext& api, const store::NodeRow& row, const NodeFac
   return out;
 }
 
-Result<json> view_of_node(ApiContext& api, store::Tx& tx, const store::NodeRow& row) {
+Result<json> view_of_node(ApiContext& api, const Principal& who, store::Tx& tx,
+                          const store::NodeRow& row) {
   CORRAL_ASSIGN_OR_RETURN(const NodeFacts facts, facts_of_node(tx, row.id));
-  return node_view(api, row, facts);
+  return node_view(api, who, row, facts);
 }
 
 Result<Reply> list_nodes(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
   CORRAL_ASSIGN_OR_RETURN(const NodeFacts facts, facts_of_every_node(tx));
-  CORRAL_ASSIGN_OR_RETURN(auto out,
-                          name_page("nodes", std::move(rows), page,
-                                    [&](const store::NodeRow& r) -> Result<std::optional<json>> {
-                                      CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, r, facts));
-                                      return std::optional<json>(std::move(v));
-                                    }));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto out, name_page("nodes", std::move(rows), page,
+                          [&](const store::NodeRow& r) -> Result<std::optional<json>> {
+                            CORRAL_ASSIGN_OR_RETURN(auto v, node_view(api, c.who, r, facts));
+                            return std::optional<json>(std::move(v));
+                          }));
   return json_reply(out);
 }
 
@@ -129,7 +158,7 @@ Result<Reply> get_node(ApiContext& api, const Call& c, store::Tx& tx) {
   if (!valid_name(id)) return core::not_found("node not found");
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
   if (!row) return core::not_found("node " + id + " not found");
-  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, c.who, tx, *row));
   return json_reply(v);
 }
 
@@ -149,7 +178,7 @@ Result<Reply> register_node(ApiContext& api, const Call& c, store::Tx& tx) {
                                             "node/" + node.id.value, existing ? "registered" : "",
                                             std::to_string(node.gpus.size()) + " gpus"));
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(node.id));
-  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, c.who, tx, *row));
   Reply reply = json_reply(v, existing ? 200 : 201);
   reply.wake_scheduler = true;
   return reply;
@@ -175,7 +204,7 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "node." + verb, "node/" + id, std::string(core::to_string(before)),
       json{{"state", std::string(core::to_string(row->admin))}, {"reason", reason}}.dump()));
-  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, tx, *row));
+  CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, c.who, tx, *row));
   Reply reply = json_reply(v);
   reply.wake_scheduler = true;
   reply.effects = fx;

@@ -66,6 +66,8 @@ Chargeback build_chargeback(const std::vector<store::LedgerSum>& sums, GroupBy g
     // By tenant, nobody's time is not a row: it is what stays unattributed.
     if (group_by == GroupBy::kTenant && s.tenant.value.empty()) {
       out.unattributed.add(s.gpu_ms, s.amount_micros);
+      out.nobody.charged.add(s.gpu_ms, s.amount_micros);
+      out.nobody.buckets[s.bucket].add(s.gpu_ms, s.amount_micros);
       continue;
     }
     ChargebackRow& row = rows[key_of(s, group_by)];

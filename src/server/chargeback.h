@@ -45,7 +45,9 @@ struct ChargebackRow {
 struct Chargeback {
   std::vector<ChargebackRow> rows;  // by key
   Money unattributed;               // on nobody (by tenant: after attribution took its shares)
-  Money total;                      // every entry summed
+  // By tenant: nobody's entries as the ledger has them, before attribution, by bucket.
+  ChargebackRow nobody;
+  Money total;  // every entry summed
 };
 
 // `sums` are the window's (all tenants' when attribution needs them).

@@ -116,7 +116,8 @@ class RecordRepo {
   virtual core::Result<std::vector<RunRow>> list_runs(const std::vector<std::string>& names) = 0;
 
   // Telemetry (docs/telemetry.md): inserts the samples into telemetry_raw and adds each
-  // to its GPU's 1-minute and 1-hour rollup. Samples are not deduplicated.
+  // to its GPU's 1-minute and 1-hour rollup. A sample is one GPU's reading at one time: one
+  // stored already (an agent's retried batch), or twice in `rows`, is added once.
   virtual core::Status insert_telemetry_batch(const std::vector<TelemetryRow>& rows) = 0;
   // One GPU's raw samples with from <= time < to, by time.
   virtual core::Result<std::vector<TelemetryRow>> list_telemetry(const core::NodeId& node,

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -145,7 +146,16 @@ std::string greater(std::string_view table, std::string_view column) {
 
 }  // namespace
 
-Status SqlTx::insert_telemetry_batch(const std::vector<TelemetryRow>& rows) {
+Status SqlTx::insert_telemetry_batch(const std::vector<TelemetryRow>& batch) {
+  // A sample is one GPU's reading at one time (migration 0023): one a batch, and none
+  // that is stored already (an agent's retry), so that the rollups add each sample once.
+  using SampleKey = std::tuple<std::string, std::int32_t, std::int64_t>;
+  std::set<SampleKey> in_batch;
+  std::vector<TelemetryRow> rows;
+  for (const TelemetryRow& r : batch) {
+    if (in_batch.insert({r.node.value, r.gpu_index, ms(r.time)}).second) rows.push_back(r);
+  }
+  std::set<SampleKey> inserted;
   // 1. Raw samples, many rows a statement (10 parameters each, well within SQLite's 999).
   constexpr std::size_t kChunk = 64;
   for (std::size_t at = 0; at < rows.size(); at += kChunk) {
@@ -167,8 +177,17 @@ Status SqlTx::insert_telemetry_batch(const std::vector<TelemetryRow>& rows) {
                      r.memory_used_mib, real(r.power_watts), std::int64_t{r.temperature_c},
                      join_reasons(r.throttle), r.ecc_corrected, r.ecc_uncorrected});
     }
-    CORRAL_RETURN_IF_ERROR(q(sql, std::move(params)).status());
+    sql += " ON CONFLICT (node, gpu_index, time) DO NOTHING RETURNING node, gpu_index, time";
+    CORRAL_ASSIGN_OR_RETURN(auto res, q(sql, std::move(params)));
+    for (const auto& row : res.rows) {
+      RowReader in(row, "telemetry_raw", "node, gpu_index, time");
+      inserted.insert({in.str(0), in.i32(1), in.i64(2)});
+      if (!in.ok()) return in.status();
+    }
   }
+  std::erase_if(rows, [&](const TelemetryRow& r) {
+    return !inserted.contains({r.node.value, r.gpu_index, ms(r.time)});
+  });
   // 2. Rollups: the batch summed per (GPU, bucket) first, then one upsert each.
   for (const auto& [table, len] :
        {std::pair<std::string_view, std::int64_t>{"telemetry_rollup_1m", 60'000},

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -129,6 +130,30 @@ TEST(Views, ReservationAndTokenStatesFollowNow) {
   EXPECT_EQ(token_status(t, core::time_from_ms(kViewsNowMs - 1)), "active");
   EXPECT_EQ(token_status(t, core::time_from_ms(kViewsNowMs)), "expired");
   EXPECT_EQ(token_status({{"revokedAtMs", 5}}, core::time_from_ms(0)), "revoked");
+}
+
+// A GPU another tenant's job holds comes without the job's id (api_nodes.cc): its JOB
+// cell says held, and the node counts it as allocated.
+TEST(Views, AnotherTenantsGpuReadsHeld) {
+  const json node = {
+      {"id", "n1"},
+      {"admin", "active"},
+      {"gpus", json::array({{{"index", 0}, {"type", "H100"}}, {{"index", 1}, {"type", "H100"}}})},
+      {"allocated",
+       json::array({{{"index", 0}, {"held", true}}, {{"index", 1}, {"held", true}, {"job", 7}}})}};
+  const std::string text = node_text(node, local_style(), false);
+  EXPECT_NE(text.find("2 allocated"), std::string::npos) << text;
+  std::istringstream lines(text);
+  std::map<std::string, std::string> job_of;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("0 ") && !line.starts_with("1 ")) continue;
+    std::istringstream cells(line);
+    std::string cell, last;
+    while (cells >> cell) last = cell;  // JOB is the last column
+    job_of[line.substr(0, 1)] = last;
+  }
+  EXPECT_EQ(job_of["0"], "held") << text;
+  EXPECT_EQ(job_of["1"], "7") << text;
 }
 
 TEST(Views, FieldsAnOlderServerLacksShowAsDashes) {

@@ -240,8 +240,10 @@ def admin_views(page, cluster, ids, operator, out):
     page.click("#export")
     csv = page.wait_for("window.__blobs.length && window.__blobs[0].text()")
     lines = csv.strip().splitlines()
-    check(lines[0].startswith("tenant,gpu_hours,charged_USD"), f"the CSV export has a header: {lines[0]!r}")
-    check(any(line.startswith("nlp,") for line in lines[1:]), "and a row per tenant")
+    check(lines[0].startswith("# currency=USD,from="), f"the CSV export says its currency and window: {lines[0]!r}")
+    check(lines[1].startswith("tenant,gpu_hours,used_gpu_hours"), f"and has corral cost's header: {lines[1]!r}")
+    check(any(line.startswith("nlp,") for line in lines[2:]), "and a row per tenant")
+    check(lines[-1].startswith("TOTAL,"), f"and a TOTAL row: {lines[-1]!r}")
     shoot(page, out, "cost")
 
     # Usage history: corrald writes a row every 5 s (local.yaml); wait for a few.

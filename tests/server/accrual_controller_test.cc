@@ -284,6 +284,88 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
   EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 30'000 + 29'500}, {"restart_overhead", 500}}));
 }
 
+// Work lost in periods already accrued is billed as lost (issue 38, item 11): job 1 holds
+// n1/0 from 0:00, starts at 0:05 and checkpoints at 0:30; minutes 0 and 1 are accrued while
+// it runs (as used). A rank fails at 2:20 and the hold ends: what it did after 0:30 is
+// lost, and accruing minute 2 adds adjustments that move it out of used in minutes 0 and 1.
+// Every GPU's time in every period still adds up, and the tenant's money is unchanged.
+TYPED_TEST(AccrualControllerTest, WorkLostInAccruedPeriodsIsMovedToLost) {
+  const core::JobId one(1);
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(this->fleet(tx));
+            CORRAL_RETURN_IF_ERROR(this->add_job(tx, "nlp"));
+            CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = one,
+                                                         .attempt = 1,
+                                                         .node = core::NodeId("n1"),
+                                                         .gpu_index = 0,
+                                                         .gpu_type = core::GpuTypeId("H100"),
+                                                         .created_at = at_t0(0)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.append_job_event({.job = one, .time = at_t0(5'000), .kind = "started"}));
+            return tx.insert_checkpoint(
+                {.job = one, .attempt = 1, .step = 10, .uri = "file:///c", .time = at_t0(30'000)});
+          })
+          .ok());
+  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
+  this->clock_.set(at_t0(2 * kMin + 10'000));
+  auto r = controller.accrue_due();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->periods, 2);
+  using B = std::map<std::string, std::int64_t>;
+  ASSERT_EQ(this->buckets(0, "n1", 0), (B{{"restart_overhead", 5'000}, {"used", 55'000}}));
+  ASSERT_EQ(this->buckets(kMin, "n1", 0), (B{{"used", kMin}}));
+  const auto nlp_money = [&](std::int64_t period) {
+    std::int64_t micros = 0;
+    EXPECT_TRUE(this->store_
+                    ->read([&](store::Tx& tx) {
+                      CORRAL_ASSIGN_OR_RETURN(auto rows,
+                                              tx.list_ledger({.from = at_t0(period),
+                                                              .to = at_t0(period + 1),
+                                                              .tenant = core::TenantId("nlp")}));
+                      for (const auto& row : rows) micros += row.amount_micros;
+                      return Status();
+                    })
+                    .ok());
+    return micros;
+  };
+  const std::int64_t billed0 = nlp_money(0), billed1 = nlp_money(kMin);
+
+  ASSERT_TRUE(this->store_
+                  ->transact([&](store::Tx& tx) {
+                    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+                        {.job = one, .time = at_t0(2 * kMin + 20'000), .kind = "rank failed"}));
+                    return tx.release_allocations(one, at_t0(2 * kMin + 20'000)).status();
+                  })
+                  .ok());
+  this->clock_.set(at_t0(3 * kMin + 10'000));
+  r = controller.accrue_due();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->periods, 1);
+  EXPECT_EQ(this->buckets(0, "n1", 0),
+            (B{{"restart_overhead", 5'000}, {"used", 25'000}, {"preemption_lost", 30'000}}));
+  EXPECT_EQ(this->buckets(kMin, "n1", 0), (B{{"used", 0}, {"preemption_lost", kMin}}));
+  EXPECT_EQ(this->buckets(2 * kMin, "n1", 0),
+            (B{{"preemption_lost", 20'000}, {"unallocated", 40'000}}));
+  // Conservation: each GPU's entries, adjustments included, add up to its time in the
+  // period (n2 joined at 0:30).
+  for (std::int64_t period : {std::int64_t{0}, kMin, 2 * kMin}) {
+    for (const auto& [node, gpu] : {std::pair{"n1", 0}, std::pair{"n1", 1}, std::pair{"n2", 0}}) {
+      std::int64_t ms = 0;
+      for (const auto& [bucket, v] : this->buckets(period, node, gpu)) ms += v;
+      EXPECT_EQ(ms, period == 0 && std::string(node) == "n2" ? 30'000 : kMin)
+          << node << "/" << gpu << " in minute " << period / kMin;
+    }
+  }
+  EXPECT_EQ(nlp_money(0), billed0);
+  EXPECT_EQ(nlp_money(kMin), billed1);
+  // Nothing is due again, and nothing is written twice.
+  r = controller.accrue_due();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->entries, 0);
+}
+
 TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   ASSERT_TRUE(this->store_
                   ->transact([&](store::Tx& tx) {

@@ -162,6 +162,49 @@ TYPED_TEST(ApiTest, MembersSeeOnlyTheirTenant) {
   EXPECT_EQ(this->server_->client(nlp).get(path).status, 200);
 }
 
+// Node views show every GPU's occupancy to every member, but a job's id only to its own
+// tenant (and admins): another tenant's GPUs read as held (issue 38, item 12).
+TYPED_TEST(ApiTest, MembersSeeOtherTenantsGpusAsHeldWithoutJobIds) {
+  this->make_tenant("nlp");
+  this->make_tenant("vision");
+  this->add_node("n1", 8);
+  const std::string nlp = this->token({{"role", "member"}, {"tenant", "nlp"}});
+  const std::string vision = this->token({{"role", "member"}, {"tenant", "vision"}});
+  auto a = this->server_->client(nlp).post("/v1/jobs", job_for("nlp", 2));
+  ASSERT_EQ(a.status, 201) << a.body;
+  const std::int64_t id = body(a)["id"];
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  ASSERT_TRUE(eventually([&] { return body(this->admin().get(path))["phase"] == "launching"; }));
+  // Each view of n1 (alone, and in the list) as each caller sees it.
+  const auto views = [&](const std::string& token) {
+    auto client = token.empty() ? this->admin() : this->server_->client(token);
+    auto one = client.get("/v1/nodes/n1");
+    EXPECT_EQ(one.status, 200) << one.body;
+    auto list = client.get("/v1/nodes");
+    EXPECT_EQ(list.status, 200) << list.body;
+    std::vector<json> out{body(one)};
+    const json listed = body(list);
+    for (const auto& n : listed["nodes"]) out.push_back(n);
+    return out;
+  };
+  for (const auto& token : {std::string(), nlp}) {
+    for (const json& n : views(token)) {
+      ASSERT_EQ(n["allocated"].size(), 2u) << n.dump();
+      for (const auto& g : n["allocated"]) EXPECT_EQ(g["job"], id) << n.dump();
+    }
+  }
+  for (const json& n : views(vision)) {
+    ASSERT_EQ(n["allocated"].size(), 2u) << n.dump();
+    for (const auto& g : n["allocated"]) {
+      EXPECT_TRUE(g.value("held", false)) << n.dump();
+      EXPECT_FALSE(g.contains("job")) << n.dump();
+      EXPECT_FALSE(g.contains("tenant")) << n.dump();
+    }
+    EXPECT_EQ(n.dump().find("nlp"), std::string::npos) << n.dump();
+    EXPECT_EQ(n["state"], "active") << n.dump();
+  }
+}
+
 TYPED_TEST(ApiTest, AgentsReportOnlyForTheirNode) {
   this->add_node("n7");
   const std::string agent = this->token({{"role", "agent"}, {"node", "n7"}});
@@ -334,6 +377,55 @@ TYPED_TEST(ApiTest, MigrationDropsAStoredZeroGpusPerNode) {
   this->add_node("n1", 8);
   EXPECT_TRUE(
       eventually([&] { return body(this->admin().get("/v1/jobs/1"))["phase"] == "launching"; }));
+}
+
+// Migration 0023 keys telemetry samples by GPU and time: samples an agent's retry stored
+// twice under an older version are kept once, and the key holds from then on.
+TYPED_TEST(ApiTest, MigrationKeepsOneOfTelemetrySamplesStoredTwice) {
+  this->server_->stop();
+  const std::string columns =
+      "node, gpu_index, time, utilization, memory_used_mib, power_watts, temperature_c, "
+      "throttle, ecc_corrected, ecc_uncorrected";
+  for (const std::string& sql : {
+           std::string("DROP TABLE telemetry_raw"),
+           std::string("CREATE TABLE telemetry_raw (node TEXT NOT NULL, gpu_index INTEGER NOT "
+                       "NULL, time BIGINT NOT NULL, utilization DOUBLE PRECISION NOT NULL, "
+                       "memory_used_mib BIGINT NOT NULL, power_watts DOUBLE PRECISION NOT NULL, "
+                       "temperature_c INTEGER NOT NULL, throttle TEXT NOT NULL, ecc_corrected "
+                       "BIGINT NOT NULL, ecc_uncorrected BIGINT NOT NULL)"),
+           "INSERT INTO telemetry_raw (" + columns +
+               ") VALUES ('n1', 0, 1000, 0.5, 1, 300, 60, '', 0, 0), "
+               "('n1', 0, 1000, 0.5, 1, 300, 60, '', 0, 0), "
+               "('n1', 0, 2000, 0.7, 1, 300, 60, '', 0, 0)",
+           std::string("DELETE FROM schema_migrations WHERE version = 23"),
+       }) {
+    ASSERT_TRUE(exec_sql(this->store_url_, sql).ok()) << sql;
+  }
+  ASSERT_TRUE(this->server_->start().ok());
+  auto opened = store::open_store(this->store_url_);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  std::vector<store::TelemetryRow> rows;
+  ASSERT_TRUE((*opened)
+                  ->transact([&](store::Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                core::time_from_ms(10'000)));
+                    // A sample stored again is kept once.
+                    return tx.insert_telemetry_batch({rows.front()});
+                  })
+                  .ok());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(core::to_ms(rows[0].time), 1000);
+  EXPECT_EQ(core::to_ms(rows[1].time), 2000);
+  ASSERT_TRUE((*opened)
+                  ->read([&](store::Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(
+                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                core::time_from_ms(10'000)));
+                    return core::Status();
+                  })
+                  .ok());
+  EXPECT_EQ(rows.size(), 2u);
 }
 
 // ---- hostile input: every case is refused with the right status, and nothing changes.

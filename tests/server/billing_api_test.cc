@@ -5,7 +5,9 @@
 // parameters answer 400 naming the parameter.
 #include <chrono>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -39,8 +41,10 @@ billing:
 
 class BillingApiTest : public ::testing::Test, public ClusterCalls {
  protected:
+  virtual const char* config() const { return kBillingConfig; }
+
   void SetUp() override {
-    auto started = InProcessCorrald::start(dir_.path(), clock_, kBillingConfig);
+    auto started = InProcessCorrald::start(dir_.path(), clock_, config());
     ASSERT_TRUE(started.ok()) << started.status().to_string();
     corrald_ = std::move(*started);
     connect(*corrald_);
@@ -163,6 +167,124 @@ TEST_F(BillingApiTest, BadParametersAnswer400NamingTheParameter) {
     EXPECT_EQ(r.status, 400) << query << ": " << r.body;
     EXPECT_EQ(body(r)["error"]["field"], field) << query << ": " << r.body;
   }
+}
+
+// $1 an H100-hour: a GPU-minute is $0.016667 and 0.0167 GPU-hours, so three tenants'
+// minutes shown row by row would read 3 x 0.02 beside a total of 0.05.
+constexpr const char* kOddPriceConfig =
+    R"(scheduler: {tickMs: 20, batchWindowMs: 2, minRuntimeMs: 0}
+tenants:
+  nlp: {quotas: {H100: {guaranteed: 1}}}
+  speech: {quotas: {H100: {guaranteed: 1}}}
+  vision: {quotas: {H100: {guaranteed: 1}}}
+billing:
+  currency: EUR
+  periodSeconds: 60
+  graceSeconds: 0
+  attribution: proportional
+  prices:
+    - {gpuType: H100, perGpuHour: 1}
+)";
+
+class OddPriceBillingApiTest : public BillingApiTest {
+ protected:
+  const char* config() const override { return kOddPriceConfig; }
+};
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, sep)) out.push_back(cell);
+  if (!line.empty() && line.back() == sep) out.push_back("");
+  return out;
+}
+
+// "12.34" as 1234 (hundredths).
+std::int64_t hundredths(const std::string& cell) {
+  const bool negative = !cell.empty() && cell[0] == '-';
+  const std::string digits = negative ? cell.substr(1) : cell;
+  const auto dot = digits.find('.');
+  EXPECT_NE(dot, std::string::npos) << cell;
+  if (dot == std::string::npos) return 0;
+  const std::int64_t n =
+      std::stoll(digits.substr(0, dot)) * 100 + std::stoll(digits.substr(dot + 1));
+  return negative ? -n : n;
+}
+
+// Issue 38, item 11: the bill's CSV (what `corral cost -o csv` prints and the dashboard
+// exports) says its currency and window, is the JSON answer's statement cell for cell,
+// and every column's rows add up to its TOTAL row, attributed GPU-hours included.
+TEST_F(OddPriceBillingApiTest, TheBillsRowsAddUpToItsTotalInOneSchema) {
+  FakeAgent n1 = agent("n1");
+  std::vector<std::int64_t> jobs;
+  for (const char* t : {"nlp", "speech", "vision"}) {
+    jobs.push_back(submit({{"tenant", t}, {"resources", {{"gpus", 1}}}}));
+  }
+  for (const auto id : jobs) ASSERT_TRUE(wait_phase(id, "launching"));
+  n1.round();
+  const std::int64_t end = kBillingStartMs + 2 * kMinuteMs;
+  run_until(n1, end);
+  const std::string window =
+      "from=" + std::to_string(kBillingStartMs) + "&to=" + std::to_string(end);
+  const auto csv = admin().get("/v1/chargeback?format=csv&" + window);
+  ASSERT_EQ(csv.status, 200) << csv.body;
+  const auto type = csv.headers.find("Content-Type");
+  ASSERT_NE(type, csv.headers.end());
+  EXPECT_NE(type->second.find("text/csv"), std::string::npos) << type->second;
+  std::vector<std::vector<std::string>> lines;
+  std::istringstream in(csv.body);
+  for (std::string line; std::getline(in, line);) {
+    ASSERT_FALSE(line.empty());
+    ASSERT_EQ(line.back(), '\r') << "CRLF lines";
+    line.pop_back();
+    lines.push_back(lines.empty() ? std::vector<std::string>{line} : split(line, ','));
+  }
+  ASSERT_GE(lines.size(), 6u) << csv.body;  // preamble, header, 3 tenants, unattributed, TOTAL
+  EXPECT_EQ(
+      lines[0][0].rfind(
+          "# currency=EUR,from=2026-05-28T20:26:00Z,to=2026-05-28T20:28:00Z,accruedUntil=", 0),
+      0u)
+      << lines[0][0];
+  const std::vector<std::string>& header = lines[1];
+  EXPECT_EQ(header[0], "tenant");
+  EXPECT_EQ(header[1], "gpu_hours");
+  EXPECT_EQ(header.back(), "total_EUR");
+  const json report = body(admin().get("/v1/chargeback?" + window));
+  const json& statement = report["statement"];
+  EXPECT_EQ(statement["preamble"], lines[0][0]);
+  ASSERT_EQ(statement["rows"].size() + 2, lines.size());
+  for (std::size_t r = 0; r < statement["rows"].size(); ++r) {
+    EXPECT_EQ(statement["rows"][r].get<std::vector<std::string>>(), lines[r + 2]) << "row " << r;
+  }
+  const std::vector<std::string>& total = lines.back();
+  EXPECT_EQ(total[0], "TOTAL");
+  std::map<std::string, std::size_t> column;
+  for (std::size_t c = 0; c < header.size(); ++c) column[header[c]] = c;
+  for (std::size_t c = 1; c < header.size(); ++c) {
+    std::int64_t sum = 0;
+    for (std::size_t r = 2; r + 1 < lines.size(); ++r) sum += hundredths(lines[r][c]);
+    EXPECT_EQ(sum, hundredths(total[c])) << header[c] << " in\n" << csv.body;
+  }
+  // The total is the ledger's, rounded once: 8 GPUs for 2 minutes, a GPU-minute at
+  // 16,667 micro-euros.
+  EXPECT_EQ(hundredths(total[column.at("gpu_hours")]), (8 * 2 * kMinuteMs + 18'000) / 36'000);
+  EXPECT_EQ(report["total"]["amountMicros"], 8 * 2 * 16'667);
+  EXPECT_EQ(hundredths(total[column.at("total_EUR")]), (8 * 2 * 16'667 + 5'000) / 10'000);
+  // Attributed idle time shows in GPU-hours beside its money, on the tenants that pay it
+  // and off the unattributed row.
+  for (std::size_t r = 2; r + 2 < lines.size(); ++r) {
+    EXPECT_GT(hundredths(lines[r][column.at("attributed_gpu_hours")]), 0) << lines[r][0];
+    EXPECT_GT(hundredths(lines[r][column.at("attributed_EUR")]), 0) << lines[r][0];
+  }
+  const std::vector<std::string>& unattributed = lines[lines.size() - 2];
+  EXPECT_EQ(unattributed[0], "(unattributed)");
+  EXPECT_LT(hundredths(unattributed[column.at("attributed_gpu_hours")]), 0);
+  EXPECT_EQ(hundredths(total[column.at("attributed_gpu_hours")]), 0);
+  // A bad format is refused, naming the parameter.
+  const auto bad = admin().get("/v1/chargeback?format=xlsx");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(body(bad)["error"]["field"], "format");
 }
 
 }  // namespace

@@ -351,6 +351,40 @@ TYPED_TEST(TelemetrySinkTest, FailingTelemetryWritesNeverFailHeartbeatsOrTheApi)
   EXPECT_EQ(observed->gpus.size(), 8u);
 }
 
+// An agent posts a batch again when it got no answer (corrald may have taken it), and
+// cuts its batches anew when it does: each sample is stored and rolled up once, whether
+// the retry meets the first post in the queue or arrives after it was written
+// (issue 38, item 11).
+TYPED_TEST(TelemetrySinkTest, ARetriedBatchIsCountedOnce) {
+  if (this->IsSkipped()) return;
+  TelemetryWorld world(*this->store_, *this->store_, this->clock_, {});
+  FakeAgent agent{.addr = world.addr, .node = "n1"};
+  ASSERT_EQ(agent.join("jt").status, 200);
+  const auto post = [&](const std::vector<core::TelemetrySample>& batch) {
+    const auto r = agent.client().post("/v1/agents/n1/telemetry",
+                                       core::encode_telemetry_batch({.samples = batch}));
+    EXPECT_EQ(r.status, 202) << r.body;
+  };
+  const std::vector<core::TelemetrySample> first = samples(8, kTelemetryT0);
+  post(first);
+  post(first);  // retried before corrald wrote the first
+  ASSERT_TRUE(world.sink.flush_once().ok());
+  // Retried after it was written, cut anew: its last half with 4 new samples.
+  std::vector<core::TelemetrySample> recut(first.begin() + 4, first.end());
+  for (const auto& s : samples(4, kTelemetryT0 + 1'000)) recut.push_back(s);
+  post(recut);
+  ASSERT_TRUE(world.sink.flush_once().ok());
+  std::size_t raw = 0;
+  for (std::int32_t gpu = 0; gpu < 8; ++gpu) raw += this->raw("n1", gpu).size();
+  EXPECT_EQ(raw, 12u);
+  for (const auto resolution :
+       {store::TelemetryResolution::kMinute, store::TelemetryResolution::kHour}) {
+    std::int64_t rolled = 0;
+    for (const auto& r : this->rollups(resolution)) rolled += r.samples;
+    EXPECT_EQ(rolled, 12);
+  }
+}
+
 // The telemetry writer hangs in its store: agents' batches keep being answered at once
 // (the queue fills, then its cap drops the rest), heartbeats still commit; once the store
 // answers again the queue is written.

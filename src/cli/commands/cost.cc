@@ -16,84 +16,39 @@ namespace {
 
 using nlohmann::json;
 
-std::string hours(const json& money) {
-  char buf[32];
-  const json& ms = field(money, "gpuMs");
-  std::snprintf(buf, sizeof buf, "%.2f", ms.is_number() ? ms.get<double>() / 3.6e6 : 0.0);
-  return buf;
-}
-
-std::string amount(std::int64_t micros) { return money_text(micros); }
-std::string amount(const json& money) {
-  const json& micros = field(money, "amountMicros");
-  return money_text(micros.is_number_integer() ? micros.get<std::int64_t>() : 0);
-}
-
-std::string bucket_hours(const json& row, const char* bucket) {
-  const json& b = field(row, "buckets");
-  return b.contains(bucket) ? hours(b[bucket]) : "0.00";
-}
-
-// The report's rows: one per group (tenant, job, ...), then unattributed and total.
-Table chargeback_table(const json& body) {
-  const std::string by = body.value("groupBy", "tenant");
-  const bool by_tenant = by == "tenant";
-  std::vector<std::string> headers = {by == "gpuType" ? "GPU TYPE"
-                                      : by == "job"   ? "JOB"
-                                                      : by,
-                                      "GPU-HOURS",
-                                      "USED",
-                                      "IDLE",
-                                      "LOST",
-                                      "OVERHEAD",
-                                      "RESERVED",
-                                      "CHARGED"};
-  for (auto& h : headers) {
-    for (auto& ch : h) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+// The report's statement (corrald rounds it: its rows add up to its TOTAL row), as a
+// table: per-bucket money only when wide. The same figures as `-o csv`, which is the
+// statement's CSV as corrald writes it.
+Table chargeback_table(const json& body, bool wide) {
+  const json& statement = field(body, "statement");
+  std::vector<std::size_t> shown;
+  Table t;
+  const json& columns = field(statement, "columns");
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (!wide && columns[c].value("detail", false)) continue;
+    shown.push_back(c);
+    t.headers.push_back(text(field(columns[c], "title")));
   }
-  if (by_tenant) {
-    headers.push_back("ATTRIBUTED");
-    headers.push_back("TOTAL");
-  }
-  Table t{.headers = headers};
-  for (const auto& r : field(body, "rows")) {
-    std::string key = text(field(r, by.c_str()));
-    if (key.empty()) key = "(nobody)";
-    std::vector<std::string> row = {key,
-                                    hours(field(r, "charged")),
-                                    bucket_hours(r, "used"),
-                                    bucket_hours(r, "allocated_idle"),
-                                    bucket_hours(r, "preemption_lost"),
-                                    bucket_hours(r, "restart_overhead"),
-                                    bucket_hours(r, "reserved_idle"),
-                                    amount(field(r, "charged"))};
-    if (by_tenant) {
-      row.push_back(amount(field(r, "attributed")));
-      row.push_back(amount(r.value("totalAmountMicros", std::int64_t{0})));
-    }
-    t.rows.push_back(std::move(row));
-  }
-  if (body.contains("unattributed") && by_tenant) {
-    const json& u = body["unattributed"];
-    t.rows.push_back({"(unattributed)", hours(u), "", "", "", "", "", amount(u), "", amount(u)});
-  }
-  if (body.contains("total")) {
-    const json& total = body["total"];
-    std::vector<std::string> row = {"TOTAL", hours(total), "", "", "", "", "", amount(total)};
-    if (by_tenant) row.insert(row.end(), {"", amount(total)});
+  for (const auto& r : field(statement, "rows")) {
+    std::vector<std::string> row;
+    for (const std::size_t c : shown) row.push_back(c < r.size() ? text(r[c]) : "");
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
-std::string chargeback_text(const RemoteOptions& o, const json& body) {
+std::string chargeback_text(const RemoteOptions& o, const json& body, bool wide) {
   const Zone zone = time_style(o).zone;
-  std::string out =
-      "Chargeback " + date_text(field(body, "fromMs"), zone) + " to " +
-      date_text(field(body, "toMs"), zone) + " in " + text(field(body, "currency")) +
-      ", GPU-hours by bucket; unused time attributed: " + text(field(body, "attribution")) + "\n";
+  std::string out = "Chargeback " + date_text(field(body, "fromMs"), zone) + " to " +
+                    date_text(field(body, "toMs"), zone) + " in " + text(field(body, "currency")) +
+                    ", GPU-hours by bucket (ATTRIB: unused time attributed, by " +
+                    text(field(body, "attribution")) + ")\n";
   out += "Ledger complete to " + date_text(field(body, "accruedUntilMs"), zone) + "\n\n";
-  out += table_text(chargeback_table(body));
+  if (!body.contains("statement")) {
+    // A corrald older than this CLI: its figures are in -o json.
+    return out + "(this corrald sends no statement table; see -o json)\n";
+  }
+  out += table_text(chargeback_table(body, wide));
   if (!field(body, "unpricedGpuTypes").empty()) {
     out += "\nunpriced (billed at 0): " + body["unpricedGpuTypes"].dump() + "\n";
   }
@@ -119,13 +74,16 @@ void add_cost_command(CLI::App& app, const CommandEnv& env) {
               std::pair{"tenant", tenant}}) {
           if (!v->empty()) path += std::string("&") + k + "=" + query_value(*v);
         }
-        const Answer a = call(o, "GET", path);
+        // CSV is corrald's, byte for byte: the dashboard's export downloads the same.
+        const bool csv = format_of(o) == Format::kCsv;
+        const Answer a = call(o, "GET", path + (csv ? "&format=csv" : ""));
         if (a.status != 200) return report_failure("cost", a, std::cerr);
-        if (format_of(o) == Format::kCsv) {
-          std::cout << csv_text(chargeback_table(a.body));
+        if (csv) {
+          std::cout << (a.body.is_string() ? a.body.get<std::string>() : std::string());
           return kExitOk;
         }
-        print_output(std::cout, o, a.body, [&](bool) { return chargeback_text(o, a.body); });
+        print_output(std::cout, o, a.body,
+                     [&](bool wide) { return chargeback_text(o, a.body, wide); });
         return kExitOk;
       },
       options);

@@ -139,7 +139,8 @@ std::string node_text(const json& n, const TimeStyle& style, bool wide) {
   std::map<std::int64_t, std::string> job_of;
   for (const auto& a : field(n, "allocated")) {
     allocated.insert(a.value("index", 0));
-    job_of[a.value("index", 0)] = text(field(a, "job"));
+    // Another tenant's job shows as held, without its id (corrald leaves the id out).
+    job_of[a.value("index", 0)] = a.contains("job") ? text(field(a, "job")) : "held";
   }
   line("gpus", fmt::format("{} x {}{}, {} allocated", gpus.size(), type,
                            spec ? " (" + gib_text(spec->memory_mib) + ")" : "", allocated.size()));

@@ -1,6 +1,6 @@
 // Cost: the ledger (GET /v1/chargeback, docs/ledger.md) for a chosen period, grouped
 // by tenant, job, GPU type, day or bucket, with each bucket's share and a CSV export of
-// what is shown. The ledger covers closed periods only (accruedUntil).
+// it (corrald's, as `corral cost -o csv`). The ledger covers closed periods only (accruedUntil).
 
 import * as api from './api.js';
 import {esc, date, gpuHours, money} from './format.js';
@@ -22,23 +22,6 @@ function bucketsOf(rows) {
   const names = new Set();
   for (const r of rows) for (const b of Object.keys(r.buckets)) names.add(b);
   return [...names].sort();
-}
-
-// The rows as CSV: one line per row, GPU-hours and amounts in currency units.
-function csv(report, buckets) {
-  const cell = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  const cur = (m) => (m ? (m.amountMicros / 1e6).toFixed(2) : '0.00');
-  const hours = (m) => (m ? m.gpuHours.toFixed(3) : '0.000');
-  const head = [report.groupBy, 'gpu_hours', `charged_${report.currency}`,
-    ...buckets.flatMap((b) => [`${b}_gpu_hours`, `${b}_${report.currency}`])];
-  if (report.groupBy === 'tenant') head.push(`attributed_${report.currency}`, `total_${report.currency}`);
-  const lines = [head.join(',')];
-  for (const r of report.rows) {
-    const line = [r[report.groupBy], hours(r.charged), cur(r.charged), ...buckets.flatMap((b) => [hours(r.buckets[b]), cur(r.buckets[b])])];
-    if (report.groupBy === 'tenant') line.push(cur(r.attributed), (r.totalAmountMicros / 1e6).toFixed(2));
-    lines.push(line.map(cell).join(','));
-  }
-  return lines.join('\n') + '\n';
 }
 
 export default {
@@ -89,11 +72,14 @@ export default {
       st.costGroup = el.querySelector('#group').value;
       ctx.redraw();
     });
-    el.addEventListener('click', (e) => {
+    // The export is corrald's CSV of the report (GET /v1/chargeback?format=csv), the same
+    // bytes as `corral cost -o csv`: one schema, rows that add up to its TOTAL row.
+    el.addEventListener('click', async (e) => {
       if (e.target.id !== 'export') return;
-      const {report: r, buckets: b} = ctx.state.costReport;
+      const {report: r} = ctx.state.costReport;
+      const {data} = await api.get(`/v1/chargeback?from=${r.fromMs}&to=${r.toMs}&groupBy=${r.groupBy}&format=csv`);
       const a = document.createElement('a');
-      a.href = URL.createObjectURL(new Blob([csv(r, b)], {type: 'text/csv'}));
+      a.href = URL.createObjectURL(new Blob([data], {type: 'text/csv'}));
       a.download = `corral-cost-${r.groupBy}-${isoDay(r.fromMs)}-${isoDay(r.toMs)}.csv`;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
