@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "agent/atomic_file.h"
+#include "agent/unreported_checkpoint.h"
 #include "core/worker_env.h"
 
 extern char** environ;
@@ -172,7 +173,20 @@ core::Result<LaunchRecord> Launcher::start(const core::WorkerSpec& spec) {
     if (eq) env[std::string(const_cast<const char*>(*e), eq)] = eq + 1;
   }
   for (const auto& [k, v] : spec.env) env[k] = v;
-  for (auto& [k, v] : core::worker_env(spec, options_.agent_url, record.token)) {
+  // CORRAL_RESTORE_FROM: corrald's choice among reported checkpoints, or else what an
+  // earlier attempt wrote without reporting (agent/unreported_checkpoint.h), said in the
+  // worker's log so that a resume from a file Corral chose is never a surprise.
+  core::WorkerSpec effective = spec;
+  effective.restore_from = restore_from(spec);
+  if (effective.restore_from != spec.restore_from) {
+    const std::string line =
+        "corral-agent: no checkpoint was reported; CORRAL_RESTORE_FROM=" + effective.restore_from +
+        ", the newest complete one in " + spec.checkpoint_dir + "\n";
+    if (write(log_fd, line.data(), line.size()) < 0) {
+      // The log is for people; the worker starts the same without the line.
+    }
+  }
+  for (auto& [k, v] : core::worker_env(effective, options_.agent_url, record.token)) {
     env[k] = std::move(v);
   }
   std::vector<std::string> env_strings;

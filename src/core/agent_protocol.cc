@@ -324,6 +324,8 @@ json desired_worker_json(const DesiredWorker& d) {
           {"localRank", s.local_rank},
           {"nodeRank", s.node_rank},
           {"worldSize", s.world_size},
+          {"localWorldSize", s.local_world_size},
+          {"processes", s.per_node ? "perNode" : "perGpu"},
           {"gpus", s.gpus},
           {"visibleDevices", s.visible_devices},
           {"command", s.command},
@@ -342,6 +344,15 @@ Status read_desired_worker(const json& w, const std::string& path, DesiredWorker
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "localRank"}, 0, kMaxRank, s.local_rank));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "nodeRank"}, 0, kMaxRank, s.node_rank));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "worldSize"}, 1, kMaxRank + 1, s.world_size));
+  // Both absent from a corrald older than them, which knew neither: 1 and perGpu.
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{w, path, "localWorldSize"}, 1, kMaxRank + 1, s.local_world_size));
+  std::string processes = "perGpu";
+  CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "processes"}, kMaxStateBytes, processes));
+  if (processes != "perGpu" && processes != "perNode") {
+    return invalid_argument(child_path(path, "processes"), "must be perGpu or perNode");
+  }
+  s.per_node = processes == "perNode";
   CORRAL_RETURN_IF_ERROR(read_int_array(Field{w, path, "gpus"}, 0, kMaxGpuIndex, s.gpus));
   CORRAL_RETURN_IF_ERROR(
       read_string(Field{w, path, "visibleDevices"}, kMaxTextBytes, s.visible_devices));

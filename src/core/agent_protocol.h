@@ -47,6 +47,12 @@ struct WorkerSpec {
   std::int32_t local_rank = 0;
   std::int32_t node_rank = 0;
   std::int32_t world_size = 1;
+  // The attempt's ranks on this node: LOCAL_WORLD_SIZE (1 for perNode, whose one process
+  // per node is the rank).
+  std::int32_t local_world_size = 1;
+  // perNode: the process is a launcher such as torchrun that starts one process per GPU
+  // itself; world_size counts nodes and worker_env adds torchrun's own PET_* settings.
+  bool per_node = false;
   std::vector<std::int32_t> gpus;
   std::string visible_devices;             // CUDA_VISIBLE_DEVICES: `gpus`, comma-separated
   std::vector<std::string> command;        // argv; command[0] is looked up in PATH

@@ -723,6 +723,11 @@ class Validator {
       } else if (std::find(std::begin(kTorchrunEnv), std::end(kTorchrunEnv), key) !=
                  std::end(kTorchrunEnv)) {
         fail(key_path, fmt::format("is reserved: the launcher sets {} for every worker", key));
+      } else if (std::find(std::begin(kTorchrunLauncherEnv), std::end(kTorchrunLauncherEnv), key) !=
+                 std::end(kTorchrunLauncherEnv)) {
+        fail(key_path, fmt::format("is reserved: the launcher sets {} for torchrun when "
+                                   "processes is perNode",
+                                   key));
       } else {
         out.emplace(key, std::move(value));
       }

@@ -16,17 +16,27 @@
 
 namespace corral::core {
 
-// torchrun's variables, set for every worker.
+// torchrun's variables, set for every worker: what torch.distributed reads (env://) and
+// torchrun sets for the processes it starts.
 inline constexpr std::string_view kTorchrunEnv[] = {
-    "CUDA_VISIBLE_DEVICES", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK",
-    "MASTER_ADDR",          "MASTER_PORT"};
+    "CUDA_VISIBLE_DEVICES", "WORLD_SIZE",       "RANK",
+    "LOCAL_RANK",           "LOCAL_WORLD_SIZE", "NODE_RANK",
+    "GROUP_RANK",           "MASTER_ADDR",      "MASTER_PORT"};
+
+// torchrun's own settings (torch/distributed/run.py reads --ARG or else PET_ARG), set for
+// perNode workers only: there the process is torchrun, one per node.
+inline constexpr std::string_view kTorchrunLauncherEnv[] = {
+    "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "PET_MASTER_PORT"};
 
 // Corral's own variables all start with this; a spec may set none that does.
 inline constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 
 // What Corral sets for the worker `spec` describes:
 //   CUDA_VISIBLE_DEVICES  spec.visible_devices       RANK, LOCAL_RANK, NODE_RANK, WORLD_SIZE
+//   LOCAL_WORLD_SIZE      ranks on this node          GROUP_RANK = NODE_RANK
 //   MASTER_ADDR, MASTER_PORT                          CORRAL_JOB_ID, CORRAL_ATTEMPT
+//   perNode only: PET_NNODES (nodes), PET_NODE_RANK, PET_NPROC_PER_NODE (the node's GPUs of
+//   the job), PET_MASTER_ADDR, PET_MASTER_PORT: torchrun forms one world of them all
 //   CORRAL_CHECKPOINT_DIR, CORRAL_RESTORE_FROM (empty when there is none)
 //   CORRAL_AGENT_URL, CORRAL_WORKER_TOKEN     where the worker reports checkpoints (§4)
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,

@@ -115,12 +115,16 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
         j->job.phase == core::JobPhase::kLaunching || j->job.phase == core::JobPhase::kRunning;
 
     // 4. This node's ranks.
+    const auto here_ranks = std::count_if(slots.begin(), slots.end(),
+                                          [&](const RankSlot& s) { return s.node == input.node; });
     for (const RankSlot& s : slots) {
       if (s.node != input.node) continue;
       core::DesiredWorker w{.spec = shared, .run = run};
       w.spec.key = {.job = j->job.id.value, .attempt = attempt, .rank = s.rank};
       w.spec.local_rank = s.local_rank;
       w.spec.node_rank = s.node_rank;
+      w.spec.local_world_size = static_cast<std::int32_t>(here_ranks);
+      w.spec.per_node = spec.processes == core::ProcessMode::kPerNode;
       w.spec.gpus = s.gpus;
       w.spec.visible_devices = visible_devices(s.gpus);
       out.push_back(std::move(w));

@@ -6,6 +6,7 @@
 //   RANK, LOCAL_RANK, NODE_RANK  from the attempt's whole placement (rank_layout), so a
 //                                fenced node's rows being released never renumbers the rest
 //   WORLD_SIZE                   the number of ranks of that placement
+//   LOCAL_WORLD_SIZE             its ranks on the worker's node (1 for perNode)
 //   MASTER_ADDR                  the host of the agent URL of rank 0's node (127.0.0.1 when
 //                                that node has no agent)
 //   MASTER_PORT                  master_port(): unique among the live attempts whose rank 0

@@ -18,6 +18,7 @@ DesiredWorker sample_worker() {
                                 .local_rank = 3,
                                 .node_rank = 0,
                                 .world_size = 16,
+                                .local_world_size = 8,
                                 .gpus = {3},
                                 .visible_devices = "3",
                                 .command = {"/bin/trainer", "--steps", "200"},
@@ -35,6 +36,10 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
   auto a2 = decode_assignments(encode_assignments(a));
   ASSERT_TRUE(a2.ok()) << a2.status().to_string();
   EXPECT_EQ(*a2, a);
+  // A perNode worker keeps its mode across the wire (the agent adds torchrun's PET_*).
+  Assignments per_node = a;
+  per_node.workers[0].spec.per_node = true;
+  EXPECT_EQ(*decode_assignments(encode_assignments(per_node)), per_node);
 
   const Heartbeat h{.epoch = 3,
                     .applied_version = 17,
@@ -193,6 +198,8 @@ TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
       {"command missing", assignments_with("command", nullptr), "workers[1].command"},
       {"desired", assignments_with("desired", "hunter2"), "workers[1].desired"},
       {"gpu index", assignments_with("gpus", {0, 5000}), "workers[1].gpus[1]"},
+      {"processes", assignments_with("processes", "perRack"), "workers[1].processes"},
+      {"local world size", assignments_with("localWorldSize", 0), "workers[1].localWorldSize"},
   };
   for (const BadBody& c : assignments) {
     SCOPED_TRACE(c.name);

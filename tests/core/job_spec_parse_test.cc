@@ -288,6 +288,10 @@ std::vector<BadCase> bad_cases() {
        "must be a string (quote it: \"3\"), got 3"},
       // env and secretEnv
       {"EnvLauncherReserved", with("env: {RANK: \"0\"}\n"), "env.RANK", "is reserved"},
+      {"EnvLocalWorldSizeReserved", with("env: {LOCAL_WORLD_SIZE: \"8\"}\n"),
+       "env.LOCAL_WORLD_SIZE", "is reserved"},
+      {"EnvTorchrunSettingReserved", with("env: {PET_NNODES: \"2\"}\n"), "env.PET_NNODES",
+       "is reserved: the launcher sets PET_NNODES for torchrun when processes is perNode"},
       {"EnvCorralPrefix", with("env: {CORRAL_JOB_ID: x}\n"), "env.CORRAL_JOB_ID",
        "names starting with CORRAL_"},
       {"EnvBadName", with("env: {1BAD: x}\n"), "env.1BAD", "must be a variable name"},

@@ -140,6 +140,60 @@ TEST(NodeAssignments, PerNodeRunsOneProcessHoldingTheNodesGpus) {
   EXPECT_EQ(w.checkpoint_dir, "");
 }
 
+// Issue 38, item 5: what torch.distributed and torchrun read, for an uneven perGpu gang
+// and a perNode one. Before, LOCAL_WORLD_SIZE and GROUP_RANK were unset and torchrun,
+// reading only flags and PET_*, made each node of a perNode gang a one-node world.
+TEST(NodeAssignments, PerGpuWorkersGetTheirNodesLocalWorldSizeAndGroupRank) {
+  NodeAssignmentInput in{.node = NodeId("n2")};
+  // 3 ranks on n1, 2 on n2: LOCAL_WORLD_SIZE is the node's own count, not an average.
+  in.jobs.push_back(
+      job(5, 1, spec_of(spec_json(5)), rows(5, 1, {{"n1", {0, 1, 2}}, {"n2", {3, 6}}})));
+  const auto workers = node_assignments(in);
+  ASSERT_EQ(workers.size(), 2u);
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    SCOPED_TRACE(i);
+    const auto env = core::worker_env(workers[i].spec, "http://127.0.0.1:1", "tok");
+    EXPECT_EQ(env.at("RANK"), std::to_string(3 + i));
+    EXPECT_EQ(env.at("LOCAL_RANK"), std::to_string(i));
+    EXPECT_EQ(env.at("WORLD_SIZE"), "5");
+    EXPECT_EQ(env.count("LOCAL_WORLD_SIZE") ? env.at("LOCAL_WORLD_SIZE") : "unset", "2");
+    EXPECT_EQ(env.count("GROUP_RANK") ? env.at("GROUP_RANK") : "unset", "1");
+    // A perGpu process is a rank, never a launcher: torchrun's settings would mislead one
+    // started there into spawning more ranks.
+    for (const auto& [name, value] : env) EXPECT_FALSE(name.starts_with("PET_")) << name;
+  }
+}
+
+TEST(NodeAssignments, PerNodeWorkersTellTorchrunTheWholeWorld) {
+  NodeAssignmentInput in{.node = NodeId("n2"),
+                         .agent_urls = {{NodeId("n1"), "http://10.0.0.1:7070"}}};
+  in.jobs.push_back(
+      job(9, 3, spec_of(spec_json(12, R"(, "processes": "perNode")")),
+          rows(9, 3, {{"n1", {4, 5, 6, 7}}, {"n2", {0, 1}}, {"n3", {2, 3, 4, 5, 6, 7}}})));
+  const auto workers = node_assignments(in);
+  ASSERT_EQ(workers.size(), 1u);
+  auto env = core::worker_env(workers[0].spec, "http://10.0.0.2:7070", "tok");
+  const auto get = [&](const std::string& name) {
+    return env.count(name) ? env.at(name) : "unset";
+  };
+  // torchrun's arguments, each as torch/distributed/run.py reads it when no flag is given.
+  EXPECT_EQ(get("PET_NNODES"), "3");
+  EXPECT_EQ(get("PET_NODE_RANK"), "1");
+  EXPECT_EQ(get("PET_NPROC_PER_NODE"), "2");  // this node's GPUs of the job
+  EXPECT_EQ(get("PET_MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(get("PET_MASTER_PORT"), std::to_string(kMasterPortBase + 4));
+  // The process itself (a plain script run perNode reads these): one rank per node.
+  EXPECT_EQ(get("RANK"), "1");
+  EXPECT_EQ(get("WORLD_SIZE"), "3");
+  EXPECT_EQ(get("LOCAL_RANK"), "0");
+  EXPECT_EQ(get("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(get("GROUP_RANK"), "1");
+  EXPECT_EQ(get("CUDA_VISIBLE_DEVICES"), "0,1");
+  for (const std::string_view name : core::kTorchrunLauncherEnv) {
+    EXPECT_EQ(env.count(std::string(name)), 1u) << name;
+  }
+}
+
 TEST(NodeAssignments, FencedNodeKeepsTheOtherRanksAndStopsCarryTheirGrace) {
   NodeAssignmentInput in{.node = NodeId("n2"), .default_grace_ms = 9000};
   // n1 was fenced: its rows are released, but the ranks on n2 keep their numbers and
