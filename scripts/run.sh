@@ -86,6 +86,12 @@ urgent=$(submit examples/local/urgent-production.yaml)
 sleep 8
 "${corral[@]}" jobs
 echo
+echo "== a tenant's priority classes (docs/config.md): interns may run standard and preemptible"
+echo "   work only, so their production submission is refused with the reason"
+"${corral[@]}" tenant set interns -f - <<<'{"priorityClasses": {"standard": {}, "preemptible": {}}}'
+printf 'name: sneaky\ntenant: interns\npriorityClass: production\nresources: {gpus: 1}\ncommand: [corral-trainer]\n' |
+  "${corral[@]}" submit -f - || true
+echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
 echo

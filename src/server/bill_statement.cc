@@ -8,6 +8,8 @@
 #include "ledger/display_rounding.h"
 #include <fmt/format.h>
 
+#include "core/csv.h"
+
 namespace corral::server {
 namespace {
 
@@ -188,23 +190,10 @@ nlohmann::json statement_json(const Statement& s) {
 
 std::string statement_csv(const Statement& s) {
   std::string out = s.preamble + "\r\n";
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string& v = cells[c];
-      if (v.find_first_of(",\"\r\n") == std::string::npos) {
-        out += v;
-      } else {
-        out += '"';
-        for (const char ch : v) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        out += '"';
-      }
-      out += c + 1 < cells.size() ? "," : "\r\n";
-    }
-  };
   std::vector<std::string> names;
   for (const StatementColumn& c : s.columns) names.push_back(c.name);
-  line(names);
-  for (const auto& row : s.rows) line(row);
+  core::append_csv_row(out, names);
+  for (const auto& row : s.rows) core::append_csv_row(out, row);
   return out;
 }
 

@@ -464,7 +464,8 @@ TEST(Agent, WorkersOfAnotherClusterAreStoppedAndForgottenNotAdopted) {
   EXPECT_EQ(corrald.with([](FakeCorrald& c) { return c.joins_; }), 2);
 
   corrald.set_workers({});
-  EXPECT_TRUE(eventually([&] { return reported_in(corrald, 1, 0, kExited); }));
+  // A liveness wait: under a loaded full run the stop and its report took over 10 s once.
+  EXPECT_TRUE(eventually([&] { return reported_in(corrald, 1, 0, kExited); }, 30000));
   agent.shutdown();
   runner.join();
   EXPECT_TRUE(run_status.ok()) << run_status.to_string();

@@ -84,13 +84,12 @@ TYPED_TEST(ApiTest, SchedulesPlacesAndReleasesOnCancel) {
   auto allocs = body(this->admin().get("/v1/allocations"))["allocations"];
   ASSERT_EQ(allocs.size(), 1u);
   EXPECT_GE(allocs[0]["epoch"].template get<int>(), 1);
-  // A job that cannot fit waits with a reason and a queue position.
+  // A job that can never fit waits with its reason and no place in line (position 0).
   auto big = this->admin().post("/v1/jobs", job_for("default", 16));
   ASSERT_EQ(big.status, 201);
   ASSERT_TRUE(eventually([&] {
     auto q = body(this->admin().get("/v1/queue"))["queue"];
-    return q.size() == 1 && q[0]["position"] == 1 &&
-           !q[0]["kind"].template get<std::string>().empty();
+    return q.size() == 1 && q[0]["position"] == 0 && q[0]["kind"] == "unschedulable";
   }));
   auto cancelled = this->admin().post(path + "/cancel", R"({"reason": "done"})");
   ASSERT_EQ(cancelled.status, 200) << cancelled.body;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/csv.h"
+
 namespace corral::cli {
 namespace {
 
@@ -41,21 +43,8 @@ std::string table_text(const Table& table) {
 
 std::string csv_text(const Table& table) {
   std::string out;
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string& v = cells[c];
-      if (v.find_first_of(",\"\r\n") == std::string::npos) {
-        out += v;
-      } else {
-        out += '"';
-        for (const char ch : v) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        out += '"';
-      }
-      out += c + 1 < cells.size() ? "," : "\r\n";
-    }
-  };
-  line(table.headers);
-  for (const auto& row : table.rows) line(row);
+  core::append_csv_row(out, table.headers);
+  for (const auto& row : table.rows) core::append_csv_row(out, row);
   return out;
 }
 
