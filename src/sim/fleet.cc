@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/job_spec_parse.h"
+#include "core/priority.h"
 
 namespace corral::sim {
 namespace {
@@ -239,6 +240,24 @@ Result<core::Tenant> parse_tenant(Fields& f, const std::set<core::GpuTypeId>& ty
   }
   if (f.has("borrow_limit")) {
     CORRAL_ASSIGN_OR_RETURN(borrow, per_type_counts(f.get("borrow_limit"), f.at("borrow_limit")));
+  }
+  // The classes the tenant may use and their caps, as corrald's tenant config
+  // priorityClasses: {production: 8, standard: unlimited}.
+  if (f.has("priority_classes")) {
+    CORRAL_ASSIGN_OR_RETURN(const auto classes,
+                            per_type_counts(f.get("priority_classes"), f.at("priority_classes")));
+    const auto known = core::default_priority_classes();
+    for (const auto& [class_name, cap] : classes) {
+      const auto pc = std::find_if(known.begin(), known.end(), [&](const core::PriorityClass& c) {
+        return c.name == class_name;
+      });
+      if (pc == known.end()) {
+        return core::invalid_argument(f.at("priority_classes." + class_name),
+                                      "unknown priority class (production, standard or "
+                                      "preemptible)");
+      }
+      t.max_gpus_by_tier[pc->tier] = cap;
+    }
   }
   CORRAL_RETURN_IF_ERROR(f.no_unknown());
   const auto lookup = [](const std::map<std::string, std::int64_t>& m, const std::string& key,

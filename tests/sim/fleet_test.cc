@@ -207,6 +207,28 @@ TEST(Fleet, TraceTenantsGetAnEqualGuaranteeByRule) {
   EXPECT_DOUBLE_EQ((*tenants)[2].weight, 1.0);
 }
 
+// A tenant's priority-class caps, as corrald's tenant config sets them (issue 38 item 9):
+// the simulator's decide() holds the same caps.
+TEST(Fleet, TenantPriorityClassesCapTiers) {
+  auto f = parse_fleet(
+      "pools:\n  - {name: p, gpu_type: H100, nodes: 1, gpus_per_node: 8}\ntenants:\n  - {name: "
+      "a, priority_classes: {production: 4, standard: unlimited}}\n",
+      "f.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  auto tenants = resolve_tenants(*f, {core::TenantId("a")});
+  ASSERT_TRUE(tenants.ok()) << tenants.status().to_string();
+  EXPECT_EQ((*tenants)[0].max_gpus_at(2), 4);
+  EXPECT_EQ((*tenants)[0].max_gpus_at(1), core::kUnlimited);
+  EXPECT_EQ((*tenants)[0].max_gpus_at(0), 0);  // preemptible is not its class
+  auto bad = parse_fleet(
+      "pools:\n  - {name: p, gpu_type: H100, nodes: 1, gpus_per_node: 8}\ntenants:\n  - {name: "
+      "a, priority_classes: {gold: 4}}\n",
+      "f.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().to_string().find("unknown priority class"), std::string::npos)
+      << bad.status().to_string();
+}
+
 TEST(Fleet, UnknownTraceTenantWithoutRuleIsAnError) {
   auto f = parse_fleet(
       "pools:\n  - {name: p, gpu_type: H100, nodes: 1, gpus_per_node: 8}\ntenants:\n  - {name: "
