@@ -20,6 +20,7 @@
 #include "sched/internal/place.h"
 #include "sched/internal/plan.h"
 #include "sched/internal/preempt.h"
+#include "sched/internal/reclaim_wait.h"
 #include "sched/internal/running.h"
 #include "sched/internal/text.h"
 #include "sched/internal/waiting_cost.h"
@@ -684,6 +685,12 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     std::string declined;
     if (blocked_by_room && try_preempt(c, queue, job, tenant, due, declined)) continue;
     if (!declined.empty()) attempt.reason += cat("; ", declined);
+    if (blocked_by_room && declined.empty()) {
+      if (auto reclaim = detail::reclaim_wait(c.plan, c.running, config, r, tenant,
+                                              candidate_types(c.s, config, r), now)) {
+        attempt.reason += cat("; ", *reclaim);
+      }
+    }
     // 5. backfill: the first job blocked for room is promised its planned start (without
     //    EASY backfill, only the starved job whose turn it is).
     if (blocked_by_room && !c.head && (config.backfill || due)) {

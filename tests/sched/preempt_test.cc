@@ -129,6 +129,26 @@ TEST(Preempt, ReclaimsBorrowedCapacityFirst) {
   EXPECT_NE(d.preemptions[0].reason.find("reclaimed"), std::string::npos);
 }
 
+// Issue 38 item 7: a tenant inside its guarantee waited ten minutes behind a borrower's
+// minimum runtime while its reason said only `capacity`. It says what it reclaims, and when.
+TEST(Preempt, AReclaimBlockedByMinimumRuntimeSaysWhenItComes) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .quota("nlp", "H100", 8, 0)
+          .running(JobBuilder(13).tenant("cv").tier(1).gpus(8), whole("a"), /*borrowed=*/true)
+          .run_state(13, {.started_ms = 10 * kHour - 3 * 60'000})  // 3 of its 10 minutes
+          .pending(JobBuilder(3).tenant("nlp").tier(1).gpus(8))
+          .build();
+  const Decisions d = decide_checked(s, {}, kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  ASSERT_NE(pending_of(d, 3), nullptr);
+  EXPECT_NE(pending_of(d, 3)->reason.find(
+                "reclaims 8 H100 from job 13 in 7m, when its minimum runtime ends"),
+            std::string::npos)
+      << pending_of(d, 3)->reason;
+}
+
 // A borrower is not reclaimed by a tenant that would itself be borrowing.
 TEST(Preempt, BorrowersDoNotReclaimFromBorrowers) {
   const auto s =
