@@ -1,5 +1,7 @@
 #include "core/priority.h"
 
+#include <utility>
+
 namespace corral::core {
 
 std::vector<PriorityClass> default_priority_classes() {
@@ -11,10 +13,22 @@ std::vector<PriorityClass> default_priority_classes() {
 }
 
 std::int32_t tier_of(std::string_view priority_class) {
-  for (const PriorityClass& pc : default_priority_classes()) {
-    if (pc.name == priority_class) return pc.tier;
+  const auto pc = find_priority_class(priority_class);
+  return pc ? pc->tier : 1;
+}
+
+std::optional<PriorityClass> find_priority_class(std::string_view name) {
+  for (PriorityClass& pc : default_priority_classes()) {
+    if (pc.name == name) return std::move(pc);
   }
-  return 1;
+  return std::nullopt;
+}
+
+std::string priority_class_name(std::int32_t tier) {
+  for (const PriorityClass& pc : default_priority_classes()) {
+    if (pc.tier == tier) return pc.name;
+  }
+  return "tier " + std::to_string(tier);
 }
 
 }  // namespace corral::core

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,5 +21,11 @@ std::vector<PriorityClass> default_priority_classes();
 
 // The tier of a built-in class by name; 1 (standard) for a name it does not know.
 std::int32_t tier_of(std::string_view priority_class);
+
+// The built-in class named `name`, if there is one.
+std::optional<PriorityClass> find_priority_class(std::string_view name);
+
+// The name of the built-in class of `tier` ("tier N" for a tier no class has).
+std::string priority_class_name(std::int32_t tier);
 
 }  // namespace corral::core

@@ -1,19 +1,12 @@
 #include "sched/internal/class_caps.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "core/priority.h"
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
-namespace {
-
-std::string class_name(std::int32_t tier) {
-  for (const core::PriorityClass& pc : core::default_priority_classes()) {
-    if (pc.tier == tier) return pc.name;
-  }
-  return cat("tier ", tier);
-}
-
-}  // namespace
 
 ClassCaps::ClassCaps(const ClusterSnapshot& s, const RunningIndex& running) : s_(s) {
   for (std::size_t j = 0; j < s.running().size(); ++j) {
@@ -31,6 +24,28 @@ std::int64_t ClassCaps::room(TenantIx tenant, std::int32_t tier) const {
   return cap - (it == held_.end() ? 0 : it->second);
 }
 
+ClassCaps::Fit ClassCaps::fit(TenantIx tenant, const PendingJob& job) const {
+  const JobRequest& r = job.request;
+  Fit out{.least = r.gpus};
+  const std::int64_t left = room(tenant, r.tier);
+  if (left >= core::kUnlimited) return out;
+  if (!r.elastic) {
+    out.fits = r.gpus <= left;
+    return out;
+  }
+  const std::vector<std::int32_t> sizes = allowed_sizes(r);  // largest first
+  out.least = sizes.back();
+  const auto at =
+      std::find_if(sizes.begin(), sizes.end(), [&](std::int32_t size) { return size <= left; });
+  out.fits = at != sizes.end();
+  if (out.fits && *at < sizes.front()) {
+    out.capped = job;
+    out.capped->request.gpus = *at;
+    out.capped->request.elastic->max_gpus = *at;
+  }
+  return out;
+}
+
 void ClassCaps::add(TenantIx tenant, std::int32_t tier, std::int64_t gpus) {
   if (s_.tenants()[tenant].max_gpus_by_tier.empty()) return;
   held_[{tenant, tier}] += gpus;
@@ -38,7 +53,7 @@ void ClassCaps::add(TenantIx tenant, std::int32_t tier, std::int64_t gpus) {
 
 std::string ClassCaps::reason(TenantIx tenant, std::int32_t tier, std::int64_t gpus) const {
   const core::Tenant& t = s_.tenants()[tenant];
-  const std::string name = class_name(tier);
+  const std::string name = core::priority_class_name(tier);
   const std::int64_t cap = t.max_gpus_at(tier);
   if (cap == 0) {
     return cat("quota: tenant ", t.id.value, " may not use priority class ", name,

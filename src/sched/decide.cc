@@ -617,26 +617,10 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     count_placements();
     const auto [ix, standing] = *next;
     const TenantIx tenant = *snapshot.find_tenant(snapshot.pending()[ix].request.tenant);
-    // Its tenant's cap for its priority class (core::kUnlimited: none). An elastic job may
-    // still fit at a smaller size: its request, capped, is what the rest of the cycle sees.
-    const JobRequest& asked = snapshot.pending()[ix].request;
-    const std::int64_t room = c.caps.room(tenant, asked.tier);
-    std::optional<PendingJob> capped;
-    std::int32_t largest = asked.gpus, least = asked.gpus;  // sizes it may be placed at
-    if (room < core::kUnlimited && asked.elastic) {
-      const std::vector<std::int32_t> sizes = detail::allowed_sizes(asked);  // largest first
-      largest = sizes.front();
-      least = sizes.back();
-      const auto fits =
-          std::find_if(sizes.begin(), sizes.end(), [&](std::int32_t size) { return size <= room; });
-      if (largest > room && fits != sizes.end()) {
-        capped = snapshot.pending()[ix];
-        capped->request.gpus = *fits;
-        capped->request.elastic->max_gpus = *fits;
-        largest = *fits;
-      }
-    }
-    const PendingJob& job = capped ? *capped : snapshot.pending()[ix];
+    // Its tenant's cap for its priority class: an elastic job may start smaller (its
+    // capped request is what the rest of the cycle sees), or it waits.
+    const detail::ClassCaps::Fit cap = c.caps.fit(tenant, snapshot.pending()[ix]);
+    const PendingJob& job = cap.capped ? *cap.capped : snapshot.pending()[ix];
     const JobRequest& r = job.request;
     previous = {tenant, r.tier};
     c.out.queue.push_back({r.id, standing});
@@ -653,8 +637,8 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       wait(PendingKind::kReservation, std::move(problem));
       continue;
     }
-    if (room < largest) {
-      wait(PendingKind::kQuota, c.caps.reason(tenant, r.tier, least));
+    if (!cap.fits) {
+      wait(PendingKind::kQuota, c.caps.reason(tenant, r.tier, cap.least));
       continue;
     }
     c.gate.enter(c.plan, c.gate.view_for(r));

@@ -115,12 +115,10 @@ Status read_priority_classes(const json& doc, core::Tenant& t) {
     return core::invalid_argument("priorityClasses",
                                   "must be an object naming at least one priority class");
   }
-  const auto classes = core::default_priority_classes();
   for (const auto& [name, v] : pcs.items()) {
     const std::string path = "priorityClasses." + name;
-    const auto pc = std::find_if(classes.begin(), classes.end(),
-                                 [&](const core::PriorityClass& c) { return c.name == name; });
-    if (pc == classes.end()) {
+    const auto pc = core::find_priority_class(name);
+    if (!pc) {
       return core::invalid_argument(path,
                                     "unknown priority class (production, standard or "
                                     "preemptible)");

@@ -246,12 +246,9 @@ Result<core::Tenant> parse_tenant(Fields& f, const std::set<core::GpuTypeId>& ty
   if (f.has("priority_classes")) {
     CORRAL_ASSIGN_OR_RETURN(const auto classes,
                             per_type_counts(f.get("priority_classes"), f.at("priority_classes")));
-    const auto known = core::default_priority_classes();
     for (const auto& [class_name, cap] : classes) {
-      const auto pc = std::find_if(known.begin(), known.end(), [&](const core::PriorityClass& c) {
-        return c.name == class_name;
-      });
-      if (pc == known.end()) {
+      const auto pc = core::find_priority_class(class_name);
+      if (!pc) {
         return core::invalid_argument(f.at("priority_classes." + class_name),
                                       "unknown priority class (production, standard or "
                                       "preemptible)");

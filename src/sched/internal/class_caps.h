@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,6 +23,13 @@ class ClassCaps {
 
   // The GPUs `tenant`'s jobs of `tier` may still take (core::kUnlimited: no cap).
   std::int64_t room(TenantIx tenant, std::int32_t tier) const;
+  // How a pending job fits its tenant's cap for its class.
+  struct Fit {
+    bool fits = true;                  // some size it accepts fits under the cap
+    std::optional<PendingJob> capped;  // an elastic job that must start smaller: its request
+    std::int32_t least = 0;            // the smallest size it accepts (for the reason)
+  };
+  Fit fit(TenantIx tenant, const PendingJob& job) const;
   // Counts GPUs placed (or grown into) this cycle.
   void add(TenantIx tenant, std::int32_t tier, std::int64_t gpus);
   // Why a job of `tier` that needs at least `gpus` waits: the class is not the tenant's,
