@@ -210,8 +210,10 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
     if (it == pending_.end()) continue;
     const std::string kind(sched::to_string(pd.kind));
     const store::JobRow& was = it->second;
+    // The expected start (the head's planned one, or a forecast); only the head's
+    // promise has a latest start.
     const auto ps = planned.find(pd.job.value);
-    const core::Time start = ps != planned.end() ? ps->second->expected : core::Time{};
+    const core::Time start = pd.start;
     const core::Time latest = ps != planned.end() ? ps->second->at : core::Time{};
     // A new job (no position yet) and a change of kind (capacity -> quota, say) are
     // written at once; a reason whose kind is unchanged but whose detail moved ("behind
