@@ -27,6 +27,21 @@ std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
   return out;
 }
 
+IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {
+  std::vector<std::string> names;
+  names.reserve(tenants.size());
+  for (const auto& t : tenants) names.push_back(t.value);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  IdChunk out{.list = "("};
+  for (auto& n : names) {
+    out.params.emplace_back(std::move(n));
+    out.list += (out.params.size() == 1 ? "$" : ", $") + std::to_string(out.params.size());
+  }
+  out.list += ")";
+  return out;
+}
+
 std::string_view column_name(std::string_view columns, std::size_t col) {
   for (std::size_t i = 0; i < col; ++i) {
     const std::size_t comma = columns.find(',');

@@ -159,27 +159,13 @@ Result<bool> SqlTx::replace_sched_config(const SchedConfigRow& row, std::string_
 Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::TenantId>& tenants) {
   TenantTypeCounts out;
   if (tenants.empty()) return out;
-  std::vector<std::string> names;
-  for (const auto& t : tenants) names.push_back(t.value);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::string list = "(";
-  std::vector<SqlValue> params;
-  for (const auto& n : names) {
-    params.emplace_back(n);
-    list += (params.size() == 1 ? "$" : ", $") + std::to_string(params.size());
-  }
-  list += ")";
-  if (conn_.dialect() == Dialect::kPostgres) {
-    CORRAL_RETURN_IF_ERROR(
-        q(cat("SELECT name FROM tenants WHERE name IN ", list, " ORDER BY name FOR UPDATE"), params)
-            .status());
-  }
+  CORRAL_RETURN_IF_ERROR(lock_tenants(tenants, TenantLock::kRecount));
+  IdChunk names = tenant_list(tenants);
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT j.tenant, a.gpu_type, COUNT(*) FROM allocations a JOIN jobs j ON "
                       "j.id = a.job_id WHERE a.active = 1 AND j.tenant IN ",
-                      list, " GROUP BY j.tenant, a.gpu_type"),
-                  std::move(params)));
+                      names.list, " GROUP BY j.tenant, a.gpu_type"),
+                  std::move(names.params)));
   for (const auto& r : res.rows) {
     RowReader in(r, "allocations", "tenant, gpu_type, count");
     std::string tenant = in.str(0);

@@ -103,6 +103,8 @@ struct IdChunk {
   std::vector<SqlValue> params;
 };
 std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids);
+// The distinct names of a few tenants, sorted, as one "($1, $2, ...)" list (a lock order).
+IdChunk tenant_list(const std::vector<core::TenantId>& tenants);
 
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
   std::string s(a);
