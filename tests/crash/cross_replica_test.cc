@@ -95,7 +95,7 @@ class CrossReplica : public ::testing::Test {
     const fs::path config = dir_.path() / "corrald.yaml";
     // Long leases: a commit that waits on the test's lock must not lose its shard meanwhile.
     std::ofstream(config) << "scheduler: {minRuntimeMs: 0, tickMs: 100}\n"
-                             "replica: {leaseMs: 10000}\n"
+                             "replica: {leaseMs: 6000}\n"
                           << extra;
     for (const std::string name : {"a", "b"}) {
       replicas_.push_back(std::make_unique<CorraldProcess>(dir_.path() / name, url_));
