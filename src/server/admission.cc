@@ -33,6 +33,9 @@ core::Result<int> AdmissionControl::try_admit(store::Tx& tx, const std::string& 
     CORRAL_RETURN_IF_ERROR(tx.put_submit_bucket(
         {.tenant = row.tenant, .tokens = b.tokens, .as_of = core::time_from_ms(b.as_of_ms)}));
   }  // a refusal rolls the submission back anyway
+  // Remembered even if the submission then rolls back (refused for its pending jobs, or
+  // a failed write): over_limit() may then refuse while the row still holds that one
+  // token, until the refill; the row itself stays exact.
   std::lock_guard lock(mu_);
   seen_[tenant] = b;
   return wait_s;
