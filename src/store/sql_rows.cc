@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -25,6 +26,12 @@ std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
     if (chunk.params.size() == kIdsPerQuery || i + 1 == sorted.size()) chunk.list += ")";
   }
   return out;
+}
+
+std::string double_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
 }
 
 IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {

@@ -1,7 +1,6 @@
 // SchedulerRepo over SQL: scheduler_lease (fencing epochs and lease expiry), replicas,
 // tenant_usage, elastic_targets, and the cross-shard tenant count.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,13 +182,10 @@ Status SqlTx::notify(std::string_view channel, std::string_view payload) {
 }
 
 Status SqlTx::put_tenant_usage(const TenantUsageRow& row) {
-  // The double travels as text, like telemetry's, so both drivers keep its precision.
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", row.gpu_seconds);
   return q("INSERT INTO tenant_usage (tenant, gpu_seconds, as_of) VALUES ($1, CAST($2 AS "
            "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET gpu_seconds = "
            "excluded.gpu_seconds, as_of = excluded.as_of",
-           {row.tenant.value, std::string(text), ms(row.as_of)})
+           {row.tenant.value, double_text(row.gpu_seconds), ms(row.as_of)})
       .status();
 }
 

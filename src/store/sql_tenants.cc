@@ -1,5 +1,4 @@
 // TenantRepo over SQL: tenants, their row locks and submit buckets, and reservations.
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,17 +64,6 @@ Status SqlTx::lock_tenants(std::vector<core::TenantId> tenants, TenantLock mode)
       .status();
 }
 
-namespace {
-
-// The double travels as text, like tenant usage's, so both drivers keep its precision.
-std::string tokens_text(double tokens) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", tokens);
-  return text;
-}
-
-}  // namespace
-
 Result<SubmitBucketRow> SqlTx::lock_submit_bucket(const SubmitBucketRow& fresh) {
   // An upsert that changes nothing: it stores `fresh` for a new tenant, and otherwise
   // locks the row (a concurrent first insert waits for the other's commit, then locks).
@@ -83,7 +71,7 @@ Result<SubmitBucketRow> SqlTx::lock_submit_bucket(const SubmitBucketRow& fresh) 
       auto res, q("INSERT INTO submit_buckets (tenant, tokens, as_of) VALUES ($1, CAST($2 AS "
                   "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET tenant = "
                   "excluded.tenant RETURNING tokens, as_of",
-                  {fresh.tenant.value, tokens_text(fresh.tokens), ms(fresh.as_of)}));
+                  {fresh.tenant.value, double_text(fresh.tokens), ms(fresh.as_of)}));
   if (res.rows.size() != 1)
     return core::internal_error("submit_buckets: the upsert returned no row");
   RowReader in(res.rows[0], "submit_buckets", "tokens, as_of");
@@ -95,7 +83,7 @@ Result<SubmitBucketRow> SqlTx::lock_submit_bucket(const SubmitBucketRow& fresh) 
 Status SqlTx::put_submit_bucket(const SubmitBucketRow& row) {
   return q("UPDATE submit_buckets SET tokens = CAST($2 AS DOUBLE PRECISION), as_of = $3 WHERE "
            "tenant = $1",
-           {row.tenant.value, tokens_text(row.tokens), ms(row.as_of)})
+           {row.tenant.value, double_text(row.tokens), ms(row.as_of)})
       .status();
 }
 

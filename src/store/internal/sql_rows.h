@@ -78,6 +78,9 @@ class RowReader {
 std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
+// A double bound as text, read back with CAST($n AS DOUBLE PRECISION): both drivers
+// then keep all of its precision.
+std::string double_text(double v);
 
 // Summaries of versioned names from rows of (id, tenant, count, newest time)
 // (sql_versioned.cc).
