@@ -603,11 +603,13 @@ void forecast_starts(Cycle& c) {
   detail::StartForecast forecast(c.plan, c.running, c.out, c.config.preemption.grace, c.now);
   std::unordered_map<std::int64_t, const JobRequest*> requests;
   for (const PendingJob& job : c.s.pending()) requests[job.request.id.value] = &job.request;
+  std::int32_t booked = 0;
   for (Pending& p : c.out.pending) {
     if (p.kind != PendingKind::kCapacity && p.kind != PendingKind::kTopology &&
         p.kind != PendingKind::kPower && p.kind != PendingKind::kWaiting) {
       continue;
     }
+    if (++booked > detail::kMaxForecasts) break;
     const JobRequest& r = *requests.at(p.job.value);
     if (c.head == p.job) {
       const PlannedStart& head = c.out.planned_starts.back();

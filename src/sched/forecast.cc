@@ -62,6 +62,7 @@ StartForecast::Profile& StartForecast::pool(TypeIx type, RegionIx region) {
 
 std::optional<core::Time> StartForecast::earliest(const Profile& p, std::int64_t gpus,
                                                   core::Duration runtime) {
+  if (p.back().second < gpus) return std::nullopt;  // more than the pool ever has
   std::optional<core::Time> start;
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (p[i].second < gpus) {
@@ -86,9 +87,9 @@ void StartForecast::take(Profile& p, std::int64_t gpus, core::Time at, core::Dur
   };
   step_at(at);
   step_at(at + runtime);
-  for (auto& [t, free] : p) {
-    if (t >= at && t < at + runtime) free -= gpus;
-  }
+  const auto after = [](const auto& step, core::Time x) { return step.first < x; };
+  auto it = std::lower_bound(p.begin(), p.end(), at, after);
+  for (; it != p.end() && it->first < at + runtime; ++it) it->second -= gpus;
 }
 
 std::optional<core::Time> StartForecast::book(const JobRequest& r,
