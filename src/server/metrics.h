@@ -158,6 +158,7 @@ struct Metrics {
   // for the same tenant since the cycle's read, decisions on another shard's jobs
   // dropped, leases taken and lost, late writes refused by the epoch.
   std::atomic<std::int64_t> sched_quota_conflicts{0};
+  std::atomic<std::int64_t> sched_rack_power_conflicts{0};  // the same, for a rack's power cap
   std::atomic<std::int64_t> sched_foreign_dropped{0};
   std::atomic<std::int64_t> leases_claimed{0};
   std::atomic<std::int64_t> leases_lost{0};

@@ -386,13 +386,14 @@ Status SchedLoop::run_cycle() {
       now - last_usage_write_ >= options_.usage_write_interval && options_.shard_index == 0;
   Applied applied;
   sched::Decisions to_apply;
-  std::int64_t conflicts = 0;
+  std::int64_t conflicts = 0, power_conflicts = 0;
   const Status committed = store_.transact([&](store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
     to_apply = decisions;  // a retried transaction starts again from them
-    conflicts = 0;
+    conflicts = power_conflicts = 0;
     if (partitioned) {
       CORRAL_ASSIGN_OR_RETURN(conflicts, drop_over_quota(tx, to_apply, *snapshot, view));
+      CORRAL_ASSIGN_OR_RETURN(power_conflicts, drop_over_rack_power(tx, to_apply, *snapshot, view));
     }
     CORRAL_ASSIGN_OR_RETURN(applied,
                             apply_decisions(tx, to_apply,
@@ -421,7 +422,8 @@ Status SchedLoop::run_cycle() {
     force_full_read();
     return committed;
   }
-  if (conflicts > 0) {
+  metrics_.sched_rack_power_conflicts += power_conflicts;
+  if (conflicts + power_conflicts > 0) {
     metrics_.sched_quota_conflicts += conflicts;
     wake();  // the dropped jobs try again at once, seeing the other shard's GPUs
   }

@@ -27,6 +27,17 @@ std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
   return out;
 }
 
+std::string name_list(std::vector<std::string> names, std::vector<SqlValue>& params) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string list = "(";
+  for (std::string& n : names) {
+    params.emplace_back(std::move(n));
+    list += (list.size() == 1 ? "$" : ", $") + std::to_string(params.size());
+  }
+  return list + ")";
+}
+
 std::string_view column_name(std::string_view columns, std::size_t col) {
   for (std::size_t i = 0; i < col; ++i) {
     const std::size_t comma = columns.find(',');

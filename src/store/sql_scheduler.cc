@@ -161,15 +161,8 @@ Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::Ten
   if (tenants.empty()) return out;
   std::vector<std::string> names;
   for (const auto& t : tenants) names.push_back(t.value);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::string list = "(";
   std::vector<SqlValue> params;
-  for (const auto& n : names) {
-    params.emplace_back(n);
-    list += (params.size() == 1 ? "$" : ", $") + std::to_string(params.size());
-  }
-  list += ")";
+  const std::string list = name_list(std::move(names), params);
   if (conn_.dialect() == Dialect::kPostgres) {
     CORRAL_RETURN_IF_ERROR(
         q(cat("SELECT name FROM tenants WHERE name IN ", list, " ORDER BY name FOR UPDATE"), params)

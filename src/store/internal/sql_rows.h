@@ -104,6 +104,11 @@ struct IdChunk {
 };
 std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids);
 
+// The distinct `names`, sorted, as a list of placeholders "($k, $k+1, ...)" numbered after
+// the `params` already bound, which it extends. For short lists (a few tenants, a rack's
+// nodes); REQUIRES: `names` is not empty.
+std::string name_list(std::vector<std::string> names, std::vector<SqlValue>& params);
+
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
   std::string s(a);
   s += b;
