@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/gpu_type.h"
 #include "core/ids.h"
 
 namespace corral::core {
@@ -52,6 +53,9 @@ struct Gpu {
   std::int32_t nvlink_domain = 0;  // GPUs on a node with the same value share NVLink
   std::int32_t numa_node = 0;      // the CPU socket the GPU's PCIe root hangs off
   bool healthy = true;
+  // The board power limit its agent reports (NVML's enforced limit); 0: none reported,
+  // and the GPU type's catalog TDP counts instead (node_gpu_watts).
+  std::int32_t power_limit_watts = 0;
   friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
@@ -68,11 +72,19 @@ struct Node {
   friend bool operator==(const Node&, const Node&) = default;
 };
 
-// A rack's power budget: the sum of allocated GPUs' TDP must stay within it.
+// A rack's power budget: the sum of its allocated GPUs' watts (node_gpu_watts) must stay
+// within it.
 struct Rack {
   std::string name;
   std::int64_t power_cap_watts = 0;  // 0: no cap
   friend bool operator==(const Rack&, const Rack&) = default;
 };
+
+// What each GPU of `node` (all of type `type`) counts against its rack's power cap: the
+// power limit its GPUs report, the catalog TDP for a GPU that reports none. A node whose
+// GPUs report different limits counts each at the highest, so that a check made before
+// the GPUs are picked holds for whichever are. The scheduler (sched/snapshot.cc), the
+// commit-time recount and GET /v1/racks all use this one figure.
+std::int64_t node_gpu_watts(const Node& node, const GpuType& type);
 
 }  // namespace corral::core

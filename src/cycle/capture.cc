@@ -82,13 +82,14 @@ v("nvlinkRack", t.nvlink_rack);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(core::Gpu, 6){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(core::Gpu, 7){template <typename V, typename T>
                                   static void visit(V & v, T& t){v("index", t.index);
 v("uuid", t.uuid);
 v("type", t.type);
 v("nvlinkDomain", t.nvlink_domain);
 v("numaNode", t.numa_node);
 v("healthy", t.healthy);
+v("powerLimitWatts", t.power_limit_watts);
 }
 }
 ;

@@ -234,7 +234,7 @@ class Checker {
     tier_used_[{key.first, r.tier}] += 1;
     node_use_[node].first += r.cpus_per_gpu;
     node_use_[node].second += r.memory_per_gpu_mib;
-    rack_watts_[s_.topo()[node].rack] += s_.gpu_types()[type].tdp_watts;
+    rack_watts_[s_.topo()[node].rack] += s_.topo()[node].gpu_watts;
     if (new_here) {
       grew_.insert(key);
       tier_grew_.insert({key.first, r.tier});

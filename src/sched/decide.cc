@@ -275,10 +275,8 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
   const TenantIx tenant = c.running.tenant[v.running_ix];
   std::vector<Plan::Take> taken;  // one GPU each, in GPU order
   for (const Plan::Take& t : v.released) {
-    const std::int64_t watts = c.s.gpu_types()[c.s.topo()[t.node].type].tdp_watts;
     for (std::uint64_t m = t.mask & c.plan.free_mask(t.node); m != 0; m &= m - 1) {
-      if (c.plan.room_on(t.node, 1, r.cpus_per_gpu, r.memory_per_gpu_mib, watts) !=
-          Plan::Room::kFits) {
+      if (c.plan.room_on(t.node, 1, r.cpus_per_gpu, r.memory_per_gpu_mib) != Plan::Room::kFits) {
         break;  // nothing more fits on this node
       }
       taken.push_back({t.node, m & (~m + 1)});

@@ -45,12 +45,12 @@ bool in_region(const ClusterSnapshot& s, const PlaceRequest& r, NodeIx node) {
 class NodeFit {
  public:
   NodeFit(const Plan& plan, const PlaceRequest& r, PlaceMiss& miss)
-      : plan_(plan), r_(r), miss_(miss), tdp_(plan.snapshot().gpu_types()[r.type].tdp_watts) {}
+      : plan_(plan), r_(r), miss_(miss) {}
 
   bool fits(NodeIx node, std::int32_t gpus) {
     if (plan_.free_count(node) < gpus) return false;
     const RackIx rack = plan_.snapshot().topo()[node].rack;
-    switch (plan_.room_on(node, gpus, r_.cpus_per_gpu, r_.memory_per_gpu_mib, tdp_, extra(rack))) {
+    switch (plan_.room_on(node, gpus, r_.cpus_per_gpu, r_.memory_per_gpu_mib, extra(rack))) {
       case Plan::Room::kFits:
         return true;
       case Plan::Room::kResources:
@@ -76,14 +76,14 @@ class NodeFit {
   }
   // Counts `gpus` on `node` toward its rack for the rest of this selection.
   void hold(NodeIx node, std::int32_t gpus) {
-    const RackIx rack = plan_.snapshot().topo()[node].rack;
+    const NodeTopo& topo = plan_.snapshot().topo()[node];
     for (auto& [r, watts] : extra_) {
-      if (r == rack) {
-        watts += gpus * tdp_;
+      if (r == topo.rack) {
+        watts += gpus * topo.gpu_watts;
         return;
       }
     }
-    extra_.push_back({rack, gpus * tdp_});
+    extra_.push_back({topo.rack, gpus * topo.gpu_watts});
   }
 
  private:
@@ -98,7 +98,6 @@ class NodeFit {
   const Plan& plan_;
   const PlaceRequest& r_;
   PlaceMiss& miss_;
-  std::int64_t tdp_;
   std::vector<std::pair<RackIx, std::int64_t>> extra_;
 };
 

@@ -208,7 +208,7 @@ void Plan::apply(const Entry& e, int sign) {
   if (e.tenant < 0) return;  // a block: nobody is charged
   free_cpus_[e.node] -= sign * gpus * e.cpus;
   free_mem_[e.node] -= sign * gpus * e.memory_mib;
-  rack_watts_[topo.rack] += sign * gpus * s_.gpu_types()[type].tdp_watts;
+  rack_watts_[topo.rack] += sign * gpus * topo.gpu_watts;
   tenant_used_[static_cast<size_t>(e.tenant) * type_count_ + type] += sign * gpus;
   weighted_held_milli_[e.tenant] += sign * gpus * usage_milli(s_.gpu_types()[type]);
 }

@@ -277,6 +277,7 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
       topo.domain_masks[gpu.nvlink_domain] |= bit;
     }
     if (topo.type != -1) {
+      topo.gpu_watts = core::node_gpu_watts(node, f.gpu_types[topo.type]);
       f.max_node_gpus[topo.type] =
           std::max(f.max_node_gpus[topo.type], static_cast<std::int32_t>(node.gpus.size()));
       f.total_gpus[topo.type] += static_cast<std::int32_t>(node.gpus.size());

@@ -179,6 +179,7 @@ struct NodeTopo {
   LeafIx leaf = -1;
   RackIx rack = -1;
   NvlRackIx nvl_rack = -1;
+  std::int64_t gpu_watts = 0;     // what each GPU counts against its rack's cap (node_gpu_watts)
   std::uint64_t all_mask = 0;     // every GPU on the node
   std::uint64_t usable_mask = 0;  // healthy GPUs on an active (not cordoned/draining) node
   std::vector<std::uint64_t> domain_masks;  // one per NVLink domain, by domain number

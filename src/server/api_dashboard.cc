@@ -1,7 +1,7 @@
 // The dashboard (docs/dashboard.md): its page and files at / and /ui/*, and the four
 // read calls made for it that the rest of the API lacked: GET /v1/fleet (every GPU in
-// one compact answer, for the heatmap), GET /v1/shares (each tenant's guarantee, fair
-// share, use, borrowed and lent GPUs), GET /v1/history (the usage history,
+// one compact answer, for the heatmap, with each rack's power cap and use), GET /v1/shares (each
+// tenant's guarantee, fair share, use, borrowed and lent GPUs), GET /v1/history (the usage history,
 // usage_history.h) and GET /v1/whoami (the token's role and tenant). The page itself holds no data:
 // it is public, and every call it makes carries the token its user signed in with, so it shows what
 // that token may see.
@@ -24,6 +24,7 @@
 #include "server/metrics_refresher.h"
 #include "server/model_json.h"
 #include "server/node_health.h"
+#include "server/rack_power.h"
 #include "server/web_assets.h"
 
 namespace corral::server {
@@ -138,6 +139,7 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto sessions, tx.list_agent_sessions());
   CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.list_active_allocations());
   CORRAL_ASSIGN_OR_RETURN(const auto holders, tx.list_jobs_holding_gpus());
+  CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.list_rack_caps());
   std::map<std::string, const store::ObservedNode*> observed_of;
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   std::map<std::string, const store::AgentSessionRow*> session_of;
@@ -174,7 +176,9 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     nodes.push_back(std::move(n));
   }
-  return json_reply({{"atMs", core::to_ms(api.now())}, {"nodes", std::move(nodes)}});
+  return json_reply({{"atMs", core::to_ms(api.now())},
+                     {"nodes", std::move(nodes)},
+                     {"racks", rack_power_json(rack_power(rows, observed, caps, allocs))}});
 }
 
 // ---- GET /v1/shares ---------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "server/model_json.h"
 #include "server/node_admin.h"
 #include "server/node_health.h"
+#include "server/rack_power.h"
 
 namespace corral::server {
 namespace {
@@ -211,6 +212,13 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   return reply;
 }
 
+// GET /v1/racks: each rack's power cap and the watts in use against it (rack_power.h).
+// Figures only, no job or tenant: every caller that may list nodes may see them.
+Result<Reply> list_racks(ApiContext& api, const Call&, store::Tx& tx) {
+  CORRAL_ASSIGN_OR_RETURN(const auto racks, read_rack_power(tx));
+  return json_reply({{"atMs", core::to_ms(api.now())}, {"racks", rack_power_json(racks)}});
+}
+
 // DELETE /v1/nodes/{id}: a node leaves the fleet. Refused while it holds work (drain it
 // first) or while its agent is connected (it would register the node again at once).
 Result<Reply> delete_node(ApiContext& api, const Call& c, store::Tx& tx) {
@@ -248,6 +256,7 @@ std::vector<Route> node_routes(ApiContext& api) {
       write_route("POST", R"(/v1/nodes/([^/]+)/(cordon|drain|undrain))", kAdmins,
                   bind_api(api, set_admin)),
       write_route("DELETE", R"(/v1/nodes/([^/]+))", kAdmins, bind_api(api, delete_node)),
+      read_route("GET", "/v1/racks", kCallers, bind_api(api, list_racks)),
   };
 }
 

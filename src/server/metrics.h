@@ -160,6 +160,7 @@ struct Metrics {
   // lost, late writes refused by the epoch.
   std::atomic<std::int64_t> sched_quota_conflicts{0};
   std::atomic<std::int64_t> sched_borrowed_at_commit{0};
+  std::atomic<std::int64_t> sched_rack_power_conflicts{0};  // the same, for a rack's power cap
   std::atomic<std::int64_t> sched_foreign_dropped{0};
   std::atomic<std::int64_t> leases_claimed{0};
   std::atomic<std::int64_t> leases_lost{0};

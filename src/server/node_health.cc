@@ -38,9 +38,17 @@ std::string critical_xid_name(std::int64_t xid) {
 }
 
 void apply_observation(core::Node& node, const store::ObservedNode& observed) {
-  for (const store::GpuObservation& judged : observed.gpus) {
-    for (auto& g : node.gpus) {
+  for (auto& g : node.gpus) {
+    for (const store::GpuObservation& judged : observed.gpus) {
       if (g.index == judged.index) g.healthy = judged.condition == core::GpuCondition::kOk;
+    }
+    // The newest report wins: readings come with every heartbeat, the inventory at join.
+    for (const core::ObservedGpu& found : observed.inventory.gpus) {
+      if (g.index == found.index && found.power_limit_w > 0)
+        g.power_limit_watts = found.power_limit_w;
+    }
+    for (const core::GpuHealth& read : observed.readings) {
+      if (g.index == read.index && read.power_limit_w > 0) g.power_limit_watts = read.power_limit_w;
     }
   }
 }

@@ -50,7 +50,9 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
 
 // The registered node as the scheduler and the API see it: a GPU its agent's last readings
 // judged is healthy only when judged ok (a hot one takes no new placements); one not
-// judged keeps the health its registration gives it.
+// judged keeps the health its registration gives it. Each GPU's power limit is the one
+// its agent last reported (its readings', else its inventory's at join): rack power caps
+// count it instead of the type's catalog TDP (core::node_gpu_watts).
 void apply_observation(core::Node& node, const store::ObservedNode& observed);
 
 // The name of a critical XID, or empty when `xid` is not critical.

@@ -389,12 +389,15 @@ Status SchedLoop::run_cycle() {
   Applied applied;
   sched::Decisions to_apply;
   QuotaRecount recount;
+  std::int64_t power_conflicts = 0;
   const Status committed = store_.transact([&](store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
     to_apply = decisions;  // a retried transaction starts again from them
     recount = {};
+    power_conflicts = 0;
     if (partitioned) {
       CORRAL_ASSIGN_OR_RETURN(recount, recount_quotas(tx, to_apply, *snapshot, view));
+      CORRAL_ASSIGN_OR_RETURN(power_conflicts, drop_over_rack_power(tx, to_apply, *snapshot, view));
     }
     CORRAL_ASSIGN_OR_RETURN(applied,
                             apply_decisions(tx, to_apply,
@@ -424,7 +427,8 @@ Status SchedLoop::run_cycle() {
     return committed;
   }
   metrics_.sched_borrowed_at_commit += recount.borrowed;
-  if (recount.dropped > 0) {
+  metrics_.sched_rack_power_conflicts += power_conflicts;
+  if (recount.dropped + power_conflicts > 0) {
     metrics_.sched_quota_conflicts += recount.dropped;
     wake();  // the dropped jobs try again at once, seeing the other shard's GPUs
   }

@@ -133,4 +133,53 @@ core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
   return out;
 }
 
+core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions& d,
+                                                const sched::ClusterSnapshot& snapshot,
+                                                const StoreView& view) {
+  const auto& topo = snapshot.topo();
+  // What this cycle places on each capped rack, in watts.
+  std::map<sched::RackIx, std::int64_t> placed;
+  for (const auto& p : d.placements) {
+    for (const auto& g : p.gpus) {
+      const auto node = snapshot.find_node(g.node);
+      if (node && snapshot.rack_power_cap_watts(topo[*node].rack) > 0) {
+        placed[topo[*node].rack] += topo[*node].gpu_watts;
+      }
+    }
+  }
+  if (placed.empty()) return std::int64_t{0};
+  // Their nodes, and the watts this cycle saw held there.
+  std::vector<std::string> racks;
+  for (const auto& [rack, watts] : placed) racks.push_back(snapshot.rack_name(rack));
+  std::vector<core::NodeId> nodes;
+  for (std::size_t n = 0; n < topo.size(); ++n) {
+    if (placed.contains(topo[n].rack)) nodes.push_back(snapshot.nodes()[n].id);
+  }
+  std::map<sched::RackIx, std::int64_t> seen, now;
+  for (const auto& a : view.allocations) {
+    const auto node = snapshot.find_node(a.node);
+    if (node && placed.contains(topo[*node].rack)) seen[topo[*node].rack] += topo[*node].gpu_watts;
+  }
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.lock_rack_holdings(racks, nodes));
+  for (const auto& [name, gpus] : held) {
+    const auto node = snapshot.find_node(core::NodeId(name));
+    if (node) now[topo[*node].rack] += gpus * topo[*node].gpu_watts;
+  }
+  std::set<sched::RackIx> over;
+  for (const auto& [rack, watts] : placed) {
+    // Over only because of GPUs this cycle did not see: another shard's. (decide() itself
+    // keeps within the cap of what it saw; sched::check() says so.)
+    if (now[rack] > seen[rack] && now[rack] + watts > snapshot.rack_power_cap_watts(rack)) {
+      over.insert(rack);
+    }
+  }
+  if (over.empty()) return std::int64_t{0};
+  return drop_placements(d, [&](const sched::Placement& p) {
+    return std::any_of(p.gpus.begin(), p.gpus.end(), [&](const sched::GpuRef& g) {
+      const auto node = snapshot.find_node(g.node);
+      return node && over.contains(topo[*node].rack);
+    });
+  });
+}
+
 }  // namespace corral::server

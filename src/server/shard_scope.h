@@ -13,6 +13,9 @@
 //     guarantee plus borrow limit, has this cycle's placements of that type dropped; they
 //     stay pending for the next cycle, which sees the other shard's GPUs. A placement
 //     that the other shard's GPUs take past the guarantee is marked borrowed.
+//   - at commit, drop_over_rack_power() does the same for racks' power caps: two shards
+//     whose nodes share a capped rack (one per GPU type, say) each keep within the cap
+//     as they saw it, and together could pass it.
 // With one shard (the default) none of it applies.
 //
 // Thread safety: free functions.
@@ -63,5 +66,14 @@ struct QuotaRecount {
 core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
                                           const sched::ClusterSnapshot& snapshot,
                                           const StoreView& view);
+
+// In the commit transaction, after drop_over_quota(): drops from `d` the placements on
+// each capped rack that would take it past its cap given the GPUs the store says are held
+// there now, counted at each node's watts per GPU (core::node_gpu_watts), and only
+// because of GPUs this cycle did not see (`view`): other shards'. Returns how many
+// placements it dropped.
+core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions& d,
+                                                const sched::ClusterSnapshot& snapshot,
+                                                const StoreView& view);
 
 }  // namespace corral::server

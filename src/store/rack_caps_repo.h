@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/ids.h"
 #include "core/result.h"
 #include "core/status.h"
 #include "core/time.h"
@@ -35,6 +37,13 @@ class RackCapRepo {
   virtual core::Status delete_rack_caps(std::string_view declared_by) = 0;
   // Every cap, by (rack, declared_by).
   virtual core::Result<std::vector<RackCapRow>> list_rack_caps() = 0;
+  // The GPUs held on each of `nodes` now (active allocations, every scheduler's), by node;
+  // first it locks the cap rows of `racks` (in name order, until the transaction ends),
+  // so two schedulers that place on one capped rack at once count one after the other
+  // and the second sees the first's GPUs. SQLite has one writer: there the lock is the
+  // transaction itself. A node that holds nothing is absent.
+  virtual core::Result<std::map<std::string, std::int64_t>> lock_rack_holdings(
+      const std::vector<std::string>& racks, const std::vector<core::NodeId>& nodes) = 0;
 };
 
 }  // namespace corral::store

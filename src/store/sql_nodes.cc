@@ -143,6 +143,34 @@ Status SqlTx::delete_rack_caps(std::string_view declared_by) {
   return q("DELETE FROM rack_caps WHERE declared_by = $1", {std::string(declared_by)}).status();
 }
 
+Result<std::map<std::string, std::int64_t>> SqlTx::lock_rack_holdings(
+    const std::vector<std::string>& racks, const std::vector<core::NodeId>& nodes) {
+  std::map<std::string, std::int64_t> out;
+  if (!racks.empty() && conn_.dialect() == Dialect::kPostgres) {
+    IdChunk list = name_list(racks);
+    CORRAL_RETURN_IF_ERROR(q(cat("SELECT rack FROM rack_caps WHERE rack IN ", list.list,
+                                 " ORDER BY rack, declared_by FOR UPDATE"),
+                             std::move(list.params))
+                               .status());
+  }
+  if (nodes.empty()) return out;
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.value);
+  IdChunk list = name_list(std::move(names));
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT node, COUNT(*) FROM allocations WHERE active = "
+                                          "1 AND node IN ",
+                                          list.list, " GROUP BY node"),
+                                      std::move(list.params)));
+  for (const auto& r : res.rows) {
+    RowReader in(r, "allocations", "node, count");
+    std::string node = in.str(0);
+    const std::int64_t n = in.i64(1);
+    if (!in.ok()) return in.status();
+    out[std::move(node)] = n;
+  }
+  return out;
+}
+
 Result<std::vector<RackCapRow>> SqlTx::list_rack_caps() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res,

@@ -34,10 +34,7 @@ std::string double_text(double v) {
   return text;
 }
 
-IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {
-  std::vector<std::string> names;
-  names.reserve(tenants.size());
-  for (const auto& t : tenants) names.push_back(t.value);
+IdChunk name_list(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   IdChunk out{.list = "("};
@@ -47,6 +44,13 @@ IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {
   }
   out.list += ")";
   return out;
+}
+
+IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {
+  std::vector<std::string> names;
+  names.reserve(tenants.size());
+  for (const auto& t : tenants) names.push_back(t.value);
+  return name_list(std::move(names));
 }
 
 std::string_view column_name(std::string_view columns, std::size_t col) {

@@ -205,6 +205,12 @@ case "$case" in
     # Issue 38 item 13: a node could never be removed. Not while it holds work.
     submit w1 8 a
     wait_for 'dgx01' jobs
+    # Issue 38 item 6: each rack's cap and the watts in use (no agent reports a power
+    # limit here: each held H100 counts at the catalog's 700 W).
+    run racks
+    expect_rc 0
+    out_has '^RACK +CAP +IN USE +FREE +NODES +GPUS +HELD$'
+    out_has '^r1 +none +5.6 kW +- +2 +16 +8$'
     run node delete dgx01
     expect_rc 1
     err_has 'node dgx01 holds work \(job 1\); drain it first'

@@ -19,6 +19,7 @@
 #include "cli/views/audit_view.h"
 #include "cli/views/jobs_view.h"
 #include "cli/views/nodes_view.h"
+#include "cli/views/racks_view.h"
 #include "cli/views/reservations_view.h"
 #include "cli/views/tenants_view.h"
 #include "cli/views/tokens_view.h"
@@ -76,6 +77,7 @@ std::vector<GoldenCase> golden_cases() {
       {"nodes", [=] { return table(nodes_table(nodes, local, false)); }},
       {"nodes_wide", [=] { return table(nodes_table(nodes, local, true)); }},
       {"node", [=] { return node_text(nodes[1], local, false); }},
+      {"racks", [=] { return table(racks_table(fixture("racks")["racks"])); }},
       {"node_draining_unhealthy", [=] { return node_text(nodes[3], local, true); }},
       {"node_no_agent", [=] { return node_text(nodes[6], local, false); }},
       {"tenants", [=] { return table(tenants_table(tenants, shares, false)); }},

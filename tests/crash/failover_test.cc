@@ -42,13 +42,6 @@ using namespace std::chrono_literals;
 constexpr int kReplicas = 3;
 constexpr std::int64_t kLeaseMs = 2000;
 
-std::int64_t metric(TestClient& c, const std::string& name) {
-  const std::string text = c.get("/metrics").body;
-  const auto at = text.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stoll(text.substr(at + name.size() + 2));
-}
-
 class Failover : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -390,8 +383,8 @@ TEST_F(Failover, APausedOwnerResumesFencedAndItsLateWritesAreRefused) {
   paused_ = -1;
   // ... and after it resumed, with submissions still coming through it: none more.
   auto resumed = client(victim);
-  ASSERT_TRUE(
-      eventually([&] { return metric(resumed, "corral_shard_leases_lost_total") >= 1; }, 15s))
+  ASSERT_TRUE(eventually(
+      [&] { return scrape_metric(resumed, "corral_shard_leases_lost_total") >= 1; }, 15s))
       << resumed.get("/metrics").body.substr(0, 200);
   std::this_thread::sleep_for(3s);
   stop_load();

@@ -8,7 +8,8 @@ examples/trainer/ holds corral-trainer. It starts a local cluster (4 simulated D
 H100 nodes under 2 leaf switches, examples/config/local.yaml), runs jobs of four
 tenants, and checks through the page:
 
-  - each view draws the cluster's real data (asserted on the DOM);
+  - each view draws the cluster's real data (asserted on the DOM), the fleet view each
+    rack's power cap and the watts in use as GET /v1/racks counts them;
   - an admin drains a node from the fleet view: the node drains, and the audit log
     (API and audit view) names the admin who did it, with the reason typed;
   - a member of one tenant sees none of another tenant's jobs, in the page or in the
@@ -31,6 +32,9 @@ from cdp import Browser
 from cluster import Cluster
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# rack1 (dgx1) is capped with room for its 8 GPUs at 700 W each, so the cap changes no
+# placement the checks count on.
+RACK1_CAP_WATTS = 6000
 
 
 def job(name, tenant, gpus, steps=1_000_000, **extra):
@@ -167,6 +171,21 @@ def admin_views(page, cluster, ids, operator, out):
     check(page.evaluate("document.querySelectorAll('#heatmap .node').length") == 4, "the fleet shows 4 nodes")
     check(page.evaluate("document.querySelectorAll('#heatmap .leaf').length") == 2, "grouped under 2 leaf switches")
     check(page.evaluate("document.querySelectorAll('#heatmap .rack').length") == 4, "and 4 racks")
+    # Rack power (issue 38, item 6): rack1 is capped in the config; each held GPU counts
+    # at the power limit its agent reports (700 W for a simulated H100).
+    racks = cluster.api("GET", "/v1/racks")[1]["racks"]
+    check([r["name"] for r in racks] == ["rack1", "rack2", "rack3", "rack4"], f"/v1/racks lists the 4 racks: {racks}")
+    rack1 = racks[0]
+    check(rack1["capWatts"] == RACK1_CAP_WATTS and rack1["usedWatts"] == 700 * rack1["gpusHeld"]
+          and rack1["freeWatts"] == RACK1_CAP_WATTS - rack1["usedWatts"] and rack1["gpus"] == 8,
+          f"rack1: capped at 6 kW, 700 W per held GPU: {rack1}")
+    check(racks[1]["capWatts"] is None and racks[1]["freeWatts"] is None, "rack2 has no cap")
+    check("of 6.0 kW" in text_of(page, "#heatmap .rack h4"), f"the heatmap's rack1 shows its cap: {text_of(page, '#heatmap .rack h4')!r}")
+    page.click("#racks summary")
+    page.wait_for("document.querySelector('#racks').open && document.querySelectorAll('#rack-power tbody tr').length === 4")
+    row = text_of(page, "#rack-power tr[data-rack='rack1']")
+    check("6.0 kW" in row and "rack1" in row, f"the rack table shows rack1's cap: {row!r}")
+    check("none" in text_of(page, "#rack-power tr[data-rack='rack2']"), "and rack2's lack of one")
     page.wait_for("document.querySelectorAll('#heatmap .g.h-ok').length > 0", 20)
     for metric in ("util", "power", "temp", "throttle", "held"):
         page.evaluate(f"(s => {{ s.value = {js(metric)}; s.dispatchEvent(new Event('change', {{bubbles: true}})); }})(document.querySelector('#metric'))")
@@ -361,6 +380,8 @@ def member_views(browser_page, cluster, ids, member_token, out):
                 audit: await get('/v1/audit'), chargeback: await get('/v1/chargeback?to=' + new Date(Date.now() + 86400e3).toISOString().slice(0, 10)),
                 job: await get('/v1/jobs/""" + str(ids["nlp-train"]) + """')};
     })()""")
+    racks = cluster.api("GET", "/v1/racks", token=member_token)
+    check(racks[0] == 200 and "job" not in json.dumps(racks[1]), "a member lists the racks, with no job in them")
     for name in ("queue", "jobs", "fleet", "shares", "history", "chargeback"):
         c = calls[name]
         leaked = [t for t in ("nlp", "pretraining", "research") if f'"{t}"' in c["text"]]
@@ -385,7 +406,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     start = time.monotonic()
     with Cluster(os.path.join(build, "src"), os.path.join(build, "examples/trainer"),
-                 os.path.join(ROOT, "examples/config/local.yaml")) as cluster:
+                 os.path.join(ROOT, "examples/config/local.yaml"),
+                 extra_config_yaml=f"racks:\n  rack1: {{powerCapWatts: {RACK1_CAP_WATTS}}}\n") as cluster:
         ids = start_jobs(cluster)
         operator = cluster.mint_token("admin")
         operator_id = cluster.api("GET", "/v1/whoami", token=operator)[1]["id"]

@@ -181,6 +181,23 @@ TEST(Check, QuotaAndBorrowingHold) {
             Violations{"tenant t1 holds 5 H100, past its limit of 4"});
 }
 
+// A rack counts each GPU at the power limit its node reports, not at its type's catalog
+// TDP: four A100s capped at 300 W fit a 1,500 W rack (issue 38, item 6), a fifth does not.
+TEST(Check, RackPowerCountsTheReportedPowerLimit) {
+  const auto s = FleetBuilder()
+                     .node("n1", "A100-80GB", 8, 8, {.rack = "r1"})
+                     .power_limit("n1", 300)
+                     .rack_cap("r1", 1'500)
+                     .default_quota("t1", 64, 0)
+                     .pending(JobBuilder(1).gpus(4))
+                     .pending(JobBuilder(2).gpus(2))
+                     .build();
+  const Placement four = place(1, {{"n1", 0}, {"n1", 1}, {"n1", 2}, {"n1", 3}}, "A100-80GB");
+  EXPECT_EQ(check_at(s, {.placements = {four}, .pending = {wait(2, 1)}}), Violations{});
+  EXPECT_EQ(check_at(s, {.placements = {four, place(2, {{"n1", 4}, {"n1", 5}}, "A100-80GB")}}),
+            Violations{"rack r1 power 1800 W past its cap 1500 W"});
+}
+
 TEST(Check, NodeCpusAndRackPowerHold) {
   const auto s = FleetBuilder()
                      .dgx("n1", "H100", {.rack = "r1"})

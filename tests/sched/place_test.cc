@@ -287,6 +287,28 @@ TEST(Place, PowerCapReasonWhenNothingElseFits) {
             "power: rack r1 has 0 of 2000 W in use; 4 H100 would pass its cap");
 }
 
+// Issue 38, item 6: a rack counts each GPU at the power limit its node reports. A 4 x 300 W
+// PCIe A100 job fits a 1,500 W rack (at the catalog's 400 W it would need 1,600 W); a
+// node that reports nothing counts at the catalog TDP, and the reason says so in watts.
+TEST(Place, RackPowerCountsEachNodesReportedPowerLimit) {
+  const auto s = FleetBuilder()
+                     .node("a", "A100-80GB", 4, 2, {.rack = "r1"})
+                     .power_limit("a", 300)
+                     .node("b", "A100-80GB", 4, 2, {.rack = "r2"})
+                     .rack_cap("r1", 1'500)
+                     .rack_cap("r2", 1'500)
+                     .pending(JobBuilder(1).gpus(4).types({"A100-80GB"}).queued_at(1))
+                     .pending(JobBuilder(2).gpus(4).types({"A100-80GB"}).queued_at(2))
+                     .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(placement_of(d, 1), nullptr);
+  EXPECT_EQ(nodes_of(*placement_of(d, 1)), std::set<std::string>{"a"});
+  ASSERT_NE(pending_of(d, 2), nullptr);
+  EXPECT_EQ(pending_of(d, 2)->kind, PendingKind::kPower);
+  EXPECT_EQ(pending_of(d, 2)->reason,
+            "power: rack r2 has 0 of 1500 W in use; 4 A100-80GB would pass its cap");
+}
+
 TEST(Place, NodeCpusAndMemoryAreRespected) {
   const auto s = FleetBuilder()
                      .dgx("a")

@@ -102,6 +102,7 @@ tenants:
   nlp: {quotas: {H100: {guaranteed: 4, borrowLimit: 4}}}
   vision: {weight: 2, quotas: {H100: {guaranteed: 4}}}
 dashboard: {historyMs: 100}
+racks: {r1: {powerCapWatts: 40000}}
 )";
 
 class DashboardApiTest : public ::testing::Test, public ClusterCalls {
@@ -199,6 +200,28 @@ TEST_F(DashboardApiTest, FleetShowsEveryGpuAndOnlyTheCallersJobs) {
   EXPECT_EQ(held, 6);
   EXPECT_EQ(named, 2);
   EXPECT_EQ(seen.dump().find("\"nlp\""), std::string::npos) << seen.dump();
+}
+
+// GET /v1/racks (issue 38, item 6): each rack's cap and the watts in use against it, each
+// held GPU at the power limit its agent reports (500 W here; the catalog's H100 says 700 W).
+// Figures only: a member sees the same answer, with no job in it; /v1/fleet carries it too.
+TEST_F(DashboardApiTest, RacksShowEachCapAndTheWattsInUseAtTheReportedLimit) {
+  FakeAgent n1 = agent("n1");
+  for (int i = 0; i < n1.gpus; ++i) n1.faults[i] = {{"powerLimitW", 500}};
+  run_two_jobs(n1);
+  const json racks = body(admin().get("/v1/racks"));
+  ASSERT_EQ(racks["racks"].size(), 1u) << racks.dump();
+  EXPECT_EQ(racks["racks"][0], (json{{"name", "r1"},
+                                     {"capWatts", 40000},
+                                     {"usedWatts", 6 * 500},
+                                     {"freeWatts", 40000 - 6 * 500},
+                                     {"nodes", 1},
+                                     {"gpus", 8},
+                                     {"gpusHeld", 6}}));
+  const json seen = body(member("vision").get("/v1/racks"));
+  EXPECT_EQ(seen["racks"], racks["racks"]);
+  EXPECT_EQ(body(admin().get("/v1/fleet"))["racks"], racks["racks"]);
+  EXPECT_EQ(TestClient(addr_, "").get("/v1/racks").status, 401);
 }
 
 TEST_F(DashboardApiTest, SharesShowGuaranteesUseAndFairShare) {

@@ -15,6 +15,7 @@
 #include "core/job_spec_parse.h"
 #include "server/metrics.h"
 #include "server/model_json.h"
+#include "server/rack_power.h"
 #include "testing/store_fixture.h"
 
 namespace corral::testing {
@@ -177,6 +178,44 @@ class SchedLoopTest : public ::testing::Test {
 TYPED_TEST_SUITE(SchedLoopTest, Stores, StoreNames);
 
 constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);
+
+// Issue 38, item 6: a rack counts each GPU at the power limit its node's agent reports,
+// not at the GPU type's catalog TDP. Four PCIe A100s whose agent reports 300 W take a
+// 4-GPU job on a 1,500 W rack (at the catalog's 400 W it would need 1,600 W), and
+// GET /v1/racks counts the same 1,200 W.
+TYPED_TEST(SchedLoopTest, ARackCountsTheReportedPowerLimitNotTheCatalogTdp) {
+  this->ok(this->store_->transact([&](store::Tx& tx) {
+    const core::Time now = this->clock_.now();
+    CORRAL_RETURN_IF_ERROR(tx.upsert_node(
+        {.id = core::NodeId("pcie1"),
+         .spec_json =
+             R"({"id": "pcie1", "gpuType": "A100-80GB", "gpuCount": 4, "labels": {"rack": "p1"}})",
+         .created_at = now,
+         .updated_at = now}));
+    core::ObservedInventory inventory{.source = "test"};
+    for (int g = 0; g < 4; ++g) inventory.gpus.push_back({.index = g, .power_limit_w = 300});
+    CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+        {.node = core::NodeId("pcie1"), .inventory = inventory, .heartbeat_at = now}));
+    return tx.put_rack_cap(
+        {.rack = "p1", .declared_by = "config", .power_cap_watts = 1500, .updated_at = now});
+  }));
+  const JobId id = this->submit(R"({"name": "pcie", "resources": {"gpus": 4,
+    "gpuTypes": ["A100-80GB"]}, "command": ["run"]})");
+  this->cycle();
+  EXPECT_EQ(this->active_gpus(id), 4u) << this->job(id).reason;
+
+  std::vector<server::RackPower> racks;
+  this->ok(this->store_->read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(racks, server::read_rack_power(tx));
+    return core::Status();
+  }));
+  ASSERT_EQ(racks.size(), 1u);
+  EXPECT_EQ(racks[0].name, "p1");
+  EXPECT_EQ(racks[0].cap_watts, 1500);
+  EXPECT_EQ(racks[0].used_watts, 4 * 300);
+  EXPECT_EQ(racks[0].gpus_held, 4);
+  EXPECT_EQ(racks[0].nodes, 1);
+}
 
 // A new job's reason and position are written in its first cycle, and so is a change
 // of the reason's kind; when only the detail moves (the job ahead of it left), the row

@@ -6,8 +6,10 @@
 // running ctest by hand without the variable sees them skipped, with a note saying so.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -370,6 +372,78 @@ TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(won.load(), 4);
+}
+
+// The commit-time rack recount (server/shard_scope.h): eight writers at once each count
+// the GPUs held on a capped rack's two nodes and take two more only while the rack has
+// room for them (four GPUs in all). Locking the rack's cap rows makes them count one
+// after the other, so exactly four GPUs are taken; without the lock, PostgreSQL's read
+// committed lets them all count the same empty rack (sixteen GPUs taken).
+TYPED_TEST(StoreConformance, LockRackHoldingsMakesCommitsOnOneRackTakeTurns) {
+  const std::vector<core::NodeId> nodes = {core::NodeId("ra"), core::NodeId("rb")};
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = "r1",
+                                                            .declared_by = "config",
+                                                            .power_cap_watts = 2800,
+                                                            .updated_at = core::time_from_ms(1)}));
+                    return tx.put_rack_cap({.rack = "r1",
+                                            .declared_by = "node/ra",
+                                            .power_cap_watts = 3000,
+                                            .updated_at = core::time_from_ms(1)});
+                  })
+                  .ok());
+  // Each writer on its own handle of the database, as replicas are (one handle would group
+  // their commits into one transaction).
+  constexpr int kWriters = 8;
+  std::vector<std::unique_ptr<Store>> handles;
+  for (int t = 0; t < kWriters; ++t) {
+    auto handle = open_store(this->factory_.url());
+    ASSERT_TRUE(handle.ok()) << handle.status().to_string();
+    handles.push_back(std::move(*handle));
+  }
+  std::atomic<int> counted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {
+      const Status s = handles[t]->transact([&](Tx& tx) {
+        CORRAL_ASSIGN_OR_RETURN(const auto held, tx.lock_rack_holdings({"r1"}, nodes));
+        // Room for the others to count too before this one writes: without the lock they
+        // all would, and all find the rack empty. With it, this wait is one writer's turn.
+        ++counted;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        while (counted.load() < kWriters && std::chrono::steady_clock::now() < until) {
+          std::this_thread::yield();
+        }
+        std::int64_t gpus = 0;
+        for (const auto& [node, n] : held) gpus += n;
+        if (gpus + 2 > 4) return Status();  // no room: this writer takes nothing
+        for (int g = 0; g < 2; ++g) {
+          CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(100 + t),
+                                                       .node = nodes[t % 2],
+                                                       .gpu_index = 2 * t + g,
+                                                       .gpu_type = core::GpuTypeId("H100"),
+                                                       .epoch = 1}));
+        }
+        return Status();
+      });
+      EXPECT_TRUE(s.ok()) << s.to_string();
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::map<std::string, std::int64_t> held;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(held, tx.lock_rack_holdings({"r1"}, nodes));
+                    // A node that holds nothing is absent; no nodes, no count.
+                    CORRAL_ASSIGN_OR_RETURN(const auto none, tx.lock_rack_holdings({"r1"}, {}));
+                    EXPECT_TRUE(none.empty());
+                    return Status();
+                  })
+                  .ok());
+  std::int64_t total = 0;
+  for (const auto& [node, n] : held) total += n;
+  EXPECT_EQ(total, 4) << "the writers did not count one after the other";
 }
 
 TYPED_TEST(StoreConformance, EpochFencesStaleSchedulers) {

@@ -171,6 +171,13 @@ core::Status exec_sql(const std::string& url, const std::string& sql) {
   return rc == SQLITE_OK ? core::Status() : core::internal_error(message);
 }
 
+std::int64_t scrape_metric(TestClient& c, const std::string& name) {
+  const std::string text = c.get("/metrics").body;
+  const auto at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + name.size() + 2));
+}
+
 nlohmann::json body(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   return j.is_discarded() ? nlohmann::json() : j;

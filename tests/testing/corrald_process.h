@@ -92,6 +92,9 @@ class CorraldProcess {
   std::vector<std::string> extra_args_;
 };
 
+// The value of an unlabelled metric in GET /metrics as `c` reads it; -1 when absent.
+std::int64_t scrape_metric(TestClient& c, const std::string& name);
+
 // Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way).
 core::Status exec_sql(const std::string& url_or_path, const std::string& sql);
 

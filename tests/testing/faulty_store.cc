@@ -172,6 +172,10 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::RackCapRow>> list_rack_caps() override {
     return inner_.list_rack_caps();
   }
+  core::Result<std::map<std::string, std::int64_t>> lock_rack_holdings(
+      const std::vector<std::string>& racks, const std::vector<core::NodeId>& nodes) override {
+    return inner_.lock_rack_holdings(racks, nodes);
+  }
   // RecordRepo.
   core::Status append_job_event(const store::JobEventRow& event) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("append_job_event"));

@@ -72,6 +72,11 @@ FleetBuilder& FleetBuilder::rack_cap(const std::string& rack, std::int64_t watts
   return *this;
 }
 
+FleetBuilder& FleetBuilder::power_limit(const std::string& node, std::int32_t watts) {
+  for (core::Gpu& g : find(node).gpus) g.power_limit_watts = watts;
+  return *this;
+}
+
 void FleetBuilder::ensure_tenant(const core::TenantId& id) {
   if (!tenants_.count(id)) tenants_[id] = core::Tenant{.id = id};
 }

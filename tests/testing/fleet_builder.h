@@ -154,6 +154,8 @@ class FleetBuilder {
   FleetBuilder& lost(const std::string& node);  // its agent stopped answering
   FleetBuilder& cpus(const std::string& node, std::int32_t cpus, std::int64_t memory_mib);
   FleetBuilder& rack_cap(const std::string& rack, std::int64_t watts);
+  // Every GPU of `node` reports a board power limit of `watts` (core::Gpu::power_limit_watts).
+  FleetBuilder& power_limit(const std::string& node, std::int32_t watts);
 
   FleetBuilder& tenant(const std::string& name, double weight = 1.0,
                        std::optional<std::string> parent = std::nullopt);

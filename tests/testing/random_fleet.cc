@@ -66,6 +66,15 @@ sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape) {
                         .numa_node = g * 2 / gpus,
                         .healthy = !rng.chance(shape.unhealthy_gpu_fraction)});
     }
+    // With rack caps, every third node reports a power limit below its type's TDP (PCIe
+    // parts, or capped by the admin), so that racks count per node, not per type. Derived
+    // from the index: drawing it would change every seed's fleet.
+    if (shape.rack_power_caps && i % 3 == 1) {
+      const std::int64_t tdp = core::find_builtin_gpu_type(type)->tdp_watts;
+      for (core::Gpu& g : n.gpus) {
+        g.power_limit_watts = static_cast<std::int32_t>(tdp * (6 + i % 5) / 10);
+      }
+    }
     if (rng.chance(shape.cordoned_node_fraction)) {
       n.admin = rng.chance(0.5) ? core::NodeAdminState::kCordoned : core::NodeAdminState::kDraining;
     }

@@ -2,7 +2,7 @@
 // one with a row per GPU (scontrol show node); `corral cordon|drain NODE --reason TEXT`
 // and `corral undrain NODE` set its admin state (admin only; Slurm also requires a
 // reason, which `corral nodes` then shows); `corral node delete NODE` removes it
-// (scontrol delete nodename).
+// (scontrol delete nodename). `corral racks` lists racks' power caps and the watts in use.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,6 +14,7 @@
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
 #include "cli/views/nodes_view.h"
+#include "cli/views/racks_view.h"
 
 namespace corral::cli {
 namespace {
@@ -26,6 +27,13 @@ int list_nodes(const RemoteOptions& o, std::ostream& out) {
   const TimeStyle style = time_style(o);
   print_output(out, o, a.body,
                [&](bool wide) { return table_text(nodes_table(a.body["nodes"], style, wide)); });
+  return kExitOk;
+}
+
+int list_racks(const RemoteOptions& o, std::ostream& out) {
+  const Answer a = call(o, "GET", "/v1/racks");
+  if (a.status != 200) return report_failure("racks", a, std::cerr);
+  print_output(out, o, a.body, [&](bool) { return table_text(racks_table(a.body["racks"])); });
   return kExitOk;
 }
 
@@ -66,6 +74,13 @@ void add_nodes_commands(CLI::App& app, const CommandEnv& env) {
       app, env, "nodes", "List nodes: state, GPUs, place in the network, health, heartbeat",
       [](const RemoteOptions& o) {
         return run_watched(o, [&](std::ostream& out) { return list_nodes(o, out); });
+      },
+      nullptr, /*watchable=*/true);
+
+  add_remote_command(
+      app, env, "racks", "List racks: power cap, watts in use and free, nodes and GPUs",
+      [](const RemoteOptions& o) {
+        return run_watched(o, [&](std::ostream& out) { return list_racks(o, out); });
       },
       nullptr, /*watchable=*/true);
 

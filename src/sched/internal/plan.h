@@ -153,14 +153,13 @@ class Plan {
   void block(const std::vector<Take>& takes);
   void unblock(const std::vector<Take>& takes);
 
-  // What keeps `gpus` more GPUs, each with `cpus_per_gpu`, `memory_per_gpu_mib` and
-  // `watts_per_gpu`, off `node` beyond `extra_watts` already counted on its rack: the
-  // checks every placement makes (free GPUs aside). A node that declares no CPUs or no
-  // memory does not account for them.
+  // What keeps `gpus` more GPUs, each with `cpus_per_gpu`, `memory_per_gpu_mib` and the
+  // node's watts per GPU (NodeTopo::gpu_watts), off `node` beyond `extra_watts` already
+  // counted on its rack: the checks every placement makes (free GPUs aside). A node that
+  // declares no CPUs or no memory does not account for them.
   enum class Room { kFits, kResources, kPower };
   Room room_on(NodeIx node, std::int32_t gpus, std::int32_t cpus_per_gpu,
-               std::int64_t memory_per_gpu_mib, std::int64_t watts_per_gpu,
-               std::int64_t extra_watts = 0) const {
+               std::int64_t memory_per_gpu_mib, std::int64_t extra_watts = 0) const {
     const core::Node& n = s_.nodes()[node];
     if ((n.cpus > 0 && free_cpus_[node] < gpus * cpus_per_gpu) ||
         (n.memory_mib > 0 && free_mem_[node] < gpus * memory_per_gpu_mib)) {
@@ -168,7 +167,7 @@ class Plan {
     }
     const RackIx rack = s_.topo()[node].rack;
     const std::int64_t cap = s_.rack_power_cap_watts(rack);
-    if (cap > 0 && rack_watts_[rack] + extra_watts + gpus * watts_per_gpu > cap) {
+    if (cap > 0 && rack_watts_[rack] + extra_watts + gpus * s_.topo()[node].gpu_watts > cap) {
       return Room::kPower;
     }
     return Room::kFits;

@@ -70,6 +70,12 @@ export function percent(fraction, digits = 0) {
   return fraction === null || fraction === undefined ? '—' : `${(fraction * 100).toFixed(digits)}%`;
 }
 
+// Watts: "900 W" below a kilowatt, "1.5 kW" from there (as `corral racks` prints them).
+export function watts(w) {
+  if (w === null || w === undefined) return '—';
+  return w < 999.5 ? `${w.toFixed(0)} W` : `${(w / 1000).toFixed(1)} kW`;
+}
+
 export function gib(mib) {
   return mib === null || mib === undefined ? '—' : `${(mib / 1024).toFixed(1)} GiB`;
 }

@@ -1,12 +1,13 @@
 // Fleet: every node and GPU as a heatmap (GET /v1/fleet), grouped by leaf switch and
-// rack, coloured by the chosen metric, with each node's cordon/drain state and agent.
+// rack, coloured by the chosen metric, with each node's cordon/drain state and agent, and
+// each rack's power cap and the watts in use against it (as GET /v1/racks counts them).
 // Clicking a GPU (or Enter on a node) shows its GPUs and their jobs; an admin can
 // cordon, drain and undrain it from there. The map is one string put into the page at
 // once (10,000 GPUs draw in a few hundred milliseconds; docs/performance.md), and the
 // nodes take one tab stop: arrow keys move between them (a roving tabindex).
 
 import * as api from './api.js';
-import {esc, date, duration, gib, percent} from './format.js';
+import {esc, date, duration, gib, percent, watts} from './format.js';
 
 const METRICS = {
   health: {label: 'Health', legend: ['ok', 'degraded', 'unhealthy', 'no report']},
@@ -70,6 +71,24 @@ function summary(nodes) {
     over ${reporting} reporting GPUs. ${admin.cordoned} cordoned, ${admin.draining} draining.</p>`;
 }
 
+// "1.2 of 1.5 kW" for a capped rack, "1.2 kW, no cap" for one without.
+function rackPower(r) {
+  return r.capWatts === null ? `${watts(r.usedWatts)}, no cap` : `${watts(r.usedWatts)} of ${watts(r.capWatts)}`;
+}
+
+// One row per rack: its cap, the watts in use, what is free, its nodes and GPUs; folded
+// away unless its user opened it (it stays as they left it across redraws).
+function racksTable(racks, open) {
+  if (!racks?.length) return '';
+  const rows = racks.map((r) => `<tr data-rack="${esc(r.name)}" class="${r.capWatts !== null && r.freeWatts === 0 ? 'full' : ''}">
+      <td>${esc(r.name)}</td><td class="num">${r.capWatts === null ? 'none' : watts(r.capWatts)}</td>
+      <td class="num">${watts(r.usedWatts)}</td><td class="num">${r.freeWatts === null ? '—' : watts(r.freeWatts)}</td>
+      <td class="num">${r.nodes}</td><td class="num">${r.gpus}</td><td class="num">${r.gpusHeld}</td></tr>`).join('');
+  return `<details id="racks" class="racks" data-key="racks"${open ? ' open' : ''}><summary>Rack power: ${racks.filter((r) => r.capWatts !== null).length} of ${racks.length} racks capped</summary>
+    <table class="grid" id="rack-power"><thead><tr><th>Rack</th><th>Cap</th><th>In use</th><th>Free</th>
+      <th>Nodes</th><th>GPUs</th><th>Held</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+}
+
 function detail(n, ctx, gpu) {
   if (!n) return '<p class="note">Select a GPU or a node (Enter) to see its jobs.</p>';
   const admin = ctx.who.role === 'admin' ? `<div class="buttons">
@@ -93,7 +112,8 @@ function detail(n, ctx, gpu) {
       <th>Power</th><th>Temp</th><th>Throttle</th><th>Job</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-function heatmap(nodes, metric, focus) {
+function heatmap(nodes, metric, focus, racks) {
+  const rackOf = new Map((racks || []).map((r) => [r.name, r]));
   let maxPower = 1;
   for (const n of nodes) for (const g of n.gpus) if (g.power > maxPower) maxPower = g.power;
   const focusId = nodes.some((n) => n.id === focus) ? focus : nodes[0]?.id;
@@ -101,7 +121,8 @@ function heatmap(nodes, metric, focus) {
   for (const [leaf, racks] of groups(nodes)) {
     out.push(`<section class="leaf"><h3>leaf ${esc(leaf)}</h3>`);
     for (const [rack, members] of racks) {
-      out.push(`<div class="rack"><h4>rack ${esc(rack)}</h4><div class="nodes">`);
+      const power = rackOf.get(rack);
+      out.push(`<div class="rack"><h4>rack ${esc(rack)}${power ? ` <span class="rack-power">${esc(rackPower(power))}</span>` : ''}</h4><div class="nodes">`);
       for (const n of members) {
         const id = esc(n.id);
         out.push(`<div class="node admin-${n.admin} agent-${n.agent}" data-node="${id}" data-key="node-${id}" tabindex="${n.id === focusId ? 0 : -1}" title="${id}, ${n.admin}" aria-label="node ${id}, ${n.admin}">`);
@@ -141,14 +162,14 @@ export default {
     st.fleetMetric = st.fleetMetric || 'health';
     const selected = fleet.nodes.find((n) => n.id === st.fleetNode);
     const m = METRICS[st.fleetMetric];
-    el.innerHTML = `<h1>Fleet</h1>${summary(fleet.nodes)}
+    el.innerHTML = `<h1>Fleet</h1>${summary(fleet.nodes)}${racksTable(fleet.racks, st.fleetRacksOpen)}
       <div class="toolbar"><label>Colour by <select id="metric" data-key="metric">
         ${Object.entries(METRICS).map(([k, v]) => `<option value="${k}" ${k === st.fleetMetric ? 'selected' : ''}>${v.label}</option>`).join('')}
       </select></label>
       <span class="legend legend-${st.fleetMetric}">${m.legend.map((l, i) => `<span class="key k${i}">${esc(l)}</span>`).join('')}</span>
       <span class="note">Readings of ${date(fleet.atMs)}.</span></div>
       <div class="fleet-layout">
-        <div id="heatmap" class="heatmap metric-${st.fleetMetric}${fleet.nodes.length <= 64 ? ' roomy' : ''}" role="group" aria-label="Nodes; arrow keys move, Enter shows a node">${heatmap(fleet.nodes, st.fleetMetric, st.fleetFocus)}</div>
+        <div id="heatmap" class="heatmap metric-${st.fleetMetric}${fleet.nodes.length <= 64 ? ' roomy' : ''}" role="group" aria-label="Nodes; arrow keys move, Enter shows a node">${heatmap(fleet.nodes, st.fleetMetric, st.fleetFocus, fleet.racks)}</div>
         <aside id="detail" class="detail" aria-live="polite">${detail(selected, ctx, st.fleetGpu)}</aside>
       </div>`;
     document.body.dataset.fleetRenderMs = (performance.now() - t0).toFixed(1);
@@ -160,6 +181,10 @@ export default {
       st.fleetGpu = gpu;
       ctx.redraw();
     };
+    // 'toggle' does not bubble: caught on the way down.
+    el.addEventListener('toggle', (e) => {
+      if (e.target.id === 'racks') st.fleetRacksOpen = e.target.open;
+    }, true);
     el.addEventListener('change', (e) => {
       if (e.target.id !== 'metric') return;
       st.fleetMetric = e.target.value;

@@ -106,7 +106,9 @@ struct IdChunk {
   std::vector<SqlValue> params;
 };
 std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids);
-// The distinct names of a few tenants, sorted, as one "($1, $2, ...)" list (a lock order).
+// The distinct `names` of a few rows (tenants, racks, nodes), sorted, as one
+// "($1, $2, ...)" list: the order locks are taken in. REQUIRES: `names` is not empty.
+IdChunk name_list(std::vector<std::string> names);
 IdChunk tenant_list(const std::vector<core::TenantId>& tenants);
 
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {

@@ -62,6 +62,8 @@ class SqlTx final : public Tx {
   core::Status put_rack_cap(const RackCapRow& row) override;
   core::Status delete_rack_caps(std::string_view declared_by) override;
   core::Result<std::vector<RackCapRow>> list_rack_caps() override;
+  core::Result<std::map<std::string, std::int64_t>> lock_rack_holdings(
+      const std::vector<std::string>& racks, const std::vector<core::NodeId>& nodes) override;
 
   // AgentRepo (sql_agents.cc).
   core::Status upsert_agent_session(const AgentSessionRow& row) override;
