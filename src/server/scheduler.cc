@@ -219,6 +219,7 @@ void Scheduler::lease_round() {
     });
     return Status();
   });
+  const core::Time renewed_at = clock_.now();
   if (!renewed.ok()) {
     // The database is away: nothing can be claimed; the loops' writes are fenced if
     // someone else takes over meanwhile.
@@ -307,6 +308,15 @@ void Scheduler::lease_round() {
     }
   }
   metrics_.shards_held = static_cast<std::int64_t>(held.size());
+  // A round that takes longer than the period between rounds puts the leases at risk:
+  // say so, with the part the renewal took.
+  const core::Duration took = clock_.now() - now;
+  if (took > round) {
+    process_log().write(LogEvent("lease_round_slow", LogLevel::kWarn)
+                            .add("replica", replica_.name)
+                            .add("ms", core::to_ms(took))
+                            .add("renewMs", core::to_ms(renewed_at - now)));
+  }
 }
 
 std::string Scheduler::below_share(const std::vector<store::ReplicaRow>& replicas,
