@@ -62,6 +62,9 @@ struct Node {
   std::int32_t cpus = 0;
   std::int64_t memory_mib = 0;
   NodeAdminState admin = NodeAdminState::kActive;
+  // Its agent stopped answering (corrald's session view): no placements until it joins
+  // again. Apart from unhealthy GPUs, so a reason says which it is.
+  bool lost = false;
   friend bool operator==(const Node&, const Node&) = default;
 };
 

@@ -93,6 +93,8 @@ std::string format_duration(Duration d) {
   return out;
 }
 
+std::string instant_text(Time t) { return std::to_string(to_ms(t)) + std::string(kInstantTag); }
+
 std::string format_utc(Time t) {
   const auto minute = std::chrono::floor<std::chrono::minutes>(t);
   const auto day = std::chrono::floor<std::chrono::days>(minute);

@@ -19,6 +19,12 @@ std::string format_duration(Duration d);
 // An instant as people read it, to the minute, in UTC: "2026-12-04 10:00 UTC". Pure
 // calendar arithmetic (no time zone database, no clock), so the scheduler may call it.
 std::string format_utc(Time t);
+// An instant inside a text the server stores for people to read later (a job's reason, an
+// event): "1733306400000 (ms since epoch)". Readers show it in their own zone with how
+// far off it is then (the CLI's reason_text, the dashboard's reason()), so a planned
+// start reads the same in a reason as in the queue, and never as a stale "in 9m".
+inline constexpr std::string_view kInstantTag = " (ms since epoch)";
+std::string instant_text(Time t);
 // The forms people write an instant in, as UTC: "2026-12-01", "2026-12-01T06:30:00Z",
 // "2026-12-01T06:30Z" (a trailing Z or none; no other offsets).
 Result<Time> parse_utc(std::string_view text);

@@ -93,13 +93,14 @@ v("healthy", t.healthy);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(core::Node, 6){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(core::Node, 7){template <typename V, typename T>
                                    static void visit(V & v, T& t){v("id", t.id);
 v("labels", t.labels);
 v("gpus", t.gpus);
 v("cpus", t.cpus);
 v("memoryMib", t.memory_mib);
 v("admin", t.admin);
+v("lost", t.lost);
 }
 }
 ;

@@ -333,6 +333,7 @@ class Checker {
     if (n.admin != core::NodeAdminState::kActive) {
       fail(cat(who, " placed on ", core::to_string(n.admin), " node ", n.id.value));
     }
+    if (n.lost) fail(cat(who, " placed on lost node ", n.id.value));
   }
 
   // A job bound to a region gets GPUs there only (its data lives there).

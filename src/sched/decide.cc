@@ -7,6 +7,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "core/units.h"
 #include "sched/internal/admit.h"
@@ -14,6 +15,7 @@
 #include "sched/internal/class_caps.h"
 #include "sched/internal/explain.h"
 #include "sched/internal/fleet_bounds.h"
+#include "sched/internal/forecast.h"
 #include "sched/internal/gate.h"
 #include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
@@ -453,14 +455,14 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
                                     .gpus = detail::gpus_of(c.s, planned->takes)});
     const std::string head = cat("waiting: first in line for ", size, " ",
                                  c.s.gpu_types()[type].id.value, " (", cause, "); ");
-    const auto in = [&](core::Time t) { return detail::format_wait((t - c.now).count()); };
+    // Instants as core::instant_text: readers show them as the queue shows planned starts.
     if (expected < planned->at) {
-      return cat(head, "planned start ~", core::format_utc(expected), " in ", in(expected), " (",
-                 estimate_basis(c, forecast->last_ix), "), by ", core::format_utc(planned->at),
+      return cat(head, "planned start ~", core::instant_text(expected), " (",
+                 estimate_basis(c, forecast->last_ix), "), by ", core::instant_text(planned->at),
                  " at the latest");
     }
-    return cat(head, "start by ", core::format_utc(planned->at), " at the latest, in ",
-               in(planned->at), " (", estimate_basis(c, planned->last_ix), ")");
+    return cat(head, "start by ", core::instant_text(planned->at), " at the latest (",
+               estimate_basis(c, planned->last_ix), ")");
   }
   return std::nullopt;
 }
@@ -595,6 +597,30 @@ void grow_elastic(Cycle& c) {
   }
 }
 
+// When each job left waiting for room is expected to start, in queue order: the head at
+// its planned start, each later job at the earliest the GPU counts allow (forecast.h).
+void forecast_starts(Cycle& c) {
+  detail::StartForecast forecast(c.plan, c.running, c.out, c.config.preemption.grace, c.now);
+  std::unordered_map<std::int64_t, const JobRequest*> requests;
+  for (const PendingJob& job : c.s.pending()) requests[job.request.id.value] = &job.request;
+  std::int32_t booked = 0;
+  for (Pending& p : c.out.pending) {
+    if (p.kind != PendingKind::kCapacity && p.kind != PendingKind::kTopology &&
+        p.kind != PendingKind::kPower && p.kind != PendingKind::kWaiting) {
+      continue;
+    }
+    if (++booked > detail::kMaxForecasts) break;
+    const JobRequest& r = *requests.at(p.job.value);
+    if (c.head == p.job) {
+      const PlannedStart& head = c.out.planned_starts.back();
+      forecast.book_at(r, c.head_type, head);
+      p.start = head.expected;
+    } else if (auto at = forecast.book(r, candidate_types(c.s, c.config, r))) {
+      p.start = *at;
+    }
+  }
+}
+
 }  // namespace
 
 Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config, core::Time now) {
@@ -691,8 +717,8 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
         (r.gpu_types.empty() ||
          std::ranges::count(r.gpu_types, c.s.gpu_types()[c.head_type].id) > 0)) {
       const PlannedStart& head = c.out.planned_starts.back();
-      attempt.reason += cat("; behind job ", head.job.value, " (planned start in ",
-                            detail::format_wait((head.at - now).count()), ")");
+      attempt.reason += cat("; behind job ", head.job.value, " (planned start by ",
+                            core::instant_text(head.at), ")");
     }
     // It waits ahead of the jobs after it for its preferred type (detail::WaitingCost).
     if (blocked_by_room && attempt.preferred >= 0) {
@@ -704,6 +730,8 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
   count_placements();
   // 7. elastic jobs grow into what nobody pending can use.
   if (config.elastic_growth) grow_elastic(c);
+  // 8. a forecast start for every job waiting for room.
+  forecast_starts(c);
   return std::move(c.out);
 }
 

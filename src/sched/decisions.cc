@@ -147,6 +147,7 @@ std::string to_json(const Decisions& d) {
     append_string(out, to_string(p.kind));
     out += ",\"reason\":";
     append_string(out, p.reason);
+    if (p.start != core::Time{}) out += cat(",\"startMs\":", core::to_ms(p.start));
   });
   out += ',';
   append_list(out, "queue", d.queue, [&](const QueueEntry& q) {

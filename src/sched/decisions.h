@@ -75,6 +75,10 @@ struct Pending {
   std::int32_t position = 0;
   PendingKind kind = PendingKind::kCapacity;
   std::string reason;  // short, for a user to act on
+  // When it is expected to start, for a job waiting for room: the backfill head's planned
+  // start (its forecast), or for the jobs behind it a forecast by GPU counts (forecast.h).
+  // Zero when none can be computed (quota, reservations, a job that never fits).
+  core::Time start{};
 };
 
 // One step of the queue: the order in which this cycle considered pending jobs, with

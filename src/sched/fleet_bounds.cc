@@ -48,7 +48,8 @@ FleetBounds::FleetBounds(const Plan& plan)
   node_domain_.assign(scopes_ * types_, 0);
   total_.assign(scopes_ * types_, 0);
   largest_.assign(scopes_ * types_, 0);
-  std::vector<std::int32_t> off_duty(scopes_ * types_, 0), unhealthy(scopes_ * types_, 0);
+  std::vector<std::int32_t> off_duty(scopes_ * types_, 0), lost(scopes_ * types_, 0),
+      unhealthy(scopes_ * types_, 0);
   for (std::size_t n = 0; n < s.nodes().size(); ++n) {
     const NodeTopo& topo = s.topo()[n];
     if (topo.type < 0) continue;
@@ -62,6 +63,8 @@ FleetBounds::FleetBounds(const Plan& plan)
       largest_[i] = std::max(largest_[i], gpus);
       if (s.nodes()[n].admin != core::NodeAdminState::kActive) {
         off_duty[i] += gpus;
+      } else if (s.nodes()[n].lost) {
+        lost[i] += gpus;
       } else {
         unhealthy[i] += std::popcount(topo.all_mask & ~topo.usable_mask);
       }
@@ -71,6 +74,7 @@ FleetBounds::FleetBounds(const Plan& plan)
   for (std::size_t i = 0; i < out_of_service_.size(); ++i) {
     std::string& text = out_of_service_[i];
     if (off_duty[i] > 0) text = cat(off_duty[i], " on cordoned/draining nodes");
+    if (lost[i] > 0) text += cat(text.empty() ? "" : ", ", lost[i], " on lost nodes");
     if (unhealthy[i] > 0) text += cat(text.empty() ? "" : ", ", unhealthy[i], " unhealthy");
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "core/units.h"
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
@@ -115,8 +116,7 @@ std::string Gate::reservation_problem(const JobRequest& r) const {
     return cat("reservation: ", res.id.value, " belongs to tenant ", res.tenant.value);
   }
   if (now_ < res.start) {
-    return cat("reservation: ", res.id.value, " opens in ",
-               format_wait((res.start - now_).count()));
+    return cat("reservation: ", res.id.value, " opens at ", core::instant_text(res.start));
   }
   if (now_ >= res.end) return cat("reservation: ", res.id.value, " has ended");
   return {};

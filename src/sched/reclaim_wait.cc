@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/units.h"
 #include "sched/internal/admit.h"
 #include "sched/internal/text.h"
 
@@ -50,8 +51,8 @@ std::optional<std::string> reclaim_wait(const Plan& plan, const RunningIndex& ru
       jobs += cat(i == 0 ? "" : ", ", held[i].job);
       if (free < size) continue;
       return cat("reclaims ", size, " ", s.gpu_types()[type].id.value, " from job",
-                 i == 0 ? " " : "s ", jobs, " in ", format_wait(core::to_ms(held[i].free_at - now)),
-                 ", when ", i == 0 ? "its" : "their", " minimum runtime ends");
+                 i == 0 ? " " : "s ", jobs, " at ", core::instant_text(held[i].free_at), ", when ",
+                 i == 0 ? "its" : "their", " minimum runtime ends");
     }
   }
   return std::nullopt;

@@ -268,7 +268,9 @@ Result<ClusterSnapshot> build_snapshot(SnapshotInput in) {
       }
       const std::uint64_t bit = std::uint64_t{1} << g;
       topo.all_mask |= bit;
-      if (gpu.healthy && node.admin == core::NodeAdminState::kActive) topo.usable_mask |= bit;
+      if (gpu.healthy && !node.lost && node.admin == core::NodeAdminState::kActive) {
+        topo.usable_mask |= bit;
+      }
       if (topo.domain_masks.size() <= static_cast<size_t>(gpu.nvlink_domain)) {
         topo.domain_masks.resize(gpu.nvlink_domain + 1, 0);
       }

@@ -107,6 +107,10 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   const RouteQuery route = route_query(
       sched::job_request_from_spec(core::JobId(), spec, core::tier_of(spec.priority_class)));
   CORRAL_RETURN_IF_ERROR(shards.check_routable(route));
+  // The tenant's row, locked until commit: a concurrent write making it a parent (or
+  // deleting it) waits for this submission, then sees its job and is refused; or it went
+  // first, and the reads below see it (store::TenantRepo::lock_tenants).
+  CORRAL_RETURN_IF_ERROR(tx.lock_tenants({spec.tenant}, store::TenantLock::kSubmit));
   auto tenant = load_tenant(tx, spec.tenant.value);
   if (!tenant.ok()) {
     if (tenant.status().code() == StatusCode::kNotFound) {
@@ -124,7 +128,9 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                                   t.id.value + "); jobs belong to a leaf tenant");
     }
   }
-  if (const int wait_s = api.admission.try_admit(spec.tenant.value, tenant->submit); wait_s > 0) {
+  CORRAL_ASSIGN_OR_RETURN(const int wait_s,
+                          api.admission.try_admit(tx, spec.tenant.value, tenant->submit));
+  if (wait_s > 0) {
     ++api.metrics.admission_rejections;
     return core::resource_exhausted("tenant " + spec.tenant.value + " is over its submit rate of " +
                                         std::to_string(tenant->submit.rate_per_second) + "/s",

@@ -86,6 +86,12 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const std::string name = req.matches[1];
   CORRAL_ASSIGN_OR_RETURN(auto cfg, tenant_config_from_json(name, req.body));
+  // Its row and its parent's, locked until commit, before check_tenant_tree() looks for
+  // the parent's jobs: a submission to the parent locks that row too, so one of the two
+  // sees the other's commit (store::TenantRepo::lock_tenants).
+  std::vector<core::TenantId> locked = {cfg.tenant.id};
+  if (cfg.tenant.parent) locked.push_back(*cfg.tenant.parent);
+  CORRAL_RETURN_IF_ERROR(tx.lock_tenants(std::move(locked), store::TenantLock::kWrite));
   CORRAL_ASSIGN_OR_RETURN(auto before, tx.get_tenant(cfg.tenant.id));
   // A DNS label, as a job spec's `tenant` must be: a tenant named otherwise takes no job.
   if (!before && (name.size() > 63 || !core::is_dns_label(name))) {
@@ -110,6 +116,8 @@ Result<Reply> put_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> delete_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string name = c.req.matches[1];
   if (!valid_name(name)) return core::not_found("tenant not found");
+  // Locked until commit, as in put_tenant(): a submission to it waits, or is seen.
+  CORRAL_RETURN_IF_ERROR(tx.lock_tenants({core::TenantId(name)}, store::TenantLock::kWrite));
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_tenant(core::TenantId(name)));
   if (!row) return core::not_found("tenant " + name + " not found");
   // Every spec without `tenant:` goes to default: without it each of them would fail.

@@ -20,9 +20,13 @@ json parse_or_null(const std::string& text) {
 // A job as the API shows it. A pending job's position comes from `positions`, the queue
 // order of the scheduler's last cycle (one consistent order; sched_loop.h), when this
 // corrald schedules; else from the stored row.
+// The backfill head's planned start has a latest start (a promise); the jobs behind it
+// have a forecast only (latestAtMs null).
 json planned_start_json(const store::JobRow& j) {
-  if (j.phase != JobPhase::kPending || core::to_ms(j.planned_latest) <= 0) return nullptr;
-  return {{"atMs", core::to_ms(j.planned_start)}, {"latestAtMs", core::to_ms(j.planned_latest)}};
+  if (j.phase != JobPhase::kPending || core::to_ms(j.planned_start) <= 0) return nullptr;
+  const std::int64_t latest = core::to_ms(j.planned_latest);
+  return {{"atMs", core::to_ms(j.planned_start)},
+          {"latestAtMs", latest > 0 ? json(latest) : json(nullptr)}};
 }
 
 std::string pending_reason(const store::JobRow& j, const std::string& cycle_failure) {

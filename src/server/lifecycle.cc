@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/job_phase.h"
+#include "core/units.h"
 #include "server/assignments.h"
 
 namespace corral::server {
@@ -59,8 +60,7 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
   next.pending_kind.clear();
   next.queue_position = 0;
   const bool backoff = next.not_before > ctx.now;
-  next.reason = backoff ? "restart backoff until " + std::to_string(core::to_ms(next.not_before)) +
-                              " (ms since epoch)"
+  next.reason = backoff ? "restart backoff until " + core::instant_text(next.not_before)
                         : "requeued after attempt " + std::to_string(job.attempt) + " stopped";
   CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
   ctx.fx.wake_scheduler = true;

@@ -315,6 +315,9 @@ std::string Metrics::render() const {
   line(out, "corral_sched_quota_conflicts_total", "counter",
        "placements dropped at commit: another shard placed for the tenant meanwhile",
        sched_quota_conflicts.load());
+  line(out, "corral_sched_borrowed_at_commit_total", "counter",
+       "placements marked borrowed at commit: another shard placed for the tenant meanwhile",
+       sched_borrowed_at_commit.load());
   line(out, "corral_sched_foreign_decisions_dropped_total", "counter",
        "preemptions, resizes and placements dropped for touching another shard's jobs",
        sched_foreign_dropped.load());

@@ -155,9 +155,11 @@ struct Metrics {
   std::atomic<std::int64_t> sched_placements{0};
   std::atomic<std::int64_t> sched_apply_conflicts{0};
   // Shards (docs/scale-out.md): placements dropped at commit because another shard placed
-  // for the same tenant since the cycle's read, decisions on another shard's jobs
-  // dropped, leases taken and lost, late writes refused by the epoch.
+  // for the same tenant since the cycle's read, and placements marked borrowed at commit
+  // for the same reason; decisions on another shard's jobs dropped, leases taken and
+  // lost, late writes refused by the epoch.
   std::atomic<std::int64_t> sched_quota_conflicts{0};
+  std::atomic<std::int64_t> sched_borrowed_at_commit{0};
   std::atomic<std::int64_t> sched_foreign_dropped{0};
   std::atomic<std::int64_t> leases_claimed{0};
   std::atomic<std::int64_t> leases_lost{0};

@@ -210,8 +210,10 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
     if (it == pending_.end()) continue;
     const std::string kind(sched::to_string(pd.kind));
     const store::JobRow& was = it->second;
+    // The expected start (the head's planned one, or a forecast); only the head's
+    // promise has a latest start.
     const auto ps = planned.find(pd.job.value);
-    const core::Time start = ps != planned.end() ? ps->second->expected : core::Time{};
+    const core::Time start = pd.start;
     const core::Time latest = ps != planned.end() ? ps->second->at : core::Time{};
     // A new job (no position yet) and a change of kind (capacity -> quota, say) are
     // written at once; a reason whose kind is unchanged but whose detail moved ("behind
@@ -386,13 +388,13 @@ Status SchedLoop::run_cycle() {
       now - last_usage_write_ >= options_.usage_write_interval && options_.shard_index == 0;
   Applied applied;
   sched::Decisions to_apply;
-  std::int64_t conflicts = 0;
+  QuotaRecount recount;
   const Status committed = store_.transact([&](store::Tx& tx) {
     CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
     to_apply = decisions;  // a retried transaction starts again from them
-    conflicts = 0;
+    recount = {};
     if (partitioned) {
-      CORRAL_ASSIGN_OR_RETURN(conflicts, drop_over_quota(tx, to_apply, *snapshot, view));
+      CORRAL_ASSIGN_OR_RETURN(recount, recount_quotas(tx, to_apply, *snapshot, view));
     }
     CORRAL_ASSIGN_OR_RETURN(applied,
                             apply_decisions(tx, to_apply,
@@ -421,8 +423,9 @@ Status SchedLoop::run_cycle() {
     force_full_read();
     return committed;
   }
-  if (conflicts > 0) {
-    metrics_.sched_quota_conflicts += conflicts;
+  metrics_.sched_borrowed_at_commit += recount.borrowed;
+  if (recount.dropped > 0) {
+    metrics_.sched_quota_conflicts += recount.dropped;
     wake();  // the dropped jobs try again at once, seeing the other shard's GPUs
   }
   apply_effects(applied.fx, board_ != nullptr ? *board_ : *no_board);

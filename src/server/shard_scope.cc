@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace corral::server {
@@ -66,21 +67,27 @@ std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapsho
   return count;
 }
 
-core::Result<std::int64_t> drop_over_quota(store::Tx& tx, sched::Decisions& d,
-                                           const sched::ClusterSnapshot& snapshot,
-                                           const StoreView& view) {
-  if (d.placements.empty()) return std::int64_t{0};
+core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
+                                          const sched::ClusterSnapshot& snapshot,
+                                          const StoreView& view) {
+  QuotaRecount out;
+  if (d.placements.empty()) return out;
   using Key = std::pair<std::string, std::string>;  // (tenant, GPU type)
   std::map<std::int64_t, const core::TenantId*> tenant_of;
   for (const auto& job : snapshot.pending()) tenant_of[job.request.id.value] = &job.request.tenant;
+  const auto key_of = [&](const sched::Placement& p) -> std::optional<Key> {
+    const auto t = tenant_of.find(p.job.value);
+    if (t == tenant_of.end()) return std::nullopt;
+    return Key{t->second->value, p.gpu_type.value};
+  };
   // What this cycle placed, and what it saw held, by (tenant, type).
   std::map<Key, std::int64_t> placed, seen;
   std::vector<core::TenantId> tenants;
   for (const auto& p : d.placements) {
-    const auto t = tenant_of.find(p.job.value);
-    if (t == tenant_of.end()) continue;
-    placed[{t->second->value, p.gpu_type.value}] += static_cast<std::int64_t>(p.gpus.size());
-    tenants.push_back(*t->second);
+    const auto key = key_of(p);
+    if (!key) continue;
+    placed[*key] += static_cast<std::int64_t>(p.gpus.size());
+    tenants.emplace_back(key->first);
   }
   std::map<std::int64_t, const core::TenantId*> holder_tenant;
   for (const auto& job : view.holding) holder_tenant[job.id.value] = &job.tenant;
@@ -89,24 +96,41 @@ core::Result<std::int64_t> drop_over_quota(store::Tx& tx, sched::Decisions& d,
     if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
   }
   CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now, tx.lock_tenant_holdings(tenants));
+  // Per (tenant, type) whose GPUs grew unseen: what the store says it holds now.
+  std::map<Key, std::int64_t> grew;
   std::set<Key> over;
   for (const auto& [key, gpus] : placed) {
     const auto held = now.find(key);
     const std::int64_t held_now = held == now.end() ? 0 : held->second;
     const auto was = seen.find(key);
     const std::int64_t held_seen = was == seen.end() ? 0 : was->second;
+    // decide() itself keeps within the quota of what it saw (sched::check() says so).
+    if (held_now <= held_seen) continue;
+    grew[key] = held_now;
     const auto tenant = snapshot.find_tenant(core::TenantId(key.first));
     if (!tenant) continue;
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(core::GpuTypeId(key.second));
-    // Over only because of GPUs this cycle did not see: another shard's. (decide() itself
-    // keeps within the quota of what it saw; sched::check() says so.)
-    if (held_now > held_seen && held_now + gpus > q.max_total()) over.insert(key);
+    if (held_now + gpus > q.max_total()) over.insert(key);
   }
-  if (over.empty()) return std::int64_t{0};
-  return drop_placements(d, [&](const sched::Placement& p) {
-    const auto t = tenant_of.find(p.job.value);
-    return t != tenant_of.end() && over.contains({t->second->value, p.gpu_type.value});
+  if (grew.empty()) return out;
+  out.dropped = drop_placements(d, [&](const sched::Placement& p) {
+    const auto key = key_of(p);
+    return key && over.contains(*key);
   });
+  for (auto& p : d.placements) {
+    const auto key = key_of(p);
+    const auto held = key ? grew.find(*key) : grew.end();
+    if (held == grew.end()) continue;
+    held->second += static_cast<std::int64_t>(p.gpus.size());  // with the ones before it
+    const auto tenant = snapshot.find_tenant(core::TenantId(key->first));
+    if (p.borrowed || !tenant) continue;
+    const core::Quota& q = snapshot.tenants()[*tenant].quota_for(p.gpu_type);
+    if (held->second > q.guaranteed) {
+      p.borrowed = true;
+      ++out.borrowed;
+    }
+  }
+  return out;
 }
 
 }  // namespace corral::server

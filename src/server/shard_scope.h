@@ -8,10 +8,11 @@
 //   - only the pending jobs routed to this shard are in its queue;
 //   - decisions that touch another shard's jobs (a preemption, a resize) are dropped,
 //     with the placements that waited for them;
-//   - at commit, drop_over_quota() recounts the placed tenants' GPUs under their row
+//   - at commit, recount_quotas() recounts the placed tenants' GPUs under their row
 //     locks: a tenant another shard placed for since this cycle's read, and now over its
 //     guarantee plus borrow limit, has this cycle's placements of that type dropped; they
-//     stay pending for the next cycle, which sees the other shard's GPUs.
+//     stay pending for the next cycle, which sees the other shard's GPUs. A placement
+//     that the other shard's GPUs take past the guarantee is marked borrowed.
 // With one shard (the default) none of it applies.
 //
 // Thread safety: free functions.
@@ -47,12 +48,20 @@ std::int64_t drop_placements(sched::Decisions& d,
 std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapshot& snapshot,
                                 const std::set<std::string>& own_nodes);
 
-// In the commit transaction: drops from `d` the placements of each (tenant, GPU type)
-// that would take the tenant over its guarantee plus borrow limit given what the store
-// says it holds now, and only because of GPUs this cycle did not see (`view`): other
-// shards'. Returns how many placements it dropped.
-core::Result<std::int64_t> drop_over_quota(store::Tx& tx, sched::Decisions& d,
-                                           const sched::ClusterSnapshot& snapshot,
-                                           const StoreView& view);
+// What recount_quotas() changed.
+struct QuotaRecount {
+  std::int64_t dropped = 0;   // placements dropped: they would pass the borrow limit
+  std::int64_t borrowed = 0;  // placements marked borrowed that decide() saw as guaranteed
+};
+
+// In the commit transaction, from what the store says each placed tenant holds now,
+// under its row lock, and only where that is more than this cycle saw (`view`): GPUs
+// another shard placed since. Drops from `d` the placements of each (tenant, GPU type)
+// that would take the tenant over its guarantee plus borrow limit; then marks borrowed
+// each remaining placement that takes it past its guarantee, in decision order (as
+// sched/internal/admit.h would have, had it seen those GPUs).
+core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
+                                          const sched::ClusterSnapshot& snapshot,
+                                          const StoreView& view);
 
 }  // namespace corral::server

@@ -142,9 +142,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     node->admin = row.admin;
     // A lost node takes no placements until its agent joins again.
     const auto session = view.sessions.find(row.id.value);
-    if (session != view.sessions.end() && session->second.lost) {
-      for (auto& g : node->gpus) g.healthy = false;
-    }
+    node->lost = session != view.sessions.end() && session->second.lost;
     in.nodes.push_back(std::move(*node));
   }
   in.racks = racks_from(view.rack_caps);

@@ -105,7 +105,7 @@ class SchedulerRepo {
                                                   std::string_view expected) = 0;
 
   // The GPUs each of `tenants` holds now, every shard's, by GPU type; first it locks
-  // those tenants' rows (in name order, until the transaction ends), so two shards that
+  // those tenants' rows (lock_tenants(), TenantLock::kRecount), so two shards that
   // place for one tenant at once count one after the other and the second sees the
   // first's GPUs. SQLite has one writer: there the lock is the transaction itself.
   virtual core::Result<TenantTypeCounts> lock_tenant_holdings(

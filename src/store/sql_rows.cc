@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -24,6 +25,27 @@ std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
     chunk.list += (chunk.params.size() == 1 ? "$" : ", $") + std::to_string(chunk.params.size());
     if (chunk.params.size() == kIdsPerQuery || i + 1 == sorted.size()) chunk.list += ")";
   }
+  return out;
+}
+
+std::string double_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+IdChunk tenant_list(const std::vector<core::TenantId>& tenants) {
+  std::vector<std::string> names;
+  names.reserve(tenants.size());
+  for (const auto& t : tenants) names.push_back(t.value);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  IdChunk out{.list = "("};
+  for (auto& n : names) {
+    out.params.emplace_back(std::move(n));
+    out.list += (out.params.size() == 1 ? "$" : ", $") + std::to_string(out.params.size());
+  }
+  out.list += ")";
   return out;
 }
 

@@ -1,7 +1,6 @@
 // SchedulerRepo over SQL: scheduler_lease (fencing epochs and lease expiry), replicas,
 // tenant_usage, elastic_targets, and the cross-shard tenant count.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,27 +166,13 @@ Result<bool> SqlTx::replace_sched_config(const SchedConfigRow& row, std::string_
 Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::TenantId>& tenants) {
   TenantTypeCounts out;
   if (tenants.empty()) return out;
-  std::vector<std::string> names;
-  for (const auto& t : tenants) names.push_back(t.value);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::string list = "(";
-  std::vector<SqlValue> params;
-  for (const auto& n : names) {
-    params.emplace_back(n);
-    list += (params.size() == 1 ? "$" : ", $") + std::to_string(params.size());
-  }
-  list += ")";
-  if (conn_.dialect() == Dialect::kPostgres) {
-    CORRAL_RETURN_IF_ERROR(
-        q(cat("SELECT name FROM tenants WHERE name IN ", list, " ORDER BY name FOR UPDATE"), params)
-            .status());
-  }
+  CORRAL_RETURN_IF_ERROR(lock_tenants(tenants, TenantLock::kRecount));
+  IdChunk names = tenant_list(tenants);
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT j.tenant, a.gpu_type, COUNT(*) FROM allocations a JOIN jobs j ON "
                       "j.id = a.job_id WHERE a.active = 1 AND j.tenant IN ",
-                      list, " GROUP BY j.tenant, a.gpu_type"),
-                  std::move(params)));
+                      names.list, " GROUP BY j.tenant, a.gpu_type"),
+                  std::move(names.params)));
   for (const auto& r : res.rows) {
     RowReader in(r, "allocations", "tenant, gpu_type, count");
     std::string tenant = in.str(0);
@@ -205,13 +190,10 @@ Status SqlTx::notify(std::string_view channel, std::string_view payload) {
 }
 
 Status SqlTx::put_tenant_usage(const TenantUsageRow& row) {
-  // The double travels as text, like telemetry's, so both drivers keep its precision.
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", row.gpu_seconds);
   return q("INSERT INTO tenant_usage (tenant, gpu_seconds, as_of) VALUES ($1, CAST($2 AS "
            "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET gpu_seconds = "
            "excluded.gpu_seconds, as_of = excluded.as_of",
-           {row.tenant.value, std::string(text), ms(row.as_of)})
+           {row.tenant.value, double_text(row.gpu_seconds), ms(row.as_of)})
       .status();
 }
 

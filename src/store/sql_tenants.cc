@@ -1,4 +1,4 @@
-// TenantRepo over SQL: tenants and reservations.
+// TenantRepo over SQL: tenants, their row locks and submit buckets, and reservations.
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,7 +50,41 @@ Result<std::vector<TenantRow>> SqlTx::list_tenants() { return tenants("", {}); }
 
 Status SqlTx::delete_tenant(const core::TenantId& id) {
   CORRAL_RETURN_IF_ERROR(q("DELETE FROM tenant_pending WHERE tenant = $1", {id.value}).status());
+  CORRAL_RETURN_IF_ERROR(q("DELETE FROM submit_buckets WHERE tenant = $1", {id.value}).status());
   return q("DELETE FROM tenants WHERE name = $1", {id.value}).status();
+}
+
+Status SqlTx::lock_tenants(std::vector<core::TenantId> tenants, TenantLock mode) {
+  if (conn_.dialect() != Dialect::kPostgres || tenants.empty()) return Status();
+  const char* how = mode == TenantLock::kSubmit    ? " ORDER BY name FOR KEY SHARE"
+                    : mode == TenantLock::kRecount ? " ORDER BY name FOR NO KEY UPDATE"
+                                                   : " ORDER BY name FOR UPDATE";
+  IdChunk names = tenant_list(tenants);
+  return q(cat("SELECT name FROM tenants WHERE name IN ", names.list, how), std::move(names.params))
+      .status();
+}
+
+Result<SubmitBucketRow> SqlTx::lock_submit_bucket(const SubmitBucketRow& fresh) {
+  // An upsert that changes nothing: it stores `fresh` for a new tenant, and otherwise
+  // locks the row (a concurrent first insert waits for the other's commit, then locks).
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res, q("INSERT INTO submit_buckets (tenant, tokens, as_of) VALUES ($1, CAST($2 AS "
+                  "DOUBLE PRECISION), $3) ON CONFLICT (tenant) DO UPDATE SET tenant = "
+                  "excluded.tenant RETURNING tokens, as_of",
+                  {fresh.tenant.value, double_text(fresh.tokens), ms(fresh.as_of)}));
+  if (res.rows.size() != 1)
+    return core::internal_error("submit_buckets: the upsert returned no row");
+  RowReader in(res.rows[0], "submit_buckets", "tokens, as_of");
+  SubmitBucketRow row{.tenant = fresh.tenant, .tokens = in.f64(0), .as_of = in.time(1)};
+  if (!in.ok()) return in.status();
+  return row;
+}
+
+Status SqlTx::put_submit_bucket(const SubmitBucketRow& row) {
+  return q("UPDATE submit_buckets SET tokens = CAST($2 AS DOUBLE PRECISION), as_of = $3 WHERE "
+           "tenant = $1",
+           {row.tenant.value, double_text(row.tokens), ms(row.as_of)})
+      .status();
 }
 
 Status SqlTx::delete_reservation(const core::ReservationId& id) {

@@ -74,6 +74,25 @@ TEST(Explain, CapacityCountsGpusOutOfService) {
             "capacity: 4 of 8 H100 free (8 on cordoned/draining nodes, 1 unhealthy)");
 }
 
+// A node whose agent stopped answering is lost, not unhealthy: the reason says which
+// (issue 38 item 13: its GPUs read "8 unhealthy"), and nothing is placed on it.
+TEST(Explain, ALostNodesGpusAreCountedAsOnALostNodeNotUnhealthy) {
+  const auto s = FleetBuilder()
+                     .dgx("a")
+                     .dgx("b")
+                     .lost("a")
+                     .unhealthy("b", 0)
+                     .running(JobBuilder(1).gpus(4), {{"b", 1}, {"b", 2}, {"b", 3}, {"b", 4}})
+                     .pending(JobBuilder(3).gpus(8))
+                     .pending(JobBuilder(4).gpus(2))
+                     .build();
+  const Decisions d = decide_checked(s, kNoBackfill, kNow);
+  ASSERT_NE(pending_of(d, 3), nullptr);
+  EXPECT_EQ(pending_of(d, 3)->reason, "capacity: 3 of 8 H100 free (8 on lost nodes, 1 unhealthy)");
+  ASSERT_NE(placement_of(d, 4), nullptr);
+  EXPECT_EQ(testing::nodes_of(*placement_of(d, 4)), std::set<std::string>{"b"});
+}
+
 // Two leaves of 16 GPUs: 24 GPUs on one leaf can never be had, busy or not.
 TEST(Explain, AShapeTheFleetCanNeverHoldIsUnschedulable) {
   FleetBuilder f;

@@ -401,6 +401,15 @@ TYPED_TEST(AgentTest, HeartbeatSilenceLosesTheNodeAndFencesItsAgent) {
   EXPECT_EQ(this->held_by(id), 0u);
   const auto ev = this->events(id);
   EXPECT_NE(std::find(ev.begin(), ev.end(), "node lost"), ev.end());
+  // While it waits, its reason counts n1's GPUs as on a lost node, not as unhealthy (issue
+  // 38 item 13: they read "8 unhealthy").
+  std::string reason;
+  EXPECT_TRUE(eventually([&] {
+    n2.round();
+    reason = this->job(id)["reason"].template get<std::string>();
+    return reason.find("8 on lost nodes") != std::string::npos;
+  })) << reason;
+  EXPECT_EQ(reason.find("unhealthy"), std::string::npos) << reason;
   // The lost node takes no placements until it joins again, with the new epoch.
   ASSERT_EQ(n1.join(this->join_token_).status, 200);
   EXPECT_EQ(n1.epoch, 2);

@@ -216,6 +216,23 @@ TYPED_TEST(SchedLoopTest, PendingReasonDetailIsRefreshedOnThePositionSchedule) {
   EXPECT_EQ(moved.reason.find(behind_first), std::string::npos) << moved.reason;
 }
 
+// Issue 38 item 7: every job waiting for room has an expected start stored, not only the
+// head of the queue: without backfill nobody is promised one, and each job behind the
+// running one is expected after the job ahead of it (a forecast: no latest start).
+TYPED_TEST(SchedLoopTest, EveryJobWaitingForRoomHasAnExpectedStart) {
+  const JobId holder = this->submit(fixed_job(8));
+  this->cycle();
+  ASSERT_EQ(this->job(holder).phase, JobPhase::kLaunching);
+  const JobId first = this->submit(fixed_job(8));
+  const JobId second = this->submit(fixed_job(8));
+  this->cycle();
+  const store::JobRow a = this->job(first), b = this->job(second);
+  EXPECT_GT(a.planned_start, this->clock_.now());
+  EXPECT_GT(b.planned_start, a.planned_start);
+  EXPECT_EQ(a.planned_latest, core::Time{});
+  EXPECT_EQ(b.planned_latest, core::Time{});
+}
+
 // Issue 38 items 8 and 13: a job that can never run has no queue position, is not
 // rewritten every cycle, and a reason whose figures move writes no new event.
 TYPED_TEST(SchedLoopTest, AJobThatCanNeverRunIsNotInLineAndWritesOneEvent) {

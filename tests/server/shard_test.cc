@@ -389,9 +389,10 @@ TYPED_TEST(ReplicaTest, AReplicaWithAnotherConfigTakesNoLeaseWhileTheStoredOnesR
 // Cross-shard quotas, a property: four shards (one region each) share every tenant's
 // H100 quota; random jobs into random regions, the four shards' cycles run at once
 // (each read sees the others' GPUs only as of its start), random jobs finish. After
-// every round no tenant holds more than its guarantee plus borrow limit, and no node
-// more GPUs than it has, nor a GPU of a job routed elsewhere. The commit-time recount
-// must have fired (otherwise the race was never run).
+// every round no tenant holds more than its guarantee plus borrow limit, nor more than
+// its guarantee in placements marked guaranteed (not borrowed), and no node more GPUs
+// than it has, nor a GPU of a job routed elsewhere. The commit-time recount must have
+// fired (otherwise the race was never run).
 template <typename Factory>
 class CrossShardQuota : public LeaseTest<Factory> {
  protected:
@@ -416,6 +417,7 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
     }
     const ShardMap map = make_map(specs);
     std::map<std::string, std::int64_t> limit;                 // tenant -> guaranteed + borrow
+    std::map<std::string, std::int64_t> guaranteed;            // tenant -> guaranteed
     std::map<std::string, std::pair<std::string, int>> nodes;  // node -> region, GPUs
     ASSERT_TRUE(
         store
@@ -424,6 +426,7 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
                 const std::string name = "t" + std::to_string(t);
                 const int g = static_cast<int>(rng() % 9), b = static_cast<int>(rng() % 9);
                 limit[name] = g + b;
+                guaranteed[name] = g;
                 const std::string cfg = R"({"quotas": {"H100": {"guaranteed": )" +
                                         std::to_string(g) + R"(, "borrowLimit": )" +
                                         std::to_string(b) + "}}}";
@@ -512,15 +515,21 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
                       .ok());
       std::map<std::int64_t, std::string> tenant_of;
       for (const auto& j : holding) tenant_of[j.id.value] = j.tenant.value;
-      std::map<std::string, std::int64_t> held, on_node;
+      std::map<std::string, std::int64_t> held, held_guaranteed, on_node;
       for (const auto& a : allocs) {
         ++held[tenant_of[a.job.value]];
+        if (!a.borrowed) ++held_guaranteed[tenant_of[a.job.value]];
         ++on_node[a.node.value];
         EXPECT_EQ(nodes[a.node.value].first, region_of[a.job.value])
             << "job " << a.job.value << " on " << a.node.value << ", seed " << seed;
       }
       for (const auto& [tenant, n] : held) {
         ASSERT_LE(n, limit[tenant]) << tenant << ", seed " << seed << ", round " << round;
+      }
+      for (const auto& [tenant, n] : held_guaranteed) {
+        ASSERT_LE(n, guaranteed[tenant])
+            << tenant << " holds more than its guarantee in placements not marked borrowed, seed "
+            << seed << ", round " << round;
       }
       for (const auto& [node, n] : on_node) ASSERT_LE(n, nodes[node].second) << node;
       placed += static_cast<std::int64_t>(allocs.size());
@@ -543,8 +552,11 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
     }
     conflicts = this->metrics_.sched_quota_conflicts.load();
   }
-  std::printf("cross-shard quota: %lld GPU-rounds held, %lld placements dropped at commit\n",
-              static_cast<long long>(placed), static_cast<long long>(conflicts));
+  std::printf(
+      "cross-shard quota: %lld GPU-rounds held, %lld placements dropped at commit, %lld marked "
+      "borrowed\n",
+      static_cast<long long>(placed), static_cast<long long>(conflicts),
+      static_cast<long long>(this->metrics_.sched_borrowed_at_commit.load()));
   EXPECT_GT(placed, 0);
   EXPECT_GT(conflicts, 0) << "the shards never raced for one tenant: the test tests nothing";
 }

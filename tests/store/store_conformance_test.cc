@@ -625,6 +625,42 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
                   .ok());
 }
 
+// A tenant's submit bucket: a new one is the one offered, a kept one is returned as put
+// (its fraction of a token included), and it goes with its tenant.
+TYPED_TEST(StoreConformance, KeepsSubmitBucketsWithTheirTenants) {
+  const core::TenantId nlp("nlp");
+  const auto lock = [&](double offered) {
+    store::SubmitBucketRow got;
+    EXPECT_TRUE(this->store_
+                    ->transact([&](Tx& tx) {
+                      CORRAL_RETURN_IF_ERROR(tx.lock_tenants({nlp}, store::TenantLock::kSubmit));
+                      CORRAL_ASSIGN_OR_RETURN(
+                          got,
+                          tx.lock_submit_bucket(
+                              {.tenant = nlp, .tokens = offered, .as_of = core::time_from_ms(7)}));
+                      return Status();
+                    })
+                    .ok());
+    return got;
+  };
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) { return tx.put_tenant({.id = nlp, .config_json = "{}"}); })
+          .ok());
+  EXPECT_EQ(lock(4).tokens, 4);  // new: the offered one, stored
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    return tx.put_submit_bucket(
+                        {.tenant = nlp, .tokens = 2.125, .as_of = core::time_from_ms(9)});
+                  })
+                  .ok());
+  const store::SubmitBucketRow kept = lock(4);
+  EXPECT_EQ(kept.tokens, 2.125);
+  EXPECT_EQ(kept.as_of, core::time_from_ms(9));
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.delete_tenant(nlp); }).ok());
+  EXPECT_EQ(lock(3).tokens, 3);  // gone with its tenant
+}
+
 TYPED_TEST(StoreConformance, KeepsCheckpoints) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {

@@ -618,6 +618,18 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("delete_tenant"));
     return inner_.delete_tenant(id);
   }
+  core::Status lock_tenants(std::vector<core::TenantId> tenants, store::TenantLock mode) override {
+    return inner_.lock_tenants(std::move(tenants), mode);
+  }
+  core::Result<store::SubmitBucketRow> lock_submit_bucket(
+      const store::SubmitBucketRow& fresh) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("lock_submit_bucket"));
+    return inner_.lock_submit_bucket(fresh);
+  }
+  core::Status put_submit_bucket(const store::SubmitBucketRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("put_submit_bucket"));
+    return inner_.put_submit_bucket(row);
+  }
   core::Status delete_reservation(const core::ReservationId& id) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("delete_reservation"));
     return inner_.delete_reservation(id);

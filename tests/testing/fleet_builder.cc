@@ -55,6 +55,11 @@ FleetBuilder& FleetBuilder::admin(const std::string& node, core::NodeAdminState 
   return *this;
 }
 
+FleetBuilder& FleetBuilder::lost(const std::string& node) {
+  find(node).lost = true;
+  return *this;
+}
+
 FleetBuilder& FleetBuilder::cpus(const std::string& node, std::int32_t cpus,
                                  std::int64_t memory_mib) {
   find(node).cpus = cpus;

@@ -151,6 +151,7 @@ class FleetBuilder {
 
   FleetBuilder& unhealthy(const std::string& node, std::int32_t gpu);
   FleetBuilder& admin(const std::string& node, core::NodeAdminState state);
+  FleetBuilder& lost(const std::string& node);  // its agent stopped answering
   FleetBuilder& cpus(const std::string& node, std::int32_t cpus, std::int64_t memory_mib);
   FleetBuilder& rack_cap(const std::string& rack, std::int64_t watts);
 

@@ -92,7 +92,7 @@ std::string age_text(const nlohmann::json& ms, const TimeStyle& style) {
 }
 
 std::string reason_text(std::string_view reason, const TimeStyle& style) {
-  static constexpr std::string_view kTag = " (ms since epoch)";
+  static constexpr std::string_view kTag = core::kInstantTag;
   std::string out;
   std::size_t from = 0;
   for (std::size_t at = reason.find(kTag); at != std::string_view::npos;

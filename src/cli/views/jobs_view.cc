@@ -145,8 +145,11 @@ std::string job_text(const json& j, const json& events, const TimeStyle& style) 
   line("wait/run", wait_run_text(j, alloc, style));
   const json& planned = field(j, "plannedStart");
   if (planned.is_object()) {
-    line("start", "planned " + when_text(field(planned, "atMs"), style) + ", at the latest " +
-                      when_text(field(planned, "latestAtMs"), style));
+    const json& latest = field(planned, "latestAtMs");
+    line("start", latest.is_number() ? "planned " + when_text(field(planned, "atMs"), style) +
+                                           ", at the latest " + when_text(latest, style)
+                                     : "expected " + when_text(field(planned, "atMs"), style) +
+                                           " (a forecast from running jobs' expected ends)");
   }
   const json& ckpt = field(j, "lastCheckpoint");
   if (ckpt.is_object()) {

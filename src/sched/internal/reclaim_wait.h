@@ -1,7 +1,7 @@
 // Why a job inside its guarantee still waits when borrowers hold its GPUs: the borrowers
 // are protected by their minimum runtime (preempt.cc leaves them out of the search), and
 // the job reclaims their GPUs when it ends. Said in the job's reason, with when:
-// `reclaims 8 H100 from job 13 in 10m, when its minimum runtime ends` (issue 38 item 7:
+// `reclaims 8 H100 from job 13 at <instant>, when its minimum runtime ends` (issue 38 item 7:
 // a tenant waited ten minutes behind a borrower while its reason said only `capacity`).
 //
 // Thread safety: a pure function of the cycle's state.

@@ -41,6 +41,16 @@ export function since(ms, now = Date.now()) {
   return ms ? duration(now - ms) : '—';
 }
 
+// A reason or event message the server wrote with "<ms> (ms since epoch)" in it (an
+// instant: a planned start, a reclaim, a reservation's opening), escaped, with each such
+// instant as a date and how far off it is, the way the CLI shows it (reason_text).
+export function reason(text, now = Date.now()) {
+  return esc(text).replace(/(\d{1,15}) \(ms since epoch\)/g, (_, ms) => {
+    const t = Number(ms);
+    return `${date(t)} (${t >= now ? `in ${duration(t - now)}` : `${duration(now - t)} ago`})`;
+  });
+}
+
 export function gpuHours(gpuMs) {
   const h = (gpuMs || 0) / 3600000;
   return `${h < 10 ? h.toFixed(2) : h.toFixed(1)} GPU-h`;

@@ -5,7 +5,7 @@
 // pending job the scheduler's explanation. Cancelling asks for a confirmation.
 
 import * as api from './api.js';
-import {esc, date, since, gpuHours, money, gib} from './format.js';
+import {esc, date, since, gpuHours, money, gib, reason} from './format.js';
 
 const MAX_JOBS = 5000;
 const PHASES = ['', 'pending', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -33,7 +33,7 @@ export const jobList = {
       <td class="num">${j.attempt}</td>
       <td class="num">${j.preemptions}</td>
       <td>${date(j.createdAtMs)}</td>
-      <td>${j.phase === 'pending' ? `waiting ${since(j.queuedAtMs, now)}` : esc(j.reason)}</td>
+      <td>${j.phase === 'pending' ? `waiting ${since(j.queuedAtMs, now)}` : reason(j.reason)}</td>
     </tr>`).join('');
     el.innerHTML = `<h1>Jobs</h1>
       <label>Phase <select id="phase" data-key="phase">
@@ -87,7 +87,7 @@ function placement(alloc, fleet) {
 
 function timeline(events) {
   return `<ol id="timeline" class="timeline">${events.map((e) => `<li class="ev-${esc(e.kind)}">
-    <time>${date(e.timeMs)}</time> <b>${esc(e.kind)}</b> ${esc(e.message)}</li>`).join('')}</ol>`;
+    <time>${date(e.timeMs)}</time> <b>${esc(e.kind)}</b> ${reason(e.message)}</li>`).join('')}</ol>`;
 }
 
 function attempts(job) {
@@ -147,10 +147,10 @@ export const jobDetail = {
         <dt>Attempts</dt><dd>${job.attempts.length} (${restarts} restart${restarts === 1 ? '' : 's'}, ${job.preemptions} preemption${job.preemptions === 1 ? '' : 's'})</dd>
       </dl>
       ${pending ? `<section id="why" class="why"><h2>Why it waits</h2>
-        <p title="${esc(job.pendingKind)}">${esc(job.reason || 'waiting for the scheduler')}</p>
+        <p title="${esc(job.pendingKind)}">${reason(job.reason || 'waiting for the scheduler')}</p>
         <p>Position ${job.queuePosition || '—'} in the queue, waiting ${since(job.queuedAtMs)}${job.plannedStart ? `;
-          planned to start by ${date(job.plannedStart.atMs)} (at the latest ${date(job.plannedStart.latestAtMs)})` : ''}.</p></section>`
-        : `<p>${esc(job.reason)}</p>`}
+          ${job.plannedStart.latestAtMs ? `planned to start ${date(job.plannedStart.atMs)}, at the latest ${date(job.plannedStart.latestAtMs)}` : `expected to start ${date(job.plannedStart.atMs)} (a forecast)`}` : ''}.</p></section>`
+        : `<p>${reason(job.reason)}</p>`}
       ${!done ? `<p><button type="button" id="cancel" class="danger" data-key="cancel">Cancel job</button></p>` : ''}
       <section><h2>Placement</h2>${placement(job.allocation, fleet)}</section>
       <section><h2>Attempts</h2>${attempts(job)}</section>
@@ -174,11 +174,11 @@ export const jobDetail = {
         return;
       }
       if (e.target.id === 'cancel') {
-        const reason = await ctx.confirm(`Cancel job ${job.id}?`,
+        const why = await ctx.confirm(`Cancel job ${job.id}?`,
           `${job.name} of ${job.tenant} stops now and releases its GPUs. This cannot be undone.`);
-        if (reason === null) return;
+        if (why === null) return;
         try {
-          await api.post(`/v1/jobs/${job.id}/cancel`, reason ? {reason} : {});
+          await api.post(`/v1/jobs/${job.id}/cancel`, why ? {reason: why} : {});
           ctx.notify('');
         } catch (err) {
           ctx.notify(`cancel refused: ${err.message}`);

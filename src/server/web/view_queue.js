@@ -3,7 +3,7 @@
 // planned start (GET /v1/queue).
 
 import * as api from './api.js';
-import {esc, date, since, percent} from './format.js';
+import {esc, date, since, percent, reason} from './format.js';
 
 const MAX_PENDING = 2000;
 
@@ -53,7 +53,7 @@ function pendingRows(items, now) {
     <td class="num">${q.gpus}</td>
     <td>${since(q.queuedAtMs, now)}</td>
     <td>${q.plannedStart ? `${date(q.plannedStart.atMs)}` : '—'}</td>
-    <td title="${esc(q.kind)}">${esc(q.reason)}</td>
+    <td title="${esc(q.kind)}">${reason(q.reason)}</td>
   </tr>`).join('');
 }
 

@@ -78,6 +78,9 @@ class RowReader {
 std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
+// A double bound as text, read back with CAST($n AS DOUBLE PRECISION): both drivers
+// then keep all of its precision.
+std::string double_text(double v);
 
 // Summaries of versioned names from rows of (id, tenant, count, newest time)
 // (sql_versioned.cc).
@@ -103,6 +106,8 @@ struct IdChunk {
   std::vector<SqlValue> params;
 };
 std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids);
+// The distinct names of a few tenants, sorted, as one "($1, $2, ...)" list (a lock order).
+IdChunk tenant_list(const std::vector<core::TenantId>& tenants);
 
 inline std::string cat(std::string_view a, std::string_view b, std::string_view c = {}) {
   std::string s(a);

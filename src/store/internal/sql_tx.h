@@ -77,6 +77,9 @@ class SqlTx final : public Tx {
   core::Result<std::vector<TenantRow>> list_tenants() override;
   core::Status insert_reservation(const ReservationRow& row) override;
   core::Status delete_tenant(const core::TenantId& id) override;
+  core::Status lock_tenants(std::vector<core::TenantId> tenants, TenantLock mode) override;
+  core::Result<SubmitBucketRow> lock_submit_bucket(const SubmitBucketRow& fresh) override;
+  core::Status put_submit_bucket(const SubmitBucketRow& row) override;
   core::Status delete_reservation(const core::ReservationId& id) override;
   core::Result<std::vector<ReservationRow>> list_reservations() override;
 
