@@ -85,6 +85,22 @@ Status Scheduler::start(const std::string& store_url, const std::string& address
 void Scheduler::stop() {
   rounds_.stop();
   release_all();
+  // Gone at once rather than when its row lapses: the others' shares no longer count
+  // it, and none hands it a lease it would never claim.
+  if (row_written_.exchange(false)) {
+    const Status gone = store_.transact([&](store::Tx& tx) {
+      return tx.put_replica({.name = replica_.name,
+                             .address = address_,
+                             .started_at = started_at_,
+                             .expires_at = clock_.now(),
+                             .config_fingerprint = identity_.fingerprint});
+    });
+    if (!gone.ok()) {
+      process_log().write(LogEvent("replica_row_not_expired", LogLevel::kWarn)
+                              .add("replica", replica_.name)
+                              .add("error", gone.to_string()));
+    }
+  }
   listener_.reset();
 }
 
@@ -155,6 +171,7 @@ void Scheduler::lease_round() {
   // 1. Renew; 2. what the others hold.
   std::set<std::string> lost;
   std::vector<store::LeaseRow> leases;
+  std::vector<store::ReplicaRow> replicas;
   std::int64_t live = 0;
   ConfigVerdict verdict;
   std::optional<store::SchedConfigRow> stored;
@@ -166,7 +183,7 @@ void Scheduler::lease_round() {
                                            .expires_at = until,
                                            .config_fingerprint = identity_.fingerprint}));
     CORRAL_ASSIGN_OR_RETURN(stored, tx.get_sched_config());
-    CORRAL_ASSIGN_OR_RETURN(auto replicas, tx.list_replicas());
+    CORRAL_ASSIGN_OR_RETURN(replicas, tx.list_replicas());
     verdict = judge_config(stored, identity_, replicas, replica_.name, now);
     if (verdict.kind == ConfigVerdict::Kind::kStore) {
       store::SchedConfigRow mine{.fingerprint = identity_.fingerprint,
@@ -202,6 +219,7 @@ void Scheduler::lease_round() {
     });
     return Status();
   });
+  const core::Time renewed_at = clock_.now();
   if (!renewed.ok()) {
     // The database is away: nothing can be claimed; the loops' writes are fenced if
     // someone else takes over meanwhile.
@@ -210,6 +228,7 @@ void Scheduler::lease_round() {
                             .add("error", renewed.to_string()));
     return;
   }
+  row_written_ = true;
   if (!note_config_verdict(stored, verdict)) return;
   for (const auto& item : lost) {
     ++metrics_.leases_lost;
@@ -265,8 +284,11 @@ void Scheduler::lease_round() {
     start_item(item, *epoch);
   }
 
-  // 4. More than the share (a replica joined): hand the newest claim over.
-  if (static_cast<std::int64_t>(held.size()) > share && live > 1) {
+  // 4. More than the share (a replica joined): hand the newest claim over, to a replica
+  // below its share by name. Merely released, it would look lapsed to every replica at
+  // once, and one at its share (or this one) could take it and hand it on again.
+  const std::string to = below_share(replicas, leases, share, now);
+  if (static_cast<std::int64_t>(held.size()) > share && !to.empty()) {
     std::string item;
     {
       std::lock_guard lock(mu_);
@@ -276,15 +298,46 @@ void Scheduler::lease_round() {
       const std::int64_t epoch = held[item];
       stop_item(item);
       held.erase(item);
-      const Status released =
-          store_.transact([&](store::Tx& tx) { return tx.release_lease(item, epoch); });
+      const Status handed = store_.transact(
+          [&](store::Tx& tx) { return tx.hand_over_lease(item, epoch, to, until); });
       process_log().write(LogEvent("lease_handed_over")
                               .add("replica", replica_.name)
                               .add("lease", item)
-                              .add("released", released.ok()));
+                              .add("to", to)
+                              .add("handed", handed.ok()));
     }
   }
   metrics_.shards_held = static_cast<std::int64_t>(held.size());
+  // A round that takes longer than the period between rounds puts the leases at risk:
+  // say so, with the part the renewal took.
+  const core::Duration took = clock_.now() - now;
+  if (took > round) {
+    process_log().write(LogEvent("lease_round_slow", LogLevel::kWarn)
+                            .add("replica", replica_.name)
+                            .add("ms", core::to_ms(took))
+                            .add("renewMs", core::to_ms(renewed_at - now)));
+  }
+}
+
+std::string Scheduler::below_share(const std::vector<store::ReplicaRow>& replicas,
+                                   const std::vector<store::LeaseRow>& leases, std::int64_t share,
+                                   core::Time now) const {
+  std::string best;
+  std::int64_t fewest = share;
+  for (const auto& r : replicas) {  // by name: ties go to the first
+    if (r.name == replica_.name || r.expires_at <= now ||
+        r.config_fingerprint != identity_.fingerprint) {
+      continue;
+    }
+    const auto holds = std::count_if(leases.begin(), leases.end(), [&](const store::LeaseRow& l) {
+      return l.holder == r.name && l.expires_at > now;
+    });
+    if (holds < fewest) {
+      fewest = holds;
+      best = r.name;
+    }
+  }
+  return best;
 }
 
 bool Scheduler::note_config_verdict(const std::optional<store::SchedConfigRow>& stored,

@@ -9,7 +9,9 @@
 //   2. counts the live replicas and claims lapsed leases while it holds fewer than its
 //      share (the items divided by the replicas, rounded up), or any lease that has
 //      stayed lapsed for a whole round (its replica died and nobody else took it);
-//   3. releases one lease a round while it holds more than its share (a replica joined).
+//   3. hands one lease a round over while it holds more than its share (a replica
+//      joined): to the replica furthest below its share, by name, so that no other takes
+//      it meanwhile.
 // Besides the shards there is one more lease, `@controllers`: its holder runs the
 // cluster-wide controllers that must run once (node health, ledger accrual, usage
 // history), so they move with a failover like the shards.
@@ -134,6 +136,11 @@ class Scheduler : public SchedulerSignals {
   void publish(std::string channel, std::string payload);
   // Stops and releases every lease held (a replica whose config stopped agreeing).
   void release_all();
+  // The live replica under this config holding the fewest live leases, fewer than
+  // `share`; "" when every other one holds its share.
+  std::string below_share(const std::vector<store::ReplicaRow>& replicas,
+                          const std::vector<store::LeaseRow>& leases, std::int64_t share,
+                          core::Time now) const;
   // Records the round's config judgement (logged when it changes); false when this
   // replica must hold no lease, having released what it held.
   bool note_config_verdict(const std::optional<store::SchedConfigRow>& stored,
@@ -150,6 +157,7 @@ class Scheduler : public SchedulerSignals {
   core::Time started_at_{};
 
   mutable std::mutex mu_;                     // the lease thread's state, and start/stop
+  std::atomic<bool> row_written_{false};      // a round wrote this replica's row
   std::map<std::string, std::int64_t> held_;  // item -> epoch; guarded by mu_
   std::vector<std::string> order_;            // held items, oldest claim first; guarded by mu_
   const SchedConfigIdentity identity_;

@@ -80,7 +80,10 @@ class SchedulerRepo {
   // now), or `holder` holds it already (the same replica restarted); it returns the new
   // epoch, or nullopt while another holder's lease is live. renew_lease() moves the
   // expiry of the lease at `epoch`, kStaleEpoch when another holder took it since;
-  // release_lease() lets it lapse at once (a handoff), a no-op when it is no longer ours.
+  // release_lease() lets it lapse at once (a replica stopping), a no-op when it is no
+  // longer ours. hand_over_lease() keeps it live until `expires_at` but names `to` its
+  // holder, so only `to` may claim it before then (claim_lease: the holder's own); a
+  // no-op when it is no longer ours.
   virtual core::Result<std::optional<std::int64_t>> claim_lease(std::string_view shard,
                                                                 std::string_view holder,
                                                                 core::Time now,
@@ -88,6 +91,8 @@ class SchedulerRepo {
   virtual core::Status renew_lease(std::string_view shard, std::int64_t epoch,
                                    core::Time expires_at) = 0;
   virtual core::Status release_lease(std::string_view shard, std::int64_t epoch) = 0;
+  virtual core::Status hand_over_lease(std::string_view shard, std::int64_t epoch,
+                                       std::string_view to, core::Time expires_at) = 0;
   virtual core::Result<std::vector<LeaseRow>> list_leases() = 0;  // by shard
   // put_replica() replaces the replica's row.
   virtual core::Status put_replica(const ReplicaRow& row) = 0;

@@ -86,6 +86,14 @@ Status SqlTx::release_lease(std::string_view shard, std::int64_t epoch) {
       .status();
 }
 
+Status SqlTx::hand_over_lease(std::string_view shard, std::int64_t epoch, std::string_view to,
+                              core::Time expires_at) {
+  return q("UPDATE scheduler_lease SET holder = $3, expires_at = $4 WHERE shard = $1 AND "
+           "epoch = $2",
+           {std::string(shard), epoch, std::string(to), ms(expires_at)})
+      .status();
+}
+
 Result<std::vector<LeaseRow>> SqlTx::list_leases() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kLeaseColumns, " FROM scheduler_lease ORDER BY shard"), {}));

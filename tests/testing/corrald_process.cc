@@ -70,7 +70,7 @@ core::Status CorraldProcess::start(std::chrono::milliseconds deadline) {
   std::filesystem::create_directories(data_dir_);
   std::filesystem::remove(data_dir_ / "corrald.addr");
   std::vector<std::string> args{CORRAL_CORRALD_PATH, "--data-dir", data_dir_.string(), "--listen",
-                                "127.0.0.1:0"};
+                                listen_};
   if (!store_.empty()) {
     args.emplace_back("--store");
     args.push_back(store_);

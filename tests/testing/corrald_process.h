@@ -73,6 +73,9 @@ class CorraldProcess {
   void stop();  // SIGTERM, then wait
   // Extra command-line arguments for the next start() (e.g. {"--config", path}).
   void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
+  // --listen for the next start() (default 127.0.0.1:0): a replica restarted where its
+  // agents and clients know it, as an operator's fixed address is.
+  void set_listen(std::string host_port) { listen_ = std::move(host_port); }
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }  // -1: not running
 
@@ -90,6 +93,7 @@ class CorraldProcess {
   pid_t pid_ = -1;
   std::string addr_;
   std::vector<std::string> extra_args_;
+  std::string listen_ = "127.0.0.1:0";
 };
 
 // The value of an unlabelled metric in GET /metrics as `c` reads it; -1 when absent.

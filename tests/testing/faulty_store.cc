@@ -278,6 +278,11 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("release_lease"));
     return inner_.release_lease(shard, epoch);
   }
+  core::Status hand_over_lease(std::string_view shard, std::int64_t epoch, std::string_view to,
+                               core::Time expires_at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("hand_over_lease"));
+    return inner_.hand_over_lease(shard, epoch, to, expires_at);
+  }
   core::Result<std::vector<store::LeaseRow>> list_leases() override { return inner_.list_leases(); }
   core::Status put_replica(const store::ReplicaRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_replica"));

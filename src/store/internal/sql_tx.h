@@ -263,6 +263,8 @@ class SqlTx final : public Tx {
   core::Status renew_lease(std::string_view shard, std::int64_t epoch,
                            core::Time expires_at) override;
   core::Status release_lease(std::string_view shard, std::int64_t epoch) override;
+  core::Status hand_over_lease(std::string_view shard, std::int64_t epoch, std::string_view to,
+                               core::Time expires_at) override;
   core::Result<std::vector<LeaseRow>> list_leases() override;
   core::Status put_replica(const ReplicaRow& row) override;
   core::Result<std::vector<ReplicaRow>> list_replicas() override;
