@@ -193,7 +193,9 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
       ASSERT_EQ(r.status, 201) << r.body;
       ids.push_back(body(r).value("id", std::int64_t{0}));
     }
-    std::this_thread::sleep_for(1500ms);  // both shards' cycles read, decide, and wait
+    // Both shards' cycles read, decide, and wait (1.5 s was too short once under a loaded
+    // full run: the later cycle then saw the first's GPUs and decided "borrowed" itself).
+    std::this_thread::sleep_for(3000ms);
     held.release();
     ASSERT_TRUE(held.status().ok()) << held.status().to_string();
   }

@@ -45,12 +45,8 @@ constexpr std::int64_t kLeaseMs = 2000;
 class Failover : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = fresh_postgres_database();
-    if (!url.ok() && url.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << url.status().message();
-    }
-    ASSERT_TRUE(url.ok()) << url.status().to_string();
-    url_ = *url;
+    store_url_or_skip<PostgresFactory>(url_);  // PostgreSQL only: replicas share one
+    if (IsSkipped() || HasFatalFailure()) return;
     const auto cfg = dir_.path() / "corrald.yaml";
     std::ofstream(cfg) << "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
                           "agents: {nodeLostAfterMs: 10000, stopGraceMs: 2000}\n"

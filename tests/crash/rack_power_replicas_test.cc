@@ -44,11 +44,9 @@ json rack_test_quotas(int gpus) {
 class RackPowerReplicas : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = fresh_postgres_database();
-    if (!url.ok() && url.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << url.status().message();
-    }
-    ASSERT_TRUE(url.ok()) << url.status().to_string();
+    std::string url;
+    store_url_or_skip<PostgresFactory>(url);  // PostgreSQL only: replicas share one
+    if (IsSkipped() || HasFatalFailure()) return;
     const auto cfg = dir_.path() / "corrald.yaml";
     std::ofstream(cfg) << "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
                           "agents: {nodeLostAfterMs: 10000, stopGraceMs: 1000}\n"
@@ -60,7 +58,7 @@ class RackPowerReplicas : public ::testing::Test {
                        << kRackCapWatts << "}}\n"
                        << "security: {keyFile: " << (dir_.path() / "corrald.key").string() << "}\n";
     for (int i = 0; i < kRackReplicas; ++i) {
-      auto r = std::make_unique<CorraldProcess>(dir_.path() / ("r" + std::to_string(i)), *url);
+      auto r = std::make_unique<CorraldProcess>(dir_.path() / ("r" + std::to_string(i)), url);
       r->set_extra_args({"--config", cfg.string(), "--replica", "r" + std::to_string(i)});
       ASSERT_TRUE(r->start().ok()) << "replica " << i;
       replicas_.push_back(std::move(r));

@@ -77,12 +77,8 @@ std::vector<WorkerMark> read_marks(const fs::path& log) {
 class ReplicaRestart : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = fresh_postgres_database();
-    if (!url.ok() && url.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << url.status().message();
-    }
-    ASSERT_TRUE(url.ok()) << url.status().to_string();
-    url_ = *url;
+    store_url_or_skip<PostgresFactory>(url_);  // PostgreSQL only: replicas share one
+    if (IsSkipped() || HasFatalFailure()) return;
     config_ = dir_.path() / "corrald.yaml";
     std::ofstream(config_) << "scheduler: {minRuntimeMs: 0, tickMs: 200}\n"
                               "agents: {nodeLostAfterMs: 10000, stopGraceMs: 2000}\n"

@@ -44,12 +44,8 @@ std::string refusal(const fs::path& data_dir) {
 class ReplicaSetup : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = fresh_postgres_database();
-    if (!url.ok() && url.status().code() == core::StatusCode::kNotFound) {
-      GTEST_SKIP() << url.status().message();
-    }
-    ASSERT_TRUE(url.ok()) << url.status().to_string();
-    url_ = *url;
+    store_url_or_skip<PostgresFactory>(url_);  // PostgreSQL only: replicas share one
+    if (IsSkipped() || HasFatalFailure()) return;
     sharded_ = write_config("sharded.yaml",
                             "shards:\n"
                             "  - {name: h100, gpuTypes: [H100]}\n"

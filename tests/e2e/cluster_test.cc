@@ -48,7 +48,9 @@ TEST_F(ClusterTest, GangRunsAcrossTwoNodesWithRanksAndEnvironment) {
 
 TEST_F(ClusterTest, PreemptedGangCheckpointsResumesAndEndsWithTheSameValue) {
   const std::string name = "victim-" + std::to_string(getpid());
-  const int steps = 400;
+  // 12 s of steps: under a loaded machine the first checkpoint report took 9 s to arrive,
+  // and a 4-s victim had nearly finished before the urgent job came to preempt it.
+  const int steps = 1200;
   const auto victim = submit(trainer_job(name, 16, steps, 10, "preemptible"));
   ASSERT_TRUE(wait_phase(victim, "running")) << job(victim).dump();
   ASSERT_TRUE(eventually([&] { return !job(victim)["lastCheckpoint"].is_null(); }))
