@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -53,8 +54,12 @@ class HeldLock {
             std::unique_lock l(mu_);
             held_ = true;
             cv_.notify_all();
-            // PostgreSQL ends a session idle in a transaction for 5 s: stay well under.
-            cv_.wait_for(l, 4s, [&] { return released_; });
+            // PostgreSQL ends a session idle in a transaction for 5 s: a read each
+            // second keeps it busy, for at most a minute.
+            for (int s = 0; s < 60 && !released_; ++s) {
+              if (cv_.wait_for(l, 1s, [&] { return released_; })) break;
+              CORRAL_RETURN_IF_ERROR(tx.list_tenants().status());
+            }
             return core::Status();
           });
           std::lock_guard l(mu_);
@@ -92,19 +97,22 @@ class CrossReplica : public ::testing::Test {
     for (auto& r : replicas_) r->stop();
   }
 
-  // Replicas a and b on the test's database, with one config (and a's key file).
-  void start_replicas(const std::string& extra) {
+  // Replicas a and b (and c when `three`) on the test's database, with one config (and
+  // a's key file).
+  void start_replicas(const std::string& extra, bool three = false) {
     const fs::path config = dir_.path() / "corrald.yaml";
-    // Long leases: a commit that waits on the test's lock must not lose its shard meanwhile.
+    // Long leases: a commit that waits on the test's lock (for up to 5 s) holds up its
+    // replica's lease renewals, and must not lose its shard meanwhile.
     std::ofstream(config) << "scheduler: {minRuntimeMs: 0, tickMs: 100}\n"
-                             "replica: {leaseMs: 6000}\n"
+                             "replica: {leaseMs: 9000}\n"
                           << extra;
-    for (const std::string name : {"a", "b"}) {
+    for (const std::string name : {"a", "b", "c"}) {
+      if (name == "c" && !three) break;
       replicas_.push_back(std::make_unique<CorraldProcess>(dir_.path() / name, url_));
       replicas_.back()->set_extra_args({"--config", config.string(), "--replica", name});
-      if (name == "b") {
-        fs::create_directories(dir_.path() / "b");
-        fs::copy_file(dir_.path() / "a" / "corrald.key", dir_.path() / "b" / "corrald.key");
+      if (name != "a") {
+        fs::create_directories(dir_.path() / name);
+        fs::copy_file(dir_.path() / "a" / "corrald.key", dir_.path() / name / "corrald.key");
       }
       const auto s = replicas_.back()->start();
       ASSERT_TRUE(s.ok()) << s.to_string();
@@ -122,6 +130,14 @@ class CrossReplica : public ::testing::Test {
     auto s = store::open_postgres_store(url_);
     EXPECT_TRUE(s.ok()) << s.status().to_string();
     return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  // How many sessions on the test's database wait on another's lock; -1 when unknown.
+  int waiting_sessions() const {
+    const auto n = query_sql(url_,
+                             "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND cardinality(pg_blocking_pids(pid)) > 0");
+    return n.ok() ? std::stoi(*n) : -1;
   }
 
   TempDir dir_;
@@ -155,10 +171,15 @@ TEST_F(CrossReplica, ATenantsSubmitRateHoldsAcrossReplicas) {
 // its own placement borrowed. The invariant: a tenant's GPUs in placements marked
 // guaranteed never pass its guarantee.
 TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorrowed) {
+  // Three replicas for three leases (east, west, @controllers): one each once settled, so
+  // east's and west's commits wait on two replicas' connections, where PostgreSQL shows
+  // them. (With two, one replica held both and queued the second commit behind the first,
+  // unseen.)
   start_replicas(
       "shards:\n"
       "  - {name: east, region: us-east}\n"
-      "  - {name: west, region: eu-west}\n");
+      "  - {name: west, region: eu-west}\n",
+      /*three=*/true);
   put_tenant("t", R"({"quotas": {"H100": {"guaranteed": 8, "borrowLimit": 8}}})");
   auto admin = a().client(token_);
   for (const auto& [id, region] : {std::pair{"e1", "us-east"}, std::pair{"w1", "eu-west"}}) {
@@ -168,18 +189,19 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
             .dump());
     ASSERT_TRUE(r.status == 200 || r.status == 201) << r.body;
   }
-  // Until the leases are spread (a holds two of the three, b one) and stay so: a lease
-  // handed over during the race would leave a shard without a loop.
+  // Until every replica holds one lease, live: a lease handed over during the race would
+  // leave a shard without a loop.
   ASSERT_TRUE(eventually(
       [&] {
-        std::set<std::string> holders;
+        std::map<std::string, std::string> holder;
         for (const auto& l : body(admin.get("/v1/shards")).value("shards", json::array())) {
           if (!l.value("live", false)) return false;
-          holders.insert(l.value("holder", ""));
+          holder[l.value("name", "")] = l.value("holder", "");
         }
-        return holders == std::set<std::string>{"a", "b"};
+        return holder.size() == 3 && holder["east"] != holder["west"] &&
+               holder["east"] != holder["@controllers"] && holder["west"] != holder["@controllers"];
       },
-      20s))
+      30s))
       << admin.get("/v1/shards").body;
   auto store = own_store();
   ASSERT_NE(store, nullptr);
@@ -193,9 +215,9 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
       ASSERT_EQ(r.status, 201) << r.body;
       ids.push_back(body(r).value("id", std::int64_t{0}));
     }
-    // Both shards' cycles read, decide, and wait (1.5 s was too short once under a loaded
-    // full run: the later cycle then saw the first's GPUs and decided "borrowed" itself).
-    std::this_thread::sleep_for(3000ms);
+    // Both shards' cycles have read and decided once both commits wait on the tenant's
+    // row (a cycle locks it only at commit). A sleep stood here and was once too short.
+    ASSERT_TRUE(eventually([&] { return waiting_sessions() == 2; }, 5s));
     held.release();
     ASSERT_TRUE(held.status().ok()) << held.status().to_string();
   }
@@ -214,7 +236,9 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
     const auto at = text.find(name);
     return at == std::string::npos ? -1 : std::stoi(text.substr(at + name.size()));
   };
-  EXPECT_EQ(marked(a()) + marked(b()), 1);
+  int total = 0;
+  for (auto& r : replicas_) total += marked(*r);
+  EXPECT_EQ(total, 1);
 }
 
 // A submission to `t` through a, and a write through b making `t` the parent of `c`. The
@@ -236,14 +260,17 @@ TEST_F(CrossReplica, ASubmitAndAWriteMakingItsTenantAParentNeverBothSucceed) {
           .status();
     });
     std::thread submit([&] { submitted = a().client(token_).post("/v1/jobs", job("t", 1)); });
-    std::this_thread::sleep_for(1000ms);  // it has read t (a leaf) and waits on the bucket
+    // It has read t (a leaf) and waits on the bucket.
+    const bool submit_waits = eventually([&] { return waiting_sessions() == 1; }, 10s);
     std::thread parent(
         [&] { parented = b().client(token_).put("/v1/tenants/c", R"({"parent": "t"})"); });
-    std::this_thread::sleep_for(1000ms);  // unlocked, the write would commit meanwhile
+    // The write waits on t's row, which the submission holds.
+    const bool write_waits = eventually([&] { return waiting_sessions() == 2; }, 10s);
     held.release();
     submit.join();
     parent.join();
     ASSERT_TRUE(held.status().ok()) << held.status().to_string();
+    ASSERT_TRUE(submit_waits && write_waits) << "the race was not lined up";
   }
   EXPECT_FALSE(submitted.status == 201 && (parented.status == 200 || parented.status == 201))
       << "both succeeded: tenant t is a parent and holds a job";

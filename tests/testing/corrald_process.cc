@@ -149,26 +149,39 @@ std::string CorraldProcess::read_token(const char* file) const {
   return token;
 }
 
-core::Status exec_sql(const std::string& url, const std::string& sql) {
+core::Result<std::string> query_sql(const std::string& url, const std::string& sql) {
+  std::string first;
   if (url.starts_with("postgres")) {
     PGconn* conn = PQconnectdb(url.c_str());
     PGresult* res = PQexec(conn, sql.c_str());
     const bool ok =
         PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
+    if (ok && PQntuples(res) > 0 && PQnfields(res) > 0) first = PQgetvalue(res, 0, 0);
     std::string message = PQerrorMessage(conn);
     PQclear(res);
     PQfinish(conn);
-    return ok ? core::Status() : core::internal_error(message);
+    if (!ok) return core::internal_error(message);
+    return first;
   }
   sqlite3* db = nullptr;
   sqlite3_open(url.c_str(), &db);
   sqlite3_busy_timeout(db, 10000);  // corrald holds the database too
   char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const auto keep_first = [](void* out, int columns, char** values, char**) {
+    auto& kept = *static_cast<std::string*>(out);
+    if (kept.empty() && columns > 0 && values[0] != nullptr) kept = values[0];
+    return 0;
+  };
+  const int rc = sqlite3_exec(db, sql.c_str(), keep_first, &first, &error);
   std::string message = error != nullptr ? error : "";
   sqlite3_free(error);
   sqlite3_close(db);
-  return rc == SQLITE_OK ? core::Status() : core::internal_error(message);
+  if (rc != SQLITE_OK) return core::internal_error(message);
+  return first;
+}
+
+core::Status exec_sql(const std::string& url_or_path, const std::string& sql) {
+  return query_sql(url_or_path, sql).status();
 }
 
 std::int64_t scrape_metric(TestClient& c, const std::string& name) {

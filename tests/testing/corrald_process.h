@@ -99,8 +99,11 @@ class CorraldProcess {
 // The value of an unlabelled metric in GET /metrics as `c` reads it; -1 when absent.
 std::int64_t scrape_metric(TestClient& c, const std::string& name);
 
-// Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way).
+// Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way, and
+// read what the database shows, such as PostgreSQL's lock waits). query_sql gives the
+// first column of the first row, "" when there is none.
 core::Status exec_sql(const std::string& url_or_path, const std::string& sql);
+core::Result<std::string> query_sql(const std::string& url_or_path, const std::string& sql);
 
 // Polls `cond` until it holds or `deadline` passes; true when it held.
 template <typename F>
