@@ -310,14 +310,9 @@ TYPED_TEST(AdminApiTest, NoAcceptedSequenceOfAdminWritesBreaksACycle) {
   }
   EXPECT_GT(accepted, 50);
   EXPECT_GT(refused, 10);
-  const auto metric = [&](const std::string& name) -> std::int64_t {
-    const std::string text = this->admin().get("/metrics").body;
-    const auto at = text.find("\n" + name + " ");
-    return at == std::string::npos ? -1 : std::stoll(text.substr(at + name.size() + 2));
-  };
-  const std::int64_t from = metric("corral_sched_cycles_total");
-  EXPECT_TRUE(eventually([&] { return metric("corral_sched_cycles_total") >= from + 3; }));
-  EXPECT_EQ(metric("corral_sched_errors_total"), 0);
+  auto admin = this->admin();
+  EXPECT_TRUE(wait_cycles(admin, 3));
+  EXPECT_EQ(scrape_metric(admin, "corral_sched_errors_total"), 0);
   const json health = body(this->admin().get("/healthz"));
   EXPECT_EQ(health.value("status", ""), "ok") << health.dump();
 }

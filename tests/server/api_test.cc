@@ -908,15 +908,9 @@ TYPED_TEST(ApiTest, NoAcceptedSequenceOfTenantWritesBreaksACycle) {
   }
   EXPECT_GT(accepted, 10);
   EXPECT_GT(refused, 0);  // the sequence tried cycles or self-parents
-  const auto metric = [&](const std::string& name) -> std::int64_t {
-    const std::string text = this->admin().get("/metrics").body;
-    const auto at = text.find("\n" + name + " ");
-    return at == std::string::npos ? -1 : std::stoll(text.substr(at + name.size() + 2));
-  };
-  const auto cycles_pass = [&](int n) {
-    const std::int64_t from = metric("corral_sched_cycles_total");
-    EXPECT_TRUE(eventually([&] { return metric("corral_sched_cycles_total") >= from + n; }));
-  };
+  auto admin = this->admin();
+  const auto metric = [&](const std::string& name) { return scrape_metric(admin, name); };
+  const auto cycles_pass = [&](int n) { EXPECT_TRUE(wait_cycles(admin, n)); };
   this->add_node("n1");
   EXPECT_EQ(this->admin().post("/v1/jobs", kJob).status, 201);
   cycles_pass(3);  // a cycle runs at least every tickMs (2 s)

@@ -3,9 +3,7 @@
 // content, idempotent registration, the gate at submission (unknown, cross-tenant,
 // pending, quarantined), a quarantine while a version is in use, and tenant isolation
 // over every dataset endpoint.
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api_fixture.h"
@@ -209,7 +207,8 @@ TYPED_TEST(DatasetApiTest, TheGateAdmitsOnlyVisibleVersionsAndHoldsUntilTheyPass
   EXPECT_EQ(j.value("pendingKind", ""), "held");
   EXPECT_NE(j.value("reason", "").find("held: dataset webtext@v12 is pending"), std::string::npos)
       << j.dump();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // cycles run every 20 ms
+  auto admin = this->admin();
+  ASSERT_TRUE(wait_cycles(admin, 5));  // five chances to place it
   EXPECT_EQ(this->job(held).value("phase", ""), "pending");
   // Passed: the scheduler places it.
   ASSERT_EQ(this->move("webtext/versions/v12", "passed").status, 200);
@@ -341,7 +340,8 @@ TYPED_TEST(DatasetApiTest, ATenantsPolicyAdmitsPendingVersionsAndStopsRunningJob
             std::string::npos)
       << events;
   // It stays held over cycles, and runs again once the version passes.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto admin = this->admin();
+  ASSERT_TRUE(wait_cycles(admin, 5));
   EXPECT_EQ(this->job(id).value("phase", ""), "pending");
   ASSERT_EQ(this->admin()
                 .post("/v1/datasets/corpus/versions/v1/status",

@@ -191,6 +191,12 @@ std::int64_t scrape_metric(TestClient& c, const std::string& name) {
   return std::stoll(text.substr(at + name.size() + 2));
 }
 
+bool wait_cycles(TestClient& c, int n) {
+  const std::int64_t from = scrape_metric(c, "corral_sched_cycles_total");
+  return eventually([&] { return scrape_metric(c, "corral_sched_cycles_total") >= from + n; },
+                    std::chrono::seconds(15));
+}
+
 nlohmann::json body(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   return j.is_discarded() ? nlohmann::json() : j;

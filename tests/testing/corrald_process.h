@@ -99,6 +99,12 @@ class CorraldProcess {
 // The value of an unlabelled metric in GET /metrics as `c` reads it; -1 when absent.
 std::int64_t scrape_metric(TestClient& c, const std::string& name);
 
+// Waits (at most 15 s) until the scheduler loop of the corrald `c` reaches has run `n`
+// more cycles; false when fewer ran. Each cycle was a chance to act on what the test set
+// up, so a test that checks that something did not happen waits on the cycles
+// themselves, not on a guess of how long they take.
+bool wait_cycles(TestClient& c, int n);
+
 // Runs raw SQL against a store URL or SQLite path (tests tamper with rows this way, and
 // read what the database shows, such as PostgreSQL's lock waits). query_sql gives the
 // first column of the first row, "" when there is none.

@@ -239,13 +239,10 @@ class ClusterCalls {
   }
   // corral_job_spec_decodes_total: stored specs decoded since corrald started.
   std::int64_t spec_decodes() { return metric("corral_job_spec_decodes_total"); }
-  // Waits (bounded) until the scheduler loop has run `n` more cycles: each one was a
-  // chance to act on what the test set up. corrald runs on the system clock, so this
-  // waits on the cycles themselves, not on a guess of how long they take.
+  // Waits (bounded) until the scheduler loop has run `n` more cycles (wait_cycles()).
   void wait_cycles(int n) {
-    const std::int64_t from = metric("corral_sched_cycles_total");
-    ASSERT_TRUE(eventually([&] { return metric("corral_sched_cycles_total") >= from + n; },
-                           std::chrono::seconds(15)))
+    auto c = admin();
+    ASSERT_TRUE(testing::wait_cycles(c, n))
         << "the scheduler loop ran fewer than " << n << " cycles";
   }
 
