@@ -20,10 +20,10 @@ TEST(InvalidUtf8Offset, FindsTheFirstBadByte) {
 }
 
 TEST(CheckJsonUtf8, NamesTheFieldHoldingTheByte) {
-  struct Case {
+  struct Utf8Case {
     std::string name, text, field, message;
   };
-  const std::vector<Case> cases = {
+  const std::vector<Utf8Case> cases = {
       {"top-level value", "{\"name\": \"\xff\"}", "name",
        "must be valid UTF-8, got byte 0xff at line 1, column 11"},
       {"nested list item", "{\"r\": {\"n\": 1, \"t\": [\"H100\", \"x\xfe\"]}}", "r.t[1]",

@@ -80,16 +80,16 @@ class SnapshotContractTest : public ::testing::Test {
   void build_fleet() {
     for (int i = 1; i <= 3; ++i) {
       const std::string id = "n" + std::to_string(i);
-      const std::string json =
+      const std::string spec =
           R"({"id": ")" + id + R"(", "gpuType": "H100", "gpuCount": 8, "cpus": 128,)" +
           R"( "memoryMib": 2097152, "labels": {"region": "eu-west", "spine": "s1", "leaf": "l)" +
           (i < 3 ? "1" : "2") + R"(", "rack": "r)" + (i < 3 ? "1" : "2") + R"("}})";
-      auto node = server::node_from_json(json);
+      auto node = server::node_from_json(spec);
       ASSERT_TRUE(node.ok()) << node.status().to_string();
       if (i == 2) node->admin = core::NodeAdminState::kCordoned;
       if (i == 3) node->gpus[7].healthy = false;
       nodes_.push_back(*node);
-      specs_[id] = json;
+      specs_[id] = spec;
     }
     racks_ = {{.name = "r1", .power_cap_watts = 20'000}, {.name = "r2", .power_cap_watts = 6'000}};
     server::TenantConfig a = server::default_tenant_config(core::TenantId("a"));
