@@ -230,14 +230,11 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
   }
   EXPECT_EQ(borrowed, 1) << "8 of the tenant's 16 GPUs are beyond its guarantee of 8";
   // And the race was run: the recount, not the decision, marked it.
-  const auto marked = [&](CorraldProcess& r) {
-    const std::string text = r.client(token_).get("/metrics").body;
-    const std::string name = "\ncorral_sched_borrowed_at_commit_total ";
-    const auto at = text.find(name);
-    return at == std::string::npos ? -1 : std::stoi(text.substr(at + name.size()));
-  };
   int total = 0;
-  for (auto& r : replicas_) total += marked(*r);
+  for (auto& r : replicas_) {
+    auto c = r->client(token_);
+    total += scrape_metric(c, "corral_sched_borrowed_at_commit_total");
+  }
   EXPECT_EQ(total, 1);
 }
 
