@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sched/internal/gate.h"
+#include "sched/internal/lend.h"
 #include "sched/internal/place.h"
 #include "sched/internal/preempt.h"
 #include "sched/internal/running.h"
@@ -389,9 +390,9 @@ class Checker {
   // 6. Reserved GPUs and the backfill head's promised GPUs.
   void reservations_and_backfill() {
     const auto& reserved = reserved_;
-    std::map<GpuRef, core::Time> promised;  // GPU -> the head's planned start
+    std::map<GpuRef, const PlannedStart*> promised;  // GPU -> the head's planned start
     for (const PlannedStart& ps : d_.planned_starts) {
-      for (const GpuRef& g : ps.gpus) promised[g] = ps.at;
+      for (const GpuRef& g : ps.gpus) promised[g] = &ps;
     }
     for (const Placement& p : d_.placements) {
       const auto it = pending_.find(p.job);
@@ -415,7 +416,11 @@ class Checker {
           }
         }
         const auto head = promised.find(g);
-        if (head != promised.end() && now_ + r.max_runtime > head->second) {
+        if (head == promised.end() || now_ + r.max_runtime <= head->second->at) continue;
+        const auto head_job = pending_.find(head->second->job);
+        if (head_job == pending_.end() ||
+            !detail::may_borrow_promise(*it->second, *head_job->second, head->second->at, config_,
+                                        now_)) {
           fail(cat("job ", p.job.value, " takes GPU ", gpu_text(g),
                    " promised to the backfill head and would delay it"));
         }

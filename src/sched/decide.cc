@@ -17,6 +17,7 @@
 #include "sched/internal/fleet_bounds.h"
 #include "sched/internal/forecast.h"
 #include "sched/internal/gate.h"
+#include "sched/internal/lend.h"
 #include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
 #include "sched/internal/place.h"
@@ -55,7 +56,7 @@ struct Cycle {
   detail::ClassCaps caps;  // tenants' priority-class caps, this cycle's placements counted
   detail::Gate gate;
   std::map<detail::View, detail::NoFitMemo> memos;  // valid while no GPU is given back
-  std::optional<core::JobId> head;                  // the backfill head, once found
+  std::optional<PendingJob> head;                   // the backfill head, once found
   TypeIx head_type = -1;                            // the GPU type of its planned start
   std::int32_t searches = 0;                        // preemption searches made
   detail::WaitingCost waiting;                      // what waiting costs, for preemptions
@@ -143,7 +144,8 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   if (!types.empty()) best.preferred = types.front();
   // Per type, why it can never hold the job at the smallest size tried so far.
   std::vector<std::optional<detail::NeverFits>> never(types.size());
-  detail::NoFitMemo& memo = c.memos[c.gate.view_for(r)];
+  // The view the caller entered for this job.
+  detail::NoFitMemo& memo = c.memos[c.gate.current()];
   for (std::int32_t size : detail::useful_sizes(r, c.config.elastic_min_efficiency)) {
     for (std::size_t t = 0; t < types.size(); ++t) {
       const TypeIx type = types[t];
@@ -427,7 +429,8 @@ std::string estimate_basis(const Cycle& c, std::int32_t running_ix) {
 // the forecast shown beside it rests on their runtime estimates where they have one.
 // Returns the pending reason for the head, which keeps `cause` (why it does not fit now:
 // capacity, topology, power), or nothing if it can never start.
-std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::string& cause) {
+std::optional<std::string> plan_head(Cycle& c, const PendingJob& job, const std::string& cause) {
+  const JobRequest& r = job.request;
   for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const std::int32_t size = detail::allowed_sizes(r).back();
     const detail::PlaceRequest request = place_request(c, r, type, size);
@@ -444,7 +447,7 @@ std::optional<std::string> plan_head(Cycle& c, const JobRequest& r, const std::s
                                        c.config.preemption.grace, c.now, detail::EndBy::kEstimate)
                   : planned;
     const core::Time expected = forecast ? std::min(forecast->at, planned->at) : planned->at;
-    c.head = r.id;
+    c.head = job;
     c.head_type = type;
     c.gate.set_shadow(planned->takes, planned->at);
     c.out.planned_starts.push_back({.job = r.id,
@@ -609,7 +612,7 @@ void forecast_starts(Cycle& c) {
     }
     if (++booked > detail::kMaxForecasts) break;
     const JobRequest& r = *requests.at(p.job.value);
-    if (c.head == p.job) {
+    if (c.head && c.head->request.id == p.job) {
       const PlannedStart& head = c.out.planned_starts.back();
       forecast.book_at(r, c.head_type, head);
       p.start = head.expected;
@@ -665,7 +668,10 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       wait(PendingKind::kQuota, c.caps.reason(tenant, r.tier, cap.least));
       continue;
     }
-    c.gate.enter(c.plan, c.gate.view_for(r));
+    // A job that checkpoints may run on the head's promised GPUs until they are due.
+    const bool borrows =
+        c.head && detail::may_borrow_promise(job, *c.head, *c.gate.shadow_at(), config, now);
+    c.gate.enter(c.plan, c.gate.view_for(r, borrows));
 
     // 2-3. admit and place, all or nothing.
     Attempt attempt = try_place(c, r, tenant);
@@ -702,7 +708,7 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     // 5. backfill: the first job blocked for room is promised its planned start (without
     //    EASY backfill, only the starved job whose turn it is).
     if (blocked_by_room && !c.head && (config.backfill || due)) {
-      if (auto reason = plan_head(c, r, attempt.reason)) {
+      if (auto reason = plan_head(c, job, attempt.reason)) {
         wait(PendingKind::kWaiting, std::move(*reason));
         continue;
       }

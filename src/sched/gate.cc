@@ -122,7 +122,7 @@ std::string Gate::reservation_problem(const JobRequest& r) const {
   return {};
 }
 
-View Gate::view_for(const JobRequest& r) const {
+View Gate::view_for(const JobRequest& r, bool borrows_promise) const {
   View v;
   if (s_.reservations().empty() && !shadow_at_) return v;  // the common case: nothing gated
   v.forbidden_reservation.assign(s_.reservations().size(), false);
@@ -135,7 +135,8 @@ View Gate::view_for(const JobRequest& r) const {
     const bool overlaps = res.active_at(now_) || now_ + r.max_runtime > res.start;
     v.forbidden_reservation[i] = overlaps;
   }
-  v.shadow_forbidden = shadow_at_.has_value() && now_ + r.max_runtime > *shadow_at_;
+  v.shadow_forbidden =
+      shadow_at_.has_value() && now_ + r.max_runtime > *shadow_at_ && !borrows_promise;
   return v;
 }
 

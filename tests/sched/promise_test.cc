@@ -113,5 +113,90 @@ TEST(Promise, ReclaimingWaitsForABorrowerThatEndsBeforeItsLostWorkIsRepaid) {
       << pending_of(never, 1)->reason;
 }
 
+// Lending the promised GPUs (docs/scheduling.md, part 5). Two DGX nodes: job 1 of tenant a
+// (16 GPUs) was queued at 1 h and is due; job 2 of b holds n2 since before that and may run
+// until `promise_ms`, so job 1 is promised both nodes then and n1 stands free. Job 3 of c
+// (8 GPUs, 10 h max runtime) would still run at the promise.
+ClusterSnapshot promised_n1(std::int64_t promise_ms, std::optional<core::Duration> checkpoints) {
+  JobBuilder three =
+      JobBuilder(3).tenant("c").gpus(8).max_runtime(core::seconds(10 * 3600)).queued_at(9 * kHour);
+  if (checkpoints) three.checkpoint(*checkpoints, core::seconds(120));
+  return FleetBuilder()
+      .dgx("n1")
+      .dgx("n2")
+      .tenant("a")
+      .tenant("b")
+      .tenant("c")
+      .running(JobBuilder(2).tenant("b").gpus(8).max_runtime(core::seconds(promise_ms / 1000)),
+               whole("n2"))
+      .run_state(2, {.started_ms = 0})
+      .pending(JobBuilder(1).tenant("a").gpus(16).queued_at(kHour))
+      .pending(three)
+      .build();
+}
+
+// A job that checkpoints every 30 minutes runs on n1 until the promise, 3 h away: stopped
+// then, it loses at most one interval. One that does not checkpoint stays out (it would
+// lose everything), as does one whose first checkpoint would come after the promise.
+TEST(Promise, AJobThatCheckpointsRunsOnPromisedGpusUntilTheyAreDue) {
+  const std::int64_t promise = 13 * kHour;
+  const Decisions lent = decide_checked(promised_n1(promise, core::seconds(1800)), kTwoHours, kNow);
+  ASSERT_NE(placement_of(lent, 3), nullptr);
+  EXPECT_EQ(placement_of(lent, 3)->gpus.front().node.value, "n1");
+  ASSERT_EQ(lent.planned_starts.size(), 1u);
+  EXPECT_EQ(core::to_ms(lent.planned_starts[0].at), promise);
+
+  const Decisions kept = decide_checked(promised_n1(promise, std::nullopt), kTwoHours, kNow);
+  EXPECT_EQ(placement_of(kept, 3), nullptr);
+  ASSERT_NE(pending_of(kept, 3), nullptr);
+  EXPECT_NE(pending_of(kept, 3)->reason.find("behind job 1"), std::string::npos)
+      << pending_of(kept, 3)->reason;
+
+  const std::int64_t soon = 10 * kHour + 20 * 60'000;
+  EXPECT_EQ(
+      placement_of(decide_checked(promised_n1(soon, core::seconds(1800)), kTwoHours, kNow), 3),
+      nullptr);
+  // Under EASY backfill (Slurm's rule) nothing is lent.
+  EXPECT_EQ(
+      placement_of(decide_checked(promised_n1(promise, core::seconds(1800)),
+                                  {.backfill = true, .starvation_age = core::Duration(0)}, kNow),
+                   3),
+      nullptr);
+}
+
+// Job 3 took n1 that way 30 minutes ago. While job 2 runs, job 3 keeps it; once job 2 has
+// ended, the due job stops job 3 (it went ahead of it and loses 8 GPUs x 7 minutes) and
+// takes both nodes.
+TEST(Promise, TheDueJobTakesItsLentGpusBackWhenTheRestAreFree) {
+  const auto with = [](bool two_running) {
+    FleetBuilder b;
+    b.dgx("n1").dgx("n2").tenant("a").tenant("b").tenant("c");
+    if (two_running) {
+      b.running(JobBuilder(2).tenant("b").gpus(8).max_runtime(core::seconds(13 * 3600)),
+                whole("n2"))
+          .run_state(2, {.started_ms = 0});
+    }
+    return b
+        .running(JobBuilder(3)
+                     .tenant("c")
+                     .gpus(8)
+                     .max_runtime(core::seconds(10 * 3600))
+                     .checkpoint(core::seconds(1800), core::seconds(120)),
+                 whole("n1"))
+        .run_state(3,
+                   {.started_ms = 10 * kHour - kHour / 2, .checkpoint_ms = 10 * kHour - 5 * 60'000})
+        .pending(JobBuilder(1).tenant("a").gpus(16).queued_at(kHour))
+        .build();
+  };
+  const Decisions waiting = decide_checked(with(true), kTwoHours, kNow);
+  EXPECT_TRUE(waiting.preemptions.empty());
+  EXPECT_EQ(placement_of(waiting, 1), nullptr);
+
+  const Decisions due = decide_checked(with(false), kTwoHours, kNow);
+  ASSERT_EQ(due.preemptions.size(), 1u);
+  EXPECT_EQ(due.preemptions[0].victim.value, 3);
+  EXPECT_NE(placement_of(due, 1), nullptr);
+}
+
 }  // namespace
 }  // namespace corral::sched

@@ -44,7 +44,9 @@ class Gate {
   std::string reservation_problem(const JobRequest& r) const;
   std::int32_t reservation_index(const JobRequest& r) const;  // -1 when none or unknown
 
-  View view_for(const JobRequest& r) const;
+  // `borrows_promise`: the job may run on the head's promised GPUs though it would still
+  // run when the head starts (lend.h, may_borrow_promise).
+  View view_for(const JobRequest& r, bool borrows_promise = false) const;
   // Blocks and unblocks GPUs so the plan shows exactly what `view` allows.
   void enter(Plan& plan, const View& view);
   // Per node, the GPUs the current view forbids (free or not).
