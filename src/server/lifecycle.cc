@@ -49,6 +49,23 @@ std::string describe_exit(const store::WorkerRow& w) {
   return "rank " + std::to_string(w.rank) + " exited with code " + std::to_string(w.exit_code);
 }
 
+// launching or running -> failed: the job ends with `reason` and every rank is asked to
+// stop; its GPUs stay held until the agents confirm (reconcile_job, step 2).
+Status fail(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
+            const std::vector<store::AllocationRow>& allocs, std::string reason) {
+  store::JobRow next = job;
+  next.updated_at = ctx.now;
+  next.phase = JobPhase::kFailed;
+  next.reason = std::move(reason);
+  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "finished", "failed: " + next.reason));
+  ++ctx.fx.failed;
+  ++ctx.fx.tenant_events[job.tenant.value].failures;
+  stop_everywhere(ctx, job.id, allocs);
+  job = std::move(next);
+  return Status();
+}
+
 // preempting (or a job with no GPUs left) -> requeued -> pending.
 Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job) {
   CORRAL_ASSIGN_OR_RETURN(const JobPhase requeued, core::next_phase(job.phase, JobEvent::kStopped));
@@ -206,7 +223,20 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "started", next.reason));
       job = next;
     }
-    if (failed != nullptr) {
+    // The attempt's time runs from its GPUs' allocation, as the scheduler counts it.
+    core::Time started = core::Time::max();
+    for (const auto& a : every) {
+      if (a.attempt == attempt) started = std::min(started, a.created_at);
+    }
+    if (failed == nullptr && exited_ok < slots.size() && ctx.now - started >= spec.max_runtime) {
+      // A job is stopped at its limit, as Slurm stops one at its TimeLimit: planned starts,
+      // backfill and reservations count on it (docs/jobspec.md, maxRuntime). It ends failed,
+      // whatever restarts it has left: a restart would meet the same limit.
+      CORRAL_RETURN_IF_ERROR(fail(tx, ctx, job, allocs,
+                                  "ran past its maxRuntime of " +
+                                      core::format_duration(spec.max_runtime) + " in attempt " +
+                                      std::to_string(attempt)));
+    } else if (failed != nullptr) {
       // One rank failing ends the gang attempt: every other rank is asked to stop.
       store::JobRow next = job;
       next.updated_at = ctx.now;
@@ -220,17 +250,13 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
         CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "rank failed", next.reason));
         ++ctx.fx.tenant_events[job.tenant.value].restarts;
+        stop_everywhere(ctx, id, allocs);
+        job = next;
       } else {
-        next.phase = JobPhase::kFailed;
-        next.reason =
-            what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")";
-        CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-        CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "finished", "failed: " + next.reason));
-        ++ctx.fx.failed;
-        ++ctx.fx.tenant_events[job.tenant.value].failures;
+        CORRAL_RETURN_IF_ERROR(fail(
+            tx, ctx, job, allocs,
+            what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")"));
       }
-      stop_everywhere(ctx, id, allocs);
-      job = next;
     } else if (exited_ok == slots.size() && job.phase == JobPhase::kRunning) {
       CORRAL_RETURN_IF_ERROR(succeed(tx, ctx, job, attempt));
     }

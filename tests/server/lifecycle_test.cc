@@ -374,6 +374,34 @@ TEST_F(LifecycleTest, RankKilledOutOfRestartsFailsAndHoldsGpusUntilConfirmed) {
   EXPECT_EQ(job(id).phase, JobPhase::kFailed);
 }
 
+// A job is stopped at its maxRuntime (72 h by default), whatever restarts it has left: at
+// the first reconcile past it, it fails and every rank is asked to stop; its GPUs stay
+// held until the agent confirms the ranks are gone.
+TEST_F(LifecycleTest, AJobPastItsMaxRuntimeFailsAndItsRanksAreStopped) {
+  agent_on("n1");
+  const JobId id = place(2, 3, JobPhase::kRunning, {"n1"});
+  report(id, 0, "n1", "running");
+  report(id, 1, "n1", "running");
+  clock_.advance(core::Duration(72 * 3'600'000 - 1));
+  ok(reconcile(id));
+  EXPECT_EQ(job(id).phase, JobPhase::kRunning) << "1 ms inside its limit";
+  clock_.advance(core::Duration(1));
+  ok(reconcile(id));
+  const store::JobRow failed = job(id);
+  EXPECT_EQ(failed.phase, JobPhase::kFailed);
+  EXPECT_EQ(failed.reason, "ran past its maxRuntime of 3d in attempt 1");
+  EXPECT_EQ(failed.restarts, 0);
+  EXPECT_EQ(events(id).back(), "finished: failed: " + failed.reason);
+  EXPECT_EQ(fx_.failed, 1);
+  EXPECT_EQ(fx_.stops, (std::set<Stop>{{id.value, "n1"}}));
+  EXPECT_EQ(held(id), 2u);
+  report(id, 0, "n1", "exited", 0, 15);
+  report(id, 1, "n1", "exited", 0, 15);
+  ok(reconcile(id));
+  EXPECT_EQ(held(id), 0u);
+  EXPECT_EQ(job(id).phase, JobPhase::kFailed);
+}
+
 // A rank the agent never listed counts as gone only once the agent applied the stop's
 // version (or a later one); an older applied version proves nothing.
 TEST_F(LifecycleTest, NeverStartedRankIsConfirmedByTheAppliedStopVersion) {
