@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "sched/internal/backfill.h"
+#include "sched/internal/cycle.h"
 
 namespace corral::sched::detail {
 
@@ -121,6 +122,30 @@ void StartForecast::book_at(const JobRequest& r, TypeIx type, const PlannedStart
   if (!node) return;
   take(pool(type, s.topo()[*node].region), static_cast<std::int64_t>(head.gpus.size()),
        head.expected, r.expected_runtime());
+}
+
+// When each job left waiting for room is expected to start, in queue order: the head at
+// its planned start, each later job at the earliest the GPU counts allow (forecast.h).
+void forecast_starts(Cycle& c) {
+  detail::StartForecast forecast(c.plan, c.running, c.out, c.config.preemption.grace, c.now);
+  std::unordered_map<std::int64_t, const JobRequest*> requests;
+  for (const PendingJob& job : c.s.pending()) requests[job.request.id.value] = &job.request;
+  std::int32_t booked = 0;
+  for (Pending& p : c.out.pending) {
+    if (p.kind != PendingKind::kCapacity && p.kind != PendingKind::kTopology &&
+        p.kind != PendingKind::kPower && p.kind != PendingKind::kWaiting) {
+      continue;
+    }
+    if (++booked > detail::kMaxForecasts) break;
+    const JobRequest& r = *requests.at(p.job.value);
+    if (c.head && c.head->request.id == p.job) {
+      const PlannedStart& head = c.out.planned_starts.back();
+      forecast.book_at(r, c.head_type, head);
+      p.start = head.expected;
+    } else if (auto at = forecast.book(r, candidate_types(c.s, c.config, r))) {
+      p.start = *at;
+    }
+  }
 }
 
 }  // namespace corral::sched::detail

@@ -1,0 +1,159 @@
+#include <algorithm>
+#include <cmath>
+
+#include "sched/internal/admit.h"
+#include "sched/internal/cycle.h"
+#include "sched/internal/explain.h"
+#include "sched/internal/text.h"
+
+namespace corral::sched::detail {
+
+// The GPU types a job may use, most preferred first: the order the user listed them, or
+// for "any type" the cheapest in fair-share terms first (then by name), which keeps
+// premium GPUs for the jobs that ask for them. A job that says how fast it runs on each
+// type (gpu_speed) goes where it gains most per GPU-hour of the type's price, its
+// fair-share usage factor: speed / usage_factor^type_price_weight, highest first; types it
+// gives no speed for come last. Types with no node in the fleet are left out.
+std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const SchedulerConfig& config,
+                                    const JobRequest& r) {
+  std::vector<TypeIx> types;
+  if (!r.gpu_types.empty()) {
+    for (const core::GpuTypeId& id : r.gpu_types) types.push_back(*s.find_type(id));
+  } else {
+    for (TypeIx t = 0; t < static_cast<TypeIx>(s.gpu_types().size()); ++t) types.push_back(t);
+    std::stable_sort(types.begin(), types.end(), [&](TypeIx a, TypeIx b) {
+      return s.gpu_types()[a].usage_factor < s.gpu_types()[b].usage_factor;
+    });
+  }
+  if (!r.gpu_speed.empty()) {
+    const auto value = [&](TypeIx t) {
+      const core::GpuType& type = s.gpu_types()[t];
+      const auto it = r.gpu_speed.find(type.id);
+      return it == r.gpu_speed.end()
+                 ? 0.0
+                 : it->second / std::pow(type.usage_factor, config.type_price_weight);
+    };
+    std::stable_sort(types.begin(), types.end(),
+                     [&](TypeIx a, TypeIx b) { return value(a) > value(b); });
+  }
+  std::erase_if(types, [&](TypeIx t) { return s.max_node_gpus(t) == 0; });
+  return types;
+}
+
+detail::PlaceRequest place_request(const Cycle& c, const JobRequest& r, TypeIx type,
+                                   std::int32_t gpus) {
+  return {.type = type,
+          .gpus = gpus,
+          .per_node = r.gpus_per_node,
+          .cpus_per_gpu = r.cpus_per_gpu,
+          .memory_per_gpu_mib = r.memory_per_gpu_mib,
+          .topology = r.topology,
+          .scoring = c.config.topology_scoring,
+          .region = c.s.region_of(r)};
+}
+
+Placement make_placement(const Cycle& c, const JobRequest& r, TypeIx type,
+                         const detail::PlaceResult& placed, bool borrowed) {
+  return {.job = r.id,
+          .gpu_type = c.s.gpu_types()[type].id,
+          .gpus = detail::gpus_of(c.s, placed.takes),
+          .borrowed = borrowed,
+          .packed = placed.packed,
+          .reservation = r.reservation};
+}
+
+// Admission and placement without preemption: for each size (largest first; one size
+// for a rigid job), each acceptable type; the tightest placement wins, the earlier type on
+// ties, and a placement that meets the job's own packing wish ends the search early. For
+// a job that gives its speed by type, the first type that holds it wins: a faster type
+// gains more than a tighter placement on a slower one.
+// A type the job could never fit as the fleet is built is passed over; the job is
+// unschedulable only when every type is, and otherwise waits with the reason of the first
+// type that could hold it (the user's preference), unless that was quota.
+Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
+  Attempt best;
+  if (c.s.region_of(r) == kNoSuchRegion) {
+    best.reason = cat("unschedulable: no node is in region ", r.region);
+    return best;
+  }
+  std::string quota_reason;
+  const std::vector<TypeIx> types = candidate_types(c.s, c.config, r);
+  if (!types.empty()) best.preferred = types.front();
+  // Per type, why it can never hold the job at the smallest size tried so far.
+  std::vector<std::optional<detail::NeverFits>> never(types.size());
+  // The view the caller entered for this job.
+  detail::NoFitMemo& memo = c.memos[c.gate.current()];
+  for (std::int32_t size : detail::useful_sizes(r, c.config.elastic_min_efficiency)) {
+    for (std::size_t t = 0; t < types.size(); ++t) {
+      const TypeIx type = types[t];
+      const detail::PlaceRequest request = place_request(c, r, type, size);
+      never[t] = detail::never_fits(c.bounds, request);
+      if (never[t]) continue;
+      const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
+      if (!admission.ok) {
+        if (quota_reason.empty()) quota_reason = admission.reason;
+        continue;
+      }
+      detail::PlaceMiss miss;
+      std::optional<detail::PlaceResult> placed;
+      if (const detail::PlaceMiss* known = memo.find(request)) {
+        miss = *known;
+      } else {
+        placed = detail::find_placement(c.plan, request, miss);
+        if (!placed) memo.remember(request, miss);
+      }
+      if (!placed) {
+        if (best.reason.empty()) {
+          const detail::Explanation why =
+              detail::explain_no_fit(c.plan, c.bounds, c.gate, request, miss);
+          best.kind = why.kind;
+          best.reason = why.reason;
+        }
+        continue;
+      }
+      if (best.placement && placed->packed >= best.placement->packed) continue;
+      best.placement = make_placement(c, r, type, *placed, admission.borrowed);
+      best.takes = std::move(placed->takes);
+      const core::PackLevel wish =
+          r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
+      if (!r.gpu_speed.empty() || detail::satisfies(c.s, best.takes, wish)) break;
+    }
+    if (best.placement) break;
+  }
+  if (!best.placement && best.reason.empty()) {
+    if (!quota_reason.empty()) {
+      best.kind = PendingKind::kQuota;
+      best.reason = quota_reason;
+    } else if (types.empty()) {
+      best.kind = PendingKind::kUnschedulable;
+      best.reason = "unschedulable: the fleet has no node with an acceptable GPU type";
+    } else {
+      // Every type can never hold it: name the one that comes closest, or, when its region
+      // has none of them, say so of them all.
+      std::size_t closest = 0;
+      for (std::size_t t = 1; t < types.size(); ++t) {
+        if (never[t]->most > never[closest]->most) closest = t;
+      }
+      best.kind = PendingKind::kUnschedulable;
+      const std::string why = detail::never_fits_text(c.s, *never[closest]);
+      const bool none_in_region = std::all_of(never.begin(), never.end(), [](const auto& n) {
+        return n->limit == detail::NeverFits::Limit::kRegion;
+      });
+      if (types.size() == 1) {
+        best.reason = cat("unschedulable: ", why);
+      } else if (none_in_region) {
+        std::string names;
+        for (const TypeIx t : types) {
+          names += cat(names.empty() ? "" : " or ", c.s.gpu_types()[t].id.value);
+        }
+        best.reason = cat("unschedulable: no node in region ", r.region, " has ", names);
+      } else {
+        best.reason =
+            cat("unschedulable: no acceptable GPU type can ever hold it (closest: ", why, ")");
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace corral::sched::detail
