@@ -192,7 +192,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   const std::int32_t attempt = allocs.front().attempt;
   // Ranks come from the whole attempt's placement: after a node is fenced its rows are
   // released, but the other nodes' ranks keep their numbers.
-  const auto slots = rank_layout(attempt_placement(every, attempt), spec.processes);
+  const auto placement = attempt_placement(every, attempt);
+  const auto slots = rank_layout(placement, spec.processes);
   std::map<std::int32_t, store::WorkerRow> workers;
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_workers(id));
   for (auto& w : rows) {
@@ -225,9 +226,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
     }
     // The attempt's time runs from its GPUs' allocation, as the scheduler counts it.
     core::Time started = core::Time::max();
-    for (const auto& a : every) {
-      if (a.attempt == attempt) started = std::min(started, a.created_at);
-    }
+    for (const auto& a : placement) started = std::min(started, a.created_at);
     if (failed == nullptr && exited_ok < slots.size() && ctx.now - started >= spec.max_runtime) {
       // A job is stopped at its limit, as Slurm stops one at its TimeLimit: planned starts,
       // backfill and reservations count on it (docs/jobspec.md, maxRuntime). It ends failed,
