@@ -2,8 +2,8 @@
 # (docs/development.md, "Where the time goes"):
 #   - unity builds: each target's files compiled sixteen to a translation unit, so the
 #     templates of nlohmann/json, fmt and GoogleTest that every file instantiates are
-#     compiled (under src/, with ASan's instrumentation) once per sixteen files instead of once per
-#     file (sixteen against eight: a cold build 450 s against 536 s).
+#     compiled (under src/, with ASan's instrumentation) once per sixteen files instead
+#     of once per file (sixteen against eight: a cold build 450 s against 536 s).
 #     Files of one target share one unit, so their file-local names must differ.
 #     -DCMAKE_UNITY_BUILD=OFF builds file by file (each file then proves it includes what
 #     it uses).
