@@ -14,7 +14,9 @@
 //     maxPreemptionSearchesPerCycle: 64
 //     backfill: true                 # EASY backfill around the first blocked job
 //     starvationAgeMs: 7200000       # waiting this long goes ahead of fair share (0: never)
-//     elasticGrowth: true            # elastic jobs grow into GPUs nobody pending can use
+//     elasticGrowth: true            # running elastic jobs re-sized where GPUs add most
+//     elasticReplanPeriodMs: 60000   # a job is re-sized after holding its size this long
+//     elasticFairness: -1            # power-mean exponent of the elastic allocator
 //     lasThresholdsGpuSeconds: [3600, 36000]   # attainedService levels
 //
 // The same section also holds corrald's own loop knobs (kSchedulerLoopKeys), which

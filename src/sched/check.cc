@@ -193,6 +193,10 @@ class Checker {
 
   // 3. Resizes: inside the elastic range; shrink keeps a subset, grow a superset.
   void resizes() {
+    // Shrinks for no pending job (the elastic allocator's) make room for growths in the
+    // same decision (their GPUs, or a node's CPUs or a rack's power): without any growth
+    // they restart jobs for nothing.
+    std::vector<core::JobId> to_growth;
     for (const Resize& r : d_.resizes) {
       const RunningJob* v = victim_of(r.job, "resize");
       if (v == nullptr) continue;
@@ -214,9 +218,11 @@ class Checker {
         }
         if (!std::includes(old_set.begin(), old_set.end(), new_set.begin(), new_set.end())) {
           fail(cat("job ", r.job.value, " shrank onto GPUs it did not hold"));
+          continue;
         }
         for (const GpuRef& g : freed) released_to_[g] = r.for_job.value_or(core::JobId(-1));
         if (r.for_job) expect_used(r.job, *r.for_job, freed, "shrink");
+        if (!r.for_job) to_growth.push_back(r.job);
       } else {
         if (!std::includes(new_set.begin(), new_set.end(), old_set.begin(), old_set.end())) {
           fail(cat("job ", r.job.value, " grew but dropped GPUs it held"));
@@ -224,6 +230,11 @@ class Checker {
         for (const GpuRef& g : new_set) {
           if (!old_set.count(g)) grown_.push_back({r.job, g});
         }
+      }
+    }
+    if (grown_.empty()) {
+      for (const core::JobId& job : to_growth) {
+        fail(cat("job ", job.value, " shrank for no job, and nothing grew (useless)"));
       }
     }
   }
@@ -259,7 +270,10 @@ class Checker {
         fail(cat("job ", job.value, " grew onto unknown GPU ", gpu_text(g)));
         continue;
       }
-      if (!held_.insert(g).second || released_to_.count(g)) {
+      // A growth may take what a re-allocating shrink gave back (released to no job).
+      const auto released = released_to_.find(g);
+      if (!held_.insert(g).second ||
+          (released != released_to_.end() && released->second != core::JobId(-1))) {
         fail(cat("GPU ", gpu_text(g), " given twice"));
       }
       check_usable(cat("job ", job.value), g);

@@ -75,17 +75,26 @@ struct SchedulerConfig {
   // 0: never. The promise holds GPUs back: against none, mean JCT on the Pollux workloads
   // is 1-2% longer at this age, 2-5% at 8 h, 7-9% at 2 h (docs/evaluation.md).
   core::Duration starvation_age = core::seconds(24 * 3600);
-  // Elastic jobs grow into GPUs no pending job could use, by marginal gain (decide.cc,
-  // grow_elastic: water-filling over the jobs' scaling curves).
+  // Running elastic jobs are re-sized together, every re-plan period, to where GPUs add
+  // the most to the power mean of their speedups (elastic_allocation.cc; docs/scheduling.md,
+  // part 7), over the GPUs they hold and those no pending job could use. Off: elastic
+  // jobs keep the size they started at, unless shrunk for a pending job.
   bool elastic_growth = true;
   // An elastic job runs only at sizes where each GPU still adds at least this share of
   // what one GPU adds at the job's minimum size, by its scaling curve:
   // throughput(n) / n >= elastic_min_efficiency * throughput(min) / min. It starts at the
   // largest such size that fits and never grows past it. 0: any size in its range.
   double elastic_min_efficiency = 0.5;
-  // What a resize costs beyond the job's restore time (stop, requeue, start): a job grows
-  // only when the run time it saves at the new size exceeds this plus its restore time.
+  // What a resize costs beyond the job's restore time (stop, requeue, start): the
+  // allocator charges a job this plus its restore time for every change of size.
   core::Duration elastic_resize_cost = core::seconds(30);
+  // A running elastic job is re-sized only after it held its size this long (Pollux and
+  // Sia re-plan every minute).
+  core::Duration elastic_replan_period = core::seconds(60);
+  // The power mean's exponent over the jobs' speedups that the allocator maximises: the
+  // more negative, the more GPUs go to jobs behind the others. -1 (the harmonic mean) is
+  // Pollux's; Sia uses -0.5; 0 is the geometric mean (proportional fairness). At most 0.
+  double elastic_fairness = -1.0;
   // How much a GPU type's price weighs when a job that gives its speed by type
   // (JobRequest::gpu_speed) is placed: types go by speed / usage_factor^weight, highest
   // first (the usage factor is what a GPU-second costs the tenant's fair share). 1: most

@@ -125,8 +125,8 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
   }
 
   count_placements();
-  // 7. elastic jobs grow into what nobody pending can use.
-  if (config.elastic_growth) grow_elastic(c);
+  // 7. running elastic jobs are re-sized where GPUs add the most.
+  if (config.elastic_growth) allocate_elastic(c);
   // 8. a forecast start for every job waiting for room.
   forecast_starts(c);
   return std::move(c.out);

@@ -8,50 +8,6 @@
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
-namespace {
-
-// A shrink gives up only what the placement needs. The search released the shrunk job
-// down to its minimum; once the placement is taken, the job takes back, in GPU order, the
-// released GPUs still free whose node still has its CPUs and memory for them and whose
-// rack stays under its power cap, as many as keep it at an allowed size. So a 32-GPU job
-// making room for 8 goes to 24, one checkpoint-restart, where going to its minimum of 8
-// and growing back to 24 in the next cycle made two. Returns the GPUs it keeps, sorted.
-std::vector<GpuRef> keep_what_is_left(Cycle& c, const detail::Victim& v) {
-  const RunningJob& victim = c.s.running()[v.running_ix];
-  const JobRequest& r = victim.request;
-  const TenantIx tenant = c.running.tenant[v.running_ix];
-  std::vector<Plan::Take> taken;  // one GPU each, in GPU order
-  for (const Plan::Take& t : v.released) {
-    for (std::uint64_t m = t.mask & c.plan.free_mask(t.node); m != 0; m &= m - 1) {
-      if (c.plan.room_on(t.node, 1, r.cpus_per_gpu, r.memory_per_gpu_mib) != Plan::Room::kFits) {
-        break;  // nothing more fits on this node
-      }
-      taken.push_back({t.node, m & (~m + 1)});
-      c.plan.take({taken.back()}, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
-    }
-  }
-  const auto minimum = static_cast<std::size_t>(r.elastic->min_gpus);
-  std::size_t size = minimum;
-  for (const std::int32_t allowed :
-       detail::useful_sizes(r, c.config.elastic_min_efficiency)) {  // largest first
-    const auto n = static_cast<std::size_t>(allowed);
-    if (n <= minimum + taken.size() && n < victim.gpus.size()) {
-      size = n;
-      break;
-    }
-  }
-  // What an allowed size cannot use goes back, last taken first.
-  while (minimum + taken.size() > size) {
-    c.plan.give_back({taken.back()}, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
-    taken.pop_back();
-  }
-  std::vector<GpuRef> kept = detail::gpus_of(c.s, v.kept);
-  for (const GpuRef& g : detail::gpus_of(c.s, taken)) kept.push_back(g);
-  std::sort(kept.begin(), kept.end());
-  return kept;
-}
-
-}  // namespace
 
 // A blocked job that GPUs already being given up would seat waits for them instead of
 // preempting more. Those jobs (victims asked to stop for it in an earlier cycle, jobs
@@ -177,7 +133,13 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
     c.plan.take(found->placement.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
     for (const auto& [at, v] : shrinks) {
       Resize& rz = c.out.resizes[at];
-      rz.gpus = keep_what_is_left(c, *v);
+      // A shrink gives up only what the placement needs: a 32-GPU job making room for 8
+      // goes to 24, one checkpoint-restart, where going to its minimum of 8 and growing
+      // back to 24 in the next cycle made two.
+      const JobRequest& vr = c.s.running()[v->running_ix].request;
+      rz.gpus = keep_what_is_left(c, v->running_ix, v->kept, v->released,
+                                  detail::useful_sizes(vr, c.config.elastic_min_efficiency),
+                                  rz.from_gpus - 1);
       rz.to_gpus = static_cast<std::int32_t>(rz.gpus.size());
     }
     for (const detail::Victim& v : found->victims) {

@@ -127,7 +127,8 @@ class Engine {
   static std::int32_t least_gpus(const ModelJob& j) {
     return j.request.elastic ? j.request.elastic->min_gpus : j.request.gpus;
   }
-  // Whether decide() could grow a running elastic job into a free GPU now.
+  // Whether decide()'s elastic allocator could re-size a running job: one could grow into
+  // a free GPU of its type, or two share a type and could trade GPUs.
   bool growable() const;
   // Frees the job's GPUs and records its hold of each for the ledger; `lost_ms`: the work
   // since its last checkpoint that a stop threw away (0 for a completion).
@@ -690,13 +691,16 @@ core::Status Engine::resize(const sched::Resize& r) {
 
 bool Engine::growable() const {
   if (!policy_.jobs_elastic || !policy_.config.elastic_growth) return false;
+  std::map<std::int32_t, std::int32_t> elastic_by_type;
   for (const std::int32_t job : running_) {
     const ModelJob& j = jobs_[job];
-    if (!j.request.elastic ||
-        static_cast<std::int32_t>(j.gpus.size()) >= j.request.elastic->max_gpus) {
-      continue;
+    if (!j.request.elastic) continue;
+    const std::int32_t type = node_type_[node_ix_.at(j.gpus.front().node.value)];
+    if (++elastic_by_type[type] >= 2) return true;
+    if (static_cast<std::int32_t>(j.gpus.size()) < j.request.elastic->max_gpus &&
+        free_by_type_[type] > 0) {
+      return true;
     }
-    if (free_by_type_[node_type_[node_ix_.at(j.gpus.front().node.value)]] > 0) return true;
   }
   return false;
 }
@@ -717,7 +721,7 @@ core::Status Engine::cycle() {
   //     backfill could hand the reservation to another job: the simulator re-decides at
   //     events and wake-ups only (the one approximation here; corrald runs on a timer).
   //   - with elastic jobs, decide() also runs with nothing pending, or nothing that fits,
-  //     while a running elastic job could grow into a free GPU.
+  //     while its allocator could re-size a running elastic job (growable()).
   const std::int32_t max_free = *std::max_element(free_by_type_.begin(), free_by_type_.end());
   const bool grow = growable();
   const bool no_fit_possible = !policy_.config.preemption.enabled && !pending_.empty() &&
@@ -863,7 +867,7 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
 // backfill plan), a planned start comes due. The next such instant gets a cycle.
 void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decisions& d) {
   const bool waiting = !pending_.empty();
-  const bool grow = growable();  // growth needs nothing pending on the type, only free GPUs
+  const bool grow = growable();  // re-sizing needs nothing pending
   if (!time_dependent() || (!waiting && !grow)) return;
   const sched::SchedulerConfig& c = policy_.config;
   std::int64_t next = std::numeric_limits<std::int64_t>::max();
@@ -872,8 +876,8 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
   };
   for (const sched::RunningJob& r : s.running()) {
     const std::int64_t start = to_ms(r.started_at);
-    // A job may be preempted, or an elastic one shrunk or grown, once it ran min_runtime.
-    if ((waiting && c.preemption.enabled) || (grow && r.request.elastic)) {
+    // A job may be preempted, or an elastic one shrunk, once it ran min_runtime.
+    if (waiting && c.preemption.enabled) {
       consider(start + to_ms(c.preemption.min_runtime_for(r.request.tier)));
     }
     // A promise (backfill's head, or the starved job whose turn it is) rests on max runtimes.
@@ -886,6 +890,8 @@ void Engine::schedule_wakeup(const sched::ClusterSnapshot& s, const sched::Decis
       consider(to_ms(p.queued_at) + to_ms(c.starvation_age));
   }
   for (const sched::PlannedStart& p : d.planned_starts) consider(to_ms(p.at));
+  // The elastic allocator re-plans every period, as corrald's loop would run it.
+  if (grow) consider(now_ms_ + to_ms(c.elastic_replan_period));
   if (next == std::numeric_limits<std::int64_t>::max() || !wakeups_.insert(next).second) return;
   push(next, EventKind::kWakeup);
 }

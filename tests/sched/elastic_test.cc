@@ -1,6 +1,7 @@
-// Elastic allocation on hand-drawn clusters: the scaling curve decides where idle GPUs
-// go (water-filling over log throughput), how large a job starts (the efficiency floor)
-// and whether a resize is worth its restart (hysteresis).
+// Elastic allocation on hand-drawn clusters: the scaling curves decide where GPUs go
+// (water-filling over the harmonic mean of speedups, idle GPUs and those moved between
+// running jobs), how large a job starts (the efficiency floor) and whether a resize is
+// worth its restart (hysteresis, the re-plan period).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -62,42 +63,88 @@ TEST(Scaling, MeasurementsCorrectTheDeclaredCurve) {
   EXPECT_EQ(rising.back(), (core::ScalingPoint{16, 600.0}));
 }
 
-// Twelve idle GPUs, two jobs at 2 GPUs that may grow to 8. Job 1 scales linearly, job 2
-// barely (2 GPUs: 10, 4: 11, 8: 12): job 1's steps add the most log-throughput per GPU
-// and come first, to 8; job 2 then grows to 4, where a GPU is still worth 0.55 of one of
-// its first two, and no further (at 6, 0.38: under the 0.5 floor).
-TEST(Elastic, IdleGpusGoWhereTheyAddTheMostThroughput) {
-  FleetBuilder f;
-  f.dgx("a").dgx("b");
-  f.running(JobBuilder(1).gpus(2).elastic(2, 8, 2), {{"a", 0}, {"a", 1}});
-  f.running(JobBuilder(2).gpus(2).elastic(2, 8, 2).scaling({{2, 10.0}, {4, 11.0}, {8, 12.0}}),
-            {{"a", 2}, {"a", 3}});
-  const Decisions d = decide_checked(f.build(), {}, kNow);
-  EXPECT_EQ(resized_to(d, 1), 8);
-  EXPECT_EQ(resized_to(d, 2), 4);
+// A curve that barely rises: 1 GPU 1.0, 2: 1.1, 4: 1.2, 8: 1.25.
+const std::vector<core::ScalingPoint> kFlat = {{1, 1.0}, {2, 1.1}, {4, 1.2}, {8, 1.25}};
 
-  // With no floor job 2 takes the rest: each of its steps still adds some throughput.
-  SchedulerConfig any_size;
-  any_size.elastic_min_efficiency = 0;
-  const Decisions all = decide_checked(f.build(), any_size, kNow);
-  EXPECT_EQ(resized_to(all, 1), 8);
-  EXPECT_EQ(resized_to(all, 2), 8);
+// Six idle GPUs, two jobs at 1 GPU that may grow to 8: job 1 scales linearly, job 2
+// barely. The water-fill over the harmonic mean of speedups gives job 1 the steps that
+// add the most (to 2, to 3), then job 2's first (1.1x), then job 1's to 5, and the last
+// GPU to job 2 (1.15x at 3, worth more than job 1's sixth).
+TEST(Elastic, IdleGpusGoWhereTheyAddTheMost) {
+  FleetBuilder f;
+  f.dgx("a");
+  f.running(JobBuilder(1).gpus(1).elastic(1, 8), {{"a", 0}});
+  f.running(JobBuilder(2).gpus(1).elastic(1, 8).scaling(kFlat), {{"a", 1}});
+  const Decisions d = decide_checked(f.build(), {}, kNow);
+  EXPECT_EQ(resized_to(d, 1), 5);
+  EXPECT_EQ(resized_to(d, 2), 3);
 }
 
-// Two linear jobs at 1 and 4 GPUs, 4 idle GPUs: water-filling doubles the small one
-// first (log 2 per GPU) and gives the rest to whichever gains more per GPU, instead of
-// handing everything to the lower job id.
-TEST(Elastic, GrowthIsProportionallyFair) {
+// Nothing idle: job 1 holds 6 GPUs it barely uses, job 2 (linear) 2. Both ran for hours
+// at their sizes, so the restart is cheap against the gain: GPUs move from job 1 to
+// job 2, to the same split as from scratch (3 and 5), in one decision: the shrink frees
+// the GPUs, the growth takes them.
+TEST(Elastic, GpusMoveFromAJobThatScalesBadlyToOneThatScalesWell) {
+  FleetBuilder f;
+  f.dgx("a");
+  f.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling(kFlat),
+            {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
+  f.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
+  const Decisions d = decide_checked(f.build(), {}, kNow);
+  ASSERT_EQ(d.resizes.size(), 2u);
+  EXPECT_EQ(d.resizes[0].job.value, 1);  // the shrink comes first, so its GPUs are free
+  EXPECT_EQ(d.resizes[0].to_gpus, 3);
+  EXPECT_EQ(d.resizes[0].gpus.size(), 3u);
+  EXPECT_NE(d.resizes[0].reason.find("elastic re-allocation"), std::string::npos);
+  EXPECT_EQ(d.resizes[1].job.value, 2);
+  EXPECT_EQ(d.resizes[1].to_gpus, 5);
+  EXPECT_NE(d.resizes[1].reason.find("2.5x its throughput"), std::string::npos)
+      << d.resizes[1].reason;
+}
+
+// The same two jobs, started 2 minutes ago: a job that held its size for t is taken to
+// run about t more, so each restart (30 s) costs a quarter of the horizon, and the move
+// (harmonic mean of speedups from 1.34 to 1.26 once discounted) does not pay.
+TEST(Elastic, AMoveMustPayForItsRestarts) {
+  FleetBuilder f;
+  f.dgx("a");
+  f.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling(kFlat),
+            {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
+  f.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
+  for (std::int64_t job : {1, 2}) f.run_state(job, {.started_ms = 10 * kHour - 120'000});
+  EXPECT_TRUE(decide_checked(f.build(), {}, kNow).resizes.empty());
+}
+
+// With restarts free, a job is still re-sized only once it held its size for the re-plan
+// period (60 s): 30 s after its start nothing moves, 61 s after it the move is made.
+TEST(Elastic, AJobIsReSizedOnlyAfterTheReplanPeriod) {
+  SchedulerConfig free_restarts;
+  free_restarts.elastic_resize_cost = core::Duration(0);
+  free_restarts.preemption.min_runtime = core::Duration(0);
+  const auto held_for = [](std::int64_t ms) {
+    FleetBuilder f;
+    f.dgx("a");
+    f.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling(kFlat),
+              {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
+    f.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
+    for (std::int64_t job : {1, 2}) f.run_state(job, {.started_ms = 10 * kHour - ms});
+    return f.build();
+  };
+  EXPECT_TRUE(decide_checked(held_for(30'000), free_restarts, kNow).resizes.empty());
+  EXPECT_EQ(decide_checked(held_for(61'000), free_restarts, kNow).resizes.size(), 2u);
+}
+
+// Two linear jobs at 4 and 1 GPUs, 4 idle: the harmonic mean favours the job behind, so
+// job 2 grows to 5 and job 1 keeps its 4 (growing it to 5 instead would restart it for
+// less than job 2 gains).
+TEST(Elastic, TheJobBehindGetsTheIdleGpus) {
   FleetBuilder f;
   f.node("n", "H100", 9, 1);
   f.running(JobBuilder(1).gpus(4).elastic(1, 8), {{"n", 0}, {"n", 1}, {"n", 2}, {"n", 3}});
   f.running(JobBuilder(2).gpus(1).elastic(1, 8), {{"n", 4}});
   const Decisions d = decide_checked(f.build(), {}, kNow);
-  // Steps of one GPU, by log gain per GPU: job 2 1->2 (0.69), 2->3 (0.41), 3->4 (0.29),
-  // then job 1 4->5 and job 2 4->5 tie (0.22) and the earlier job wins: 5 and 4, where
-  // the sum of log throughputs (log 20) is the largest any split of the 9 GPUs reaches.
-  EXPECT_EQ(resized_to(d, 1), 5);
-  EXPECT_EQ(resized_to(d, 2), 4);
+  EXPECT_EQ(resized_to(d, 1), 0);
+  EXPECT_EQ(resized_to(d, 2), 5);
 }
 
 // A pending elastic job starts at the largest size that fits where each GPU is still
@@ -112,9 +159,9 @@ TEST(Elastic, StartsAtTheLargestEfficientSize) {
   EXPECT_EQ(placement_of(d, 1)->gpus.size(), 6u);
 }
 
-// A job about to finish is not restarted to grow: 2 -> 4 GPUs halves its remaining 40 s,
-// saving 20 s, less than its 60-s restore plus the 30-s resize cost. With 2 hours left it
-// grows.
+// A job about to finish is not restarted to grow: with 40 s left by its limit, the
+// horizon over which 4 GPUs would pay is 40 s, shorter than its restart (60-s restore and
+// the 30-s resize cost). With 2 hours left it grows.
 TEST(Elastic, ResizesOnlyWhenTheGainBeatsTheRestart) {
   const auto with = [](std::int64_t max_runtime_ms) {
     FleetBuilder f;
@@ -134,8 +181,9 @@ TEST(Elastic, ResizesOnlyWhenTheGainBeatsTheRestart) {
 
 // A job whose next steps do not pay for its restart takes no GPUs from one whose steps
 // do. One 12-GPU node with 4 idle: job 1 (linear, 4 to 16 in fours, 150 s left, 60-s
-// restore) would gain most per GPU, but 4 -> 8 saves only 75 s of its 90-s restart and
-// 4 -> 12 does not fit; job 2 (4 -> 8 adds half its throughput, hours left) grows.
+// restore) would gain most per GPU, but its 90-s restart costs 60% of those 150 s, so 8
+// GPUs are worth less to it than its 4 now; job 2 (4 -> 8 adds half its throughput,
+// hours left) grows.
 TEST(Elastic, AJobThatCannotPayForItsRestartLeavesTheGpusToOthers) {
   FleetBuilder f;
   f.node("n", "H100", 12, 1);

@@ -194,8 +194,9 @@ TEST(Region, BackfillPlansFromTheRegionsOwnJobs) {
 }
 
 // Idle GPUs in us-east that a waiting eu-west job could never use are no reason to keep a
-// us-east elastic job from growing into them; a job that may go anywhere is still held
-// back (it could take what the waiting job needs).
+// us-east elastic job from growing into them. Nor for a job that may go anywhere: it
+// grows in the region it runs in (a gang stays in one), so it cannot take what the
+// waiting job needs.
 TEST(Region, ElasticGrowthIsNotHeldBackByAnotherRegionsQueue) {
   const auto fleet = [](const JobBuilder& elastic) {
     return FleetBuilder()
@@ -212,7 +213,10 @@ TEST(Region, ElasticGrowthIsNotHeldBackByAnotherRegionsQueue) {
   EXPECT_EQ(d.resizes[0].to_gpus, 8);
 
   const JobBuilder anywhere = JobBuilder(10).gpus(4).elastic(4, 8, 4);
-  EXPECT_TRUE(decide_checked(fleet(anywhere), kNoBackfill, kNow).resizes.empty());
+  const Decisions any = decide_checked(fleet(anywhere), kNoBackfill, kNow);
+  ASSERT_EQ(any.resizes.size(), 1u);
+  EXPECT_EQ(any.resizes[0].to_gpus, 8);
+  for (const GpuRef& g : any.resizes[0].gpus) EXPECT_EQ(g.node.value, "n1");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 12,
+static_assert(field_count<sched::SchedulerConfig>() == 14,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -52,6 +52,8 @@ struct Fields<sched::SchedulerConfig> {
     v("elasticGrowth", c.elastic_growth);
     v("elasticMinEfficiency", c.elastic_min_efficiency);
     v("elasticResizeCostMs", c.elastic_resize_cost, Range{0, kDayMs});
+    v("elasticReplanPeriodMs", c.elastic_replan_period, Range{1'000, kDayMs});
+    v("elasticFairness", c.elastic_fairness);
     v("typePriceWeight", c.type_price_weight);
     v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
   }
@@ -68,6 +70,11 @@ struct Fields<sched::SchedulerConfig> {
     if (!std::isfinite(e) || e < 0 || e > 1) {
       return errors.fail(child_path(path, "elasticMinEfficiency"),
                          fmt::format("must be between 0 and 1, got {}", e));
+    }
+    const double p = c.elastic_fairness;
+    if (!std::isfinite(p) || p < -10 || p > 0) {
+      return errors.fail(child_path(path, "elasticFairness"),
+                         fmt::format("must be between -10 and 0, got {}", p));
     }
     const double f = c.fairness;
     if (!std::isfinite(f) || f < 0 || f > 1) {

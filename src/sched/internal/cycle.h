@@ -4,7 +4,7 @@
 //   place_job.cc      try_place(): admission and placement without preemption
 //   preempt_job.cc    wait_for_stopping(), try_preempt(): making room by stopping jobs
 //   promise.cc        plan_head(): the head's planned start and the GPUs promised to it
-//   elastic_growth.cc grow_elastic(): elastic jobs grow into what nobody pending can use
+//   elastic_allocation.cc allocate_elastic(): running elastic jobs re-sized where GPUs add most
 //   forecast.cc       forecast_starts(): an expected start for every job left waiting
 //
 // Thread safety: one Cycle per decide() call, on its thread.
@@ -82,7 +82,13 @@ std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, Tena
 bool try_preempt(Cycle& c, JobQueue& queue, const PendingJob& job, TenantIx tenant, bool due,
                  std::string& declined);
 std::optional<std::string> plan_head(Cycle& c, const PendingJob& job, const std::string& cause);
-void grow_elastic(Cycle& c);
+void allocate_elastic(Cycle& c);
+// A shrinking elastic job takes back what is still free of the GPUs it released, up to
+// the largest of `sizes` (largest first) that is at most `at_most`; the GPUs it keeps.
+std::vector<GpuRef> keep_what_is_left(Cycle& c, std::int32_t running_ix,
+                                      const std::vector<Plan::Take>& kept,
+                                      const std::vector<Plan::Take>& released,
+                                      const std::vector<std::int32_t>& sizes, std::int32_t at_most);
 void forecast_starts(Cycle& c);
 
 }  // namespace corral::sched::detail

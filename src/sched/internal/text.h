@@ -51,4 +51,10 @@ inline std::string gpu_hours(double gpu_seconds) {
   return cat(tenths / 10, ".", tenths % 10, " GPU-h");
 }
 
+// A ratio for people, to a tenth: "1.9x".
+inline std::string times(double ratio) {
+  const auto tenths = static_cast<std::int64_t>(ratio * 10.0 + 0.5);
+  return cat(tenths / 10, ".", tenths % 10, "x");
+}
+
 }  // namespace corral::sched::detail
