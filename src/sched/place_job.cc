@@ -62,11 +62,12 @@ Placement make_placement(const Cycle& c, const JobRequest& r, TypeIx type,
           .reservation = r.reservation};
 }
 
-// Admission and placement without preemption: for each size (largest first; one size
-// for a rigid job), each acceptable type; the tightest placement wins, the earlier type on
-// ties, and a placement that meets the job's own packing wish ends the search early. For
-// a job that gives its speed by type, the first type that holds it wins: a faster type
-// gains more than a tighter placement on a slower one.
+// Admission and placement without preemption: on each acceptable type, the largest size
+// that fits (one size for a rigid job). Then the largest size wins, the tightest placement
+// among those, the earlier type on ties. For a job that gives its speed by type, size and
+// type are weighed together: its throughput there, speed x T(size) by its scaling curve,
+// per the type's price weight (candidate_types), highest first, the earlier type on ties;
+// so 4 fast GPUs beat 8 slow ones when the 4 run it faster per unit of price.
 // A type the job could never fit as the fleet is built is passed over; the job is
 // unschedulable only when every type is, and otherwise waits with the reason of the first
 // type that could hold it (the user's preference), unless that was quota.
@@ -83,9 +84,21 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   std::vector<std::optional<detail::NeverFits>> never(types.size());
   // The view the caller entered for this job.
   detail::NoFitMemo& memo = c.memos[c.gate.current()];
-  for (std::int32_t size : detail::useful_sizes(r, c.config.elastic_min_efficiency)) {
-    for (std::size_t t = 0; t < types.size(); ++t) {
-      const TypeIx type = types[t];
+  // What a placement of `size` on `type` is worth, for a job that gives speeds.
+  const auto value = [&](TypeIx type, std::int32_t size) {
+    const core::GpuType& t = c.s.gpu_types()[type];
+    const auto speed = r.gpu_speed.find(t.id);
+    return speed == r.gpu_speed.end() ? 0.0
+                                      : speed->second * detail::throughput(r, size) /
+                                            std::pow(t.usage_factor, c.config.type_price_weight);
+  };
+  std::int32_t best_size = 0;
+  double best_value = 0;
+  const std::vector<std::int32_t> sizes =
+      detail::useful_sizes(r, c.config.elastic_min_efficiency);  // largest first
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    const TypeIx type = types[t];
+    for (std::int32_t size : sizes) {
       const detail::PlaceRequest request = place_request(c, r, type, size);
       never[t] = detail::never_fits(c.bounds, request);
       if (never[t]) continue;
@@ -111,14 +124,27 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
         }
         continue;
       }
-      if (best.placement && placed->packed >= best.placement->packed) continue;
-      best.placement = make_placement(c, r, type, *placed, admission.borrowed);
-      best.takes = std::move(placed->takes);
-      const core::PackLevel wish =
-          r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
-      if (!r.gpu_speed.empty() || detail::satisfies(c.s, best.takes, wish)) break;
+      // The largest size that fits this type; is it better than the best so far?
+      const bool better =
+          !best.placement ||
+          (r.gpu_speed.empty()
+               ? size > best_size || (size == best_size && placed->packed < best.placement->packed)
+               : value(type, size) > best_value);
+      if (better) {
+        best.placement = make_placement(c, r, type, *placed, admission.borrowed);
+        best.takes = std::move(placed->takes);
+        best_size = size;
+        best_value = value(type, size);
+      }
+      break;
     }
-    if (best.placement) break;
+    // Nothing on a later type can beat the largest size tightly packed.
+    const core::PackLevel wish =
+        r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
+    if (best.placement && r.gpu_speed.empty() && best_size == sizes.front() &&
+        detail::satisfies(c.s, best.takes, wish)) {
+      break;
+    }
   }
   if (!best.placement && best.reason.empty()) {
     if (!quota_reason.empty()) {

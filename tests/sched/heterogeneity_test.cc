@@ -44,6 +44,28 @@ TEST(Heterogeneity, TheTypeWithTheMostSpeedPerPriceWins) {
   EXPECT_EQ(type_of(decide_checked(f.build()), 1), "H100") << "the default weight is 0.5";
 }
 
+// An elastic job weighs size and type together: 4 free H100 (speed 2.2, price weight
+// 2^0.5) against 8 free T4. At a T4 speed of 0.25 the 4 H100 run it faster per unit of
+// price (2.2 x 4 / 1.41 = 6.2 against 0.25 x 8 / 0.39 = 5.2), though the T4 hold more of
+// it; at 0.5 the 8 T4 win (10.3).
+TEST(Heterogeneity, AnElasticJobWeighsItsSizeAndTheTypeTogether) {
+  const auto with_t4_speed = [](double speed) {
+    FleetBuilder f;
+    f.dgx("h", "H100").node("t", "T4", 8, 1);
+    f.running(JobBuilder(9).gpus(4).types({"H100"}), {{"h", 0}, {"h", 1}, {"h", 2}, {"h", 3}});
+    f.pending(JobBuilder(1).gpus(1).elastic(1, 8).speed({{"H100", 2.2}, {"T4", speed}}));
+    return decide_checked(f.build());
+  };
+  const Decisions fast = with_t4_speed(0.25);
+  ASSERT_NE(placement_of(fast, 1), nullptr);
+  EXPECT_EQ(type_of(fast, 1), "H100");
+  EXPECT_EQ(placement_of(fast, 1)->gpus.size(), 4u);
+  const Decisions many = with_t4_speed(0.5);
+  ASSERT_NE(placement_of(many, 1), nullptr);
+  EXPECT_EQ(type_of(many, 1), "T4");
+  EXPECT_EQ(placement_of(many, 1)->gpus.size(), 8u);
+}
+
 // Without speeds the order for "any type" is unchanged: the tightest placement, then the
 // cheapest type. One GPU is as tight on every type, so the T4.
 TEST(Heterogeneity, WithoutSpeedsTheCheapestTypeComesFirst) {
