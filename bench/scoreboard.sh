@@ -3,8 +3,9 @@
 # that corral-sim reads, and the skewed-tenant workloads, under FIFO, Slurm (EASY
 # backfill), Tiresias and Corral's default, in two worlds: the trace as it is (a preempted
 # job restarts from zero) and with periodic checkpoints (every 30 min, 30 s to write one,
-# 2 min to restore). Prints one table of ratios to the best baseline per trace and metric,
-# and with --write-docs puts it into docs/evaluation.md.
+# 2 min to restore); the Pollux and Sia workloads also under Corral with every job
+# elastic. Prints a table of ratios to the best baseline per trace and metric and one of
+# elastic against rigid Corral, and with --write-docs puts them into docs/evaluation.md.
 # Usage: bench/scoreboard.sh [SIM] [OUT] [--write-docs]
 # SIM_FLAGS="--scheduler-config FILE.yaml" bench/scoreboard.sh ...: other Corral knobs.
 # JOBS=N: runs at a time (default: the cores). ONLY=REGEX: only the traces whose name
@@ -16,6 +17,9 @@ WRITE=${3:-}
 T=${CORRAL_SHARED:-../shared}/traces
 JOBS=${JOBS:-$(nproc)}
 POLICIES=(--policy fifo --policy slurm --policy tiresias --policy corral)
+# The workloads whose jobs can run elastic (their profiles give every size's run time)
+# also run Corral's default with every job submitted elastic.
+ELASTIC="--policy corral-elastic"
 read -r -a MORE <<< "${SIM_FLAGS:-}"
 declare -A WORLD=([as-is]="" [checkpoints]="--checkpoint-interval-s 1800 --checkpoint-cost-s 30 --restore-s 120")
 start=$(date +%s)
@@ -29,13 +33,13 @@ cases() {
   for load in 0.5 1.0 1.5 2.0; do
     case $load in 0.5) dir=workloads-0.5 ;; 1.0) dir=workloads ;; 1.5) dir=workloads-1.5 ;; 2.0) dir=workloads-2.0 ;; esac
     for w in 1 2 3 4 5 6 7 8; do
-      echo "pollux-$load/w$w|examples/fleets/pollux-64.yaml|$T/pollux-workloads/$dir/workload-$w.csv|pollux|--cycle-interval-s 60 --start-s 30"
+      echo "pollux-$load/w$w|examples/fleets/pollux-64.yaml|$T/pollux-workloads/$dir/workload-$w.csv|pollux|--cycle-interval-s 60 --start-s 30 $ELASTIC"
     done
   done
   for set in philly:8 saturn:10 newtrace:10; do
     n=${set#*:}; set=${set%:*}
     for w in $(seq 1 "$n"); do
-      echo "sia-$set/w$w|examples/fleets/sia-64.yaml|$T/sia-workloads/workloads/$set/workload-$w.csv|sia|--cycle-interval-s 60 --start-s 30"
+      echo "sia-$set/w$w|examples/fleets/sia-64.yaml|$T/sia-workloads/workloads/$set/workload-$w.csv|sia|--cycle-interval-s 60 --start-s 30 $ELASTIC"
     done
   done
   local a=$T/philly-pollux/anchors

@@ -121,8 +121,9 @@ class Engine {
   core::Status resize(const sched::Resize& r);
   // Stops a running job, keeping the work up to its last checkpoint, and requeues it.
   void stop_and_requeue(std::int32_t job);
-  // The stop part: keeps the saved work, accounts the attempt, releases the GPUs.
-  void stop(std::int32_t job);
+  // The stop part: keeps the saved work (all of it when the job checkpoints on its way
+  // out), accounts the attempt, releases the GPUs.
+  void stop(std::int32_t job, bool checkpoints_on_stop);
   // The fewest GPUs the job can start with (its elastic minimum, or its size).
   static std::int32_t least_gpus(const ModelJob& j) {
     return j.request.elastic ? j.request.elastic->min_gpus : j.request.gpus;
@@ -500,18 +501,18 @@ void Engine::record_run(std::int32_t job) {
 }
 
 void Engine::stop_and_requeue(std::int32_t job) {
-  stop(job);
+  stop(job, options_.runtime.checkpoint_on_stop);
   enqueue(job);
 }
 
-void Engine::stop(std::int32_t job) {
+void Engine::stop(std::int32_t job, bool checkpoints_on_stop) {
   ModelJob& j = jobs_[job];
   --live_events_;  // its completion event is stale from now on
   JobResult& out = result_.jobs[job];
   // Wall time spent working (after the restore), and the part saved by the checkpoints
   // written in it (or all of it, when a stop checkpoints on the way out).
   AttemptSplit s = split_running(job);
-  if (options_.runtime.checkpoint_on_stop) {
+  if (checkpoints_on_stop) {
     s.saved += s.partial;
     s.partial = 0;
   }
@@ -684,9 +685,14 @@ core::Status Engine::resize(const sched::Resize& r) {
   const core::GpuTypeId type = j.type;
   const bool borrowed = j.borrowed;
   const core::PackLevel packed = result_.jobs[job].packed;
+  // A resize goes through the job's own checkpoint (the elastic contract: corrald asks it
+  // to checkpoint and stop), so it keeps all its work in either world.
   ++result_.jobs[job].resizes;
-  stop(job);
-  return launch(job, r.gpus, type, borrowed, packed);
+  stop(job, true);
+  CORRAL_RETURN_IF_ERROR(launch(job, r.gpus, type, borrowed, packed));
+  result_.jobs[job].resize_restart_gpu_ms +=
+      jobs_[job].restore_ms * static_cast<std::int64_t>(r.gpus.size());
+  return core::ok_status();
 }
 
 bool Engine::growable() const {

@@ -117,10 +117,11 @@ struct JobResult {
   std::int64_t restart_ms = 0;     // start-up and restore time paid
   std::int32_t attempts = 0;
   std::int32_t preemptions = 0;
-  std::int32_t resizes = 0;   // elastic restarts at a new size (not preemptions)
-  std::int32_t failures = 0;  // stops caused by a GPU failure
-  std::string gpu_type;       // of the last attempt
-  std::string region;         // the region it had to run in (empty: any)
+  std::int32_t resizes = 0;                // elastic restarts at a new size (not preemptions)
+  std::int64_t resize_restart_gpu_ms = 0;  // GPU-ms of start-up and restore paid by resizes
+  std::int32_t failures = 0;               // stops caused by a GPU failure
+  std::string gpu_type;                    // of the last attempt
+  std::string region;                      // the region it had to run in (empty: any)
   core::PackLevel wanted = core::PackLevel::kNvlink;
   core::PackLevel packed = core::PackLevel::kNone;  // of the last attempt
   double slowdown = 1.0;                            // of the last attempt

@@ -87,6 +87,7 @@ Metrics compute_metrics(const RunResult& run, const Fleet& fleet) {
     tenant_jobs[j.tenant].first += 1;
     m.preemptions += j.preemptions;
     m.resizes += j.resizes;
+    m.resize_restart_gpu_hours += static_cast<double>(j.resize_restart_gpu_ms) / 3.6e6;
     m.failure_stops += j.failures;
     lost_gpu_ms += j.lost_gpu_ms;
     if (j.start_ms < 0) {

@@ -72,7 +72,8 @@ struct Metrics {
   // job finishes, each tenant's share is its demand whatever the policy.)
   double jain_index = 0;
   std::int64_t preemptions = 0;
-  std::int64_t resizes = 0;  // elastic jobs restarted at a new size
+  std::int64_t resizes = 0;             // elastic jobs restarted at a new size
+  double resize_restart_gpu_hours = 0;  // their start-up and restore, times their GPUs
   std::int64_t failure_stops = 0;
   std::int64_t gpu_failures = 0;
   double lost_gpu_hours = 0;

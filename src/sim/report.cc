@@ -75,6 +75,7 @@ json metrics_json(const Metrics& m, const RunResult& r) {
             {"jain_index", m.jain_index},
             {"preemptions", m.preemptions},
             {"resizes", m.resizes},
+            {"resize_restart_gpu_hours", m.resize_restart_gpu_hours},
             {"failure_stops", m.failure_stops},
             {"gpu_failures", m.gpu_failures},
             {"lost_gpu_hours", m.lost_gpu_hours},

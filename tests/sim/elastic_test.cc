@@ -64,8 +64,8 @@ Fleet one_node() { return testing::pool_fleet(1, 4, "T4"); }
 //          plus the restart: A ends at 30 + 10 + 60 = 100.
 //   t=100  B has worked 60 s of its 100 at 2 GPUs; it grows into A's 2 GPUs and runs the
 //          remaining 40 s at 4 GPUs in 20 s: B ends at 100 + 10 + 20 = 130. (decide()
-//          grows it because, by its 100-s max runtime, doubling saves 15 s, more than the
-//          10-s restart the policy is told a resize costs.)
+//          grows it because its 10-s restart costs a third of the 30 s its 100-s max
+//          runtime leaves it, and doubling more than makes up for that.)
 TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
   Workload w{.source = "hand"};
   for (const auto& [name, submit_s, min] : {std::tuple{"A", 0, 1}, std::tuple{"B", 30, 2}}) {
@@ -76,26 +76,34 @@ TEST(Elastic, GrowsIntoFreeGpusAndShrinksForAnArrivalByHand) {
                       .duration_ms = 100'000});
     make_elastic(w.jobs.back(), min, 4, 1.0);
   }
-  EngineOptions o{.cycle_interval = core::Duration(0), .check_every = 1, .failures = false};
-  o.runtime.start_time = core::seconds(10);
-  o.runtime.checkpoint_on_stop = true;
-  Policy policy = elastic_policy(core::Duration(0));
-  policy.config.elastic_resize_cost = o.runtime.start_time;
-  auto r = simulate(one_node(), w, policy, o);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(r->jobs[0].start_ms, 0);
-  EXPECT_EQ(r->jobs[0].finish_ms, 100'000);
-  EXPECT_EQ(r->jobs[0].resizes, 1);  // 4 -> 2
-  EXPECT_EQ(r->jobs[0].attempts, 2);
-  EXPECT_EQ(r->jobs[1].start_ms, 30'000);
-  EXPECT_EQ(r->jobs[1].finish_ms, 130'000);
-  EXPECT_EQ(r->jobs[1].resizes, 1);  // 2 -> 4
-  EXPECT_EQ(r->jobs[0].preemptions + r->jobs[1].preemptions, 0);
-  // A: 4 GPUs x 30 s + 2 x 70 s; B: 2 x 70 s + 4 x 30 s. The node was full throughout.
-  EXPECT_EQ(r->jobs[0].gpu_ms, 260'000);
-  EXPECT_EQ(r->jobs[1].gpu_ms, 260'000);
-  EXPECT_EQ(r->allocated_gpu_ms, 520'000);
-  EXPECT_EQ(r->checks, r->cycles);
+  // A resize goes through the job's own checkpoint, so it keeps all its work also in a
+  // world where a preempted job does not checkpoint on its way out.
+  for (const bool preemptions_checkpoint : {true, false}) {
+    SCOPED_TRACE(preemptions_checkpoint);
+    EngineOptions o{.cycle_interval = core::Duration(0), .check_every = 1, .failures = false};
+    o.runtime.start_time = core::seconds(10);
+    o.runtime.checkpoint_on_stop = preemptions_checkpoint;
+    Policy policy = elastic_policy(core::Duration(0));
+    policy.config.elastic_resize_cost = o.runtime.start_time;
+    auto r = simulate(one_node(), w, policy, o);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->jobs[0].start_ms, 0);
+    EXPECT_EQ(r->jobs[0].finish_ms, 100'000);
+    EXPECT_EQ(r->jobs[0].resizes, 1);  // 4 -> 2
+    EXPECT_EQ(r->jobs[0].attempts, 2);
+    EXPECT_EQ(r->jobs[1].start_ms, 30'000);
+    EXPECT_EQ(r->jobs[1].finish_ms, 130'000);
+    EXPECT_EQ(r->jobs[1].resizes, 1);  // 2 -> 4
+    EXPECT_EQ(r->jobs[0].preemptions + r->jobs[1].preemptions, 0);
+    // Each resize's 10-s restart on its new GPUs: A on 2, B on 4.
+    EXPECT_EQ(r->jobs[0].resize_restart_gpu_ms, 20'000);
+    EXPECT_EQ(r->jobs[1].resize_restart_gpu_ms, 40'000);
+    // A: 4 GPUs x 30 s + 2 x 70 s; B: 2 x 70 s + 4 x 30 s. The node was full throughout.
+    EXPECT_EQ(r->jobs[0].gpu_ms, 260'000);
+    EXPECT_EQ(r->jobs[1].gpu_ms, 260'000);
+    EXPECT_EQ(r->allocated_gpu_ms, 520'000);
+    EXPECT_EQ(r->checks, r->cycles);
+  }
 }
 
 TEST(Elastic, RefusesAWorkloadWithoutRunTimeProfiles) {
