@@ -322,13 +322,27 @@ void allocate_elastic(Cycle& c) {
     const auto size = static_cast<std::int32_t>(kept.size());
     if (size == m.current) continue;
     c.running.touched[m.ix] = true;
-    c.out.resizes.push_back(
-        {.job = r.id,
-         .from_gpus = m.current,
-         .to_gpus = size,
-         .gpus = std::move(kept),
-         .reason = cat("shrank from ", m.current, " to ", size,
-                       " GPUs for jobs that gain more from them (elastic re-allocation)")});
+    // Name the growths that took its GPUs (none: they took the CPUs, memory or power
+    // its GPUs' nodes and racks had for them).
+    const std::vector<GpuRef> released = gpus_of(c.s, sh.released);
+    std::string takers;  // "2, 5, 7"
+    std::int32_t count = 0;
+    for (const Resize& g : grows) {
+      const bool took = std::any_of(g.gpus.begin(), g.gpus.end(), [&](const GpuRef& x) {
+        return std::binary_search(released.begin(), released.end(), x) &&
+               !std::binary_search(kept.begin(), kept.end(), x);
+      });
+      if (took) takers += cat(count++ == 0 ? "" : ", ", g.job.value);
+    }
+    const std::string who = count == 0   ? std::string("jobs, which gain")
+                            : count == 1 ? cat("job ", takers, ", which gains")
+                                         : cat("jobs ", takers, ", which gain");
+    c.out.resizes.push_back({.job = r.id,
+                             .from_gpus = m.current,
+                             .to_gpus = size,
+                             .gpus = std::move(kept),
+                             .reason = cat("shrank from ", m.current, " to ", size, " GPUs for ",
+                                           who, " more from them (elastic re-allocation)")});
   }
   for (Resize& g : grows) c.out.resizes.push_back(std::move(g));
 }
