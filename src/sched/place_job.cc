@@ -14,6 +14,17 @@ namespace corral::sched::detail {
 // type (gpu_speed) goes where it gains most per GPU-hour of the type's price, its
 // fair-share usage factor: speed / usage_factor^type_price_weight, highest first; types it
 // gives no speed for come last. Types with no node in the fleet are left out.
+// What a GPU of type `t` is worth to a job that gives speeds: its speed there per the
+// type's price weight (0 for a type it gives no speed for).
+double speed_per_price(const ClusterSnapshot& s, const SchedulerConfig& config, const JobRequest& r,
+                       TypeIx t) {
+  const core::GpuType& type = s.gpu_types()[t];
+  const auto it = r.gpu_speed.find(type.id);
+  return it == r.gpu_speed.end()
+             ? 0.0
+             : it->second / std::pow(type.usage_factor, config.type_price_weight);
+}
+
 std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const SchedulerConfig& config,
                                     const JobRequest& r) {
   std::vector<TypeIx> types;
@@ -26,15 +37,9 @@ std::vector<TypeIx> candidate_types(const ClusterSnapshot& s, const SchedulerCon
     });
   }
   if (!r.gpu_speed.empty()) {
-    const auto value = [&](TypeIx t) {
-      const core::GpuType& type = s.gpu_types()[t];
-      const auto it = r.gpu_speed.find(type.id);
-      return it == r.gpu_speed.end()
-                 ? 0.0
-                 : it->second / std::pow(type.usage_factor, config.type_price_weight);
-    };
-    std::stable_sort(types.begin(), types.end(),
-                     [&](TypeIx a, TypeIx b) { return value(a) > value(b); });
+    std::stable_sort(types.begin(), types.end(), [&](TypeIx a, TypeIx b) {
+      return speed_per_price(s, config, r, a) > speed_per_price(s, config, r, b);
+    });
   }
   std::erase_if(types, [&](TypeIx t) { return s.max_node_gpus(t) == 0; });
   return types;
@@ -85,66 +90,64 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   // The view the caller entered for this job.
   detail::NoFitMemo& memo = c.memos[c.gate.current()];
   // What a placement of `size` on `type` is worth, for a job that gives speeds.
-  const auto value = [&](TypeIx type, std::int32_t size) {
-    const core::GpuType& t = c.s.gpu_types()[type];
-    const auto speed = r.gpu_speed.find(t.id);
-    return speed == r.gpu_speed.end() ? 0.0
-                                      : speed->second * detail::throughput(r, size) /
-                                            std::pow(t.usage_factor, c.config.type_price_weight);
-  };
-  std::int32_t best_size = 0;
-  double best_value = 0;
-  const std::vector<std::int32_t> sizes =
-      detail::useful_sizes(r, c.config.elastic_min_efficiency);  // largest first
-  for (std::size_t t = 0; t < types.size(); ++t) {
-    const TypeIx type = types[t];
-    for (std::int32_t size : sizes) {
-      const detail::PlaceRequest request = place_request(c, r, type, size);
-      never[t] = detail::never_fits(c.bounds, request);
-      if (never[t]) continue;
-      const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
-      if (!admission.ok) {
-        if (quota_reason.empty()) quota_reason = admission.reason;
-        continue;
-      }
-      detail::PlaceMiss miss;
-      std::optional<detail::PlaceResult> placed;
-      if (const detail::PlaceMiss* known = memo.find(request)) {
-        miss = *known;
-      } else {
-        placed = detail::find_placement(c.plan, request, miss);
-        if (!placed) memo.remember(request, miss);
-      }
-      if (!placed) {
-        if (best.reason.empty()) {
-          const detail::Explanation why =
-              detail::explain_no_fit(c.plan, c.bounds, c.gate, request, miss);
-          best.kind = why.kind;
-          best.reason = why.reason;
-        }
-        continue;
-      }
-      // The largest size that fits this type; is it better than the best so far?
-      const bool better =
-          !best.placement ||
-          (r.gpu_speed.empty()
-               ? size > best_size || (size == best_size && placed->packed < best.placement->packed)
-               : value(type, size) > best_value);
-      if (better) {
-        best.placement = make_placement(c, r, type, *placed, admission.borrowed);
-        best.takes = std::move(placed->takes);
-        best_size = size;
-        best_value = value(type, size);
-      }
-      break;
+  // The (size, type) pairs to try, best first: without speeds the largest size first,
+  // then the types in order (pair k is size k / types, type k % types); for a job that
+  // gives speeds by what it runs at there per unit of price, speed_per_price x T(size),
+  // earlier pairs first on ties.
+  const std::vector<std::int32_t> sizes = detail::useful_sizes(r, c.config.elastic_min_efficiency);
+  const std::size_t pairs = sizes.size() * types.size();
+  std::vector<std::size_t> by_value;  // speeds only: the pairs in order
+  if (!r.gpu_speed.empty()) {
+    std::vector<double> value(pairs);
+    for (std::size_t k = 0; k < pairs; ++k) {
+      value[k] = speed_per_price(c.s, c.config, r, types[k % types.size()]) *
+                 detail::throughput(r, sizes[k / types.size()]);
+      by_value.push_back(k);
     }
-    // Nothing on a later type can beat the largest size tightly packed.
+    std::stable_sort(by_value.begin(), by_value.end(),
+                     [&](std::size_t a, std::size_t b) { return value[a] > value[b]; });
+  }
+  std::int32_t best_size = 0;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const std::size_t k = by_value.empty() ? i : by_value[i];
+    const std::int32_t size = sizes[k / types.size()];
+    const std::size_t t = k % types.size();
+    // Without speeds the tightest placement of the largest size that fits wins; with
+    // speeds the first that fits.
+    if (best.placement && size < best_size) break;
+    const TypeIx type = types[t];
+    const detail::PlaceRequest request = place_request(c, r, type, size);
+    never[t] = detail::never_fits(c.bounds, request);
+    if (never[t]) continue;
+    const detail::Admission admission = detail::admit(c.plan, tenant, type, size);
+    if (!admission.ok) {
+      if (quota_reason.empty()) quota_reason = admission.reason;
+      continue;
+    }
+    detail::PlaceMiss miss;
+    std::optional<detail::PlaceResult> placed;
+    if (const detail::PlaceMiss* known = memo.find(request)) {
+      miss = *known;
+    } else {
+      placed = detail::find_placement(c.plan, request, miss);
+      if (!placed) memo.remember(request, miss);
+    }
+    if (!placed) {
+      if (best.reason.empty()) {
+        const detail::Explanation why =
+            detail::explain_no_fit(c.plan, c.bounds, c.gate, request, miss);
+        best.kind = why.kind;
+        best.reason = why.reason;
+      }
+      continue;
+    }
+    if (best.placement && placed->packed >= best.placement->packed) continue;
+    best.placement = make_placement(c, r, type, *placed, admission.borrowed);
+    best.takes = std::move(placed->takes);
+    best_size = size;
     const core::PackLevel wish =
         r.topology.pack == core::PackLevel::kNone ? core::PackLevel::kNvlink : r.topology.pack;
-    if (best.placement && r.gpu_speed.empty() && best_size == sizes.front() &&
-        detail::satisfies(c.s, best.takes, wish)) {
-      break;
-    }
+    if (!r.gpu_speed.empty() || detail::satisfies(c.s, best.takes, wish)) break;
   }
   if (!best.placement && best.reason.empty()) {
     if (!quota_reason.empty()) {
