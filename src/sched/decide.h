@@ -15,7 +15,7 @@
 //                              entitled job; elastic jobs shrink first
 //   5. backfill (backfill.cc)  EASY: the first blocked job's planned start is protected
 //   6. explain  (explain.cc)   a reason for every job left pending
-//   7. elastic  (decide.cc)    elastic jobs grow into what nobody pending can use
+//   7. elastic  (elastic_allocation.cc) running elastic jobs re-sized where GPUs add most
 //   8. forecast (forecast.cc)  when each job left waiting for room is expected to start
 // The policy, with the formulas and worked examples, is in docs/scheduling.md.
 #pragma once
