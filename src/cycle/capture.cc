@@ -214,12 +214,13 @@ v("index", t.index);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::PendingJob, 5){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::PendingJob, 6){template <typename V, typename T>
                                           static void visit(V & v, T& t){v("request", t.request);
 v("queuedAtMs", t.queued_at);
 v("attempt", t.attempt);
 v("preemptions", t.preemptions);
 v("attainedGpuSeconds", t.attained_gpu_seconds);
+v("resizeTarget", t.resize_target);
 }
 }
 ;

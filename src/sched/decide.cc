@@ -66,6 +66,12 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
         c.head && detail::may_borrow_promise(job, *c.head, *c.gate.shadow_at(), config, now);
     c.gate.enter(c.plan, c.gate.view_for(r, borrows));
 
+    // A job restarting after a resize waits for the shrink it grows into: the GPUs a job
+    // resized with it still gives up.
+    if (auto reason = wait_for_resize_target(c, job, tenant)) {
+      wait(PendingKind::kWaiting, std::move(*reason));
+      continue;
+    }
     // 2-3. admit and place, all or nothing.
     Attempt attempt = try_place(c, r, tenant);
     if (attempt.placement) {

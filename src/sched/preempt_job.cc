@@ -15,8 +15,10 @@ namespace corral::sched::detail {
 // stop as well costs that job its work since its checkpoint and frees nothing sooner.
 // While agents confirm the first victim's stop, every cycle would otherwise pick a
 // second. It is placed once they are free. Counts as a preemption search. Returns the
-// pending reason.
-std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant) {
+// pending reason. With `claim`, the jobs waited for are this job's alone in this cycle
+// (a later job does not wait for them too, and preempts another instead).
+std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant,
+                                             bool claim) {
   if (!c.config.preemption.enabled || c.searches >= c.config.preemption.max_searches_per_cycle) {
     return std::nullopt;
   }
@@ -48,11 +50,38 @@ std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, Tena
   // stopping job is no one's victim, so nothing more is needed to keep them.
   std::string names;
   for (const std::int32_t ix : waited) {
-    c.running.touched[ix] = true;  // waited for by this job only
+    if (claim) c.running.touched[ix] = true;  // waited for by this job only
     names += cat(names.empty() ? "" : ", ", c.s.running()[ix].request.id.value);
   }
   return cat("waiting for job", waited.size() > 1 ? "s " : " ", names,
              ", already stopping, to free the GPUs this job will use");
+}
+
+// A job requeued by a resize is placed at the size decide() gave it. When that size does
+// not fit now but would on GPUs that jobs already stopping give up (the job it grows into
+// was shrunk by the same decision, and its workers may still be checkpointing when this
+// one's are gone), it waits for them: restarting smaller would lose the growth it was
+// stopped for. When the target would not fit even then (its GPUs went elsewhere, or a job
+// earlier in the cycle waits for them), or was capped by its tenant's class cap, it takes
+// what fits (nullopt). It claims nothing: a job that preempted one of those jobs, later in
+// the queue, still waits for its victim rather than preempting another.
+std::optional<std::string> wait_for_resize_target(Cycle& c, const PendingJob& job,
+                                                  TenantIx tenant) {
+  const JobRequest& r = job.request;
+  if (job.resize_target <= 0 || !r.elastic ||
+      detail::allowed_sizes(r).front() != job.resize_target) {
+    return std::nullopt;
+  }
+  JobRequest at_target = r;
+  at_target.gpus = job.resize_target;
+  at_target.elastic->min_gpus = job.resize_target;
+  const Attempt now = try_place(c, at_target, tenant);
+  if (now.placement) return std::nullopt;  // it fits: placed at its target as usual
+  if (now.kind != PendingKind::kCapacity && now.kind != PendingKind::kTopology &&
+      now.kind != PendingKind::kPower) {
+    return std::nullopt;
+  }
+  return wait_for_stopping(c, at_target, tenant, /*claim=*/false);
 }
 
 // Preemption for a blocked job: per acceptable type in order, at the smallest size the

@@ -116,6 +116,11 @@ struct PendingJob {
   std::int32_t attempt = 0;         // launches so far
   std::int32_t preemptions = 0;     // times it was preempted so far
   double attained_gpu_seconds = 0;  // service received in earlier attempts (Tiresias)
+  // Requeued by a resize (corrald's elastic_targets): the size decide() gave it, which its
+  // request is capped at; 0: none. It waits for GPUs that jobs still stopping give up
+  // when they would seat it at that size (the shrink it grows into) rather than restart
+  // smaller.
+  std::int32_t resize_target = 0;
   friend bool operator==(const PendingJob&, const PendingJob&) = default;
 };
 

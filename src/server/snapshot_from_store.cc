@@ -29,8 +29,10 @@ void learn_scaling(const StoreView& view, sched::JobRequest& r) {
 }
 
 // A job restarting after a resize is placed at its target size: the largest size
-// allowed is capped there (a smaller one is still taken when the target no longer fits,
-// rather than waiting for GPUs that went elsewhere meanwhile).
+// allowed is capped there. decide() waits for the GPUs jobs still stopping give up when
+// they would seat it there (PendingJob::resize_target: the shrink it grows into); a
+// smaller size is still taken when the target no longer fits, rather than waiting for
+// GPUs that went elsewhere meanwhile.
 void cap_at_target(sched::JobRequest& r, std::int32_t target) {
   if (!r.elastic || target <= 0) return;
   r.elastic->max_gpus = std::min(r.elastic->max_gpus, target);
@@ -207,6 +209,7 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
     learn_scaling(view, pending.request);
     if (const auto t = view.elastic_targets.find(id); t != view.elastic_targets.end()) {
       cap_at_target(pending.request, t->second);
+      pending.resize_target = t->second;
     }
     in.pending.push_back(std::move(pending));
   }

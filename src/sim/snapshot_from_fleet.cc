@@ -55,7 +55,9 @@ sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::in
           .queued_at = core::time_from_ms(j.queued_at_ms),
           .attempt = j.attempts,
           .preemptions = j.preemptions,
-          .attained_gpu_seconds = attained_gpu_seconds(j, now_ms)};
+          .attained_gpu_seconds = attained_gpu_seconds(j, now_ms),
+          // A resized job restarts at once (Engine::resize), never through the queue.
+          .resize_target = 0};
 }
 
 sched::SnapshotInput snapshot_from_fleet(const FleetFacts& fleet,

@@ -132,6 +132,10 @@ sched::SnapshotInput random_input(Rng& rng) {
     if (p.request.elastic && rng.chance(0.5)) {
       p.request.elastic->step = core::ElasticStep::kPowerOfTwo;
     }
+    // Requeued by a resize, at its largest size (corrald caps the range at the target).
+    if (p.request.elastic && p.attempt > 0 && rng.chance(0.5)) {
+      p.resize_target = p.request.elastic->max_gpus;
+    }
   }
   return in;
 }

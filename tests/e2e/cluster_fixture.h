@@ -135,6 +135,15 @@ class ClusterTest : public ::testing::Test {
     for (const auto& ev : e.value("events", json::array())) out.push_back(ev.value("kind", ""));
     return out;
   }
+  // The messages of a job's events of one kind, oldest first.
+  std::vector<std::string> event_messages(std::int64_t id, const std::string& kind) {
+    std::vector<std::string> out;
+    const auto e = body(admin_->get("/v1/jobs/" + std::to_string(id) + "/events"));
+    for (const auto& ev : e.value("events", json::array())) {
+      if (ev.value("kind", "") == kind) out.push_back(ev.value("message", ""));
+    }
+    return out;
+  }
   bool has_event(std::int64_t id, const std::string& kind) {
     const auto kinds = events(id);
     return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
@@ -161,6 +170,26 @@ class ClusterTest : public ::testing::Test {
             << "GPU " << g.dump() << " in two active allocations: " << all.dump();
       }
     }
+  }
+
+  // The live corral-trainer processes of a job (processes_of_job() without their
+  // supervisors).
+  std::vector<int> trainers_of_job(std::int64_t id, const std::string& checkpoint_dir) {
+    std::vector<int> out;
+    for (const int pid : processes_of_job(id, checkpoint_dir)) {
+      std::string comm;
+      std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), comm);
+      if (comm == "corral-trainer") out.push_back(pid);
+    }
+    return out;
+  }
+  // The last step of the loss that a job's rank 0 reported to its run (0: none yet).
+  std::int64_t reported_step(std::int64_t id) {
+    const auto run = body(admin_->get("/v1/runs/" + std::to_string(id)));
+    for (const auto& m : run.value("metrics", json::array())) {
+      if (m.value("name", "") == "loss") return m.value("lastStep", std::int64_t{0});
+    }
+    return 0;
   }
 
   std::string ckpt_dir(const std::string& name) const {

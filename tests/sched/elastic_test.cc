@@ -18,6 +18,7 @@ using testing::FleetBuilder;
 using testing::JobBuilder;
 using testing::kHour;
 using testing::kNow;
+using testing::pending_of;
 using testing::placement_of;
 
 std::int32_t resized_to(const Decisions& d, std::int64_t job) {
@@ -152,6 +153,44 @@ TEST(Elastic, StartsAtTheLargestEfficientSize) {
   ASSERT_NE(placement_of(d, 1), nullptr);
   // 5 GPUs: 3.05 / 5 = 0.61 >= 0.5; 6: 0.52; 7: 3.15 / 7 = 0.45 < 0.5.
   EXPECT_EQ(placement_of(d, 1)->gpus.size(), 6u);
+}
+
+// Job 2 was grown from 1 to 7 GPUs and job 1 shrunk from 7 to 1 by one decision; job 2's
+// worker stopped first, and it is requeued while job 1 still holds its 7 GPUs. It waits
+// for them rather than restart at the one GPU free and lose its growth. A job without a
+// target, or whose target's GPUs went to a job that is not stopping or that a job ahead
+// of it in the queue waits for, starts at what fits.
+TEST(Elastic, AJobRequeuedToGrowWaitsForTheShrinkItGrowsInto) {
+  const std::vector<std::pair<std::string, std::int32_t>> first7 = {
+      {"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}, {"a", 6}};
+  const auto snapshot = [&](bool stopping, bool resized, bool ahead = false) {
+    FleetBuilder f;
+    f.dgx("a");
+    f.running(JobBuilder(1).gpus(7).elastic(1, 7), first7);
+    f.run_state(1, {.started_ms = 0, .stopping = stopping});
+    JobBuilder grower = JobBuilder(2).gpus(1).elastic(1, 7).queued_at(10 * kHour - 1000);
+    if (resized) grower.resize_target(7);
+    f.pending(grower);
+    if (ahead) f.pending(JobBuilder(3).gpus(7).queued_at(10 * kHour - 60'000));
+    return f.build();
+  };
+  const Decisions waits = decide_checked(snapshot(true, true), {}, kNow);
+  EXPECT_EQ(placement_of(waits, 2), nullptr);
+  ASSERT_NE(pending_of(waits, 2), nullptr);
+  EXPECT_EQ(pending_of(waits, 2)->kind, PendingKind::kWaiting);
+  EXPECT_EQ(pending_of(waits, 2)->reason,
+            "waiting for job 1, already stopping, to free the GPUs this job will use");
+  for (const auto& [stopping, resized] : {std::pair{true, false}, std::pair{false, true}}) {
+    const Decisions d = decide_checked(snapshot(stopping, resized), {}, kNow);
+    ASSERT_NE(placement_of(d, 2), nullptr) << stopping << resized;
+    EXPECT_EQ(placement_of(d, 2)->gpus.size(), 1u) << stopping << resized;
+  }
+  // Job 3, ahead in the queue, waits for job 1's GPUs (a victim of its own, say).
+  const Decisions behind = decide_checked(snapshot(true, true, true), {}, kNow);
+  ASSERT_NE(pending_of(behind, 3), nullptr);
+  EXPECT_EQ(pending_of(behind, 3)->kind, PendingKind::kWaiting);
+  ASSERT_NE(placement_of(behind, 2), nullptr);
+  EXPECT_EQ(placement_of(behind, 2)->gpus.size(), 1u);
 }
 
 // A job about to finish is not restarted to grow: with 40 s left by its limit, the

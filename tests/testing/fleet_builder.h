@@ -12,6 +12,7 @@
 // Tenants named by jobs are added on first use with weight 1 and no quota limit.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -87,6 +88,14 @@ class JobBuilder {
     queued_at_ = core::time_from_ms(ms);
     return *this;
   }
+  // Pending: requeued by a resize to `gpus` (sched::PendingJob::resize_target), its
+  // elastic range capped there as corrald caps it.
+  JobBuilder& resize_target(std::int32_t gpus) {
+    resize_target_ = gpus;
+    r_.elastic->max_gpus = std::min(r_.elastic->max_gpus, gpus);
+    r_.gpus = r_.elastic->max_gpus;
+    return *this;
+  }
   JobBuilder& elastic(std::int32_t min_gpus, std::int32_t max_gpus, std::int32_t step = 1) {
     r_.elastic = core::ElasticRange{.min_gpus = min_gpus,
                                     .max_gpus = max_gpus,
@@ -124,11 +133,14 @@ class JobBuilder {
   }
 
   const sched::JobRequest& request() const { return r_; }
-  sched::PendingJob pending() const { return {.request = r_, .queued_at = queued_at_}; }
+  sched::PendingJob pending() const {
+    return {.request = r_, .queued_at = queued_at_, .resize_target = resize_target_};
+  }
 
  private:
   sched::JobRequest r_;
   core::Time queued_at_{};
+  std::int32_t resize_target_ = 0;
 };
 
 class FleetBuilder {

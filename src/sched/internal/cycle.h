@@ -78,7 +78,9 @@ struct Attempt {
 };
 
 Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant);
-std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant);
+std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant,
+                                             bool claim = true);
+std::optional<std::string> wait_for_resize_target(Cycle& c, const PendingJob& job, TenantIx tenant);
 bool try_preempt(Cycle& c, JobQueue& queue, const PendingJob& job, TenantIx tenant, bool due,
                  std::string& declined);
 std::optional<std::string> plan_head(Cycle& c, const PendingJob& job, const std::string& cause);
