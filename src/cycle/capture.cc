@@ -184,7 +184,7 @@ v("runs", t.runs);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 18){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 19){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
@@ -197,6 +197,7 @@ v("memoryPerGpuMib", t.memory_per_gpu_mib);
 v("region", t.region);
 v("topology", t.topology);
 v("elastic", t.elastic);
+v("scalingByType", t.scaling_by_type);
 v("preemptible", t.preemptible);
 v("maxRuntimeMs", t.max_runtime);
 v("checkpointIntervalMs", t.checkpoint_interval);

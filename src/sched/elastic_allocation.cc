@@ -15,12 +15,13 @@ namespace {
 
 // One running elastic job the allocator may resize this cycle.
 struct Member {
-  std::int32_t ix = 0;              // into the snapshot's running jobs
-  std::int32_t current = 0;         // GPUs it holds
-  std::int32_t level = 0;           // its size in the water-fill
-  std::int32_t target = 0;          // what the cycle gives it
-  std::vector<std::int32_t> sizes;  // its allowed sizes, ascending
-  double at_least = 1;              // its throughput at its smallest size
+  std::int32_t ix = 0;                    // into the snapshot's running jobs
+  std::int32_t current = 0;               // GPUs it holds
+  std::int32_t level = 0;                 // its size in the water-fill
+  std::int32_t target = 0;                // what the cycle gives it
+  std::vector<std::int32_t> sizes;        // its allowed sizes, ascending
+  const core::GpuTypeId* type = nullptr;  // the GPU type it runs on: its curve there
+  double at_least = 1;                    // its throughput at its smallest size
   // Its speedup at a size other than its current one is discounted by the share of the
   // horizon its restart costs: the job makes no progress while it restarts.
   double discount = 1;
@@ -32,7 +33,7 @@ struct Member {
 // -speedup^p for p < 0 (p = -1, Pollux's default, is the harmonic mean), log for p = 0.
 double utility(const SchedulerConfig& config, const JobRequest& r, const Member& m,
                std::int32_t size) {
-  double speedup = throughput(r, size) / m.at_least;
+  double speedup = throughput(r, *m.type, size) / m.at_least;
   if (size != m.current) speedup *= m.discount;
   if (speedup <= 0) return -1e300;
   const double p = config.elastic_fairness;
@@ -187,7 +188,8 @@ void allocate_elastic(Cycle& c) {
     m.sizes = allowed_sizes(r);
     std::reverse(m.sizes.begin(), m.sizes.end());
     m.level = m.target = m.sizes.front();
-    m.at_least = throughput(r, m.sizes.front());
+    m.type = &c.s.gpu_types()[type].id;
+    m.at_least = throughput(r, *m.type, m.sizes.front());
     const double restart_s =
         static_cast<double>((r.restore_time + c.config.elastic_resize_cost).count());
     // Over how long a new size pays: a job that ran t at its size is taken to run about t
@@ -306,9 +308,10 @@ void allocate_elastic(Cycle& c) {
            .from_gpus = m->current,
            .to_gpus = *size,
            .gpus = gpus_of(c.s, all),
-           .reason = cat("grew from ", m->current, " to ", *size,
-                         " GPUs: ", times(throughput(r, *size) / throughput(r, m->current)),
-                         " its throughput, where the GPUs add the most (elastic re-allocation)")});
+           .reason =
+               cat("grew from ", m->current, " to ", *size, " GPUs: ",
+                   times(throughput(r, *m->type, *size) / throughput(r, *m->type, m->current)),
+                   " its throughput, where the GPUs add the most (elastic re-allocation)")});
       break;
     }
   }

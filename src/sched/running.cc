@@ -91,6 +91,12 @@ double throughput(const JobRequest& r, std::int32_t gpus) {
   return r.elastic ? core::throughput_at(r.elastic->scaling, gpus) : static_cast<double>(gpus);
 }
 
+double throughput(const JobRequest& r, const core::GpuTypeId& type, std::int32_t gpus) {
+  const auto it = r.scaling_by_type.find(type);
+  return it == r.scaling_by_type.end() ? throughput(r, gpus)
+                                       : core::throughput_at(it->second, gpus);
+}
+
 std::vector<std::int32_t> useful_sizes(const JobRequest& r, double min_efficiency) {
   std::vector<std::int32_t> sizes = allowed_sizes(r);
   if (!r.elastic || r.elastic->scaling.empty() || min_efficiency <= 0) return sizes;

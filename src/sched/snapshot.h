@@ -94,6 +94,11 @@ struct JobRequest {
   std::string region;
   core::TopologyConstraint topology;
   std::optional<core::ElasticRange> elastic;
+  // An elastic job's scaling curve as measured on a GPU type (corrald: its workers'
+  // reports there, merged with the declared curve), by type. The elastic allocator takes
+  // a running job's speedups from the curve of the type it runs on, and `elastic->scaling`
+  // where that type has none (a faster type is not better scaling: only the shape counts).
+  std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> scaling_by_type;
   bool preemptible = false;
   core::Duration max_runtime = core::seconds(72 * 3600);
   core::Duration checkpoint_interval{0};  // 0: the job does not checkpoint

@@ -19,13 +19,16 @@ namespace {
 using core::JobPhase;
 
 // An elastic job's scaling curve: what its spec declares, corrected by what its workers
-// measured (core::merge_scaling).
+// measured (core::merge_scaling) on the type of its newest report; and per type, the
+// declared curve corrected by what they measured on that type.
 void learn_scaling(const StoreView& view, sched::JobRequest& r) {
   if (!r.elastic) return;
   const auto it = view.observed_scaling.find(r.id.value);
-  if (it != view.observed_scaling.end()) {
-    r.elastic->scaling = core::merge_scaling(*r.elastic, it->second);
+  if (it == view.observed_scaling.end()) return;
+  for (const auto& [type, points] : it->second.by_type) {
+    r.scaling_by_type[type] = core::merge_scaling(*r.elastic, points);
   }
+  r.elastic->scaling = r.scaling_by_type.at(it->second.newest);
 }
 
 // A job restarting after a resize is placed at its target size: the largest size
@@ -42,19 +45,18 @@ void cap_at_target(sched::JobRequest& r, std::int32_t target) {
 
 }  // namespace
 
-std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling(
+std::map<std::int64_t, ObservedScaling> observed_scaling(
     const std::vector<store::ThroughputRow>& rows) {
-  // The type of each job's newest report: figures from other types would read a faster
-  // GPU as better scaling.
-  std::map<std::int64_t, const store::ThroughputRow*> newest;
-  for (const auto& r : rows) {
-    const store::ThroughputRow*& n = newest[r.job.value];
-    if (n == nullptr || r.time > n->time) n = &r;
-  }
-  std::map<std::int64_t, std::vector<core::ScalingPoint>> out;
-  for (const auto& r : rows) {  // by job, type, then GPUs: each job's points come sorted
-    if (r.gpu_type == newest.at(r.job.value)->gpu_type) {
-      out[r.job.value].push_back({.gpus = r.gpus, .throughput = r.throughput});
+  // Figures are kept apart by type: mixing them would read a faster GPU as better scaling.
+  std::map<std::int64_t, ObservedScaling> out;
+  std::map<std::int64_t, core::Time> newest;
+  for (const auto& r : rows) {  // by job, type, then GPUs: each type's points come sorted
+    ObservedScaling& o = out[r.job.value];
+    o.by_type[r.gpu_type].push_back({.gpus = r.gpus, .throughput = r.throughput});
+    const auto n = newest.find(r.job.value);
+    if (n == newest.end() || r.time > n->second) {
+      newest[r.job.value] = r.time;
+      o.newest = r.gpu_type;
     }
   }
   return out;

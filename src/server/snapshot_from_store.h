@@ -30,6 +30,13 @@
 namespace corral::server {
 
 // Everything one cycle reads from the store but the pending queue.
+// What an elastic job's workers reported: per GPU type, its throughput at each size (by
+// size), and the type of its newest report.
+struct ObservedScaling {
+  core::GpuTypeId newest;
+  std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> by_type;
+};
+
 struct StoreView {
   std::vector<store::NodeRow> nodes;
   std::map<std::string, store::ObservedNode> observed;     // by node
@@ -41,8 +48,8 @@ struct StoreView {
   std::vector<store::AllocationRow> allocations;         // active ones
   std::map<std::int64_t, core::Time> last_checkpoint;    // holders' newest checkpoint
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
-  // job -> the throughput its workers reported at each size, by size
-  std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling;
+  // job -> the throughput its workers reported at each size, per GPU type
+  std::map<std::int64_t, ObservedScaling> observed_scaling;
   // Pending jobs held out of the cycle, with the reason: by a dataset version that has
   // not passed (server/dataset_gate.h; the first such version's reason), or by their
   // tenant's retraining budget (server/retraining_budget.h).
@@ -52,9 +59,8 @@ struct StoreView {
 // `now` places the retraining budget's period.
 core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now);
 
-// StoreView::observed_scaling from the store's rows: for each job, its figures on the GPU
-// type of its newest report, by size.
-std::map<std::int64_t, std::vector<core::ScalingPoint>> observed_scaling(
+// StoreView::observed_scaling from the store's rows.
+std::map<std::int64_t, ObservedScaling> observed_scaling(
     const std::vector<store::ThroughputRow>& rows);
 
 // Parsed job requests by job id: a stored spec is decoded once per process (specs never

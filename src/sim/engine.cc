@@ -325,6 +325,8 @@ core::Status Engine::prepare_jobs() {
             .max_gpus = t.elastic_max_gpus,
             .scaling = fleet_scaling_curve(*t.elastic_profile, fleet_, t.elastic_min_gpus,
                                            t.elastic_max_gpus)};
+        r.scaling_by_type = scaling_curves_by_type(*t.elastic_profile, fleet_, t.elastic_min_gpus,
+                                                   t.elastic_max_gpus);
       }
     }
     // How fast the job runs on each type, from the profile it runs with, at its

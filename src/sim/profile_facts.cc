@@ -68,4 +68,15 @@ std::vector<core::ScalingPoint> fleet_scaling_curve(const RuntimeProfile& profil
   return scaling_curve(profile, best_type, min_gpus, max_gpus, best_node);
 }
 
+std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> scaling_curves_by_type(
+    const RuntimeProfile& profile, const Fleet& fleet, std::int32_t min_gpus,
+    std::int32_t max_gpus) {
+  std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> out;
+  if (profile.gpu_types().empty()) return out;
+  for (const auto& [type, node_gpus] : node_gpus_by_type(fleet)) {
+    out[type] = scaling_curve(profile, type, min_gpus, max_gpus, node_gpus);
+  }
+  return out;
+}
+
 }  // namespace corral::sim

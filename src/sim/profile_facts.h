@@ -3,8 +3,9 @@
 // profile at the placements decide() would try first (whole nodes of each type).
 //
 // A profile measured on several types (the Sia workloads) gives each type its own figure;
-// the curve is taken on the type the job runs fastest on (decide() has one curve per job,
-// so on the other types only its shape is assumed to hold).
+// the job's curve is taken on the type the job runs fastest on, and each type's own curve
+// goes beside it (JobRequest::scaling_by_type), as corrald learns one per type from its
+// workers' reports.
 //
 // Thread safety: stateless functions.
 #pragma once
@@ -37,5 +38,11 @@ std::map<core::GpuTypeId, double> gpu_speed(const RuntimeProfile& profile, const
 std::vector<core::ScalingPoint> fleet_scaling_curve(const RuntimeProfile& profile,
                                                     const Fleet& fleet, std::int32_t min_gpus,
                                                     std::int32_t max_gpus);
+
+// scaling_curve() on each of the fleet's types, for a profile with per-type figures (as
+// sched::JobRequest::scaling_by_type); empty for one without.
+std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> scaling_curves_by_type(
+    const RuntimeProfile& profile, const Fleet& fleet, std::int32_t min_gpus,
+    std::int32_t max_gpus);
 
 }  // namespace corral::sim

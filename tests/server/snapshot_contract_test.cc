@@ -32,7 +32,7 @@ static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::PendingJob>() == 6,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::JobRequest>() == 18,
+static_assert(cycle::field_count<sched::JobRequest>() == 19,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kContractNowMs = 1'800'000'000'000;
@@ -456,7 +456,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 
 // What workers report corrects an elastic job's declared curve in the snapshot corrald
 // builds (core::merge_scaling): the newest report at each size, on the type of the
-// newest report. The simulator has no workers: its curves come from the traces'
+// newest report; and each type's reports make that type's curve (scaling_by_type). The simulator has no workers: its curves come from the traces'
 // profiles, so this half of the contract has no fleet side.
 TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   const Job elastic{3, "a", "elastic",
@@ -485,7 +485,8 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
                                                    .created_at = at_s(-600)}));
     }
     // On H100 at 4 GPUs: 20 samples/s, then 30 (the newer replaces it). An older figure on
-    // another type (A100 at 2 GPUs) is left out: the newest report was on H100.
+    // another type (A100 at 2 GPUs) is left out of the job's curve (the newest report was
+    // on H100) and makes the A100 curve.
     for (const auto& [throughput, t] : {std::pair{20.0, -300}, {30.0, -200}}) {
       CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
                                                    .gpu_type = core::GpuTypeId("H100"),
@@ -528,6 +529,13 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   EXPECT_DOUBLE_EQ(curve[1].throughput, 30);
   EXPECT_EQ(curve[2].gpus, 8);
   EXPECT_NEAR(curve[2].throughput, 28.5 * 30 / (10 + 18.5 / 3), 1e-9);
+  // Per type: on H100 the same curve; on A100 the declared one scaled by 5 / 10, with the
+  // measurement at 2.
+  const auto& by_type = in.running[0].request.scaling_by_type;
+  ASSERT_EQ(by_type.size(), 2u);
+  EXPECT_EQ(by_type.at(core::GpuTypeId("H100")), curve);
+  const std::vector<core::ScalingPoint> a100 = {{2, 5.0}, {8, 28.5 * 0.5}};
+  EXPECT_EQ(by_type.at(core::GpuTypeId("A100-80GB")), a100);
 }
 
 }  // namespace

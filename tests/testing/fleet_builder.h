@@ -108,6 +108,11 @@ class JobBuilder {
     r_.elastic->scaling = std::move(curve);
     return *this;
   }
+  // Its curve as measured on `type` (sched::JobRequest::scaling_by_type).
+  JobBuilder& scaling_on(const char* type, std::vector<core::ScalingPoint> curve) {
+    r_.scaling_by_type[core::GpuTypeId(type)] = std::move(curve);
+    return *this;
+  }
   // The job's speed per GPU by type (JobRequest::gpu_speed).
   JobBuilder& speed(std::initializer_list<std::pair<const char*, double>> by_type) {
     for (const auto& [type, v] : by_type) r_.gpu_speed[core::GpuTypeId(type)] = v;

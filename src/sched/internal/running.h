@@ -52,6 +52,8 @@ std::vector<std::int32_t> allowed_sizes(const JobRequest& r);
 
 // Throughput of `r` at `gpus` by its scaling curve (core::throughput_at; linear without one).
 double throughput(const JobRequest& r, std::int32_t gpus);
+// The same by its curve measured on `type` (JobRequest::scaling_by_type), where it has one.
+double throughput(const JobRequest& r, const core::GpuTypeId& type, std::int32_t gpus);
 
 // The allowed sizes, largest first, at which each GPU still adds at least `min_efficiency`
 // of what one adds at the smallest allowed size (SchedulerConfig::elastic_min_efficiency);
