@@ -456,8 +456,9 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
 
 // What workers report corrects an elastic job's declared curve in the snapshot corrald
 // builds (core::merge_scaling): the newest report at each size, on the type of the
-// newest report; and each type's reports make that type's curve (scaling_by_type). The simulator has no workers: its curves come from the traces'
-// profiles, so this half of the contract has no fleet side.
+// newest report; and each type's reports make that type's curve (scaling_by_type). The simulator
+// has no workers: its curves come from the traces' profiles, so this half of the contract has no
+// fleet side.
 TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   const Job elastic{3, "a", "elastic",
                     spec("elastic", "a", 4,
