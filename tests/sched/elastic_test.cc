@@ -134,21 +134,19 @@ TEST(Elastic, AJobIsReSizedOnlyAfterTheReplanPeriod) {
 // curve but measured a flat one on H100, so it gives GPUs to job 2 as the flat job above
 // does (3 and 5; by the linear curve the two would split the node 4 and 4).
 TEST(Elastic, AJobIsSizedByItsCurveOnTheTypeItRunsOn) {
-  FleetBuilder f;
-  f.dgx("a");
-  f.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling_on("H100", kFlat),
-            {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
-  f.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
-  const Decisions d = decide_checked(f.build(), {}, kNow);
+  const auto measured_on = [](const char* type) {
+    FleetBuilder f;
+    f.dgx("a");
+    f.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling_on(type, kFlat),
+              {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
+    f.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
+    return decide_checked(f.build(), {}, kNow);
+  };
+  const Decisions d = measured_on("H100");
   EXPECT_EQ(resized_to(d, 1), 3);
   EXPECT_EQ(resized_to(d, 2), 5);
   // Measured on another type only: the declared (linear) curve counts on H100.
-  FleetBuilder g;
-  g.dgx("a");
-  g.running(JobBuilder(1).gpus(6).elastic(1, 8).scaling_on("A100-80GB", kFlat),
-            {{"a", 0}, {"a", 1}, {"a", 2}, {"a", 3}, {"a", 4}, {"a", 5}});
-  g.running(JobBuilder(2).gpus(2).elastic(1, 8), {{"a", 6}, {"a", 7}});
-  const Decisions linear = decide_checked(g.build(), {}, kNow);
+  const Decisions linear = measured_on("A100-80GB");
   EXPECT_EQ(resized_to(linear, 1), 4);
   EXPECT_EQ(resized_to(linear, 2), 4);
 }
