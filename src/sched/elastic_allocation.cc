@@ -17,15 +17,14 @@ namespace {
 struct Member {
   std::int32_t ix = 0;                    // into the snapshot's running jobs
   std::int32_t current = 0;               // GPUs it holds
-  std::int32_t level = 0;                 // its size in the water-fill
-  std::int32_t target = 0;                // what the cycle gives it
+  std::int32_t level = 0;                 // its size in the water-fill: at the end, its target
   std::vector<std::int32_t> sizes;        // its allowed sizes, ascending
   const core::GpuTypeId* type = nullptr;  // the GPU type it runs on: its curve there
   double at_least = 1;                    // its throughput at its smallest size
   // Its speedup at a size other than its current one is discounted by the share of the
   // horizon its restart costs: the job makes no progress while it restarts.
   double discount = 1;
-  double gain = 0;  // objective gained by its target (growers are tried best first)
+  double gain = 0;  // objective gained at its level (growers are tried best first)
 };
 
 // The allocator's objective for one job at `size`: its speedup over its smallest size
@@ -109,8 +108,7 @@ void polish(const Cycle& c, std::vector<Member>& members, std::int64_t& left) {
 // A shrinking job takes back, in GPU order, the released GPUs still free whose node still
 // has its CPUs and memory for them and whose rack stays under its power cap, as many as
 // keep it at the largest of `sizes` (largest first) up to `at_most`, inside its tenant's
-// quota. Returns the GPUs it
-// keeps, sorted.
+// quota. Returns the GPUs it keeps, sorted.
 std::vector<GpuRef> keep_what_is_left(Cycle& c, std::int32_t running_ix,
                                       const std::vector<Plan::Take>& kept,
                                       const std::vector<Plan::Take>& released,
@@ -187,7 +185,7 @@ void allocate_elastic(Cycle& c) {
     Member m{.ix = ix, .current = static_cast<std::int32_t>(job.gpus.size())};
     m.sizes = allowed_sizes(r);
     std::reverse(m.sizes.begin(), m.sizes.end());
-    m.level = m.target = m.sizes.front();
+    m.level = m.sizes.front();
     m.type = &c.s.gpu_types()[type].id;
     m.at_least = throughput(r, *m.type, m.sizes.front());
     const double restart_s =
@@ -244,8 +242,7 @@ void allocate_elastic(Cycle& c) {
     for (Member& m : members) {
       if (m.level == m.current) continue;
       const JobRequest& r = c.s.running()[m.ix].request;
-      m.target = m.level;
-      m.gain = utility(c.config, r, m, m.target) - utility(c.config, r, m, m.current);
+      m.gain = utility(c.config, r, m, m.level) - utility(c.config, r, m, m.current);
       changed.push_back(std::move(m));
     }
   }
@@ -259,9 +256,9 @@ void allocate_elastic(Cycle& c) {
   };
   std::vector<Shrink> shrinks;
   for (const Member& m : changed) {
-    if (m.target >= m.current) continue;
+    if (m.level >= m.current) continue;
     const RunningJob& job = c.s.running()[m.ix];
-    const auto keep = static_cast<std::ptrdiff_t>(m.target);
+    const auto keep = static_cast<std::ptrdiff_t>(m.level);
     Shrink sh{.m = &m,
               .kept = takes_of(c.s, {job.gpus.begin(), job.gpus.begin() + keep}),
               .released = takes_of(c.s, {job.gpus.begin() + keep, job.gpus.end()})};
@@ -272,7 +269,7 @@ void allocate_elastic(Cycle& c) {
   // Growths, best gain first; each tries its target, then smaller sizes above its current.
   std::vector<const Member*> growers;
   for (const Member& m : changed) {
-    if (m.target > m.current) growers.push_back(&m);
+    if (m.level > m.current) growers.push_back(&m);
   }
   std::stable_sort(growers.begin(), growers.end(),
                    [](const Member* a, const Member* b) { return a->gain > b->gain; });
@@ -284,7 +281,7 @@ void allocate_elastic(Cycle& c) {
     const TypeIx type = c.running.type[m->ix];
     c.gate.enter(c.plan, c.gate.view_for(r));
     for (auto size = m->sizes.rbegin(); size != m->sizes.rend(); ++size) {
-      if (*size > m->target) continue;
+      if (*size > m->level) continue;
       if (*size <= m->current) break;
       const std::int32_t extra = *size - m->current;
       if (!admit(c.plan, tenant, type, extra).ok || c.caps.room(tenant, r.tier) < extra) continue;
