@@ -89,7 +89,6 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
   std::vector<std::optional<detail::NeverFits>> never(types.size());
   // The view the caller entered for this job.
   detail::NoFitMemo& memo = c.memos[c.gate.current()];
-  // What a placement of `size` on `type` is worth, for a job that gives speeds.
   // The (size, type) pairs to try, best first: without speeds the largest size first,
   // then the types in order (pair k is size k / types, type k % types); for a job that
   // gives speeds by what it runs at there per unit of price, speed_per_price x T(size),
