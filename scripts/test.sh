@@ -13,13 +13,35 @@ step() {
   times+=("$((SECONDS - start)) s: $*")
 }
 report() { printf 'test.sh took %s\n' "${times[@]}"; }
-trap report EXIT
 
-step scripts/setup.sh
+# What the build needs first; the packages only the tests run (a browser, PyTorch,
+# PostgreSQL, promtool: most of a fresh machine's set-up) install beside the build.
+step scripts/setup.sh --build
+setup_log=$(mktemp)
+(
+  start=$SECONDS
+  scripts/setup.sh
+  echo "setup: the tests' packages took $((SECONDS - start)) s, beside the build"
+) >"$setup_log" 2>&1 &
+setup_pid=$!
+# Waits for that set-up (once) and shows what it said; fails where it failed.
+wait_for_setup() {
+  [[ -n "$setup_pid" ]] || return 0
+  local rc=0
+  wait "$setup_pid" || rc=$?
+  setup_pid=""
+  cat "$setup_log"
+  rm -f "$setup_log"
+  return "$rc"
+}
+# On every exit, even a failed build: never leave apt half done.
+trap 'wait_for_setup || true; report' EXIT
+
 step tools/check_deps.sh
 step tools/format.sh --check
 step cmake --preset asan >/dev/null
 step cmake --build --preset asan
+step wait_for_setup
 # PostgreSQL tests need a server: a throwaway one lives for the length of ctest. One test
 # per core: under ASan the tests keep the cores busy (twice as many at once made each one
 # three times slower, the whole run barely shorter, and tight timings flaky).

@@ -445,7 +445,7 @@ TYPED_TEST(AdminApiTest, AnEditedAnchorFileIsDetected) {
 // token's name) are there; a token's secret and a job's secretEnv value never are.
 TYPED_TEST(AdminApiTest, TheLogHasPlacementsDrainsAndActionsAsJsonLines) {
   this->server_->stop();
-  this->server_->set_extra_args({"--log-format", "json"});
+  this->server_->set_extra_args({"--log-format", "json", "--config", this->config_path()});
   ASSERT_TRUE(this->server_->start().ok());
   this->add_node("n1", 8);
   json spec = json::parse(job_for("default", 2));

@@ -913,7 +913,7 @@ TYPED_TEST(ApiTest, NoAcceptedSequenceOfTenantWritesBreaksACycle) {
   const auto cycles_pass = [&](int n) { EXPECT_TRUE(wait_cycles(admin, n)); };
   this->add_node("n1");
   EXPECT_EQ(this->admin().post("/v1/jobs", kJob).status, 201);
-  cycles_pass(3);  // a cycle runs at least every tickMs (2 s)
+  cycles_pass(3);  // a cycle runs at least every tickMs (100 ms here)
   EXPECT_EQ(metric("corral_sched_errors_total"), 0);
 }
 
