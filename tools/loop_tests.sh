@@ -12,5 +12,5 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
   runs=$1
   shift
 fi
-exec scripts/with_postgres.sh ctest --preset asan --parallel "$(nproc)" \
+exec scripts/with_postgres.sh ctest --preset asan --parallel "$(($(nproc) + 1))" \
   --repeat "until-fail:$runs" "$@"
