@@ -29,7 +29,6 @@
 
 namespace corral::server {
 
-// Everything one cycle reads from the store but the pending queue.
 // What an elastic job's workers reported: per GPU type, its throughput at each size (by
 // size), and the type of its newest report.
 struct ObservedScaling {
@@ -37,6 +36,7 @@ struct ObservedScaling {
   std::map<core::GpuTypeId, std::vector<core::ScalingPoint>> by_type;
 };
 
+// Everything one cycle reads from the store but the pending queue.
 struct StoreView {
   std::vector<store::NodeRow> nodes;
   std::map<std::string, store::ObservedNode> observed;     // by node

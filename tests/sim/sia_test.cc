@@ -111,6 +111,23 @@ trace_tenants: {weight: 1, guarantee: none, borrow_limit: unlimited}
       << refused.to_string();
 }
 
+// The simulator's side of JobRequest::scaling_by_type: a curve on each fleet type, from
+// that type's own figures (a step takes 0.4 s on a T4 and 0.1 s on an A100, so the
+// A100's curve is four times the T4's at one GPU), as corrald learns one per type.
+TEST_F(SiaProfiles, EachFleetTypeGetsItsOwnScalingCurve) {
+  auto w = load_sia_workload(workload_);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  const auto curves = scaling_curves_by_type(*w->jobs[0].elastic_profile, t4_and_a100(), 1, 4);
+  ASSERT_EQ(curves.size(), 2u);
+  const auto& t4 = curves.at(core::GpuTypeId("T4"));
+  const auto& a100 = curves.at(core::GpuTypeId("A100-40GB"));
+  ASSERT_FALSE(t4.empty());
+  ASSERT_FALSE(a100.empty());
+  EXPECT_EQ(t4.front().gpus, 1);
+  EXPECT_EQ(a100.front().gpus, 1);
+  EXPECT_NEAR(a100.front().throughput / t4.front().throughput, 4.0, 1e-9);
+}
+
 // Corral is told the job runs 4x faster on an A100; at the default price weight 0.5
 // that is worth the A100's price (1 / 0.9^0.5 = 1.05 against 0.25 / 0.15^0.5 = 0.65),
 // so it runs 100 s there. Tiresias is not told, takes the cheapest type and runs 400 s.
