@@ -10,14 +10,15 @@ declare -A allowed=(
   [core]="core"
   [sched]="core sched"
   [ledger]="core ledger"
+  [registry]="core registry"
   [store]="core store"
   [cycle]="core sched cycle"
-  [server]="core sched ledger store server cycle"
+  [server]="core sched ledger registry store server cycle"
   [agent]="core agent"
   [cli]="core cli"
   [sim]="core sched ledger sim cycle"
 )
-modules="core sched ledger cycle store server agent cli sim"
+modules="core sched ledger registry cycle store server agent cli sim"
 fail=0
 
 for mod in $modules; do
@@ -51,6 +52,14 @@ done
 for unit in $controllers; do
   server_forbidden[$unit]="sched_loop scheduler api api_routes api_views agent_api request_pipeline"
 done
+# The config and its settings are plain values: they name no thread owner, so a test or
+# a tool reads a config without the loop, the lease holder or the sinks. The request
+# pipeline applies Effects (effects.h) and knows no controller.
+owners="sched_loop scheduler lifecycle metrics_refresher telemetry_sink usage_history"
+server_forbidden[config]="$owners"
+server_forbidden[settings]="$owners config"
+server_forbidden[effects]="$owners"
+server_forbidden[request_pipeline]="lifecycle node_admin node_health agent_reports assignments"
 for unit in "${!server_forbidden[@]}"; do
   for dep in ${server_forbidden[$unit]}; do
     for file in src/server/$unit.h src/server/$unit.cc; do
@@ -91,9 +100,16 @@ if grep -rnE "$forbidden" src/sched; then
   fail=1
 fi
 
-# ledger is pure the same way (it may format text with fmt, as core does).
-if grep -rnE "$forbidden" src/ledger; then
-  echo "src/ledger must stay pure: no I/O, clock reads, threads or unseeded randomness"
+# ledger and registry are pure the same way (they may format text with fmt, as core
+# does); the registry reads no JSON either: the API hands it typed values.
+for mod in ledger registry; do
+  if grep -rnE "$forbidden" "src/$mod"; then
+    echo "src/$mod must stay pure: no I/O, clock reads, threads or unseeded randomness"
+    fail=1
+  fi
+done
+if grep -rnE '^#include <(nlohmann|yaml-cpp|httplib|sqlite3|libpq|openssl)' src/registry; then
+  echo "src/registry may include only the standard library, fmt and core/registry headers"
   fail=1
 fi
 

@@ -89,4 +89,14 @@ std::string element_path(const std::string& path, std::size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
+Status only_fields(const nlohmann::json& obj, const std::string& path,
+                   std::initializer_list<std::string_view> keys) {
+  for (const auto& [key, value] : obj.items()) {
+    bool known = false;
+    for (const std::string_view k : keys) known = known || k == key;
+    if (!known) return invalid_argument(child_path(path, key), "unknown field");
+  }
+  return Status();
+}
+
 }  // namespace corral::core

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -34,5 +35,10 @@ Result<std::int64_t> integer_in(const nlohmann::json& v, std::string_view field,
 // `key` alone at the top) and item `index` of the array at `path` ("workers[3]").
 std::string child_path(const std::string& path, std::string_view key);
 std::string element_path(const std::string& path, std::size_t index);
+
+// Ok when every key of object `obj` is among `keys`; else InvalidArgument "unknown field"
+// naming the first other one under `path`. The one rule for unknown keys of a body.
+Status only_fields(const nlohmann::json& obj, const std::string& path,
+                   std::initializer_list<std::string_view> keys);
 
 }  // namespace corral::core

@@ -14,6 +14,7 @@
 #include "server/bill_statement.h"
 #include "server/chargeback.h"
 #include "server/http_status.h"
+#include "server/stored_tenants.h"
 
 namespace corral::server {
 namespace {
@@ -32,11 +33,9 @@ json time_json(Time t) { return core::to_ms(t); }
 Result<std::vector<ledger::Guarantee>> guarantees(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
   std::vector<ledger::Guarantee> out;
-  for (const auto& r : rows) {
-    const auto cfg = tenant_config_from_json(r.id.value, r.config_json);
-    if (!cfg.ok()) continue;  // a row this build cannot read guarantees nothing
-    for (const auto& [type, q] : cfg->tenant.quotas) {
-      if (q.guaranteed > 0) out.push_back({r.id, type, q.guaranteed});
+  for (const TenantConfig& cfg : stored_tenants(rows)) {
+    for (const auto& [type, q] : cfg.tenant.quotas) {
+      if (q.guaranteed > 0) out.push_back({cfg.tenant.id, type, q.guaranteed});
     }
   }
   return out;

@@ -25,6 +25,7 @@
 #include "server/model_json.h"
 #include "server/node_health.h"
 #include "server/rack_power.h"
+#include "server/stored_tenants.h"
 #include "server/web_assets.h"
 
 namespace corral::server {
@@ -196,9 +197,8 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const RefreshedState state, read_refreshed_state(tx, api.now()));
   CORRAL_ASSIGN_OR_RETURN(const auto tenant_rows, tx.list_tenants());
   std::map<std::string, TenantConfig> configs;
-  for (const auto& row : tenant_rows) {
-    auto cfg = tenant_config_from_json(row.id.value, row.config_json);
-    if (cfg.ok()) configs.emplace(row.id.value, std::move(*cfg));
+  for (TenantConfig& cfg : stored_tenants(tenant_rows)) {
+    configs.emplace(cfg.tenant.id.value, std::move(cfg));
   }
   // Per type: the fleet's GPUs, the guarantees idle now, and what is borrowed.
   struct TypeTotals {

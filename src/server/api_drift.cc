@@ -2,12 +2,11 @@
 // feature (predictions and labels are samples named like any other), posted whole or
 // taken from a window of what it reported before; then it posts current samples, and
 // logs predictions by id whose labels it posts when they arrive. Each current sample is
-// compared with core::drift_stats and judged as Evidently does by default (up to 1,000
-// reference values: the KS p-value under 0.05; more: the normed Wasserstein distance at
-// 0.1 or above) unless the reference sets its own thresholds; labels are also judged by
-// the error of the predictions they label, where the reference sets a threshold. Every
-// report is kept with its segment; one that drifted submits the model's retraining
-// template (api_retraining.cc), subject to the tenant's retraining budget.
+// judged by registry::judge (registry/drift.h: Evidently's defaults unless the reference
+// sets its own thresholds); labels are also judged by the error of the predictions they
+// label, where the reference sets a threshold. This file parses, asks the registry and
+// stores. Every report is kept with its segment; one that drifted submits the model's
+// retraining template (api_retraining.cc), subject to the tenant's retraining budget.
 //
 // A model version is visible as in the registry (model_registry.h): another tenant's
 // answers 404.
@@ -19,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "registry/drift.h"
 #include <nlohmann/json.hpp>
 
 #include "core/agent_protocol.h"
-#include "core/drift.h"
 #include "core/job_spec_parse.h"
 #include "core/json_object.h"
 #include "server/api_routes.h"
@@ -37,29 +36,14 @@ namespace {
 using core::Result;
 using core::Status;
 using nlohmann::json;
-// Each feature's sample as posted and kept: [values], or a histogram {"edges", "counts"}.
-using Samples = std::map<std::string, json>;
 
 constexpr std::size_t kMaxFeatures = 100;
 constexpr std::size_t kMaxValues = 100'000;
 constexpr std::size_t kMaxBins = 1000;          // bins of a histogram
 constexpr std::size_t kMaxDriftBatch = 10'000;  // predictions or labels in one request
-constexpr std::size_t kSmallReference = 1000;   // Evidently: KS up to here, Wasserstein above
 
 Result<store::ModelVersionRow> visible_model_version(const Call& c, store::Tx& tx) {
   return visible_model_version(tx, c.who, c.path_param(1), c.path_param(2));
-}
-
-// `body`'s fields are among `keys`; else the first other one is named, under `path`.
-Status only_fields(const json& body, const std::string& path,
-                   std::initializer_list<const char*> keys) {
-  for (const auto& [k, value] : body.items()) {
-    if (std::find_if(keys.begin(), keys.end(), [&](const char* key) { return k == key; }) ==
-        keys.end()) {
-      return core::invalid_argument(path.empty() ? k : path + "." + k, "unknown field");
-    }
-  }
-  return Status();
 }
 
 Result<double> finite(const json& v, const std::string& path) {
@@ -70,18 +54,20 @@ Result<double> finite(const json& v, const std::string& path) {
 }
 
 // {"edges": 2 to 1,001 rising numbers, "counts": one per bin, 0 or more, not all 0}.
-Status check_histogram(const json& h, const std::string& path) {
-  CORRAL_RETURN_IF_ERROR(only_fields(h, path, {"edges", "counts"}));
+Result<registry::Histogram> read_histogram(const json& h, const std::string& path) {
+  CORRAL_RETURN_IF_ERROR(core::only_fields(h, path, {"edges", "counts"}));
   const json edges = h.value("edges", json()), counts = h.value("counts", json());
   if (!edges.is_array() || edges.size() < 2 || edges.size() > kMaxBins + 1) {
     return core::invalid_argument(path + ".edges", "must be an array of 2 to 1001 rising numbers");
   }
+  registry::Histogram out;
   for (std::size_t i = 0; i < edges.size(); ++i) {
     const std::string at = path + ".edges[" + std::to_string(i) + "]";
     CORRAL_ASSIGN_OR_RETURN(const double edge, finite(edges[i], at));
-    if (i > 0 && !(edge > edges[i - 1].get<double>())) {
+    if (i > 0 && !(edge > out.edges.back())) {
       return core::invalid_argument(at, "must be above the edge before it");
     }
+    out.edges.push_back(edge);
   }
   if (!counts.is_array() || counts.size() != edges.size() - 1) {
     return core::invalid_argument(
@@ -92,66 +78,61 @@ Status check_histogram(const json& h, const std::string& path) {
     const std::string at = path + ".counts[" + std::to_string(i) + "]";
     CORRAL_ASSIGN_OR_RETURN(const double count, finite(counts[i], at));
     if (count < 0) return core::invalid_argument(at, "must be a count, 0 or more");
+    out.counts.push_back(count);
     total += count;
   }
   if (!(total > 0)) return core::invalid_argument(path + ".counts", "must not all be 0");
-  return Status();
+  return out;
 }
 
-// {feature: [finite numbers] | histogram}: at most 100 features of 1 to 100,000 values or
-// 1,000 bins.
-Result<Samples> read_samples(const json& body) {
-  const json features = body.value("features", json());
+// [finite numbers] | histogram: 1 to 100,000 values or 1,000 bins.
+Result<registry::Sample> read_sample(const json& values, const std::string& path) {
+  if (values.is_object()) {
+    CORRAL_ASSIGN_OR_RETURN(registry::Histogram h, read_histogram(values, path));
+    return registry::Sample(std::move(h));
+  }
+  if (!values.is_array() || values.empty() || values.size() > kMaxValues) {
+    return core::invalid_argument(
+        path, "must be an array of 1 to 100000 numbers, or a histogram {edges, counts}");
+  }
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CORRAL_ASSIGN_OR_RETURN(const double x, finite(values[i], core::element_path(path, i)));
+    out.push_back(x);
+  }
+  return registry::Sample(std::move(out));
+}
+
+// {feature: sample}: 1 to 100 features, each read by read_sample.
+Result<registry::Samples> read_samples(const json& features) {
   if (!features.is_object() || features.empty() || features.size() > kMaxFeatures) {
     return core::invalid_argument("features", "must map 1 to 100 feature names to their values");
   }
-  Samples out;
+  registry::Samples out;
   for (const auto& [name, values] : features.items()) {
     const std::string path = "features." + name;
     if (!core::is_metric_name(name)) return core::invalid_argument(path, "must be a feature name");
-    if (values.is_object()) {
-      CORRAL_RETURN_IF_ERROR(check_histogram(values, path));
-    } else if (!values.is_array() || values.empty() || values.size() > kMaxValues) {
-      return core::invalid_argument(
-          path, "must be an array of 1 to 100000 numbers, or a histogram {edges, counts}");
-    } else {
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        CORRAL_RETURN_IF_ERROR(finite(values[i], path + "[" + std::to_string(i) + "]").status());
-      }
-    }
-    out[name] = values;
+    CORRAL_ASSIGN_OR_RETURN(out[name], read_sample(values, path));
   }
   return out;
 }
 
-// How many values a sample holds: a histogram's counts, added up.
-double size_of(const json& sample) {
-  if (sample.is_array()) return static_cast<double>(sample.size());
-  double total = 0;
-  for (const auto& c : sample["counts"]) total += c.get<double>();
-  return total;
+json sample_json(const registry::Sample& s) {
+  if (const auto* h = std::get_if<registry::Histogram>(&s)) {
+    return {{"edges", h->edges}, {"counts", h->counts}};
+  }
+  return std::get<std::vector<double>>(s);
+}
+
+json samples_json(const registry::Samples& samples) {
+  json out = json::object();
+  for (const auto& [name, s] : samples) out[name] = sample_json(s);
+  return out;
 }
 
 json count_json(double n) {
   return n == std::floor(n) && n < 9e15 ? json(static_cast<std::int64_t>(n)) : json(n);
-}
-
-// One feature's statistics. Two samples are compared as they are; where either is a
-// histogram, the other is counted into its bins (two histograms must share their edges).
-Result<core::DriftStats> compare(const json& ref, const json& cur, const std::string& path) {
-  if (ref.is_array() && cur.is_array()) {
-    return core::drift_stats(ref.get<std::vector<double>>(), cur.get<std::vector<double>>());
-  }
-  if (ref.is_object() && cur.is_object() && ref["edges"] != cur["edges"]) {
-    return core::invalid_argument(path + ".edges", "must be the reference's edges");
-  }
-  const auto edges = (ref.is_object() ? ref : cur)["edges"].get<std::vector<double>>();
-  const auto binned = [&](const json& s) {
-    return s.is_object()
-               ? core::Histogram{.edges = edges, .counts = s["counts"].get<std::vector<double>>()}
-               : core::histogram_of(s.get<std::vector<double>>(), edges);
-  };
-  return core::drift_stats(binned(ref), binned(cur));
 }
 
 // "" or a DNS label.
@@ -166,25 +147,37 @@ Result<std::string> read_segment(const json& body, const std::string& path) {
 
 // {ksP, wassersteinNormed, mae, accuracy}: the first two default to Evidently's; the
 // label thresholds (the predictions' largest mean absolute error, smallest accuracy)
-// apply only where set.
-Result<json> read_thresholds(const json& body) {
-  json thresholds = {
-      {"ksP", 0.05}, {"wassersteinNormed", 0.1}, {"mae", nullptr}, {"accuracy", nullptr}};
+// apply only where set (a null is unset).
+Result<registry::DriftThresholds> read_thresholds(const json& body) {
   const json given = body.value("thresholds", json::object());
   if (!given.is_object()) {
     return core::invalid_argument("thresholds", "must be {ksP, wassersteinNormed, mae, accuracy}");
   }
+  CORRAL_RETURN_IF_ERROR(
+      core::only_fields(given, "thresholds", {"ksP", "wassersteinNormed", "mae", "accuracy"}));
+  registry::DriftThresholds out;
   for (const auto& [k, value] : given.items()) {
-    if (!thresholds.contains(k)) return core::invalid_argument("thresholds." + k, "unknown field");
+    if (value.is_null()) continue;
     const double most = k == "accuracy" ? 1.0 : 1e6;
     if (!value.is_number() || !(value.get<double>() > 0) || !(value.get<double>() <= most)) {
       return core::invalid_argument("thresholds." + k, k == "accuracy"
                                                            ? "must be a number in (0, 1]"
                                                            : "must be a number above 0");
     }
-    thresholds[k] = value;
+    const double v = value.get<double>();
+    if (k == "ksP") out.ks_p = v;
+    if (k == "wassersteinNormed") out.wasserstein_normed = v;
+    if (k == "mae") out.mae = v;
+    if (k == "accuracy") out.accuracy = v;
   }
-  return thresholds;
+  return out;
+}
+
+json thresholds_json(const registry::DriftThresholds& t) {
+  return {{"ksP", t.ks_p},
+          {"wassersteinNormed", t.wasserstein_normed},
+          {"mae", t.mae ? json(*t.mae) : json(nullptr)},
+          {"accuracy", t.accuracy ? json(*t.accuracy) : json(nullptr)}};
 }
 
 // At most kMaxValues of `values`, evenly spaced, in order: a window's reference is
@@ -201,9 +194,10 @@ std::vector<double> bounded(const std::vector<double>& values) {
 // The samples of the reports and the logged predictions (and their labels) of a window:
 // {"fromMs", "toMs", "segment"?}.
 // Raw samples only: a histogram's values cannot be joined with others'.
-Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, const json& w) {
+Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v,
+                                         const json& w) {
   if (!w.is_object()) return core::invalid_argument("window", "must be {fromMs, toMs, segment}");
-  CORRAL_RETURN_IF_ERROR(only_fields(w, "window", {"fromMs", "toMs", "segment"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(w, "window", {"fromMs", "toMs", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(
       const std::int64_t from,
       core::integer_in(w.value("fromMs", json()), "window.fromMs", 0, std::int64_t{1} << 53));
@@ -236,7 +230,7 @@ Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, c
     return core::failed_precondition("no reports or predictions of " + v.name + "@" + v.version +
                                      " in the window");
   }
-  Samples joined;
+  registry::Samples joined;
   for (const auto& [name, values] : out) joined[name] = bounded(values);
   return joined;
 }
@@ -245,69 +239,73 @@ Result<Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v, c
 Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"features", "window", "thresholds"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"features", "window", "thresholds"}));
   if (body.contains("features") == body.contains("window")) {
     return core::invalid_argument("features", "give either features or window, not both");
   }
-  Samples features;
+  registry::DriftReference reference;
   if (body.contains("window")) {
-    CORRAL_ASSIGN_OR_RETURN(features, window_samples(tx, v, body["window"]));
+    CORRAL_ASSIGN_OR_RETURN(reference.features, window_samples(tx, v, body["window"]));
   } else {
-    CORRAL_ASSIGN_OR_RETURN(features, read_samples(body));
+    CORRAL_ASSIGN_OR_RETURN(reference.features, read_samples(body["features"]));
   }
-  CORRAL_ASSIGN_OR_RETURN(const json thresholds, read_thresholds(body));
-  const json reference = {{"features", features}, {"thresholds", thresholds}};
+  CORRAL_ASSIGN_OR_RETURN(reference.thresholds, read_thresholds(body));
+  const json thresholds = thresholds_json(reference.thresholds);
+  const json stored = {{"features", samples_json(reference.features)}, {"thresholds", thresholds}};
   CORRAL_RETURN_IF_ERROR(
-      tx.put_drift_reference(v.name, v.version, reference.dump(), c.who.id, api.now()));
+      tx.put_drift_reference(v.name, v.version, stored.dump(), c.who.id, api.now()));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "model.drift.reference", "model/" + v.name + "@" + v.version, "", thresholds.dump()));
   json sizes = json::object();
-  for (const auto& [name, sample] : features) sizes[name] = count_json(size_of(sample));
+  for (const auto& [name, sample] : reference.features) {
+    sizes[name] = count_json(registry::size_of(sample));
+  }
   return json_reply(
       {{"model", v.name}, {"version", v.version}, {"features", sizes}, {"thresholds", thresholds}});
 }
 
-Result<json> stored_reference(store::Tx& tx, const store::ModelVersionRow& v) {
+// The version's reference as set_reference stored it; Internal when the row is unreadable.
+Result<registry::DriftReference> stored_reference(store::Tx& tx, const store::ModelVersionRow& v) {
   CORRAL_ASSIGN_OR_RETURN(const auto stored, tx.drift_reference(v.name, v.version));
   if (!stored) {
     return core::failed_precondition(
         v.name + "@" + v.version +
         " has no drift reference: set one first (POST .../drift/reference)");
   }
-  return json::parse(*stored);
+  const auto unreadable = [&](const std::string& why) {
+    return core::internal_error("the stored drift reference of " + v.name + "@" + v.version +
+                                " is unreadable: " + why);
+  };
+  const json doc = json::parse(*stored, nullptr, false);
+  if (!doc.is_object() || !doc.value("features", json()).is_object()) {
+    return unreadable("not {features, thresholds}");
+  }
+  registry::DriftReference out;
+  for (const auto& [name, values] : doc["features"].items()) {
+    auto sample = read_sample(values, "features." + name);
+    if (!sample.ok()) return unreadable(sample.status().to_string());
+    out.features.emplace(name, *std::move(sample));
+  }
+  auto thresholds = read_thresholds(doc);
+  if (!thresholds.ok()) return unreadable(thresholds.status().to_string());
+  out.thresholds = *thresholds;
+  return out;
 }
 
-// Each of `current`'s samples against the reference's of the same name, judged; the
-// names of those that drifted are added to `drifted`. A sample with no reference is
-// refused when `required`, else left out.
-Result<json> judge(const json& reference, const Samples& current, bool required,
-                   std::vector<std::string>& drifted) {
-  const json& thresholds = reference["thresholds"];
+json judgement_json(const registry::DriftJudgement& judged) {
   json features = json::object();
-  for (const auto& [name, sample] : current) {
-    const std::string path = "features." + name;
-    const json ref = reference["features"].value(name, json());
-    if (!ref.is_array() && !ref.is_object()) {
-      if (!required) continue;
-      return core::invalid_argument(path, "has no reference sample");
-    }
-    CORRAL_ASSIGN_OR_RETURN(const core::DriftStats s, compare(ref, sample, path));
-    const bool small = size_of(ref) <= kSmallReference;
-    const double threshold =
-        small ? thresholds["ksP"].get<double>() : thresholds["wassersteinNormed"].get<double>();
-    const bool drift = small ? s.ks_p < threshold : s.wasserstein_normed >= threshold;
-    if (drift) drifted.push_back(name);
-    features[name] = {{"method", small ? "ks" : "wasserstein"},
-                      {"threshold", threshold},
-                      {"drifted", drift},
-                      {"ks", s.ks},
-                      {"ksP", s.ks_p},
-                      {"psi", s.psi},
-                      {"jensenShannon", s.jensen_shannon},
-                      {"wasserstein", s.wasserstein},
-                      {"wassersteinNormed", s.wasserstein_normed},
-                      {"referenceValues", count_json(size_of(ref))},
-                      {"currentValues", count_json(size_of(sample))}};
+  for (const auto& [name, f] : judged.features) {
+    features[name] = {{"method", f.by_ks ? "ks" : "wasserstein"},
+                      {"threshold", f.threshold},
+                      {"drifted", f.drifted},
+                      {"ks", f.stats.ks},
+                      {"ksP", f.stats.ks_p},
+                      {"psi", f.stats.psi},
+                      {"jensenShannon", f.stats.jensen_shannon},
+                      {"wasserstein", f.stats.wasserstein},
+                      {"wassersteinNormed", f.stats.wasserstein_normed},
+                      {"referenceValues", count_json(f.reference_values)},
+                      {"currentValues", count_json(f.current_values)}};
   }
   return features;
 }
@@ -349,16 +347,18 @@ bool submitted_retraining(const json& report) {
 Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"features", "segment"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"features", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
-  CORRAL_ASSIGN_OR_RETURN(const Samples current, read_samples(body));
-  CORRAL_ASSIGN_OR_RETURN(const json reference, stored_reference(tx, v));
-  std::vector<std::string> drifted;
-  CORRAL_ASSIGN_OR_RETURN(json features, judge(reference, current, true, drifted));
-  CORRAL_ASSIGN_OR_RETURN(
-      json out, keep_report(api, c, tx, v,
-                            {{"kind", "features"}, {"segment", segment}, {"features", features}},
-                            drifted, json(current).dump()));
+  CORRAL_ASSIGN_OR_RETURN(const registry::Samples current,
+                          read_samples(body.value("features", json())));
+  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference, stored_reference(tx, v));
+  CORRAL_ASSIGN_OR_RETURN(const registry::DriftJudgement judged,
+                          registry::judge(reference, current, true));
+  CORRAL_ASSIGN_OR_RETURN(json out, keep_report(api, c, tx, v,
+                                                {{"kind", "features"},
+                                                 {"segment", segment},
+                                                 {"features", judgement_json(judged)}},
+                                                judged.drifted, samples_json(current).dump()));
   Reply reply = json_reply(out, 201);
   reply.wake_scheduler = submitted_retraining(out);
   return reply;
@@ -376,7 +376,7 @@ Result<std::map<std::string, double>> read_by_id(const json& body, const char* k
     const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
     const json& item = items[i];
     if (!item.is_object()) return core::invalid_argument(path, "must be {id, value}");
-    CORRAL_RETURN_IF_ERROR(only_fields(item, path, {"id", "value"}));
+    CORRAL_RETURN_IF_ERROR(core::only_fields(item, path, {"id", "value"}));
     const json given = item.value("id", json());
     const std::string id = given.is_string() ? given.get<std::string>() : "";
     const bool printable =
@@ -408,7 +408,7 @@ Status conflict(std::string message) {
 Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"predictions", "segment"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"predictions", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
   CORRAL_ASSIGN_OR_RETURN(const auto predictions, read_by_id(body, "predictions"));
   CORRAL_ASSIGN_OR_RETURN(const auto logged,
@@ -435,24 +435,11 @@ Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
                     201);
 }
 
-// The labelled predictions' error: mean absolute and root mean square, and accuracy
-// (a prediction of 0.5 or more read as 1) when every label is 0 or 1.
-json performance(const std::vector<double>& predictions, const std::vector<double>& labels) {
-  double abs_sum = 0, sq_sum = 0;
-  std::size_t right = 0;
-  bool binary = true;
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const double e = predictions[i] - labels[i];
-    abs_sum += std::abs(e);
-    sq_sum += e * e;
-    binary = binary && (labels[i] == 0 || labels[i] == 1);
-    right += (predictions[i] >= 0.5 ? 1.0 : 0.0) == labels[i] ? 1 : 0;
-  }
-  const double n = static_cast<double>(labels.size());
-  return {{"labeled", labels.size()},
-          {"mae", abs_sum / n},
-          {"rmse", std::sqrt(sq_sum / n)},
-          {"accuracy", binary ? json(static_cast<double>(right) / n) : json(nullptr)}};
+json performance_json(const registry::Performance& p) {
+  return {{"labeled", p.labeled},
+          {"mae", p.mae},
+          {"rmse", p.rmse},
+          {"accuracy", p.accuracy ? json(*p.accuracy) : json(nullptr)}};
 }
 
 // POST .../drift/labels {labels: [{id, value}]}: the labels of logged predictions, which
@@ -463,9 +450,9 @@ json performance(const std::vector<double>& predictions, const std::vector<doubl
 Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  CORRAL_RETURN_IF_ERROR(only_fields(body, "", {"labels"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"labels"}));
   CORRAL_ASSIGN_OR_RETURN(const auto labels, read_by_id(body, "labels"));
-  CORRAL_ASSIGN_OR_RETURN(const json reference, stored_reference(tx, v));
+  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference, stored_reference(tx, v));
   CORRAL_ASSIGN_OR_RETURN(const auto logged,
                           tx.get_drift_predictions(v.name, v.version, keys_of(labels)));
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_segment;
@@ -487,29 +474,21 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
   for (const auto& [id, value] : labels) {
     if (!known.contains(id) && unknown.size() < 20) unknown.push_back(id);
   }
-  const json& thresholds = reference["thresholds"];
   json reports = json::array();
   for (const auto& [segment, pair] : by_segment) {
     const auto& [predictions, values] = pair;
-    std::vector<std::string> drifted;
-    CORRAL_ASSIGN_OR_RETURN(json features,
-                            judge(reference, {{"label", json(values)}}, false, drifted));
-    json perf = performance(predictions, values);
-    const json mae = thresholds.value("mae", json());
-    const json accuracy = thresholds.value("accuracy", json());
-    if (mae.is_number() && perf["mae"].get<double>() > mae.get<double>()) {
-      drifted.push_back("mae");
-    }
-    if (accuracy.is_number() && perf["accuracy"].is_number() &&
-        perf["accuracy"].get<double>() < accuracy.get<double>()) {
-      drifted.push_back("accuracy");
+    CORRAL_ASSIGN_OR_RETURN(registry::DriftJudgement judged,
+                            registry::judge(reference, {{"label", values}}, false));
+    const registry::Performance perf = registry::performance(predictions, values);
+    for (std::string& broken : registry::performance_drift(perf, reference.thresholds)) {
+      judged.drifted.push_back(std::move(broken));
     }
     CORRAL_ASSIGN_OR_RETURN(json out, keep_report(api, c, tx, v,
                                                   {{"kind", "labels"},
                                                    {"segment", segment},
-                                                   {"features", features},
-                                                   {"performance", perf}},
-                                                  drifted, ""));
+                                                   {"features", judgement_json(judged)},
+                                                   {"performance", performance_json(perf)}},
+                                                  judged.drifted, ""));
     reports.push_back(std::move(out));
   }
   bool submitted = false;

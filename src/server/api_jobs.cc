@@ -21,6 +21,7 @@
 #include "server/job_secrets.h"
 #include "server/list_page.h"
 #include "server/model_json.h"
+#include "server/stored_tenants.h"
 
 namespace corral::server {
 namespace {
@@ -121,11 +122,11 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   CORRAL_RETURN_IF_ERROR(check_priority_class(*tenant, spec));
   // Only a leaf tenant runs jobs (sched/snapshot.h): a job of a parent would fail cycles.
   CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
-  for (const auto& t : tenants) {
-    const auto cfg = tenant_config_from_json(t.id.value, t.config_json);
-    if (cfg.ok() && cfg->tenant.parent == spec.tenant) {
+  for (const TenantConfig& cfg : stored_tenants(tenants)) {
+    if (cfg.tenant.parent == spec.tenant) {
       return core::invalid_argument("tenant", "tenant " + spec.tenant.value + " has sub-tenants (" +
-                                                  t.id.value + "); jobs belong to a leaf tenant");
+                                                  cfg.tenant.id.value +
+                                                  "); jobs belong to a leaf tenant");
     }
   }
   CORRAL_ASSIGN_OR_RETURN(const int wait_s,

@@ -34,7 +34,7 @@ Result<TenantConfig> tenant_of(store::Tx& tx, const core::TenantId& tenant) {
   return load_tenant(tx, tenant.value);
 }
 
-json budget_json(const RetrainingBudget& b, const RetrainingUse& use) {
+json budget_json(const registry::RetrainingBudget& b, const registry::RetrainingUse& use) {
   return {{"maxGpus", b.max_gpus ? json(*b.max_gpus) : json(nullptr)},
           {"gpuHours", b.gpu_hours ? json(*b.gpu_hours) : json(nullptr)},
           {"period", core::format_duration(b.period)},
@@ -54,7 +54,7 @@ json retraining_job_json(const store::RetrainingJobRow& r) {
 // The template as a job spec: parsed and validated as a submission is, for the model's
 // tenant, without secrets (a template is stored in the clear and read back by members).
 Result<core::JobSpec> read_template(const json& body, const core::TenantId& tenant,
-                                    const RetrainingBudget& budget) {
+                                    const registry::RetrainingBudget& budget) {
   for (const auto& [k, v] : body.items()) {
     if (k != "job") return core::invalid_argument(k, "unknown field");
   }
@@ -73,7 +73,8 @@ Result<core::JobSpec> read_template(const json& body, const core::TenantId& tena
   if (!spec.secret_env.empty()) {
     return core::invalid_argument("job.secretEnv", "a retraining template cannot carry secrets");
   }
-  if (const std::string why = exceeds_budget(tenant, budget, spec.resources.gpus); !why.empty()) {
+  if (const std::string why = registry::exceeds_budget(tenant, budget, spec.resources.gpus);
+      !why.empty()) {
     return core::invalid_argument("job.resources.gpus", why);
   }
   return *parsed.spec;
@@ -107,7 +108,7 @@ Result<Reply> get_retraining(ApiContext& api, const Call& c, store::Tx& tx) {
   const core::TenantId tenant = versions.front().tenant;
   CORRAL_ASSIGN_OR_RETURN(const auto row, tx.get_retraining_template(id));
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, tenant));
-  CORRAL_ASSIGN_OR_RETURN(const RetrainingUse use,
+  CORRAL_ASSIGN_OR_RETURN(const registry::RetrainingUse use,
                           retraining_use(tx, tenant, cfg.retraining, api.now()));
   CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.list_retraining_jobs(id, kJobsShown));
   json out = {{"model", id},
@@ -169,7 +170,7 @@ Result<RetrainOutcome> retrain_on_drift(ApiContext& api, const Call& c, store::T
     spec.labels.erase("retrain-version");  // a version name no label value can hold
   }
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, spec.tenant));
-  std::string refused = exceeds_budget(spec.tenant, cfg.retraining, spec.resources.gpus);
+  std::string refused = registry::exceeds_budget(spec.tenant, cfg.retraining, spec.resources.gpus);
   std::optional<store::JobRow> job;
   if (refused.empty()) {
     auto admitted =

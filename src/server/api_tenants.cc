@@ -12,6 +12,7 @@
 #include "server/http_status.h"
 #include "server/list_page.h"
 #include "server/model_json.h"
+#include "server/stored_tenants.h"
 
 namespace corral::server {
 namespace {
@@ -53,11 +54,8 @@ Status check_tenant_tree(store::Tx& tx, const TenantConfig& cfg) {
   const std::string& name = cfg.tenant.id.value;
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
   std::map<std::string, std::string> parent_of;  // "" : a root
-  for (const auto& row : rows) {
-    const auto stored = tenant_config_from_json(row.id.value, row.config_json);
-    if (stored.ok() && stored->tenant.parent)
-      parent_of[row.id.value] = stored->tenant.parent->value;
-    if (stored.ok() && !stored->tenant.parent) parent_of[row.id.value] = "";
+  for (const TenantConfig& stored : stored_tenants(rows)) {
+    parent_of[stored.tenant.id.value] = stored.tenant.parent ? stored.tenant.parent->value : "";
   }
   const std::string& parent = cfg.tenant.parent->value;
   if (!parent_of.contains(parent)) {
@@ -126,11 +124,10 @@ Result<Reply> delete_tenant(ApiContext& api, const Call& c, store::Tx& tx) {
         "tenant default takes every job that names no tenant; it cannot be deleted");
   }
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
-  for (const auto& other : rows) {
-    const auto cfg = tenant_config_from_json(other.id.value, other.config_json);
-    if (cfg.ok() && cfg->tenant.parent && cfg->tenant.parent->value == name) {
-      return core::failed_precondition("tenant " + name + " is the parent of " + other.id.value +
-                                       "; move or delete it first");
+  for (const TenantConfig& other : stored_tenants(rows)) {
+    if (other.tenant.parent && other.tenant.parent->value == name) {
+      return core::failed_precondition("tenant " + name + " is the parent of " +
+                                       other.tenant.id.value + "; move or delete it first");
     }
   }
   CORRAL_ASSIGN_OR_RETURN(const auto unfinished, tx.list_jobs({.tenant = core::TenantId(name),

@@ -61,15 +61,10 @@
 
 #include "core/result.h"
 #include "server/billing_config.h"
-#include "server/lifecycle.h"
 #include "server/log.h"
-#include "server/metrics_refresher.h"
 #include "server/model_json.h"
-#include "server/sched_loop.h"
-#include "server/scheduler.h"
+#include "server/settings.h"
 #include "server/shard_map.h"
-#include "server/telemetry_sink.h"
-#include "server/usage_history.h"
 
 namespace corral::server {
 

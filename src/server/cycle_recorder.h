@@ -23,15 +23,10 @@
 #include "core/result.h"
 #include "core/time.h"
 #include "cycle/capture.h"
+#include "server/settings.h"
 #include "server/thread_annotations.h"
 
 namespace corral::server {
-
-struct CaptureOptions {
-  std::string dir;                               // empty: no captures at all
-  std::int64_t every = 0;                        // every Nth cycle; 0: only on request
-  std::int64_t max_bytes = 256LL * 1024 * 1024;  // the directory's bound
-};
 
 struct CaptureFile {
   std::string name;

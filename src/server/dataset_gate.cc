@@ -3,6 +3,8 @@
 #include <map>
 #include <vector>
 
+#include "server/stored_tenants.h"
+
 namespace corral::server {
 
 using core::Result;
@@ -23,10 +25,7 @@ bool holds_job(core::QualityStatus status, const DatasetPolicy& policy) {
 std::map<std::string, DatasetPolicy> dataset_policies(
     const std::vector<store::TenantRow>& tenants) {
   std::map<std::string, DatasetPolicy> out;
-  for (const auto& t : tenants) {
-    const auto cfg = tenant_config_from_json(t.id.value, t.config_json);
-    out[t.id.value] = cfg.ok() ? cfg->datasets : DatasetPolicy{};
-  }
+  for (const TenantConfig& cfg : stored_tenants(tenants)) out[cfg.tenant.id.value] = cfg.datasets;
   return out;
 }
 

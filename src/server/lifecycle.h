@@ -37,58 +37,15 @@
 #include "core/status.h"
 #include "core/time.h"
 #include "server/assignment_board.h"
+#include "server/effects.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/scheduler_signals.h"
+#include "server/settings.h"
 #include "server/spec_cache.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-// Knobs of the agent protocol and the controllers (config `agents:`).
-struct AgentSettings {
-  std::int64_t node_lost_after_ms = 30000;  // heartbeat silence before a node is lost
-  std::int64_t stop_grace_ms = 30000;       // SIGTERM to SIGKILL, sent as graceMs
-  std::int64_t restart_backoff_ms = 10000;  // first restart's backoff; doubles each time
-  std::int64_t restart_backoff_max_ms = 300000;
-  std::int32_t hot_temperature_c = 87;  // above this a GPU takes no new placements
-  // Clock throttle reasons (core::GpuHealth::throttle) that make a GPU `hot` (no new
-  // placements) and, held without a break for throttle_drain_after_ms, unhealthy (its
-  // node drained). The defaults are the hardware's and the driver's thermal slowdowns:
-  // a power cap the admin set (sw_power_cap) and idle clocks are not faults.
-  std::set<std::string> throttle_reasons = {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake",
-                                            "sw_thermal_slowdown"};
-  std::int64_t throttle_drain_after_ms = 300'000;  // 0: a throttled GPU is only hot
-};
-
-// The clock throttle reasons agents report (NVML's, by name), and whether `reason` is one.
-bool known_throttle_reason(std::string_view reason);
-
-// What a transaction asks for once it has committed.
-struct Effects {
-  std::set<std::string> bump;                            // nodes whose answer changed
-  std::set<std::pair<std::int64_t, std::string>> stops;  // (job, node) asked to stop
-  std::set<std::int64_t> released;                       // jobs whose GPUs were all released
-  std::set<std::int64_t> requeued;                       // jobs put back in the queue
-  std::set<std::string> rejoined;  // nodes whose agent (re)joined: applied version unknown
-  bool wake_scheduler = false;
-  std::int32_t succeeded = 0;  // jobs that ended in this transaction, for /metrics
-  std::int32_t failed = 0;
-  TenantEventMap tenant_events;  // for /metrics' per-tenant counters (metrics.h)
-  std::vector<LogEvent> log;     // written once the transaction commits (log.h)
-
-  void merge(const Effects& other);
-};
-
-// Runs after the commit: marks stops, bumps versions, forgets released jobs and the
-// applied versions of rejoined agents, and writes the transaction's log lines.
-void apply_effects(const Effects& fx, AssignmentBoard& board);
-
-// Runs after the commit: asks the scheduler loop for a cycle when `fx` freed GPUs or
-// requeued jobs. Neither needs a re-read of the whole pending queue (the loop reads the
-// GPU holders every cycle, and each requeued job on its own), which matters when jobs
-// finish by the hundred per second.
-void wake_loop(const Effects& fx, SchedulerSignals& loop);
 
 // Restart backoff after `restarts` failures: base x 2^(restarts-1), capped.
 core::Duration restart_backoff(const AgentSettings& settings, std::int32_t restarts);

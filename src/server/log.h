@@ -12,7 +12,7 @@
 // the background loops (cycle_failed, ...). A field's value is what its caller chose to
 // put there, and callers never put a token, a secretEnv value or a request body.
 //
-// An event of a transaction travels in its Effects (lifecycle.h) and is written by
+// An event of a transaction travels in its Effects (effects.h) and is written by
 // apply_effects() once the transaction commits: a transaction that is retried or fails
 // writes nothing, so every line tells of something that happened.
 //

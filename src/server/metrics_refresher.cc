@@ -9,6 +9,7 @@
 
 #include "server/log.h"
 #include "server/model_json.h"
+#include "server/stored_tenants.h"
 
 namespace corral::server {
 
@@ -48,16 +49,21 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
 
   // 3. Per tenant: every type it has a quota for, holds, or is guaranteed by default.
   CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  std::map<std::string, core::Tenant> configured;
+  for (const TenantConfig& cfg : stored_tenants(tenants)) {
+    configured.emplace(cfg.tenant.id.value, cfg.tenant);
+  }
   std::set<std::string> tenant_names;
   for (const auto& row : tenants) {
     tenant_names.insert(row.id.value);
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.count_pending_jobs(row.id));
     state.pending.emplace_back(row.id.value, pending);
-    const auto cfg = tenant_config_from_json(row.id.value, row.config_json);
+    const auto cfg = configured.find(row.id.value);
+    const core::Tenant* tenant = cfg == configured.end() ? nullptr : &cfg->second;
     std::set<std::string> types;
-    if (cfg.ok()) {
-      for (const auto& [type, q] : cfg->tenant.quotas) types.insert(type.value);
-      if (cfg->tenant.default_quota.guaranteed > 0) {
+    if (tenant != nullptr) {
+      for (const auto& [type, q] : tenant->quotas) types.insert(type.value);
+      if (tenant->default_quota.guaranteed > 0) {
         types.insert(fleet_types.begin(), fleet_types.end());
       }
     }
@@ -69,7 +75,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
       TenantGpuGauge g{.tenant = row.id.value, .gpu_type = type};
       if (const auto u = usage.find({row.id.value, type}); u != usage.end())
         g.allocated = u->second;
-      if (cfg.ok()) g.guaranteed = cfg->tenant.quota_for(core::GpuTypeId(type)).guaranteed;
+      if (tenant != nullptr) g.guaranteed = tenant->quota_for(core::GpuTypeId(type)).guaranteed;
       // Borrowed as admission counts it: what the tenant holds beyond its guarantee (a
       // placement's `borrowed` flag marks the whole gang, not the GPUs past the line).
       g.borrowed = std::max<std::int64_t>(0, g.allocated - g.guaranteed);

@@ -18,14 +18,10 @@
 #include "core/result.h"
 #include "server/metrics.h"
 #include "server/periodic.h"
+#include "server/settings.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-// Config `metrics:` (config.h).
-struct MetricsSettings {
-  std::int64_t refresh_ms = 5000;  // how often the refreshed series are read from the store
-};
 
 // What the store holds now, as the refreshed series show it.
 core::Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now);

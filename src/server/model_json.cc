@@ -32,17 +32,6 @@ using nlohmann::json;
 
 namespace {
 
-Status only_keys(const json& obj, std::string_view path, std::initializer_list<const char*> keys) {
-  const std::set<std::string> allowed(keys.begin(), keys.end());
-  for (const auto& [key, value] : obj.items()) {
-    if (allowed.count(key) == 0) {
-      const std::string p = path.empty() ? key : std::string(path) + "." + key;
-      return core::invalid_argument(p, "unknown field");
-    }
-  }
-  return Status();
-}
-
 std::string join(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
 }
@@ -99,7 +88,7 @@ Status read_bool(const json& obj, std::string_view path, const char* key, bool& 
 
 Status read_quota(const json& obj, const std::string& path, core::Quota& q) {
   if (!obj.is_object()) return core::invalid_argument(path, "must be an object");
-  CORRAL_RETURN_IF_ERROR(only_keys(obj, path, {"guaranteed", "borrowLimit"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(obj, path, {"guaranteed", "borrowLimit"}));
   CORRAL_RETURN_IF_ERROR(read_int(obj, path, "guaranteed", 0, core::kUnlimited, q.guaranteed));
   CORRAL_RETURN_IF_ERROR(read_int(obj, path, "borrowLimit", 0, core::kUnlimited, q.borrow_limit));
   return Status();
@@ -124,7 +113,7 @@ Status read_priority_classes(const json& doc, core::Tenant& t) {
                                     "preemptible)");
     }
     if (!v.is_object()) return core::invalid_argument(path, "must be an object");
-    CORRAL_RETURN_IF_ERROR(only_keys(v, path, {"maxGpus"}));
+    CORRAL_RETURN_IF_ERROR(core::only_fields(v, path, {"maxGpus"}));
     std::int64_t cap = core::kUnlimited;
     if (v.contains("maxGpus") && !v["maxGpus"].is_null()) {
       CORRAL_RETURN_IF_ERROR(read_int(v, path, "maxGpus", 0, 1'000'000, cap));
@@ -135,10 +124,10 @@ Status read_priority_classes(const json& doc, core::Tenant& t) {
 }
 
 // {"maxGpus", "gpuHours", "period"}: a cap absent or null is no cap.
-Result<RetrainingBudget> read_retraining(const json& r) {
+Result<registry::RetrainingBudget> read_retraining(const json& r) {
   if (!r.is_object()) return core::invalid_argument("retraining", "must be an object");
-  CORRAL_RETURN_IF_ERROR(only_keys(r, "retraining", {"maxGpus", "gpuHours", "period"}));
-  RetrainingBudget b;
+  CORRAL_RETURN_IF_ERROR(core::only_fields(r, "retraining", {"maxGpus", "gpuHours", "period"}));
+  registry::RetrainingBudget b;
   if (r.contains("maxGpus") && !r["maxGpus"].is_null()) {
     std::int64_t gpus = 0;
     CORRAL_RETURN_IF_ERROR(read_int(r, "retraining", "maxGpus", 0, 1'000'000, gpus));
@@ -188,7 +177,7 @@ TenantConfig default_tenant_config(const core::TenantId& id) {
 Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text) {
   if (!valid_name(name)) return core::invalid_argument("name", "must be a name of [A-Za-z0-9._-]");
   CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
-  CORRAL_RETURN_IF_ERROR(only_keys(
+  CORRAL_RETURN_IF_ERROR(core::only_fields(
       doc, "",
       {"name", "weight", "parent", "quotas", "defaultQuota", "maxPendingJobs",
        "submitRatePerSecond", "submitBurst", "datasets", "retraining", "priorityClasses"}));
@@ -227,7 +216,7 @@ Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_
   if (doc.contains("datasets") && !doc["datasets"].is_null()) {
     const json& d = doc["datasets"];
     if (!d.is_object()) return core::invalid_argument("datasets", "must be an object");
-    CORRAL_RETURN_IF_ERROR(only_keys(d, "datasets", {"allowPending", "stopOnQuarantine"}));
+    CORRAL_RETURN_IF_ERROR(core::only_fields(d, "datasets", {"allowPending", "stopOnQuarantine"}));
     CORRAL_RETURN_IF_ERROR(read_bool(d, "datasets", "allowPending", c.datasets.allow_pending));
     CORRAL_RETURN_IF_ERROR(
         read_bool(d, "datasets", "stopOnQuarantine", c.datasets.stop_on_quarantine));
@@ -273,8 +262,8 @@ std::string tenant_config_to_json(const TenantConfig& c) {
 
 Result<core::Node> node_from_json(std::string_view text) {
   CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
-  CORRAL_RETURN_IF_ERROR(
-      only_keys(doc, "", {"id", "labels", "cpus", "memoryMib", "gpus", "gpuType", "gpuCount"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(
+      doc, "", {"id", "labels", "cpus", "memoryMib", "gpus", "gpuType", "gpuCount"}));
   core::Node node;
   std::string id;
   CORRAL_RETURN_IF_ERROR(read_string(doc, "", "id", id, true));
@@ -283,8 +272,8 @@ Result<core::Node> node_from_json(std::string_view text) {
   if (doc.contains("labels") && !doc["labels"].is_null()) {
     const json& l = doc["labels"];
     if (!l.is_object()) return core::invalid_argument("labels", "must be an object");
-    CORRAL_RETURN_IF_ERROR(
-        only_keys(l, "labels", {"region", "cluster", "spine", "leaf", "rack", "nvlinkRack"}));
+    CORRAL_RETURN_IF_ERROR(core::only_fields(
+        l, "labels", {"region", "cluster", "spine", "leaf", "rack", "nvlinkRack"}));
     CORRAL_RETURN_IF_ERROR(read_string(l, "labels", "region", node.labels.region, true));
     CORRAL_RETURN_IF_ERROR(read_string(l, "labels", "cluster", node.labels.cluster, true));
     CORRAL_RETURN_IF_ERROR(read_string(l, "labels", "spine", node.labels.spine, true));
@@ -328,8 +317,8 @@ Result<core::Node> node_from_json(std::string_view text) {
       const std::string path = "gpus[" + std::to_string(i) + "]";
       const json& g = gpus[i];
       if (!g.is_object()) return core::invalid_argument(path, "must be an object");
-      CORRAL_RETURN_IF_ERROR(
-          only_keys(g, path, {"index", "uuid", "type", "nvlinkDomain", "numaNode", "healthy"}));
+      CORRAL_RETURN_IF_ERROR(core::only_fields(
+          g, path, {"index", "uuid", "type", "nvlinkDomain", "numaNode", "healthy"}));
       core::Gpu gpu;
       std::int64_t index = static_cast<std::int64_t>(i), domain = 0, numa = 0;
       CORRAL_RETURN_IF_ERROR(read_int(g, path, "index", 0, kMaxGpus - 1, index));
@@ -386,8 +375,8 @@ std::string node_to_json(const core::Node& node) {
 
 Result<core::Reservation> reservation_from_json(std::string_view text) {
   CORRAL_ASSIGN_OR_RETURN(json doc, core::parse_json_object(text));
-  CORRAL_RETURN_IF_ERROR(
-      only_keys(doc, "", {"id", "tenant", "gpuType", "count", "nodes", "startMs", "endMs"}));
+  CORRAL_RETURN_IF_ERROR(core::only_fields(
+      doc, "", {"id", "tenant", "gpuType", "count", "nodes", "startMs", "endMs"}));
   core::Reservation r;
   std::string id, tenant, type;
   CORRAL_RETURN_IF_ERROR(read_string(doc, "", "id", id, true));

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "registry/retraining.h"
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/reservation.h"
@@ -34,24 +35,12 @@ struct DatasetPolicy {
   friend bool operator==(const DatasetPolicy&, const DatasetPolicy&) = default;
 };
 
-// What the jobs a model's drift submits (its retraining template) may use of a tenant's
-// GPUs (docs/drift.md#the-retraining-budget): at most max_gpus at once and gpu_hours in
-// each period (periods start at the Unix epoch: "24h" is each UTC day). Unset: no cap.
-struct RetrainingBudget {
-  std::optional<std::int64_t> max_gpus;
-  std::optional<double> gpu_hours;
-  core::Duration period = core::Duration(24 * 3600 * 1000);
-
-  bool capped() const { return max_gpus.has_value() || gpu_hours.has_value(); }
-  friend bool operator==(const RetrainingBudget&, const RetrainingBudget&) = default;
-};
-
 struct TenantConfig {
   core::Tenant tenant;
   std::int64_t max_pending_jobs = 100000;
   RateLimit submit;
   DatasetPolicy datasets;
-  RetrainingBudget retraining;
+  registry::RetrainingBudget retraining;
 };
 
 // The `default` tenant of a fresh corrald: weight 1, bounded only by capacity.

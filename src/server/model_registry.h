@@ -1,14 +1,19 @@
-// What the model registry's endpoints share (api_models.cc, api_drift.cc): a model
-// version as a caller may see it, and a version's gates, read from a registration and
-// evaluated for a promotion (docs/models.md#gates).
+// The model registry's edge (docs/models.md): who may see a model, a registration's JSON
+// read into registry types (and the stored documents, which are written in the same
+// form), and the facts a gate is judged on, read from the store. The rules themselves are
+// registry/model.h and registry/alias.h; api_models.cc and api_drift.cc parse, ask them
+// and store.
 //
 // Thread safety: free functions over the caller's transaction.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "registry/alias.h"
+#include "registry/model.h"
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
@@ -28,29 +33,25 @@ core::Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const 
 core::Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, const Principal& who,
                                                                 const std::string& id);
 
-// A registration's "gates", normalized ({metrics, improvement, schemaCompatible,
-// approvals}, each present); InvalidArgument naming the field.
-core::Result<nlohmann::json> read_model_gates(const nlohmann::json& body);
+// A registration's "gates" ({metrics, improvement, schemaCompatible, approvals}, each
+// optional); InvalidArgument naming the field.
+core::Result<registry::ModelGates> read_model_gates(const nlohmann::json& body);
 
-// One approval a version's promotion needs: by one of `approvers` (token owners), or by
-// an admin where it names none; never by the version's registrant (docs/models.md#gates).
-struct ApprovalGate {
-  std::string name;
-  std::vector<std::string> approvers;
-};
+// body[key] as {field: type}: at most 256 fields; InvalidArgument naming the field.
+core::Result<registry::Schema> read_schema(const nlohmann::json& body, const char* key);
 
-// The approval gates of normalized `gates` (a plain name is a gate without approvers).
-std::vector<ApprovalGate> approval_gates(const nlohmann::json& gates);
+// A version's content as stored and shown: {run, artifactUri, digest, inputSchema,
+// outputSchema, gates}, gates in full.
+nlohmann::json content_json(const registry::ModelContent& content);
 
-// Ok when `who` may record `gate` for `v` (`registrant`: the token that registered it,
-// if it still exists); PermissionDenied saying who may otherwise.
-core::Status may_approve(const Principal& who, const store::ModelVersionRow& v,
-                         const std::optional<store::TokenRow>& registrant,
-                         const ApprovalGate& gate);
+// A stored version read back; Internal naming the version when its row cannot be read.
+core::Result<registry::ModelVersion> model_version(const store::ModelVersionRow& row);
 
-// Every gate of `to` against `from` (the version the alias points at now, if any), each
-// {gate, passed, detail}.
-core::Result<nlohmann::json> evaluate_gates(store::Tx& tx, const store::ModelVersionRow& to,
-                                            const std::optional<store::ModelVersionRow>& from);
+// An alias as stored: its state column holds {canary, endpoint, gated}.
+registry::AliasState alias_state(const store::ModelAliasRow& row);
+std::string alias_state_text(const registry::AliasState& state);
+
+// `v` with the last value of every metric its run reported.
+core::Result<registry::GatedVersion> gated_version(store::Tx& tx, const registry::ModelVersion& v);
 
 }  // namespace corral::server

@@ -53,6 +53,7 @@
 #include "server/cycle_recorder.h"
 #include "server/metrics.h"
 #include "server/scheduler_signals.h"
+#include "server/settings.h"
 #include "server/shard_map.h"
 #include "server/snapshot_from_store.h"
 #include "server/spec_cache.h"
@@ -60,42 +61,6 @@
 #include "store/store.h"
 
 namespace corral::server {
-
-struct SchedLoopOptions {
-  sched::SchedulerConfig config;
-  // Events arriving within this window after the first are handled by one cycle.
-  core::Duration batch_window{20};
-  // Cycles start at most this often: under a stream of submissions each cycle takes a
-  // larger batch instead of re-reading the queue for every job.
-  core::Duration min_interval{50};
-  // ... and at least this many times the last cycle's duration after its start, so the
-  // loop takes at most about 1/pace_factor of a core however long the queue grows.
-  int pace_factor = 4;
-  // A cycle runs at least this often, so time-based policy (reservations, decay) moves.
-  core::Duration tick{2000};
-  // Between full reads the loop keeps the pending queue in memory and reads only the
-  // jobs submitted since the last cycle (job_submitted()); any other wake() and this
-  // interval force a full re-read, which catches whatever changed behind its back.
-  core::Duration full_read{5000};
-  // Decayed fair-share usage is written to the store at most this often (with a cycle's
-  // decisions), and read back at start().
-  core::Duration usage_write_interval{5000};
-  // A pending job whose queue position or reason detail moved, with the kind of its
-  // reason unchanged (the jobs ahead of it left; "behind job N" names a later N), is
-  // rewritten at most this often: under a stream of short jobs every position and
-  // every such reason moves every cycle, and rewriting thousands of rows per cycle for
-  // text people read now and then took most of the loop's time. A new job and a change
-  // of kind (capacity -> quota) are written at once.
-  core::Duration position_write_interval{2000};
-  std::string shard = "default";
-  std::string holder = "corrald";
-  // Several shards (shard_scope.h): this loop schedules shard `shard_index` of `shards`
-  // only. Null or one shard: everything.
-  const ShardMap* shards = nullptr;
-  int shard_index = 0;
-  // Captured cycles for corral-sim replay (cycle_recorder.h); no directory: none.
-  CaptureOptions capture;
-};
 
 class SchedLoop : public SchedulerSignals {
  public:

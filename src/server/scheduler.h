@@ -51,19 +51,13 @@
 #include "server/periodic.h"
 #include "server/sched_loop.h"
 #include "server/scheduler_signals.h"
+#include "server/settings.h"
 #include "server/shard_map.h"
 #include "server/spec_cache.h"
 #include "store/listener.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-struct ReplicaSettings {
-  // This replica's name: its leases' holder. A replica restarted under the same name
-  // takes its leases back at once; two live replicas must not share one.
-  std::string name = "corrald";
-  core::Duration lease{5000};  // a lease lapses this long after its last renewal
-};
 
 // One lease as this replica sees it, for GET /v1/shards.
 struct LeaseView {

@@ -12,6 +12,7 @@
 #include "server/model_json.h"
 #include "server/node_health.h"
 #include "server/retraining_budget.h"
+#include "server/stored_tenants.h"
 
 namespace corral::server {
 namespace {
@@ -152,11 +153,9 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
   in.racks = racks_from(view.rack_caps);
 
   std::set<core::TenantId> known;
-  for (const auto& row : view.tenants) {
-    auto cfg = tenant_config_from_json(row.id.value, row.config_json);
-    if (!cfg.ok()) continue;
-    known.insert(row.id);
-    in.tenants.push_back(cfg->tenant);
+  for (const TenantConfig& cfg : stored_tenants(view.tenants)) {
+    known.insert(cfg.tenant.id);
+    in.tenants.push_back(cfg.tenant);
   }
   // A parent named by a tenant but never configured would fail the snapshot; drop it.
   for (auto& t : in.tenants) {

@@ -27,27 +27,11 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "server/periodic.h"
+#include "server/settings.h"
 #include "server/thread_annotations.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-// The `telemetry:` section of corrald's config (config.h).
-struct TelemetrySettings {
-  std::int64_t raw_retention_ms = 24LL * 3'600'000;          // rawRetentionMs
-  std::int64_t minute_retention_ms = 14LL * 24 * 3'600'000;  // minuteRetentionMs
-  std::int64_t hour_retention_ms = 400LL * 24 * 3'600'000;   // hourRetentionMs
-  // Samples accepted per node per (clock) minute: 8 GPUs every 5 s is 96; the rest of a
-  // batch past it is dropped (nodePerMinute).
-  std::int64_t node_samples_per_minute = 2'000;
-  // Samples queued and not yet written, all nodes together (queueSamples).
-  std::int64_t queue_samples = 200'000;
-  std::int64_t flush_ms = 250;           // flushMs: the writer's period
-  std::int64_t prune_every_ms = 60'000;  // pruneEveryMs: retention's period
-  // The most samples one write transaction takes, so that one write stays short (the rest
-  // waits for the next flush).
-  std::int64_t max_write_samples = 20'000;
-};
 
 // What the sink has done since it started.
 struct TelemetryStats {

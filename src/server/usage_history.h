@@ -23,17 +23,10 @@
 #include "server/metrics.h"
 #include "server/periodic.h"
 #include "server/scheduler.h"
+#include "server/settings.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-// Config `dashboard:` (config.h).
-struct DashboardSettings {
-  std::int64_t history_ms = 60'000;          // how often a usage row is written
-  std::int64_t history_retention_days = 90;  // rows older than this go
-  // The Chart.js build the page loads from /ui/chart.js (Debian's libjs-chart.js).
-  std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
-};
 
 // The rows one sample writes: the cluster's ("*") first, then each tenant's by name.
 // `since` is the counters as of the previous sample (empty: none yet).

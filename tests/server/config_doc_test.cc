@@ -116,7 +116,7 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
     keys.insert(k);
   }
   for (const std::string_view k : cycle::kSchedulerLoopKeys) keys.emplace(k);
-  // A tenant's keys: the only_keys lists of tenant_config_from_json and read_quota.
+  // A tenant's keys: the only_fields lists of tenant_config_from_json and read_quota.
   const std::string model = read(kSource / "src/server/model_json.cc");
   const auto between = [&](const std::string& from, const std::string& to) {
     const auto start = model.find(from);
@@ -126,7 +126,7 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
   for (const std::string& body :
        {between("Status read_quota(", "json quota_json("),
         between("Result<TenantConfig> tenant_config_from_json(", "tenant_config_to_json(")}) {
-    for (const std::string& list : captures(body, R"(only_keys\([^{]*\{([^}]*)\})")) {
+    for (const std::string& list : captures(body, R"(only_fields\([^{]*\{([^}]*)\})")) {
       for (const std::string& k : captures(list, R"re("(\w+)")re")) keys.insert(k);
     }
   }

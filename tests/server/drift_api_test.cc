@@ -93,7 +93,7 @@ TYPED_TEST(DriftApiTest, HistogramsStandInForSamplesTooLargeToSend) {
   const std::string drift = this->drift_path();
   json edges = json::array();
   for (int e = 0; e <= 12; ++e) edges.push_back(e);
-  // tests/core/drift_test.cc's histograms, whose figures SciPy computed with weights.
+  // tests/registry/drift_stats_test.cc's histograms, whose figures SciPy computed with weights.
   const json ref = {{"edges", edges}, {"counts", {22, 20, 19, 20, 20, 19, 20, 21, 19, 20, 0, 0}}};
   const json cur = {{"edges", edges}, {"counts", {0, 8, 16, 14, 14, 14, 14, 14, 12, 14, 12, 12}}};
   auto r = this->post(drift + "/reference",

@@ -62,7 +62,7 @@ class ModelFixture : public RunFixture<Factory> {
   }
 };
 
-// ((i * mul) % mod) / div + shift: the inputs of tests/core/drift_test.cc, whose SciPy
+// ((i * mul) % mod) / div + shift: the inputs of tests/registry/drift_stats_test.cc, whose SciPy
 // figures the drift tests check again through the API.
 inline json sample(int n, long mul, long mod, double div, double shift) {
   json out = json::array();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# The figures tests/core/drift_test.cc holds, computed with SciPy and NumPy (Debian 12:
-# apt-get install python3-scipy; /usr/bin/python3 tests/core/drift_reference.py). Not run
+# The figures tests/registry/drift_stats_test.cc holds, computed with SciPy and NumPy (Debian 12:
+# apt-get install python3-scipy; /usr/bin/python3 tests/registry/drift_reference.py). Not run
 # by the tests: the figures are kept there, so the test needs no Python.
 import numpy as np
 from scipy import stats

@@ -1,5 +1,5 @@
 // Drift statistics against figures computed independently with SciPy 1.10 and NumPy
-// (Debian 12's python3-scipy) on the same inputs by tests/core/drift_reference.py, kept here:
+// (Debian 12's python3-scipy) on the same inputs by tests/registry/drift_reference.py, kept here:
 //   ks      scipy.stats.ks_2samp(ref, cur).statistic
 //   ks_p    scipy.stats.kstwobign.sf(sqrt(n*m/(n+m)) * ks)
 //   psi     numpy: 10 equal-width bins over both samples' range (numpy.histogram), shares
@@ -11,14 +11,14 @@
 //   ks      numpy: max |cumsum(ref)/n - cumsum(cur)/m|
 //   w       scipy.stats.wasserstein_distance(centres, centres, ref, cur)
 //   w_normed  w / the counts-weighted standard deviation of the centres (ddof=1)
-#include "core/drift.h"
+#include "registry/drift_stats.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-namespace corral::core {
+namespace corral::registry {
 namespace {
 
 // ((i * mul) % mod) / div + shift for i in [0, n): exact in every language.
@@ -115,4 +115,4 @@ TEST(DriftStats, ValuesCountIntoTheBinThatHoldsThem) {
 }
 
 }  // namespace
-}  // namespace corral::core
+}  // namespace corral::registry

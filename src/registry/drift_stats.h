@@ -10,7 +10,7 @@
 
 #include <vector>
 
-namespace corral::core {
+namespace corral::registry {
 
 struct DriftStats {
   double ks = 0;                  // max |F_ref - F_cur|
@@ -43,4 +43,4 @@ Histogram histogram_of(const std::vector<double>& values, std::vector<double> ed
 // All zero when the edges differ or either histogram is empty.
 DriftStats drift_stats(const Histogram& reference, const Histogram& current);
 
-}  // namespace corral::core
+}  // namespace corral::registry

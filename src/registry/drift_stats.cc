@@ -1,11 +1,11 @@
-#include "core/drift.h"
+#include "registry/drift_stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
 
-namespace corral::core {
+namespace corral::registry {
 namespace {
 
 // The Kolmogorov distribution's survival function, P(K > x): 2 sum (-1)^(k-1) e^(-2k^2x^2).
@@ -133,4 +133,4 @@ DriftStats drift_stats(const Histogram& reference, const Histogram& current) {
   return out;
 }
 
-}  // namespace corral::core
+}  // namespace corral::registry
