@@ -1,6 +1,6 @@
 // Point-in-time lookups (core::point_in_time, docs/features.md): 10,000 entities with 20
 // values each, looked up 10,000 rows at a time, as one lookup request of the API does.
-// Drift statistics (core::drift_stats, docs/drift.md): 100 features of 100,000 reference
+// Drift statistics (registry::drift_stats, docs/drift.md): 100 features of 100,000 reference
 // and 100,000 current rows, as samples and as 100-bin histograms.
 #include <random>
 #include <string>
@@ -8,8 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "core/drift.h"
 #include "core/feature_lookup.h"
+#include "registry/drift_stats.h"
 
 namespace {
 
@@ -50,8 +50,8 @@ void BM_Drift(benchmark::State& state) {
   }
   for (auto _ : state) {
     for (int f = 0; f < features; ++f) {
-      benchmark::DoNotOptimize(corral::core::drift_stats(reference[static_cast<std::size_t>(f)],
-                                                         current[static_cast<std::size_t>(f)]));
+      benchmark::DoNotOptimize(corral::registry::drift_stats(reference[static_cast<std::size_t>(f)],
+                                                             current[static_cast<std::size_t>(f)]));
     }
   }
   state.SetItemsProcessed(state.iterations() * features);
@@ -73,19 +73,19 @@ void BM_DriftHistograms(benchmark::State& state) {
       current[static_cast<std::size_t>(f)].push_back(cur_dist(rng));
     }
   }
-  std::vector<corral::core::Histogram> ref_h, cur_h;
+  std::vector<corral::registry::Histogram> ref_h, cur_h;
   for (int f = 0; f < features; ++f) {
-    ref_h.push_back(corral::core::histogram_of(reference[static_cast<std::size_t>(f)], edges));
-    cur_h.push_back(corral::core::histogram_of(current[static_cast<std::size_t>(f)], edges));
+    ref_h.push_back(corral::registry::histogram_of(reference[static_cast<std::size_t>(f)], edges));
+    cur_h.push_back(corral::registry::histogram_of(current[static_cast<std::size_t>(f)], edges));
   }
   const bool count = state.range(1) == 1;
   for (auto _ : state) {
     for (int f = 0; f < features; ++f) {
       const auto i = static_cast<std::size_t>(f);
       if (count) {
-        benchmark::DoNotOptimize(corral::core::histogram_of(current[i], edges));
+        benchmark::DoNotOptimize(corral::registry::histogram_of(current[i], edges));
       } else {
-        benchmark::DoNotOptimize(corral::core::drift_stats(ref_h[i], cur_h[i]));
+        benchmark::DoNotOptimize(corral::registry::drift_stats(ref_h[i], cur_h[i]));
       }
     }
   }

@@ -13,9 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "registry/model.h"
-
 #include "core/result.h"
+#include "registry/model.h"
 
 namespace corral::registry {
 

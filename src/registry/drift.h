@@ -14,9 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "registry/drift_stats.h"
-
 #include "core/result.h"
+#include "registry/drift_stats.h"
 
 namespace corral::registry {
 
@@ -56,7 +55,8 @@ struct FeatureDrift {
 
 struct DriftJudgement {
   std::map<std::string, FeatureDrift> features;
-  std::vector<std::string> drifted;  // the names that drifted, in name order
+  std::vector<std::string> drifted;  // the names that drifted, in name order (the labels
+                                     // path adds "mae" and "accuracy" after them)
 };
 
 // Each of `current`'s samples against the reference's of the same name. A sample with no

@@ -32,6 +32,23 @@ std::string schema_breaks(const ModelContent& to, const ModelContent& from) {
   return broken;
 }
 
+// `s` as a JSON string, as the approvers were written: quoted, '"', '\\' and control
+// characters escaped.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::vector<GateResult> evaluate_gates(const GatedVersion& to,
@@ -111,7 +128,7 @@ core::Status may_approve(const Approver& who, const ModelVersion& v,
     return core::Status();
   }
   std::string names;
-  for (const std::string& a : gate.approvers) names += (names.empty() ? "\"" : ",\"") + a + "\"";
+  for (const std::string& a : gate.approvers) names += (names.empty() ? "" : ",") + json_string(a);
   return refuse("only its named approvers may approve it: [" + names + "]");
 }
 

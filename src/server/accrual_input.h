@@ -21,10 +21,9 @@
 
 #include <optional>
 
-#include "ledger/accrual.h"
-
 #include "core/result.h"
 #include "core/time.h"
+#include "ledger/accrual.h"
 #include "server/spec_cache.h"
 #include "store/store.h"
 

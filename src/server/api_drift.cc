@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "registry/drift.h"
 #include <nlohmann/json.hpp>
 
 #include "core/agent_protocol.h"
 #include "core/job_spec_parse.h"
 #include "core/json_object.h"
+#include "registry/drift.h"
 #include "server/api_routes.h"
 #include "server/api_views.h"
 #include "server/http_status.h"
@@ -147,17 +147,22 @@ Result<std::string> read_segment(const json& body, const std::string& path) {
 
 // {ksP, wassersteinNormed, mae, accuracy}: the first two default to Evidently's; the
 // label thresholds (the predictions' largest mean absolute error, smallest accuracy)
-// apply only where set (a null is unset).
-Result<registry::DriftThresholds> read_thresholds(const json& body) {
+// apply only where set. `stored`: a reference as set_reference kept it, where an unset
+// label threshold is written as null; a request may not send null.
+Result<registry::DriftThresholds> read_thresholds(const json& body, bool stored = false) {
   const json given = body.value("thresholds", json::object());
   if (!given.is_object()) {
     return core::invalid_argument("thresholds", "must be {ksP, wassersteinNormed, mae, accuracy}");
   }
-  CORRAL_RETURN_IF_ERROR(
-      core::only_fields(given, "thresholds", {"ksP", "wassersteinNormed", "mae", "accuracy"}));
   registry::DriftThresholds out;
   for (const auto& [k, value] : given.items()) {
-    if (value.is_null()) continue;
+    double* field = k == "ksP"                 ? &out.ks_p
+                    : k == "wassersteinNormed" ? &out.wasserstein_normed
+                                               : nullptr;
+    if (field == nullptr && k != "mae" && k != "accuracy") {
+      return core::invalid_argument("thresholds." + k, "unknown field");
+    }
+    if (stored && value.is_null()) continue;
     const double most = k == "accuracy" ? 1.0 : 1e6;
     if (!value.is_number() || !(value.get<double>() > 0) || !(value.get<double>() <= most)) {
       return core::invalid_argument("thresholds." + k, k == "accuracy"
@@ -165,8 +170,7 @@ Result<registry::DriftThresholds> read_thresholds(const json& body) {
                                                            : "must be a number above 0");
     }
     const double v = value.get<double>();
-    if (k == "ksP") out.ks_p = v;
-    if (k == "wassersteinNormed") out.wasserstein_normed = v;
+    if (field != nullptr) *field = v;
     if (k == "mae") out.mae = v;
     if (k == "accuracy") out.accuracy = v;
   }
@@ -286,7 +290,7 @@ Result<registry::DriftReference> stored_reference(store::Tx& tx, const store::Mo
     if (!sample.ok()) return unreadable(sample.status().to_string());
     out.features.emplace(name, *std::move(sample));
   }
-  auto thresholds = read_thresholds(doc);
+  auto thresholds = read_thresholds(doc, /*stored=*/true);
   if (!thresholds.ok()) return unreadable(thresholds.status().to_string());
   out.thresholds = *thresholds;
   return out;

@@ -89,8 +89,9 @@ Result<std::string> read_reason(const json& body) {
   return reason.get<std::string>();
 }
 
-// A registration's body, but the run's artifact: {version, run, artifactUri, digest,
-// inputSchema, outputSchema, gates}.
+// A registration's body up to its artifact: {version, run, artifactUri, digest}; the
+// schemas and gates are read once the run and its artifact check out, so a mistake there
+// is reported before one in the rest.
 Result<registry::ModelContent> read_registration(const json& body, std::string& version) {
   CORRAL_RETURN_IF_ERROR(core::only_fields(
       body, "",
@@ -116,9 +117,6 @@ Result<registry::ModelContent> read_registration(const json& body, std::string& 
     return core::invalid_argument("digest", "must be the artifact's sha256:<64 hex>");
   }
   content.digest = digest.get<std::string>();
-  CORRAL_ASSIGN_OR_RETURN(content.input, read_schema(body, "inputSchema"));
-  CORRAL_ASSIGN_OR_RETURN(content.output, read_schema(body, "outputSchema"));
-  CORRAL_ASSIGN_OR_RETURN(content.gates, read_model_gates(body));
   return content;
 }
 
@@ -142,6 +140,9 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
     return core::invalid_argument("digest", "does not match the artifact run " + run_text +
                                                 " reported at that URI (" + *reported + ")");
   }
+  CORRAL_ASSIGN_OR_RETURN(content.input, read_schema(body, "inputSchema"));
+  CORRAL_ASSIGN_OR_RETURN(content.output, read_schema(body, "outputSchema"));
+  CORRAL_ASSIGN_OR_RETURN(content.gates, read_model_gates(body));
   CORRAL_ASSIGN_OR_RETURN(const auto versions, tx.list_model_versions(id));
   if (!versions.empty() && versions.front().tenant != run->tenant) {
     return Status(core::StatusCode::kAlreadyExists,

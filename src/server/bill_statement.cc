@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "ledger/accrual.h"
-#include "ledger/display_rounding.h"
 #include <fmt/format.h>
 
 #include "core/csv.h"
+#include "ledger/accrual.h"
+#include "ledger/display_rounding.h"
 
 namespace corral::server {
 namespace {

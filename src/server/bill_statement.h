@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "ledger/attribution.h"
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
+#include "ledger/attribution.h"
 #include "server/chargeback.h"
 
 namespace corral::server {

@@ -22,13 +22,12 @@
 #include <set>
 #include <string>
 
-#include "ledger/accrual.h"
-#include "ledger/attribution.h"
-
 #include "core/ids.h"
 #include "core/price_book.h"
 #include "core/result.h"
 #include "core/time.h"
+#include "ledger/accrual.h"
+#include "ledger/attribution.h"
 
 namespace YAML {
 class Node;

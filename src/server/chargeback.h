@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ledger/attribution.h"
 #include <nlohmann/json.hpp>
 
 #include "core/time.h"
+#include "ledger/attribution.h"
 #include "store/store.h"
 
 namespace corral::server {

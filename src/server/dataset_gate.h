@@ -31,7 +31,8 @@ std::string dataset_hold_reason(const core::DatasetRef& ref, core::QualityStatus
 // passed does, except pending where the tenant allows it.
 bool holds_job(core::QualityStatus status, const DatasetPolicy& policy);
 
-// Each tenant's dataset policy, by name (a tenant whose config does not parse: defaults).
+// Each readable tenant's dataset policy, by name (stored_tenants.h); a tenant missing from
+// the map, unreadable or gone, has the default policy.
 std::map<std::string, DatasetPolicy> dataset_policies(const std::vector<store::TenantRow>& tenants);
 
 // The pending jobs the gate holds now: list_dataset_holds() under the policy of each of

@@ -18,10 +18,9 @@
 
 #include <vector>
 
-#include "ledger/accrual.h"
-
 #include "core/result.h"
 #include "core/time.h"
+#include "ledger/accrual.h"
 #include "server/billing_config.h"
 #include "server/spec_cache.h"
 #include "store/store.h"

@@ -11,13 +11,13 @@
 #include <string>
 #include <string_view>
 
-#include "registry/retraining.h"
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/reservation.h"
 #include "core/result.h"
 #include "core/tenant.h"
 #include "core/topology.h"
+#include "registry/retraining.h"
 #include "server/admission.h"
 
 namespace corral::server {

@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "registry/alias.h"
-#include "registry/model.h"
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "registry/alias.h"
+#include "registry/model.h"
 #include "server/token_auth.h"
 #include "store/store.h"
 

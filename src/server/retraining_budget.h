@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "registry/retraining.h"
-
 #include "core/result.h"
 #include "core/time.h"
+#include "registry/retraining.h"
 #include "store/store.h"
 
 namespace corral::server {

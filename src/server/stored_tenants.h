@@ -3,7 +3,8 @@
 // reads types and one rule decides what a row this build cannot read does: it is left
 // out, as a tenant that is not there, and reported in the log (event unreadable_row, at
 // error level, once per row content per process: the snapshot reads the table every
-// cycle).
+// cycle). That line is written at once, not with a transaction's Effects (log.h): it
+// tells of what a read found, which a retried or failed transaction found too.
 //
 // Thread safety: safe to call concurrently.
 #pragma once

@@ -9,10 +9,9 @@
 #include <array>
 #include <cstdint>
 
-#include "ledger/accrual.h"
-
 #include "core/price_book.h"
 #include "core/result.h"
+#include "ledger/accrual.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 

@@ -28,13 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "ledger/accrual.h"
-
 #include "core/ids.h"
 #include "core/job_spec.h"
 #include "core/result.h"
 #include "core/tenant.h"
 #include "core/time.h"
+#include "ledger/accrual.h"
 #include "sched/decisions.h"
 #include "sim/fleet.h"
 #include "sim/policies.h"

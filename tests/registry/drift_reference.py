@@ -25,7 +25,7 @@ for name, (ref, cur) in cases.items():
     wn = w / np.std(ref, ddof=1)
     print(f'{{"{name}", {d!r}, {p!r}, {psi!r}, {js!r}, {w!r}, {wn!r}}},')
 
-# Histograms (core::drift_stats of two Histograms): both samples of "shifted" counted in
+# Histograms (registry::drift_stats of two Histograms): both samples of "shifted" counted in
 # the 12 bins of edges 0, 1, ..., 12; each bin's count at its centre.
 edges = np.arange(0, 13, dtype=float)
 centres = (edges[:-1] + edges[1:]) / 2

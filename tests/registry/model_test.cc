@@ -110,6 +110,10 @@ TEST(ModelApprovals, AGateWithoutApproversNeedsAnAdminAndOneWithThemNeedsOneOfTh
   EXPECT_EQ(may_approve({"token:root", "root", true}, v, "", named).message(),
             "approval legal of llm@v2: only its named approvers may approve it: "
             "[\"li@example.com\",\"kim@example.com\"]");
+  // Owners are written as JSON strings, quotes and all.
+  EXPECT_EQ(may_approve({"token:root", "root", true}, v, "", {"legal", {"o\"brien\\x"}}).message(),
+            "approval legal of llm@v2: only its named approvers may approve it: "
+            "[\"o\\\"brien\\\\x\"]");
   // A token with no owner matches no one.
   EXPECT_FALSE(may_approve({"token:anon", "", false}, v, "", {"legal", {""}}).ok());
 }
