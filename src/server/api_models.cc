@@ -129,7 +129,6 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
   const std::string run_text = std::to_string(content.run.value);
   auto run = visible_job(tx, c.who, run_text);
   if (!run.ok()) return core::invalid_argument("run", "unknown run " + run_text);
-  content.run = run->id;
   CORRAL_ASSIGN_OR_RETURN(const auto reported,
                           run_artifact_digest(tx, run->id, content.artifact_uri));
   if (!reported) {

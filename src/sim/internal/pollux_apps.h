@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/gpu_type.h"
 #include "core/result.h"
@@ -19,6 +20,9 @@ namespace corral::sim::pollux {
 
 // The artifact's cap on an elastic (Pollux) job's replicas: "simulator can't handle more".
 inline constexpr std::int32_t kMaxElasticGpus = 64;
+
+// The cells of one line of the artifact's CSV files, which quote nothing.
+std::vector<std::string> csv_cells(const std::string& line);
 
 // One application's profiles (pollux_apps.cc).
 class App;

@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using pollux::AppByType;
 using pollux::Apps;
+using pollux::csv_cells;
 using pollux::kMaxElasticGpus;
 using pollux::load_apps;
 using pollux::model_for;
@@ -92,10 +92,7 @@ core::Result<Workload> load_workload(const std::string& path, const TypedApps& t
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    const std::vector<std::string> cells = csv_cells(line);
     if (line_no == 1) {
       if (line != "name,time,application,num_replicas,batch_size") {
         return core::invalid_argument("workload",

@@ -23,6 +23,14 @@ namespace corral::sim::pollux {
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) cells.push_back(cell);
+  return cells;
+}
+
 // The artifact's applications.py: epochs each application trains for, and the one
 // per-GPU batch limit it sets by hand (the rest come from the profiles).
 struct AppConstants {
@@ -51,10 +59,7 @@ core::Result<std::vector<Row>> read_csv(const fs::path& path,
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    const std::vector<std::string> cells = csv_cells(line);
     if (line_no == 1) {
       width = cells.size();
       for (const std::string_view want : columns) {
