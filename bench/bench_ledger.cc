@@ -18,9 +18,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "server/accrual_controller.h"
-#include "server/chargeback.h"
-#include "server/model_json.h"
+#include "server/base/model_json.h"
+#include "server/billing/accrual_controller.h"
+#include "server/billing/chargeback.h"
 #include "store/store.h"
 
 namespace corral {

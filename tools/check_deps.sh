@@ -37,50 +37,68 @@ for mod in $modules; do
   done < <(grep -rnE '^#include "[a-z]+/' "src/$mod" || true)
 done
 
-# Inside server: the two API surfaces (the user API: api*.cc/h; the agent protocol:
-# agent_api) do not include each other (server.cc wires them, both through
-# request_pipeline), and the controllers (lifecycle, node admin, node health, agent
-# reports, assignments) reach the scheduler loop only through SchedulerSignals, never
-# sched_loop.h or scheduler.h, and know nothing of HTTP.
-controllers="lifecycle node_admin node_health agent_reports assignments"
-declare -A server_forbidden=([agent_api]="api api_routes api_views")
-for f in src/server/api.cc src/server/api.h src/server/api_*.cc src/server/api_*.h; do
-  [[ -f $f ]] || continue
-  unit=$(basename "${f%.*}")
-  server_forbidden[$unit]="agent_api"
+# Inside server: each folder's README.md names, on its "May include:" line, the server
+# folders its files may include (src/server/README.md for the files at the top); any
+# other `#include "server/..."` is refused. Tests mirror the folders.
+server_rule() {  # the folders $1/README.md allows, space-separated
+  grep -h '^May include:' -A3 "$1/README.md" | tr ' ,.' '\n\n\n' | sed -n 's|^server/||p' | tr '\n' ' '
+}
+for dir in src/server src/server/*/; do
+  dir=${dir%/}
+  if [[ ! -f $dir/README.md ]] || ! grep -q '^May include:' "$dir/README.md"; then
+    echo "$dir: no README.md with a \"May include:\" line"
+    fail=1
+    continue
+  fi
+  folder=${dir#src/server}
+  folder=${folder#/}
+  may=" $(server_rule "$dir") "
+  while IFS=: read -r file line text; do
+    [[ "$text" =~ \#include\ \"server/(([a-z_]+)/)?[a-z_]+\.h\" ]] || continue
+    dep=${BASH_REMATCH[2]}
+    [[ -z "$dep" || "$dep" == "$folder" ]] && continue
+    if [[ -z "$dep" || "$may" != *" $dep "* ]]; then
+      echo "$file:$line: server/${folder:-.} may not include ${text#\#include } ($dir/README.md)"
+      fail=1
+    fi
+  done < <(grep -nE '^#include "server/' "$dir"/*.h "$dir"/*.cc /dev/null 2>/dev/null || true)
 done
-for unit in $controllers; do
-  server_forbidden[$unit]="sched_loop scheduler api api_routes api_views agent_api request_pipeline"
+for dir in tests/server/*/; do
+  [[ -d src/server/$(basename "$dir") ]] || {
+    echo "$dir: tests mirror src/server's folders; there is no src/server/$(basename "$dir")"
+    fail=1
+  }
 done
-# The config and its settings are plain values: they name no thread owner, so a test or
-# a tool reads a config without the loop, the lease holder or the sinks. The request
-# pipeline applies Effects (effects.h) and knows no controller.
-owners="sched_loop scheduler lifecycle metrics_refresher telemetry_sink usage_history"
-server_forbidden[config]="$owners"
-server_forbidden[settings]="$owners config"
-server_forbidden[effects]="$owners"
-server_forbidden[request_pipeline]="lifecycle node_admin node_health agent_reports assignments"
-for unit in "${!server_forbidden[@]}"; do
-  for dep in ${server_forbidden[$unit]}; do
-    for file in src/server/$unit.h src/server/$unit.cc; do
-      [[ -f $file ]] || continue
-      if grep -n "^#include \"server/$dep.h\"" "$file"; then
-        echo "$file: server/$unit may not include server/$dep.h"
-        fail=1
-      fi
-    done
-  done
-  for file in src/server/$unit.h src/server/$unit.cc; do
-    [[ -f $file ]] || continue
-    if [[ " $controllers " == *" $unit "* ]] && grep -n "^#include <httplib.h>" "$file"; then
-      echo "$file: the controller server/$unit may not include httplib"
+
+# Within the rooms: the request pipeline applies Effects and knows no controller; the
+# config and its settings are plain values that name no thread owner, so a test or a
+# tool reads a config without the loop, the lease holder or the sinks; HTTP is spoken
+# only by http/, api/, agent_api/ and server.cc.
+refuse() {  # file, then the headers it may not include
+  local file=$1
+  shift
+  for header in "$@"; do
+    if grep -n "^#include \"server/$header\"" "$file"; then
+      echo "$file: may not include server/$header"
       fail=1
     fi
   done
+}
+for file in src/server/http/request_pipeline.*; do
+  refuse "$file" controllers/lifecycle.h controllers/node_admin.h controllers/node_health.h \
+    controllers/assignments.h
 done
+for file in src/server/config.* src/server/base/settings.*; do
+  refuse "$file" cycle/sched_loop.h cycle/scheduler.h controllers/lifecycle.h \
+    controllers/metrics_refresher.h base/telemetry_sink.h reports/usage_history.h
+done
+if grep -rln '^#include <httplib.h>' src/server | grep -vE '^src/server/(http|api|agent_api)/|^src/server/server.cc$'; then
+  echo "only src/server/http, api, agent_api and server.cc may include httplib"
+  fail=1
+fi
 
-# No file in src/server or src/store over about 600 lines: split it by responsibility.
-for file in src/server/*.cc src/server/*.h src/store/*.cc src/store/*.h; do
+# No source file over about 600 lines: split it by responsibility.
+for file in $(find src -name '*.cc' -o -name '*.h'); do
   lines=$(wc -l <"$file")
   if ((lines > 650)); then
     echo "$file: $lines lines; split it by responsibility (at most about 600)"

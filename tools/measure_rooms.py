@@ -4,7 +4,7 @@
   tools/measure_rooms.py            # the work tree
   tools/measure_rooms.py REV        # a commit (read with git show; nothing checked out)
 
-Prints files and lines per module folder, the largest files and functions, the methods
+Prints files and lines per module and per folder of src/server, the largest files and functions, the methods
 `store::Tx` inherits, the server files that take a whole `store::Tx&`, and the files that
 decode tenant JSON. A function is counted from a line at column 0 that opens a body to
 the `}` at column 0 that closes it: a heuristic that fits this code's clang-format style.
@@ -44,6 +44,15 @@ for f, t in texts.items():
 print("module      files  lines")
 for m, (n, lines) in sorted(per_module.items()):
     print(f"{m:<10} {n:>6} {lines:>6}")
+per_folder = collections.defaultdict(lambda: [0, 0])
+for f, t in texts.items():
+    if f.startswith("src/server/"):
+        folder = f.split("/")[2] if f.count("/") > 2 else "."
+        per_folder[folder][0] += 1
+        per_folder[folder][1] += t.count("\n")
+print("\nsrc/server   files  lines")
+for m, (n, lines) in sorted(per_folder.items()):
+    print(f"  {m:<10} {n:>6} {lines:>6}")
 
 print("\nlargest files:")
 for f, t in sorted(texts.items(), key=lambda kv: -kv[1].count("\n"))[:6]:

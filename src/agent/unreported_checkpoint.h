@@ -3,8 +3,8 @@
 // and never calls the agent's /local/checkpoint would otherwise get an empty
 // CORRAL_RESTORE_FROM on every restart and silently train again from step 0.
 //
-// corrald chooses from reported checkpoints only (server/runs.h, restore_point): it never
-// sees the workers' file systems. The agent does, so it falls back here, at launch, when
+// corrald chooses from reported checkpoints only (server/controllers/runs.h, restore_point): it
+// never sees the workers' file systems. The agent does, so it falls back here, at launch, when
 // corrald named none. The rule (docs/jobspec.md, "Checkpoints and restarts"):
 //
 //   - Only attempts after the first look: a new job never restores from files another

@@ -3,7 +3,7 @@
 // digest, schema hash, size, parents, privacy) never change once registered; only its
 // quality status moves, pending -> passed | quarantined, and back from quarantine with a
 // reason. A job is admitted only on versions that exist and its tenant may read, and it
-// runs only while every one of them has passed (server/dataset_gate.h).
+// runs only while every one of them has passed (server/controllers/dataset_gate.h).
 //
 // Thread safety: value types and pure functions.
 #pragma once

@@ -37,7 +37,7 @@ enum class NodeAdminState {
 };
 std::string_view to_string(NodeAdminState state);
 
-// A GPU's condition as corrald judged its agent's last readings (server/node_health.h):
+// A GPU's condition as corrald judged its agent's last readings (server/controllers/node_health.h):
 // observed state, which only the agent's reports change.
 enum class GpuCondition {
   kOk,

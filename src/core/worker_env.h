@@ -1,7 +1,7 @@
 // The environment of a worker process (docs/agent-protocol.md §2): every variable Corral
 // sets, torchrun's contract and its own, named and filled in here only. corrald computes
-// the values (server/assignments.h: ranks, world size, master address and port, devices,
-// restore point) into a WorkerSpec; the agent's launcher sets worker_env() over its own
+// the values (server/controllers/assignments.h: ranks, world size, master address and port,
+// devices, restore point) into a WorkerSpec; the agent's launcher sets worker_env() over its own
 // environment and the spec's env, so these always win; the job spec validator refuses a
 // spec that sets one of these names, or ranks would disagree about the world.
 //

@@ -5,7 +5,7 @@
 //
 // Pure: the caller brings the facts (the runs' metrics, the approvals recorded), so the
 // rules are tested on hand-built values (tests/registry) and the API only reads and
-// writes them (server/api_models.cc).
+// writes them (server/api/api_models.cc).
 //
 // Thread safety: plain values and pure functions.
 #pragma once

@@ -27,7 +27,7 @@
 //     queueSamples: 200000   # samples queued for the writer, all nodes; the rest dropped
 //     flushMs: 250           # the writer's period
 //     pruneEveryMs: 60000    # how often retention deletes
-//   billing:                 # the ledger and chargeback: server/billing_config.h
+//   billing:                 # the ledger and chargeback: server/billing/billing_config.h
 //     prices: [{gpuType: H100, perGpuHour: 2.50}]
 //   metrics:                 # /metrics (docs/metrics.md)
 //     refreshMs: 5000        # how often per-tenant and per-GPU series are read from the store
@@ -42,10 +42,10 @@
 //     keyFile: /etc/corral/corrald.key   # secrets and audit-anchor keys (default DATA_DIR)
 //     auditAnchorFile: /var/log/corral/audit.anchor  # default DATA_DIR/audit.anchor
 //     auditAnchorSyslog: true            # also send each anchor to syslog (authpriv)
-//   shards:                  # scheduling partitions (server/shard_map.h); none: one shard
+//   shards:                  # scheduling partitions (server/cycle/shard_map.h); none: one shard
 //     - {name: us-east/H100, region: us-east, gpuTypes: [H100]}
 //     - {name: big, leaves: [l7, l8], minGpus: 64}
-//   log:                     # corrald's log on stderr (server/log.h)
+//   log:                     # corrald's log on stderr (server/base/log.h)
 //     format: text           # text | json (--log-format wins)
 //
 // Every key, its default and its range: docs/config.md.
@@ -60,11 +60,11 @@
 #include <vector>
 
 #include "core/result.h"
-#include "server/billing_config.h"
-#include "server/log.h"
-#include "server/model_json.h"
-#include "server/settings.h"
-#include "server/shard_map.h"
+#include "server/base/log.h"
+#include "server/base/model_json.h"
+#include "server/base/settings.h"
+#include "server/billing/billing_config.h"
+#include "server/cycle/shard_map.h"
 
 namespace corral::server {
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/clock.h"
-#include "server/model_json.h"
+#include "server/base/model_json.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {

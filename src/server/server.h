@@ -38,9 +38,9 @@ struct ServerOptions {
   // This replica's name among several on one PostgreSQL (docs/scale-out.md); empty: the
   // config's replica.name, else "corrald".
   std::string replica;
-  // The log's format, "text" or "json" (server/log.h); empty: the config's log.format.
+  // The log's format, "text" or "json" (server/base/log.h); empty: the config's log.format.
   std::string log_format;
-  // The key file (server/key_ring.h); empty: the config's security.keyFile, else
+  // The key file (server/base/key_ring.h); empty: the config's security.keyFile, else
   // DATA_DIR/corrald.key. Every replica of one database is given the same file.
   std::string key_file;
 };

@@ -2,8 +2,8 @@
 // sched::SnapshotInput out.
 //
 // One contract, two adapters (ARCHITECTURE.md, "The scheduling cycle"): corrald fills the
-// same SnapshotInput from its store (server/snapshot_from_store.h), and
-// tests/server/snapshot_contract_test.cc builds one small cluster through both and
+// same SnapshotInput from its store (server/cycle/snapshot_from_store.h), and
+// tests/server/cycle/snapshot_contract_test.cc builds one small cluster through both and
 // compares the results field by field. A field added to the snapshot must be filled here
 // and there, or that test fails.
 //

@@ -83,12 +83,12 @@ class JobRepo {
   // Writes every mutable field of `row` if the job is still in `expected`; false (and
   // nothing written) when its phase changed meanwhile (compare-and-set).
   virtual core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) = 0;
-  // The job's secret environment as stored (sealed: server/job_secrets.h); NotFound for
+  // The job's secret environment as stored (sealed: server/controllers/job_secrets.h); NotFound for
   // an unknown job.
   virtual core::Result<std::string> get_job_secrets(core::JobId id) = 0;
   // The jobs after `after` whose secrets text is not empty and does not start with
   // `prefix`, at most `limit`, by id: those a key rotation must seal again
-  // (server/job_secrets.h).
+  // (server/controllers/job_secrets.h).
   virtual core::Result<std::vector<std::pair<core::JobId, std::string>>> list_job_secrets_without(
       std::string_view prefix, core::JobId after, std::int32_t limit) = 0;
   virtual core::Status replace_job_secrets(core::JobId id, std::string_view text) = 0;

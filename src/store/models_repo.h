@@ -1,7 +1,7 @@
 // ModelRepo: the model registry (docs/models.md). Versions are written once; approvals
 // are added; an alias moves by compare-and-set on the version it points at, and every
 // move is appended to its history. What the JSON columns hold is the server's
-// (server/api_models.cc): the store keeps them whole.
+// (server/api/api_models.cc): the store keeps them whole.
 //
 // One of the repositories store::Tx is made of (store.h).
 // Thread safety: as Tx (used only by the thread running the transaction, only during it).

@@ -51,7 +51,7 @@ struct ReplicaRow {
   std::string config_fingerprint;  // the scheduling config it runs (migration 22)
 };
 
-// The scheduling config the replicas agree on (server/config_agreement.h): its
+// The scheduling config the replicas agree on (server/cycle/config_agreement.h): its
 // fingerprint, a short summary people read (the shard names), who stored it and when.
 struct SchedConfigRow {
   std::string fingerprint;
@@ -75,7 +75,7 @@ class SchedulerRepo {
                                                    std::string_view holder) = 0;
   virtual core::Status check_epoch(std::string_view shard, std::int64_t epoch) = 0;
 
-  // Leases with an expiry (several replicas; server/scheduler.h). claim_lease() takes
+  // Leases with an expiry (several replicas; server/cycle/scheduler.h). claim_lease() takes
   // the shard, bumping its epoch, when nobody holds it, its lease lapsed (expires_at <=
   // now), or `holder` holds it already (the same replica restarted); it returns the new
   // epoch, or nullopt while another holder's lease is live. renew_lease() moves the

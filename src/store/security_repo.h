@@ -19,7 +19,7 @@ namespace corral::store {
 
 struct TokenRow {
   std::string hash;  // hex SHA-256 of the bearer token; the token itself is never stored
-  std::string role;  // "admin", "member", "agent" (parsed by server/role.h)
+  std::string role;  // "admin", "member", "agent" (parsed by server/base/role.h)
   std::string tenant;
   std::string node;
   core::Time created_at;
@@ -43,7 +43,7 @@ struct IdempotencyRow {
 };
 
 // A key that seals job secrets, as stored: wrapped under a key-encryption key that is
-// not in the database (server/key_material.h).
+// not in the database (server/base/key_material.h).
 struct DataKeyRow {
   std::string id;
   std::string kek_id;           // the key file's key that wraps it

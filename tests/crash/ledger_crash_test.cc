@@ -175,7 +175,7 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
   }
   // 2. Each job's GPU-time on each GPU is its allocations' overlap with the window, a
   // GPU's allocations taken in the order the store made them (by id): one that was stamped
-  // before the previous one's release starts at that release (server/accrual_input.cc).
+  // before the previous one's release starts at that release (server/billing/accrual_input.cc).
   std::map<std::tuple<std::string, int, std::int64_t>, std::int64_t> held, billed;
   std::sort(allocs.begin(), allocs.end(), [](const auto& a, const auto& b) {
     return std::tie(a.node.value, a.gpu_index, a.id) < std::tie(b.node.value, b.gpu_index, b.id);

@@ -106,7 +106,7 @@ TEST(ConfigDoc, TheReferenceFileLoadsAndHoldsTheDefaults) {
 TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
   const std::string doc = read(kSource / "docs/config.md");
   std::set<std::string> keys;
-  for (const char* file : {"src/server/config.cc", "src/server/billing_config.cc"}) {
+  for (const char* file : {"src/server/config.cc", "src/server/billing/billing_config.cc"}) {
     for (const std::string& k : captures(read(kSource / file), R"re(\bk(?:ey)? [!=]= "(\w+)")re")) {
       keys.insert(k);
     }
@@ -117,7 +117,7 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
   }
   for (const std::string_view k : cycle::kSchedulerLoopKeys) keys.emplace(k);
   // A tenant's keys: the only_fields lists of tenant_config_from_json and read_quota.
-  const std::string model = read(kSource / "src/server/model_json.cc");
+  const std::string model = read(kSource / "src/server/base/model_json.cc");
   const auto between = [&](const std::string& from, const std::string& to) {
     const auto start = model.find(from);
     EXPECT_NE(start, std::string::npos) << from;

@@ -374,7 +374,7 @@ TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
   EXPECT_EQ(won.load(), 4);
 }
 
-// The commit-time rack recount (server/shard_scope.h): eight writers at once each count
+// The commit-time rack recount (server/cycle/shard_scope.h): eight writers at once each count
 // the GPUs held on a capped rack's two nodes and take two more only while the rack has
 // room for them (four GPUs in all). Locking the rack's cap rows makes them count one
 // after the other, so exactly four GPUs are taken; without the lock, PostgreSQL's read
