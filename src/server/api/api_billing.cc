@@ -11,7 +11,7 @@
 #include "server/api/api_routes.h"
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 #include "server/billing/accrual_controller.h"
 #include "server/billing/bill_statement.h"
 #include "server/billing/chargeback.h"

@@ -22,7 +22,7 @@
 #include "server/api/api_views.h"
 #include "server/base/log.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/metrics_refresher.h"
 #include "server/controllers/node_health.h"
 #include "server/reports/rack_power.h"
@@ -151,27 +151,25 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
 
   json nodes = json::array();
-  for (const auto& row : rows) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok()) continue;  // not written by this server: nothing to draw
-    const auto o = observed_of.find(row.id.value);
+  for (const auto& [row, node] : stored_nodes(rows)) {
+    const auto o = observed_of.find(row->id.value);
     const store::ObservedNode* obs = o == observed_of.end() ? nullptr : o->second;
     json gpus = json::array();
-    for (const core::Gpu& g : node->gpus) {
-      gpus.push_back(gpu_json(g, obs, held, tenant_of, c.who, row.id.value));
+    for (const core::Gpu& g : node.gpus) {
+      gpus.push_back(gpu_json(g, obs, held, tenant_of, c.who, row->id.value));
     }
-    json n = {{"id", row.id.value},
-              {"region", node->labels.region},
-              {"spine", node->labels.spine},
-              {"leaf", node->labels.leaf},
-              {"rack", node->labels.rack},
-              {"nvlinkRack", node->labels.nvlink_rack},
-              {"admin", std::string(core::to_string(row.admin))},
-              {"adminReason", row.admin_reason},
+    json n = {{"id", row->id.value},
+              {"region", node.labels.region},
+              {"spine", node.labels.spine},
+              {"leaf", node.labels.leaf},
+              {"rack", node.labels.rack},
+              {"nvlinkRack", node.labels.nvlink_rack},
+              {"admin", std::string(core::to_string(row->admin))},
+              {"adminReason", row->admin_reason},
               {"agent", "none"},
               {"heartbeatAgeMs", nullptr},
               {"gpus", std::move(gpus)}};
-    if (const auto s = session_of.find(row.id.value); s != session_of.end()) {
+    if (const auto s = session_of.find(row->id.value); s != session_of.end()) {
       n["agent"] = s->second->lost ? "lost" : "connected";
       n["heartbeatAgeMs"] = core::to_ms(api.now() - s->second->heartbeat_at);
     }
@@ -206,10 +204,8 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
   };
   std::map<std::string, TypeTotals> types;
   CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.list_nodes());
-  for (const auto& row : node_rows) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok()) continue;
-    for (const auto& g : node->gpus) ++types[g.type.value].gpus;
+  for (const auto& [row, node] : stored_nodes(node_rows)) {
+    for (const auto& g : node.gpus) ++types[g.type.value].gpus;
   }
   for (const TenantGpuGauge& g : state.tenant_gpus) {
     TypeTotals& t = types[g.gpu_type];

@@ -18,7 +18,7 @@
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/dataset_gate.h"
 #include "server/controllers/job_secrets.h"
 #include "server/http/list_page.h"

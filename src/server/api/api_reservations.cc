@@ -19,6 +19,7 @@
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
 #include "server/base/model_json.h"
+#include "server/base/stored_documents.h"
 #include "server/http/list_page.h"
 
 namespace corral::server {
@@ -73,12 +74,11 @@ struct FleetGpus {
 Result<FleetGpus> fleet_gpus(store::Tx& tx) {
   FleetGpus f;
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
-  for (const auto& row : rows) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok() || node->gpus.empty()) continue;  // a row it cannot read holds none
-    for (const auto& g : node->gpus) ++f.by_type[g.type.value];
-    f.by_node[row.id.value] = {node->gpus.front().type.value,
-                               static_cast<std::int64_t>(node->gpus.size())};
+  for (const auto& [row, node] : stored_nodes(rows)) {
+    if (node.gpus.empty()) continue;
+    for (const auto& g : node.gpus) ++f.by_type[g.type.value];
+    f.by_node[row->id.value] = {node.gpus.front().type.value,
+                                static_cast<std::int64_t>(node.gpus.size())};
   }
   return f;
 }
@@ -119,20 +119,18 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
   if (overcommit) return Status();
   CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
   std::vector<core::Reservation> others;
-  for (const auto& row : rows) {
-    auto o = reservation_from_json(row.spec_json);
-    if (!o.ok() || o->id == r.id || o->end <= r.start || r.end <= o->start || o->end <= now)
-      continue;
+  for (auto& [row, o] : stored_reservations(rows)) {
+    if (o.id == r.id || o.end <= r.start || r.end <= o.start || o.end <= now) continue;
     // A node held twice in one instant is promised to two tenants.
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
-      if (std::find(o->nodes.begin(), o->nodes.end(), r.nodes[i]) != o->nodes.end()) {
+      if (std::find(o.nodes.begin(), o.nodes.end(), r.nodes[i]) != o.nodes.end()) {
         return core::invalid_argument("nodes[" + std::to_string(i) + "]",
-                                      r.nodes[i].value + " is held by reservation " + o->id.value +
+                                      r.nodes[i].value + " is held by reservation " + o.id.value +
                                           " in this window (\"overcommit\": true "
                                           "to allow it)");
       }
     }
-    others.push_back(std::move(*o));
+    others.push_back(std::move(o));
   }
   if (!r.gpu_type) return Status();
   // GPUs of `type` that reservation `o` holds: its count, or its nodes' GPUs.

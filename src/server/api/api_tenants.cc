@@ -11,7 +11,7 @@
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 #include "server/http/list_page.h"
 
 namespace corral::server {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "server/base/stored_documents.h"
+
 namespace corral::server {
 namespace {
 
@@ -345,6 +347,12 @@ std::string Metrics::render() const {
   line(out, "corral_metrics_refresh_errors_total", "counter",
        "refreshes of the per-tenant and per-GPU series that failed to read the store",
        metrics_refresh_errors.load());
+  family(out, "corral_store_unreadable_rows_total", "counter",
+         "stored tenant, node and reservation rows this process could not decode and left "
+         "out (each distinct row content once; the log names them: unreadable_row)");
+  for (const auto& [table, n] : unreadable_rows()) {
+    sample(out, "corral_store_unreadable_rows_total", label("table", table), number(n));
+  }
   tenants.render(out);
   ledger.render(out);
   std::lock_guard lock(refreshed_mu_);

@@ -3,7 +3,7 @@
 #include <map>
 #include <vector>
 
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 
 namespace corral::server {
 

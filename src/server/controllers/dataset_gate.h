@@ -31,7 +31,7 @@ std::string dataset_hold_reason(const core::DatasetRef& ref, core::QualityStatus
 // passed does, except pending where the tenant allows it.
 bool holds_job(core::QualityStatus status, const DatasetPolicy& policy);
 
-// Each readable tenant's dataset policy, by name (stored_tenants.h); a tenant missing from
+// Each readable tenant's dataset policy, by name (stored_documents.h); a tenant missing from
 // the map, unreadable or gone, has the default policy.
 std::map<std::string, DatasetPolicy> dataset_policies(const std::vector<store::TenantRow>& tenants);
 

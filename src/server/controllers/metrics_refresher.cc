@@ -9,7 +9,7 @@
 
 #include "server/base/log.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 
 namespace corral::server {
 
@@ -25,12 +25,10 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   std::vector<core::Node> nodes;
   nodes.reserve(node_rows.size());
   std::set<std::string> fleet_types;
-  for (const auto& row : node_rows) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok()) continue;  // the snapshot reports a node that no longer decodes
-    for (const auto& g : node->gpus) fleet_types.insert(g.type.value);
-    state.fleet_gpus += static_cast<std::int64_t>(node->gpus.size());
-    nodes.push_back(std::move(*node));
+  for (auto& [row, node] : stored_nodes(node_rows)) {
+    for (const auto& g : node.gpus) fleet_types.insert(g.type.value);
+    state.fleet_gpus += static_cast<std::int64_t>(node.gpus.size());
+    nodes.push_back(std::move(node));
   }
 
   // 2. Who holds what: active allocations and their jobs' tenants.

@@ -1,7 +1,7 @@
 #include "server/controllers/retraining_budget.h"
 
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 
 namespace corral::server {
 

@@ -9,7 +9,7 @@
 #include "core/priority.h"
 #include "sched/estimate.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_tenants.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/dataset_gate.h"
 #include "server/controllers/node_health.h"
 #include "server/controllers/retraining_budget.h"
@@ -139,16 +139,16 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
                                          RequestCache& requests, core::Time now) {
   sched::SnapshotInput in;
   in.gpu_types.assign(core::builtin_gpu_types().begin(), core::builtin_gpu_types().end());
-  for (const auto& row : view.nodes) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok()) continue;  // stored by this server, so valid; skip rather than stall
-    const auto observed = view.observed.find(row.id.value);
-    if (observed != view.observed.end()) apply_observation(*node, observed->second);
-    node->admin = row.admin;
+  // A row this build cannot read is left out and reported (stored_documents.h): the
+  // cycle goes on without that node rather than stall every tenant.
+  for (auto& [row, node] : stored_nodes(view.nodes)) {
+    const auto observed = view.observed.find(row->id.value);
+    if (observed != view.observed.end()) apply_observation(node, observed->second);
+    node.admin = row->admin;
     // A lost node takes no placements until its agent joins again.
-    const auto session = view.sessions.find(row.id.value);
-    node->lost = session != view.sessions.end() && session->second.lost;
-    in.nodes.push_back(std::move(*node));
+    const auto session = view.sessions.find(row->id.value);
+    node.lost = session != view.sessions.end() && session->second.lost;
+    in.nodes.push_back(std::move(node));
   }
   in.racks = racks_from(view.rack_caps);
 
@@ -164,9 +164,8 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
   for (const auto& [tenant, u] : facts.usage) {
     if (u > 0 && known.count(tenant) > 0) in.usage[tenant] = u;
   }
-  for (const auto& row : view.reservations) {
-    auto r = reservation_from_json(row.spec_json);
-    if (r.ok() && known.count(r->tenant) > 0) in.reservations.push_back(*r);
+  for (auto& [row, r] : stored_reservations(view.reservations)) {
+    if (known.count(r.tenant) > 0) in.reservations.push_back(std::move(r));
   }
 
   std::map<std::int64_t, std::vector<const store::AllocationRow*>> by_job;

@@ -7,6 +7,7 @@
 
 #include "core/gpu_type.h"
 #include "server/base/model_json.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/node_health.h"
 #include "server/cycle/snapshot_from_store.h"
 
@@ -24,21 +25,20 @@ std::vector<RackPower> rack_power(const std::vector<store::NodeRow>& nodes,
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   std::map<std::string, std::int32_t> held_on;  // node -> allocated GPUs
   for (const auto& a : active) ++held_on[a.node.value];
-  for (const auto& row : nodes) {
-    auto node = node_from_json(row.spec_json);
-    if (!node.ok() || node->labels.rack.empty()) continue;
-    if (const auto o = observed_of.find(row.id.value); o != observed_of.end()) {
-      apply_observation(*node, *o->second);
+  for (auto& [row, node] : stored_nodes(nodes)) {
+    if (node.labels.rack.empty()) continue;
+    if (const auto o = observed_of.find(row->id.value); o != observed_of.end()) {
+      apply_observation(node, *o->second);
     }
-    RackPower& rack = racks[node->labels.rack];
-    rack.name = node->labels.rack;
+    RackPower& rack = racks[node.labels.rack];
+    rack.name = node.labels.rack;
     rack.nodes += 1;
-    rack.gpus += static_cast<std::int32_t>(node->gpus.size());
-    const auto held = held_on.find(row.id.value);
-    if (held == held_on.end() || node->gpus.empty()) continue;
-    const auto type = core::find_builtin_gpu_type(node->gpus.front().type.value);
+    rack.gpus += static_cast<std::int32_t>(node.gpus.size());
+    const auto held = held_on.find(row->id.value);
+    if (held == held_on.end() || node.gpus.empty()) continue;
+    const auto type = core::find_builtin_gpu_type(node.gpus.front().type.value);
     rack.gpus_held += held->second;
-    if (type) rack.used_watts += held->second * core::node_gpu_watts(*node, *type);
+    if (type) rack.used_watts += held->second * core::node_gpu_watts(node, *type);
   }
   std::vector<RackPower> out;
   out.reserve(racks.size());

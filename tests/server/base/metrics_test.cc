@@ -233,6 +233,12 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
                                                    .spec_json = server::node_to_json(node),
                                                    .created_at = t,
                                                    .updated_at = t}));
+            // A row this build cannot read: left out of every series, and counted.
+            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n-unreadable"),
+                                                   .spec_json = R"({"id": "n-unreadable",
+                                                                    "gpus": "eight"})",
+                                                   .created_at = t,
+                                                   .updated_at = t}));
             for (int j = 0; j < 2; ++j) {  // the second one stays pending
               CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("nlp"),
                                                                .name = "train",
@@ -271,6 +277,10 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
                     return core::Status();
                   })
                   .ok());
+  EXPECT_EQ(state.fleet_gpus, 3);
+  const std::string text = server::Metrics().render();
+  EXPECT_GE(value_of(text, R"(corral_store_unreadable_rows_total{table="nodes"})").value_or(0), 1)
+      << text;
   ASSERT_EQ(state.tenant_gpus.size(), 1u);
   EXPECT_EQ(state.tenant_gpus[0].tenant, "nlp");
   EXPECT_EQ(state.tenant_gpus[0].allocated, 2);
