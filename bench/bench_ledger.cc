@@ -57,26 +57,28 @@ int run(const std::string& dir, const std::string& url, int gpus, int days, doub
       for (int g = 0; g < 8; ++g) {
         node.gpus.push_back({.index = g, .type = core::GpuTypeId("H100")});
       }
-      CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
-                                             .spec_json = server::node_to_json(node),
-                                             .created_at = core::time_from_ms(kT0),
-                                             .updated_at = core::time_from_ms(kT0)}));
+      CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = node.id,
+                                                     .spec_json = server::node_to_json(node),
+                                                     .created_at = core::time_from_ms(kT0),
+                                                     .updated_at = core::time_from_ms(kT0)}));
       CORRAL_ASSIGN_OR_RETURN(
-          auto job, tx.insert_job({.tenant = core::TenantId("t" + std::to_string(n % tenants)),
-                                   .name = "train",
-                                   .priority_class = "standard",
-                                   .gpus = 8,
-                                   .spec_json = "{}",
-                                   .now = core::time_from_ms(kT0)}));
+          auto job,
+          tx.jobs().insert_job({.tenant = core::TenantId("t" + std::to_string(n % tenants)),
+                                .name = "train",
+                                .priority_class = "standard",
+                                .gpus = 8,
+                                .spec_json = "{}",
+                                .now = core::time_from_ms(kT0)}));
       for (int g = 0; g < 8; ++g) {
-        CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = job.id,
-                                                     .attempt = 1,
-                                                     .node = node.id,
-                                                     .gpu_index = g,
-                                                     .gpu_type = core::GpuTypeId("H100"),
-                                                     .created_at = core::time_from_ms(kT0)}));
+        CORRAL_RETURN_IF_ERROR(
+            tx.allocations().insert_allocation({.job = job.id,
+                                                .attempt = 1,
+                                                .node = node.id,
+                                                .gpu_index = g,
+                                                .gpu_type = core::GpuTypeId("H100"),
+                                                .created_at = core::time_from_ms(kT0)}));
       }
-      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+      CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
           {.job = job.id, .time = core::time_from_ms(kT0 + 60'000), .kind = "started"}));
     }
     return core::Status();
@@ -98,7 +100,8 @@ int run(const std::string& dir, const std::string& url, int gpus, int days, doub
       return core::Status();
     }),
           "accrue");
-    check(db.transact([&](store::Tx& tx) { return tx.append_ledger(rows).status(); }), "append");
+    check(db.transact([&](store::Tx& tx) { return tx.ledger().append_ledger(rows).status(); }),
+          "append");
     accrual_s.push_back(seconds_since(t));
   }
   std::sort(accrual_s.begin(), accrual_s.end());
@@ -142,8 +145,8 @@ int run(const std::string& dir, const std::string& url, int gpus, int days, doub
       }
     }
     check(db.transact([&](store::Tx& tx) {
-      CORRAL_RETURN_IF_ERROR(tx.append_ledger(rows).status());
-      return tx.set_accrued_until(start + billing.period);
+      CORRAL_RETURN_IF_ERROR(tx.ledger().append_ledger(rows).status());
+      return tx.ledger().set_accrued_until(start + billing.period);
     }),
           "write");
     written += static_cast<std::int64_t>(rows.size());
@@ -163,8 +166,9 @@ int run(const std::string& dir, const std::string& url, int gpus, int days, doub
       const auto t = Clock::now();
       check(db.read([&](store::Tx& tx) {
         CORRAL_ASSIGN_OR_RETURN(
-            auto sums, tx.sum_ledger({.from = core::time_from_ms(kT0 + kHourMs),
-                                      .to = core::time_from_ms(kT0 + (days * 24 - 1) * kHourMs)}));
+            auto sums,
+            tx.ledger().sum_ledger({.from = core::time_from_ms(kT0 + kHourMs),
+                                    .to = core::time_from_ms(kT0 + (days * 24 - 1) * kHourMs)}));
         const auto report = server::build_chargeback(sums, by, ledger::Attribution::kProportional,
                                                      {}, core::seconds(days * 86400));
         rows_out = report.rows.size();

@@ -63,17 +63,17 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
   const Status transacted = store.transact([&](store::Tx& tx) {
     // The config's rack caps replace the last start's (a rack dropped from it is uncapped
     // by the config again, and its agents' caps stand).
-    CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps("config"));
+    CORRAL_RETURN_IF_ERROR(tx.rack_caps().delete_rack_caps("config"));
     for (const auto& r : config.racks) {
-      CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = r.name,
-                                              .declared_by = "config",
-                                              .power_cap_watts = r.power_cap_watts,
-                                              .updated_at = clock.now()}));
+      CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap({.rack = r.name,
+                                                          .declared_by = "config",
+                                                          .power_cap_watts = r.power_cap_watts,
+                                                          .updated_at = clock.now()}));
     }
     for (const auto& t : config.tenants) {
-      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.get_tenant(t.tenant.id));
+      CORRAL_ASSIGN_OR_RETURN(auto existing, tx.tenants().get_tenant(t.tenant.id));
       if (existing) continue;
-      CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+      CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
           {.id = t.tenant.id, .config_json = tenant_config_to_json(t), .updated_at = clock.now()}));
       CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
                                                .action = "tenant.bootstrap",
@@ -81,17 +81,17 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
                                                .after = tenant_config_to_json(t),
                                                .time = clock.now()}));
     }
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t tokens, tx.count_tokens());
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t tokens, tx.security().count_tokens());
     if (tokens > 0) return Status();
     // The file is written before the commit: if the commit fails, the next start
     // finds no token and writes a new file.
     token = new_token();
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "admin.token", token + "\n"));
-    CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex(token),
-                                            .role = "admin",
-                                            .created_at = clock.now(),
-                                            .name = "bootstrap-admin",
-                                            .owner = "corrald"}));
+    CORRAL_RETURN_IF_ERROR(tx.security().insert_token({.hash = sha256_hex(token),
+                                                       .role = "admin",
+                                                       .created_at = clock.now(),
+                                                       .name = "bootstrap-admin",
+                                                       .owner = "corrald"}));
     CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
                                              .action = "token.bootstrap",
                                              .target = "token:bootstrap-admin",
@@ -99,11 +99,11 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
                                              .time = clock.now()}));
     const std::string join = new_token();
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "join.token", join + "\n"));
-    CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex(join),
-                                            .role = "join",
-                                            .created_at = clock.now(),
-                                            .name = "bootstrap-join",
-                                            .owner = "corrald"}));
+    CORRAL_RETURN_IF_ERROR(tx.security().insert_token({.hash = sha256_hex(join),
+                                                       .role = "join",
+                                                       .created_at = clock.now(),
+                                                       .name = "bootstrap-join",
+                                                       .owner = "corrald"}));
     return append_audit(tx, {.actor = "corrald",
                              .action = "token.bootstrap",
                              .target = "token:bootstrap-join",
@@ -205,7 +205,7 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   // Made with the store on its first start (agents scope their run records by it).
   std::string cluster_id;
   CORRAL_RETURN_IF_ERROR(store->transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(cluster_id, tx.cluster_id());
+    CORRAL_ASSIGN_OR_RETURN(cluster_id, tx.agents().cluster_id());
     return Status();
   }));
 

@@ -22,12 +22,12 @@
 // A transaction's operations are one interface per kind of state, each in its own header
 // with the rows it uses (jobs_repo.h, allocations_repo.h, nodes_repo.h, rack_caps_repo.h,
 // agents_repo.h, tenants_repo.h, checkpoints_repo.h, records_repo.h, ledger_repo.h, audit_repo.h,
-// security_repo.h, scheduler_repo.h); Tx is all of them at once.
+// security_repo.h, scheduler_repo.h, ...); Tx hands each out by name (tx.jobs()).
 //
-// Note for posterity: Tx used to be one interface of 60 methods over every kind of state,
-// so a fake or a fault-injecting wrapper had to know all of it and a reader could not see
-// which state a controller touched. The methods are unchanged; they are now grouped by the
-// state table, and `tx.insert_job(...)` still compiles.
+// Note for posterity: Tx used to be one interface over every kind of state (60 methods,
+// then 16 inherited repositories), so a fake or a fault-injecting wrapper had to know all
+// of it and a reader could not see which state a controller touched. Now a caller names
+// the repository it uses, and a wrapper wraps each repository on its own.
 //
 // Every change happens inside Store::transact(): the callback gets a Tx, and its
 // writes commit together, durably, before transact() returns OK; or none do. The store
@@ -65,30 +65,36 @@
 
 namespace corral::store {
 
-// The operations available inside one transaction. Reads see the transaction's own
-// writes. Errors: AlreadyExists for a unique-key clash (a second active allocation of a
-// GPU, a duplicate id), Aborted with ErrorReason::kRaced for a serialization conflict or
-// a busy database (transact retries those) and with kStaleEpoch from check_epoch (final),
-// Unavailable when the database cannot be reached, DataLoss when a stored value cannot be
-// decoded (an unknown enum name, a number that is not one), naming the column and value.
-class Tx : public JobRepo,
-           public AllocationRepo,
-           public NodeRepo,
-           public RackCapRepo,
-           public AgentRepo,
-           public TenantRepo,
-           public CheckpointRepo,
-           public RecordRepo,
-           public LedgerRepo,
-           public AuditRepo,
-           public SecurityRepo,
-           public DatasetRepo,
-           public RunRepo,
-           public ModelRepo,
-           public FeatureRepo,
-           public SchedulerRepo {
+// The operations available inside one transaction, one repository per kind of state:
+// `tx.jobs().get_job(id)`, `tx.allocations().insert_allocation(row)`. A function that
+// needs one kind of state takes that repository (`store::JobRepo&`), so its signature
+// says what it touches; one that needs several takes the Tx. Reads see the
+// transaction's own writes, whichever repository made them. Errors: AlreadyExists for a
+// unique-key clash (a second active allocation of a GPU, a duplicate id), Aborted with
+// ErrorReason::kRaced for a serialization conflict or a busy database (transact retries
+// those) and with kStaleEpoch from check_epoch (final), Unavailable when the database
+// cannot be reached, DataLoss when a stored value cannot be decoded (an unknown enum
+// name, a number that is not one), naming the column and value.
+class Tx {
  public:
-  ~Tx() override = default;
+  virtual ~Tx() = default;
+
+  virtual JobRepo& jobs() = 0;
+  virtual AllocationRepo& allocations() = 0;
+  virtual NodeRepo& nodes() = 0;
+  virtual RackCapRepo& rack_caps() = 0;
+  virtual AgentRepo& agents() = 0;
+  virtual TenantRepo& tenants() = 0;
+  virtual CheckpointRepo& checkpoints() = 0;
+  virtual RecordRepo& records() = 0;
+  virtual LedgerRepo& ledger() = 0;
+  virtual AuditRepo& audit() = 0;
+  virtual SecurityRepo& security() = 0;
+  virtual DatasetRepo& datasets() = 0;
+  virtual RunRepo& runs() = 0;
+  virtual ModelRepo& models() = 0;
+  virtual FeatureRepo& features() = 0;
+  virtual SchedulerRepo& scheduler() = 0;
 };
 
 class Store {

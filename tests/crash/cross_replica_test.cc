@@ -58,7 +58,7 @@ class HeldLock {
             // second keeps it busy, for at most a minute.
             for (int s = 0; s < 60 && !released_; ++s) {
               if (cv_.wait_for(l, 1s, [&] { return released_; })) break;
-              CORRAL_RETURN_IF_ERROR(tx.list_tenants().status());
+              CORRAL_RETURN_IF_ERROR(tx.tenants().list_tenants().status());
             }
             return core::Status();
           });
@@ -208,7 +208,7 @@ TEST_F(CrossReplica, APlacementThatAnotherShardTakesPastTheGuaranteeIsMarkedBorr
   std::vector<std::int64_t> ids;
   {
     HeldLock held(*store, [](store::Tx& tx) {
-      return tx.lock_tenants({core::TenantId("t")}, store::TenantLock::kRecount);
+      return tx.tenants().lock_tenants({core::TenantId("t")}, store::TenantLock::kRecount);
     });
     for (const auto& [via, region] : {std::pair{&a(), "us-east"}, std::pair{&b(), "eu-west"}}) {
       const auto r = via->client(token_).post("/v1/jobs", job("t", 8, region));
@@ -251,7 +251,7 @@ TEST_F(CrossReplica, ASubmitAndAWriteMakingItsTenantAParentNeverBothSucceed) {
   HttpReply submitted, parented;
   {
     HeldLock held(*store, [](store::Tx& tx) {
-      return tx
+      return tx.tenants()
           .lock_submit_bucket(
               {.tenant = core::TenantId("t"), .tokens = 100, .as_of = core::time_from_ms(0)})
           .status();

@@ -365,9 +365,9 @@ TEST_F(Failover, APausedOwnerResumesFencedAndItsLateWritesAreRefused) {
     std::vector<store::AllocationRow> rows;
     EXPECT_TRUE((*opened)
                     ->read([&](store::Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(
-                          rows, tx.list_allocations_overlapping(core::Time{},
-                                                                core::time_from_ms(1LL << 50)));
+                      CORRAL_ASSIGN_OR_RETURN(rows,
+                                              tx.allocations().list_allocations_overlapping(
+                                                  core::Time{}, core::time_from_ms(1LL << 50)));
                       return core::Status();
                     })
                     .ok());

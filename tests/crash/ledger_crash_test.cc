@@ -130,13 +130,13 @@ void bill_through_crashes(const std::string& store_url, const TempDir& dir) {
   core::Time until;
   ASSERT_TRUE((*opened)
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(until, tx.accrued_until());
-                    CORRAL_ASSIGN_OR_RETURN(nodes, tx.list_nodes());
-                    CORRAL_ASSIGN_OR_RETURN(allocs,
-                                            tx.list_allocations_overlapping(core::Time{}, until));
+                    CORRAL_ASSIGN_OR_RETURN(until, tx.ledger().accrued_until());
+                    CORRAL_ASSIGN_OR_RETURN(nodes, tx.nodes().list_nodes());
+                    CORRAL_ASSIGN_OR_RETURN(
+                        allocs, tx.allocations().list_allocations_overlapping(core::Time{}, until));
                     const store::LedgerQuery all{.from = core::Time{}, .to = until};
-                    CORRAL_ASSIGN_OR_RETURN(entries, tx.list_ledger(all));
-                    CORRAL_ASSIGN_OR_RETURN(sums, tx.sum_ledger(all));
+                    CORRAL_ASSIGN_OR_RETURN(entries, tx.ledger().list_ledger(all));
+                    CORRAL_ASSIGN_OR_RETURN(sums, tx.ledger().sum_ledger(all));
                     return core::Status();
                   })
                   .ok());

@@ -328,7 +328,7 @@ TEST_F(ReplicaRestart, ThreeHundredJobsRunOnceThroughAKill9AndRestartOfEachRepli
   std::vector<store::AllocationRow> rows;
   ASSERT_TRUE((*opened)
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_allocations_overlapping(
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.allocations().list_allocations_overlapping(
                                                       core::Time{}, core::time_from_ms(1LL << 50)));
                     return core::Status();
                   })

@@ -37,8 +37,9 @@ class TelemetryClusterTest : public ClusterTest {
   std::vector<store::TelemetryRow> raw(store::Store& s, const std::string& node, int gpu) {
     std::vector<store::TelemetryRow> out;
     (void)s.read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(out, tx.list_telemetry(core::NodeId(node), gpu, core::Time{},
-                                                     core::time_from_ms(std::int64_t{1} << 50)));
+      CORRAL_ASSIGN_OR_RETURN(
+          out, tx.records().list_telemetry(core::NodeId(node), gpu, core::Time{},
+                                           core::time_from_ms(std::int64_t{1} << 50)));
       return core::Status();
     });
     return out;
@@ -48,8 +49,8 @@ class TelemetryClusterTest : public ClusterTest {
     std::vector<store::TelemetryRollupRow> out;
     (void)s.read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(
-          out, tx.list_telemetry_rollup(r, core::Time{}, core::time_from_ms(std::int64_t{1} << 50),
-                                        core::NodeId(node)));
+          out, tx.records().list_telemetry_rollup(
+                   r, core::Time{}, core::time_from_ms(std::int64_t{1} << 50), core::NodeId(node)));
       return core::Status();
     });
     return out;

@@ -203,16 +203,16 @@ struct World {
 void insert_tokens(store::Store& store, core::Time now) {
   const core::Status s = store.transact([&](store::Tx& tx) {
     for (const auto& t : server::default_server_config().tenants) {
-      CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+      CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
           {.id = t.tenant.id, .config_json = server::tenant_config_to_json(t), .updated_at = now}));
     }
     const auto token = [&](const char* plain, const char* role, const char* tenant,
                            const char* node) {
-      return tx.insert_token({.hash = server::sha256_hex(plain),
-                              .role = role,
-                              .tenant = tenant,
-                              .node = node,
-                              .created_at = now});
+      return tx.security().insert_token({.hash = server::sha256_hex(plain),
+                                         .role = role,
+                                         .tenant = tenant,
+                                         .node = node,
+                                         .created_at = now});
     };
     CORRAL_RETURN_IF_ERROR(token(kAdminToken, "admin", "", ""));
     CORRAL_RETURN_IF_ERROR(token(kMemberToken, "member", "nlp", ""));
@@ -239,10 +239,10 @@ void build_world(const std::string& db) {
   insert_tokens(*w.store, w.clock.now());
   CORRAL_CHECK(w.send("POST", "/v1/agents/join", kJoinToken, join_body()) == 200);
   const core::Status agent = w.store->transact([&](store::Tx& tx) {
-    return tx.insert_token({.hash = server::sha256_hex(kAgentToken),
-                            .role = "agent",
-                            .node = "n1",
-                            .created_at = w.clock.now()});
+    return tx.security().insert_token({.hash = server::sha256_hex(kAgentToken),
+                                       .role = "agent",
+                                       .node = "n1",
+                                       .created_at = w.clock.now()});
   });
   CORRAL_CHECK(agent.ok());
   const int tenant = w.send("PUT", "/v1/tenants/nlp", kAdminToken, "{}");

@@ -62,13 +62,13 @@ TYPED_TEST(LedgerStore, AnEntryIsWrittenOncePerKey) {
   std::int64_t first = 0, again = 0;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(first, tx.append_ledger(rows));
+                    CORRAL_ASSIGN_OR_RETURN(first, tx.ledger().append_ledger(rows));
                     return Status();
                   })
                   .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(again, tx.append_ledger(rows));
+                    CORRAL_ASSIGN_OR_RETURN(again, tx.ledger().append_ledger(rows));
                     return Status();
                   })
                   .ok());
@@ -77,16 +77,17 @@ TYPED_TEST(LedgerStore, AnEntryIsWrittenOncePerKey) {
   ASSERT_TRUE(
       this->store_
           ->transact([&](Tx& tx) {
-            CORRAL_ASSIGN_OR_RETURN(
-                auto all, tx.list_ledger({.from = time_from_ms(0), .to = time_from_ms(kDay)}));
+            CORRAL_ASSIGN_OR_RETURN(auto all, tx.ledger().list_ledger({.from = time_from_ms(0),
+                                                                       .to = time_from_ms(kDay)}));
             EXPECT_EQ(all, rows);
-            CORRAL_ASSIGN_OR_RETURN(auto nlp, tx.list_ledger({.from = time_from_ms(0),
-                                                              .to = time_from_ms(kDay),
-                                                              .tenant = core::TenantId("nlp")}));
+            CORRAL_ASSIGN_OR_RETURN(auto nlp,
+                                    tx.ledger().list_ledger({.from = time_from_ms(0),
+                                                             .to = time_from_ms(kDay),
+                                                             .tenant = core::TenantId("nlp")}));
             EXPECT_EQ(nlp.size(), 1u);
             // The second write added nothing to the daily sums either.
-            CORRAL_ASSIGN_OR_RETURN(
-                auto sums, tx.sum_ledger({.from = time_from_ms(0), .to = time_from_ms(kDay)}));
+            CORRAL_ASSIGN_OR_RETURN(auto sums, tx.ledger().sum_ledger({.from = time_from_ms(0),
+                                                                       .to = time_from_ms(kDay)}));
             EXPECT_EQ(sums.size(), 2u);
             for (const auto& s : sums) EXPECT_EQ(s.gpu_ms, s.job.value == 7 ? 1000 : 2000);
             return Status();
@@ -115,7 +116,8 @@ TYPED_TEST(LedgerStore, SumsEqualTheirEntriesOverAnyWindow) {
       unique.try_emplace(key, rows.back());
     }
     ASSERT_TRUE(
-        this->store_->transact([&](Tx& tx) { return tx.append_ledger(rows).status(); }).ok());
+        this->store_->transact([&](Tx& tx) { return tx.ledger().append_ledger(rows).status(); })
+            .ok());
   }
   for (int trial = 0; trial < 60; ++trial) {
     std::int64_t a = static_cast<std::int64_t>(rng() % (6 * kDay));
@@ -137,9 +139,10 @@ TYPED_TEST(LedgerStore, SumsEqualTheirEntriesOverAnyWindow) {
     }
     ASSERT_TRUE(this->store_
                     ->read([&](Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto sums, tx.sum_ledger({.from = time_from_ms(a),
-                                                                        .to = time_from_ms(b),
-                                                                        .tenant = tenant}));
+                      CORRAL_ASSIGN_OR_RETURN(
+                          auto sums,
+                          tx.ledger().sum_ledger(
+                              {.from = time_from_ms(a), .to = time_from_ms(b), .tenant = tenant}));
                       EXPECT_EQ(sums.size(), want.size()) << "window " << a << ".." << b;
                       for (const auto& s : sums) {
                         const auto it =
@@ -158,12 +161,13 @@ TYPED_TEST(LedgerStore, SumsEqualTheirEntriesOverAnyWindow) {
 TYPED_TEST(LedgerStore, KeepsTheWatermark) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(const core::Time none, tx.accrued_until());
+                    CORRAL_ASSIGN_OR_RETURN(const core::Time none, tx.ledger().accrued_until());
                     EXPECT_EQ(core::to_ms(none), 0);
-                    CORRAL_RETURN_IF_ERROR(tx.set_accrued_until(time_from_ms(kHour)));
-                    CORRAL_RETURN_IF_ERROR(tx.set_accrued_until(time_from_ms(2 * kHour)));
-                    CORRAL_RETURN_IF_ERROR(tx.set_accrued_until(time_from_ms(kHour)));  // no
-                    CORRAL_ASSIGN_OR_RETURN(const core::Time until, tx.accrued_until());
+                    CORRAL_RETURN_IF_ERROR(tx.ledger().set_accrued_until(time_from_ms(kHour)));
+                    CORRAL_RETURN_IF_ERROR(tx.ledger().set_accrued_until(time_from_ms(2 * kHour)));
+                    CORRAL_RETURN_IF_ERROR(
+                        tx.ledger().set_accrued_until(time_from_ms(kHour)));  // no
+                    CORRAL_ASSIGN_OR_RETURN(const core::Time until, tx.ledger().accrued_until());
                     EXPECT_EQ(core::to_ms(until), 2 * kHour);
                     return Status();
                   })
@@ -175,31 +179,33 @@ TYPED_TEST(LedgerStore, GpuStateSpansOpenOnceAndClose) {
   ASSERT_TRUE(
       this->store_
           ->transact([&](Tx& tx) {
-            CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = n1,
-                                                      .gpu_index = 3,
-                                                      .kind = "unhealthy",
-                                                      .reason = "XID 79",
-                                                      .start = time_from_ms(100)}));
+            CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = n1,
+                                                               .gpu_index = 3,
+                                                               .kind = "unhealthy",
+                                                               .reason = "XID 79",
+                                                               .start = time_from_ms(100)}));
             // Still unhealthy at the next report: the open span stands.
-            CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = n1,
-                                                      .gpu_index = 3,
-                                                      .kind = "unhealthy",
-                                                      .reason = "XID 79",
-                                                      .start = time_from_ms(200)}));
-            CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = n1,
-                                                      .gpu_index = -1,
-                                                      .kind = "drained",
-                                                      .reason = "drain by admin",
-                                                      .start = time_from_ms(150)}));
-            CORRAL_RETURN_IF_ERROR(tx.close_gpu_state(n1, 3, "unhealthy", time_from_ms(500)));
-            CORRAL_RETURN_IF_ERROR(tx.close_gpu_state(n1, 3, "unhealthy", time_from_ms(900)));
+            CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = n1,
+                                                               .gpu_index = 3,
+                                                               .kind = "unhealthy",
+                                                               .reason = "XID 79",
+                                                               .start = time_from_ms(200)}));
+            CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = n1,
+                                                               .gpu_index = -1,
+                                                               .kind = "drained",
+                                                               .reason = "drain by admin",
+                                                               .start = time_from_ms(150)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.ledger().close_gpu_state(n1, 3, "unhealthy", time_from_ms(500)));
+            CORRAL_RETURN_IF_ERROR(
+                tx.ledger().close_gpu_state(n1, 3, "unhealthy", time_from_ms(900)));
             return Status();
           })
           .ok());
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto spans, tx.list_gpu_states(time_from_ms(0), time_from_ms(1000)));
+                    CORRAL_ASSIGN_OR_RETURN(auto spans, tx.ledger().list_gpu_states(
+                                                            time_from_ms(0), time_from_ms(1000)));
                     EXPECT_EQ(spans.size(), 2u);
                     if (spans.size() == 2) {
                       EXPECT_EQ(spans[0].gpu_index, -1);
@@ -208,8 +214,8 @@ TYPED_TEST(LedgerStore, GpuStateSpansOpenOnceAndClose) {
                       EXPECT_EQ(spans[1].end, time_from_ms(500));
                     }
                     // A window after the GPU recovered sees only the open drain.
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto later, tx.list_gpu_states(time_from_ms(500), time_from_ms(1000)));
+                    CORRAL_ASSIGN_OR_RETURN(auto later, tx.ledger().list_gpu_states(
+                                                            time_from_ms(500), time_from_ms(1000)));
                     EXPECT_EQ(later.size(), 1u);
                     return Status();
                   })
@@ -217,30 +223,31 @@ TYPED_TEST(LedgerStore, GpuStateSpansOpenOnceAndClose) {
 }
 
 TYPED_TEST(LedgerStore, ListsTheAllocationsAPeriodOverlaps) {
-  ASSERT_TRUE(this->store_
-                  ->transact([&](Tx& tx) {
-                    for (int gpu = 0; gpu < 3; ++gpu) {
-                      CORRAL_RETURN_IF_ERROR(
-                          tx.insert_allocation({.job = core::JobId(gpu + 1),
-                                                .attempt = 1,
-                                                .node = core::NodeId("n1"),
-                                                .gpu_index = gpu,
-                                                .gpu_type = core::GpuTypeId("H100"),
-                                                .created_at = time_from_ms(100 * (gpu + 1))}));
-                    }
-                    // Job 1 released at 250: it overlaps [200, 300) but not [300, 400).
-                    return tx.release_allocations(core::JobId(1), time_from_ms(250)).status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            for (int gpu = 0; gpu < 3; ++gpu) {
+              CORRAL_RETURN_IF_ERROR(tx.allocations().insert_allocation(
+                  {.job = core::JobId(gpu + 1),
+                   .attempt = 1,
+                   .node = core::NodeId("n1"),
+                   .gpu_index = gpu,
+                   .gpu_type = core::GpuTypeId("H100"),
+                   .created_at = time_from_ms(100 * (gpu + 1))}));
+            }
+            // Job 1 released at 250: it overlaps [200, 300) but not [300, 400).
+            return tx.allocations().release_allocations(core::JobId(1), time_from_ms(250)).status();
+          })
+          .ok());
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto a, tx.list_allocations_overlapping(
+                    CORRAL_ASSIGN_OR_RETURN(auto a, tx.allocations().list_allocations_overlapping(
                                                         time_from_ms(200), time_from_ms(300)));
                     EXPECT_EQ(a.size(), 2u);  // job 1 (until 250) and job 2 (from 200)
-                    CORRAL_ASSIGN_OR_RETURN(auto b, tx.list_allocations_overlapping(
+                    CORRAL_ASSIGN_OR_RETURN(auto b, tx.allocations().list_allocations_overlapping(
                                                         time_from_ms(300), time_from_ms(400)));
                     EXPECT_EQ(b.size(), 2u);  // jobs 2 and 3
-                    CORRAL_ASSIGN_OR_RETURN(auto c, tx.list_allocations_overlapping(
+                    CORRAL_ASSIGN_OR_RETURN(auto c, tx.allocations().list_allocations_overlapping(
                                                         time_from_ms(0), time_from_ms(100)));
                     EXPECT_TRUE(c.empty());
                     return Status();

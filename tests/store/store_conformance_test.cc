@@ -69,7 +69,7 @@ TYPED_TEST(StoreConformance, MigratesToLatestVersion) {
 core::Result<std::string> read_cluster_id(Store& store) {
   std::string id;
   CORRAL_RETURN_IF_ERROR(store.transact([&](Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(id, tx.cluster_id());
+    CORRAL_ASSIGN_OR_RETURN(id, tx.agents().cluster_id());
     return Status();
   }));
   return id;
@@ -111,7 +111,7 @@ TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
   JobRow inserted;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(inserted, tx.insert_job(this->job("nlp")));
+                    CORRAL_ASSIGN_OR_RETURN(inserted, tx.jobs().insert_job(this->job("nlp")));
                     return Status();
                   })
                   .ok());
@@ -121,8 +121,8 @@ TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
   std::string secrets;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(read, tx.get_job(inserted.id));
-                    CORRAL_ASSIGN_OR_RETURN(secrets, tx.get_job_secrets(inserted.id));
+                    CORRAL_ASSIGN_OR_RETURN(read, tx.jobs().get_job(inserted.id));
+                    CORRAL_ASSIGN_OR_RETURN(secrets, tx.jobs().get_job_secrets(inserted.id));
                     return Status();
                   })
                   .ok());
@@ -141,7 +141,8 @@ TYPED_TEST(StoreConformance, GetJobsReadsManyIdsAsGetJobWould) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (int i = 0; i < 1203; ++i) {
-                      CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job(this->job("t1", 1000 + i)));
+                      CORRAL_ASSIGN_OR_RETURN(auto row,
+                                              tx.jobs().insert_job(this->job("t1", 1000 + i)));
                       ids.push_back(row.id);
                     }
                     return Status();
@@ -155,12 +156,12 @@ TYPED_TEST(StoreConformance, GetJobsReadsManyIdsAsGetJobWould) {
     asked.push_back(core::JobId(ids.back().value + 50));  // never existed
     ASSERT_TRUE(this->store_
                     ->transact([&](Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto got, tx.get_jobs(asked));
+                      CORRAL_ASSIGN_OR_RETURN(auto got, tx.jobs().get_jobs(asked));
                       std::vector<JobRow> want;
                       std::set<std::int64_t> seen;
                       for (const core::JobId id : asked) seen.insert(id.value);
                       for (const std::int64_t id : seen) {
-                        CORRAL_ASSIGN_OR_RETURN(auto one, tx.get_job(core::JobId(id)));
+                        CORRAL_ASSIGN_OR_RETURN(auto one, tx.jobs().get_job(core::JobId(id)));
                         if (one) want.push_back(std::move(*one));
                       }
                       EXPECT_EQ(got.size(), want.size());
@@ -175,7 +176,7 @@ TYPED_TEST(StoreConformance, GetJobsReadsManyIdsAsGetJobWould) {
   }
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_jobs({}));
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.jobs().get_jobs({}));
                     EXPECT_TRUE(none.empty());
                     return Status();
                   })
@@ -186,22 +187,22 @@ TYPED_TEST(StoreConformance, FiltersJobsByTenantAndPhase) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (const char* t : {"a", "b", "a"}) {
-                      CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job(t)).status());
+                      CORRAL_RETURN_IF_ERROR(tx.jobs().insert_job(this->job(t)).status());
                     }
                     return Status();
                   })
                   .ok());
   std::vector<JobRow> a, running;
   std::int64_t pending_a = 0;
-  ASSERT_TRUE(this->store_
-                  ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(a, tx.list_jobs({.tenant = core::TenantId("a")}));
-                    CORRAL_ASSIGN_OR_RETURN(running,
-                                            tx.list_jobs({.phases = {JobPhase::kRunning}}));
-                    CORRAL_ASSIGN_OR_RETURN(pending_a, tx.count_pending_jobs(core::TenantId("a")));
-                    return Status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_ASSIGN_OR_RETURN(a, tx.jobs().list_jobs({.tenant = core::TenantId("a")}));
+            CORRAL_ASSIGN_OR_RETURN(running, tx.jobs().list_jobs({.phases = {JobPhase::kRunning}}));
+            CORRAL_ASSIGN_OR_RETURN(pending_a, tx.jobs().count_pending_jobs(core::TenantId("a")));
+            return Status();
+          })
+          .ok());
   EXPECT_EQ(a.size(), 2u);
   EXPECT_TRUE(running.empty());
   EXPECT_EQ(pending_a, 2);
@@ -211,7 +212,7 @@ TYPED_TEST(StoreConformance, UpdateJobIsCompareAndSet) {
   JobRow row;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(row, tx.insert_job(this->job("a")));
+                    CORRAL_ASSIGN_OR_RETURN(row, tx.jobs().insert_job(this->job("a")));
                     return Status();
                   })
                   .ok());
@@ -221,9 +222,9 @@ TYPED_TEST(StoreConformance, UpdateJobIsCompareAndSet) {
                     JobRow next = row;
                     next.phase = JobPhase::kCancelled;
                     next.reason = "cancelled by test";
-                    CORRAL_ASSIGN_OR_RETURN(first, tx.update_job(next, JobPhase::kPending));
+                    CORRAL_ASSIGN_OR_RETURN(first, tx.jobs().update_job(next, JobPhase::kPending));
                     next.phase = JobPhase::kLaunching;
-                    CORRAL_ASSIGN_OR_RETURN(second, tx.update_job(next, JobPhase::kPending));
+                    CORRAL_ASSIGN_OR_RETURN(second, tx.jobs().update_job(next, JobPhase::kPending));
                     return Status();
                   })
                   .ok());
@@ -232,7 +233,8 @@ TYPED_TEST(StoreConformance, UpdateJobIsCompareAndSet) {
   std::int64_t pending = -1;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(pending, tx.count_pending_jobs(core::TenantId("a")));
+                    CORRAL_ASSIGN_OR_RETURN(pending,
+                                            tx.jobs().count_pending_jobs(core::TenantId("a")));
                     return Status();
                   })
                   .ok());
@@ -249,7 +251,8 @@ TYPED_TEST(StoreConformance, ConcurrentCallsCommitOrRollBackIndependently) {
       for (int i = 0; i < 10; ++i) {
         const bool fail = (t + i) % 2 == 0;
         const Status s = this->store_->transact([&](Tx& tx) {
-          CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job(fail ? "failed" : "kept")).status());
+          CORRAL_RETURN_IF_ERROR(
+              tx.jobs().insert_job(this->job(fail ? "failed" : "kept")).status());
           return fail ? core::failed_precondition("no") : Status();
         });
         if (s.ok()) ++ok;
@@ -261,11 +264,12 @@ TYPED_TEST(StoreConformance, ConcurrentCallsCommitOrRollBackIndependently) {
   std::int64_t pending_failed = -1;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(kept, tx.list_jobs({.tenant = core::TenantId("kept")}));
-                    CORRAL_ASSIGN_OR_RETURN(failed,
-                                            tx.list_jobs({.tenant = core::TenantId("failed")}));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        kept, tx.jobs().list_jobs({.tenant = core::TenantId("kept")}));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        failed, tx.jobs().list_jobs({.tenant = core::TenantId("failed")}));
                     CORRAL_ASSIGN_OR_RETURN(pending_failed,
-                                            tx.count_pending_jobs(core::TenantId("failed")));
+                                            tx.jobs().count_pending_jobs(core::TenantId("failed")));
                     return Status();
                   })
                   .ok());
@@ -277,15 +281,15 @@ TYPED_TEST(StoreConformance, ConcurrentCallsCommitOrRollBackIndependently) {
 
 TYPED_TEST(StoreConformance, RollsBackWhenTheCallbackFails) {
   const Status s = this->store_->transact([&](Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job("rollback")).status());
+    CORRAL_RETURN_IF_ERROR(tx.jobs().insert_job(this->job("rollback")).status());
     return core::failed_precondition("changed my mind");
   });
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   std::vector<JobRow> jobs;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(jobs,
-                                            tx.list_jobs({.tenant = core::TenantId("rollback")}));
+                    CORRAL_ASSIGN_OR_RETURN(
+                        jobs, tx.jobs().list_jobs({.tenant = core::TenantId("rollback")}));
                     return Status();
                   })
                   .ok());
@@ -302,25 +306,28 @@ TYPED_TEST(StoreConformance, RefusesSecondActiveAllocationOfAGpu) {
                          .epoch = 1,
                          .created_at = core::time_from_ms(5)};
   };
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_allocation(alloc(1)); }).ok());
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.allocations().insert_allocation(alloc(1)); })
+          .ok());
   // The same GPU, another job: the unique index refuses it, and nothing is written.
   const Status clash =
-      this->store_->transact([&](Tx& tx) { return tx.insert_allocation(alloc(2)); });
+      this->store_->transact([&](Tx& tx) { return tx.allocations().insert_allocation(alloc(2)); });
   EXPECT_EQ(clash.code(), StatusCode::kAlreadyExists) << clash.to_string();
   // Once released, the GPU may be allocated again; history stays.
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto n, tx.release_allocations(core::JobId(1), core::time_from_ms(9)));
+                    CORRAL_ASSIGN_OR_RETURN(auto n, tx.allocations().release_allocations(
+                                                        core::JobId(1), core::time_from_ms(9)));
                     EXPECT_EQ(n, 1);
-                    return tx.insert_allocation(alloc(2));
+                    return tx.allocations().insert_allocation(alloc(2));
                   })
                   .ok());
   std::vector<AllocationRow> active, history;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(active, tx.list_active_allocations());
-                    CORRAL_ASSIGN_OR_RETURN(history, tx.list_allocations(core::JobId(1)));
+                    CORRAL_ASSIGN_OR_RETURN(active, tx.allocations().list_active_allocations());
+                    CORRAL_ASSIGN_OR_RETURN(history,
+                                            tx.allocations().list_allocations(core::JobId(1)));
                     return Status();
                   })
                   .ok());
@@ -330,26 +337,26 @@ TYPED_TEST(StoreConformance, RefusesSecondActiveAllocationOfAGpu) {
   EXPECT_FALSE(history[0].active);
   ASSERT_TRUE(history[0].released_at.has_value());
   // The batch read of a page's jobs: only active allocations, only of the jobs asked.
-  ASSERT_TRUE(this->store_
-                  ->transact([&](Tx& tx) {
-                    AllocationRow other = alloc(3);
-                    other.gpu_index = 4;
-                    CORRAL_RETURN_IF_ERROR(tx.insert_allocation(other));
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto held, tx.list_active_allocations_of({core::JobId(3), core::JobId(1),
-                                                                  core::JobId(2), core::JobId(3),
-                                                                  core::JobId(99)}));
-                    EXPECT_EQ(held.size(), 2u);
-                    if (held.size() == 2) {
-                      EXPECT_EQ(held[0].job.value, 2);
-                      EXPECT_EQ(held[1].job.value, 3);
-                      EXPECT_EQ(held[1].gpu_index, 4);
-                    }
-                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.list_active_allocations_of({}));
-                    EXPECT_TRUE(none.empty());
-                    return Status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            AllocationRow other = alloc(3);
+            other.gpu_index = 4;
+            CORRAL_RETURN_IF_ERROR(tx.allocations().insert_allocation(other));
+            CORRAL_ASSIGN_OR_RETURN(auto held, tx.allocations().list_active_allocations_of(
+                                                   {core::JobId(3), core::JobId(1), core::JobId(2),
+                                                    core::JobId(3), core::JobId(99)}));
+            EXPECT_EQ(held.size(), 2u);
+            if (held.size() == 2) {
+              EXPECT_EQ(held[0].job.value, 2);
+              EXPECT_EQ(held[1].job.value, 3);
+              EXPECT_EQ(held[1].gpu_index, 4);
+            }
+            CORRAL_ASSIGN_OR_RETURN(auto none, tx.allocations().list_active_allocations_of({}));
+            EXPECT_TRUE(none.empty());
+            return Status();
+          })
+          .ok());
 }
 
 TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
@@ -360,11 +367,11 @@ TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
     threads.emplace_back([&, t] {
       for (int gpu = 0; gpu < 4; ++gpu) {
         const Status s = this->store_->transact([&](Tx& tx) {
-          return tx.insert_allocation({.job = core::JobId(100 + t),
-                                       .node = core::NodeId("race"),
-                                       .gpu_index = gpu,
-                                       .gpu_type = core::GpuTypeId("A100"),
-                                       .epoch = 1});
+          return tx.allocations().insert_allocation({.job = core::JobId(100 + t),
+                                                     .node = core::NodeId("race"),
+                                                     .gpu_index = gpu,
+                                                     .gpu_type = core::GpuTypeId("A100"),
+                                                     .epoch = 1});
         });
         if (s.ok()) ++won;
       }
@@ -383,14 +390,15 @@ TYPED_TEST(StoreConformance, LockRackHoldingsMakesCommitsOnOneRackTakeTurns) {
   const std::vector<core::NodeId> nodes = {core::NodeId("ra"), core::NodeId("rb")};
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = "r1",
-                                                            .declared_by = "config",
-                                                            .power_cap_watts = 2800,
-                                                            .updated_at = core::time_from_ms(1)}));
-                    return tx.put_rack_cap({.rack = "r1",
-                                            .declared_by = "node/ra",
-                                            .power_cap_watts = 3000,
-                                            .updated_at = core::time_from_ms(1)});
+                    CORRAL_RETURN_IF_ERROR(
+                        tx.rack_caps().put_rack_cap({.rack = "r1",
+                                                     .declared_by = "config",
+                                                     .power_cap_watts = 2800,
+                                                     .updated_at = core::time_from_ms(1)}));
+                    return tx.rack_caps().put_rack_cap({.rack = "r1",
+                                                        .declared_by = "node/ra",
+                                                        .power_cap_watts = 3000,
+                                                        .updated_at = core::time_from_ms(1)});
                   })
                   .ok());
   // Each writer on its own handle of the database, as replicas are (one handle would group
@@ -407,7 +415,7 @@ TYPED_TEST(StoreConformance, LockRackHoldingsMakesCommitsOnOneRackTakeTurns) {
   for (int t = 0; t < kWriters; ++t) {
     threads.emplace_back([&, t] {
       const Status s = handles[t]->transact([&](Tx& tx) {
-        CORRAL_ASSIGN_OR_RETURN(const auto held, tx.lock_rack_holdings({"r1"}, nodes));
+        CORRAL_ASSIGN_OR_RETURN(const auto held, tx.rack_caps().lock_rack_holdings({"r1"}, nodes));
         // Room for the others to count too before this one writes: without the lock they
         // all would, and all find the rack empty. With it, this wait is one writer's turn.
         ++counted;
@@ -419,11 +427,12 @@ TYPED_TEST(StoreConformance, LockRackHoldingsMakesCommitsOnOneRackTakeTurns) {
         for (const auto& [node, n] : held) gpus += n;
         if (gpus + 2 > 4) return Status();  // no room: this writer takes nothing
         for (int g = 0; g < 2; ++g) {
-          CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(100 + t),
-                                                       .node = nodes[t % 2],
-                                                       .gpu_index = 2 * t + g,
-                                                       .gpu_type = core::GpuTypeId("H100"),
-                                                       .epoch = 1}));
+          CORRAL_RETURN_IF_ERROR(
+              tx.allocations().insert_allocation({.job = core::JobId(100 + t),
+                                                  .node = nodes[t % 2],
+                                                  .gpu_index = 2 * t + g,
+                                                  .gpu_type = core::GpuTypeId("H100"),
+                                                  .epoch = 1}));
         }
         return Status();
       });
@@ -434,9 +443,10 @@ TYPED_TEST(StoreConformance, LockRackHoldingsMakesCommitsOnOneRackTakeTurns) {
   std::map<std::string, std::int64_t> held;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(held, tx.lock_rack_holdings({"r1"}, nodes));
+                    CORRAL_ASSIGN_OR_RETURN(held, tx.rack_caps().lock_rack_holdings({"r1"}, nodes));
                     // A node that holds nothing is absent; no nodes, no count.
-                    CORRAL_ASSIGN_OR_RETURN(const auto none, tx.lock_rack_holdings({"r1"}, {}));
+                    CORRAL_ASSIGN_OR_RETURN(const auto none,
+                                            tx.rack_caps().lock_rack_holdings({"r1"}, {}));
                     EXPECT_TRUE(none.empty());
                     return Status();
                   })
@@ -450,13 +460,13 @@ TYPED_TEST(StoreConformance, EpochFencesStaleSchedulers) {
   std::int64_t first = 0, second = 0;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(first, tx.acquire_epoch("default", "a"));
+                    CORRAL_ASSIGN_OR_RETURN(first, tx.scheduler().acquire_epoch("default", "a"));
                     return Status();
                   })
                   .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(second, tx.acquire_epoch("default", "b"));
+                    CORRAL_ASSIGN_OR_RETURN(second, tx.scheduler().acquire_epoch("default", "b"));
                     return Status();
                   })
                   .ok());
@@ -464,14 +474,15 @@ TYPED_TEST(StoreConformance, EpochFencesStaleSchedulers) {
   int runs = 0;
   const Status stale = this->store_->transact([&](Tx& tx) {
     ++runs;
-    return tx.check_epoch("default", first);
+    return tx.scheduler().check_epoch("default", first);
   });
   EXPECT_EQ(stale.code(), StatusCode::kAborted);
   EXPECT_TRUE(stale.is(core::ErrorReason::kStaleEpoch)) << stale.to_string();
   EXPECT_TRUE(is_stale_epoch(stale)) << stale.to_string();
   EXPECT_EQ(runs, 1) << "a stale epoch is final, never retried";
   EXPECT_TRUE(
-      this->store_->transact([&](Tx& tx) { return tx.check_epoch("default", second); }).ok());
+      this->store_->transact([&](Tx& tx) { return tx.scheduler().check_epoch("default", second); })
+          .ok());
 }
 
 // transact() runs a call again only when it raced (ErrorReason::kRaced), each run from a
@@ -481,7 +492,7 @@ TYPED_TEST(StoreConformance, EpochFencesStaleSchedulers) {
 TYPED_TEST(StoreConformance, TransactRetriesOnlyRaces) {
   int runs = 0;
   const Status won = this->store_->transact([&](Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(tx.insert_job(this->job("a")).status());
+    CORRAL_RETURN_IF_ERROR(tx.jobs().insert_job(this->job("a")).status());
     return ++runs < 3 ? core::raced("job changed meanwhile") : Status();
   });
   EXPECT_TRUE(won.ok()) << won.to_string();
@@ -489,7 +500,8 @@ TYPED_TEST(StoreConformance, TransactRetriesOnlyRaces) {
   std::int64_t pending = -1;
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(pending, tx.count_pending_jobs(core::TenantId("a")));
+                    CORRAL_ASSIGN_OR_RETURN(pending,
+                                            tx.jobs().count_pending_jobs(core::TenantId("a")));
                     return Status();
                   })
                   .ok());
@@ -528,16 +540,19 @@ TYPED_TEST(StoreConformance, IdempotencyKeysAreUniquePerScope) {
                            .request_hash = "h",
                            .status = 201,
                            .response_body = R"({"id":1})"};
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(row); }).ok());
-  EXPECT_EQ(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(row); }).code(),
-            StatusCode::kAlreadyExists);
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.security().put_idempotency(row); }).ok());
+  EXPECT_EQ(
+      this->store_->transact([&](Tx& tx) { return tx.security().put_idempotency(row); }).code(),
+      StatusCode::kAlreadyExists);
   IdempotencyRow other = row;
   other.scope = "bob";
-  EXPECT_TRUE(this->store_->transact([&](Tx& tx) { return tx.put_idempotency(other); }).ok());
+  EXPECT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.security().put_idempotency(other); }).ok());
   std::optional<IdempotencyRow> got;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(got, tx.get_idempotency("alice", "k1"));
+                    CORRAL_ASSIGN_OR_RETURN(got, tx.security().get_idempotency("alice", "k1"));
                     return Status();
                   })
                   .ok());
@@ -550,20 +565,20 @@ TYPED_TEST(StoreConformance, AuditHeadChainsEntries) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(this->store_
                     ->transact([&](Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto head, tx.lock_audit_head());
-                      return tx.insert_audit({.seq = head.next_seq,
-                                              .actor = "admin",
-                                              .action = "test",
-                                              .target = "x",
-                                              .prev_hash = head.prev_hash,
-                                              .hash = "h" + std::to_string(head.next_seq)});
+                      CORRAL_ASSIGN_OR_RETURN(auto head, tx.audit().lock_audit_head());
+                      return tx.audit().insert_audit({.seq = head.next_seq,
+                                                      .actor = "admin",
+                                                      .action = "test",
+                                                      .target = "x",
+                                                      .prev_hash = head.prev_hash,
+                                                      .hash = "h" + std::to_string(head.next_seq)});
                     })
                     .ok());
   }
   std::vector<AuditRow> rows;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_audit(0, 100));
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.audit().list_audit(0, 100));
                     return Status();
                   })
                   .ok());
@@ -600,10 +615,10 @@ TYPED_TEST(StoreConformance, KeepsWhatAgentsObserveTypedAndReplacesItWhole) {
   second.gpus = {{.index = 3, .condition = core::GpuCondition::kHot, .problem = "hot: 95 C"}};
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_RETURN_IF_ERROR(
-                        tx.upsert_node({.id = core::NodeId("n1"), .spec_json = "{\"v\":1}"}));
-                    CORRAL_RETURN_IF_ERROR(tx.upsert_observed(second));
-                    return tx.upsert_observed(first);
+                    CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(
+                        {.id = core::NodeId("n1"), .spec_json = "{\"v\":1}"}));
+                    CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(second));
+                    return tx.nodes().upsert_observed(first);
                   })
                   .ok());
   ObservedNode replaced = first;
@@ -611,20 +626,20 @@ TYPED_TEST(StoreConformance, KeepsWhatAgentsObserveTypedAndReplacesItWhole) {
   replaced.heartbeat_at = core::time_from_ms(6000);
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto got, tx.get_observed(core::NodeId("n1")));
+                    CORRAL_ASSIGN_OR_RETURN(auto got, tx.nodes().get_observed(core::NodeId("n1")));
                     EXPECT_EQ(got, std::optional<ObservedNode>(first));
-                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_observed());
+                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.nodes().list_observed());
                     EXPECT_EQ(all, (std::vector<ObservedNode>{first, second}));
-                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_observed(core::NodeId("n9")));
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.nodes().get_observed(core::NodeId("n9")));
                     EXPECT_FALSE(none.has_value());
-                    return tx.upsert_observed(replaced);
+                    return tx.nodes().upsert_observed(replaced);
                   })
                   .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.list_observed());
+                    CORRAL_ASSIGN_OR_RETURN(auto all, tx.nodes().list_observed());
                     EXPECT_EQ(all, (std::vector<ObservedNode>{replaced, second}));
-                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(core::NodeId("n1")));
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.nodes().get_node(core::NodeId("n1")));
                     EXPECT_EQ(node ? node->spec_json : "", "{\"v\":1}");
                     return Status();
                   })
@@ -632,37 +647,38 @@ TYPED_TEST(StoreConformance, KeepsWhatAgentsObserveTypedAndReplacesItWhole) {
 }
 
 TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
-  ASSERT_TRUE(
-      this->store_
-          ->transact([&](Tx& tx) {
-            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n1"),
-                                                   .spec_json = "{}",
-                                                   .admin = core::NodeAdminState::kActive}));
-            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n1"),
-                                                   .spec_json = "{\"v\":2}",
-                                                   .admin = core::NodeAdminState::kCordoned}));
-            CORRAL_RETURN_IF_ERROR(
-                tx.put_tenant({.id = core::TenantId("nlp"), .config_json = "{}"}));
-            CORRAL_RETURN_IF_ERROR(tx.insert_reservation(
-                {.id = core::ReservationId("r1"), .tenant = core::TenantId("nlp")}));
-            return tx.insert_token({.hash = "abc", .role = "admin"});
-          })
-          .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(core::NodeId("n1")));
+                    CORRAL_RETURN_IF_ERROR(
+                        tx.nodes().upsert_node({.id = core::NodeId("n1"),
+                                                .spec_json = "{}",
+                                                .admin = core::NodeAdminState::kActive}));
+                    CORRAL_RETURN_IF_ERROR(
+                        tx.nodes().upsert_node({.id = core::NodeId("n1"),
+                                                .spec_json = "{\"v\":2}",
+                                                .admin = core::NodeAdminState::kCordoned}));
+                    CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
+                        {.id = core::TenantId("nlp"), .config_json = "{}"}));
+                    CORRAL_RETURN_IF_ERROR(tx.tenants().insert_reservation(
+                        {.id = core::ReservationId("r1"), .tenant = core::TenantId("nlp")}));
+                    return tx.security().insert_token({.hash = "abc", .role = "admin"});
+                  })
+                  .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.nodes().get_node(core::NodeId("n1")));
                     EXPECT_TRUE(node.has_value());
                     if (node) {
                       EXPECT_EQ(node->admin, core::NodeAdminState::kCordoned);
                       EXPECT_EQ(node->spec_json, "{\"v\":2}");
                     }
-                    CORRAL_ASSIGN_OR_RETURN(auto tenants, tx.list_tenants());
+                    CORRAL_ASSIGN_OR_RETURN(auto tenants, tx.tenants().list_tenants());
                     EXPECT_EQ(tenants.size(), 1u);
-                    CORRAL_ASSIGN_OR_RETURN(auto res, tx.list_reservations());
+                    CORRAL_ASSIGN_OR_RETURN(auto res, tx.tenants().list_reservations());
                     EXPECT_EQ(res.size(), 1u);
-                    CORRAL_ASSIGN_OR_RETURN(auto token, tx.find_token("abc"));
+                    CORRAL_ASSIGN_OR_RETURN(auto token, tx.security().find_token("abc"));
                     EXPECT_TRUE(token.has_value());
-                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.find_token("zzz"));
+                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.security().find_token("zzz"));
                     EXPECT_FALSE(none.has_value());
                     return Status();
                   })
@@ -673,26 +689,26 @@ TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
       this->store_
           ->transact([&](Tx& tx) {
             const core::NodeId n1("n1");
-            CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+            CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(
                 {.node = n1, .gpus = {{.index = 0}}, .heartbeat_at = core::time_from_ms(5)}));
             CORRAL_RETURN_IF_ERROR(
-                tx.upsert_agent_session({.node = n1,
-                                         .epoch = 3,
-                                         .joined_at = core::time_from_ms(1),
-                                         .heartbeat_at = core::time_from_ms(5)}));
-            return tx.delete_node(n1);
+                tx.agents().upsert_agent_session({.node = n1,
+                                                  .epoch = 3,
+                                                  .joined_at = core::time_from_ms(1),
+                                                  .heartbeat_at = core::time_from_ms(5)}));
+            return tx.nodes().delete_node(n1);
           })
           .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     const core::NodeId n1("n1");
-                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(n1));
+                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.nodes().get_node(n1));
                     EXPECT_FALSE(node.has_value());
-                    CORRAL_ASSIGN_OR_RETURN(auto nodes, tx.list_nodes());
+                    CORRAL_ASSIGN_OR_RETURN(auto nodes, tx.nodes().list_nodes());
                     EXPECT_TRUE(nodes.empty());
-                    CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(n1));
+                    CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().get_observed(n1));
                     EXPECT_FALSE(observed.has_value());
-                    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(n1));
+                    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(n1));
                     EXPECT_TRUE(session.has_value() && session->epoch == 3);
                     return Status();
                   })
@@ -705,33 +721,34 @@ TYPED_TEST(StoreConformance, KeepsSubmitBucketsWithTheirTenants) {
   const core::TenantId nlp("nlp");
   const auto lock = [&](double offered) {
     store::SubmitBucketRow got;
-    EXPECT_TRUE(this->store_
-                    ->transact([&](Tx& tx) {
-                      CORRAL_RETURN_IF_ERROR(tx.lock_tenants({nlp}, store::TenantLock::kSubmit));
-                      CORRAL_ASSIGN_OR_RETURN(
-                          got,
-                          tx.lock_submit_bucket(
-                              {.tenant = nlp, .tokens = offered, .as_of = core::time_from_ms(7)}));
-                      return Status();
-                    })
-                    .ok());
+    EXPECT_TRUE(
+        this->store_
+            ->transact([&](Tx& tx) {
+              CORRAL_RETURN_IF_ERROR(tx.tenants().lock_tenants({nlp}, store::TenantLock::kSubmit));
+              CORRAL_ASSIGN_OR_RETURN(
+                  got, tx.tenants().lock_submit_bucket(
+                           {.tenant = nlp, .tokens = offered, .as_of = core::time_from_ms(7)}));
+              return Status();
+            })
+            .ok());
     return got;
   };
-  ASSERT_TRUE(
-      this->store_
-          ->transact([&](Tx& tx) { return tx.put_tenant({.id = nlp, .config_json = "{}"}); })
-          .ok());
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    return tx.tenants().put_tenant({.id = nlp, .config_json = "{}"});
+                  })
+                  .ok());
   EXPECT_EQ(lock(4).tokens, 4);  // new: the offered one, stored
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    return tx.put_submit_bucket(
+                    return tx.tenants().put_submit_bucket(
                         {.tenant = nlp, .tokens = 2.125, .as_of = core::time_from_ms(9)});
                   })
                   .ok());
   const store::SubmitBucketRow kept = lock(4);
   EXPECT_EQ(kept.tokens, 2.125);
   EXPECT_EQ(kept.as_of, core::time_from_ms(9));
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.delete_tenant(nlp); }).ok());
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.tenants().delete_tenant(nlp); }).ok());
   EXPECT_EQ(lock(3).tokens, 3);  // gone with its tenant
 }
 
@@ -739,21 +756,22 @@ TYPED_TEST(StoreConformance, KeepsCheckpoints) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (int step : {100, 200}) {
-                      CORRAL_RETURN_IF_ERROR(
-                          tx.insert_checkpoint({.job = core::JobId(7),
-                                                .attempt = 1,
-                                                .step = step,
-                                                .uri = "file:///ckpt/" + std::to_string(step),
-                                                .time = core::time_from_ms(step),
-                                                .gpus = 4,
-                                                .throughput = step / 8.0}));
+                      CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint(
+                          {.job = core::JobId(7),
+                           .attempt = 1,
+                           .step = step,
+                           .uri = "file:///ckpt/" + std::to_string(step),
+                           .time = core::time_from_ms(step),
+                           .gpus = 4,
+                           .throughput = step / 8.0}));
                     }
                     return Status();
                   })
                   .ok());
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto latest, tx.latest_checkpoint(core::JobId(7)));
+                    CORRAL_ASSIGN_OR_RETURN(auto latest,
+                                            tx.checkpoints().latest_checkpoint(core::JobId(7)));
                     EXPECT_TRUE(latest.has_value());
                     if (latest) {
                       EXPECT_EQ(latest->step, 200);
@@ -786,13 +804,16 @@ TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
   rows[3].ecc_corrected = 7;
   rows[3].ecc_uncorrected = 1;
   rows.push_back(telemetry_row("n2", 0, 5'000, 1, 700, 80));
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(rows); }).ok());
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.records().insert_telemetry_batch(rows); })
+          .ok());
   std::vector<TelemetryRow> got;
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
                     CORRAL_ASSIGN_OR_RETURN(
-                        got, tx.list_telemetry(core::NodeId("n1"), 1, core::time_from_ms(10'000),
-                                               core::time_from_ms(20'000)));
+                        got, tx.records().list_telemetry(core::NodeId("n1"), 1,
+                                                         core::time_from_ms(10'000),
+                                                         core::time_from_ms(20'000)));
                     return Status();
                   })
                   .ok());
@@ -809,8 +830,9 @@ TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
                     CORRAL_ASSIGN_OR_RETURN(
-                        got, tx.list_telemetry(core::NodeId("n1"), 1, core::time_from_ms(147'000),
-                                               core::time_from_ms(148'000)));
+                        got, tx.records().list_telemetry(core::NodeId("n1"), 1,
+                                                         core::time_from_ms(147'000),
+                                                         core::time_from_ms(148'000)));
                     return Status();
                   })
                   .ok());
@@ -840,20 +862,22 @@ TYPED_TEST(StoreConformance, KeepsUsageHistory) {
   std::vector<UsageSampleRow> rows = {sample(2'000, "b", 8), sample(1'000, "*", 16),
                                       sample(1'000, "a", 4), sample(2'000, "a", 6),
                                       sample(3'000, "a", 2)};
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_usage_samples(rows); }).ok());
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.records().insert_usage_samples(rows); }).ok());
   rows[3].allocated = 7;  // again: replaces
   ASSERT_TRUE(
-      this->store_->transact([&](Tx& tx) { return tx.insert_usage_samples({rows[3]}); }).ok());
+      this->store_->transact([&](Tx& tx) { return tx.records().insert_usage_samples({rows[3]}); })
+          .ok());
   std::vector<UsageSampleRow> all, a_only;
   std::int64_t deleted = 0;
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(all, tx.records().list_usage_samples(
+                                                     core::time_from_ms(1'000),
+                                                     core::time_from_ms(3'000), std::nullopt));
                     CORRAL_ASSIGN_OR_RETURN(
-                        all, tx.list_usage_samples(core::time_from_ms(1'000),
-                                                   core::time_from_ms(3'000), std::nullopt));
-                    CORRAL_ASSIGN_OR_RETURN(a_only,
-                                            tx.list_usage_samples(core::time_from_ms(0),
-                                                                  core::time_from_ms(10'000), "a"));
+                        a_only, tx.records().list_usage_samples(core::time_from_ms(0),
+                                                                core::time_from_ms(10'000), "a"));
                     return Status();
                   })
                   .ok());
@@ -861,11 +885,11 @@ TYPED_TEST(StoreConformance, KeepsUsageHistory) {
   EXPECT_EQ(a_only, (std::vector<UsageSampleRow>{rows[2], rows[3], rows[4]}));
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
+                    CORRAL_ASSIGN_OR_RETURN(deleted, tx.records().delete_usage_samples_before(
+                                                         core::time_from_ms(2'000)));
                     CORRAL_ASSIGN_OR_RETURN(
-                        deleted, tx.delete_usage_samples_before(core::time_from_ms(2'000)));
-                    CORRAL_ASSIGN_OR_RETURN(
-                        all, tx.list_usage_samples(core::time_from_ms(0),
-                                                   core::time_from_ms(10'000), std::nullopt));
+                        all, tx.records().list_usage_samples(
+                                 core::time_from_ms(0), core::time_from_ms(10'000), std::nullopt));
                     return Status();
                   })
                   .ok());
@@ -890,20 +914,23 @@ TYPED_TEST(StoreConformance, RollsTelemetryUpByMinuteAndHour) {
   throttled[1][0].throttle = {"sw_power_cap"};
   throttled[1][0].ecc_uncorrected = 2;
   for (const auto& b : throttled) {
-    ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(b); }).ok());
+    ASSERT_TRUE(
+        this->store_->transact([&](Tx& tx) { return tx.records().insert_telemetry_batch(b); })
+            .ok());
   }
   std::vector<TelemetryRollupRow> minutes, hours, n2;
   ASSERT_TRUE(
       this->store_
           ->read([&](Tx& tx) {
             const auto from = core::time_from_ms(t0), to = core::time_from_ms(t0 + 2 * kHour);
-            CORRAL_ASSIGN_OR_RETURN(minutes,
-                                    tx.list_telemetry_rollup(TelemetryResolution::kMinute, from, to,
-                                                             core::NodeId("n1")));
-            CORRAL_ASSIGN_OR_RETURN(hours, tx.list_telemetry_rollup(TelemetryResolution::kHour,
-                                                                    from, to, std::nullopt));
-            CORRAL_ASSIGN_OR_RETURN(n2, tx.list_telemetry_rollup(TelemetryResolution::kMinute, from,
-                                                                 to, core::NodeId("n2")));
+            CORRAL_ASSIGN_OR_RETURN(
+                minutes, tx.records().list_telemetry_rollup(TelemetryResolution::kMinute, from, to,
+                                                            core::NodeId("n1")));
+            CORRAL_ASSIGN_OR_RETURN(hours, tx.records().list_telemetry_rollup(
+                                               TelemetryResolution::kHour, from, to, std::nullopt));
+            CORRAL_ASSIGN_OR_RETURN(
+                n2, tx.records().list_telemetry_rollup(TelemetryResolution::kMinute, from, to,
+                                                       core::NodeId("n2")));
             return Status();
           })
           .ok());
@@ -943,12 +970,14 @@ TYPED_TEST(StoreConformance, DeletesTelemetryBeforeCutoffs) {
   std::vector<TelemetryRow> rows;
   for (int m = 0; m < 180; m += 30)
     rows.push_back(telemetry_row("n1", 0, t0 + m * 60'000, 0.5, 1, 1));
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.insert_telemetry_batch(rows); }).ok());
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.records().insert_telemetry_batch(rows); })
+          .ok());
   std::int64_t deleted = 0;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     CORRAL_ASSIGN_OR_RETURN(
-                        deleted, tx.delete_telemetry_before(
+                        deleted, tx.records().delete_telemetry_before(
                                      {.raw = core::time_from_ms(t0 + 100 * 60'000),    // 4 of 6
                                       .minute = core::time_from_ms(t0 + 31 * 60'000),  // 2 of 6
                                       .hour = core::time_from_ms(t0 + kHour)}));       // 1 of 3
@@ -960,19 +989,19 @@ TYPED_TEST(StoreConformance, DeletesTelemetryBeforeCutoffs) {
                   ->read([&](Tx& tx) {
                     const auto all_from = core::time_from_ms(0),
                                all_to = core::time_from_ms(t0 + 10 * kHour);
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto raw, tx.list_telemetry(core::NodeId("n1"), 0, all_from, all_to));
+                    CORRAL_ASSIGN_OR_RETURN(auto raw, tx.records().list_telemetry(
+                                                          core::NodeId("n1"), 0, all_from, all_to));
                     EXPECT_EQ(raw.size(), 2u);
                     if (!raw.empty()) {
                       EXPECT_EQ(core::to_ms(raw[0].time), t0 + 120 * 60'000);
                     }
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto minutes, tx.list_telemetry_rollup(TelemetryResolution::kMinute,
-                                                               all_from, all_to, std::nullopt));
+                    CORRAL_ASSIGN_OR_RETURN(auto minutes, tx.records().list_telemetry_rollup(
+                                                              TelemetryResolution::kMinute,
+                                                              all_from, all_to, std::nullopt));
                     EXPECT_EQ(minutes.size(), 4u);
-                    CORRAL_ASSIGN_OR_RETURN(
-                        auto hours, tx.list_telemetry_rollup(TelemetryResolution::kHour, all_from,
-                                                             all_to, std::nullopt));
+                    CORRAL_ASSIGN_OR_RETURN(auto hours, tx.records().list_telemetry_rollup(
+                                                            TelemetryResolution::kHour, all_from,
+                                                            all_to, std::nullopt));
                     EXPECT_EQ(hours.size(), 2u);
                     return Status();
                   })
@@ -988,11 +1017,11 @@ TYPED_TEST(StoreConformance, KeepsGpuThrottledSince) {
                              .throttled_since = core::time_from_ms(1234)},
                             {.index = 1}},
                    .heartbeat_at = core::time_from_ms(2000)};
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.upsert_observed(row); }).ok());
+  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.nodes().upsert_observed(row); }).ok());
   std::optional<ObservedNode> got;
   ASSERT_TRUE(this->store_
                   ->read([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(got, tx.get_observed(core::NodeId("n1")));
+                    CORRAL_ASSIGN_OR_RETURN(got, tx.nodes().get_observed(core::NodeId("n1")));
                     return Status();
                   })
                   .ok());
@@ -1004,7 +1033,7 @@ TYPED_TEST(StoreConformance, JobEventsComeBackInOrder) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (const char* kind : {"submitted", "pending", "placed"}) {
-                      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+                      CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
                           {.job = core::JobId(3), .kind = kind, .message = kind}));
                     }
                     return Status();
@@ -1013,7 +1042,7 @@ TYPED_TEST(StoreConformance, JobEventsComeBackInOrder) {
   std::vector<JobEventRow> events;
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(events, tx.list_job_events(core::JobId(3)));
+                    CORRAL_ASSIGN_OR_RETURN(events, tx.records().list_job_events(core::JobId(3)));
                     return Status();
                   })
                   .ok());
@@ -1027,26 +1056,26 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
   ASSERT_TRUE(
       this->store_
           ->transact([&](Tx& tx) {
-            CORRAL_ASSIGN_OR_RETURN(auto job, tx.insert_job(this->job("a")));
+            CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().insert_job(this->job("a")));
             // Restart bookkeeping round-trips through update_job.
             JobRow next = job;
             next.phase = JobPhase::kPending;
             next.restarts = 2;
             next.not_before = t(5000);
-            CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+            CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
             EXPECT_TRUE(won);
-            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = n1,
-                                                   .spec_json = "{}",
-                                                   .admin = core::NodeAdminState::kDraining,
-                                                   .admin_reason = "gpu 3: XID 79",
-                                                   .created_at = t(1),
-                                                   .updated_at = t(1)}));
-            CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session({.node = n1,
-                                                            .epoch = 1,
-                                                            .agent_url = "http://h:1",
-                                                            .log_key = "k",
-                                                            .joined_at = t(10),
-                                                            .heartbeat_at = t(20)}));
+            CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = n1,
+                                                           .spec_json = "{}",
+                                                           .admin = core::NodeAdminState::kDraining,
+                                                           .admin_reason = "gpu 3: XID 79",
+                                                           .created_at = t(1),
+                                                           .updated_at = t(1)}));
+            CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session({.node = n1,
+                                                                     .epoch = 1,
+                                                                     .agent_url = "http://h:1",
+                                                                     .log_key = "k",
+                                                                     .joined_at = t(10),
+                                                                     .heartbeat_at = t(20)}));
             store::AgentSessionRow lost{.node = n1,
                                         .epoch = 2,
                                         .agent_url = "http://h:1",
@@ -1054,72 +1083,77 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
                                         .joined_at = t(10),
                                         .heartbeat_at = t(20),
                                         .lost = true};
-            CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(lost));
+            CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session(lost));
             for (const auto& [node, gpu] : {std::pair{n1, 0}, {n1, 1}, {n2, 0}}) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = job.id,
-                                                           .attempt = 1,
-                                                           .node = node,
-                                                           .gpu_index = gpu,
-                                                           .gpu_type = core::GpuTypeId("H100"),
-                                                           .epoch = 1,
-                                                           .created_at = t(30)}));
+              CORRAL_RETURN_IF_ERROR(
+                  tx.allocations().insert_allocation({.job = job.id,
+                                                      .attempt = 1,
+                                                      .node = node,
+                                                      .gpu_index = gpu,
+                                                      .gpu_type = core::GpuTypeId("H100"),
+                                                      .epoch = 1,
+                                                      .created_at = t(30)}));
             }
-            CORRAL_RETURN_IF_ERROR(tx.upsert_worker({.job = job.id,
-                                                     .attempt = 1,
-                                                     .rank = 0,
-                                                     .node = n1,
-                                                     .pid = 7,
-                                                     .state = core::WorkerStatus::State::kRunning,
-                                                     .started_at = t(31)}));
-            CORRAL_RETURN_IF_ERROR(tx.upsert_worker({.job = job.id,
-                                                     .attempt = 1,
-                                                     .rank = 0,
-                                                     .node = n1,
-                                                     .pid = 7,
-                                                     .state = core::WorkerStatus::State::kExited,
-                                                     .exit_code = 3,
-                                                     .started_at = t(31),
-                                                     .exited_at = t(40)}));
-            CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
+            CORRAL_RETURN_IF_ERROR(
+                tx.agents().upsert_worker({.job = job.id,
+                                           .attempt = 1,
+                                           .rank = 0,
+                                           .node = n1,
+                                           .pid = 7,
+                                           .state = core::WorkerStatus::State::kRunning,
+                                           .started_at = t(31)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.agents().upsert_worker({.job = job.id,
+                                           .attempt = 1,
+                                           .rank = 0,
+                                           .node = n1,
+                                           .pid = 7,
+                                           .state = core::WorkerStatus::State::kExited,
+                                           .exit_code = 3,
+                                           .started_at = t(31),
+                                           .exited_at = t(40)}));
+            CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint(
                 {.job = job.id, .attempt = 1, .step = 10, .uri = "/c/10", .time = t(50)}));
-            CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
+            CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint(
                 {.job = job.id, .attempt = 1, .step = 20, .uri = "/c/20", .time = t(60)}));
             return Status();
           })
           .ok());
-  ASSERT_TRUE(this->store_
-                  ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(1)));
-                    EXPECT_EQ(job->restarts, 2);
-                    EXPECT_EQ(job->not_before, t(5000));
-                    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(n1));
-                    EXPECT_EQ(node->admin_reason, "gpu 3: XID 79");
-                    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(n1));
-                    EXPECT_EQ(session->epoch, 2);
-                    EXPECT_TRUE(session->lost);
-                    EXPECT_EQ(session->heartbeat_at, t(20));
-                    CORRAL_ASSIGN_OR_RETURN(auto none, tx.get_agent_session(n2));
-                    EXPECT_FALSE(none.has_value());
-                    CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
-                    EXPECT_EQ(sessions.size(), 1u);
-                    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.list_workers(job->id));
-                    EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
-                    EXPECT_EQ(workers.at(0).state, core::WorkerStatus::State::kExited);
-                    EXPECT_EQ(workers.at(0).exit_code, 3);
-                    CORRAL_ASSIGN_OR_RETURN(auto on_n1, tx.list_active_allocations_on(n1));
-                    EXPECT_EQ(on_n1.size(), 2u);
-                    // Fencing a node releases only that node's allocations.
-                    CORRAL_ASSIGN_OR_RETURN(auto released, tx.release_allocations_on(n1, t(70)));
-                    EXPECT_EQ(released, 2);
-                    CORRAL_ASSIGN_OR_RETURN(auto active, tx.list_active_allocations());
-                    EXPECT_EQ(active.size(), 1u);
-                    EXPECT_EQ(active.at(0).node, n2);
-                    CORRAL_ASSIGN_OR_RETURN(auto ckpts, tx.list_checkpoints(job->id));
-                    EXPECT_EQ(ckpts.size(), 2u);
-                    EXPECT_EQ(ckpts.back().uri, "/c/20");
-                    return Status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(1)));
+            EXPECT_EQ(job->restarts, 2);
+            EXPECT_EQ(job->not_before, t(5000));
+            CORRAL_ASSIGN_OR_RETURN(auto node, tx.nodes().get_node(n1));
+            EXPECT_EQ(node->admin_reason, "gpu 3: XID 79");
+            CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(n1));
+            EXPECT_EQ(session->epoch, 2);
+            EXPECT_TRUE(session->lost);
+            EXPECT_EQ(session->heartbeat_at, t(20));
+            CORRAL_ASSIGN_OR_RETURN(auto none, tx.agents().get_agent_session(n2));
+            EXPECT_FALSE(none.has_value());
+            CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
+            EXPECT_EQ(sessions.size(), 1u);
+            CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers(job->id));
+            EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
+            EXPECT_EQ(workers.at(0).state, core::WorkerStatus::State::kExited);
+            EXPECT_EQ(workers.at(0).exit_code, 3);
+            CORRAL_ASSIGN_OR_RETURN(auto on_n1, tx.allocations().list_active_allocations_on(n1));
+            EXPECT_EQ(on_n1.size(), 2u);
+            // Fencing a node releases only that node's allocations.
+            CORRAL_ASSIGN_OR_RETURN(auto released,
+                                    tx.allocations().release_allocations_on(n1, t(70)));
+            EXPECT_EQ(released, 2);
+            CORRAL_ASSIGN_OR_RETURN(auto active, tx.allocations().list_active_allocations());
+            EXPECT_EQ(active.size(), 1u);
+            EXPECT_EQ(active.at(0).node, n2);
+            CORRAL_ASSIGN_OR_RETURN(auto ckpts, tx.checkpoints().list_checkpoints(job->id));
+            EXPECT_EQ(ckpts.size(), 2u);
+            EXPECT_EQ(ckpts.back().uri, "/c/20");
+            return Status();
+          })
+          .ok());
 }
 
 }  // namespace

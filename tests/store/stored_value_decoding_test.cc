@@ -62,12 +62,12 @@ class StoredValueDecoding : public ::testing::Test {
   core::JobId insert_job() {
     core::JobId id;
     const Status s = store_->transact([&](Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("t1"),
-                                                       .name = "train",
-                                                       .priority_class = "standard",
-                                                       .gpus = 1,
-                                                       .spec_json = "{}",
-                                                       .now = core::time_from_ms(1000)}));
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("t1"),
+                                                              .name = "train",
+                                                              .priority_class = "standard",
+                                                              .gpus = 1,
+                                                              .spec_json = "{}",
+                                                              .now = core::time_from_ms(1000)}));
       id = row.id;
       return Status();
     });
@@ -82,7 +82,7 @@ class StoredValueDecoding : public ::testing::Test {
 
   // The Status of reading job `id` back.
   Status read_job(core::JobId id) {
-    return store_->transact([&](Tx& tx) { return tx.get_job(id).status(); });
+    return store_->transact([&](Tx& tx) { return tx.jobs().get_job(id).status(); });
   }
 
   Factory factory_;
@@ -103,21 +103,23 @@ TYPED_TEST(StoredValueDecoding, UnknownJobPhaseIsDataLossNotFailed) {
   this->raw("UPDATE jobs SET phase = 'hibernating' WHERE id = " + std::to_string(id.value));
   expect_data_loss(this->read_job(id), "jobs.phase", "\"hibernating\"");
   // Every read path of the row decodes it the same way.
-  const Status listed = this->store_->transact([](Tx& tx) { return tx.list_jobs({}).status(); });
+  const Status listed =
+      this->store_->transact([](Tx& tx) { return tx.jobs().list_jobs({}).status(); });
   expect_data_loss(listed, "jobs.phase", "hibernating");
 }
 
 TYPED_TEST(StoredValueDecoding, UnknownNodeAdminStateIsDataLossNotActive) {
   ASSERT_TRUE(this->store_
                   ->transact([](Tx& tx) {
-                    return tx.upsert_node({.id = core::NodeId("n1"), .spec_json = "{}"});
+                    return tx.nodes().upsert_node({.id = core::NodeId("n1"), .spec_json = "{}"});
                   })
                   .ok());
   this->raw("UPDATE nodes SET admin = 'paused' WHERE name = 'n1'");
-  const Status got =
-      this->store_->transact([](Tx& tx) { return tx.get_node(core::NodeId("n1")).status(); });
+  const Status got = this->store_->transact(
+      [](Tx& tx) { return tx.nodes().get_node(core::NodeId("n1")).status(); });
   expect_data_loss(got, "nodes.admin", "\"paused\"");
-  const Status listed = this->store_->transact([](Tx& tx) { return tx.list_nodes().status(); });
+  const Status listed =
+      this->store_->transact([](Tx& tx) { return tx.nodes().list_nodes().status(); });
   expect_data_loss(listed, "nodes.admin", "paused");
 }
 
@@ -125,13 +127,14 @@ TYPED_TEST(StoredValueDecoding, UnknownGpuConditionOrUndecodableObservationIsDat
   const store::ObservedNode observed{.node = core::NodeId("n1"),
                                      .gpus = {{.index = 0, .condition = core::GpuCondition::kOk}},
                                      .heartbeat_at = core::time_from_ms(1000)};
-  ASSERT_TRUE(this->store_->transact([&](Tx& tx) { return tx.upsert_observed(observed); }).ok());
+  ASSERT_TRUE(
+      this->store_->transact([&](Tx& tx) { return tx.nodes().upsert_observed(observed); }).ok());
   const auto read = [&] {
     return this->store_->transact(
-        [](Tx& tx) { return tx.get_observed(core::NodeId("n1")).status(); });
+        [](Tx& tx) { return tx.nodes().get_observed(core::NodeId("n1")).status(); });
   };
   const auto listed = [&] {
-    return this->store_->transact([](Tx& tx) { return tx.list_observed().status(); });
+    return this->store_->transact([](Tx& tx) { return tx.nodes().list_observed().status(); });
   };
   // A condition this build does not know is not read as ok (or as anything else).
   this->raw("UPDATE gpu_conditions SET health = 'tired' WHERE node = 'n1'");
@@ -149,13 +152,14 @@ TYPED_TEST(StoredValueDecoding, UnknownWorkerStateIsDataLoss) {
   const core::JobId id = this->insert_job();
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    return tx.upsert_worker(
+                    return tx.agents().upsert_worker(
                         {.job = id, .attempt = 1, .node = core::NodeId("n1"), .pid = 7});
                   })
                   .ok());
   // A worker read as running when it is not would keep its GPUs held forever.
   this->raw("UPDATE workers SET state = 'zombie'");
-  const Status s = this->store_->transact([&](Tx& tx) { return tx.list_workers(id).status(); });
+  const Status s =
+      this->store_->transact([&](Tx& tx) { return tx.agents().list_workers(id).status(); });
   expect_data_loss(s, "workers.state", "\"zombie\"");
 }
 
@@ -163,14 +167,16 @@ TYPED_TEST(StoredValueDecoding, FlagOtherThanZeroOrOneIsDataLoss) {
   const core::JobId id = this->insert_job();
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
-                    return tx.insert_allocation({.job = id,
-                                                 .node = core::NodeId("n1"),
-                                                 .gpu_type = core::GpuTypeId("h100"),
-                                                 .created_at = core::time_from_ms(1000)});
+                    return tx.allocations().insert_allocation(
+                        {.job = id,
+                         .node = core::NodeId("n1"),
+                         .gpu_type = core::GpuTypeId("h100"),
+                         .created_at = core::time_from_ms(1000)});
                   })
                   .ok());
   this->raw("UPDATE allocations SET borrowed = 7");
-  const Status s = this->store_->transact([&](Tx& tx) { return tx.list_allocations(id).status(); });
+  const Status s = this->store_->transact(
+      [&](Tx& tx) { return tx.allocations().list_allocations(id).status(); });
   expect_data_loss(s, "allocations.borrowed", "\"7\"");
 }
 
@@ -200,28 +206,29 @@ TEST_F(SqliteStoredValueDecoding, PartlyNumericIntegerIsDataLoss) {
 TEST_F(SqliteStoredValueDecoding, NonNumericDoubleIsDataLossNotAnException) {
   ASSERT_TRUE(store_
                   ->transact([](Tx& tx) {
-                    return tx.put_tenant_usage({.tenant = core::TenantId("t1"),
-                                                .gpu_seconds = 1.5,
-                                                .as_of = core::time_from_ms(1000)});
+                    return tx.scheduler().put_tenant_usage({.tenant = core::TenantId("t1"),
+                                                            .gpu_seconds = 1.5,
+                                                            .as_of = core::time_from_ms(1000)});
                   })
                   .ok());
   raw("UPDATE tenant_usage SET gpu_seconds = 'lots' WHERE tenant = 't1'");
-  const Status s = store_->transact([](Tx& tx) { return tx.list_tenant_usage().status(); });
+  const Status s =
+      store_->transact([](Tx& tx) { return tx.scheduler().list_tenant_usage().status(); });
   expect_data_loss(s, "tenant_usage.gpu_seconds", "\"lots\"");
 }
 
 TEST_F(SqliteStoredValueDecoding, GoodValuesStillRoundTrip) {
   ASSERT_TRUE(store_
                   ->transact([](Tx& tx) {
-                    return tx.put_tenant_usage({.tenant = core::TenantId("t1"),
-                                                .gpu_seconds = 0.1 + 0.2,
-                                                .as_of = core::time_from_ms(-5)});
+                    return tx.scheduler().put_tenant_usage({.tenant = core::TenantId("t1"),
+                                                            .gpu_seconds = 0.1 + 0.2,
+                                                            .as_of = core::time_from_ms(-5)});
                   })
                   .ok());
   std::vector<TenantUsageRow> rows;
   ASSERT_TRUE(store_
                   ->transact([&](Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_tenant_usage());
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.scheduler().list_tenant_usage());
                     return Status();
                   })
                   .ok());

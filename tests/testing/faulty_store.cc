@@ -1,5 +1,5 @@
-// FaultyStore (faulty_store.h): a Tx that forwards every method to the real transaction's,
-// counting (and maybe failing) each mutating call first.
+// FaultyStore (faulty_store.h): a Tx whose repositories each forward every method to the
+// real transaction's, counting (and maybe failing) each mutating call first.
 #include "testing/faulty_store.h"
 
 #include <optional>
@@ -9,13 +9,23 @@
 namespace corral::testing {
 namespace {
 
-// Forwards to `inner_`; a mutating method first asks the store whether this write fails.
-// cluster_id() counts as a read: it writes only on a store's very first call.
-class FaultyTx final : public store::Tx {
+// Forwards to the real transaction's repository `inner_`; a mutating method first asks the
+// store whether this write fails. cluster_id() counts as a read: it writes only on a
+// store's very first call.
+template <class Repo>
+class Faulty : public Repo {
  public:
-  FaultyTx(store::Tx& inner, FaultyStore& store) : inner_(inner), store_(store) {}
+  Faulty(Repo& inner, FaultyStore& store) : inner_(inner), store_(store) {}
 
-  // AgentRepo.
+ protected:
+  Repo& inner_;
+  FaultyStore& store_;
+};
+
+class FaultyAgent final : public Faulty<store::AgentRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status upsert_agent_session(const store::AgentSessionRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_agent_session"));
     return inner_.upsert_agent_session(row);
@@ -35,7 +45,12 @@ class FaultyTx final : public store::Tx {
     return inner_.list_workers(job);
   }
   core::Result<std::string> cluster_id() override { return inner_.cluster_id(); }
-  // AllocationRepo.
+};
+
+class FaultyAllocation final : public Faulty<store::AllocationRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_allocation(const store::AllocationRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_allocation"));
     return inner_.insert_allocation(row);
@@ -67,7 +82,12 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("release_allocations_on"));
     return inner_.release_allocations_on(node, now);
   }
-  // AuditRepo.
+};
+
+class FaultyAudit final : public Faulty<store::AuditRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Result<store::AuditHead> lock_audit_head() override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("lock_audit_head"));
     return inner_.lock_audit_head();
@@ -81,7 +101,12 @@ class FaultyTx final : public store::Tx {
                                                         std::int32_t limit) override {
     return inner_.list_audit(after_seq, limit);
   }
-  // CheckpointRepo.
+};
+
+class FaultyCheckpoint final : public Faulty<store::CheckpointRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_checkpoint(const core::Checkpoint& checkpoint) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_checkpoint"));
     return inner_.insert_checkpoint(checkpoint);
@@ -102,7 +127,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::ThroughputRow>> list_observed_throughput() override {
     return inner_.list_observed_throughput();
   }
-  // JobRepo.
+};
+
+class FaultyJob final : public Faulty<store::JobRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Result<store::JobRow> insert_job(const store::NewJob& job) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_job"));
     return inner_.insert_job(job);
@@ -137,7 +167,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::int64_t> count_pending_jobs(const core::TenantId& tenant) override {
     return inner_.count_pending_jobs(tenant);
   }
-  // NodeRepo.
+};
+
+class FaultyNode final : public Faulty<store::NodeRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status upsert_node(const store::NodeRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_node"));
     return inner_.upsert_node(row);
@@ -160,7 +195,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::ObservedNode>> list_observed() override {
     return inner_.list_observed();
   }
-  // RackCapRepo.
+};
+
+class FaultyRackCap final : public Faulty<store::RackCapRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status put_rack_cap(const store::RackCapRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_rack_cap"));
     return inner_.put_rack_cap(row);
@@ -176,7 +216,12 @@ class FaultyTx final : public store::Tx {
       const std::vector<std::string>& racks, const std::vector<core::NodeId>& nodes) override {
     return inner_.lock_rack_holdings(racks, nodes);
   }
-  // RecordRepo.
+};
+
+class FaultyRecord final : public Faulty<store::RecordRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status append_job_event(const store::JobEventRow& event) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("append_job_event"));
     return inner_.append_job_event(event);
@@ -224,7 +269,12 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("delete_usage_samples_before"));
     return inner_.delete_usage_samples_before(before);
   }
-  // LedgerRepo.
+};
+
+class FaultyLedger final : public Faulty<store::LedgerRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Result<std::int64_t> append_ledger(const std::vector<store::LedgerRow>& rows) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("append_ledger"));
     return inner_.append_ledger(rows);
@@ -253,7 +303,12 @@ class FaultyTx final : public store::Tx {
                                                                  core::Time to) override {
     return inner_.list_gpu_states(from, to);
   }
-  // SchedulerRepo.
+};
+
+class FaultyScheduler final : public Faulty<store::SchedulerRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Result<std::int64_t> acquire_epoch(std::string_view shard,
                                            std::string_view holder) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("acquire_epoch"));
@@ -324,7 +379,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::ElasticTargetRow>> list_elastic_targets() override {
     return inner_.list_elastic_targets();
   }
-  // SecurityRepo.
+};
+
+class FaultySecurity final : public Faulty<store::SecurityRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_token(const store::TokenRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_token"));
     return inner_.insert_token(row);
@@ -365,7 +425,12 @@ class FaultyTx final : public store::Tx {
     CORRAL_RETURN_IF_ERROR(store_.count_write("rewrap_data_key"));
     return inner_.rewrap_data_key(row);
   }
-  // DatasetRepo.
+};
+
+class FaultyDataset final : public Faulty<store::DatasetRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_dataset_version(const core::DatasetVersion& v) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_dataset_version"));
     return inner_.insert_dataset_version(v);
@@ -405,7 +470,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::DatasetHold>> list_dataset_holds() override {
     return inner_.list_dataset_holds();
   }
-  // RunRepo.
+};
+
+class FaultyRun final : public Faulty<store::RunRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status put_run_attempt(const store::RunAttemptRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_run_attempt"));
     return inner_.put_run_attempt(row);
@@ -445,7 +515,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::optional<core::JobId>> run_origin(core::JobId job) override {
     return inner_.run_origin(job);
   }
-  // ModelRepo.
+};
+
+class FaultyModel final : public Faulty<store::ModelRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_model_version(const store::ModelVersionRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_model_version"));
     return inner_.insert_model_version(row);
@@ -565,7 +640,12 @@ class FaultyTx final : public store::Tx {
       const core::TenantId& tenant, core::Time since) override {
     return inner_.list_retraining_allocations(tenant, since);
   }
-  // FeatureRepo.
+};
+
+class FaultyFeature final : public Faulty<store::FeatureRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status insert_feature_set(const store::FeatureSetRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_feature_set"));
     return inner_.insert_feature_set(row);
@@ -607,7 +687,12 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::RunFeatureRow>> list_run_features(core::JobId job) override {
     return inner_.list_run_features(job);
   }
-  // TenantRepo.
+};
+
+class FaultyTenant final : public Faulty<store::TenantRepo> {
+ public:
+  using Faulty::Faulty;
+
   core::Status put_tenant(const store::TenantRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("put_tenant"));
     return inner_.put_tenant(row);
@@ -645,10 +730,63 @@ class FaultyTx final : public store::Tx {
   core::Result<std::vector<store::ReservationRow>> list_reservations() override {
     return inner_.list_reservations();
   }
+};
+
+// The real transaction with every repository wrapped.
+class FaultyTx final : public store::Tx {
+ public:
+  FaultyTx(store::Tx& inner, FaultyStore& store)
+      : agents_(inner.agents(), store),
+        allocations_(inner.allocations(), store),
+        audit_(inner.audit(), store),
+        checkpoints_(inner.checkpoints(), store),
+        jobs_(inner.jobs(), store),
+        nodes_(inner.nodes(), store),
+        rack_caps_(inner.rack_caps(), store),
+        records_(inner.records(), store),
+        ledger_(inner.ledger(), store),
+        scheduler_(inner.scheduler(), store),
+        security_(inner.security(), store),
+        datasets_(inner.datasets(), store),
+        runs_(inner.runs(), store),
+        models_(inner.models(), store),
+        features_(inner.features(), store),
+        tenants_(inner.tenants(), store) {}
+
+  store::AgentRepo& agents() override { return agents_; }
+  store::AllocationRepo& allocations() override { return allocations_; }
+  store::AuditRepo& audit() override { return audit_; }
+  store::CheckpointRepo& checkpoints() override { return checkpoints_; }
+  store::JobRepo& jobs() override { return jobs_; }
+  store::NodeRepo& nodes() override { return nodes_; }
+  store::RackCapRepo& rack_caps() override { return rack_caps_; }
+  store::RecordRepo& records() override { return records_; }
+  store::LedgerRepo& ledger() override { return ledger_; }
+  store::SchedulerRepo& scheduler() override { return scheduler_; }
+  store::SecurityRepo& security() override { return security_; }
+  store::DatasetRepo& datasets() override { return datasets_; }
+  store::RunRepo& runs() override { return runs_; }
+  store::ModelRepo& models() override { return models_; }
+  store::FeatureRepo& features() override { return features_; }
+  store::TenantRepo& tenants() override { return tenants_; }
 
  private:
-  store::Tx& inner_;
-  FaultyStore& store_;
+  FaultyAgent agents_;
+  FaultyAllocation allocations_;
+  FaultyAudit audit_;
+  FaultyCheckpoint checkpoints_;
+  FaultyJob jobs_;
+  FaultyNode nodes_;
+  FaultyRackCap rack_caps_;
+  FaultyRecord records_;
+  FaultyLedger ledger_;
+  FaultyScheduler scheduler_;
+  FaultySecurity security_;
+  FaultyDataset datasets_;
+  FaultyRun runs_;
+  FaultyModel models_;
+  FaultyFeature features_;
+  FaultyTenant tenants_;
 };
 
 }  // namespace

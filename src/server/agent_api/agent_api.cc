@@ -73,7 +73,7 @@ Result<Reply> AgentApi::assignments(const Call& c) {
   Reply reply;
   CORRAL_RETURN_IF_ERROR(pipeline_.store().read([&](store::Tx& tx) {
     const core::NodeId id(node);
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(id));
     CORRAL_ASSIGN_OR_RETURN(
         const auto input,
         read_node_assignment_input(tx, id, specs_, pipeline_.keys(), settings_.stop_grace_ms));
@@ -174,19 +174,19 @@ Result<Reply> AgentApi::logs(const Call& c) {
   CORRAL_RETURN_IF_ERROR(pipeline_.store().read([&](store::Tx& tx) {
     const Status missing = core::not_found("job " + id_text.substr(0, 32) + " not found");
     if (!id) return missing;
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(*id)));
+    CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(*id)));
     if (!job || (p->role == Role::kMember && job->tenant.value != p->tenant)) return missing;
     if (attempt < 0) attempt = job->attempt;
     where = "job " + std::to_string(*id) + " attempt " + std::to_string(attempt) + " rank " +
             std::to_string(rank);
     std::optional<core::NodeId> node;
-    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.list_workers(job->id));
+    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers(job->id));
     for (const auto& w : workers) {
       if (w.attempt == attempt && w.rank == rank) node = w.node;
     }
     if (!node) {
       // Not reported yet: the placement says where the rank runs.
-      CORRAL_ASSIGN_OR_RETURN(const auto all, tx.list_allocations(job->id));
+      CORRAL_ASSIGN_OR_RETURN(const auto all, tx.allocations().list_allocations(job->id));
       const auto spec = specs_.get(job->id, job->spec_json);
       if (spec.ok() && attempt <= INT32_MAX) {
         const auto placement = attempt_placement(all, static_cast<std::int32_t>(attempt));
@@ -196,7 +196,7 @@ Result<Reply> AgentApi::logs(const Call& c) {
       }
     }
     if (!node) return core::not_found(where + " never ran");
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(*node));
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(*node));
     if (!session) return core::not_found(where + " ran on node " + node->value + " with no agent");
     url = session->agent_url;
     key = session->log_key;

@@ -27,7 +27,7 @@ using nlohmann::json;
 
 Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
                                                std::int64_t epoch) {
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(node)));
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(core::NodeId(node)));
   if (!session) return core::fenced("node " + node + " has not joined; join again");
   if (session->lost || epoch != session->epoch) {
     return core::fenced("epoch " + std::to_string(epoch) + " of node " + node +
@@ -42,24 +42,24 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                                    const core::JoinRequest& request, const JoinGrant& grant) {
   const core::Node& node = request.node;
   // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
-  CORRAL_ASSIGN_OR_RETURN(const std::string cluster_id, tx.cluster_id());
+  CORRAL_ASSIGN_OR_RETURN(const std::string cluster_id, tx.agents().cluster_id());
   // Registered exactly as POST /v1/nodes would.
   CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, ctx.now));
   // The rack's power cap as this node's agent declares it (0: it declares none); the
   // scheduler takes the admin config's cap, else the smallest declared.
   const std::string declared_by = "node/" + node.id.value;
-  CORRAL_RETURN_IF_ERROR(tx.delete_rack_caps(declared_by));
+  CORRAL_RETURN_IF_ERROR(tx.rack_caps().delete_rack_caps(declared_by));
   if (request.rack_power_cap_w > 0 && !node.labels.rack.empty()) {
-    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = node.labels.rack,
-                                            .declared_by = declared_by,
-                                            .power_cap_watts = request.rack_power_cap_w,
-                                            .updated_at = ctx.now}));
+    CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap({.rack = node.labels.rack,
+                                                        .declared_by = declared_by,
+                                                        .power_cap_watts = request.rack_power_cap_w,
+                                                        .updated_at = ctx.now}));
   }
   // A join reports what the agent found; the GPUs' conditions wait for its readings.
-  CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(
       {.node = node.id, .inventory = request.inventory, .heartbeat_at = ctx.now}));
   CORRAL_RETURN_IF_ERROR(record_node_joined(tx, node.id, ctx.now));
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node.id));
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(node.id));
   // The epoch only moves when the node is lost, so an agent that restarts on a node
   // that was not lost meanwhile gets the same one back.
   store::AgentSessionRow row{.node = node.id,
@@ -69,15 +69,15 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                              .joined_at = ctx.now,
                              .heartbeat_at = ctx.now,
                              .lost = false};
-  CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(row));
+  CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session(row));
   const std::string hash = sha256_hex(grant.token);
   CORRAL_RETURN_IF_ERROR(
-      tx.insert_token({.hash = hash,
-                       .role = std::string(to_string(Role::kAgent)),
-                       .node = node.id.value,
-                       .created_at = ctx.now,
-                       .name = "agent-" + node.id.value + "-" + hash.substr(0, 8),
-                       .owner = "join"}));
+      tx.security().insert_token({.hash = hash,
+                                  .role = std::string(to_string(Role::kAgent)),
+                                  .node = node.id.value,
+                                  .created_at = ctx.now,
+                                  .name = "agent-" + node.id.value + "-" + hash.substr(0, 8),
+                                  .owner = "join"}));
   CORRAL_RETURN_IF_ERROR(append_audit(
       tx, {.actor = grant.joiner + "(join)",
            .action = "agent.join",
@@ -110,8 +110,8 @@ Status record_workers(store::Tx& tx, const std::string& node,
     // Only workers this node was given count; a worker of another node or of no
     // allocation at all is ignored (never trusted, never an error: agents race).
     if (allocs.count(job) == 0) {
-      CORRAL_ASSIGN_OR_RETURN(allocs[job], tx.list_allocations(core::JobId(job)));
-      CORRAL_ASSIGN_OR_RETURN(known[job], tx.list_workers(core::JobId(job)));
+      CORRAL_ASSIGN_OR_RETURN(allocs[job], tx.allocations().list_allocations(core::JobId(job)));
+      CORRAL_ASSIGN_OR_RETURN(known[job], tx.agents().list_workers(core::JobId(job)));
     }
     const bool ours = std::any_of(allocs[job].begin(), allocs[job].end(), [&](const auto& al) {
       return al.attempt == w.key.attempt && al.node.value == node;
@@ -134,7 +134,7 @@ Status record_workers(store::Tx& tx, const std::string& node,
     // An exit is final: a late "running" from before it never undoes it.
     if (same != seen.end() && same->state == core::WorkerStatus::State::kExited) continue;
     if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
-    CORRAL_RETURN_IF_ERROR(tx.upsert_worker(row));
+    CORRAL_RETURN_IF_ERROR(tx.agents().upsert_worker(row));
     touched.insert(job);
   }
   return Status();
@@ -142,10 +142,10 @@ Status record_workers(store::Tx& tx, const std::string& node,
 
 Status record_health(store::Tx& tx, const std::string& node,
                      const std::vector<core::GpuHealth>& gpus, const LifecycleContext& ctx) {
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(node)));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(node)));
   if (!row) return core::not_found("node " + node + " is not registered");
   CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
-  CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_observed(registered.id));
+  CORRAL_ASSIGN_OR_RETURN(auto seen, tx.nodes().get_observed(registered.id));
   store::ObservedNode observed =
       seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
   const std::vector<store::GpuObservation> judged_before = std::move(observed.gpus);
@@ -160,7 +160,7 @@ Status record_health(store::Tx& tx, const std::string& node,
       critical = "gpu " + std::to_string(g.index) + ": " + g.problem;
     }
   }
-  CORRAL_RETURN_IF_ERROR(tx.upsert_observed(observed));
+  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(observed));
   ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
   if (critical.empty() || row->admin == core::NodeAdminState::kDraining) return Status();
   // A failing GPU: cordon and drain the node, with the reason recorded and audited.
@@ -168,7 +168,7 @@ Status record_health(store::Tx& tx, const std::string& node,
   row->admin = core::NodeAdminState::kDraining;
   row->admin_reason = critical;
   row->updated_at = ctx.now;
-  CORRAL_RETURN_IF_ERROR(tx.upsert_node(*row));
+  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(*row));
   CORRAL_RETURN_IF_ERROR(
       record_admin_state(tx, row->id, before, row->admin, row->admin_reason, ctx.now));
   CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
@@ -196,12 +196,13 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   if (beat.applied_version.value_or(0) > 0) ctx.board.set_applied(node, *beat.applied_version);
   session.heartbeat_at = ctx.now;
   if (beat.agent_url) session.agent_url = *beat.agent_url;
-  CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(session));
+  CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session(session));
   if (beat.gpus) CORRAL_RETURN_IF_ERROR(record_health(tx, node, *beat.gpus, ctx));
   std::set<std::int64_t> jobs;
   CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, jobs));
   // Every job holding GPUs here too: a stop may be confirmed by absence.
-  CORRAL_ASSIGN_OR_RETURN(auto here, tx.list_active_allocations_on(core::NodeId(node)));
+  CORRAL_ASSIGN_OR_RETURN(auto here,
+                          tx.allocations().list_active_allocations_on(core::NodeId(node)));
   for (const auto& al : here) jobs.insert(al.job.value);
   for (const auto id : jobs) CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, core::JobId(id)));
   return Status();
@@ -217,14 +218,14 @@ Result<store::JobRow> reporting_job(store::Tx& tx, const std::string& node, std:
   const std::int64_t job_id = key.job;
   const std::int32_t attempt = key.attempt;
   CORRAL_RETURN_IF_ERROR(current_session(tx, node, epoch).status());
-  CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(job_id)));
+  CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(job_id)));
   if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
   if (attempt != job->attempt) {
     return core::stale_attempt("attempt " + std::to_string(attempt) + " of job " +
                                std::to_string(job_id) + " is not its current attempt (" +
                                std::to_string(job->attempt) + ")");
   }
-  CORRAL_ASSIGN_OR_RETURN(allocs, tx.list_allocations(job->id));
+  CORRAL_ASSIGN_OR_RETURN(allocs, tx.allocations().list_allocations(job->id));
   const bool ours = std::any_of(allocs.begin(), allocs.end(), [&](const auto& al) {
     return al.attempt == attempt && al.node.value == node;
   });
@@ -248,7 +249,7 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow found,
                           reporting_job(tx, node, c.epoch, c.key, allocs));
   const store::JobRow* job = &found;
-  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.list_checkpoints(job->id));
+  CORRAL_ASSIGN_OR_RETURN(auto existing, tx.checkpoints().list_checkpoints(job->id));
   for (const auto& known : existing) {
     if (known.attempt == attempt && known.step == step) {
       return false;  // already recorded: a retry of the agent's forward
@@ -260,27 +261,29 @@ Result<bool> record_checkpoint(store::Tx& tx, const LifecycleContext& ctx, const
   const auto mine = std::find_if(allocs.begin(), allocs.end(),
                                  [&](const auto& al) { return al.attempt == attempt; });
   if (c.report.throughput > 0 && mine != allocs.end()) {
-    CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = job->id,
-                                                 .gpu_type = mine->gpu_type,
-                                                 .gpus = static_cast<std::int32_t>(gpus),
-                                                 .throughput = c.report.throughput,
-                                                 .time = ctx.now}));
+    CORRAL_RETURN_IF_ERROR(
+        tx.checkpoints().record_throughput({.job = job->id,
+                                            .gpu_type = mine->gpu_type,
+                                            .gpus = static_cast<std::int32_t>(gpus),
+                                            .throughput = c.report.throughput,
+                                            .time = ctx.now}));
   }
-  CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = job->id,
-                                               .attempt = attempt,
-                                               .step = step,
-                                               .uri = path,
-                                               .bytes = c.report.bytes,
-                                               .checksum = c.report.checksum,
-                                               .time = ctx.now,
-                                               .gpus = static_cast<std::int32_t>(gpus),
-                                               .throughput = c.report.throughput}));
   CORRAL_RETURN_IF_ERROR(
-      tx.append_job_event({.job = job->id,
-                           .time = ctx.now,
-                           .kind = "checkpointed",
-                           .message = "attempt " + std::to_string(attempt) + " step " +
-                                      std::to_string(step) + " at " + path}));
+      tx.checkpoints().insert_checkpoint({.job = job->id,
+                                          .attempt = attempt,
+                                          .step = step,
+                                          .uri = path,
+                                          .bytes = c.report.bytes,
+                                          .checksum = c.report.checksum,
+                                          .time = ctx.now,
+                                          .gpus = static_cast<std::int32_t>(gpus),
+                                          .throughput = c.report.throughput}));
+  CORRAL_RETURN_IF_ERROR(
+      tx.records().append_job_event({.job = job->id,
+                                     .time = ctx.now,
+                                     .kind = "checkpointed",
+                                     .message = "attempt " + std::to_string(attempt) + " step " +
+                                                std::to_string(step) + " at " + path}));
   ++ctx.fx.tenant_events[job->tenant.value].checkpoints;
   ctx.fx.log.push_back(LogEvent("checkpoint")
                            .add("job", job_id)
@@ -301,7 +304,7 @@ Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleCo
   CORRAL_ASSIGN_OR_RETURN(const RunReportTaken taken,
                           record_run_report(tx, job.id, r.key.attempt, r.report, ctx.now));
   for (const auto& a : taken.artifacts) {
-    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+    CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = job.id,
          .time = ctx.now,
          .kind = "artifact",
@@ -321,16 +324,16 @@ Result<nlohmann::json> lookup_worker_features(store::Tx& tx, const LifecycleCont
   CORRAL_ASSIGN_OR_RETURN(const nlohmann::json request, core::parse_json_object(l.request.lookup));
   CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx, set, request));
   // What the run read joins its manifest: a lookup adds to its version's counts.
-  CORRAL_RETURN_IF_ERROR(
-      tx.record_run_feature_lookup({.job = job.id,
-                                    .name = set.name,
-                                    .version = set.version,
-                                    .lookups = 1,
-                                    .rows = answer.rows,
-                                    .latest_at_ms = answer.latest_at_ms,
-                                    .first_lookup_at = ctx.now,
-                                    .last_lookup_at = ctx.now,
-                                    .watermarks = nlohmann::json(answer.watermarks).dump()}));
+  CORRAL_RETURN_IF_ERROR(tx.features().record_run_feature_lookup(
+      {.job = job.id,
+       .name = set.name,
+       .version = set.version,
+       .lookups = 1,
+       .rows = answer.rows,
+       .latest_at_ms = answer.latest_at_ms,
+       .first_lookup_at = ctx.now,
+       .last_lookup_at = ctx.now,
+       .watermarks = nlohmann::json(answer.watermarks).dump()}));
   return std::move(answer.body);
 }
 

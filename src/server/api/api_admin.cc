@@ -29,7 +29,7 @@ Result<Reply> list_audit(ApiContext&, const Call& c, store::Tx& tx) {
   if (page.cursor) {
     CORRAL_ASSIGN_OR_RETURN(after, id_cursor(page));
   }
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_audit(after, page.limit + 1));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.audit().list_audit(after, page.limit + 1));
   std::vector<json> items;
   for (const auto& r : rows) {
     items.push_back({{"seq", r.seq},

@@ -31,7 +31,7 @@ constexpr core::Duration kMaxWindow = core::seconds(400 * 86400);
 json time_json(Time t) { return core::to_ms(t); }
 
 Result<std::vector<ledger::Guarantee>> guarantees(store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.tenants().list_tenants());
   std::vector<ledger::Guarantee> out;
   for (const TenantConfig& cfg : stored_tenants(rows)) {
     for (const auto& [type, q] : cfg.tenant.quotas) {
@@ -67,7 +67,7 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
   if (format != "json" && format != "csv") {
     return core::invalid_argument("format", "must be json or csv");
   }
-  CORRAL_ASSIGN_OR_RETURN(const Time accrued, tx.accrued_until());
+  CORRAL_ASSIGN_OR_RETURN(const Time accrued, tx.ledger().accrued_until());
   Time to = accrued;
   if (const auto v = c.query("to")) {
     CORRAL_ASSIGN_OR_RETURN(to, time_param("to", *v));
@@ -103,7 +103,7 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
   const bool spread = group_by == GroupBy::kTenant && attribution != ledger::Attribution::kNone;
   CORRAL_ASSIGN_OR_RETURN(
       const auto sums,
-      tx.sum_ledger({.from = from, .to = to, .tenant = spread ? std::nullopt : only}));
+      tx.ledger().sum_ledger({.from = from, .to = to, .tenant = spread ? std::nullopt : only}));
   CORRAL_ASSIGN_OR_RETURN(const auto gs, guarantees(tx));
   const Chargeback report = build_chargeback(sums, group_by, attribution, gs, to - from);
 
@@ -153,12 +153,12 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
 
 Result<json> job_cost_json(ApiContext& api, store::Tx& tx, const store::JobRow& job) {
   const BillingSettings& billing = api.billing;
-  CORRAL_ASSIGN_OR_RETURN(const Time accrued, tx.accrued_until());
+  CORRAL_ASSIGN_OR_RETURN(const Time accrued, tx.ledger().accrued_until());
   Money ledger_part, so_far;
   std::map<std::string, Money> buckets;
   if (core::to_ms(accrued) > 0) {
     CORRAL_ASSIGN_OR_RETURN(const auto sums,
-                            tx.sum_ledger({.from = Time{}, .to = accrued, .job = job.id}));
+                            tx.ledger().sum_ledger({.from = Time{}, .to = accrued, .job = job.id}));
     for (const auto& s : sums) {
       ledger_part.add(s.gpu_ms, s.amount_micros);
       buckets[s.bucket].add(s.gpu_ms, s.amount_micros);

@@ -135,12 +135,12 @@ json gpu_json(const core::Gpu& gpu, const store::ObservedNode* observed,
 }
 
 Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.list_observed());
-  CORRAL_ASSIGN_OR_RETURN(const auto sessions, tx.list_agent_sessions());
-  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(const auto holders, tx.list_jobs_holding_gpus());
-  CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.list_rack_caps());
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.nodes().list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed());
+  CORRAL_ASSIGN_OR_RETURN(const auto sessions, tx.agents().list_agent_sessions());
+  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.allocations().list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(const auto holders, tx.jobs().list_jobs_holding_gpus());
+  CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.rack_caps().list_rack_caps());
   std::map<std::string, const store::ObservedNode*> observed_of;
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   std::map<std::string, const store::AgentSessionRow*> session_of;
@@ -193,7 +193,7 @@ double lent_gpus(std::int64_t idle, std::int64_t idle_total, std::int64_t borrow
 
 Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const RefreshedState state, read_refreshed_state(tx, api.now()));
-  CORRAL_ASSIGN_OR_RETURN(const auto tenant_rows, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto tenant_rows, tx.tenants().list_tenants());
   std::map<std::string, TenantConfig> configs;
   for (TenantConfig& cfg : stored_tenants(tenant_rows)) {
     configs.emplace(cfg.tenant.id.value, std::move(cfg));
@@ -203,7 +203,7 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
     std::int64_t gpus = 0, allocated = 0, idle_guarantee = 0, borrowed = 0;
   };
   std::map<std::string, TypeTotals> types;
-  CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.nodes().list_nodes());
   for (const auto& [row, node] : stored_nodes(node_rows)) {
     for (const auto& g : node.gpus) ++types[g.type.value].gpus;
   }
@@ -306,7 +306,7 @@ Result<Reply> history(ApiContext& api, const Call& c, store::Tx& tx) {
     if (!can_see_tenant(c.who, *v)) return permission_denied("may not see tenant " + *v);
     only = *v;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_usage_samples(from, to, only));
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.records().list_usage_samples(from, to, only));
   if (rows.size() > kMaxHistoryRows) {
     return core::invalid_argument("from", "asks for " + std::to_string(rows.size()) +
                                               " samples; narrow the window or the tenant");

@@ -75,7 +75,7 @@ Result<DatasetVersion> visible_dataset_version(const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, dataset_id(c));
   const DatasetRef ref{id, c.path_param(2)};
   if (!core::is_dataset_version(ref.version)) return unknown_version(ref);
-  CORRAL_ASSIGN_OR_RETURN(auto v, tx.get_dataset_version(ref));
+  CORRAL_ASSIGN_OR_RETURN(auto v, tx.datasets().get_dataset_version(ref));
   if (!v || !can_see(c.who, *v)) return unknown_version(ref);
   return *v;
 }
@@ -91,7 +91,7 @@ Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx
     return core::invalid_argument("version", "must be 1 to 63 of letters, digits, '.', '_', '-'");
   }
   body.erase("version");
-  CORRAL_ASSIGN_OR_RETURN(const auto owner, tx.dataset_owner(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto owner, tx.datasets().dataset_owner(id));
   std::string tenant = c.who.role == Role::kMember ? c.who.tenant : "";
   if (body.contains("tenant")) {
     if (!body["tenant"].is_string()) return core::invalid_argument("tenant", "must be a string");
@@ -103,7 +103,7 @@ Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx
     body.erase("tenant");
   }
   if (tenant.empty()) tenant = owner ? owner->value : "default";
-  CORRAL_ASSIGN_OR_RETURN(auto tenant_row, tx.get_tenant(core::TenantId(tenant)));
+  CORRAL_ASSIGN_OR_RETURN(auto tenant_row, tx.tenants().get_tenant(core::TenantId(tenant)));
   if (!tenant_row) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
   if (owner && owner->value != tenant) {
     // Dataset ids are one namespace, as bucket names are; which tenant holds one is not said.
@@ -113,7 +113,7 @@ Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx
   const DatasetRef ref{id, version.get<std::string>()};
   CORRAL_ASSIGN_OR_RETURN(DatasetVersion v,
                           core::parse_dataset_version(ref, core::TenantId(tenant), body.dump()));
-  CORRAL_ASSIGN_OR_RETURN(const auto existing, tx.get_dataset_version(ref));
+  CORRAL_ASSIGN_OR_RETURN(const auto existing, tx.datasets().get_dataset_version(ref));
   if (existing) {
     if (core::dataset_content_json(*existing) == core::dataset_content_json(v)) {
       return json_reply(version_json(*existing));
@@ -131,14 +131,14 @@ Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx
                                              ": a version is immutable, register a new one");
   }
   for (std::size_t i = 0; i < v.parents.size(); ++i) {
-    CORRAL_ASSIGN_OR_RETURN(const auto parent, tx.get_dataset_version(v.parents[i]));
+    CORRAL_ASSIGN_OR_RETURN(const auto parent, tx.datasets().get_dataset_version(v.parents[i]));
     if (!parent || !parent->visible_to(v.tenant)) {
       return core::invalid_argument("parents[" + std::to_string(i) + "]",
                                     "unknown dataset version " + v.parents[i].text());
     }
   }
   for (std::size_t i = 0; i < v.shared_with.size(); ++i) {
-    CORRAL_ASSIGN_OR_RETURN(const auto t, tx.get_tenant(v.shared_with[i]));
+    CORRAL_ASSIGN_OR_RETURN(const auto t, tx.tenants().get_tenant(v.shared_with[i]));
     if (!t) {
       return core::invalid_argument("privacy.shared[" + std::to_string(i) + "]",
                                     "unknown tenant \"" + v.shared_with[i].value + "\"");
@@ -148,7 +148,7 @@ Result<Reply> register_dataset_version(ApiContext& api, const Call& c, store::Tx
   v.created_at = api.now();
   v.status_by = c.who.id;
   v.status_at = api.now();
-  CORRAL_RETURN_IF_ERROR(tx.insert_dataset_version(v));
+  CORRAL_RETURN_IF_ERROR(tx.datasets().insert_dataset_version(v));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "dataset.register", "dataset/" + ref.text(), "",
                                             core::dataset_content_json(v)));
   return json_reply(version_json(v), 201);
@@ -193,7 +193,8 @@ Result<Reply> move_status(ApiContext& api, const Call& c, store::Tx& tx) {
   v.status_reason = reason;
   v.status_by = c.who.id;
   v.status_at = api.now();
-  CORRAL_RETURN_IF_ERROR(tx.set_dataset_status(v.ref, v.status, reason, v.status_by, v.status_at));
+  CORRAL_RETURN_IF_ERROR(
+      tx.datasets().set_dataset_status(v.ref, v.status, reason, v.status_by, v.status_at));
   Effects fx;  // a stop asked of a running job's agents
   CORRAL_RETURN_IF_ERROR(apply_dataset_status(tx, api.lifecycle(fx), v).status());
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
@@ -228,8 +229,8 @@ json summary_json(const store::DatasetSummary& d) {
 Result<Reply> list_datasets(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
-  CORRAL_ASSIGN_OR_RETURN(auto rows,
-                          tx.list_datasets(visible_tenant(c.who), after, page.limit + 1));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto rows, tx.datasets().list_datasets(visible_tenant(c.who), after, page.limit + 1));
   std::vector<json> items;
   for (const auto& d : rows) items.push_back(summary_json(d));
   return json_reply(
@@ -246,7 +247,8 @@ Result<Reply> list_versions(ApiContext&, const Call& c, store::Tx& tx) {
   std::string from = after;
   // A member may see only some versions (shared ones); read on until the page is full.
   while (items.size() <= static_cast<std::size_t>(page.limit)) {
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_dataset_versions(id, from, page.limit + 1));
+    CORRAL_ASSIGN_OR_RETURN(auto rows,
+                            tx.datasets().list_dataset_versions(id, from, page.limit + 1));
     for (const auto& v : rows) {
       if (!can_see(c.who, v)) continue;
       items.push_back(version_json(v));
@@ -264,7 +266,7 @@ Result<Reply> get_dataset(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, dataset_id(c));
   store::DatasetSummary d{.id = id};
   for (std::string after;;) {
-    CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_dataset_versions(id, after, 1000));
+    CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.datasets().list_dataset_versions(id, after, 1000));
     for (const auto& v : rows) {
       if (!can_see(c.who, v)) continue;
       d.tenant = v.tenant;
@@ -292,8 +294,9 @@ Result<Reply> version_jobs(ApiContext&, const Call& c, store::Tx& tx) {
   std::vector<std::int64_t> keys;
   core::JobId from(after);
   while (items.size() <= static_cast<std::size_t>(page.limit)) {
-    CORRAL_ASSIGN_OR_RETURN(const auto ids, tx.list_jobs_using(v.ref, from, page.limit + 1));
-    CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
+    CORRAL_ASSIGN_OR_RETURN(const auto ids,
+                            tx.datasets().list_jobs_using(v.ref, from, page.limit + 1));
+    CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
     for (const auto& j : jobs) {
       if (!can_see_tenant(c.who, j.tenant.value)) continue;
       items.push_back({{"id", j.id.value},

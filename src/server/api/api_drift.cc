@@ -216,7 +216,7 @@ Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersio
                                   .from = core::time_from_ms(from),
                                   .to = core::time_from_ms(to)};
   std::map<std::string, std::vector<double>> out;
-  CORRAL_ASSIGN_OR_RETURN(const auto kept, tx.list_drift_samples(window));
+  CORRAL_ASSIGN_OR_RETURN(const auto kept, tx.models().list_drift_samples(window));
   for (const auto& text : kept) {
     const json samples = json::parse(text, nullptr, false);
     if (!samples.is_object()) continue;
@@ -225,7 +225,7 @@ Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersio
       for (const auto& x : values) out[name].push_back(x.get<double>());
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto logged, tx.list_drift_predictions(window));
+  CORRAL_ASSIGN_OR_RETURN(const auto logged, tx.models().list_drift_predictions(window));
   for (const auto& p : logged) {
     out["prediction"].push_back(p.value);
     if (p.label) out["label"].push_back(*p.label);
@@ -257,7 +257,7 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
   const json thresholds = thresholds_json(reference.thresholds);
   const json stored = {{"features", samples_json(reference.features)}, {"thresholds", thresholds}};
   CORRAL_RETURN_IF_ERROR(
-      tx.put_drift_reference(v.name, v.version, stored.dump(), c.who.id, api.now()));
+      tx.models().put_drift_reference(v.name, v.version, stored.dump(), c.who.id, api.now()));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "model.drift.reference", "model/" + v.name + "@" + v.version, "", thresholds.dump()));
   json sizes = json::object();
@@ -270,7 +270,7 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
 
 // The version's reference as set_reference stored it; Internal when the row is unreadable.
 Result<registry::DriftReference> stored_reference(store::Tx& tx, const store::ModelVersionRow& v) {
-  CORRAL_ASSIGN_OR_RETURN(const auto stored, tx.drift_reference(v.name, v.version));
+  CORRAL_ASSIGN_OR_RETURN(const auto stored, tx.models().drift_reference(v.name, v.version));
   if (!stored) {
     return core::failed_precondition(
         v.name + "@" + v.version +
@@ -331,13 +331,13 @@ Result<json> keep_report(ApiContext& api, const Call& c, store::Tx& tx,
     report["retraining"] = outcome.record;
   }
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t id,
-                          tx.append_drift_report({.model = v.name,
-                                                  .version = v.version,
-                                                  .segment = report.value("segment", ""),
-                                                  .drifted = !drifted.empty(),
-                                                  .report = report.dump(),
-                                                  .samples = samples,
-                                                  .at = api.now()}));
+                          tx.models().append_drift_report({.model = v.name,
+                                                           .version = v.version,
+                                                           .segment = report.value("segment", ""),
+                                                           .drifted = !drifted.empty(),
+                                                           .report = report.dump(),
+                                                           .samples = samples,
+                                                           .at = api.now()}));
   report["id"] = id;
   CORRAL_RETURN_IF_ERROR(record_retraining(tx, outcome, v, id, why, api.now()));
   return report;
@@ -415,8 +415,8 @@ Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"predictions", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
   CORRAL_ASSIGN_OR_RETURN(const auto predictions, read_by_id(body, "predictions"));
-  CORRAL_ASSIGN_OR_RETURN(const auto logged,
-                          tx.get_drift_predictions(v.name, v.version, keys_of(predictions)));
+  CORRAL_ASSIGN_OR_RETURN(const auto logged, tx.models().get_drift_predictions(
+                                                 v.name, v.version, keys_of(predictions)));
   for (const auto& p : logged) {
     if (p.value != predictions.at(p.id) || p.segment != segment) {
       return conflict("prediction " + p.id + " is already logged with another value or segment");
@@ -431,7 +431,7 @@ Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
                     .value = value,
                     .at = api.now()});
   }
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t added, tx.insert_drift_predictions(rows));
+  CORRAL_ASSIGN_OR_RETURN(const std::int64_t added, tx.models().insert_drift_predictions(rows));
   return json_reply({{"model", v.name},
                      {"version", v.version},
                      {"logged", added},
@@ -458,7 +458,7 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto labels, read_by_id(body, "labels"));
   CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference, stored_reference(tx, v));
   CORRAL_ASSIGN_OR_RETURN(const auto logged,
-                          tx.get_drift_predictions(v.name, v.version, keys_of(labels)));
+                          tx.models().get_drift_predictions(v.name, v.version, keys_of(labels)));
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_segment;
   std::set<std::string> known;
   std::int64_t repeated = 0;
@@ -470,7 +470,8 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
       ++repeated;  // a retry
       continue;
     }
-    CORRAL_RETURN_IF_ERROR(tx.label_drift_prediction(v.name, v.version, p.id, label, api.now()));
+    CORRAL_RETURN_IF_ERROR(
+        tx.models().label_drift_prediction(v.name, v.version, p.id, label, api.now()));
     by_segment[p.segment].first.push_back(p.value);
     by_segment[p.segment].second.push_back(label);
   }
@@ -510,7 +511,7 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
 
 Result<Reply> list_reports(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_drift_reports(v.name, v.version, 100));
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.models().list_drift_reports(v.name, v.version, 100));
   json reports = json::array();
   for (const auto& r : rows) {
     json one = json::parse(r.report, nullptr, false);

@@ -60,7 +60,7 @@ json set_json(const store::FeatureSetRow& r, const std::map<std::string, std::in
 Result<store::FeatureSetRow> visible_set(const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string name, set_name(c));
   const std::string version = c.path_param(2);
-  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.get_feature_set(name, version));
+  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.features().get_feature_set(name, version));
   if (!row || !can_see_tenant(c.who, row->tenant.value)) {
     return core::not_found("feature set " + name + "@" + version.substr(0, 63) + " not found");
   }
@@ -96,7 +96,7 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     tenant = body["tenant"];
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto tenant_row, tx.get_tenant(core::TenantId(tenant)));
+  CORRAL_ASSIGN_OR_RETURN(const auto tenant_row, tx.tenants().get_tenant(core::TenantId(tenant)));
   if (!tenant_row) return core::invalid_argument("tenant", "unknown tenant \"" + tenant + "\"");
   const json schema = body.value("schema", json());
   if (!schema.is_object() || schema.empty() || schema.size() > 1024) {
@@ -116,7 +116,7 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
         "source", "must be a string of at most 2048 bytes (where the values come from)");
   }
   const json content = {{"schema", schema}, {"source", source}};
-  CORRAL_ASSIGN_OR_RETURN(const auto all, tx.list_feature_sets(std::nullopt));
+  CORRAL_ASSIGN_OR_RETURN(const auto all, tx.features().list_feature_sets(std::nullopt));
   for (const auto& s : all) {
     if (s.name != name) continue;
     if (s.tenant.value != tenant) {
@@ -136,7 +136,7 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
                                  .content = content.dump(),
                                  .created_by = c.who.id,
                                  .created_at = api.now()};
-  CORRAL_RETURN_IF_ERROR(tx.insert_feature_set(row));
+  CORRAL_RETURN_IF_ERROR(tx.features().insert_feature_set(row));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "features.register", "features/" + name + "@" + row.version, "", row.content));
   return json_reply(set_json(row, {}), 201);
@@ -144,14 +144,14 @@ Result<Reply> register_set(ApiContext& api, const Call& c, store::Tx& tx) {
 
 Result<Reply> get_set(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto row, visible_set(c, tx));
-  CORRAL_ASSIGN_OR_RETURN(const auto marks, tx.watermarks(row.name, row.version));
+  CORRAL_ASSIGN_OR_RETURN(const auto marks, tx.features().watermarks(row.name, row.version));
   return json_reply(set_json(row, marks));
 }
 
 Result<Reply> list_sets(ApiContext&, const Call& c, store::Tx& tx) {
   const std::optional<core::TenantId> tenant =
       c.who.role == Role::kAdmin ? std::nullopt : std::optional<core::TenantId>(c.who.tenant);
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_feature_sets(tenant));
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.features().list_feature_sets(tenant));
   json items = json::array();
   for (const auto& r : rows) items.push_back(set_json(r, {}));
   return json_reply({{"featureSets", std::move(items)}, {"nextCursor", nullptr}});
@@ -212,8 +212,9 @@ Result<Reply> write_values(ApiContext& api, const Call& c, store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(marks[source],
                             core::integer_in(v, "watermarks." + source, 0, kMaxTimeMs));
   }
-  CORRAL_RETURN_IF_ERROR(tx.append_feature_values(set.name, set.version, values, api.now()));
-  CORRAL_RETURN_IF_ERROR(tx.raise_watermarks(set.name, set.version, marks));
+  CORRAL_RETURN_IF_ERROR(
+      tx.features().append_feature_values(set.name, set.version, values, api.now()));
+  CORRAL_RETURN_IF_ERROR(tx.features().raise_watermarks(set.name, set.version, marks));
   return json_reply({{"written", values.size()}}, 201);
 }
 

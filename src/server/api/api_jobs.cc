@@ -111,7 +111,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   // The tenant's row, locked until commit: a concurrent write making it a parent (or
   // deleting it) waits for this submission, then sees its job and is refused; or it went
   // first, and the reads below see it (store::TenantRepo::lock_tenants).
-  CORRAL_RETURN_IF_ERROR(tx.lock_tenants({spec.tenant}, store::TenantLock::kSubmit));
+  CORRAL_RETURN_IF_ERROR(tx.tenants().lock_tenants({spec.tenant}, store::TenantLock::kSubmit));
   auto tenant = load_tenant(tx, spec.tenant.value);
   if (!tenant.ok()) {
     if (tenant.status().code() == StatusCode::kNotFound) {
@@ -121,7 +121,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   }
   CORRAL_RETURN_IF_ERROR(check_priority_class(*tenant, spec));
   // Only a leaf tenant runs jobs (sched/snapshot.h): a job of a parent would fail cycles.
-  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.tenants().list_tenants());
   for (const TenantConfig& cfg : stored_tenants(tenants)) {
     if (cfg.tenant.parent == spec.tenant) {
       return core::invalid_argument("tenant", "tenant " + spec.tenant.value + " has sub-tenants (" +
@@ -137,7 +137,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                         std::to_string(tenant->submit.rate_per_second) + "/s",
                                     core::seconds(wait_s));
   }
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.count_pending_jobs(spec.tenant));
+  CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.jobs().count_pending_jobs(spec.tenant));
   if (pending >= tenant->max_pending_jobs) {
     ++api.metrics.admission_rejections;
     return core::resource_exhausted("tenant " + spec.tenant.value + " has " +
@@ -146,32 +146,33 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                     core::seconds(10));
   }
   CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec, tenant->datasets));
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = spec.tenant,
-                                                   .name = spec.name,
-                                                   .priority_class = spec.priority_class,
-                                                   .tier = core::tier_of(spec.priority_class),
-                                                   .gpus = spec.resources.gpus,
-                                                   .spec_json = core::job_spec_to_json(spec),
-                                                   .secret_env_json = sealed_secrets,
-                                                   .now = api.now()}));
-  CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+  CORRAL_ASSIGN_OR_RETURN(auto row,
+                          tx.jobs().insert_job({.tenant = spec.tenant,
+                                                .name = spec.name,
+                                                .priority_class = spec.priority_class,
+                                                .tier = core::tier_of(spec.priority_class),
+                                                .gpus = spec.resources.gpus,
+                                                .spec_json = core::job_spec_to_json(spec),
+                                                .secret_env_json = sealed_secrets,
+                                                .now = api.now()}));
+  CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
       {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
-  CORRAL_RETURN_IF_ERROR(tx.record_job_datasets(row.id, spec.lineage.datasets));
+  CORRAL_RETURN_IF_ERROR(tx.datasets().record_job_datasets(row.id, spec.lineage.datasets));
   if (!hold.empty()) {
     const store::JobRow was = row;
     row.reason = hold;
     row.pending_kind = "held";
-    CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.update_job(row, was.phase));
+    CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.jobs().update_job(row, was.phase));
     if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
-    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+    CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = row.id, .time = row.created_at, .kind = "dataset", .message = hold}));
   }
   if (shards.partitioned()) {
     CORRAL_RETURN_IF_ERROR(
-        tx.append_job_event({.job = row.id,
-                             .time = row.created_at,
-                             .kind = "routed",
-                             .message = shards.describe(shards.route(route), route)}));
+        tx.records().append_job_event({.job = row.id,
+                                       .time = row.created_at,
+                                       .kind = "routed",
+                                       .message = shards.describe(shards.route(route), route)}));
   }
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, std::string(audit_action),
                                             "job/" + std::to_string(row.id.value), "",
@@ -209,7 +210,7 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
   const Principal& p = c.who;
   CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
   json out = job_json(job, api.loop.queue_positions().get(), api.loop.degraded());
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(job.id));
   std::map<std::int32_t, std::vector<store::AllocationRow>> by_attempt;
   for (auto& a : allocs) by_attempt[a.attempt].push_back(std::move(a));
   json attempts = json::array();
@@ -224,7 +225,7 @@ Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
     }
   }
   out["attempts"] = attempts;
-  CORRAL_ASSIGN_OR_RETURN(auto ckpt, tx.latest_checkpoint(job.id));
+  CORRAL_ASSIGN_OR_RETURN(auto ckpt, tx.checkpoints().latest_checkpoint(job.id));
   out["lastCheckpoint"] =
       ckpt ? json{{"attempt", ckpt->attempt},   {"step", ckpt->step},
                   {"uri", ckpt->uri},           {"bytes", ckpt->bytes},
@@ -282,7 +283,7 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
   std::vector<std::int64_t> ids;
   filter.limit = page.limit + 1;
   for (;;) {
-    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.jobs().list_jobs(filter));
     for (const auto& j : jobs) {
       json view = job_json(j, positions.get(), failure);
       if (!gpu_type.empty() && !wants_gpu_type(view, gpu_type)) continue;
@@ -299,7 +300,7 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
   // The GPUs each job holds now: an elastic job's size can differ from its spec's.
   std::vector<core::JobId> page_ids;
   for (const std::int64_t id : ids) page_ids.push_back(core::JobId(id));
-  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.list_active_allocations_of(page_ids));
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.allocations().list_active_allocations_of(page_ids));
   std::map<std::int64_t, std::int64_t> held_by;
   for (const auto& a : held) ++held_by[a.job.value];
   for (std::size_t i = 0; i < items.size(); ++i) items[i]["heldGpus"] = held_by[ids[i]];
@@ -313,7 +314,7 @@ Result<Reply> job_events(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, id_cursor(page));
-  CORRAL_ASSIGN_OR_RETURN(auto events, tx.list_job_events(job.id));
+  CORRAL_ASSIGN_OR_RETURN(auto events, tx.records().list_job_events(job.id));
   std::vector<json> items;
   std::vector<std::int64_t> ids;
   for (const auto& e : events) {
@@ -363,7 +364,7 @@ Result<Reply> queue(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   store::JobFilter filter{.phases = {JobPhase::kPending}, .limit = 1'000'000};
   if (p.role == Role::kMember) filter.tenant = core::TenantId(p.tenant);
-  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs(filter));
+  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.jobs().list_jobs(filter));
   // One order for every reader: the scheduler's last cycle's (sched_loop.h) when this
   // corrald schedules, else the stored one. Jobs the scheduler has not seen yet
   // (position 0) go last, in submission order.

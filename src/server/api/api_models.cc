@@ -46,11 +46,11 @@ Result<std::string> model_id(const Call& c) {
 // The artifact of `run` at `uri`, reported or a checkpoint: its digest, or nullopt.
 Result<std::optional<std::string>> run_artifact_digest(store::Tx& tx, core::JobId run,
                                                        const std::string& uri) {
-  CORRAL_ASSIGN_OR_RETURN(const auto artifacts, tx.list_artifacts(run));
+  CORRAL_ASSIGN_OR_RETURN(const auto artifacts, tx.runs().list_artifacts(run));
   for (const auto& a : artifacts) {
     if (a.artifact.uri == uri) return std::optional<std::string>(a.artifact.digest);
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.list_checkpoints(run));
+  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.checkpoints().list_checkpoints(run));
   for (const auto& c : checkpoints) {
     if (c.uri == uri) return std::optional<std::string>(c.checksum);
   }
@@ -75,7 +75,8 @@ Result<json> version_json(const store::ModelVersionRow& row,
 }
 
 Result<Reply> version_reply(store::Tx& tx, const store::ModelVersionRow& row, int code = 200) {
-  CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(row.name, row.version));
+  CORRAL_ASSIGN_OR_RETURN(const auto approvals,
+                          tx.models().list_model_approvals(row.name, row.version));
   CORRAL_ASSIGN_OR_RETURN(const json out, version_json(row, approvals));
   return json_reply(out, code);
 }
@@ -142,7 +143,7 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
   CORRAL_ASSIGN_OR_RETURN(content.input, read_schema(body, "inputSchema"));
   CORRAL_ASSIGN_OR_RETURN(content.output, read_schema(body, "outputSchema"));
   CORRAL_ASSIGN_OR_RETURN(content.gates, read_model_gates(body));
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, tx.list_model_versions(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, tx.models().list_model_versions(id));
   if (!versions.empty() && versions.front().tenant != run->tenant) {
     return Status(core::StatusCode::kAlreadyExists,
                   "model id " + id + " is taken by another tenant; choose another id");
@@ -162,7 +163,7 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
                                    .content = content_json(content).dump(),
                                    .created_by = c.who.id,
                                    .created_at = api.now()};
-  CORRAL_RETURN_IF_ERROR(tx.insert_model_version(row));
+  CORRAL_RETURN_IF_ERROR(tx.models().insert_model_version(row));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "model.register",
                                             "model/" + id + "@" + row.version, "", row.content));
   return version_reply(tx, row, 201);
@@ -196,19 +197,19 @@ Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string_view token_prefix = "token:";
   std::string registrant_owner;
   if (v.created_by.starts_with(token_prefix)) {
-    CORRAL_ASSIGN_OR_RETURN(const auto registrant,
-                            tx.find_token_by_name(v.created_by.substr(token_prefix.size())));
+    CORRAL_ASSIGN_OR_RETURN(const auto registrant, tx.security().find_token_by_name(
+                                                       v.created_by.substr(token_prefix.size())));
     if (registrant) registrant_owner = registrant->owner;
   }
   const registry::Approver who{
       .id = c.who.id, .owner = c.who.owner, .admin = c.who.role == Role::kAdmin};
   CORRAL_RETURN_IF_ERROR(registry::may_approve(who, v, registrant_owner, *gate));
-  CORRAL_ASSIGN_OR_RETURN(const bool added, tx.insert_model_approval({.model = id,
-                                                                      .version = v.version,
-                                                                      .name = gate->name,
-                                                                      .by = c.who.id,
-                                                                      .reason = reason,
-                                                                      .at = api.now()}));
+  CORRAL_ASSIGN_OR_RETURN(const bool added, tx.models().insert_model_approval({.model = id,
+                                                                               .version = v.version,
+                                                                               .name = gate->name,
+                                                                               .by = c.who.id,
+                                                                               .reason = reason,
+                                                                               .at = api.now()}));
   if (added) {
     // The audit entry names the approver (the actor: token, role, tenant and owner) and
     // what they approved and why.
@@ -253,18 +254,18 @@ Status move_alias(ApiContext& api, const Call& c, store::Tx& tx, const std::stri
                                  .version = next.version,
                                  .state = alias_state_text(next),
                                  .updated_at = api.now()};
-  CORRAL_ASSIGN_OR_RETURN(
-      const bool won,
-      tx.put_model_alias(row, was ? std::optional<std::string>(was->version) : std::nullopt));
+  CORRAL_ASSIGN_OR_RETURN(const bool won,
+                          tx.models().put_model_alias(
+                              row, was ? std::optional<std::string>(was->version) : std::nullopt));
   if (!won) return core::raced("alias " + alias + " of " + id + " moved meanwhile");
-  CORRAL_RETURN_IF_ERROR(tx.append_alias_move({.model = id,
-                                               .alias = alias,
-                                               .kind = kind,
-                                               .from_version = was ? was->version : "",
-                                               .to_version = next.version,
-                                               .record = record.dump(),
-                                               .by = c.who.id,
-                                               .at = api.now()}));
+  CORRAL_RETURN_IF_ERROR(tx.models().append_alias_move({.model = id,
+                                                        .alias = alias,
+                                                        .kind = kind,
+                                                        .from_version = was ? was->version : "",
+                                                        .to_version = next.version,
+                                                        .record = record.dump(),
+                                                        .by = c.who.id,
+                                                        .at = api.now()}));
   return api.pipeline.audit(tx, c, "model.alias." + kind, "model/" + id + "/alias/" + alias,
                             was ? was->version : "", next.version);
 }
@@ -336,7 +337,7 @@ Result<std::vector<registry::VersionGates>> evaluate_move(
   for (const std::string& version : plan.gate) {
     CORRAL_ASSIGN_OR_RETURN(const registry::ModelVersion v, model_version(*row_of(version)));
     CORRAL_ASSIGN_OR_RETURN(const registry::GatedVersion to, gated_version(tx, v));
-    CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_model_approvals(v.model, v.version));
+    CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.models().list_model_approvals(v.model, v.version));
     std::vector<registry::Approval> approvals;
     for (const auto& a : rows) approvals.push_back({.name = a.name, .by = a.by});
     out.push_back({version, registry::evaluate_gates(to, from, approvals)});
@@ -363,7 +364,7 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_ASSIGN_OR_RETURN(const registry::AliasState asked, read_alias_move(body, id, versions));
-  CORRAL_ASSIGN_OR_RETURN(const auto was, tx.get_model_alias(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto was, tx.models().get_model_alias(id, alias));
   const registry::AliasMovePlan plan = registry::plan_alias_move(
       alias, was ? std::optional(alias_state(*was)) : std::nullopt, asked);
   if (plan.retry) return json_reply(alias_json(*was));  // where it points already
@@ -377,7 +378,7 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
                        {"gated", plan.next.gated},
                        {"evaluation", evaluation_json(gates)}};
   CORRAL_RETURN_IF_ERROR(move_alias(api, c, tx, id, alias, was, plan.next, "move", record));
-  CORRAL_ASSIGN_OR_RETURN(const auto now, tx.get_model_alias(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto now, tx.models().get_model_alias(id, alias));
   json out = alias_json(*now);
   out["evaluation"] = record["evaluation"];
   return json_reply(out, was ? 200 : 201);
@@ -392,9 +393,9 @@ Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const json body,
                           core::parse_json_object(c.body().empty() ? "{}" : c.body()));
   CORRAL_ASSIGN_OR_RETURN(const std::string reason, read_reason(body));
-  CORRAL_ASSIGN_OR_RETURN(const auto was, tx.get_model_alias(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto was, tx.models().get_model_alias(id, alias));
   if (!was) return core::not_found("alias " + alias + " of " + id + " not found");
-  CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.list_alias_moves(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.models().list_alias_moves(id, alias));
   std::vector<registry::AliasMoveRecord> history;
   for (const auto& m : moves) history.push_back({.kind = m.kind, .from_version = m.from_version});
   CORRAL_ASSIGN_OR_RETURN(const auto next,
@@ -402,7 +403,7 @@ Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
   if (!next) return json_reply(alias_json(*was));  // a retry
   CORRAL_RETURN_IF_ERROR(move_alias(api, c, tx, id, alias, was, *next, "rollback",
                                     {{"reason", reason}, {"undoes", moves.back().id}}));
-  CORRAL_ASSIGN_OR_RETURN(const auto now, tx.get_model_alias(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto now, tx.models().get_model_alias(id, alias));
   return json_reply(alias_json(*now));
 }
 
@@ -410,7 +411,7 @@ Result<Reply> get_alias(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
   CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto a, tx.get_model_alias(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto a, tx.models().get_model_alias(id, alias));
   if (!a) return core::not_found("alias " + alias + " of " + id + " not found");
   return json_reply(alias_json(*a));
 }
@@ -419,7 +420,7 @@ Result<Reply> alias_history(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
   CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.list_alias_moves(id, alias));
+  CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.models().list_alias_moves(id, alias));
   json out = json::array();
   for (const auto& m : moves) {
     json e = json::parse(m.record, nullptr, false);
@@ -443,11 +444,11 @@ Result<Reply> get_model(ApiContext&, const Call& c, store::Tx& tx) {
               {"versions", json::array()},
               {"aliases", json::array()}};
   for (const auto& v : versions) {
-    CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.list_model_approvals(id, v.version));
+    CORRAL_ASSIGN_OR_RETURN(const auto approvals, tx.models().list_model_approvals(id, v.version));
     CORRAL_ASSIGN_OR_RETURN(json one, version_json(v, approvals));
     out["versions"].push_back(std::move(one));
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto aliases, tx.list_model_aliases(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto aliases, tx.models().list_model_aliases(id));
   for (const auto& a : aliases) out["aliases"].push_back(alias_json(a));
   return json_reply(out);
 }
@@ -457,7 +458,7 @@ Result<Reply> list_models(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
   const std::optional<core::TenantId> tenant =
       c.who.role == Role::kAdmin ? std::nullopt : std::optional<core::TenantId>(c.who.tenant);
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.list_models(tenant, after, page.limit + 1));
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.models().list_models(tenant, after, page.limit + 1));
   std::vector<json> items;
   for (const auto& m : rows) {
     items.push_back({{"id", m.id},

@@ -41,29 +41,29 @@ core::Status read_tenants(store::Tx& tx, NodeFacts& facts) {
       std::unique(ids.begin(), ids.end(), [](auto& x, auto& y) { return x.value == y.value; }),
       ids.end());
   if (ids.empty()) return core::ok_status();
-  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.jobs().get_jobs(ids));
   for (const auto& j : jobs) facts.tenant_of_job[j.id.value] = j.tenant.value;
   return core::ok_status();
 }
 
 Result<NodeFacts> facts_of_every_node(store::Tx& tx) {
   NodeFacts facts;
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.list_observed());
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().list_observed());
   for (auto& o : observed) facts.observed[o.node.value] = std::move(o);
-  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
   for (auto& s : sessions) facts.sessions[s.node.value] = std::move(s);
-  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.allocations().list_active_allocations());
   CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
   return facts;
 }
 
 Result<NodeFacts> facts_of_node(store::Tx& tx, const core::NodeId& id) {
   NodeFacts facts;
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(id));
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().get_observed(id));
   if (observed) facts.observed[id.value] = std::move(*observed);
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(id));
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(id));
   if (session) facts.sessions[id.value] = std::move(*session);
-  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.list_active_allocations_on(id));
+  CORRAL_ASSIGN_OR_RETURN(facts.active, tx.allocations().list_active_allocations_on(id));
   CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
   return facts;
 }
@@ -143,7 +143,7 @@ Result<json> view_of_node(ApiContext& api, const Principal& who, store::Tx& tx,
 
 Result<Reply> list_nodes(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.nodes().list_nodes());
   CORRAL_ASSIGN_OR_RETURN(const NodeFacts facts, facts_of_every_node(tx));
   CORRAL_ASSIGN_OR_RETURN(
       auto out, name_page("nodes", std::move(rows), page,
@@ -157,7 +157,7 @@ Result<Reply> list_nodes(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> get_node(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.req.matches[1];
   if (!valid_name(id)) return core::not_found("node not found");
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(id)));
   if (!row) return core::not_found("node " + id + " not found");
   CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, c.who, tx, *row));
   return json_reply(v);
@@ -178,7 +178,7 @@ Result<Reply> register_node(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, existing ? "node.update" : "node.register",
                                             "node/" + node.id.value, existing ? "registered" : "",
                                             std::to_string(node.gpus.size()) + " gpus"));
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(node.id));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(node.id));
   CORRAL_ASSIGN_OR_RETURN(auto v, view_of_node(api, c.who, tx, *row));
   Reply reply = json_reply(v, existing ? 200 : 201);
   reply.wake_scheduler = true;
@@ -191,7 +191,7 @@ Result<Reply> set_admin(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = req.matches[1];
   const std::string verb = req.matches[2];
   if (!valid_name(id)) return core::not_found("node not found");
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(id)));
   if (!row) return core::not_found("node " + id + " not found");
   const core::NodeAdminState before = row->admin;
   const NodeAdminAction action = verb == "cordon"  ? NodeAdminAction::kCordon
@@ -224,21 +224,21 @@ Result<Reply> list_racks(ApiContext& api, const Call&, store::Tx& tx) {
 Result<Reply> delete_node(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.req.matches[1];
   if (!valid_name(id)) return core::not_found("node not found");
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_node(core::NodeId(id)));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(id)));
   if (!row) return core::not_found("node " + id + " not found");
-  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.list_active_allocations_on(row->id));
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.allocations().list_active_allocations_on(row->id));
   if (!held.empty()) {
     return core::failed_precondition("node " + id + " holds work (job " +
                                      std::to_string(held.front().job.value) +
                                      "); drain it first: corral drain " + id + " --reason ...");
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto session, tx.get_agent_session(row->id));
+  CORRAL_ASSIGN_OR_RETURN(const auto session, tx.agents().get_agent_session(row->id));
   if (session && !session->lost) {
     return core::failed_precondition("node " + id +
                                      "'s agent is connected and would register it again; stop "
                                      "corral-agent there first");
   }
-  CORRAL_RETURN_IF_ERROR(tx.delete_node(row->id));
+  CORRAL_RETURN_IF_ERROR(tx.nodes().delete_node(row->id));
   CORRAL_RETURN_IF_ERROR(
       api.pipeline.audit(tx, c, "node.delete", "node/" + id, row->spec_json, ""));
   Reply reply = json_reply({{"name", id}, {"deleted", true}});

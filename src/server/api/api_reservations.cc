@@ -53,7 +53,7 @@ json reservation_view(const store::ReservationRow& row, core::Time now) {
 
 Result<Reply> list_reservations(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.tenants().list_reservations());
   CORRAL_ASSIGN_OR_RETURN(
       auto out, name_page("reservations", std::move(rows), page,
                           [&](const store::ReservationRow& r) -> Result<std::optional<json>> {
@@ -73,7 +73,7 @@ struct FleetGpus {
 
 Result<FleetGpus> fleet_gpus(store::Tx& tx) {
   FleetGpus f;
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.nodes().list_nodes());
   for (const auto& [row, node] : stored_nodes(rows)) {
     if (node.gpus.empty()) continue;
     for (const auto& g : node.gpus) ++f.by_type[g.type.value];
@@ -117,7 +117,7 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
     }
   }
   if (overcommit) return Status();
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.tenants().list_reservations());
   std::vector<core::Reservation> others;
   for (auto& [row, o] : stored_reservations(rows)) {
     if (o.id == r.id || o.end <= r.start || r.end <= o.start || o.end <= now) continue;
@@ -180,16 +180,16 @@ Result<Reply> create_reservation(ApiContext& api, const Call& c, store::Tx& tx) 
     return core::invalid_argument(
         "id", "must be a DNS label (lowercase letters, digits and '-', at most 63)");
   }
-  CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.get_tenant(r.tenant));
+  CORRAL_ASSIGN_OR_RETURN(auto tenant, tx.tenants().get_tenant(r.tenant));
   if (!tenant) return core::invalid_argument("tenant", "unknown tenant \"" + r.tenant.value + "\"");
-  CORRAL_ASSIGN_OR_RETURN(const auto existing, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(const auto existing, tx.tenants().list_reservations());
   for (const auto& e : existing) {
     if (e.id == r.id)
       return Status(StatusCode::kAlreadyExists, "reservation " + r.id.value + " exists");
   }
   CORRAL_RETURN_IF_ERROR(check_reservation_fits(tx, r, overcommit, api.now()));
   const std::string text = reservation_to_json(r);
-  const Status inserted = tx.insert_reservation(
+  const Status inserted = tx.tenants().insert_reservation(
       {.id = r.id, .tenant = r.tenant, .spec_json = text, .created_at = api.now()});
   if (inserted.code() == StatusCode::kAlreadyExists) {
     return Status(StatusCode::kAlreadyExists, "reservation " + r.id.value + " exists");
@@ -205,7 +205,7 @@ Result<Reply> create_reservation(ApiContext& api, const Call& c, store::Tx& tx) 
 
 Result<store::ReservationRow> find_reservation(const Call& c, store::Tx& tx) {
   const std::string id = c.req.matches[1];
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.tenants().list_reservations());
   for (auto& r : rows) {
     // A member sees its own tenant's only; another's answers as if it did not exist.
     if (r.id.value == id && can_see_tenant(c.who, r.tenant.value)) return std::move(r);
@@ -221,7 +221,7 @@ Result<Reply> get_reservation(ApiContext& api, const Call& c, store::Tx& tx) {
 // Jobs placed inside it keep their GPUs; pending jobs that name it wait with that reason.
 Result<Reply> delete_reservation(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto row, find_reservation(c, tx));
-  CORRAL_RETURN_IF_ERROR(tx.delete_reservation(row.id));
+  CORRAL_RETURN_IF_ERROR(tx.tenants().delete_reservation(row.id));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "reservation.delete",
                                             "reservation/" + row.id.value, row.spec_json, ""));
   Reply reply = json_reply(reservation_view(row, api.now()));

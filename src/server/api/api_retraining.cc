@@ -89,8 +89,8 @@ Result<Reply> put_template(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, tenant));
   CORRAL_ASSIGN_OR_RETURN(const core::JobSpec spec, read_template(body, tenant, cfg.retraining));
   const std::string text = core::job_spec_to_json(spec);
-  CORRAL_ASSIGN_OR_RETURN(const auto before, tx.get_retraining_template(id));
-  CORRAL_RETURN_IF_ERROR(tx.put_retraining_template(
+  CORRAL_ASSIGN_OR_RETURN(const auto before, tx.models().get_retraining_template(id));
+  CORRAL_RETURN_IF_ERROR(tx.models().put_retraining_template(
       {.model = id, .tenant = tenant, .spec = text, .by = c.who.id, .at = api.now()}));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "model.retraining.set", "model/" + id,
                                             before ? before->spec : "", text));
@@ -106,11 +106,11 @@ Result<Reply> get_retraining(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.path_param(1);
   CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
   const core::TenantId tenant = versions.front().tenant;
-  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.get_retraining_template(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.models().get_retraining_template(id));
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, tenant));
   CORRAL_ASSIGN_OR_RETURN(const registry::RetrainingUse use,
                           retraining_use(tx, tenant, cfg.retraining, api.now()));
-  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.list_retraining_jobs(id, kJobsShown));
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.models().list_retraining_jobs(id, kJobsShown));
   json out = {{"model", id},
               {"tenant", tenant.value},
               {"job", row ? json::parse(row->spec) : json(nullptr)},
@@ -126,9 +126,9 @@ Result<Reply> get_retraining(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> delete_template(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.path_param(1);
   CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
-  CORRAL_ASSIGN_OR_RETURN(const auto before, tx.get_retraining_template(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto before, tx.models().get_retraining_template(id));
   if (!before) return core::not_found("model " + id + " has no retraining template");
-  CORRAL_RETURN_IF_ERROR(tx.delete_retraining_template(id).status());
+  CORRAL_RETURN_IF_ERROR(tx.models().delete_retraining_template(id).status());
   CORRAL_RETURN_IF_ERROR(
       api.pipeline.audit(tx, c, "model.retraining.delete", "model/" + id, before->spec, ""));
   return json_reply({{"model", id}, {"deleted", true}});
@@ -147,10 +147,10 @@ bool is_refusal(const Status& s) {
 Result<RetrainOutcome> retrain_on_drift(ApiContext& api, const Call& c, store::Tx& tx,
                                         const store::ModelVersionRow& v) {
   // Locked first, so a concurrent report of the same model sees this one's job as open.
-  CORRAL_RETURN_IF_ERROR(tx.lock_retraining_template(v.name));
-  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.get_retraining_template(v.name));
+  CORRAL_RETURN_IF_ERROR(tx.models().lock_retraining_template(v.name));
+  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.models().get_retraining_template(v.name));
   if (!row) return RetrainOutcome{.record = {{"outcome", "no template"}}};
-  CORRAL_ASSIGN_OR_RETURN(const auto open, tx.list_open_retraining_jobs());
+  CORRAL_ASSIGN_OR_RETURN(const auto open, tx.models().list_open_retraining_jobs());
   for (const auto& j : open) {
     if (j.model == v.name) {
       return RetrainOutcome{
@@ -192,18 +192,18 @@ Status record_retraining(store::Tx& tx, const RetrainOutcome& outcome,
                          const std::string& why, core::Time now) {
   if (!outcome.job) return Status();
   const store::JobRow& job = *outcome.job;
-  CORRAL_RETURN_IF_ERROR(tx.insert_retraining_job({.job = job.id,
-                                                   .tenant = job.tenant,
-                                                   .model = v.name,
-                                                   .version = v.version,
-                                                   .report_id = report_id,
-                                                   .submitted_at = now}));
-  return tx.append_job_event({.job = job.id,
-                              .time = now,
-                              .kind = "retraining",
-                              .message = "submitted because " + v.name + "@" + v.version +
-                                         " drifted (report " + std::to_string(report_id) +
-                                         "): " + why});
+  CORRAL_RETURN_IF_ERROR(tx.models().insert_retraining_job({.job = job.id,
+                                                            .tenant = job.tenant,
+                                                            .model = v.name,
+                                                            .version = v.version,
+                                                            .report_id = report_id,
+                                                            .submitted_at = now}));
+  return tx.records().append_job_event({.job = job.id,
+                                        .time = now,
+                                        .kind = "retraining",
+                                        .message = "submitted because " + v.name + "@" + v.version +
+                                                   " drifted (report " + std::to_string(report_id) +
+                                                   "): " + why});
 }
 
 std::vector<Route> retraining_routes(ApiContext& api) {

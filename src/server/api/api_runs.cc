@@ -78,7 +78,7 @@ json attempt_json(const store::RunAttemptRow& a) {
 // training job"): what it read is part of what it trained on.
 Result<json> features_json(store::Tx& tx, const store::JobRow& job) {
   json out = json::array();
-  CORRAL_ASSIGN_OR_RETURN(const auto used, tx.list_run_features(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto used, tx.features().list_run_features(job.id));
   for (const auto& f : used) {
     json marks = json::parse(f.watermarks, nullptr, false);
     if (!marks.is_object()) marks = json::object();
@@ -102,7 +102,7 @@ Result<json> manifest_json(store::Tx& tx, const store::JobRow& job) {
     if (!ref_text.is_string()) continue;
     const auto ref = core::parse_dataset_ref(ref_text.get<std::string>(), "");
     if (!ref.ok()) continue;
-    CORRAL_ASSIGN_OR_RETURN(const auto v, tx.get_dataset_version(*ref));
+    CORRAL_ASSIGN_OR_RETURN(const auto v, tx.datasets().get_dataset_version(*ref));
     json d = {{"ref", ref->text()}};
     if (v) {
       d["uri"] = v->uri;
@@ -123,7 +123,7 @@ Result<json> manifest_json(store::Tx& tx, const store::JobRow& job) {
 
 Result<json> artifacts_json(store::Tx& tx, const store::JobRow& job) {
   json out = json::array();
-  CORRAL_ASSIGN_OR_RETURN(const auto artifacts, tx.list_artifacts(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto artifacts, tx.runs().list_artifacts(job.id));
   for (const auto& a : artifacts) {
     out.push_back({{"kind", "artifact"},
                    {"name", a.artifact.name},
@@ -134,7 +134,7 @@ Result<json> artifacts_json(store::Tx& tx, const store::JobRow& job) {
                    {"atMs", core::to_ms(a.at)}});
   }
   // Its checkpoints are artifacts too: what a later attempt, or a fine-tune, starts from.
-  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.list_checkpoints(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.checkpoints().list_checkpoints(job.id));
   for (const auto& c : checkpoints) {
     out.push_back({{"kind", "checkpoint"},
                    {"name", "checkpoint"},
@@ -160,10 +160,10 @@ Result<Reply> get_run(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, visible_run(c, tx));
   json out = summary_json(job);
   CORRAL_ASSIGN_OR_RETURN(out["manifest"], manifest_json(tx, job));
-  CORRAL_ASSIGN_OR_RETURN(const auto attempts, tx.list_run_attempts(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto attempts, tx.runs().list_run_attempts(job.id));
   out["attemptHistory"] = json::array();
   for (const auto& a : attempts) out["attemptHistory"].push_back(attempt_json(a));
-  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.summarize_metrics(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.runs().summarize_metrics(job.id));
   out["metrics"] = json::array();
   for (const auto& m : metrics) {
     out["metrics"].push_back({{"name", m.name},
@@ -172,7 +172,7 @@ Result<Reply> get_run(ApiContext&, const Call& c, store::Tx& tx) {
                               {"lastValue", m.last_value}});
   }
   CORRAL_ASSIGN_OR_RETURN(out["artifacts"], artifacts_json(tx, job));
-  CORRAL_ASSIGN_OR_RETURN(const auto origin, tx.run_origin(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto origin, tx.runs().run_origin(job.id));
   out["reproduces"] = origin ? json(origin->value) : json(nullptr);
   return json_reply(out);
 }
@@ -210,12 +210,12 @@ Result<Reply> list_runs(ApiContext&, const Call& c, store::Tx& tx) {
     if (dataset) {
       CORRAL_ASSIGN_OR_RETURN(
           const auto using_it,
-          tx.list_jobs_using(*dataset, core::JobId(filter.after_id), filter.limit));
+          tx.datasets().list_jobs_using(*dataset, core::JobId(filter.after_id), filter.limit));
       read = using_it.size();
-      CORRAL_ASSIGN_OR_RETURN(jobs, tx.get_jobs(using_it));
+      CORRAL_ASSIGN_OR_RETURN(jobs, tx.jobs().get_jobs(using_it));
       if (!using_it.empty()) filter.after_id = using_it.back().value;
     } else {
-      CORRAL_ASSIGN_OR_RETURN(jobs, tx.list_jobs(filter));
+      CORRAL_ASSIGN_OR_RETURN(jobs, tx.jobs().list_jobs(filter));
       read = jobs.size();
       if (!jobs.empty()) filter.after_id = jobs.back().id.value;
     }
@@ -257,8 +257,8 @@ Result<Reply> run_metrics(ApiContext&, const Call& c, store::Tx& tx) {
     after_name = page.cursor->substr(0, at);
     after_step = *step;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto rows,
-                          tx.list_metrics(job.id, name, after_name, after_step, page.limit + 1));
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.runs().list_metrics(job.id, name, after_name,
+                                                                  after_step, page.limit + 1));
   std::vector<json> items;
   for (const auto& m : rows) {
     items.push_back({{"name", m.name},
@@ -289,11 +289,11 @@ Result<Reply> reproduce(ApiContext& api, const Call& c, store::Tx& tx) {
     return Status(core::StatusCode::kInternal,
                   "run " + std::to_string(job.id.value) + "'s stored spec no longer parses");
   }
-  CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.get_job_secrets(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.jobs().get_job_secrets(job.id));
   CORRAL_ASSIGN_OR_RETURN(store::JobRow row,
                           admit_job(api, c, tx, *parsed.spec, secrets, "run.reproduce"));
-  CORRAL_RETURN_IF_ERROR(tx.set_run_origin(row.id, job.id));
-  CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+  CORRAL_RETURN_IF_ERROR(tx.runs().set_run_origin(row.id, job.id));
+  CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
       {.job = row.id,
        .time = row.created_at,
        .kind = "reproduces",

@@ -84,7 +84,7 @@ Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   if (*parsed == Role::kMember) {
     if (!valid_name(row.tenant)) return core::invalid_argument("tenant", "a member needs a tenant");
-    CORRAL_ASSIGN_OR_RETURN(auto t, tx.get_tenant(core::TenantId(row.tenant)));
+    CORRAL_ASSIGN_OR_RETURN(auto t, tx.tenants().get_tenant(core::TenantId(row.tenant)));
     if (!t) return core::invalid_argument("tenant", "unknown tenant \"" + row.tenant + "\"");
   } else if (!row.tenant.empty()) {
     return core::invalid_argument("tenant", "only a member token has a tenant");
@@ -92,7 +92,7 @@ Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
   if (*parsed == Role::kAgent) {
     if (!valid_name(row.node)) return core::invalid_argument("node", "an agent needs a node name");
     // A token for a node that does not exist would let its holder register one.
-    CORRAL_ASSIGN_OR_RETURN(auto node, tx.get_node(core::NodeId(row.node)));
+    CORRAL_ASSIGN_OR_RETURN(auto node, tx.nodes().get_node(core::NodeId(row.node)));
     if (!node) return core::invalid_argument("node", "unknown node \"" + row.node + "\"");
   } else if (!row.node.empty()) {
     return core::invalid_argument("node", "only an agent token has a node");
@@ -100,12 +100,12 @@ Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string token = new_token();
   row.hash = sha256_hex(token);
   if (row.name.empty()) row.name = row.role + "-" + row.hash.substr(0, 8);
-  CORRAL_ASSIGN_OR_RETURN(auto taken, tx.find_token_by_name(row.name));
+  CORRAL_ASSIGN_OR_RETURN(auto taken, tx.security().find_token_by_name(row.name));
   if (taken) {
     return Status(core::StatusCode::kAlreadyExists,
                   "a token named " + row.name + " exists (names are never reused)");
   }
-  CORRAL_RETURN_IF_ERROR(tx.insert_token(row));
+  CORRAL_RETURN_IF_ERROR(tx.security().insert_token(row));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
       tx, c, "token.create", principal_id(row.name), "",
       "role=" + row.role + " tenant=" + row.tenant + " node=" + row.node + " owner=" + row.owner +
@@ -120,7 +120,7 @@ Result<Reply> create_token(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> list_tokens(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(const std::string after, name_cursor(page));
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_tokens(after, page.limit + 1));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.security().list_tokens(after, page.limit + 1));
   std::vector<json> items;
   for (const auto& r : rows) items.push_back(token_json(r));
   return json_reply(
@@ -135,7 +135,7 @@ std::string token_name(const Call& c) {
 }
 
 Result<Reply> get_token(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.find_token_by_name(token_name(c)));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.security().find_token_by_name(token_name(c)));
   if (!row) return core::not_found("token " + token_name(c) + " not found");
   return json_reply(token_json(*row));
 }
@@ -143,14 +143,14 @@ Result<Reply> get_token(ApiContext&, const Call& c, store::Tx& tx) {
 // Idempotent: revoking a revoked token answers it as it is, the first revocation kept.
 Result<Reply> revoke_token(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string name = token_name(c);
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.find_token_by_name(name));
+  CORRAL_ASSIGN_OR_RETURN(auto row, tx.security().find_token_by_name(name));
   if (!row) return core::not_found("token " + name + " not found");
   if (!row->revoked_at) {
-    CORRAL_RETURN_IF_ERROR(tx.revoke_token(name, api.now(), c.who.id));
+    CORRAL_RETURN_IF_ERROR(tx.security().revoke_token(name, api.now(), c.who.id));
     CORRAL_RETURN_IF_ERROR(
         api.pipeline.audit(tx, c, "token.revoke", principal_id(name), "active", "revoked"));
     api.pipeline.auth().forget(row->hash);
-    CORRAL_ASSIGN_OR_RETURN(row, tx.find_token_by_name(name));
+    CORRAL_ASSIGN_OR_RETURN(row, tx.security().find_token_by_name(name));
   }
   return json_reply(token_json(*row));
 }

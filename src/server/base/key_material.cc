@@ -21,7 +21,7 @@ std::string fix(const std::string& key_file) {
 Result<std::vector<store::DataKeyRow>> list_data_keys(store::Store& store) {
   std::vector<store::DataKeyRow> rows;
   CORRAL_RETURN_IF_ERROR(store.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_data_keys());
+    CORRAL_ASSIGN_OR_RETURN(rows, tx.security().list_data_keys());
     return Status();
   }));
   return rows;
@@ -53,7 +53,7 @@ Result<KeyRing> load_key_ring(store::Store& store, const std::string& key_file,
   if (rows.empty()) {
     const std::string key = KeyRing::new_data_key();
     CORRAL_RETURN_IF_ERROR(store.transact([&](store::Tx& tx) {
-      return tx
+      return tx.security()
           .insert_data_key({.id = std::string(kFirstDataKey),
                             .kek_id = keys.kek_id(),
                             .kek_fingerprint = keys.fingerprint(keys.kek_id()),
@@ -86,7 +86,7 @@ Result<KeyRing> load_key_ring(store::Store& store, const std::string& key_file,
   }
   if (!rewrapped.empty()) {
     const Status saved = store.transact([&](store::Tx& tx) {
-      for (const auto& row : rewrapped) CORRAL_RETURN_IF_ERROR(tx.rewrap_data_key(row));
+      for (const auto& row : rewrapped) CORRAL_RETURN_IF_ERROR(tx.security().rewrap_data_key(row));
       return Status();
     });
     if (!saved.ok()) return saved;

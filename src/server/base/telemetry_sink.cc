@@ -68,7 +68,8 @@ Status TelemetrySink::flush_once() {
     }
   }
   // The write holds no lock: offer() keeps answering meanwhile.
-  const Status s = store_.transact([&](store::Tx& tx) { return tx.insert_telemetry_batch(batch); });
+  const Status s =
+      store_.transact([&](store::Tx& tx) { return tx.records().insert_telemetry_batch(batch); });
   std::lock_guard lock(mu_);
   if (s.ok()) {
     stats_.written += static_cast<std::int64_t>(batch.size());
@@ -89,7 +90,7 @@ Status TelemetrySink::prune_once() {
       .hour = now - core::Duration(settings_.hour_retention_ms)};
   std::int64_t deleted = 0;
   CORRAL_RETURN_IF_ERROR(store_.transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(deleted, tx.delete_telemetry_before(cutoffs));
+    CORRAL_ASSIGN_OR_RETURN(deleted, tx.records().delete_telemetry_before(cutoffs));
     return Status();
   }));
   std::lock_guard lock(mu_);

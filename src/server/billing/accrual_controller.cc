@@ -72,11 +72,11 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
     CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
       from.reset();
       rows.clear();
-      CORRAL_ASSIGN_OR_RETURN(Time until, tx.accrued_until());
+      CORRAL_ASSIGN_OR_RETURN(Time until, tx.ledger().accrued_until());
       progress.accrued_until = until;
       if (core::to_ms(until) == 0) {
         // Nothing accrued yet: start at the period of the first node's registration.
-        CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.list_nodes());
+        CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.nodes().list_nodes());
         if (nodes.empty()) return Status();
         Time first = nodes.front().created_at;
         for (const auto& n : nodes) first = std::min(first, n.created_at);
@@ -102,11 +102,11 @@ Result<AccrualProgress> AccrualController::accrue_due(std::int64_t max_periods) 
     CORRAL_RETURN_IF_ERROR(store_.transact([&](store::Tx& tx) {
       written = 0;
       // Another replica (or a call before a crash) may have got further meanwhile.
-      CORRAL_ASSIGN_OR_RETURN(const Time until, tx.accrued_until());
+      CORRAL_ASSIGN_OR_RETURN(const Time until, tx.ledger().accrued_until());
       raced = core::to_ms(until) != 0 && until != *from;
       if (raced) return Status();
-      CORRAL_ASSIGN_OR_RETURN(written, tx.append_ledger(rows));
-      return tx.set_accrued_until(*from + settings_.period);
+      CORRAL_ASSIGN_OR_RETURN(written, tx.ledger().append_ledger(rows));
+      return tx.ledger().set_accrued_until(*from + settings_.period);
     }));
     if (raced) continue;
     // Counted once committed, and only what this call inserted. A period's entries are

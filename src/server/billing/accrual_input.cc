@@ -80,7 +80,8 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
                                                 const AccrualScope& scope) {
   const Time until = scope.now ? std::min(*scope.now, scope.end) : scope.end;
   ledger::AccrualInput in;
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations_overlapping(scope.start, until));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs,
+                          tx.allocations().list_allocations_overlapping(scope.start, until));
   order_holds(allocs);
   std::erase_if(allocs, [&](const auto& a) { return a.created_at >= until; });
   if (scope.job) std::erase_if(allocs, [&](const auto& a) { return a.job != *scope.job; });
@@ -88,7 +89,7 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   for (const auto& a : allocs) held.insert({a.node.value, a.gpu_index});
 
   // GPUs, as registered, from their node's registration.
-  CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.nodes().list_nodes());
   std::map<std::string, std::vector<std::int32_t>> gpus_of;
   for (const auto& row : nodes) {
     if (row.created_at >= until) continue;
@@ -113,15 +114,15 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   for (const auto& a : allocs) ids.push_back(a.job);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
   std::map<std::int64_t, const store::JobRow*> job_of;
   for (const auto& j : jobs) job_of[j.id.value] = &j;
   std::map<std::int64_t, std::vector<store::JobEventRow>> events;
   std::map<std::int64_t, std::vector<core::Checkpoint>> checkpoints;
   std::map<std::int64_t, bool> preemptible;
   for (const core::JobId id : ids) {
-    CORRAL_ASSIGN_OR_RETURN(events[id.value], tx.list_job_events(id));
-    CORRAL_ASSIGN_OR_RETURN(checkpoints[id.value], tx.list_checkpoints(id));
+    CORRAL_ASSIGN_OR_RETURN(events[id.value], tx.records().list_job_events(id));
+    CORRAL_ASSIGN_OR_RETURN(checkpoints[id.value], tx.checkpoints().list_checkpoints(id));
     const auto j = job_of.find(id.value);
     if (j == job_of.end()) continue;
     // A stored spec that no longer decodes must not stop the whole fleet's billing: its
@@ -150,7 +151,7 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   }
 
   // Unhealthy and drained spans; gpu_index -1 is the whole node.
-  CORRAL_ASSIGN_OR_RETURN(const auto spans, tx.list_gpu_states(scope.start, until));
+  CORRAL_ASSIGN_OR_RETURN(const auto spans, tx.ledger().list_gpu_states(scope.start, until));
   for (const auto& s : spans) {
     auto& into = s.kind == "unhealthy" ? in.unhealthy : in.drained;
     const Time end = std::min(s.end.value_or(until), until);
@@ -175,13 +176,14 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
     for (const auto& a : allocs) held_nodes.insert(a.node.value);
     for (const std::string& node : held_nodes) {
       CORRAL_ASSIGN_OR_RETURN(
-          auto some, tx.list_telemetry_rollup(store::TelemetryResolution::kMinute, samples_from,
-                                              until, core::NodeId(node)));
+          auto some, tx.records().list_telemetry_rollup(store::TelemetryResolution::kMinute,
+                                                        samples_from, until, core::NodeId(node)));
       minutes.insert(minutes.end(), some.begin(), some.end());
     }
   } else if (!allocs.empty()) {
-    CORRAL_ASSIGN_OR_RETURN(minutes, tx.list_telemetry_rollup(store::TelemetryResolution::kMinute,
-                                                              samples_from, until, std::nullopt));
+    CORRAL_ASSIGN_OR_RETURN(minutes,
+                            tx.records().list_telemetry_rollup(store::TelemetryResolution::kMinute,
+                                                               samples_from, until, std::nullopt));
   }
   for (const auto& m : minutes) {
     if (held.count({m.node.value, m.gpu_index}) == 0) continue;
@@ -190,7 +192,7 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   }
 
   // Reservations of named nodes: their free GPUs are the reservation tenant's.
-  CORRAL_ASSIGN_OR_RETURN(const auto reservations, tx.list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(const auto reservations, tx.tenants().list_reservations());
   for (const auto& row : reservations) {
     const auto r = reservation_from_json(row.spec_json);
     if (!r.ok() || r->end <= scope.start || r->start >= until) continue;

@@ -49,8 +49,9 @@ Result<std::vector<ledger::Entry>> adjust_period(store::Tx& tx, SpecCache& specs
     d.gpu_ms += e.gpu_ms;
     d.amount += e.amount;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto stored,
-                          tx.list_ledger({.from = q, .to = q + core::Duration(1), .job = job}));
+  CORRAL_ASSIGN_OR_RETURN(
+      const auto stored,
+      tx.ledger().list_ledger({.from = q, .to = q + core::Duration(1), .job = job}));
   for (const auto& r : stored) {
     LostWorkSum& d = diff[{r.node.value, r.gpu_index, r.bucket}];
     d.type = r.gpu_type;

@@ -138,20 +138,20 @@ core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
                                                              SpecCache& specs, const KeyRing& keys,
                                                              std::int64_t default_grace_ms) {
   NodeAssignmentInput in{.node = node, .default_grace_ms = default_grace_ms};
-  CORRAL_ASSIGN_OR_RETURN(auto on_node, tx.list_active_allocations_on(node));
+  CORRAL_ASSIGN_OR_RETURN(auto on_node, tx.allocations().list_active_allocations_on(node));
   std::set<std::int64_t> ids;
   for (const auto& a : on_node) ids.insert(a.job.value);
   for (const auto id : ids) {
-    CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(core::JobId(id)));
+    CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(id)));
     if (!job) continue;
     auto spec = specs.get(job->id, job->spec_json);
     if (!spec.ok()) continue;
     AssignedJob j{.job = std::move(*job), .spec = std::move(*spec)};
-    CORRAL_ASSIGN_OR_RETURN(j.allocations, tx.list_allocations(j.job.id));
+    CORRAL_ASSIGN_OR_RETURN(j.allocations, tx.allocations().list_allocations(j.job.id));
     // A job whose spec names no secretEnv has none to open: no key can hold it back,
     // whatever its row holds (stores from before data keys sealed "{}" for every job).
     if (!j.spec->secret_env.empty()) {
-      CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.get_job_secrets(j.job.id));
+      CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.jobs().get_job_secrets(j.job.id));
       // Workers without their secrets would start wrong: the job waits, the node's others run.
       auto opened = open_job_secrets(keys, secrets);
       if (!opened.ok()) {
@@ -161,7 +161,7 @@ core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
       }
       j.secret_env = std::move(*opened);
     }
-    CORRAL_ASSIGN_OR_RETURN(j.checkpoints, tx.list_checkpoints(j.job.id));
+    CORRAL_ASSIGN_OR_RETURN(j.checkpoints, tx.checkpoints().list_checkpoints(j.job.id));
     // Rank 0 runs on the first row's node of the current attempt: its agent's URL.
     const auto active = std::find_if(j.allocations.begin(), j.allocations.end(),
                                      [](const auto& a) { return a.active; });
@@ -169,7 +169,7 @@ core::Result<NodeAssignmentInput> read_node_assignment_input(store::Tx& tx,
       const auto placement = attempt_placement(j.allocations, active->attempt);
       const core::NodeId& master = placement.front().node;
       if (in.agent_urls.count(master) == 0) {
-        CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(master));
+        CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(master));
         if (session) in.agent_urls[master] = session->agent_url;
       }
     }

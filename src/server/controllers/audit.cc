@@ -18,7 +18,7 @@ std::string audit_hash(const store::AuditRow& row) {
 }
 
 core::Status append_audit(store::Tx& tx, const AuditDraft& draft) {
-  CORRAL_ASSIGN_OR_RETURN(const store::AuditHead head, tx.lock_audit_head());
+  CORRAL_ASSIGN_OR_RETURN(const store::AuditHead head, tx.audit().lock_audit_head());
   store::AuditRow row{.seq = head.next_seq,
                       .time = draft.time,
                       .actor = draft.actor,
@@ -29,7 +29,7 @@ core::Status append_audit(store::Tx& tx, const AuditDraft& draft) {
                       .request_id = draft.request_id,
                       .prev_hash = head.prev_hash};
   row.hash = audit_hash(row);
-  return tx.insert_audit(row);
+  return tx.audit().insert_audit(row);
 }
 
 AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,
@@ -67,12 +67,12 @@ core::Result<AuditChain> read_audit_chain(store::Store& store) {
     chain.rows.clear();
     std::int64_t after = 0;
     while (true) {
-      CORRAL_ASSIGN_OR_RETURN(auto page, tx.list_audit(after, 10000));
+      CORRAL_ASSIGN_OR_RETURN(auto page, tx.audit().list_audit(after, 10000));
       if (page.empty()) break;
       after = page.back().seq;
       for (auto& r : page) chain.rows.push_back(std::move(r));
     }
-    CORRAL_ASSIGN_OR_RETURN(chain.head, tx.read_audit_head());
+    CORRAL_ASSIGN_OR_RETURN(chain.head, tx.audit().read_audit_head());
     return core::Status();
   });
   if (!transacted.ok()) return transacted;

@@ -73,7 +73,7 @@ core::Status AuditAnchor::anchor_now() {
   }
   store::AuditHead head;
   CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(head, tx.read_audit_head());
+    CORRAL_ASSIGN_OR_RETURN(head, tx.audit().read_audit_head());
     return core::Status();
   }));
   const std::int64_t seq = head.next_seq - 1;

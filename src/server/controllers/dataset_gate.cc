@@ -31,7 +31,7 @@ std::map<std::string, DatasetPolicy> dataset_policies(
 
 Result<std::vector<store::DatasetHold>> current_holds(
     store::Tx& tx, const std::vector<store::TenantRow>& tenants) {
-  CORRAL_ASSIGN_OR_RETURN(auto holds, tx.list_dataset_holds());
+  CORRAL_ASSIGN_OR_RETURN(auto holds, tx.datasets().list_dataset_holds());
   if (holds.empty()) return holds;  // the usual case: no tenant config parsed
   const auto policies = dataset_policies(tenants);
   std::erase_if(holds, [&](const store::DatasetHold& h) {
@@ -46,7 +46,7 @@ Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
   std::string hold;
   for (std::size_t i = 0; i < spec.lineage.datasets.size(); ++i) {
     const core::DatasetRef& ref = spec.lineage.datasets[i];
-    CORRAL_ASSIGN_OR_RETURN(const auto v, tx.get_dataset_version(ref));
+    CORRAL_ASSIGN_OR_RETURN(const auto v, tx.datasets().get_dataset_version(ref));
     if (!v || !v->visible_to(spec.tenant)) {
       return core::invalid_argument("lineage.datasets[" + std::to_string(i) + "]",
                                     "unknown dataset version " + ref.text());
@@ -60,7 +60,7 @@ Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
 
 Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext& ctx,
                                           const core::DatasetVersion& v) {
-  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.tenants().list_tenants());
   CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, tenants));
   std::map<std::int64_t, std::string> held;  // pending job -> its first hold's reason
   for (const auto& h : holds)
@@ -73,10 +73,10 @@ Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext&
   std::int64_t touched = 0;
   core::JobId after(0);
   for (;;) {
-    CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.list_jobs_using(v.ref, after, 500));
+    CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.datasets().list_jobs_using(v.ref, after, 500));
     if (jobs.empty()) break;
     after = jobs.back();
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.get_jobs(jobs));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().get_jobs(jobs));
     for (store::JobRow& row : rows) {
       if (core::is_terminal(row.phase)) continue;
       ++touched;
@@ -93,19 +93,19 @@ Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext&
       } else if (!waiting && quarantined) {
         message += "; the job keeps running on data it already read";
       }
-      CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+      CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
           {.job = row.id, .time = ctx.now, .kind = "dataset", .message = message}));
       if (stop) {
         // Requeued once stopped, it waits behind the gate until the version passes again;
         // one no agent runs is requeued at once, and says so now.
         CORRAL_RETURN_IF_ERROR(preempt_job(tx, ctx, row, {.reason = message}));
-        CORRAL_ASSIGN_OR_RETURN(auto now_row, tx.get_job(row.id));
+        CORRAL_ASSIGN_OR_RETURN(auto now_row, tx.jobs().get_job(row.id));
         if (now_row && (now_row->phase == core::JobPhase::kPending ||
                         now_row->phase == core::JobPhase::kRequeued)) {
           const store::JobRow was = *now_row;
           now_row->reason = dataset_hold_reason(v.ref, v.status, v.status_reason);
           now_row->pending_kind = "held";
-          CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.update_job(*now_row, was.phase));
+          CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.jobs().update_job(*now_row, was.phase));
           if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
         }
         continue;
@@ -116,7 +116,7 @@ Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext&
       row.reason = h != held.end() ? h->second : "";
       row.pending_kind = h != held.end() ? "held" : "";
       row.updated_at = ctx.now;
-      CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.update_job(row, was.phase));
+      CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.jobs().update_job(row, was.phase));
       if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
     }
   }

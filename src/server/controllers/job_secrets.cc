@@ -37,7 +37,8 @@ core::Result<ResealOutcome> reseal_job_secrets(store::Store& store, const KeyRin
     core::JobId last = after;
     const core::Status sealed = store.transact([&](store::Tx& tx) {
       batch = {};
-      CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_job_secrets_without(current, after, kBatch));
+      CORRAL_ASSIGN_OR_RETURN(auto rows,
+                              tx.jobs().list_job_secrets_without(current, after, kBatch));
       listed = rows.size();
       for (const auto& [job, stored] : rows) {
         last = job;
@@ -50,7 +51,7 @@ core::Result<ResealOutcome> reseal_job_secrets(store::Store& store, const KeyRin
           }
           continue;
         }
-        CORRAL_RETURN_IF_ERROR(tx.replace_job_secrets(job, keys.seal(*text)));
+        CORRAL_RETURN_IF_ERROR(tx.jobs().replace_job_secrets(job, keys.seal(*text)));
         ++batch.resealed;
       }
       return core::Status();

@@ -27,13 +27,13 @@ std::set<std::string> nodes_of(const std::vector<store::AllocationRow>& allocs) 
 
 Status append(store::Tx& tx, const LifecycleContext& ctx, core::JobId job, std::string kind,
               std::string message) {
-  return tx.append_job_event(
+  return tx.records().append_job_event(
       {.job = job, .time = ctx.now, .kind = std::move(kind), .message = std::move(message)});
 }
 
 // Writes `next` if the job is still in `from`; raced otherwise (transact retries).
 Status write_job(store::Tx& tx, const store::JobRow& next, JobPhase from) {
-  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, from));
+  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, from));
   if (!won) return core::raced("job changed meanwhile");
   return Status();
 }
@@ -97,7 +97,7 @@ core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
 
 core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs) {
   for (const auto& n : nodes_of(allocs)) {
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(core::NodeId(n)));
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(core::NodeId(n)));
     if (session) return true;
   }
   return false;
@@ -124,13 +124,13 @@ core::Duration run_time(const std::vector<store::AllocationRow>& every, core::Ti
 // run time is kept for the estimates of later runs of the same name.
 Status succeed(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
                std::int32_t attempt) {
-  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.list_allocations(job.id));
-  CORRAL_RETURN_IF_ERROR(tx.insert_run({.tenant = job.tenant,
-                                        .name = job.name,
-                                        .job = job.id,
-                                        .run = run_time(every, ctx.now),
-                                        .finished_at = ctx.now},
-                                       kRunHistoryKept));
+  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.allocations().list_allocations(job.id));
+  CORRAL_RETURN_IF_ERROR(tx.records().insert_run({.tenant = job.tenant,
+                                                  .name = job.name,
+                                                  .job = job.id,
+                                                  .run = run_time(every, ctx.now),
+                                                  .finished_at = ctx.now},
+                                                 kRunHistoryKept));
   store::JobRow next = job;
   next.phase = JobPhase::kSucceeded;
   next.updated_at = ctx.now;
@@ -145,10 +145,10 @@ Status succeed(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
 }  // namespace
 
 Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id) {
-  CORRAL_ASSIGN_OR_RETURN(auto found, tx.get_job(id));
+  CORRAL_ASSIGN_OR_RETURN(auto found, tx.jobs().get_job(id));
   if (!found) return Status();
   store::JobRow job = *found;
-  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.list_allocations(id));
+  CORRAL_ASSIGN_OR_RETURN(const auto every, tx.allocations().list_allocations(id));
   const auto allocs = active_only(every);
   if (allocs.empty()) {
     // Every GPU was released (its nodes fenced): a preempting job goes back to the queue.
@@ -166,7 +166,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   const auto placement = attempt_placement(every, attempt);
   const auto slots = rank_layout(placement, spec.processes);
   std::map<std::int32_t, store::WorkerRow> workers;
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_workers(id));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.agents().list_workers(id));
   for (auto& w : rows) {
     if (w.attempt == attempt) workers[w.rank] = std::move(w);
   }
@@ -243,7 +243,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       continue;
     }
     all_ok = false;
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(s.node));
+    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(s.node));
     if (!session || session->lost) continue;  // nothing runs there, or fenced
     const auto stop = ctx.board.stop_version(id.value, s.node.value);
     if (!stop) ctx.fx.stops.insert({id.value, s.node.value});
@@ -257,7 +257,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
     CORRAL_RETURN_IF_ERROR(succeed(tx, ctx, job, attempt));  // within its grace period
   }
   // Confirmed by the agents (or by fencing): only now do the GPUs go back to the pool.
-  CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, ctx.now).status());
+  CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations(id, ctx.now).status());
   ctx.fx.released.insert(id.value);
   ctx.specs.forget(id);
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
@@ -280,7 +280,7 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
                                      " cannot be preempted");
   }
   const JobPhase preempting = *edge;
-  CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.list_allocations(job.id));
+  CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.allocations().list_allocations(job.id));
   const auto allocs = active_only(std::move(all_allocs));
   CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
   store::JobRow next = job;
@@ -300,7 +300,7 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
     return Status();
   }
   // No agent runs it, so nothing can be running: stop at once (the pre-agent behaviour).
-  CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, ctx.now).status());
+  CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations(job.id, ctx.now).status());
   ctx.fx.released.insert(job.id.value);
   ctx.specs.forget(job.id);
   return requeue(tx, ctx, next);
@@ -308,10 +308,10 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
 
 core::Result<std::int32_t> drain_jobs_on(store::Tx& tx, const LifecycleContext& ctx,
                                          const core::NodeId& node, const std::string& reason) {
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_active_allocations_on(node));
   std::vector<core::JobId> ids;
   for (const auto& a : allocs) ids.push_back(a.job);
-  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
   std::int32_t drained = 0;
   for (const store::JobRow& job : jobs) {
     if (job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning) continue;
@@ -336,11 +336,11 @@ core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ct
   next.pending_kind.clear();
   next.queue_position = 0;
   next.updated_at = ctx.now;
-  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
+  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, job.phase));
   if (!won) return core::raced("job changed while cancelling");
-  CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+  CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
       {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(job.id));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(job.id));
   std::erase_if(allocs, [](const store::AllocationRow& a) { return !a.active; });
   CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
   if (managed) {
@@ -350,7 +350,7 @@ core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ct
     CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, job.id));
   } else {
     // No agent ever ran it (agent-less nodes): nothing to wait for.
-    CORRAL_RETURN_IF_ERROR(tx.release_allocations(job.id, next.updated_at).status());
+    CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations(job.id, next.updated_at).status());
     for (const auto& a : allocs) ctx.fx.bump.insert(a.node.value);
     ctx.fx.released.insert(job.id.value);
   }

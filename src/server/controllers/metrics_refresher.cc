@@ -21,7 +21,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   state.refreshed_at_ms = core::to_ms(now);
 
   // 1. The fleet as registered: each GPU's type and UUID, and the types there are.
-  CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.nodes().list_nodes());
   std::vector<core::Node> nodes;
   nodes.reserve(node_rows.size());
   std::set<std::string> fleet_types;
@@ -32,8 +32,8 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   }
 
   // 2. Who holds what: active allocations and their jobs' tenants.
-  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(const auto holders, tx.list_jobs_holding_gpus());
+  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.allocations().list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(const auto holders, tx.jobs().list_jobs_holding_gpus());
   std::map<std::int64_t, std::string> tenant_of;
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
   std::map<std::pair<std::string, std::int32_t>, const store::AllocationRow*> held;
@@ -46,7 +46,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   }
 
   // 3. Per tenant: every type it has a quota for, holds, or is guaranteed by default.
-  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.tenants().list_tenants());
   std::map<std::string, core::Tenant> configured;
   for (const TenantConfig& cfg : stored_tenants(tenants)) {
     configured.emplace(cfg.tenant.id.value, cfg.tenant);
@@ -54,7 +54,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   std::set<std::string> tenant_names;
   for (const auto& row : tenants) {
     tenant_names.insert(row.id.value);
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.count_pending_jobs(row.id));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.jobs().count_pending_jobs(row.id));
     state.pending.emplace_back(row.id.value, pending);
     const auto cfg = configured.find(row.id.value);
     const core::Tenant* tenant = cfg == configured.end() ? nullptr : &cfg->second;
@@ -92,7 +92,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
             });
 
   // 4. Per GPU: the latest readings, from the last heartbeat.
-  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.list_observed());
+  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed());
   std::map<std::string, const store::ObservedNode*> observed_of;
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   for (const core::Node& node : nodes) {

@@ -9,16 +9,16 @@ namespace corral::server {
 core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
                                               core::Time now) {
   Registration out;
-  CORRAL_ASSIGN_OR_RETURN(out.before, tx.get_node(node.id));
+  CORRAL_ASSIGN_OR_RETURN(out.before, tx.nodes().get_node(node.id));
   out.spec_json = node_to_json(node);
   const auto& before = out.before;
   CORRAL_RETURN_IF_ERROR(
-      tx.upsert_node({.id = node.id,
-                      .spec_json = out.spec_json,
-                      .admin = before ? before->admin : core::NodeAdminState::kActive,
-                      .admin_reason = before ? before->admin_reason : "",
-                      .created_at = before ? before->created_at : now,
-                      .updated_at = now}));
+      tx.nodes().upsert_node({.id = node.id,
+                              .spec_json = out.spec_json,
+                              .admin = before ? before->admin : core::NodeAdminState::kActive,
+                              .admin_reason = before ? before->admin_reason : "",
+                              .created_at = before ? before->created_at : now,
+                              .updated_at = now}));
   return out;
 }
 
@@ -38,7 +38,7 @@ namespace {
 
 // A node the health controller drained comes back only once its GPUs report healthy.
 core::Status check_healthy(store::Tx& tx, const store::NodeRow& row) {
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.get_observed(row.id));
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().get_observed(row.id));
   if (!observed) return core::Status();
   for (const store::GpuObservation& g : observed->gpus) {
     if (g.condition == core::GpuCondition::kUnhealthy) {
@@ -63,7 +63,7 @@ core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContex
   row.admin_reason =
       action == NodeAdminAction::kUndrain ? "" : std::string(to_string(action)) + " by " + by;
   row.updated_at = ctx.now;
-  CORRAL_RETURN_IF_ERROR(tx.upsert_node(row));
+  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(row));
   CORRAL_RETURN_IF_ERROR(
       record_admin_state(tx, row.id, before, row.admin, row.admin_reason, ctx.now));
   LogEvent line(to_string(action));

@@ -124,19 +124,19 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
 
 Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core::NodeId& node,
                          const std::string& why) {
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.get_agent_session(node));
+  CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(node));
   if (!session || session->lost) return Status();
   // The fence: a new epoch refuses every later report of the old agent, which is what
   // makes releasing its GPUs below safe without hearing from it.
   session->epoch += 1;
   session->lost = true;
-  CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session(*session));
-  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_active_allocations_on(node));
+  CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session(*session));
+  CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_active_allocations_on(node));
   std::vector<core::JobId> ids;
   for (const auto& a : allocs) ids.push_back(a.job);
   // Read before the release below, which the job rows do not depend on.
-  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.get_jobs(ids));
-  CORRAL_RETURN_IF_ERROR(tx.release_allocations_on(node, ctx.now).status());
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
+  CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations_on(node, ctx.now).status());
   CORRAL_RETURN_IF_ERROR(record_node_lost(tx, node, why, ctx.now));
   ctx.fx.bump.insert(node.value);
   ctx.fx.wake_scheduler = true;
@@ -154,7 +154,7 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
                            .add("reason", why));
   for (const store::JobRow& job : jobs) {
     const std::string lost = "node " + node.value + " lost (" + why + ")";
-    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+    CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = job.id, .time = ctx.now, .kind = "node lost", .message = lost}));
     if (job.phase == JobPhase::kLaunching || job.phase == JobPhase::kRunning) {
       // The attempt is lost: it counts as a restart, and restarts from its checkpoint.
@@ -175,22 +175,23 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
         next.phase = JobPhase::kFailed;
         next.reason = lost + "; out of restarts (maxRestarts " + std::to_string(max_restarts) + ")";
       }
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, job.phase));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, job.phase));
       if (!won) return core::raced("job changed while losing its node");
       TenantEvents& counted = ctx.fx.tenant_events[job.tenant.value];  // for /metrics
       if (next.phase == JobPhase::kFailed) {
         ++counted.failures;
         ++ctx.fx.failed;
-        CORRAL_RETURN_IF_ERROR(tx.append_job_event({.job = job.id,
-                                                    .time = ctx.now,
-                                                    .kind = "finished",
-                                                    .message = "failed: " + next.reason}));
+        CORRAL_RETURN_IF_ERROR(
+            tx.records().append_job_event({.job = job.id,
+                                           .time = ctx.now,
+                                           .kind = "finished",
+                                           .message = "failed: " + next.reason}));
       } else {
         ++counted.restarts;
       }
     }
     // Other nodes' ranks stop; the job is requeued (or released) once they confirm.
-    CORRAL_ASSIGN_OR_RETURN(auto rest, tx.list_allocations(job.id));
+    CORRAL_ASSIGN_OR_RETURN(auto rest, tx.allocations().list_allocations(job.id));
     for (const auto& a : rest) {
       if (a.active) ctx.fx.stops.insert({job.id.value, a.node.value});
     }
@@ -233,7 +234,7 @@ Status NodeHealth::check_once() {
   if (now - started_at_ < core::Duration(settings_.node_lost_after_ms)) return Status();
   std::vector<store::AgentSessionRow> sessions;
   CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(sessions, tx.list_agent_sessions());
+    CORRAL_ASSIGN_OR_RETURN(sessions, tx.agents().list_agent_sessions());
     return Status();
   }));
   for (const auto& s : sessions) {
@@ -243,7 +244,7 @@ Status NodeHealth::check_once() {
     const Status done = store_.transact([&](store::Tx& tx) {
       fx = Effects();
       // Re-read inside the transaction: a heartbeat may have arrived meanwhile.
-      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.get_agent_session(s.node));
+      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.agents().get_agent_session(s.node));
       if (!fresh || fresh->lost ||
           core::to_ms(now - fresh->heartbeat_at) <= settings_.node_lost_after_ms) {
         return Status();

@@ -8,7 +8,7 @@ namespace corral::server {
 core::Result<registry::RetrainingUse> retraining_use(store::Tx& tx, const core::TenantId& tenant,
                                                      const registry::RetrainingBudget& budget,
                                                      core::Time now) {
-  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.list_retraining_allocations(
+  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.models().list_retraining_allocations(
                                                  tenant, registry::period_start(budget, now)));
   std::vector<registry::HeldGpu> held;
   held.reserve(allocs.size());
@@ -27,7 +27,7 @@ core::Result<std::map<std::int64_t, std::string>> retraining_holds(
   }
   std::map<std::int64_t, std::string> held;
   if (budgets.empty()) return held;  // the common case: one query fewer per cycle
-  CORRAL_ASSIGN_OR_RETURN(const auto open, tx.list_open_retraining_jobs());
+  CORRAL_ASSIGN_OR_RETURN(const auto open, tx.models().list_open_retraining_jobs());
   std::map<std::string, std::vector<registry::PendingRetraining>> pending;
   for (const auto& job : open) {  // oldest first
     if (budgets.contains(job.tenant.value) && job.phase == "pending") {

@@ -24,12 +24,12 @@ Status record_run_attempt(store::Tx& tx, core::JobId job, std::int32_t attempt,
                           std::optional<core::PackLevel> packed, core::Time now) {
   std::string level = packed ? std::string(core::to_string(*packed)) : "";
   if (!packed) {  // the level it had before, as a resize in place keeps it within its level
-    CORRAL_ASSIGN_OR_RETURN(const auto known, tx.list_run_attempts(job));
+    CORRAL_ASSIGN_OR_RETURN(const auto known, tx.runs().list_run_attempts(job));
     for (const auto& a : known) {
       if (a.attempt == attempt) level = a.packed;
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.list_checkpoints(job));
+  CORRAL_ASSIGN_OR_RETURN(const auto checkpoints, tx.checkpoints().list_checkpoints(job));
   const core::Checkpoint* from = restore_point(checkpoints, attempt);
   store::RunAttemptRow row{.job = job,
                            .attempt = attempt,
@@ -39,14 +39,14 @@ Status record_run_attempt(store::Tx& tx, core::JobId job, std::int32_t attempt,
                            .restored_step = from ? from->step : 0,
                            .started_at = now};
   for (const auto& g : gpus) row.gpus.push_back(g.node.value + ":" + std::to_string(g.index));
-  return tx.put_run_attempt(row);
+  return tx.runs().put_run_attempt(row);
 }
 
 Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::int32_t attempt,
                                          const core::RunReport& report, core::Time now) {
   RunReportTaken taken;
   if (!report.metrics.empty()) {
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t before, tx.count_metric_points(job));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t before, tx.runs().count_metric_points(job));
     std::set<std::pair<std::string, std::int64_t>> keys;
     for (const auto& p : report.metrics) keys.emplace(p.name, p.step);
     // Points already there only change value; new keys are what the cap counts. The bound
@@ -58,12 +58,12 @@ Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::in
           "run " + std::to_string(job.value) + " holds " + std::to_string(before) +
           " metric points; a run keeps at most " + std::to_string(kMaxRunMetricPoints));
     }
-    CORRAL_ASSIGN_OR_RETURN(taken.points, tx.put_metrics(job, attempt, report.metrics, now));
+    CORRAL_ASSIGN_OR_RETURN(taken.points, tx.runs().put_metrics(job, attempt, report.metrics, now));
   }
   for (const auto& a : report.artifacts) {
     CORRAL_ASSIGN_OR_RETURN(
         const bool added,
-        tx.insert_artifact({.job = job, .attempt = attempt, .artifact = a, .at = now}));
+        tx.runs().insert_artifact({.job = job, .attempt = attempt, .artifact = a, .at = now}));
     if (added) taken.artifacts.push_back(a);
   }
   return taken;

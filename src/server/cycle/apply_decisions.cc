@@ -73,7 +73,7 @@ class Applier {
     for (const auto& rz : d.resizes) ids.push_back(rz.job);
     for (const auto& p : d.placements) ids.push_back(p.job);
     for (const core::JobId id : ids) batch_[id.value] = std::nullopt;
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx_.get_jobs(ids));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx_.jobs().get_jobs(ids));
     for (auto& row : rows) batch_[row.id.value] = std::move(row);
     return Status();
   }
@@ -82,7 +82,7 @@ class Applier {
   // again after that, since whoever took it first may have changed it.
   core::Result<std::optional<store::JobRow>> take_job(core::JobId id) {
     const auto it = batch_.find(id.value);
-    if (it == batch_.end()) return tx_.get_job(id);
+    if (it == batch_.end()) return tx_.jobs().get_job(id);
     std::optional<store::JobRow> row = std::move(it->second);
     batch_.erase(it);
     return row;
@@ -102,7 +102,7 @@ class Applier {
   Status note_if_requeued(core::JobId job) {
     if (out_.fx.released.count(job.value) == 0) return Status();
     stopped_.insert(job.value);
-    CORRAL_ASSIGN_OR_RETURN(auto row, tx_.get_job(job));
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx_.jobs().get_job(job));
     if (row && row->phase == JobPhase::kPending) out_.back_in_queue.push_back(std::move(*row));
     return Status();
   }
@@ -141,32 +141,34 @@ class Applier {
     if (!job) return Status();
     store::JobRow next = *job;
     next.updated_at = ctx_.now;
-    CORRAL_ASSIGN_OR_RETURN(auto held, tx_.list_allocations(rz.job));
+    CORRAL_ASSIGN_OR_RETURN(auto held, tx_.allocations().list_allocations(rz.job));
     std::erase_if(held, [](const store::AllocationRow& a) { return !a.active; });
     CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx_, held));
     if (job->phase == JobPhase::kLaunching && !managed) {
       if (held.empty()) return Status();
       next.reason = resize_text(rz, "resized") + " before launch: " + rz.reason;
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx_.update_job(next, JobPhase::kLaunching));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx_.jobs().update_job(next, JobPhase::kLaunching));
       if (!won) return Status();
-      CORRAL_RETURN_IF_ERROR(tx_.release_allocations(rz.job, ctx_.now).status());
+      CORRAL_RETURN_IF_ERROR(tx_.allocations().release_allocations(rz.job, ctx_.now).status());
       for (const auto& g : rz.gpus) {
-        CORRAL_RETURN_IF_ERROR(tx_.insert_allocation({.job = rz.job,
-                                                      .attempt = job->attempt,
-                                                      .node = g.node,
-                                                      .gpu_index = g.index,
-                                                      .gpu_type = held.front().gpu_type,
-                                                      .epoch = ctx_.epoch,
-                                                      .active = true,
-                                                      .borrowed = held.front().borrowed,
-                                                      .created_at = ctx_.now}));
+        CORRAL_RETURN_IF_ERROR(
+            tx_.allocations().insert_allocation({.job = rz.job,
+                                                 .attempt = job->attempt,
+                                                 .node = g.node,
+                                                 .gpu_index = g.index,
+                                                 .gpu_type = held.front().gpu_type,
+                                                 .epoch = ctx_.epoch,
+                                                 .active = true,
+                                                 .borrowed = held.front().borrowed,
+                                                 .created_at = ctx_.now}));
       }
       CORRAL_RETURN_IF_ERROR(record_run_attempt(tx_, rz.job, job->attempt, held.front().gpu_type,
                                                 rz.gpus, std::nullopt, ctx_.now));
       stopped_.insert(rz.job.value);  // what it gave up is free in this transaction
     } else if (job->phase == JobPhase::kRunning || job->phase == JobPhase::kLaunching) {
       next.reason = resize_text(rz, "resizing") + " (checkpoint and restart): " + rz.reason;
-      CORRAL_RETURN_IF_ERROR(tx_.set_elastic_target({.job = rz.job, .gpus = rz.to_gpus}, ctx_.now));
+      CORRAL_RETURN_IF_ERROR(
+          tx_.scheduler().set_elastic_target({.job = rz.job, .gpus = rz.to_gpus}, ctx_.now));
       CORRAL_RETURN_IF_ERROR(
           preempt_job(tx_, lifecycle_, *job, {.reason = next.reason, .event = "resizing"}));
       CORRAL_RETURN_IF_ERROR(note_if_requeued(rz.job));
@@ -188,7 +190,7 @@ class Applier {
                               .add("nodes", node_list(rz.gpus)));
     // A stopped job's event ("resizing") is already written; one resized in place gets its own.
     if (job->phase != JobPhase::kLaunching || managed) return Status();
-    return tx_.append_job_event(
+    return tx_.records().append_job_event(
         {.job = rz.job, .time = ctx_.now, .kind = "resized", .message = next.reason});
   }
 
@@ -217,26 +219,26 @@ class Applier {
     next.planned_start = {};
     next.planned_latest = {};
     next.updated_at = ctx_.now;
-    CORRAL_ASSIGN_OR_RETURN(const bool won, tx_.update_job(next, JobPhase::kPending));
+    CORRAL_ASSIGN_OR_RETURN(const bool won, tx_.jobs().update_job(next, JobPhase::kPending));
     out_.left_queue.push_back(p.job.value);
     if (!won) return Status();
     for (const auto& g : p.gpus) {
-      CORRAL_RETURN_IF_ERROR(tx_.insert_allocation({.job = p.job,
-                                                    .attempt = next.attempt,
-                                                    .node = g.node,
-                                                    .gpu_index = g.index,
-                                                    .gpu_type = p.gpu_type,
-                                                    .epoch = ctx_.epoch,
-                                                    .active = true,
-                                                    .borrowed = p.borrowed,
-                                                    .created_at = ctx_.now}));
+      CORRAL_RETURN_IF_ERROR(tx_.allocations().insert_allocation({.job = p.job,
+                                                                  .attempt = next.attempt,
+                                                                  .node = g.node,
+                                                                  .gpu_index = g.index,
+                                                                  .gpu_type = p.gpu_type,
+                                                                  .epoch = ctx_.epoch,
+                                                                  .active = true,
+                                                                  .borrowed = p.borrowed,
+                                                                  .created_at = ctx_.now}));
     }
     CORRAL_RETURN_IF_ERROR(
         record_run_attempt(tx_, p.job, next.attempt, p.gpu_type, p.gpus, p.packed, ctx_.now));
     if (ctx_.elastic_targets.count(p.job.value) > 0) {
-      CORRAL_RETURN_IF_ERROR(tx_.clear_elastic_target(p.job));
+      CORRAL_RETURN_IF_ERROR(tx_.scheduler().clear_elastic_target(p.job));
     }
-    CORRAL_RETURN_IF_ERROR(tx_.append_job_event(
+    CORRAL_RETURN_IF_ERROR(tx_.records().append_job_event(
         {.job = p.job, .time = ctx_.now, .kind = "placed", .message = next.reason}));
     for (const auto& g : p.gpus) out_.fx.bump.insert(g.node.value);
     out_.fx.tenant_events[job->tenant.value].queue_waits_ms.push_back(

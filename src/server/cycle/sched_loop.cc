@@ -39,7 +39,7 @@ SchedLoop::~SchedLoop() { stop(); }
 Status SchedLoop::start() {
   std::int64_t epoch = 0;
   CORRAL_RETURN_IF_ERROR(store_.transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(epoch, tx.acquire_epoch(options_.shard, options_.holder));
+    CORRAL_ASSIGN_OR_RETURN(epoch, tx.scheduler().acquire_epoch(options_.shard, options_.holder));
     return Status();
   }));
   return start_at(epoch);
@@ -48,7 +48,7 @@ Status SchedLoop::start() {
 Status SchedLoop::start_at(std::int64_t epoch) {
   std::vector<store::TenantUsageRow> saved;
   CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(saved, tx.list_tenant_usage());
+    CORRAL_ASSIGN_OR_RETURN(saved, tx.scheduler().list_tenant_usage());
     return Status();
   }));
   epoch_ = epoch;
@@ -124,14 +124,14 @@ void SchedLoop::force_full_read() {
 Status SchedLoop::read_pending(store::Tx& tx, bool full,
                                const std::vector<std::int64_t>& submitted) {
   if (full) {
-    CORRAL_ASSIGN_OR_RETURN(auto rows,
-                            tx.list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
+    CORRAL_ASSIGN_OR_RETURN(
+        auto rows, tx.jobs().list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
     pending_.clear();
     for (auto& row : rows) pending_.emplace(row.id.value, std::move(row));
     return Status();
   }
   std::vector<core::JobId> ids(submitted.begin(), submitted.end());
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().get_jobs(ids));
   for (auto& row : rows) {
     if (row.phase == JobPhase::kPending) pending_.insert_or_assign(row.id.value, std::move(row));
   }
@@ -255,18 +255,18 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
     std::vector<std::int64_t> gone;
     const Status written = store_.transact([&](store::Tx& tx) {
       gone.clear();
-      CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
+      CORRAL_RETURN_IF_ERROR(tx.scheduler().check_epoch(options_.shard, epoch_));
       for (std::size_t i = begin; i < end; ++i) {
         const store::JobRow& next = changed[i];
         const store::JobRow& was = pending_.at(next.id.value);
-        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
         if (!won) {
           gone.push_back(next.id.value);  // no longer pending (cancelled meanwhile)
           continue;
         }
         if (was.pending_kind != next.pending_kind ||
             reason_changed_in_substance(was.reason, next.reason)) {
-          CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+          CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
               {.job = next.id, .time = now, .kind = "pending", .message = next.reason}));
         }
       }
@@ -391,7 +391,7 @@ Status SchedLoop::run_cycle() {
   QuotaRecount recount;
   std::int64_t power_conflicts = 0;
   const Status committed = store_.transact([&](store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(tx.check_epoch(options_.shard, epoch_));
+    CORRAL_RETURN_IF_ERROR(tx.scheduler().check_epoch(options_.shard, epoch_));
     to_apply = decisions;  // a retried transaction starts again from them
     recount = {};
     power_conflicts = 0;
@@ -411,8 +411,8 @@ Status SchedLoop::run_cycle() {
     // much accounting instead of all of it.
     if (write_usage) {
       for (const auto& [tenant, u] : usage_) {
-        CORRAL_RETURN_IF_ERROR(
-            tx.put_tenant_usage({.tenant = tenant, .gpu_seconds = u.value_at(now), .as_of = now}));
+        CORRAL_RETURN_IF_ERROR(tx.scheduler().put_tenant_usage(
+            {.tenant = tenant, .gpu_seconds = u.value_at(now), .as_of = now}));
       }
     }
     return Status();
@@ -510,7 +510,7 @@ Status SchedLoop::read_run_history(store::Tx& tx, const StoreView& view) {
   std::set<std::string> names;
   for (const auto& [id, job] : pending_) names.insert(job.name);
   for (const auto& job : view.holding) names.insert(job.name);
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_runs({names.begin(), names.end()}));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.records().list_runs({names.begin(), names.end()}));
   runs_ = run_history_from(rows);
   return Status();
 }

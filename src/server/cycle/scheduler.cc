@@ -89,11 +89,11 @@ void Scheduler::stop() {
   // it, and none hands it a lease it would never claim.
   if (row_written_.exchange(false)) {
     const Status gone = store_.transact([&](store::Tx& tx) {
-      return tx.put_replica({.name = replica_.name,
-                             .address = address_,
-                             .started_at = started_at_,
-                             .expires_at = clock_.now(),
-                             .config_fingerprint = identity_.fingerprint});
+      return tx.scheduler().put_replica({.name = replica_.name,
+                                         .address = address_,
+                                         .started_at = started_at_,
+                                         .expires_at = clock_.now(),
+                                         .config_fingerprint = identity_.fingerprint});
     });
     if (!gone.ok()) {
       process_log().write(LogEvent("replica_row_not_expired", LogLevel::kWarn)
@@ -113,7 +113,8 @@ void Scheduler::release_all() {
   for (const auto& [item, epoch] : held) stop_item(item);
   // Released, not left to lapse: a successor (or this replica restarted) takes over now.
   const Status released = store_.transact([&](store::Tx& tx) {
-    for (const auto& [item, epoch] : held) CORRAL_RETURN_IF_ERROR(tx.release_lease(item, epoch));
+    for (const auto& [item, epoch] : held)
+      CORRAL_RETURN_IF_ERROR(tx.scheduler().release_lease(item, epoch));
     return Status();
   });
   if (!released.ok() && !held.empty()) {
@@ -177,13 +178,14 @@ void Scheduler::lease_round() {
   std::optional<store::SchedConfigRow> stored;
   const Status renewed = store_.transact([&](store::Tx& tx) {
     lost.clear();
-    CORRAL_RETURN_IF_ERROR(tx.put_replica({.name = replica_.name,
-                                           .address = address_,
-                                           .started_at = started_at_,
-                                           .expires_at = until,
-                                           .config_fingerprint = identity_.fingerprint}));
-    CORRAL_ASSIGN_OR_RETURN(stored, tx.get_sched_config());
-    CORRAL_ASSIGN_OR_RETURN(replicas, tx.list_replicas());
+    CORRAL_RETURN_IF_ERROR(
+        tx.scheduler().put_replica({.name = replica_.name,
+                                    .address = address_,
+                                    .started_at = started_at_,
+                                    .expires_at = until,
+                                    .config_fingerprint = identity_.fingerprint}));
+    CORRAL_ASSIGN_OR_RETURN(stored, tx.scheduler().get_sched_config());
+    CORRAL_ASSIGN_OR_RETURN(replicas, tx.scheduler().list_replicas());
     verdict = judge_config(stored, identity_, replicas, replica_.name, now);
     if (verdict.kind == ConfigVerdict::Kind::kStore) {
       store::SchedConfigRow mine{.fingerprint = identity_.fingerprint,
@@ -191,7 +193,7 @@ void Scheduler::lease_round() {
                                  .set_by = replica_.name,
                                  .set_at = now};
       CORRAL_ASSIGN_OR_RETURN(const bool stored_mine,
-                              tx.replace_sched_config(mine, verdict.expected));
+                              tx.scheduler().replace_sched_config(mine, verdict.expected));
       if (stored_mine) {
         stored = mine;
         verdict = {};
@@ -204,14 +206,14 @@ void Scheduler::lease_round() {
     }
     if (verdict.kind == ConfigVerdict::Kind::kRefuse) return Status();
     for (const auto& [item, epoch] : held) {
-      const Status s = tx.renew_lease(item, epoch, until);
+      const Status s = tx.scheduler().renew_lease(item, epoch, until);
       if (store::is_stale_epoch(s)) {
         lost.insert(item);
       } else if (!s.ok()) {
         return s;
       }
     }
-    CORRAL_ASSIGN_OR_RETURN(leases, tx.list_leases());
+    CORRAL_ASSIGN_OR_RETURN(leases, tx.scheduler().list_leases());
     // The replicas that share the leases: the live ones that agree (this one included).
     live = std::count_if(replicas.begin(), replicas.end(), [&](const store::ReplicaRow& r) {
       return r.expires_at > now &&
@@ -270,7 +272,7 @@ void Scheduler::lease_round() {
     if (static_cast<std::int64_t>(held.size()) >= share && !abandoned) continue;
     std::optional<std::int64_t> epoch;
     const Status claimed = store_.transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(epoch, tx.claim_lease(item, replica_.name, now, until));
+      CORRAL_ASSIGN_OR_RETURN(epoch, tx.scheduler().claim_lease(item, replica_.name, now, until));
       return Status();
     });
     if (!claimed.ok() || !epoch) continue;  // another replica was first
@@ -299,7 +301,7 @@ void Scheduler::lease_round() {
       stop_item(item);
       held.erase(item);
       const Status handed = store_.transact(
-          [&](store::Tx& tx) { return tx.hand_over_lease(item, epoch, to, until); });
+          [&](store::Tx& tx) { return tx.scheduler().hand_over_lease(item, epoch, to, until); });
       process_log().write(LogEvent("lease_handed_over")
                               .add("replica", replica_.name)
                               .add("lease", item)
@@ -473,7 +475,7 @@ std::int64_t Scheduler::epoch() const {
 Result<std::vector<LeaseView>> Scheduler::leases() {
   std::vector<store::LeaseRow> rows;
   CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_leases());
+    CORRAL_ASSIGN_OR_RETURN(rows, tx.scheduler().list_leases());
     return Status();
   }));
   std::map<std::string, std::int64_t> held;
@@ -500,7 +502,7 @@ Result<std::vector<LeaseView>> Scheduler::leases() {
 Result<std::vector<store::ReplicaRow>> Scheduler::replicas() {
   std::vector<store::ReplicaRow> rows;
   CORRAL_RETURN_IF_ERROR(store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(rows, tx.list_replicas());
+    CORRAL_ASSIGN_OR_RETURN(rows, tx.scheduler().list_replicas());
     return Status();
   }));
   return rows;

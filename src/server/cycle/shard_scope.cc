@@ -95,7 +95,8 @@ core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
     const auto t = holder_tenant.find(a.job.value);
     if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
   }
-  CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now, tx.lock_tenant_holdings(tenants));
+  CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now,
+                          tx.scheduler().lock_tenant_holdings(tenants));
   // Per (tenant, type) whose GPUs grew unseen: what the store says it holds now.
   std::map<Key, std::int64_t> grew;
   std::set<Key> over;
@@ -160,7 +161,7 @@ core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions&
     const auto node = snapshot.find_node(a.node);
     if (node && placed.contains(topo[*node].rack)) seen[topo[*node].rack] += topo[*node].gpu_watts;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.lock_rack_holdings(racks, nodes));
+  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.rack_caps().lock_rack_holdings(racks, nodes));
   for (const auto& [name, gpus] : held) {
     const auto node = snapshot.find_node(core::NodeId(name));
     if (node) now[topo[*node].rack] += gpus * topo[*node].gpu_watts;

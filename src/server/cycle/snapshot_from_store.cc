@@ -65,21 +65,21 @@ std::map<std::int64_t, ObservedScaling> observed_scaling(
 
 core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now) {
   StoreView view;
-  CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.list_observed());
+  CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.nodes().list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().list_observed());
   for (auto& row : observed) view.observed[row.node.value] = std::move(row);
-  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+  CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
   for (auto& s : sessions) view.sessions[s.node.value] = std::move(s);
-  CORRAL_ASSIGN_OR_RETURN(view.tenants, tx.list_tenants());
-  CORRAL_ASSIGN_OR_RETURN(view.reservations, tx.list_reservations());
-  CORRAL_ASSIGN_OR_RETURN(view.rack_caps, tx.list_rack_caps());
-  CORRAL_ASSIGN_OR_RETURN(view.holding, tx.list_jobs_holding_gpus());
-  CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.list_active_allocations());
-  CORRAL_ASSIGN_OR_RETURN(auto checkpoints, tx.list_holders_checkpoint_times());
+  CORRAL_ASSIGN_OR_RETURN(view.tenants, tx.tenants().list_tenants());
+  CORRAL_ASSIGN_OR_RETURN(view.reservations, tx.tenants().list_reservations());
+  CORRAL_ASSIGN_OR_RETURN(view.rack_caps, tx.rack_caps().list_rack_caps());
+  CORRAL_ASSIGN_OR_RETURN(view.holding, tx.jobs().list_jobs_holding_gpus());
+  CORRAL_ASSIGN_OR_RETURN(view.allocations, tx.allocations().list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(auto checkpoints, tx.checkpoints().list_holders_checkpoint_times());
   for (const auto& c : checkpoints) view.last_checkpoint[c.job.value] = c.time;
-  CORRAL_ASSIGN_OR_RETURN(auto targets, tx.list_elastic_targets());
+  CORRAL_ASSIGN_OR_RETURN(auto targets, tx.scheduler().list_elastic_targets());
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
-  CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.list_observed_throughput());
+  CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.checkpoints().list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
   CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, view.tenants));
   for (const auto& h : holds) {

@@ -238,7 +238,7 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
     replayed = false;
     call.actions->clear();  // a retried attempt appends its audit entries again
     if (!key.empty()) {
-      CORRAL_ASSIGN_OR_RETURN(auto seen, tx.get_idempotency(call.who.id, key));
+      CORRAL_ASSIGN_OR_RETURN(auto seen, tx.security().get_idempotency(call.who.id, key));
       if (seen) {
         if (seen->request_hash != request_hash) {
           return core::invalid_argument("Idempotency-Key",
@@ -253,12 +253,12 @@ Result<Reply> RequestPipeline::run_write(const Route& route, const Call& call, b
     }
     CORRAL_ASSIGN_OR_RETURN(reply, route.in_tx(call, tx));
     if (key.empty()) return Status();
-    const Status put = tx.put_idempotency({.scope = call.who.id,
-                                           .key = key,
-                                           .request_hash = request_hash,
-                                           .status = reply.status,
-                                           .response_body = reply.body,
-                                           .created_at = clock_.now()});
+    const Status put = tx.security().put_idempotency({.scope = call.who.id,
+                                                      .key = key,
+                                                      .request_hash = request_hash,
+                                                      .status = reply.status,
+                                                      .response_body = reply.body,
+                                                      .created_at = clock_.now()});
     // A concurrent first attempt with the same key committed meanwhile: run again from
     // the start (transact retries Aborted), which finds its answer.
     if (put.code() == StatusCode::kAlreadyExists) return core::raced("idempotency key raced");

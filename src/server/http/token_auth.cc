@@ -20,7 +20,7 @@ core::Status unauthenticated(std::string m) {
 core::Result<TokenAuth::Cached> TokenAuth::load(const std::string& hash, core::Time now) {
   std::optional<store::TokenRow> row;
   const core::Status read = store_.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(row, tx.find_token(hash));
+    CORRAL_ASSIGN_OR_RETURN(row, tx.security().find_token(hash));
     return core::Status();
   });
   if (!read.ok()) return read;
@@ -77,7 +77,7 @@ core::Result<Principal> TokenAuth::authenticate(const std::string& authorization
   const bool touch = now - cached->touched_at >= kTouchEvery;
   if (touch) {
     cached->touched_at = now;
-    (void)store_.transact([&](store::Tx& tx) { return tx.touch_token(hash, now); });
+    (void)store_.transact([&](store::Tx& tx) { return tx.security().touch_token(hash, now); });
   }
   std::lock_guard lock(mu_);
   cache_[hash] = *cached;

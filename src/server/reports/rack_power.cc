@@ -47,10 +47,10 @@ std::vector<RackPower> rack_power(const std::vector<store::NodeRow>& nodes,
 }
 
 core::Result<std::vector<RackPower>> read_rack_power(store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.list_observed());
-  CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.list_rack_caps());
-  CORRAL_ASSIGN_OR_RETURN(const auto active, tx.list_active_allocations());
+  CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.nodes().list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed());
+  CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.rack_caps().list_rack_caps());
+  CORRAL_ASSIGN_OR_RETURN(const auto active, tx.allocations().list_active_allocations());
   return rack_power(nodes, observed, caps, active);
 }
 

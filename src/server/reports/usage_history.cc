@@ -100,8 +100,8 @@ Status UsageHistory::sample_once() {
   const core::Time cutoff =
       now - core::Duration(settings_.history_retention_days * 24 * 3600 * 1000);
   const Status written = store_.transact([&](store::Tx& tx) {
-    CORRAL_RETURN_IF_ERROR(tx.insert_usage_samples(rows));
-    return tx.delete_usage_samples_before(cutoff).status();
+    CORRAL_RETURN_IF_ERROR(tx.records().insert_usage_samples(rows));
+    return tx.records().delete_usage_samples_before(cutoff).status();
   });
   if (written.ok()) last_totals_ = totals;  // else the next row counts these events too
   return written;

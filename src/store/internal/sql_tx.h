@@ -20,9 +20,44 @@
 
 namespace corral::store::detail {
 
-class SqlTx final : public Tx {
+// One object is every repository: they share the connection and the transaction, so a
+// read through one sees the writes of another.
+class SqlTx final : public Tx,
+                    public JobRepo,
+                    public AllocationRepo,
+                    public NodeRepo,
+                    public RackCapRepo,
+                    public AgentRepo,
+                    public TenantRepo,
+                    public CheckpointRepo,
+                    public RecordRepo,
+                    public LedgerRepo,
+                    public AuditRepo,
+                    public SecurityRepo,
+                    public DatasetRepo,
+                    public RunRepo,
+                    public ModelRepo,
+                    public FeatureRepo,
+                    public SchedulerRepo {
  public:
   explicit SqlTx(SqlConn& conn) : conn_(conn) {}
+
+  JobRepo& jobs() override { return *this; }
+  AllocationRepo& allocations() override { return *this; }
+  NodeRepo& nodes() override { return *this; }
+  RackCapRepo& rack_caps() override { return *this; }
+  AgentRepo& agents() override { return *this; }
+  TenantRepo& tenants() override { return *this; }
+  CheckpointRepo& checkpoints() override { return *this; }
+  RecordRepo& records() override { return *this; }
+  LedgerRepo& ledger() override { return *this; }
+  AuditRepo& audit() override { return *this; }
+  SecurityRepo& security() override { return *this; }
+  DatasetRepo& datasets() override { return *this; }
+  RunRepo& runs() override { return *this; }
+  ModelRepo& models() override { return *this; }
+  FeatureRepo& features() override { return *this; }
+  SchedulerRepo& scheduler() override { return *this; }
 
   // JobRepo (sql_jobs.cc).
   core::Result<JobRow> insert_job(const NewJob& job) override;

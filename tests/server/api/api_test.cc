@@ -406,11 +406,11 @@ TYPED_TEST(ApiTest, MigrationKeepsOneOfTelemetrySamplesStoredTwice) {
   std::vector<store::TelemetryRow> rows;
   ASSERT_TRUE((*opened)
                   ->transact([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(
-                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
-                                                core::time_from_ms(10'000)));
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.records().list_telemetry(
+                                                      core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                      core::time_from_ms(10'000)));
                     // A sample stored again is kept once.
-                    return tx.insert_telemetry_batch({rows.front()});
+                    return tx.records().insert_telemetry_batch({rows.front()});
                   })
                   .ok());
   ASSERT_EQ(rows.size(), 2u);
@@ -418,9 +418,9 @@ TYPED_TEST(ApiTest, MigrationKeepsOneOfTelemetrySamplesStoredTwice) {
   EXPECT_EQ(core::to_ms(rows[1].time), 2000);
   ASSERT_TRUE((*opened)
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(
-                        rows, tx.list_telemetry(core::NodeId("n1"), 0, core::time_from_ms(0),
-                                                core::time_from_ms(10'000)));
+                    CORRAL_ASSIGN_OR_RETURN(rows, tx.records().list_telemetry(
+                                                      core::NodeId("n1"), 0, core::time_from_ms(0),
+                                                      core::time_from_ms(10'000)));
                     return core::Status();
                   })
                   .ok());
@@ -927,7 +927,7 @@ TYPED_TEST(ApiTest, HealthzIsDegradedWithTheReasonWhileCyclesFail) {
                   ->transact([&](store::Tx& tx) {
                     for (const auto& [name, parent] :
                          {std::pair{"cyc1", "cyc2"}, std::pair{"cyc2", "cyc1"}}) {
-                      CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+                      CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
                           {.id = core::TenantId(name),
                            .config_json = json{{"name", name}, {"parent", parent}}.dump(),
                            .updated_at = core::time_from_ms(1)}));

@@ -219,7 +219,7 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
   ASSERT_TRUE(
       store
           ->transact([&](store::Tx& tx) {
-            CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+            CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
                 {.id = core::TenantId("nlp"),
                  .config_json = R"({"quotas":{"H100":{"guaranteed":1,"borrowLimit":4}}})",
                  .updated_at = t}));
@@ -229,32 +229,34 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
                                    .uuid = "GPU-" + std::to_string(g),
                                    .type = core::GpuTypeId("H100")});
             }
-            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
-                                                   .spec_json = server::node_to_json(node),
-                                                   .created_at = t,
-                                                   .updated_at = t}));
+            CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = node.id,
+                                                           .spec_json = server::node_to_json(node),
+                                                           .created_at = t,
+                                                           .updated_at = t}));
             // A row this build cannot read: left out of every series, and counted.
-            CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = core::NodeId("n-unreadable"),
-                                                   .spec_json = R"({"id": "n-unreadable",
+            CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = core::NodeId("n-unreadable"),
+                                                           .spec_json = R"({"id": "n-unreadable",
                                                                     "gpus": "eight"})",
-                                                   .created_at = t,
-                                                   .updated_at = t}));
+                                                           .created_at = t,
+                                                           .updated_at = t}));
             for (int j = 0; j < 2; ++j) {  // the second one stays pending
-              CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("nlp"),
-                                                               .name = "train",
-                                                               .priority_class = "standard",
-                                                               .gpus = 2,
-                                                               .spec_json = R"({"name":"train"})",
-                                                               .now = t}));
+              CORRAL_ASSIGN_OR_RETURN(auto row,
+                                      tx.jobs().insert_job({.tenant = core::TenantId("nlp"),
+                                                            .name = "train",
+                                                            .priority_class = "standard",
+                                                            .gpus = 2,
+                                                            .spec_json = R"({"name":"train"})",
+                                                            .now = t}));
               if (j == 0) job = row.id.value;
             }
             for (int g = 0; g < 2; ++g) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
-                                                           .attempt = 1,
-                                                           .node = core::NodeId("n1"),
-                                                           .gpu_index = g,
-                                                           .gpu_type = core::GpuTypeId("H100"),
-                                                           .created_at = t}));
+              CORRAL_RETURN_IF_ERROR(
+                  tx.allocations().insert_allocation({.job = core::JobId(job),
+                                                      .attempt = 1,
+                                                      .node = core::NodeId("n1"),
+                                                      .gpu_index = g,
+                                                      .gpu_type = core::GpuTypeId("H100"),
+                                                      .created_at = t}));
             }
             store::ObservedNode seen{.node = core::NodeId("n1"), .heartbeat_at = t};
             seen.inventory.source = "nvml";
@@ -267,7 +269,7 @@ TEST(MetricsRefresh, ReadsTheStoreAndTheHeartbeatsReadings) {
                                        .sm_percent = 10 + g,
                                        .memory_used_mib = 559});
             }
-            return tx.upsert_observed(seen);
+            return tx.nodes().upsert_observed(seen);
           })
           .ok());
   server::RefreshedState state;

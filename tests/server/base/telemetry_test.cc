@@ -69,8 +69,9 @@ class TelemetrySinkTest : public ::testing::Test {
   std::vector<store::TelemetryRow> raw(const std::string& node, std::int32_t gpu) {
     std::vector<store::TelemetryRow> out;
     const Status s = store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(out, tx.list_telemetry(core::NodeId(node), gpu, core::Time{},
-                                                     core::time_from_ms(kTelemetryT0 * 2)));
+      CORRAL_ASSIGN_OR_RETURN(out,
+                              tx.records().list_telemetry(core::NodeId(node), gpu, core::Time{},
+                                                          core::time_from_ms(kTelemetryT0 * 2)));
       return Status();
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
@@ -80,8 +81,8 @@ class TelemetrySinkTest : public ::testing::Test {
     std::vector<store::TelemetryRollupRow> out;
     const Status s = store_->read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(
-          out, tx.list_telemetry_rollup(r, core::Time{}, core::time_from_ms(kTelemetryT0 * 2),
-                                        std::nullopt));
+          out, tx.records().list_telemetry_rollup(
+                   r, core::Time{}, core::time_from_ms(kTelemetryT0 * 2), std::nullopt));
       return Status();
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
@@ -275,8 +276,9 @@ struct TelemetryWorld {
         api(pipeline, loop, metrics, board, specs, config.agents, config.billing,
             config.dashboard) {
     const Status s = store.transact([&](store::Tx& tx) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_token({.hash = sha256_hex("jt"), .role = "join"}));
-      return tx.insert_token({.hash = sha256_hex("admin"), .role = "admin"});
+      CORRAL_RETURN_IF_ERROR(
+          tx.security().insert_token({.hash = sha256_hex("jt"), .role = "join"}));
+      return tx.security().insert_token({.hash = sha256_hex("admin"), .role = "admin"});
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
     agent_api.install(http);
@@ -343,7 +345,7 @@ TYPED_TEST(TelemetrySinkTest, FailingTelemetryWritesNeverFailHeartbeatsOrTheApi)
   std::optional<store::ObservedNode> observed;
   ASSERT_TRUE(this->store_
                   ->read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(observed, tx.get_observed(core::NodeId("n1")));
+                    CORRAL_ASSIGN_OR_RETURN(observed, tx.nodes().get_observed(core::NodeId("n1")));
                     return Status();
                   })
                   .ok());

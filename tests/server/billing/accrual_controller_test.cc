@@ -56,17 +56,17 @@ class AccrualControllerTest : public ::testing::Test {
       core::Node node{.id = core::NodeId(name)};
       for (int g = 0; g < gpus; ++g)
         node.gpus.push_back({.index = g, .type = core::GpuTypeId("H100")});
-      CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
-                                             .spec_json = node_to_json(node),
-                                             .created_at = time_from_ms(joined),
-                                             .updated_at = time_from_ms(joined)}));
+      CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = node.id,
+                                                     .spec_json = node_to_json(node),
+                                                     .created_at = time_from_ms(joined),
+                                                     .updated_at = time_from_ms(joined)}));
     }
     return Status();
   }
 
   // The next job (ids from 1), of `tenant`, one GPU, queued at kT0.
   Status add_job(store::Tx& tx, const char* tenant = "nlp") {
-    return tx
+    return tx.jobs()
         .insert_job({.tenant = core::TenantId(tenant),
                      .name = "train",
                      .priority_class = "standard",
@@ -81,8 +81,9 @@ class AccrualControllerTest : public ::testing::Test {
     std::map<std::string, std::int64_t> out;
     EXPECT_TRUE(store_
                     ->read([&](store::Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_ledger({.from = at_t0(period),
-                                                                         .to = at_t0(period + 1)}));
+                      CORRAL_ASSIGN_OR_RETURN(
+                          auto rows, tx.ledger().list_ledger(
+                                         {.from = at_t0(period), .to = at_t0(period + 1)}));
                       for (const auto& r : rows) {
                         if (r.node.value == node && r.gpu_index == gpu) out[r.bucket] += r.gpu_ms;
                       }
@@ -112,31 +113,33 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
             CORRAL_RETURN_IF_ERROR(this->add_job(tx, "nlp"));
             CORRAL_RETURN_IF_ERROR(this->add_job(tx, "vision"));
             const core::JobId one(1), two(2);
-            CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = one,
-                                                         .attempt = 1,
-                                                         .node = core::NodeId("n1"),
-                                                         .gpu_index = 0,
-                                                         .gpu_type = core::GpuTypeId("H100"),
-                                                         .created_at = at_t0(0)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.allocations().insert_allocation({.job = one,
+                                                    .attempt = 1,
+                                                    .node = core::NodeId("n1"),
+                                                    .gpu_index = 0,
+                                                    .gpu_type = core::GpuTypeId("H100"),
+                                                    .created_at = at_t0(0)}));
             for (const auto& [t, kind] :
                  {std::pair{5'000, "started"}, std::pair{40'000, "preempted"}}) {
               CORRAL_RETURN_IF_ERROR(
-                  tx.append_job_event({.job = one, .time = at_t0(t), .kind = kind}));
+                  tx.records().append_job_event({.job = one, .time = at_t0(t), .kind = kind}));
             }
-            CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint(
+            CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint(
                 {.job = one, .attempt = 1, .step = 10, .uri = "file:///c", .time = at_t0(30'000)}));
-            CORRAL_RETURN_IF_ERROR(tx.release_allocations(one, at_t0(50'000)).status());
-            CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = core::NodeId("n1"),
-                                                      .gpu_index = 1,
-                                                      .kind = "unhealthy",
-                                                      .start = at_t0(10'000)}));
             CORRAL_RETURN_IF_ERROR(
-                tx.close_gpu_state(core::NodeId("n1"), 1, "unhealthy", at_t0(20'000)));
-            CORRAL_RETURN_IF_ERROR(tx.open_gpu_state({.node = core::NodeId("n1"),
-                                                      .gpu_index = -1,
-                                                      .kind = "drained",
-                                                      .start = at_t0(45'000)}));
-            CORRAL_RETURN_IF_ERROR(tx.insert_reservation(
+                tx.allocations().release_allocations(one, at_t0(50'000)).status());
+            CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = core::NodeId("n1"),
+                                                               .gpu_index = 1,
+                                                               .kind = "unhealthy",
+                                                               .start = at_t0(10'000)}));
+            CORRAL_RETURN_IF_ERROR(
+                tx.ledger().close_gpu_state(core::NodeId("n1"), 1, "unhealthy", at_t0(20'000)));
+            CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = core::NodeId("n1"),
+                                                               .gpu_index = -1,
+                                                               .kind = "drained",
+                                                               .start = at_t0(45'000)}));
+            CORRAL_RETURN_IF_ERROR(tx.tenants().insert_reservation(
                 {.id = core::ReservationId("r1"),
                  .tenant = core::TenantId("cv"),
                  .spec_json = reservation_to_json({.id = core::ReservationId("r1"),
@@ -145,13 +148,15 @@ TYPED_TEST(AccrualControllerTest, TheStoresFactsBecomeTheBuckets) {
                                                    .start = at_t0(0),
                                                    .end = at_t0(10 * kMin)}),
                  .created_at = at_t0(0)}));
-            CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = two,
-                                                         .attempt = 1,
-                                                         .node = core::NodeId("n1"),
-                                                         .gpu_index = 1,
-                                                         .gpu_type = core::GpuTypeId("H100"),
-                                                         .created_at = at_t0(kMin)}));
-            return tx.append_job_event({.job = two, .time = at_t0(kMin), .kind = "started"});
+            CORRAL_RETURN_IF_ERROR(
+                tx.allocations().insert_allocation({.job = two,
+                                                    .attempt = 1,
+                                                    .node = core::NodeId("n1"),
+                                                    .gpu_index = 1,
+                                                    .gpu_type = core::GpuTypeId("H100"),
+                                                    .created_at = at_t0(kMin)}));
+            return tx.records().append_job_event(
+                {.job = two, .time = at_t0(kMin), .kind = "started"});
           })
           .ok());
   // A node reservation reads back as it was stored (it once did not: a count of 0 beside
@@ -211,13 +216,14 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
             CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             for (const auto& [job, node, start] :
                  {std::tuple{1, "n1", std::int64_t{0}}, std::tuple{2, "n2", kMin}}) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
-                                                           .attempt = 1,
-                                                           .node = core::NodeId(node),
-                                                           .gpu_index = 0,
-                                                           .gpu_type = core::GpuTypeId("H100"),
-                                                           .created_at = at_t0(start)}));
-              CORRAL_RETURN_IF_ERROR(tx.append_job_event(
+              CORRAL_RETURN_IF_ERROR(
+                  tx.allocations().insert_allocation({.job = core::JobId(job),
+                                                      .attempt = 1,
+                                                      .node = core::NodeId(node),
+                                                      .gpu_index = 0,
+                                                      .gpu_type = core::GpuTypeId("H100"),
+                                                      .created_at = at_t0(start)}));
+              CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
                   {.job = core::JobId(job), .time = at_t0(start), .kind = "started"}));
             }
             std::vector<store::TelemetryRow> rows;
@@ -233,7 +239,7 @@ TYPED_TEST(AccrualControllerTest, TelemetryRollupsMakeAnIdleHoldAllocatedIdle) {
                               .time = at_t0(t),
                               .utilization = util});
             }
-            return tx.insert_telemetry_batch(rows);
+            return tx.records().insert_telemetry_batch(rows);
           })
           .ok());
   AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
@@ -260,17 +266,19 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
             CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             const auto place = [&](int job, std::int64_t when, std::int64_t started) {
-              CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = core::JobId(job),
-                                                           .attempt = 1,
-                                                           .node = core::NodeId("n1"),
-                                                           .gpu_index = 0,
-                                                           .gpu_type = core::GpuTypeId("H100"),
-                                                           .created_at = at_t0(when)}));
-              return tx.append_job_event(
+              CORRAL_RETURN_IF_ERROR(
+                  tx.allocations().insert_allocation({.job = core::JobId(job),
+                                                      .attempt = 1,
+                                                      .node = core::NodeId("n1"),
+                                                      .gpu_index = 0,
+                                                      .gpu_type = core::GpuTypeId("H100"),
+                                                      .created_at = at_t0(when)}));
+              return tx.records().append_job_event(
                   {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
             };
             CORRAL_RETURN_IF_ERROR(place(1, 0, 0));
-            CORRAL_RETURN_IF_ERROR(tx.release_allocations(core::JobId(1), at_t0(30'000)).status());
+            CORRAL_RETURN_IF_ERROR(
+                tx.allocations().release_allocations(core::JobId(1), at_t0(30'000)).status());
             return place(2, 29'995, 30'500);
           })
           .ok());
@@ -296,15 +304,16 @@ TYPED_TEST(AccrualControllerTest, WorkLostInAccruedPeriodsIsMovedToLost) {
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
             CORRAL_RETURN_IF_ERROR(this->add_job(tx, "nlp"));
-            CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = one,
-                                                         .attempt = 1,
-                                                         .node = core::NodeId("n1"),
-                                                         .gpu_index = 0,
-                                                         .gpu_type = core::GpuTypeId("H100"),
-                                                         .created_at = at_t0(0)}));
             CORRAL_RETURN_IF_ERROR(
-                tx.append_job_event({.job = one, .time = at_t0(5'000), .kind = "started"}));
-            return tx.insert_checkpoint(
+                tx.allocations().insert_allocation({.job = one,
+                                                    .attempt = 1,
+                                                    .node = core::NodeId("n1"),
+                                                    .gpu_index = 0,
+                                                    .gpu_type = core::GpuTypeId("H100"),
+                                                    .created_at = at_t0(0)}));
+            CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
+                {.job = one, .time = at_t0(5'000), .kind = "started"}));
+            return tx.checkpoints().insert_checkpoint(
                 {.job = one, .attempt = 1, .step = 10, .uri = "file:///c", .time = at_t0(30'000)});
           })
           .ok());
@@ -320,8 +329,8 @@ TYPED_TEST(AccrualControllerTest, WorkLostInAccruedPeriodsIsMovedToLost) {
     std::int64_t micros = 0;
     EXPECT_TRUE(this->store_
                     ->read([&](store::Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto rows,
-                                              tx.list_ledger({.from = at_t0(period),
+                      CORRAL_ASSIGN_OR_RETURN(
+                          auto rows, tx.ledger().list_ledger({.from = at_t0(period),
                                                               .to = at_t0(period + 1),
                                                               .tenant = core::TenantId("nlp")}));
                       for (const auto& row : rows) micros += row.amount_micros;
@@ -332,13 +341,14 @@ TYPED_TEST(AccrualControllerTest, WorkLostInAccruedPeriodsIsMovedToLost) {
   };
   const std::int64_t billed0 = nlp_money(0), billed1 = nlp_money(kMin);
 
-  ASSERT_TRUE(this->store_
-                  ->transact([&](store::Tx& tx) {
-                    CORRAL_RETURN_IF_ERROR(tx.append_job_event(
-                        {.job = one, .time = at_t0(2 * kMin + 20'000), .kind = "rank failed"}));
-                    return tx.release_allocations(one, at_t0(2 * kMin + 20'000)).status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
+                {.job = one, .time = at_t0(2 * kMin + 20'000), .kind = "rank failed"}));
+            return tx.allocations().release_allocations(one, at_t0(2 * kMin + 20'000)).status();
+          })
+          .ok());
   this->clock_.set(at_t0(3 * kMin + 10'000));
   r = controller.accrue_due();
   ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -371,12 +381,12 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
                   ->transact([&](store::Tx& tx) {
                     CORRAL_RETURN_IF_ERROR(this->fleet(tx));
                     CORRAL_RETURN_IF_ERROR(this->add_job(tx));
-                    return tx.insert_allocation({.job = core::JobId(1),
-                                                 .attempt = 1,
-                                                 .node = core::NodeId("n1"),
-                                                 .gpu_index = 0,
-                                                 .gpu_type = core::GpuTypeId("H100"),
-                                                 .created_at = at_t0(0)});
+                    return tx.allocations().insert_allocation({.job = core::JobId(1),
+                                                               .attempt = 1,
+                                                               .node = core::NodeId("n1"),
+                                                               .gpu_index = 0,
+                                                               .gpu_type = core::GpuTypeId("H100"),
+                                                               .created_at = at_t0(0)});
                   })
                   .ok());
   this->clock_.set(at_t0(30 * kMin + 10'000));
@@ -401,8 +411,8 @@ TYPED_TEST(AccrualControllerTest, TwoControllersAtOnceWriteEachEntryOnce) {
   ASSERT_TRUE(this->store_
                   ->read([&](store::Tx& tx) {
                     CORRAL_ASSIGN_OR_RETURN(
-                        rows, tx.list_ledger({.from = at_t0(0), .to = at_t0(60 * kMin)}));
-                    CORRAL_ASSIGN_OR_RETURN(auto until, tx.accrued_until());
+                        rows, tx.ledger().list_ledger({.from = at_t0(0), .to = at_t0(60 * kMin)}));
+                    CORRAL_ASSIGN_OR_RETURN(auto until, tx.ledger().accrued_until());
                     EXPECT_EQ(until, at_t0(30 * kMin));
                     return Status();
                   })

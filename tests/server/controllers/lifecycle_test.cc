@@ -58,17 +58,17 @@ class LifecycleTest : public ::testing::Test {
     settings_.node_lost_after_ms = 60'000;
     ok(store_->transact([&](store::Tx& tx) {
       CORRAL_RETURN_IF_ERROR(
-          tx.put_tenant({.id = core::TenantId("default"),
-                         .config_json = server::tenant_config_to_json(
-                             server::default_tenant_config(core::TenantId("default"))),
-                         .updated_at = clock_.now()}));
+          tx.tenants().put_tenant({.id = core::TenantId("default"),
+                                   .config_json = server::tenant_config_to_json(
+                                       server::default_tenant_config(core::TenantId("default"))),
+                                   .updated_at = clock_.now()}));
       for (const char* n : {"n1", "n2"}) {
         CORRAL_RETURN_IF_ERROR(
-            tx.upsert_node({.id = NodeId(n),
-                            .spec_json = std::string(R"({"id": ")") + n +
-                                         R"(", "gpuType": "H100", "gpuCount": 8})",
-                            .created_at = clock_.now(),
-                            .updated_at = clock_.now()}));
+            tx.nodes().upsert_node({.id = NodeId(n),
+                                    .spec_json = std::string(R"({"id": ")") + n +
+                                                 R"(", "gpuType": "H100", "gpuCount": 8})",
+                                    .created_at = clock_.now(),
+                                    .updated_at = clock_.now()}));
       }
       return core::Status();
     }));
@@ -84,29 +84,30 @@ class LifecycleTest : public ::testing::Test {
     EXPECT_TRUE(parsed.ok());
     JobId id;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row,
-                              tx.insert_job({.tenant = core::TenantId("default"),
-                                             .name = parsed.spec->name,
-                                             .priority_class = "",
-                                             .gpus = gpus,
-                                             .spec_json = core::job_spec_to_json(*parsed.spec),
-                                             .now = clock_.now()}));
+      CORRAL_ASSIGN_OR_RETURN(
+          auto row, tx.jobs().insert_job({.tenant = core::TenantId("default"),
+                                          .name = parsed.spec->name,
+                                          .priority_class = "",
+                                          .gpus = gpus,
+                                          .spec_json = core::job_spec_to_json(*parsed.spec),
+                                          .now = clock_.now()}));
       id = row.id;
       store::JobRow next = row;
       next.phase = phase;
       next.attempt = 1;
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
       if (!won) return core::raced("insert");
       const int per_node = gpus / static_cast<int>(nodes.size());
       for (const auto& n : nodes) {
         for (int g = first_gpu; g < first_gpu + per_node; ++g) {
-          CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = id,
-                                                       .attempt = 1,
-                                                       .node = NodeId(n),
-                                                       .gpu_index = g,
-                                                       .gpu_type = core::GpuTypeId("H100"),
-                                                       .epoch = 1,
-                                                       .created_at = clock_.now()}));
+          CORRAL_RETURN_IF_ERROR(
+              tx.allocations().insert_allocation({.job = id,
+                                                  .attempt = 1,
+                                                  .node = NodeId(n),
+                                                  .gpu_index = g,
+                                                  .gpu_type = core::GpuTypeId("H100"),
+                                                  .epoch = 1,
+                                                  .created_at = clock_.now()}));
         }
       }
       return core::Status();
@@ -117,11 +118,11 @@ class LifecycleTest : public ::testing::Test {
   // An agent joins `node` (or heartbeats again): its session's heartbeat is now.
   void agent_on(const std::string& node, bool lost = false) {
     ok(store_->transact([&](store::Tx& tx) {
-      return tx.upsert_agent_session({.node = NodeId(node),
-                                      .agent_url = "http://127.0.0.1:1",
-                                      .joined_at = core::time_from_ms(kLifecycleStartMs),
-                                      .heartbeat_at = clock_.now(),
-                                      .lost = lost});
+      return tx.agents().upsert_agent_session({.node = NodeId(node),
+                                               .agent_url = "http://127.0.0.1:1",
+                                               .joined_at = core::time_from_ms(kLifecycleStartMs),
+                                               .heartbeat_at = clock_.now(),
+                                               .lost = lost});
     }));
   }
 
@@ -129,17 +130,18 @@ class LifecycleTest : public ::testing::Test {
   void report(JobId job, int rank, const std::string& node, const std::string& state,
               int exit_code = 0, int signal = 0) {
     ok(store_->transact([&](store::Tx& tx) {
-      return tx.upsert_worker({.job = job,
-                               .attempt = 1,
-                               .rank = rank,
-                               .node = NodeId(node),
-                               .pid = 1000 + rank,
-                               .state = state == "exited" ? core::WorkerStatus::State::kExited
-                                                          : core::WorkerStatus::State::kRunning,
-                               .exit_code = exit_code,
-                               .signal = signal,
-                               .started_at = clock_.now(),
-                               .exited_at = clock_.now()});
+      return tx.agents().upsert_worker({.job = job,
+                                        .attempt = 1,
+                                        .rank = rank,
+                                        .node = NodeId(node),
+                                        .pid = 1000 + rank,
+                                        .state = state == "exited"
+                                                     ? core::WorkerStatus::State::kExited
+                                                     : core::WorkerStatus::State::kRunning,
+                                        .exit_code = exit_code,
+                                        .signal = signal,
+                                        .started_at = clock_.now(),
+                                        .exited_at = clock_.now()});
     }));
   }
 
@@ -164,7 +166,7 @@ class LifecycleTest : public ::testing::Test {
   store::JobRow job(JobId id) {
     store::JobRow out;
     ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(id));
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
       if (!row) return core::not_found("job");
       out = *row;
       return core::Status();
@@ -175,7 +177,7 @@ class LifecycleTest : public ::testing::Test {
   std::size_t held(JobId id) {
     std::vector<store::AllocationRow> rows;
     ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(rows, tx.list_allocations(id));
+      CORRAL_ASSIGN_OR_RETURN(rows, tx.allocations().list_allocations(id));
       return core::Status();
     }));
     return static_cast<std::size_t>(
@@ -185,7 +187,7 @@ class LifecycleTest : public ::testing::Test {
   std::vector<std::string> events(JobId id) {
     std::vector<std::string> out;
     ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_job_events(id));
+      CORRAL_ASSIGN_OR_RETURN(auto rows, tx.records().list_job_events(id));
       for (const auto& e : rows) out.push_back(e.kind + ": " + e.message);
       return core::Status();
     }));
@@ -261,7 +263,7 @@ TEST_F(LifecycleTest, IsManagedWhenAnyNodeOfTheJobHasAnAgent) {
   auto managed = [&] {
     bool out = false;
     ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(id));
+      CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(id));
       CORRAL_ASSIGN_OR_RETURN(out, server::is_managed(tx, allocs));
       return core::Status();
     }));
@@ -312,7 +314,7 @@ TEST_F(LifecycleTest, ReconcileStartsThenSucceedsAGang) {
   EXPECT_EQ(ev.back(), "released: every rank of attempt 1 confirmed stopped; GPUs released");
   std::vector<store::RunRow> runs;
   ok(store_->read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(runs, tx.list_runs({"train"}));
+    CORRAL_ASSIGN_OR_RETURN(runs, tx.records().list_runs({"train"}));
     return core::Status();
   }));
   ASSERT_EQ(runs.size(), 1u);

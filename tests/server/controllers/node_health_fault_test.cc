@@ -45,12 +45,12 @@ std::string train_spec_json() {
 
 // Writes `phase` (from pending) and attempt 1 to the job.
 Status start_job(store::Tx& tx, core::JobId id, JobPhase phase) {
-  CORRAL_ASSIGN_OR_RETURN(auto job, tx.get_job(id));
+  CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(id));
   if (!job) return core::not_found("job");
   store::JobRow next = *job;
   next.phase = phase;
   next.attempt = 1;
-  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, JobPhase::kPending));
+  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
   return won ? Status() : core::internal_error("seed raced");
 }
 
@@ -59,21 +59,22 @@ Status seed(store::Store& store) {
   const std::string spec = train_spec_json();
   return store.transact([&](store::Tx& tx) {
     for (const auto& node : {kLost, kOther}) {
-      CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node, .spec_json = "{}"}));
-      CORRAL_RETURN_IF_ERROR(tx.upsert_agent_session({.node = node,
-                                                      .epoch = 1,
-                                                      .agent_url = "http://" + node.value,
-                                                      .joined_at = core::time_from_ms(1000),
-                                                      .heartbeat_at = core::time_from_ms(1000)}));
+      CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = node, .spec_json = "{}"}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.agents().upsert_agent_session({.node = node,
+                                            .epoch = 1,
+                                            .agent_url = "http://" + node.value,
+                                            .joined_at = core::time_from_ms(1000),
+                                            .heartbeat_at = core::time_from_ms(1000)}));
     }
     core::JobId ids[2];
     for (auto& id : ids) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("t1"),
-                                                       .name = "train",
-                                                       .priority_class = "standard",
-                                                       .gpus = 2,
-                                                       .spec_json = spec,
-                                                       .now = core::time_from_ms(1000)}));
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("t1"),
+                                                              .name = "train",
+                                                              .priority_class = "standard",
+                                                              .gpus = 2,
+                                                              .spec_json = spec,
+                                                              .now = core::time_from_ms(1000)}));
       id = row.id;
     }
     CORRAL_RETURN_IF_ERROR(start_job(tx, ids[0], JobPhase::kRunning));
@@ -84,13 +85,14 @@ Status seed(store::Store& store) {
       std::int32_t gpu;
     } held[] = {{ids[0], kLost, 0}, {ids[0], kOther, 0}, {ids[1], kLost, 1}};
     for (const auto& h : held) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = h.job,
-                                                   .attempt = 1,
-                                                   .node = h.node,
-                                                   .gpu_index = h.gpu,
-                                                   .gpu_type = core::GpuTypeId("h100"),
-                                                   .epoch = 1,
-                                                   .created_at = core::time_from_ms(2000)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.allocations().insert_allocation({.job = h.job,
+                                              .attempt = 1,
+                                              .node = h.node,
+                                              .gpu_index = h.gpu,
+                                              .gpu_type = core::GpuTypeId("h100"),
+                                              .epoch = 1,
+                                              .created_at = core::time_from_ms(2000)}));
     }
     return Status();
   });
@@ -101,24 +103,24 @@ Status seed(store::Store& store) {
 std::string dump(store::Store& store) {
   std::ostringstream out;
   const Status s = store.read([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.list_agent_sessions());
+    CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
     for (const auto& a : sessions)
       out << "session " << a.node.value << " " << a.epoch << " " << a.lost << "\n";
-    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.list_jobs({}));
+    CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.jobs().list_jobs({}));
     for (const auto& j : jobs) {
       out << "job " << j.id.value << " " << core::to_string(j.phase) << " restarts=" << j.restarts
           << " attained=" << j.attained_gpu_ms << " reason=" << j.reason << "\n";
-      CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.list_allocations(j.id));
+      CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(j.id));
       for (const auto& a : allocs) {
         out << "  alloc " << a.node.value << "/" << a.gpu_index << " active=" << a.active << "\n";
       }
-      CORRAL_ASSIGN_OR_RETURN(auto events, tx.list_job_events(j.id));
+      CORRAL_ASSIGN_OR_RETURN(auto events, tx.records().list_job_events(j.id));
       for (const auto& e : events) out << "  event " << e.kind << ": " << e.message << "\n";
     }
-    CORRAL_ASSIGN_OR_RETURN(auto audit, tx.list_audit(0, 100));
+    CORRAL_ASSIGN_OR_RETURN(auto audit, tx.audit().list_audit(0, 100));
     for (const auto& a : audit)
       out << "audit " << a.seq << " " << a.action << " " << a.after << "\n";
-    CORRAL_ASSIGN_OR_RETURN(auto head, tx.read_audit_head());
+    CORRAL_ASSIGN_OR_RETURN(auto head, tx.audit().read_audit_head());
     out << "audit head " << head.next_seq << "\n";
     return Status();
   });

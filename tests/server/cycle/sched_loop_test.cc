@@ -42,15 +42,17 @@ class SchedLoopTest : public ::testing::Test {
     clock_.set(core::time_from_ms(1'700'000'000'000));
     ok(store_->transact([&](store::Tx& tx) {
       for (const char* t : {"default", "other"}) {
-        CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = core::TenantId(t),
-                                              .config_json = server::tenant_config_to_json(
-                                                  server::default_tenant_config(core::TenantId(t))),
-                                              .updated_at = clock_.now()}));
+        CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
+            {.id = core::TenantId(t),
+             .config_json =
+                 server::tenant_config_to_json(server::default_tenant_config(core::TenantId(t))),
+             .updated_at = clock_.now()}));
       }
-      return tx.upsert_node({.id = core::NodeId("n1"),
-                             .spec_json = R"({"id": "n1", "gpuType": "H100", "gpuCount": 8})",
-                             .created_at = clock_.now(),
-                             .updated_at = clock_.now()});
+      return tx.nodes().upsert_node(
+          {.id = core::NodeId("n1"),
+           .spec_json = R"({"id": "n1", "gpuType": "H100", "gpuCount": 8})",
+           .created_at = clock_.now(),
+           .updated_at = clock_.now()});
     }));
     loop_ = make_loop();
   }
@@ -60,10 +62,10 @@ class SchedLoopTest : public ::testing::Test {
   // n1, so a stopped job is released at once.
   void agent_joins() {
     ok(store_->transact([&](store::Tx& tx) {
-      return tx.upsert_agent_session({.node = core::NodeId("n1"),
-                                      .agent_url = "http://127.0.0.1:1",
-                                      .joined_at = clock_.now(),
-                                      .heartbeat_at = clock_.now()});
+      return tx.agents().upsert_agent_session({.node = core::NodeId("n1"),
+                                               .agent_url = "http://127.0.0.1:1",
+                                               .joined_at = clock_.now(),
+                                               .heartbeat_at = clock_.now()});
     }));
   }
 
@@ -91,13 +93,13 @@ class SchedLoopTest : public ::testing::Test {
     EXPECT_TRUE(parsed.ok());
     JobId id;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row,
-                              tx.insert_job({.tenant = core::TenantId(tenant),
-                                             .name = parsed.spec->name,
-                                             .priority_class = parsed.spec->priority_class,
-                                             .gpus = parsed.spec->resources.gpus,
-                                             .spec_json = core::job_spec_to_json(*parsed.spec),
-                                             .now = clock_.now()}));
+      CORRAL_ASSIGN_OR_RETURN(
+          auto row, tx.jobs().insert_job({.tenant = core::TenantId(tenant),
+                                          .name = parsed.spec->name,
+                                          .priority_class = parsed.spec->priority_class,
+                                          .gpus = parsed.spec->resources.gpus,
+                                          .spec_json = core::job_spec_to_json(*parsed.spec),
+                                          .now = clock_.now()}));
       id = row.id;
       return core::Status();
     }));
@@ -108,7 +110,7 @@ class SchedLoopTest : public ::testing::Test {
   store::JobRow job(JobId id) {
     store::JobRow out;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(id));
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
       if (!row) return core::not_found("job");
       out = *row;
       return core::Status();
@@ -119,7 +121,7 @@ class SchedLoopTest : public ::testing::Test {
   std::size_t active_gpus(JobId id) {
     std::vector<store::AllocationRow> rows;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(rows, tx.list_allocations(id));
+      CORRAL_ASSIGN_OR_RETURN(rows, tx.allocations().list_allocations(id));
       return core::Status();
     }));
     return static_cast<std::size_t>(
@@ -130,7 +132,7 @@ class SchedLoopTest : public ::testing::Test {
   std::vector<std::string> event_kinds(JobId id) {
     std::vector<std::string> out;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(const auto events, tx.list_job_events(id));
+      CORRAL_ASSIGN_OR_RETURN(const auto events, tx.records().list_job_events(id));
       out.clear();
       for (const auto& e : events) out.push_back(e.kind);
       return core::Status();
@@ -141,7 +143,7 @@ class SchedLoopTest : public ::testing::Test {
   std::vector<store::ElasticTargetRow> targets() {
     std::vector<store::ElasticTargetRow> rows;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(rows, tx.list_elastic_targets());
+      CORRAL_ASSIGN_OR_RETURN(rows, tx.scheduler().list_elastic_targets());
       return core::Status();
     }));
     return rows;
@@ -151,15 +153,16 @@ class SchedLoopTest : public ::testing::Test {
   // compare-and-set from the previous), releasing its GPUs first when `release`.
   void move(JobId id, std::vector<JobPhase> phases, bool release = false) {
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.get_job(id));
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
       if (!row) return core::not_found("job");
-      if (release) CORRAL_RETURN_IF_ERROR(tx.release_allocations(id, clock_.now()).status());
+      if (release)
+        CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations(id, clock_.now()).status());
       for (const JobPhase to : phases) {
         store::JobRow next = *row;
         next.phase = to;
         next.updated_at = clock_.now();
         if (to == JobPhase::kPending) next.queued_at = clock_.now();
-        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, row->phase));
+        CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, row->phase));
         if (!won) return core::raced("phase changed");
         row = next;
       }
@@ -186,7 +189,7 @@ constexpr core::Duration kPastMinRuntime = core::seconds(11 * 60);
 TYPED_TEST(SchedLoopTest, ARackCountsTheReportedPowerLimitNotTheCatalogTdp) {
   this->ok(this->store_->transact([&](store::Tx& tx) {
     const core::Time now = this->clock_.now();
-    CORRAL_RETURN_IF_ERROR(tx.upsert_node(
+    CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(
         {.id = core::NodeId("pcie1"),
          .spec_json =
              R"({"id": "pcie1", "gpuType": "A100-80GB", "gpuCount": 4, "labels": {"rack": "p1"}})",
@@ -194,9 +197,9 @@ TYPED_TEST(SchedLoopTest, ARackCountsTheReportedPowerLimitNotTheCatalogTdp) {
          .updated_at = now}));
     core::ObservedInventory inventory{.source = "test"};
     for (int g = 0; g < 4; ++g) inventory.gpus.push_back({.index = g, .power_limit_w = 300});
-    CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+    CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(
         {.node = core::NodeId("pcie1"), .inventory = inventory, .heartbeat_at = now}));
-    return tx.put_rack_cap(
+    return tx.rack_caps().put_rack_cap(
         {.rack = "p1", .declared_by = "config", .power_cap_watts = 1500, .updated_at = now});
   }));
   const JobId id = this->submit(R"({"name": "pcie", "resources": {"gpus": 4,
@@ -334,7 +337,7 @@ TYPED_TEST(SchedLoopTest, RunningElasticJobGrowsByCheckpointAndRestart) {
   // The scheduler's resize is an audit entry (as its preemptions and reclaims are).
   std::vector<store::AuditRow> audit;
   this->ok(this->store_->transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(audit, tx.list_audit(0, 100));
+    CORRAL_ASSIGN_OR_RETURN(audit, tx.audit().list_audit(0, 100));
     return core::Status();
   }));
   ASSERT_EQ(audit.size(), 1u);
@@ -404,7 +407,7 @@ TYPED_TEST(SchedLoopTest, FairShareUsageSurvivesARestart) {
   this->cycle();  // an hour of 8 GPUs accrues and is written
   std::vector<store::TenantUsageRow> before;
   this->ok(this->store_->transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(before, tx.list_tenant_usage());
+    CORRAL_ASSIGN_OR_RETURN(before, tx.scheduler().list_tenant_usage());
     return core::Status();
   }));
   ASSERT_EQ(before.size(), 1u);
@@ -419,7 +422,7 @@ TYPED_TEST(SchedLoopTest, FairShareUsageSurvivesARestart) {
   this->cycle();
   std::vector<store::TenantUsageRow> after;
   this->ok(this->store_->transact([&](store::Tx& tx) {
-    CORRAL_ASSIGN_OR_RETURN(after, tx.list_tenant_usage());
+    CORRAL_ASSIGN_OR_RETURN(after, tx.scheduler().list_tenant_usage());
     return core::Status();
   }));
   ASSERT_EQ(after.size(), 1u);

@@ -159,7 +159,7 @@ class LeaseTest : public ::testing::Test {
   }
   std::optional<std::int64_t> claim(const std::string& holder, core::Duration lease) {
     return *tx([&](store::Tx& t) {
-      return t.claim_lease("s", holder, clock_.now(), clock_.now() + lease);
+      return t.scheduler().claim_lease("s", holder, clock_.now(), clock_.now() + lease);
     });
   }
 
@@ -176,9 +176,10 @@ TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
   ASSERT_TRUE(a.has_value());
   EXPECT_FALSE(this->claim("b", lease).has_value());  // a's lease is live
   this->clock_.advance(core::Duration(1500));
-  EXPECT_TRUE(
-      this->tx([&](store::Tx& t) { return t.renew_lease("s", *a, this->clock_.now() + lease); })
-          .ok());
+  EXPECT_TRUE(this->tx([&](store::Tx& t) {
+                    return t.scheduler().renew_lease("s", *a, this->clock_.now() + lease);
+                  })
+                  .ok());
   this->clock_.advance(core::Duration(1500));
   EXPECT_FALSE(this->claim("b", lease).has_value());  // renewed: still live
   this->clock_.advance(core::Duration(600));
@@ -186,48 +187,50 @@ TYPED_TEST(LeaseTest, ALiveLeaseIsRefusedALapsedOneTakenAndTheOldHolderFenced) {
   ASSERT_TRUE(b.has_value());
   EXPECT_GT(*b, *a);
   // a's renewal and every write fenced by its epoch are refused now.
+  EXPECT_TRUE(store::is_stale_epoch(this->tx([&](store::Tx& t) {
+    return t.scheduler().renew_lease("s", *a, this->clock_.now() + lease);
+  })));
   EXPECT_TRUE(store::is_stale_epoch(
-      this->tx([&](store::Tx& t) { return t.renew_lease("s", *a, this->clock_.now() + lease); })));
-  EXPECT_TRUE(
-      store::is_stale_epoch(this->tx([&](store::Tx& t) { return t.check_epoch("s", *a); })));
-  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.check_epoch("s", *b); }).ok());
+      this->tx([&](store::Tx& t) { return t.scheduler().check_epoch("s", *a); })));
+  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.scheduler().check_epoch("s", *b); }).ok());
   // b restarted under its name takes its lease back at once (and fences its old self).
   const auto b2 = this->claim("b", lease);
   ASSERT_TRUE(b2.has_value());
   EXPECT_GT(*b2, *b);
   // Released: anyone may claim it now.
-  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.release_lease("s", *b2); }).ok());
+  EXPECT_TRUE(this->tx([&](store::Tx& t) { return t.scheduler().release_lease("s", *b2); }).ok());
   EXPECT_TRUE(this->claim("c", lease).has_value());
-  const auto rows = *this->tx([&](store::Tx& t) { return t.list_leases(); });
+  const auto rows = *this->tx([&](store::Tx& t) { return t.scheduler().list_leases(); });
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].holder, "c");
   // Handed over to d: still live, so only d may claim it; d's claim fences c.
   const std::int64_t c = rows[0].epoch;
   EXPECT_TRUE(this->tx([&](store::Tx& t) {
-                    return t.hand_over_lease("s", c, "d", this->clock_.now() + lease);
+                    return t.scheduler().hand_over_lease("s", c, "d", this->clock_.now() + lease);
                   })
                   .ok());
   EXPECT_FALSE(this->claim("e", lease).has_value());
   const auto d = this->claim("d", lease);
   ASSERT_TRUE(d.has_value());
   EXPECT_GT(*d, c);
-  EXPECT_TRUE(store::is_stale_epoch(this->tx([&](store::Tx& t) { return t.check_epoch("s", c); })));
+  EXPECT_TRUE(store::is_stale_epoch(
+      this->tx([&](store::Tx& t) { return t.scheduler().check_epoch("s", c); })));
 }
 
 TYPED_TEST(LeaseTest, ReplicaRowsAreKeptAndListed) {
   const auto now = this->clock_.now();
   EXPECT_TRUE(this->tx([&](store::Tx& t) {
-                    CORRAL_RETURN_IF_ERROR(t.put_replica(
+                    CORRAL_RETURN_IF_ERROR(t.scheduler().put_replica(
                         {.name = "r2", .address = "a:2", .started_at = now, .expires_at = now}));
-                    CORRAL_RETURN_IF_ERROR(t.put_replica(
+                    CORRAL_RETURN_IF_ERROR(t.scheduler().put_replica(
                         {.name = "r1", .address = "a:1", .started_at = now, .expires_at = now}));
-                    return t.put_replica({.name = "r1",
-                                          .address = "a:9",
-                                          .started_at = now,
-                                          .expires_at = now + core::Duration(5)});
+                    return t.scheduler().put_replica({.name = "r1",
+                                                      .address = "a:9",
+                                                      .started_at = now,
+                                                      .expires_at = now + core::Duration(5)});
                   })
                   .ok());
-  const auto rows = *this->tx([&](store::Tx& t) { return t.list_replicas(); });
+  const auto rows = *this->tx([&](store::Tx& t) { return t.scheduler().list_replicas(); });
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].name, "r1");
   EXPECT_EQ(rows[0].address, "a:9");
@@ -399,12 +402,12 @@ core::Result<store::JobRow> insert_job(store::Tx& tx, const std::string& tenant,
   if (!parsed.ok()) {
     return core::invalid_argument(parsed.errors.front().path, parsed.errors.front().reason);
   }
-  return tx.insert_job({.tenant = core::TenantId(tenant),
-                        .name = "j",
-                        .priority_class = parsed.spec->priority_class,
-                        .gpus = gpus,
-                        .spec_json = core::job_spec_to_json(*parsed.spec),
-                        .now = now});
+  return tx.jobs().insert_job({.tenant = core::TenantId(tenant),
+                               .name = "j",
+                               .priority_class = parsed.spec->priority_class,
+                               .gpus = gpus,
+                               .spec_json = core::job_spec_to_json(*parsed.spec),
+                               .now = now});
 }
 
 // One scheduler loop per shard of `specs`, started and stopped: the test runs their cycles.
@@ -440,8 +443,8 @@ void read_holdings(store::Store& store, std::vector<store::AllocationRow>& alloc
                    std::vector<store::JobRow>& holding) {
   ASSERT_TRUE(store
                   .read([&](store::Tx& tx) {
-                    CORRAL_ASSIGN_OR_RETURN(allocs, tx.list_active_allocations());
-                    CORRAL_ASSIGN_OR_RETURN(holding, tx.list_jobs_holding_gpus());
+                    CORRAL_ASSIGN_OR_RETURN(allocs, tx.allocations().list_active_allocations());
+                    CORRAL_ASSIGN_OR_RETURN(holding, tx.jobs().list_jobs_holding_gpus());
                     return core::Status();
                   })
                   .ok());
@@ -453,11 +456,11 @@ core::Status finish_some(store::Store& store, const std::vector<store::JobRow>& 
   return store.transact([&](store::Tx& tx) {
     for (const auto& j : holding) {
       if (rng() % 3 != 0) continue;
-      CORRAL_RETURN_IF_ERROR(tx.release_allocations(j.id, now).status());
+      CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations(j.id, now).status());
       store::JobRow next = j;
       next.phase = core::JobPhase::kSucceeded;
       next.updated_at = now;
-      CORRAL_RETURN_IF_ERROR(tx.update_job(next, j.phase).status());
+      CORRAL_RETURN_IF_ERROR(tx.jobs().update_job(next, j.phase).status());
     }
     return core::Status();
   });
@@ -510,15 +513,15 @@ TYPED_TEST(CrossShardQuota, NoTenantPassesItsQuotaAndNoPoolItsCapacity) {
                 auto c = server::tenant_config_from_json(name, cfg);
                 CORRAL_RETURN_IF_ERROR(c.status());
                 CORRAL_RETURN_IF_ERROR(
-                    tx.put_tenant({.id = core::TenantId(name),
-                                   .config_json = server::tenant_config_to_json(*c),
-                                   .updated_at = this->clock_.now()}));
+                    tx.tenants().put_tenant({.id = core::TenantId(name),
+                                             .config_json = server::tenant_config_to_json(*c),
+                                             .updated_at = this->clock_.now()}));
               }
               for (int s = 0; s < kShards; ++s) {
                 for (int n = 0; n < 1 + static_cast<int>(rng() % 2); ++n) {
                   const std::string id = "n" + std::to_string(s) + "-" + std::to_string(n);
                   nodes[id] = {"r" + std::to_string(s), 8};
-                  CORRAL_RETURN_IF_ERROR(tx.upsert_node(
+                  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(
                       {.id = core::NodeId(id),
                        .spec_json =
                            R"({"id": ")" + id +
@@ -624,22 +627,22 @@ TYPED_TEST(CrossShardRackPower, NoRackPassesItsCapAcrossShards) {
     ASSERT_TRUE(
         store
             ->transact([&](store::Tx& tx) {
-              CORRAL_RETURN_IF_ERROR(tx.put_tenant(
+              CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
                   {.id = core::TenantId("t"), .config_json = "{}", .updated_at = now}));
               for (int r = 0; r < kRacks; ++r) {
                 const std::string rack = "rack" + std::to_string(r);
                 // Full, a rack would draw 8 x 700 + 8 x 300 = 8,000 W.
                 cap[rack] = 3000 + static_cast<std::int64_t>(rng() % 4000);
-                CORRAL_RETURN_IF_ERROR(tx.put_rack_cap({.rack = rack,
-                                                        .declared_by = "config",
-                                                        .power_cap_watts = cap[rack],
-                                                        .updated_at = now}));
+                CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap({.rack = rack,
+                                                                    .declared_by = "config",
+                                                                    .power_cap_watts = cap[rack],
+                                                                    .updated_at = now}));
                 for (const auto& [type, watts] :
                      {std::pair<std::string, std::int64_t>{"H100", kH100Watts},
                       {"A100-80GB", kA100Watts}}) {
                   const std::string id = type.substr(0, 4) + "-" + std::to_string(r);
                   node_watts[id] = {rack, watts};
-                  CORRAL_RETURN_IF_ERROR(tx.upsert_node(
+                  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(
                       {.id = core::NodeId(id),
                        .spec_json = R"({"id": ")" + id + R"(", "gpuType": ")" + type +
                                     R"(", "gpuCount": 8, "labels": {"rack": ")" + rack +
@@ -652,7 +655,7 @@ TYPED_TEST(CrossShardRackPower, NoRackPassesItsCapAcrossShards) {
                     inventory.gpus.push_back(
                         {.index = g, .power_limit_w = static_cast<std::int32_t>(kA100Watts)});
                   }
-                  CORRAL_RETURN_IF_ERROR(tx.upsert_observed(
+                  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(
                       {.node = core::NodeId(id), .inventory = inventory, .heartbeat_at = now}));
                 }
               }

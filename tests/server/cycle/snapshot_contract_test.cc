@@ -203,11 +203,11 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   // ---- corrald: the same facts as store rows ----------------------------------------
   this->ok(this->store_->transact([&](store::Tx& tx) {
     for (const auto& node : this->nodes_) {
-      CORRAL_RETURN_IF_ERROR(tx.upsert_node({.id = node.id,
-                                             .spec_json = this->specs_.at(node.id.value),
-                                             .admin = node.admin,
-                                             .created_at = at_s(-86400),
-                                             .updated_at = at_s(-86400)}));
+      CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node({.id = node.id,
+                                                     .spec_json = this->specs_.at(node.id.value),
+                                                     .admin = node.admin,
+                                                     .created_at = at_s(-86400),
+                                                     .updated_at = at_s(-86400)}));
       // The agent's observation: n3 reports GPU 7 unhealthy.
       store::ObservedNode observed{.node = node.id, .heartbeat_at = at_s(-1)};
       for (const auto& g : node.gpus) {
@@ -216,34 +216,37 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
              .condition = g.healthy ? core::GpuCondition::kOk : core::GpuCondition::kUnhealthy,
              .problem = g.healthy ? "" : "XID 79 (fell off the bus)"});
       }
-      CORRAL_RETURN_IF_ERROR(tx.upsert_observed(observed));
+      CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(observed));
     }
     // r1's cap from the admin config (which wins over the agent's), r2's the smallest
     // its agents declared.
-    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
+    CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap(
         {.rack = "r1", .declared_by = "config", .power_cap_watts = 20'000, .updated_at = at_s(0)}));
-    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
+    CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap(
         {.rack = "r1", .declared_by = "node/n1", .power_cap_watts = 9'000, .updated_at = at_s(0)}));
-    CORRAL_RETURN_IF_ERROR(tx.put_rack_cap(
+    CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap(
         {.rack = "r2", .declared_by = "node/n3", .power_cap_watts = 6'000, .updated_at = at_s(0)}));
     for (const auto& cfg : this->tenant_configs_) {
-      CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = cfg.tenant.id,
-                                            .config_json = server::tenant_config_to_json(cfg),
-                                            .updated_at = at_s(-86400)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.tenants().put_tenant({.id = cfg.tenant.id,
+                                   .config_json = server::tenant_config_to_json(cfg),
+                                   .updated_at = at_s(-86400)}));
     }
     for (const auto& r : this->reservations_) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_reservation({.id = r.id,
-                                                    .tenant = r.tenant,
-                                                    .spec_json = server::reservation_to_json(r),
-                                                    .created_at = at_s(-86400)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.tenants().insert_reservation({.id = r.id,
+                                           .tenant = r.tenant,
+                                           .spec_json = server::reservation_to_json(r),
+                                           .created_at = at_s(-86400)}));
     }
     const auto insert = [&](const Job& j) -> core::Result<store::JobRow> {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId(j.tenant),
-                                                       .name = j.name,
-                                                       .priority_class = j.priority_class,
-                                                       .tier = core::tier_of(j.priority_class),
-                                                       .spec_json = j.spec,
-                                                       .now = at_s(-9000)}));
+      CORRAL_ASSIGN_OR_RETURN(auto row,
+                              tx.jobs().insert_job({.tenant = core::TenantId(j.tenant),
+                                                    .name = j.name,
+                                                    .priority_class = j.priority_class,
+                                                    .tier = core::tier_of(j.priority_class),
+                                                    .spec_json = j.spec,
+                                                    .now = at_s(-9000)}));
       EXPECT_EQ(row.id.value, j.id);
       return row;
     };
@@ -252,15 +255,17 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       for (int a = 1; a <= attempts; ++a) {
         const std::int64_t per = gpu_s / attempts / 4;  // on 4 GPUs
         for (int g = 0; g < 4; ++g) {
-          CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = JobId(j.id),
-                                                       .attempt = a,
-                                                       .node = core::NodeId("n1"),
-                                                       .gpu_index = g,
-                                                       .gpu_type = core::GpuTypeId("H100"),
-                                                       .created_at = at_s(-8000 + a * 1000)}));
+          CORRAL_RETURN_IF_ERROR(
+              tx.allocations().insert_allocation({.job = JobId(j.id),
+                                                  .attempt = a,
+                                                  .node = core::NodeId("n1"),
+                                                  .gpu_index = g,
+                                                  .gpu_type = core::GpuTypeId("H100"),
+                                                  .created_at = at_s(-8000 + a * 1000)}));
         }
-        CORRAL_RETURN_IF_ERROR(
-            tx.release_allocations(JobId(j.id), at_s(-8000 + a * 1000 + per)).status());
+        CORRAL_RETURN_IF_ERROR(tx.allocations()
+                                   .release_allocations(JobId(j.id), at_s(-8000 + a * 1000 + per))
+                                   .status());
       }
       return core::Status();
     };
@@ -278,46 +283,47 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       const store::JobRow row{.id = JobId(r.job.id)};
       const int earlier_attempts = r.earlier_gpu_s > 0 ? 1 : 0;
       for (const auto& g : r.gpus) {
-        CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = row.id,
-                                                     .attempt = earlier_attempts + 1,
-                                                     .node = g.node,
-                                                     .gpu_index = g.index,
-                                                     .gpu_type = core::GpuTypeId("H100"),
-                                                     .borrowed = r.borrowed,
-                                                     .created_at = at_s(r.started_s)}));
+        CORRAL_RETURN_IF_ERROR(
+            tx.allocations().insert_allocation({.job = row.id,
+                                                .attempt = earlier_attempts + 1,
+                                                .node = g.node,
+                                                .gpu_index = g.index,
+                                                .gpu_type = core::GpuTypeId("H100"),
+                                                .borrowed = r.borrowed,
+                                                .created_at = at_s(r.started_s)}));
       }
       if (r.checkpoint_s) {
-        CORRAL_RETURN_IF_ERROR(tx.insert_checkpoint({.job = row.id,
-                                                     .attempt = earlier_attempts + 1,
-                                                     .step = 10,
-                                                     .uri = "/c/10",
-                                                     .time = at_s(*r.checkpoint_s)}));
+        CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint({.job = row.id,
+                                                                   .attempt = earlier_attempts + 1,
+                                                                   .step = 10,
+                                                                   .uri = "/c/10",
+                                                                   .time = at_s(*r.checkpoint_s)}));
       }
-      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.get_job(row.id));
+      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.jobs().get_job(row.id));
       store::JobRow next = *fresh;
       next.phase = core::JobPhase::kRunning;
       next.attempt = earlier_attempts + 1;
       next.preemptions = r.preemptions;
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, core::JobPhase::kPending));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, core::JobPhase::kPending));
       EXPECT_TRUE(won);
     }
     for (const auto& p : pending) {
-      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.get_job(JobId(p.job.id)));
+      CORRAL_ASSIGN_OR_RETURN(auto fresh, tx.jobs().get_job(JobId(p.job.id)));
       store::JobRow next = *fresh;
       next.attempt = p.attempts;
       next.preemptions = p.preemptions;
       next.queued_at = at_s(p.queued_s);
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, core::JobPhase::kPending));
+      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, core::JobPhase::kPending));
       EXPECT_TRUE(won);
     }
     // `nightly` ran three times before, the latest first.
     for (auto it = nightly_runs.rbegin(); it != nightly_runs.rend(); ++it) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_run({.tenant = core::TenantId("a"),
-                                            .name = "nightly",
-                                            .job = JobId(100),
-                                            .run = *it,
-                                            .finished_at = at_s(-20000)},
-                                           server::kRunHistoryKept));
+      CORRAL_RETURN_IF_ERROR(tx.records().insert_run({.tenant = core::TenantId("a"),
+                                                      .name = "nightly",
+                                                      .job = JobId(100),
+                                                      .run = *it,
+                                                      .finished_at = at_s(-20000)},
+                                                     server::kRunHistoryKept));
     }
     return core::Status();
   }));
@@ -325,11 +331,11 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   sched::SnapshotInput from_store;
   this->ok(this->store_->read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.list_jobs({.phases = {core::JobPhase::kPending}}));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
     std::map<std::int64_t, store::JobRow> queue;
     for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
-    CORRAL_ASSIGN_OR_RETURN(auto runs, tx.list_runs({"c10", "c3600", "elastic", "nightly", "p3",
-                                                     "estimated", "reserved"}));
+    CORRAL_ASSIGN_OR_RETURN(auto runs, tx.records().list_runs({"c10", "c3600", "elastic", "nightly",
+                                                               "p3", "estimated", "reserved"}));
     const auto history = server::run_history_from(runs);
     server::SpecCache specs;
     server::RequestCache requests(specs);
@@ -467,43 +473,47 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
                          R"( "checkpoint": {"dir": "/e", "intervalSeconds": 100})")};
   this->ok(this->store_->transact([&](store::Tx& tx) -> core::Status {
     for (const auto& cfg : this->tenant_configs_) {
-      CORRAL_RETURN_IF_ERROR(tx.put_tenant({.id = cfg.tenant.id,
-                                            .config_json = server::tenant_config_to_json(cfg),
-                                            .updated_at = at_s(-86400)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.tenants().put_tenant({.id = cfg.tenant.id,
+                                   .config_json = server::tenant_config_to_json(cfg),
+                                   .updated_at = at_s(-86400)}));
     }
-    CORRAL_ASSIGN_OR_RETURN(auto row, tx.insert_job({.tenant = core::TenantId("a"),
-                                                     .name = elastic.name,
-                                                     .priority_class = "standard",
-                                                     .tier = core::tier_of("standard"),
-                                                     .spec_json = elastic.spec,
-                                                     .now = at_s(-9000)}));
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("a"),
+                                                            .name = elastic.name,
+                                                            .priority_class = "standard",
+                                                            .tier = core::tier_of("standard"),
+                                                            .spec_json = elastic.spec,
+                                                            .now = at_s(-9000)}));
     for (int g = 0; g < 4; ++g) {
-      CORRAL_RETURN_IF_ERROR(tx.insert_allocation({.job = row.id,
-                                                   .attempt = 1,
-                                                   .node = core::NodeId("n1"),
-                                                   .gpu_index = g,
-                                                   .gpu_type = core::GpuTypeId("H100"),
-                                                   .created_at = at_s(-600)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.allocations().insert_allocation({.job = row.id,
+                                              .attempt = 1,
+                                              .node = core::NodeId("n1"),
+                                              .gpu_index = g,
+                                              .gpu_type = core::GpuTypeId("H100"),
+                                              .created_at = at_s(-600)}));
     }
     // On H100 at 4 GPUs: 20 samples/s, then 30 (the newer replaces it). An older figure on
     // another type (A100 at 2 GPUs) is left out of the job's curve (the newest report was
     // on H100) and makes the A100 curve.
     for (const auto& [throughput, t] : {std::pair{20.0, -300}, {30.0, -200}}) {
-      CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
-                                                   .gpu_type = core::GpuTypeId("H100"),
-                                                   .gpus = 4,
-                                                   .throughput = throughput,
-                                                   .time = at_s(t)}));
+      CORRAL_RETURN_IF_ERROR(
+          tx.checkpoints().record_throughput({.job = row.id,
+                                              .gpu_type = core::GpuTypeId("H100"),
+                                              .gpus = 4,
+                                              .throughput = throughput,
+                                              .time = at_s(t)}));
     }
-    CORRAL_RETURN_IF_ERROR(tx.record_throughput({.job = row.id,
-                                                 .gpu_type = core::GpuTypeId("A100-80GB"),
-                                                 .gpus = 2,
-                                                 .throughput = 5,
-                                                 .time = at_s(-5000)}));
+    CORRAL_RETURN_IF_ERROR(
+        tx.checkpoints().record_throughput({.job = row.id,
+                                            .gpu_type = core::GpuTypeId("A100-80GB"),
+                                            .gpus = 2,
+                                            .throughput = 5,
+                                            .time = at_s(-5000)}));
     store::JobRow next = row;
     next.phase = core::JobPhase::kRunning;
     next.attempt = 1;
-    CORRAL_ASSIGN_OR_RETURN(const bool won, tx.update_job(next, core::JobPhase::kPending));
+    CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, core::JobPhase::kPending));
     EXPECT_TRUE(won);
     return core::Status();
   }));

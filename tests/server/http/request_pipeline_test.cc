@@ -46,11 +46,11 @@ class RequestPipelineTest : public ::testing::Test {
                                {"t-agent", "agent", "n1"},
                                {"t-join", "join", ""}}) {
                         CORRAL_RETURN_IF_ERROR(
-                            tx.insert_token({.hash = server::sha256_hex(token),
-                                             .role = role,
-                                             .tenant = role == "member" ? "default" : "",
-                                             .node = node,
-                                             .created_at = clock_.now()}));
+                            tx.security().insert_token({.hash = server::sha256_hex(token),
+                                                        .role = role,
+                                                        .tenant = role == "member" ? "default" : "",
+                                                        .node = node,
+                                                        .created_at = clock_.now()}));
                       }
                       return core::Status();
                     })
