@@ -77,18 +77,35 @@ for n, f, line in sorted(functions, reverse=True)[:5]:
     print(f"  {n:>5}  {f}:{line}")
 
 store_h = texts.get("src/store/store.h", "")
-bases = re.findall(r"public (\w+Repo)", store_h.split("class Tx", 1)[1].split("{", 1)[0]) \
-    if "class Tx" in store_h else []
-methods = 0
+tx_body = store_h.split("class Tx", 1)[1].split("\n};", 1)[0] if "class Tx" in store_h else ""
+bases = re.findall(r"public (\w+Repo)", tx_body.split("{", 1)[0])
+accessors = re.findall(r"virtual (\w+Repo)& \w+\(\) = 0;", tx_body)
+repo_methods = {}
 for f, t in texts.items():
     if f.startswith("src/store/") and f.endswith(".h"):
-        for base in bases:
-            m = re.search(r"class " + base + r"\b[^{]*\{(.*?)\n\};", t, re.S)
-            if m:
-                methods += len(re.findall(r"\bvirtual\b(?!\s*~)", m.group(1)))
-print(f"\nstore::Tx inherits {len(bases)} repositories, {methods} methods")
+        for m in re.finditer(r"class (\w+Repo) \{(.*?)\n\};", t, re.S):
+            repo_methods[m.group(1)] = len(re.findall(r"\bvirtual\b(?!\s*~)", m.group(2)))
+if bases:
+    print(f"\nstore::Tx inherits {len(bases)} repositories, "
+          f"{sum(repo_methods.get(b, 0) for b in bases)} methods")
+else:
+    largest = max(repo_methods.items(), key=lambda kv: kv[1])
+    print(f"\nstore::Tx hands out {len(accessors)} repositories by name ({len(accessors)} methods); "
+          f"the largest, {largest[0]}, has {largest[1]}")
 tx_callers = [f for f, t in texts.items() if f.startswith("src/server/") and "store::Tx&" in t]
 print(f"server files taking store::Tx&: {len(tx_callers)}")
+narrow = sorted({f for f, t in texts.items() if f.startswith("src/server/")
+                 and re.search(r"store::\w+Repo&", t)})
+print(f"server files taking a narrow repository (store::XRepo&): {len(narrow)}")
+
+
+def params(pattern):
+    return sum(len(re.findall(pattern, t)) for f, t in texts.items()
+               if f.startswith("src/server/") and f.endswith(".cc"))
+
+
+whole, narrow_params = params(r"store::Tx& \w+[,)]"), params(r"store::\w+Repo& \w+[,)]")
+print(f"server parameters of type store::Tx&: {whole}, of a narrow repository: {narrow_params}")
 decoders = sorted(f for f, t in texts.items()
                   if "tenant_config_from_json(" in t and not f.endswith(".h"))
 print(f"files decoding tenant JSON: {len(decoders)}: {' '.join(decoders)}")

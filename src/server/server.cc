@@ -75,11 +75,11 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
       if (existing) continue;
       CORRAL_RETURN_IF_ERROR(tx.tenants().put_tenant(
           {.id = t.tenant.id, .config_json = tenant_config_to_json(t), .updated_at = clock.now()}));
-      CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
-                                               .action = "tenant.bootstrap",
-                                               .target = "tenant/" + t.tenant.id.value,
-                                               .after = tenant_config_to_json(t),
-                                               .time = clock.now()}));
+      CORRAL_RETURN_IF_ERROR(append_audit(tx.audit(), {.actor = "corrald",
+                                                       .action = "tenant.bootstrap",
+                                                       .target = "tenant/" + t.tenant.id.value,
+                                                       .after = tenant_config_to_json(t),
+                                                       .time = clock.now()}));
     }
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t tokens, tx.security().count_tokens());
     if (tokens > 0) return Status();
@@ -92,11 +92,11 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
                                                        .created_at = clock.now(),
                                                        .name = "bootstrap-admin",
                                                        .owner = "corrald"}));
-    CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald",
-                                             .action = "token.bootstrap",
-                                             .target = "token:bootstrap-admin",
-                                             .after = "role=admin",
-                                             .time = clock.now()}));
+    CORRAL_RETURN_IF_ERROR(append_audit(tx.audit(), {.actor = "corrald",
+                                                     .action = "token.bootstrap",
+                                                     .target = "token:bootstrap-admin",
+                                                     .after = "role=admin",
+                                                     .time = clock.now()}));
     const std::string join = new_token();
     CORRAL_RETURN_IF_ERROR(write_private_file(data_dir / "join.token", join + "\n"));
     CORRAL_RETURN_IF_ERROR(tx.security().insert_token({.hash = sha256_hex(join),
@@ -104,11 +104,11 @@ Status bootstrap(store::Store& store, const ServerConfig& config,
                                                        .created_at = clock.now(),
                                                        .name = "bootstrap-join",
                                                        .owner = "corrald"}));
-    return append_audit(tx, {.actor = "corrald",
-                             .action = "token.bootstrap",
-                             .target = "token:bootstrap-join",
-                             .after = "role=join",
-                             .time = clock.now()});
+    return append_audit(tx.audit(), {.actor = "corrald",
+                                     .action = "token.bootstrap",
+                                     .target = "token:bootstrap-join",
+                                     .after = "role=join",
+                                     .time = clock.now()});
   });
   if (!transacted.ok()) return transacted;
   if (!token.empty()) {

@@ -25,9 +25,9 @@ using core::Result;
 using core::Status;
 using nlohmann::json;
 
-Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
+Result<store::AgentSessionRow> current_session(store::AgentRepo& agents, const std::string& node,
                                                std::int64_t epoch) {
-  CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(core::NodeId(node)));
+  CORRAL_ASSIGN_OR_RETURN(auto session, agents.get_agent_session(core::NodeId(node)));
   if (!session) return core::fenced("node " + node + " has not joined; join again");
   if (session->lost || epoch != session->epoch) {
     return core::fenced("epoch " + std::to_string(epoch) + " of node " + node +
@@ -44,7 +44,7 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
   // The agent keeps its run records under this id: see docs/agent-protocol.md §1.
   CORRAL_ASSIGN_OR_RETURN(const std::string cluster_id, tx.agents().cluster_id());
   // Registered exactly as POST /v1/nodes would.
-  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, ctx.now));
+  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx.nodes(), node, ctx.now));
   // The rack's power cap as this node's agent declares it (0: it declares none); the
   // scheduler takes the admin config's cap, else the smallest declared.
   const std::string declared_by = "node/" + node.id.value;
@@ -58,7 +58,7 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
   // A join reports what the agent found; the GPUs' conditions wait for its readings.
   CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(
       {.node = node.id, .inventory = request.inventory, .heartbeat_at = ctx.now}));
-  CORRAL_RETURN_IF_ERROR(record_node_joined(tx, node.id, ctx.now));
+  CORRAL_RETURN_IF_ERROR(record_node_joined(tx.ledger(), node.id, ctx.now));
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(node.id));
   // The epoch only moves when the node is lost, so an agent that restarts on a node
   // that was not lost meanwhile gets the same one back.
@@ -79,15 +79,15 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
                                   .name = "agent-" + node.id.value + "-" + hash.substr(0, 8),
                                   .owner = "join"}));
   CORRAL_RETURN_IF_ERROR(append_audit(
-      tx, {.actor = grant.joiner + "(join)",
-           .action = "agent.join",
-           .target = "node/" + node.id.value,
-           .before =
-               session ? "epoch=" + std::to_string(session->epoch) + (session->lost ? " lost" : "")
-                       : "",
-           .after = "epoch=" + std::to_string(row.epoch) + " url=" + request.agent_url +
-                    " token:agent-" + node.id.value + "-" + hash.substr(0, 8),
-           .time = ctx.now}));
+      tx.audit(), {.actor = grant.joiner + "(join)",
+                   .action = "agent.join",
+                   .target = "node/" + node.id.value,
+                   .before = session ? "epoch=" + std::to_string(session->epoch) +
+                                           (session->lost ? " lost" : "")
+                                     : "",
+                   .after = "epoch=" + std::to_string(row.epoch) + " url=" + request.agent_url +
+                            " token:agent-" + node.id.value + "-" + hash.substr(0, 8),
+                   .time = ctx.now}));
   ctx.fx.bump.insert(node.id.value);
   ctx.fx.rejoined.insert(node.id.value);
   ctx.fx.wake_scheduler = true;
@@ -151,7 +151,7 @@ Status record_health(store::Tx& tx, const std::string& node,
   const std::vector<store::GpuObservation> judged_before = std::move(observed.gpus);
   observed.gpus = evaluate_gpus(registered, gpus, ctx.settings, judged_before, ctx.now);
   CORRAL_RETURN_IF_ERROR(
-      record_gpu_conditions(tx, registered.id, judged_before, observed.gpus, ctx.now));
+      record_gpu_conditions(tx.ledger(), registered.id, judged_before, observed.gpus, ctx.now));
   observed.readings = gpus;
   observed.heartbeat_at = ctx.now;
   std::string critical;  // the first unhealthy GPU drains the node
@@ -170,13 +170,13 @@ Status record_health(store::Tx& tx, const std::string& node,
   row->updated_at = ctx.now;
   CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(*row));
   CORRAL_RETURN_IF_ERROR(
-      record_admin_state(tx, row->id, before, row->admin, row->admin_reason, ctx.now));
-  CORRAL_RETURN_IF_ERROR(append_audit(tx, {.actor = "corrald/health",
-                                           .action = "node.drain",
-                                           .target = "node/" + node,
-                                           .before = std::string(core::to_string(before)),
-                                           .after = "draining: " + critical,
-                                           .time = ctx.now}));
+      record_admin_state(tx.ledger(), row->id, before, row->admin, row->admin_reason, ctx.now));
+  CORRAL_RETURN_IF_ERROR(append_audit(tx.audit(), {.actor = "corrald/health",
+                                                   .action = "node.drain",
+                                                   .target = "node/" + node,
+                                                   .before = std::string(core::to_string(before)),
+                                                   .after = "draining: " + critical,
+                                                   .time = ctx.now}));
   CORRAL_ASSIGN_OR_RETURN(const std::int32_t jobs, drain_jobs_on(tx, ctx, row->id, critical));
   ctx.fx.log.push_back(LogEvent("drain", LogLevel::kWarn)
                            .add("node", node)
@@ -191,7 +191,7 @@ Status record_health(store::Tx& tx, const std::string& node,
 
 Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::string& node,
                         const core::Heartbeat& beat) {
-  CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx, node, beat.epoch));
+  CORRAL_ASSIGN_OR_RETURN(auto session, current_session(tx.agents(), node, beat.epoch));
   // Claims of an agent are believed only once its epoch is known current.
   if (beat.applied_version.value_or(0) > 0) ctx.board.set_applied(node, *beat.applied_version);
   session.heartbeat_at = ctx.now;
@@ -217,7 +217,7 @@ Result<store::JobRow> reporting_job(store::Tx& tx, const std::string& node, std:
                                     std::vector<store::AllocationRow>& allocs) {
   const std::int64_t job_id = key.job;
   const std::int32_t attempt = key.attempt;
-  CORRAL_RETURN_IF_ERROR(current_session(tx, node, epoch).status());
+  CORRAL_RETURN_IF_ERROR(current_session(tx.agents(), node, epoch).status());
   CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(job_id)));
   if (!job) return core::not_found("job " + std::to_string(job_id) + " not found");
   if (attempt != job->attempt) {
@@ -302,7 +302,7 @@ Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleCo
   std::vector<store::AllocationRow> allocs;
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, reporting_job(tx, node, r.epoch, r.key, allocs));
   CORRAL_ASSIGN_OR_RETURN(const RunReportTaken taken,
-                          record_run_report(tx, job.id, r.key.attempt, r.report, ctx.now));
+                          record_run_report(tx.runs(), job.id, r.key.attempt, r.report, ctx.now));
   for (const auto& a : taken.artifacts) {
     CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = job.id,
@@ -320,9 +320,9 @@ Result<nlohmann::json> lookup_worker_features(store::Tx& tx, const LifecycleCont
   std::vector<store::AllocationRow> allocs;
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, reporting_job(tx, node, l.epoch, l.key, allocs));
   CORRAL_ASSIGN_OR_RETURN(const store::FeatureSetRow set,
-                          tenant_feature_set(tx, l.request.set, job.tenant.value));
+                          tenant_feature_set(tx.features(), l.request.set, job.tenant.value));
   CORRAL_ASSIGN_OR_RETURN(const nlohmann::json request, core::parse_json_object(l.request.lookup));
-  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx, set, request));
+  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx.features(), set, request));
   // What the run read joins its manifest: a lookup adds to its version's counts.
   CORRAL_RETURN_IF_ERROR(tx.features().record_run_feature_lookup(
       {.job = job.id,

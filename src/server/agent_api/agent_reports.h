@@ -24,8 +24,8 @@ namespace corral::server {
 
 // The node's agent session, with the caller's epoch checked against it: fenced when the
 // node never joined, was lost, or `epoch` is not the current one.
-core::Result<store::AgentSessionRow> current_session(store::Tx& tx, const std::string& node,
-                                                     std::int64_t epoch);
+core::Result<store::AgentSessionRow> current_session(store::AgentRepo& agents,
+                                                     const std::string& node, std::int64_t epoch);
 
 // What a join is given, minted by the caller outside the transaction.
 struct JoinGrant {

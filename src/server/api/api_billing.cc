@@ -30,8 +30,8 @@ constexpr core::Duration kMaxWindow = core::seconds(400 * 86400);
 // A time parameter: milliseconds since the epoch, or a UTC date or date-time.
 json time_json(Time t) { return core::to_ms(t); }
 
-Result<std::vector<ledger::Guarantee>> guarantees(store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.tenants().list_tenants());
+Result<std::vector<ledger::Guarantee>> guarantees(store::TenantRepo& tenants) {
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, tenants.list_tenants());
   std::vector<ledger::Guarantee> out;
   for (const TenantConfig& cfg : stored_tenants(rows)) {
     for (const auto& [type, q] : cfg.tenant.quotas) {
@@ -104,7 +104,7 @@ Result<Reply> chargeback(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(
       const auto sums,
       tx.ledger().sum_ledger({.from = from, .to = to, .tenant = spread ? std::nullopt : only}));
-  CORRAL_ASSIGN_OR_RETURN(const auto gs, guarantees(tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto gs, guarantees(tx.tenants()));
   const Chargeback report = build_chargeback(sums, group_by, attribution, gs, to - from);
 
   json rows = json::array();

@@ -42,8 +42,8 @@ constexpr std::size_t kMaxValues = 100'000;
 constexpr std::size_t kMaxBins = 1000;          // bins of a histogram
 constexpr std::size_t kMaxDriftBatch = 10'000;  // predictions or labels in one request
 
-Result<store::ModelVersionRow> visible_model_version(const Call& c, store::Tx& tx) {
-  return visible_model_version(tx, c.who, c.path_param(1), c.path_param(2));
+Result<store::ModelVersionRow> visible_model_version(const Call& c, store::ModelRepo& models) {
+  return visible_model_version(models, c.who, c.path_param(1), c.path_param(2));
 }
 
 Result<double> finite(const json& v, const std::string& path) {
@@ -198,7 +198,7 @@ std::vector<double> bounded(const std::vector<double>& values) {
 // The samples of the reports and the logged predictions (and their labels) of a window:
 // {"fromMs", "toMs", "segment"?}.
 // Raw samples only: a histogram's values cannot be joined with others'.
-Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersionRow& v,
+Result<registry::Samples> window_samples(store::ModelRepo& models, const store::ModelVersionRow& v,
                                          const json& w) {
   if (!w.is_object()) return core::invalid_argument("window", "must be {fromMs, toMs, segment}");
   CORRAL_RETURN_IF_ERROR(core::only_fields(w, "window", {"fromMs", "toMs", "segment"}));
@@ -216,7 +216,7 @@ Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersio
                                   .from = core::time_from_ms(from),
                                   .to = core::time_from_ms(to)};
   std::map<std::string, std::vector<double>> out;
-  CORRAL_ASSIGN_OR_RETURN(const auto kept, tx.models().list_drift_samples(window));
+  CORRAL_ASSIGN_OR_RETURN(const auto kept, models.list_drift_samples(window));
   for (const auto& text : kept) {
     const json samples = json::parse(text, nullptr, false);
     if (!samples.is_object()) continue;
@@ -225,7 +225,7 @@ Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersio
       for (const auto& x : values) out[name].push_back(x.get<double>());
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto logged, tx.models().list_drift_predictions(window));
+  CORRAL_ASSIGN_OR_RETURN(const auto logged, models.list_drift_predictions(window));
   for (const auto& p : logged) {
     out["prediction"].push_back(p.value);
     if (p.label) out["label"].push_back(*p.label);
@@ -241,7 +241,7 @@ Result<registry::Samples> window_samples(store::Tx& tx, const store::ModelVersio
 
 // POST .../drift/reference {features | window, thresholds?}
 Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx.models()));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"features", "window", "thresholds"}));
   if (body.contains("features") == body.contains("window")) {
@@ -249,7 +249,7 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   registry::DriftReference reference;
   if (body.contains("window")) {
-    CORRAL_ASSIGN_OR_RETURN(reference.features, window_samples(tx, v, body["window"]));
+    CORRAL_ASSIGN_OR_RETURN(reference.features, window_samples(tx.models(), v, body["window"]));
   } else {
     CORRAL_ASSIGN_OR_RETURN(reference.features, read_samples(body["features"]));
   }
@@ -269,8 +269,9 @@ Result<Reply> set_reference(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 // The version's reference as set_reference stored it; Internal when the row is unreadable.
-Result<registry::DriftReference> stored_reference(store::Tx& tx, const store::ModelVersionRow& v) {
-  CORRAL_ASSIGN_OR_RETURN(const auto stored, tx.models().drift_reference(v.name, v.version));
+Result<registry::DriftReference> stored_reference(store::ModelRepo& models,
+                                                  const store::ModelVersionRow& v) {
+  CORRAL_ASSIGN_OR_RETURN(const auto stored, models.drift_reference(v.name, v.version));
   if (!stored) {
     return core::failed_precondition(
         v.name + "@" + v.version +
@@ -349,13 +350,14 @@ bool submitted_retraining(const json& report) {
 
 // POST .../drift {features, segment?}: one report, kept.
 Result<Reply> report(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx.models()));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"features", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
   CORRAL_ASSIGN_OR_RETURN(const registry::Samples current,
                           read_samples(body.value("features", json())));
-  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference, stored_reference(tx, v));
+  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference,
+                          stored_reference(tx.models(), v));
   CORRAL_ASSIGN_OR_RETURN(const registry::DriftJudgement judged,
                           registry::judge(reference, current, true));
   CORRAL_ASSIGN_OR_RETURN(json out, keep_report(api, c, tx, v,
@@ -410,7 +412,7 @@ Status conflict(std::string message) {
 // labels can find them; a retry logs nothing twice, another value under a logged id is
 // refused.
 Result<Reply> log_predictions(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx.models()));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"predictions", "segment"}));
   CORRAL_ASSIGN_OR_RETURN(const std::string segment, read_segment(body, "segment"));
@@ -452,11 +454,12 @@ json performance_json(const registry::Performance& p) {
 // against the reference's mae and accuracy thresholds, if it sets them. Unknown ids are
 // answered, not refused (the serving side may have logged only a sample).
 Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx.models()));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"labels"}));
   CORRAL_ASSIGN_OR_RETURN(const auto labels, read_by_id(body, "labels"));
-  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference, stored_reference(tx, v));
+  CORRAL_ASSIGN_OR_RETURN(const registry::DriftReference reference,
+                          stored_reference(tx.models(), v));
   CORRAL_ASSIGN_OR_RETURN(const auto logged,
                           tx.models().get_drift_predictions(v.name, v.version, keys_of(labels)));
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_segment;
@@ -510,7 +513,7 @@ Result<Reply> post_labels(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 Result<Reply> list_reports(ApiContext&, const Call& c, store::Tx& tx) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, visible_model_version(c, tx.models()));
   CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.models().list_drift_reports(v.name, v.version, 100));
   json reports = json::array();
   for (const auto& r : rows) {

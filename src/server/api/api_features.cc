@@ -223,7 +223,7 @@ Result<Reply> write_values(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> lookup(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto set, visible_set(c, tx));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
-  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx, set, body));
+  CORRAL_ASSIGN_OR_RETURN(FeatureLookupAnswer answer, lookup_features(tx.features(), set, body));
   return json_reply(std::move(answer.body));
 }
 

@@ -112,7 +112,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   // deleting it) waits for this submission, then sees its job and is refused; or it went
   // first, and the reads below see it (store::TenantRepo::lock_tenants).
   CORRAL_RETURN_IF_ERROR(tx.tenants().lock_tenants({spec.tenant}, store::TenantLock::kSubmit));
-  auto tenant = load_tenant(tx, spec.tenant.value);
+  auto tenant = load_tenant(tx.tenants(), spec.tenant.value);
   if (!tenant.ok()) {
     if (tenant.status().code() == StatusCode::kNotFound) {
       return core::invalid_argument("tenant", "unknown tenant \"" + spec.tenant.value + "\"");
@@ -130,7 +130,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
     }
   }
   CORRAL_ASSIGN_OR_RETURN(const int wait_s,
-                          api.admission.try_admit(tx, spec.tenant.value, tenant->submit));
+                          api.admission.try_admit(tx.tenants(), spec.tenant.value, tenant->submit));
   if (wait_s > 0) {
     ++api.metrics.admission_rejections;
     return core::resource_exhausted("tenant " + spec.tenant.value + " is over its submit rate of " +
@@ -145,7 +145,8 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                         " pending jobs, the most it may have",
                                     core::seconds(10));
   }
-  CORRAL_ASSIGN_OR_RETURN(const std::string hold, check_job_datasets(tx, spec, tenant->datasets));
+  CORRAL_ASSIGN_OR_RETURN(const std::string hold,
+                          check_job_datasets(tx.datasets(), spec, tenant->datasets));
   CORRAL_ASSIGN_OR_RETURN(auto row,
                           tx.jobs().insert_job({.tenant = spec.tenant,
                                                 .name = spec.name,
@@ -208,7 +209,7 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> get_job(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const Principal& p = c.who;
-  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx.jobs(), p, req.matches[1]));
   json out = job_json(job, api.loop.queue_positions().get(), api.loop.degraded());
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(job.id));
   std::map<std::int32_t, std::vector<store::AllocationRow>> by_attempt;
@@ -311,7 +312,7 @@ Result<Reply> list_jobs(ApiContext& api, const Call& c, store::Tx& tx) {
 Result<Reply> job_events(ApiContext&, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
   const Principal& p = c.who;
-  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx.jobs(), p, req.matches[1]));
   CORRAL_ASSIGN_OR_RETURN(const PageRequest page, c.page());
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t after, id_cursor(page));
   CORRAL_ASSIGN_OR_RETURN(auto events, tx.records().list_job_events(job.id));
@@ -334,7 +335,7 @@ Result<Reply> cancel(ApiContext& api, const Call& c, store::Tx& tx) {
   const Principal& p = c.who;
   CORRAL_ASSIGN_OR_RETURN(const std::string reason, action_reason(req.body));
   const std::string note = "cancelled by " + p.id + (reason.empty() ? "" : ": " + reason);
-  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx, p, req.matches[1]));
+  CORRAL_ASSIGN_OR_RETURN(auto job, visible_job(tx.jobs(), p, req.matches[1]));
   Effects fx;
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow next, cancel_job(tx, api.lifecycle(fx), job, note));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(

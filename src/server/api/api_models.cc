@@ -74,9 +74,9 @@ Result<json> version_json(const store::ModelVersionRow& row,
   return out;
 }
 
-Result<Reply> version_reply(store::Tx& tx, const store::ModelVersionRow& row, int code = 200) {
-  CORRAL_ASSIGN_OR_RETURN(const auto approvals,
-                          tx.models().list_model_approvals(row.name, row.version));
+Result<Reply> version_reply(store::ModelRepo& models, const store::ModelVersionRow& row,
+                            int code = 200) {
+  CORRAL_ASSIGN_OR_RETURN(const auto approvals, models.list_model_approvals(row.name, row.version));
   CORRAL_ASSIGN_OR_RETURN(const json out, version_json(row, approvals));
   return json_reply(out, code);
 }
@@ -128,7 +128,7 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
   std::string version;
   CORRAL_ASSIGN_OR_RETURN(registry::ModelContent content, read_registration(body, version));
   const std::string run_text = std::to_string(content.run.value);
-  auto run = visible_job(tx, c.who, run_text);
+  auto run = visible_job(tx.jobs(), c.who, run_text);
   if (!run.ok()) return core::invalid_argument("run", "unknown run " + run_text);
   CORRAL_ASSIGN_OR_RETURN(const auto reported,
                           run_artifact_digest(tx, run->id, content.artifact_uri));
@@ -151,7 +151,7 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
   for (const auto& row : versions) {
     if (row.version != version) continue;
     CORRAL_ASSIGN_OR_RETURN(const registry::ModelVersion kept, model_version(row));
-    if (kept.content == content) return version_reply(tx, row);  // a retry
+    if (kept.content == content) return version_reply(tx.models(), row);  // a retry
     return core::invalid_argument("version",
                                   "model version " + id + "@" + version +
                                       " is registered with other content: a version is immutable, "
@@ -166,19 +166,21 @@ Result<Reply> register_model_version(ApiContext& api, const Call& c, store::Tx& 
   CORRAL_RETURN_IF_ERROR(tx.models().insert_model_version(row));
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, "model.register",
                                             "model/" + id + "@" + row.version, "", row.content));
-  return version_reply(tx, row, 201);
+  return version_reply(tx.models(), row, 201);
 }
 
 Result<Reply> get_model_version(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto row, visible_model_version(tx, c.who, id, c.path_param(2)));
-  return version_reply(tx, row);
+  CORRAL_ASSIGN_OR_RETURN(const auto row,
+                          visible_model_version(tx.models(), c.who, id, c.path_param(2)));
+  return version_reply(tx.models(), row);
 }
 
 // POST .../versions/{v}/approvals {name, reason}: one of the version's declared approvals.
 Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto row, visible_model_version(tx, c.who, id, c.path_param(2)));
+  CORRAL_ASSIGN_OR_RETURN(const auto row,
+                          visible_model_version(tx.models(), c.who, id, c.path_param(2)));
   CORRAL_ASSIGN_OR_RETURN(const registry::ModelVersion v, model_version(row));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_RETURN_IF_ERROR(core::only_fields(body, "", {"name", "reason"}));
@@ -217,7 +219,7 @@ Result<Reply> approve(ApiContext& api, const Call& c, store::Tx& tx) {
         api.pipeline.audit(tx, c, "model.approve", "model/" + id + "@" + v.version, "",
                            json{{"approval", gate->name}, {"reason", reason}}.dump()));
   }
-  return version_reply(tx, row, added ? 201 : 200);
+  return version_reply(tx.models(), row, added ? 201 : 200);
 }
 
 json canary_json(const std::optional<registry::Canary>& canary) {
@@ -332,11 +334,11 @@ Result<std::vector<registry::VersionGates>> evaluate_move(
   std::optional<registry::GatedVersion> from;
   if (current && row_of(*current) != nullptr) {
     CORRAL_ASSIGN_OR_RETURN(from_version, model_version(*row_of(*current)));
-    CORRAL_ASSIGN_OR_RETURN(from, gated_version(tx, *from_version));
+    CORRAL_ASSIGN_OR_RETURN(from, gated_version(tx.runs(), *from_version));
   }
   for (const std::string& version : plan.gate) {
     CORRAL_ASSIGN_OR_RETURN(const registry::ModelVersion v, model_version(*row_of(version)));
-    CORRAL_ASSIGN_OR_RETURN(const registry::GatedVersion to, gated_version(tx, v));
+    CORRAL_ASSIGN_OR_RETURN(const registry::GatedVersion to, gated_version(tx.runs(), v));
     CORRAL_ASSIGN_OR_RETURN(const auto rows, tx.models().list_model_approvals(v.model, v.version));
     std::vector<registry::Approval> approvals;
     for (const auto& a : rows) approvals.push_back({.name = a.name, .by = a.by});
@@ -360,7 +362,7 @@ json evaluation_json(const std::vector<registry::VersionGates>& gates) {
 // endpoint, gated}
 Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx.models(), c.who, id));
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_ASSIGN_OR_RETURN(const registry::AliasState asked, read_alias_move(body, id, versions));
@@ -388,7 +390,7 @@ Result<Reply> set_alias(ApiContext& api, const Call& c, store::Tx& tx) {
 // It passes no gate, since it returns to a version that held the alias before.
 Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx.models(), c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const json body,
                           core::parse_json_object(c.body().empty() ? "{}" : c.body()));
@@ -409,7 +411,7 @@ Result<Reply> rollback(ApiContext& api, const Call& c, store::Tx& tx) {
 
 Result<Reply> get_alias(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx.models(), c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const auto a, tx.models().get_model_alias(id, alias));
   if (!a) return core::not_found("alias " + alias + " of " + id + " not found");
@@ -418,7 +420,7 @@ Result<Reply> get_alias(ApiContext&, const Call& c, store::Tx& tx) {
 
 Result<Reply> alias_history(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx.models(), c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const std::string alias, alias_name(c));
   CORRAL_ASSIGN_OR_RETURN(const auto moves, tx.models().list_alias_moves(id, alias));
   json out = json::array();
@@ -438,7 +440,7 @@ Result<Reply> alias_history(ApiContext&, const Call& c, store::Tx& tx) {
 
 Result<Reply> get_model(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const std::string id, model_id(c));
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx.models(), c.who, id));
   json out = {{"id", id},
               {"tenant", versions.front().tenant.value},
               {"versions", json::array()},

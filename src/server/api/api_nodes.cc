@@ -33,7 +33,7 @@ struct NodeFacts {
 };
 
 // Reads the tenants of the jobs `facts.active` names, in one query.
-core::Status read_tenants(store::Tx& tx, NodeFacts& facts) {
+core::Status read_tenants(store::JobRepo& jobs, NodeFacts& facts) {
   std::vector<core::JobId> ids;
   for (const auto& a : facts.active) ids.push_back(a.job);
   std::sort(ids.begin(), ids.end(), [](auto& x, auto& y) { return x.value < y.value; });
@@ -41,8 +41,8 @@ core::Status read_tenants(store::Tx& tx, NodeFacts& facts) {
       std::unique(ids.begin(), ids.end(), [](auto& x, auto& y) { return x.value == y.value; }),
       ids.end());
   if (ids.empty()) return core::ok_status();
-  CORRAL_ASSIGN_OR_RETURN(auto jobs, tx.jobs().get_jobs(ids));
-  for (const auto& j : jobs) facts.tenant_of_job[j.id.value] = j.tenant.value;
+  CORRAL_ASSIGN_OR_RETURN(const auto rows, jobs.get_jobs(ids));
+  for (const auto& j : rows) facts.tenant_of_job[j.id.value] = j.tenant.value;
   return core::ok_status();
 }
 
@@ -53,7 +53,7 @@ Result<NodeFacts> facts_of_every_node(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
   for (auto& s : sessions) facts.sessions[s.node.value] = std::move(s);
   CORRAL_ASSIGN_OR_RETURN(facts.active, tx.allocations().list_active_allocations());
-  CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
+  CORRAL_RETURN_IF_ERROR(read_tenants(tx.jobs(), facts));
   return facts;
 }
 
@@ -64,7 +64,7 @@ Result<NodeFacts> facts_of_node(store::Tx& tx, const core::NodeId& id) {
   CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(id));
   if (session) facts.sessions[id.value] = std::move(*session);
   CORRAL_ASSIGN_OR_RETURN(facts.active, tx.allocations().list_active_allocations_on(id));
-  CORRAL_RETURN_IF_ERROR(read_tenants(tx, facts));
+  CORRAL_RETURN_IF_ERROR(read_tenants(tx.jobs(), facts));
   return facts;
 }
 
@@ -173,7 +173,7 @@ Result<Reply> register_node(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   const core::Time now = api.now();
   // The registration's labels are desired state; its GPUs and health are observed.
-  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx, node, now));
+  CORRAL_ASSIGN_OR_RETURN(const Registration reg, store_registration(tx.nodes(), node, now));
   const auto& existing = reg.before;
   CORRAL_RETURN_IF_ERROR(api.pipeline.audit(tx, c, existing ? "node.update" : "node.register",
                                             "node/" + node.id.value, existing ? "registered" : "",

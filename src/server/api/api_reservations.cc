@@ -71,9 +71,9 @@ struct FleetGpus {
   std::map<std::string, std::pair<std::string, std::int64_t>> by_node;
 };
 
-Result<FleetGpus> fleet_gpus(store::Tx& tx) {
+Result<FleetGpus> fleet_gpus(store::NodeRepo& nodes) {
   FleetGpus f;
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.nodes().list_nodes());
+  CORRAL_ASSIGN_OR_RETURN(auto rows, nodes.list_nodes());
   for (const auto& [row, node] : stored_nodes(rows)) {
     if (node.gpus.empty()) continue;
     for (const auto& g : node.gpus) ++f.by_type[g.type.value];
@@ -91,7 +91,7 @@ Status check_reservation_fits(store::Tx& tx, const core::Reservation& r, bool ov
     return core::invalid_argument("endMs", "the window ended " + core::format_utc(r.end) +
                                                "; a reservation must be open now or ahead");
   }
-  CORRAL_ASSIGN_OR_RETURN(const FleetGpus fleet, fleet_gpus(tx));
+  CORRAL_ASSIGN_OR_RETURN(const FleetGpus fleet, fleet_gpus(tx.nodes()));
   std::string type;
   std::int64_t gpus = r.count;
   for (std::size_t i = 0; i < r.nodes.size(); ++i) {

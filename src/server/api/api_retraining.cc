@@ -31,7 +31,7 @@ using nlohmann::json;
 constexpr std::int32_t kJobsShown = 20;
 
 Result<TenantConfig> tenant_of(store::Tx& tx, const core::TenantId& tenant) {
-  return load_tenant(tx, tenant.value);
+  return load_tenant(tx.tenants(), tenant.value);
 }
 
 json budget_json(const registry::RetrainingBudget& b, const registry::RetrainingUse& use) {
@@ -83,7 +83,7 @@ Result<core::JobSpec> read_template(const json& body, const core::TenantId& tena
 // PUT /v1/models/{id}/retraining {job}
 Result<Reply> put_template(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.path_param(1);
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx.models(), c.who, id));
   const core::TenantId tenant = versions.front().tenant;
   CORRAL_ASSIGN_OR_RETURN(const json body, core::parse_json_object(c.body()));
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, tenant));
@@ -104,12 +104,12 @@ Result<Reply> put_template(ApiContext& api, const Call& c, store::Tx& tx) {
 // newest retraining jobs of the model.
 Result<Reply> get_retraining(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.path_param(1);
-  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx, c.who, id));
+  CORRAL_ASSIGN_OR_RETURN(const auto versions, visible_model(tx.models(), c.who, id));
   const core::TenantId tenant = versions.front().tenant;
   CORRAL_ASSIGN_OR_RETURN(const auto row, tx.models().get_retraining_template(id));
   CORRAL_ASSIGN_OR_RETURN(const TenantConfig cfg, tenant_of(tx, tenant));
   CORRAL_ASSIGN_OR_RETURN(const registry::RetrainingUse use,
-                          retraining_use(tx, tenant, cfg.retraining, api.now()));
+                          retraining_use(tx.models(), tenant, cfg.retraining, api.now()));
   CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.models().list_retraining_jobs(id, kJobsShown));
   json out = {{"model", id},
               {"tenant", tenant.value},
@@ -125,7 +125,7 @@ Result<Reply> get_retraining(ApiContext& api, const Call& c, store::Tx& tx) {
 // DELETE /v1/models/{id}/retraining: drift no longer submits jobs; those submitted stay.
 Result<Reply> delete_template(ApiContext& api, const Call& c, store::Tx& tx) {
   const std::string id = c.path_param(1);
-  CORRAL_RETURN_IF_ERROR(visible_model(tx, c.who, id).status());
+  CORRAL_RETURN_IF_ERROR(visible_model(tx.models(), c.who, id).status());
   CORRAL_ASSIGN_OR_RETURN(const auto before, tx.models().get_retraining_template(id));
   if (!before) return core::not_found("model " + id + " has no retraining template");
   CORRAL_RETURN_IF_ERROR(tx.models().delete_retraining_template(id).status());

@@ -76,9 +76,9 @@ json attempt_json(const store::RunAttemptRow& a) {
 
 // The feature set versions the run's workers looked up (docs/features.md, "From a
 // training job"): what it read is part of what it trained on.
-Result<json> features_json(store::Tx& tx, const store::JobRow& job) {
+Result<json> features_json(store::FeatureRepo& features, const store::JobRow& job) {
   json out = json::array();
-  CORRAL_ASSIGN_OR_RETURN(const auto used, tx.features().list_run_features(job.id));
+  CORRAL_ASSIGN_OR_RETURN(const auto used, features.list_run_features(job.id));
   for (const auto& f : used) {
     json marks = json::parse(f.watermarks, nullptr, false);
     if (!marks.is_object()) marks = json::object();
@@ -113,7 +113,7 @@ Result<json> manifest_json(store::Tx& tx, const store::JobRow& job) {
     }
     datasets.push_back(std::move(d));
   }
-  CORRAL_ASSIGN_OR_RETURN(json features, features_json(tx, job));
+  CORRAL_ASSIGN_OR_RETURN(json features, features_json(tx.features(), job));
   return json{{"datasets", std::move(datasets)},
               {"code", lineage["code"]},
               {"image", lineage["image"]},
@@ -149,7 +149,7 @@ Result<json> artifacts_json(store::Tx& tx, const store::JobRow& job) {
 }
 
 Result<store::JobRow> visible_run(const Call& c, store::Tx& tx) {
-  auto job = visible_job(tx, c.who, c.path_param(1));
+  auto job = visible_job(tx.jobs(), c.who, c.path_param(1));
   if (!job.ok() && job.status().code() == core::StatusCode::kNotFound) {
     return core::not_found("run " + c.path_param(1).substr(0, 32) + " not found");
   }

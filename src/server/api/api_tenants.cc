@@ -40,7 +40,7 @@ Result<Reply> get_tenant(ApiContext&, const Call& c, store::Tx& tx) {
   const Principal& p = c.who;
   const std::string name = req.matches[1];
   if (!valid_name(name) || !can_see_tenant(p, name)) return core::not_found("tenant not found");
-  CORRAL_ASSIGN_OR_RETURN(auto cfg, load_tenant(tx, name));
+  CORRAL_ASSIGN_OR_RETURN(auto cfg, load_tenant(tx.tenants(), name));
   json out = json::parse(tenant_config_to_json(cfg));
   CORRAL_ASSIGN_OR_RETURN(auto pending, tx.jobs().count_pending_jobs(cfg.tenant.id));
   out["pendingJobs"] = pending;

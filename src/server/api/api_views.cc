@@ -83,18 +83,19 @@ std::string audit_summary(const store::JobRow& j) {
 }
 
 // A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
-Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p, const std::string& id_text) {
+Result<store::JobRow> visible_job(store::JobRepo& jobs, const Principal& p,
+                                  const std::string& id_text) {
   const auto id = parse_decimal(id_text);
   if (!id) return core::not_found("job " + id_text.substr(0, 32) + " not found");
-  CORRAL_ASSIGN_OR_RETURN(auto job, tx.jobs().get_job(core::JobId(*id)));
+  CORRAL_ASSIGN_OR_RETURN(auto job, jobs.get_job(core::JobId(*id)));
   if (!job || !can_see_tenant(p, job->tenant.value)) {
     return core::not_found("job " + std::to_string(*id) + " not found");
   }
   return *job;
 }
 
-Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name) {
-  CORRAL_ASSIGN_OR_RETURN(auto row, tx.tenants().get_tenant(core::TenantId(name)));
+Result<TenantConfig> load_tenant(store::TenantRepo& tenants, const std::string& name) {
+  CORRAL_ASSIGN_OR_RETURN(auto row, tenants.get_tenant(core::TenantId(name)));
   if (!row) return core::not_found("tenant " + name + " not found");
   return tenant_config_from_json(name, row->config_json);
 }

@@ -46,7 +46,7 @@ std::string audit_summary(const store::JobRow& j);
 bool can_see_tenant(const Principal& p, const std::string& tenant);
 
 // A job visible to `p`, or NotFound (also for other tenants' jobs: their ids leak nothing).
-core::Result<store::JobRow> visible_job(store::Tx& tx, const Principal& p,
+core::Result<store::JobRow> visible_job(store::JobRepo& jobs, const Principal& p,
                                         const std::string& id_text);
 
 // A time query parameter: milliseconds since the epoch or a UTC date ("2026-12-01",
@@ -58,6 +58,6 @@ core::Result<core::Time> time_param(const std::string& name, const std::string& 
 core::Result<std::string> action_reason(const std::string& body);
 
 // The stored configuration of tenant `name`, or NotFound.
-core::Result<TenantConfig> load_tenant(store::Tx& tx, const std::string& name);
+core::Result<TenantConfig> load_tenant(store::TenantRepo& tenants, const std::string& name);
 
 }  // namespace corral::server

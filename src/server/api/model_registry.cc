@@ -125,10 +125,10 @@ json gates_json(const registry::ModelGates& g) {
 
 }  // namespace
 
-Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const Principal& who,
+Result<store::ModelVersionRow> visible_model_version(store::ModelRepo& models, const Principal& who,
                                                      const std::string& id,
                                                      const std::string& version) {
-  CORRAL_ASSIGN_OR_RETURN(const auto v, tx.models().get_model_version(id, version));
+  CORRAL_ASSIGN_OR_RETURN(const auto v, models.get_model_version(id, version));
   if (!v || !can_see_tenant(who, v->tenant.value)) {
     return core::not_found("model version " + id.substr(0, 63) + "@" + version.substr(0, 63) +
                            " not found");
@@ -136,9 +136,10 @@ Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const Princi
   return *v;
 }
 
-Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, const Principal& who,
+Result<std::vector<store::ModelVersionRow>> visible_model(store::ModelRepo& models,
+                                                          const Principal& who,
                                                           const std::string& id) {
-  CORRAL_ASSIGN_OR_RETURN(auto versions, tx.models().list_model_versions(id));
+  CORRAL_ASSIGN_OR_RETURN(auto versions, models.list_model_versions(id));
   if (versions.empty() || !can_see_tenant(who, versions.front().tenant.value)) {
     return core::not_found("model " + id.substr(0, 63) + " not found");
   }
@@ -239,9 +240,10 @@ std::string alias_state_text(const registry::AliasState& state) {
   return out.dump();
 }
 
-Result<registry::GatedVersion> gated_version(store::Tx& tx, const registry::ModelVersion& v) {
+Result<registry::GatedVersion> gated_version(store::RunRepo& runs,
+                                             const registry::ModelVersion& v) {
   registry::GatedVersion out{.version = &v};
-  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.runs().summarize_metrics(v.content.run));
+  CORRAL_ASSIGN_OR_RETURN(const auto metrics, runs.summarize_metrics(v.content.run));
   for (const auto& m : metrics) out.metrics.emplace(m.name, m.last_value);
   return out;
 }

@@ -24,13 +24,15 @@ namespace corral::server {
 
 // The version, when `who` may see its tenant; NotFound otherwise (another tenant's reads
 // as missing).
-core::Result<store::ModelVersionRow> visible_model_version(store::Tx& tx, const Principal& who,
+core::Result<store::ModelVersionRow> visible_model_version(store::ModelRepo& models,
+                                                           const Principal& who,
                                                            const std::string& id,
                                                            const std::string& version);
 
 // Every version of model `id` (by version), when `who` may see its tenant; NotFound
 // otherwise, and for a model with no version.
-core::Result<std::vector<store::ModelVersionRow>> visible_model(store::Tx& tx, const Principal& who,
+core::Result<std::vector<store::ModelVersionRow>> visible_model(store::ModelRepo& models,
+                                                                const Principal& who,
                                                                 const std::string& id);
 
 // A registration's "gates" ({metrics, improvement, schemaCompatible, approvals}, each
@@ -52,6 +54,7 @@ registry::AliasState alias_state(const store::ModelAliasRow& row);
 std::string alias_state_text(const registry::AliasState& state);
 
 // `v` with the last value of every metric its run reported.
-core::Result<registry::GatedVersion> gated_version(store::Tx& tx, const registry::ModelVersion& v);
+core::Result<registry::GatedVersion> gated_version(store::RunRepo& runs,
+                                                   const registry::ModelVersion& v);
 
 }  // namespace corral::server

@@ -17,8 +17,8 @@ std::string audit_hash(const store::AuditRow& row) {
   return sha256_hex(text);
 }
 
-core::Status append_audit(store::Tx& tx, const AuditDraft& draft) {
-  CORRAL_ASSIGN_OR_RETURN(const store::AuditHead head, tx.audit().lock_audit_head());
+core::Status append_audit(store::AuditRepo& audit, const AuditDraft& draft) {
+  CORRAL_ASSIGN_OR_RETURN(const store::AuditHead head, audit.lock_audit_head());
   store::AuditRow row{.seq = head.next_seq,
                       .time = draft.time,
                       .actor = draft.actor,
@@ -29,7 +29,7 @@ core::Status append_audit(store::Tx& tx, const AuditDraft& draft) {
                       .request_id = draft.request_id,
                       .prev_hash = head.prev_hash};
   row.hash = audit_hash(row);
-  return tx.audit().insert_audit(row);
+  return audit.insert_audit(row);
 }
 
 AuditVerdict verify_audit_chain(const std::vector<store::AuditRow>& rows,

@@ -35,7 +35,7 @@ struct AuditDraft {
 std::string audit_hash(const store::AuditRow& row);
 
 // Locks the chain's head, computes the entry's hash and inserts it.
-core::Status append_audit(store::Tx& tx, const AuditDraft& draft);
+core::Status append_audit(store::AuditRepo& audit, const AuditDraft& draft);
 
 struct AuditVerdict {
   bool ok = true;

@@ -30,8 +30,8 @@ std::map<std::string, DatasetPolicy> dataset_policies(
 }
 
 Result<std::vector<store::DatasetHold>> current_holds(
-    store::Tx& tx, const std::vector<store::TenantRow>& tenants) {
-  CORRAL_ASSIGN_OR_RETURN(auto holds, tx.datasets().list_dataset_holds());
+    store::DatasetRepo& datasets, const std::vector<store::TenantRow>& tenants) {
+  CORRAL_ASSIGN_OR_RETURN(auto holds, datasets.list_dataset_holds());
   if (holds.empty()) return holds;  // the usual case: no tenant config parsed
   const auto policies = dataset_policies(tenants);
   std::erase_if(holds, [&](const store::DatasetHold& h) {
@@ -41,12 +41,12 @@ Result<std::vector<store::DatasetHold>> current_holds(
   return holds;
 }
 
-Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
+Result<std::string> check_job_datasets(store::DatasetRepo& datasets, const core::JobSpec& spec,
                                        const DatasetPolicy& policy) {
   std::string hold;
   for (std::size_t i = 0; i < spec.lineage.datasets.size(); ++i) {
     const core::DatasetRef& ref = spec.lineage.datasets[i];
-    CORRAL_ASSIGN_OR_RETURN(const auto v, tx.datasets().get_dataset_version(ref));
+    CORRAL_ASSIGN_OR_RETURN(const auto v, datasets.get_dataset_version(ref));
     if (!v || !v->visible_to(spec.tenant)) {
       return core::invalid_argument("lineage.datasets[" + std::to_string(i) + "]",
                                     "unknown dataset version " + ref.text());
@@ -61,7 +61,7 @@ Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
 Result<std::int64_t> apply_dataset_status(store::Tx& tx, const LifecycleContext& ctx,
                                           const core::DatasetVersion& v) {
   CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.tenants().list_tenants());
-  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, tenants));
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx.datasets(), tenants));
   std::map<std::int64_t, std::string> held;  // pending job -> its first hold's reason
   for (const auto& h : holds)
     held.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));

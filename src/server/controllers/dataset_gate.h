@@ -38,13 +38,14 @@ std::map<std::string, DatasetPolicy> dataset_policies(const std::vector<store::T
 // The pending jobs the gate holds now: list_dataset_holds() under the policy of each of
 // `tenants` (the transaction's list_tenants(), which the caller has already read).
 core::Result<std::vector<store::DatasetHold>> current_holds(
-    store::Tx& tx, const std::vector<store::TenantRow>& tenants);
+    store::DatasetRepo& datasets, const std::vector<store::TenantRow>& tenants);
 
 // At submission: every lineage.datasets[i] exists and is visible to the spec's tenant,
 // else InvalidArgument naming it (an invisible version reads as unknown: nothing of
 // another tenant's data leaks). Returns the hold reason of the first version that holds
 // the job under `policy` (its tenant's), or "" when none does.
-core::Result<std::string> check_job_datasets(store::Tx& tx, const core::JobSpec& spec,
+core::Result<std::string> check_job_datasets(store::DatasetRepo& datasets,
+                                             const core::JobSpec& spec,
                                              const DatasetPolicy& policy);
 
 // After `v`'s status moved (it holds the new status): each pending job admitted on it is

@@ -15,8 +15,8 @@ namespace corral::server {
 using core::Result;
 using nlohmann::json;
 
-Result<FeatureLookupAnswer> lookup_features(store::Tx& tx, const store::FeatureSetRow& set,
-                                            const json& request) {
+Result<FeatureLookupAnswer> lookup_features(store::FeatureRepo& features,
+                                            const store::FeatureSetRow& set, const json& request) {
   for (const auto& [k, v] : request.items()) {
     if (k != "rows" && k != "ttlMs") return core::invalid_argument(k, "unknown field");
   }
@@ -49,8 +49,8 @@ Result<FeatureLookupAnswer> lookup_features(store::Tx& tx, const store::FeatureS
   // and its latest instant.
   std::vector<core::FeatureValue> values;
   for (const auto& [entity, s] : span) {
-    CORRAL_ASSIGN_OR_RETURN(auto mine, tx.features().feature_values(set.name, set.version, entity,
-                                                                    s.first - ttl, s.second));
+    CORRAL_ASSIGN_OR_RETURN(
+        auto mine, features.feature_values(set.name, set.version, entity, s.first - ttl, s.second));
     values.insert(values.end(), std::make_move_iterator(mine.begin()),
                   std::make_move_iterator(mine.end()));
   }
@@ -68,13 +68,13 @@ Result<FeatureLookupAnswer> lookup_features(store::Tx& tx, const store::FeatureS
     }
     results.push_back(std::move(r));
   }
-  CORRAL_ASSIGN_OR_RETURN(answer.watermarks, tx.features().watermarks(set.name, set.version));
+  CORRAL_ASSIGN_OR_RETURN(answer.watermarks, features.watermarks(set.name, set.version));
   answer.rows = static_cast<std::int64_t>(queries.size());
   answer.body = {{"results", std::move(results)}, {"watermarks", answer.watermarks}};
   return answer;
 }
 
-Result<store::FeatureSetRow> tenant_feature_set(store::Tx& tx, std::string_view ref,
+Result<store::FeatureSetRow> tenant_feature_set(store::FeatureRepo& features, std::string_view ref,
                                                 const std::string& tenant) {
   const auto missing = [&] {
     return core::not_found("feature set " + std::string(ref.substr(0, 128)) + " not found");
@@ -85,7 +85,7 @@ Result<store::FeatureSetRow> tenant_feature_set(store::Tx& tx, std::string_view 
   if (name.size() > 63 || !core::is_dns_label(name) || !core::is_dataset_version(version)) {
     return missing();
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto row, tx.features().get_feature_set(name, version));
+  CORRAL_ASSIGN_OR_RETURN(const auto row, features.get_feature_set(name, version));
   if (!row || row->tenant.value != tenant) return missing();
   return *row;
 }

@@ -33,12 +33,14 @@ struct FeatureLookupAnswer {
 // Answers `request` ({rows: [{entity, atMs}], ttlMs}) from `set`, in the rows' order:
 // for each row the entity's value with the latest event time at or before atMs, within
 // ttlMs (core::point_in_time). InvalidArgument names the field (`rows[3].atMs`).
-core::Result<FeatureLookupAnswer> lookup_features(store::Tx& tx, const store::FeatureSetRow& set,
+core::Result<FeatureLookupAnswer> lookup_features(store::FeatureRepo& features,
+                                                  const store::FeatureSetRow& set,
                                                   const nlohmann::json& request);
 
 // The version `ref` ("NAME@VERSION") names, when it is `tenant`'s: NotFound otherwise,
 // the same answer for another tenant's set as for none.
-core::Result<store::FeatureSetRow> tenant_feature_set(store::Tx& tx, std::string_view ref,
+core::Result<store::FeatureSetRow> tenant_feature_set(store::FeatureRepo& features,
+                                                      std::string_view ref,
                                                       const std::string& tenant);
 
 }  // namespace corral::server

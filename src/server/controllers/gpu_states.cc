@@ -13,7 +13,7 @@ bool drained(core::NodeAdminState s) { return s != core::NodeAdminState::kActive
 
 }  // namespace
 
-core::Status record_gpu_conditions(store::Tx& tx, const core::NodeId& node,
+core::Status record_gpu_conditions(store::LedgerRepo& ledger, const core::NodeId& node,
                                    const std::vector<store::GpuObservation>& before,
                                    const std::vector<store::GpuObservation>& after,
                                    core::Time now) {
@@ -26,40 +26,41 @@ core::Status record_gpu_conditions(store::Tx& tx, const core::NodeId& node,
     const auto it = was.find(g.index);
     if (it != was.end() && it->second == unhealthy) continue;
     if (unhealthy) {
-      CORRAL_RETURN_IF_ERROR(tx.ledger().open_gpu_state({.node = node,
-                                                         .gpu_index = g.index,
-                                                         .kind = kUnhealthy,
-                                                         .reason = g.problem,
-                                                         .start = now}));
+      CORRAL_RETURN_IF_ERROR(ledger.open_gpu_state({.node = node,
+                                                    .gpu_index = g.index,
+                                                    .kind = kUnhealthy,
+                                                    .reason = g.problem,
+                                                    .start = now}));
     } else {
-      CORRAL_RETURN_IF_ERROR(tx.ledger().close_gpu_state(node, g.index, kUnhealthy, now));
+      CORRAL_RETURN_IF_ERROR(ledger.close_gpu_state(node, g.index, kUnhealthy, now));
     }
   }
   return core::Status();
 }
 
-core::Status record_admin_state(store::Tx& tx, const core::NodeId& node,
+core::Status record_admin_state(store::LedgerRepo& ledger, const core::NodeId& node,
                                 core::NodeAdminState before, core::NodeAdminState after,
                                 const std::string& reason, core::Time now) {
   if (drained(before) == drained(after)) return core::Status();
   if (drained(after)) {
-    return tx.ledger().open_gpu_state(
+    return ledger.open_gpu_state(
         {.node = node, .gpu_index = kWholeNode, .kind = kDrained, .reason = reason, .start = now});
   }
-  return tx.ledger().close_gpu_state(node, kWholeNode, kDrained, now);
+  return ledger.close_gpu_state(node, kWholeNode, kDrained, now);
 }
 
-core::Status record_node_lost(store::Tx& tx, const core::NodeId& node, const std::string& why,
-                              core::Time now) {
-  return tx.ledger().open_gpu_state({.node = node,
-                                     .gpu_index = kWholeNode,
-                                     .kind = kUnhealthy,
-                                     .reason = "node lost: " + why,
-                                     .start = now});
+core::Status record_node_lost(store::LedgerRepo& ledger, const core::NodeId& node,
+                              const std::string& why, core::Time now) {
+  return ledger.open_gpu_state({.node = node,
+                                .gpu_index = kWholeNode,
+                                .kind = kUnhealthy,
+                                .reason = "node lost: " + why,
+                                .start = now});
 }
 
-core::Status record_node_joined(store::Tx& tx, const core::NodeId& node, core::Time now) {
-  return tx.ledger().close_gpu_state(node, kWholeNode, kUnhealthy, now);
+core::Status record_node_joined(store::LedgerRepo& ledger, const core::NodeId& node,
+                                core::Time now) {
+  return ledger.close_gpu_state(node, kWholeNode, kUnhealthy, now);
 }
 
 }  // namespace corral::server

@@ -20,14 +20,15 @@
 
 namespace corral::server {
 
-core::Status record_gpu_conditions(store::Tx& tx, const core::NodeId& node,
+core::Status record_gpu_conditions(store::LedgerRepo& ledger, const core::NodeId& node,
                                    const std::vector<store::GpuObservation>& before,
                                    const std::vector<store::GpuObservation>& after, core::Time now);
-core::Status record_admin_state(store::Tx& tx, const core::NodeId& node,
+core::Status record_admin_state(store::LedgerRepo& ledger, const core::NodeId& node,
                                 core::NodeAdminState before, core::NodeAdminState after,
                                 const std::string& reason, core::Time now);
-core::Status record_node_lost(store::Tx& tx, const core::NodeId& node, const std::string& why,
-                              core::Time now);
-core::Status record_node_joined(store::Tx& tx, const core::NodeId& node, core::Time now);
+core::Status record_node_lost(store::LedgerRepo& ledger, const core::NodeId& node,
+                              const std::string& why, core::Time now);
+core::Status record_node_joined(store::LedgerRepo& ledger, const core::NodeId& node,
+                                core::Time now);
 
 }  // namespace corral::server

@@ -25,15 +25,15 @@ std::set<std::string> nodes_of(const std::vector<store::AllocationRow>& allocs) 
   return out;
 }
 
-Status append(store::Tx& tx, const LifecycleContext& ctx, core::JobId job, std::string kind,
-              std::string message) {
-  return tx.records().append_job_event(
+Status append(store::RecordRepo& records, const LifecycleContext& ctx, core::JobId job,
+              std::string kind, std::string message) {
+  return records.append_job_event(
       {.job = job, .time = ctx.now, .kind = std::move(kind), .message = std::move(message)});
 }
 
 // Writes `next` if the job is still in `from`; raced otherwise (transact retries).
-Status write_job(store::Tx& tx, const store::JobRow& next, JobPhase from) {
-  CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, from));
+Status write_job(store::JobRepo& jobs, const store::JobRow& next, JobPhase from) {
+  CORRAL_ASSIGN_OR_RETURN(const bool won, jobs.update_job(next, from));
   if (!won) return core::raced("job changed meanwhile");
   return Status();
 }
@@ -57,8 +57,8 @@ Status fail(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
   next.updated_at = ctx.now;
   next.phase = JobPhase::kFailed;
   next.reason = std::move(reason);
-  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "finished", "failed: " + next.reason));
+  CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
+  CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, job.id, "finished", "failed: " + next.reason));
   ++ctx.fx.failed;
   ++ctx.fx.tenant_events[job.tenant.value].failures;
   stop_everywhere(ctx, job.id, allocs);
@@ -79,11 +79,11 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
   const bool backoff = next.not_before > ctx.now;
   next.reason = backoff ? "restart backoff until " + core::instant_text(next.not_before)
                         : "requeued after attempt " + std::to_string(job.attempt) + " stopped";
-  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
+  CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
   ctx.fx.wake_scheduler = true;
   ctx.fx.requeued.insert(job.id.value);
   ctx.specs.forget(job.id);  // no workers until it is placed again
-  return append(tx, ctx, job.id, "requeued",
+  return append(tx.records(), ctx, job.id, "requeued",
                 "attempt " + std::to_string(job.attempt) + " confirmed stopped; " + next.reason);
 }
 
@@ -95,9 +95,10 @@ core::Duration restart_backoff(const AgentSettings& s, std::int32_t restarts) {
   return core::Duration(std::min(ms, s.restart_backoff_max_ms));
 }
 
-core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs) {
+core::Result<bool> is_managed(store::AgentRepo& agents,
+                              const std::vector<store::AllocationRow>& allocs) {
   for (const auto& n : nodes_of(allocs)) {
-    CORRAL_ASSIGN_OR_RETURN(auto session, tx.agents().get_agent_session(core::NodeId(n)));
+    CORRAL_ASSIGN_OR_RETURN(auto session, agents.get_agent_session(core::NodeId(n)));
     if (session) return true;
   }
   return false;
@@ -135,8 +136,9 @@ Status succeed(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
   next.phase = JobPhase::kSucceeded;
   next.updated_at = ctx.now;
   next.reason = "every rank of attempt " + std::to_string(attempt) + " exited 0";
-  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, "finished", "succeeded: " + next.reason));
+  CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
+  CORRAL_RETURN_IF_ERROR(
+      append(tx.records(), ctx, job.id, "finished", "succeeded: " + next.reason));
   ++ctx.fx.succeeded;
   job = std::move(next);
   return Status();
@@ -155,7 +157,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
     if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
     return Status();
   }
-  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx.agents(), allocs));
   if (!managed) return Status();  // agent-less: nothing runs, nothing reports
 
   CORRAL_ASSIGN_OR_RETURN(const auto spec_ptr, ctx.specs.get(id, job.spec_json));
@@ -191,8 +193,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       next.phase = JobPhase::kRunning;
       next.updated_at = ctx.now;
       next.reason = "every rank of attempt " + std::to_string(attempt) + " started";
-      CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-      CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "started", next.reason));
+      CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
+      CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, id, "started", next.reason));
       job = next;
     }
     // The attempt's time runs from its GPUs' allocation, as the scheduler counts it.
@@ -217,8 +219,8 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
         next.not_before = ctx.now + restart_backoff(ctx.settings, next.restarts);
         next.reason = what + "; restart " + std::to_string(next.restarts) + " of " +
                       std::to_string(spec.max_restarts) + " once every rank has stopped";
-        CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-        CORRAL_RETURN_IF_ERROR(append(tx, ctx, id, "rank failed", next.reason));
+        CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
+        CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, id, "rank failed", next.reason));
         ++ctx.fx.tenant_events[job.tenant.value].restarts;
         stop_everywhere(ctx, id, allocs);
         job = next;
@@ -263,7 +265,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   ctx.fx.wake_scheduler = true;
   CORRAL_RETURN_IF_ERROR(append(
-      tx, ctx, id, "released",
+      tx.records(), ctx, id, "released",
       "every rank of attempt " + std::to_string(attempt) + " confirmed stopped; GPUs released"));
   if (job.phase == JobPhase::kPreempting) return requeue(tx, ctx, job);
   return Status();
@@ -282,7 +284,7 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   const JobPhase preempting = *edge;
   CORRAL_ASSIGN_OR_RETURN(auto all_allocs, tx.allocations().list_allocations(job.id));
   const auto allocs = active_only(std::move(all_allocs));
-  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx.agents(), allocs));
   store::JobRow next = job;
   next.phase = preempting;
   next.reason = reason;
@@ -292,8 +294,8 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
     ++next.preemptions;
     ++ctx.fx.tenant_events[job.tenant.value].preemptions;
   }
-  CORRAL_RETURN_IF_ERROR(write_job(tx, next, job.phase));
-  CORRAL_RETURN_IF_ERROR(append(tx, ctx, job.id, stop.event, reason));
+  CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
+  CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, job.id, stop.event, reason));
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   if (managed) {
     stop_everywhere(ctx, job.id, allocs);
@@ -342,7 +344,7 @@ core::Result<store::JobRow> cancel_job(store::Tx& tx, const LifecycleContext& ct
       {.job = job.id, .time = next.updated_at, .kind = "cancelled", .message = note}));
   CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(job.id));
   std::erase_if(allocs, [](const store::AllocationRow& a) { return !a.active; });
-  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx, allocs));
+  CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx.agents(), allocs));
   if (managed) {
     // Agents run it: its GPUs stay allocated until they confirm every rank is gone
     // (lifecycle.h); the agents see `desired: stop` now.

@@ -65,7 +65,8 @@ struct LifecycleContext {
 core::Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId job);
 
 // Whether any node of the job's active allocations has an agent (joined at least once).
-core::Result<bool> is_managed(store::Tx& tx, const std::vector<store::AllocationRow>& allocs);
+core::Result<bool> is_managed(store::AgentRepo& agents,
+                              const std::vector<store::AllocationRow>& allocs);
 
 // How a stop is asked: within what grace (0: the agents' stop_grace_ms), and whether it is
 // one of the scheduler's preemptions (counted against max_preemptions_per_job).

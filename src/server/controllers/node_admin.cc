@@ -6,19 +6,19 @@
 
 namespace corral::server {
 
-core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
+core::Result<Registration> store_registration(store::NodeRepo& nodes, const core::Node& node,
                                               core::Time now) {
   Registration out;
-  CORRAL_ASSIGN_OR_RETURN(out.before, tx.nodes().get_node(node.id));
+  CORRAL_ASSIGN_OR_RETURN(out.before, nodes.get_node(node.id));
   out.spec_json = node_to_json(node);
   const auto& before = out.before;
   CORRAL_RETURN_IF_ERROR(
-      tx.nodes().upsert_node({.id = node.id,
-                              .spec_json = out.spec_json,
-                              .admin = before ? before->admin : core::NodeAdminState::kActive,
-                              .admin_reason = before ? before->admin_reason : "",
-                              .created_at = before ? before->created_at : now,
-                              .updated_at = now}));
+      nodes.upsert_node({.id = node.id,
+                         .spec_json = out.spec_json,
+                         .admin = before ? before->admin : core::NodeAdminState::kActive,
+                         .admin_reason = before ? before->admin_reason : "",
+                         .created_at = before ? before->created_at : now,
+                         .updated_at = now}));
   return out;
 }
 
@@ -37,8 +37,8 @@ const char* to_string(NodeAdminAction action) {
 namespace {
 
 // A node the health controller drained comes back only once its GPUs report healthy.
-core::Status check_healthy(store::Tx& tx, const store::NodeRow& row) {
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().get_observed(row.id));
+core::Status check_healthy(store::NodeRepo& nodes, const store::NodeRow& row) {
+  CORRAL_ASSIGN_OR_RETURN(auto observed, nodes.get_observed(row.id));
   if (!observed) return core::Status();
   for (const store::GpuObservation& g : observed->gpus) {
     if (g.condition == core::GpuCondition::kUnhealthy) {
@@ -55,7 +55,7 @@ core::Status check_healthy(store::Tx& tx, const store::NodeRow& row) {
 core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContext& ctx,
                                             store::NodeRow row, NodeAdminAction action,
                                             const std::string& by) {
-  if (action == NodeAdminAction::kUndrain) CORRAL_RETURN_IF_ERROR(check_healthy(tx, row));
+  if (action == NodeAdminAction::kUndrain) CORRAL_RETURN_IF_ERROR(check_healthy(tx.nodes(), row));
   const core::NodeAdminState before = row.admin;
   row.admin = action == NodeAdminAction::kCordon  ? core::NodeAdminState::kCordoned
               : action == NodeAdminAction::kDrain ? core::NodeAdminState::kDraining
@@ -65,7 +65,7 @@ core::Result<store::NodeRow> set_node_admin(store::Tx& tx, const LifecycleContex
   row.updated_at = ctx.now;
   CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_node(row));
   CORRAL_RETURN_IF_ERROR(
-      record_admin_state(tx, row.id, before, row.admin, row.admin_reason, ctx.now));
+      record_admin_state(tx.ledger(), row.id, before, row.admin, row.admin_reason, ctx.now));
   LogEvent line(to_string(action));
   line.add("node", row.id.value).add("by", by).add("before", std::string(core::to_string(before)));
   if (action == NodeAdminAction::kDrain) {

@@ -25,7 +25,7 @@ struct Registration {
   std::optional<store::NodeRow> before;  // nullopt: a new node
   std::string spec_json;                 // the node as stored (model_json.h)
 };
-core::Result<Registration> store_registration(store::Tx& tx, const core::Node& node,
+core::Result<Registration> store_registration(store::NodeRepo& nodes, const core::Node& node,
                                               core::Time now);
 
 enum class NodeAdminAction { kCordon, kDrain, kUndrain };

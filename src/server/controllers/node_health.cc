@@ -137,16 +137,16 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
   // Read before the release below, which the job rows do not depend on.
   CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
   CORRAL_RETURN_IF_ERROR(tx.allocations().release_allocations_on(node, ctx.now).status());
-  CORRAL_RETURN_IF_ERROR(record_node_lost(tx, node, why, ctx.now));
+  CORRAL_RETURN_IF_ERROR(record_node_lost(tx.ledger(), node, why, ctx.now));
   ctx.fx.bump.insert(node.value);
   ctx.fx.wake_scheduler = true;
-  CORRAL_RETURN_IF_ERROR(
-      append_audit(tx, {.actor = "corrald/health",
-                        .action = "node.lost",
-                        .target = "node/" + node.value,
-                        .before = "epoch=" + std::to_string(session->epoch - 1),
-                        .after = "lost epoch=" + std::to_string(session->epoch) + ": " + why,
-                        .time = ctx.now}));
+  CORRAL_RETURN_IF_ERROR(append_audit(
+      tx.audit(), {.actor = "corrald/health",
+                   .action = "node.lost",
+                   .target = "node/" + node.value,
+                   .before = "epoch=" + std::to_string(session->epoch - 1),
+                   .after = "lost epoch=" + std::to_string(session->epoch) + ": " + why,
+                   .time = ctx.now}));
   ctx.fx.log.push_back(LogEvent("node_lost", LogLevel::kWarn)
                            .add("node", node.value)
                            .add("epoch", session->epoch)

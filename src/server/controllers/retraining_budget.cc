@@ -5,10 +5,11 @@
 
 namespace corral::server {
 
-core::Result<registry::RetrainingUse> retraining_use(store::Tx& tx, const core::TenantId& tenant,
+core::Result<registry::RetrainingUse> retraining_use(store::ModelRepo& models,
+                                                     const core::TenantId& tenant,
                                                      const registry::RetrainingBudget& budget,
                                                      core::Time now) {
-  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.models().list_retraining_allocations(
+  CORRAL_ASSIGN_OR_RETURN(const auto allocs, models.list_retraining_allocations(
                                                  tenant, registry::period_start(budget, now)));
   std::vector<registry::HeldGpu> held;
   held.reserve(allocs.size());
@@ -37,7 +38,7 @@ core::Result<std::map<std::int64_t, std::string>> retraining_holds(
   for (const auto& [tenant, jobs] : pending) {
     const core::TenantId id(tenant);
     const registry::RetrainingBudget& budget = budgets.at(tenant);
-    CORRAL_ASSIGN_OR_RETURN(const auto use, retraining_use(tx, id, budget, now));
+    CORRAL_ASSIGN_OR_RETURN(const auto use, retraining_use(tx.models(), id, budget, now));
     held.merge(registry::retraining_holds(id, budget, use, jobs));
   }
   return held;

@@ -19,7 +19,8 @@
 namespace corral::server {
 
 // The use of `tenant`'s retraining jobs in the period of `budget` holding `now`.
-core::Result<registry::RetrainingUse> retraining_use(store::Tx& tx, const core::TenantId& tenant,
+core::Result<registry::RetrainingUse> retraining_use(store::ModelRepo& models,
+                                                     const core::TenantId& tenant,
                                                      const registry::RetrainingBudget& budget,
                                                      core::Time now);
 

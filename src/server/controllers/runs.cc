@@ -42,11 +42,12 @@ Status record_run_attempt(store::Tx& tx, core::JobId job, std::int32_t attempt,
   return tx.runs().put_run_attempt(row);
 }
 
-Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::int32_t attempt,
-                                         const core::RunReport& report, core::Time now) {
+Result<RunReportTaken> record_run_report(store::RunRepo& runs, core::JobId job,
+                                         std::int32_t attempt, const core::RunReport& report,
+                                         core::Time now) {
   RunReportTaken taken;
   if (!report.metrics.empty()) {
-    CORRAL_ASSIGN_OR_RETURN(const std::int64_t before, tx.runs().count_metric_points(job));
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t before, runs.count_metric_points(job));
     std::set<std::pair<std::string, std::int64_t>> keys;
     for (const auto& p : report.metrics) keys.emplace(p.name, p.step);
     // Points already there only change value; new keys are what the cap counts. The bound
@@ -58,12 +59,12 @@ Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::in
           "run " + std::to_string(job.value) + " holds " + std::to_string(before) +
           " metric points; a run keeps at most " + std::to_string(kMaxRunMetricPoints));
     }
-    CORRAL_ASSIGN_OR_RETURN(taken.points, tx.runs().put_metrics(job, attempt, report.metrics, now));
+    CORRAL_ASSIGN_OR_RETURN(taken.points, runs.put_metrics(job, attempt, report.metrics, now));
   }
   for (const auto& a : report.artifacts) {
     CORRAL_ASSIGN_OR_RETURN(
         const bool added,
-        tx.runs().insert_artifact({.job = job, .attempt = attempt, .artifact = a, .at = now}));
+        runs.insert_artifact({.job = job, .attempt = attempt, .artifact = a, .at = now}));
     if (added) taken.artifacts.push_back(a);
   }
   return taken;

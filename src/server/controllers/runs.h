@@ -46,7 +46,8 @@ struct RunReportTaken {
 // Writes a report of attempt `attempt` of `job` (the caller checked the attempt may
 // report). FailedPrecondition past kMaxRunMetricPoints; AlreadyExists for an artifact uri
 // the run holds with another digest.
-core::Result<RunReportTaken> record_run_report(store::Tx& tx, core::JobId job, std::int32_t attempt,
-                                               const core::RunReport& report, core::Time now);
+core::Result<RunReportTaken> record_run_report(store::RunRepo& runs, core::JobId job,
+                                               std::int32_t attempt, const core::RunReport& report,
+                                               core::Time now);
 
 }  // namespace corral::server

@@ -91,12 +91,12 @@ class Applier {
   // A job stopped at once (nothing of it was running) is pending again: the loop's
   // in-memory queue must learn it, and what it held is free for this transaction.
   Status audit(const char* action, const store::JobRow& job, const nlohmann::json& after) {
-    return append_audit(tx_, {.actor = "corrald/scheduler",
-                              .action = action,
-                              .target = "job/" + std::to_string(job.id.value),
-                              .before = std::string(core::to_string(job.phase)),
-                              .after = after.dump(),
-                              .time = ctx_.now});
+    return append_audit(tx_.audit(), {.actor = "corrald/scheduler",
+                                      .action = action,
+                                      .target = "job/" + std::to_string(job.id.value),
+                                      .before = std::string(core::to_string(job.phase)),
+                                      .after = after.dump(),
+                                      .time = ctx_.now});
   }
 
   Status note_if_requeued(core::JobId job) {
@@ -143,7 +143,7 @@ class Applier {
     next.updated_at = ctx_.now;
     CORRAL_ASSIGN_OR_RETURN(auto held, tx_.allocations().list_allocations(rz.job));
     std::erase_if(held, [](const store::AllocationRow& a) { return !a.active; });
-    CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx_, held));
+    CORRAL_ASSIGN_OR_RETURN(const bool managed, is_managed(tx_.agents(), held));
     if (job->phase == JobPhase::kLaunching && !managed) {
       if (held.empty()) return Status();
       next.reason = resize_text(rz, "resized") + " before launch: " + rz.reason;

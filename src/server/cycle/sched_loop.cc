@@ -121,17 +121,17 @@ void SchedLoop::force_full_read() {
   full_read_ = true;
 }
 
-Status SchedLoop::read_pending(store::Tx& tx, bool full,
+Status SchedLoop::read_pending(store::JobRepo& jobs, bool full,
                                const std::vector<std::int64_t>& submitted) {
   if (full) {
-    CORRAL_ASSIGN_OR_RETURN(
-        auto rows, tx.jobs().list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
+    CORRAL_ASSIGN_OR_RETURN(auto rows,
+                            jobs.list_jobs({.phases = {JobPhase::kPending}, .limit = 1'000'000}));
     pending_.clear();
     for (auto& row : rows) pending_.emplace(row.id.value, std::move(row));
     return Status();
   }
   std::vector<core::JobId> ids(submitted.begin(), submitted.end());
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, jobs.get_jobs(ids));
   for (auto& row : rows) {
     if (row.phase == JobPhase::kPending) pending_.insert_or_assign(row.id.value, std::move(row));
   }
@@ -310,8 +310,8 @@ Status SchedLoop::run_cycle() {
   StoreView view;
   const Status read = store_.read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(view, read_store_view(tx, now));
-    CORRAL_RETURN_IF_ERROR(read_pending(tx, full, submitted));
-    if (full) CORRAL_RETURN_IF_ERROR(read_run_history(tx, view));
+    CORRAL_RETURN_IF_ERROR(read_pending(tx.jobs(), full, submitted));
+    if (full) CORRAL_RETURN_IF_ERROR(read_run_history(tx.records(), view));
     return Status();
   });
   if (!read.ok()) {
@@ -396,8 +396,9 @@ Status SchedLoop::run_cycle() {
     recount = {};
     power_conflicts = 0;
     if (partitioned) {
-      CORRAL_ASSIGN_OR_RETURN(recount, recount_quotas(tx, to_apply, *snapshot, view));
-      CORRAL_ASSIGN_OR_RETURN(power_conflicts, drop_over_rack_power(tx, to_apply, *snapshot, view));
+      CORRAL_ASSIGN_OR_RETURN(recount, recount_quotas(tx.scheduler(), to_apply, *snapshot, view));
+      CORRAL_ASSIGN_OR_RETURN(power_conflicts,
+                              drop_over_rack_power(tx.rack_caps(), to_apply, *snapshot, view));
     }
     CORRAL_ASSIGN_OR_RETURN(applied,
                             apply_decisions(tx, to_apply,
@@ -506,11 +507,11 @@ void SchedLoop::forget_requests(const StoreView& view) {
   requests_.retain(live);
 }
 
-Status SchedLoop::read_run_history(store::Tx& tx, const StoreView& view) {
+Status SchedLoop::read_run_history(store::RecordRepo& records, const StoreView& view) {
   std::set<std::string> names;
   for (const auto& [id, job] : pending_) names.insert(job.name);
   for (const auto& job : view.holding) names.insert(job.name);
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.records().list_runs({names.begin(), names.end()}));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, records.list_runs({names.begin(), names.end()}));
   runs_ = run_history_from(rows);
   return Status();
 }

@@ -136,9 +136,10 @@ class SchedLoop : public SchedulerSignals {
   core::Status write_pending(const sched::Decisions& decisions,
                              const std::map<std::int64_t, std::string>& held, core::Time now);
   // Reads the pending queue into pending_: all of it, or only `submitted`.
-  core::Status read_pending(store::Tx& tx, bool full, const std::vector<std::int64_t>& submitted);
+  core::Status read_pending(store::JobRepo& jobs, bool full,
+                            const std::vector<std::int64_t>& submitted);
   // Reads the run history of the job names in the queue and on GPUs into runs_.
-  core::Status read_run_history(store::Tx& tx, const StoreView& view);
+  core::Status read_run_history(store::RecordRepo& records, const StoreView& view);
   void publish_positions(const sched::Decisions& decisions) CORRAL_EXCLUDES(positions_mu_);
   // Adds the GPU-seconds held since the last cycle to usage_.
   void accrue_usage(const StoreView& view, core::Time now);

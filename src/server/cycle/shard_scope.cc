@@ -67,7 +67,7 @@ std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapsho
   return count;
 }
 
-core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
+core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched::Decisions& d,
                                           const sched::ClusterSnapshot& snapshot,
                                           const StoreView& view) {
   QuotaRecount out;
@@ -96,7 +96,7 @@ core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
     if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
   }
   CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now,
-                          tx.scheduler().lock_tenant_holdings(tenants));
+                          scheduler.lock_tenant_holdings(tenants));
   // Per (tenant, type) whose GPUs grew unseen: what the store says it holds now.
   std::map<Key, std::int64_t> grew;
   std::set<Key> over;
@@ -134,7 +134,7 @@ core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
   return out;
 }
 
-core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions& d,
+core::Result<std::int64_t> drop_over_rack_power(store::RackCapRepo& rack_caps, sched::Decisions& d,
                                                 const sched::ClusterSnapshot& snapshot,
                                                 const StoreView& view) {
   const auto& topo = snapshot.topo();
@@ -161,7 +161,7 @@ core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions&
     const auto node = snapshot.find_node(a.node);
     if (node && placed.contains(topo[*node].rack)) seen[topo[*node].rack] += topo[*node].gpu_watts;
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto held, tx.rack_caps().lock_rack_holdings(racks, nodes));
+  CORRAL_ASSIGN_OR_RETURN(const auto held, rack_caps.lock_rack_holdings(racks, nodes));
   for (const auto& [name, gpus] : held) {
     const auto node = snapshot.find_node(core::NodeId(name));
     if (node) now[topo[*node].rack] += gpus * topo[*node].gpu_watts;

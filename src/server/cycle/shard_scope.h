@@ -63,7 +63,7 @@ struct QuotaRecount {
 // that would take the tenant over its guarantee plus borrow limit; then marks borrowed
 // each remaining placement that takes it past its guarantee, in decision order (as
 // sched/internal/admit.h would have, had it seen those GPUs).
-core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
+core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched::Decisions& d,
                                           const sched::ClusterSnapshot& snapshot,
                                           const StoreView& view);
 
@@ -72,7 +72,7 @@ core::Result<QuotaRecount> recount_quotas(store::Tx& tx, sched::Decisions& d,
 // there now, counted at each node's watts per GPU (core::node_gpu_watts), and only
 // because of GPUs this cycle did not see (`view`): other shards'. Returns how many
 // placements it dropped.
-core::Result<std::int64_t> drop_over_rack_power(store::Tx& tx, sched::Decisions& d,
+core::Result<std::int64_t> drop_over_rack_power(store::RackCapRepo& rack_caps, sched::Decisions& d,
                                                 const sched::ClusterSnapshot& snapshot,
                                                 const StoreView& view);
 

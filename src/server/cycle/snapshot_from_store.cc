@@ -81,7 +81,7 @@ core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now) {
   for (const auto& t : targets) view.elastic_targets[t.job.value] = t.gpus;
   CORRAL_ASSIGN_OR_RETURN(auto throughput, tx.checkpoints().list_observed_throughput());
   view.observed_scaling = observed_scaling(throughput);
-  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx, view.tenants));
+  CORRAL_ASSIGN_OR_RETURN(const auto holds, current_holds(tx.datasets(), view.tenants));
   for (const auto& h : holds) {
     view.held.emplace(h.job.value, dataset_hold_reason(h.ref, h.status, h.reason));
   }

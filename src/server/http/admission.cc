@@ -18,19 +18,19 @@ int AdmissionControl::refill(Bucket& b, std::int64_t now) {
   return static_cast<int>(std::clamp(wait_s, 1.0, kMaxWaitS));
 }
 
-core::Result<int> AdmissionControl::try_admit(store::Tx& tx, const std::string& tenant,
+core::Result<int> AdmissionControl::try_admit(store::TenantRepo& tenants, const std::string& tenant,
                                               const RateLimit& limit) {
   const core::Time now = clock_.now();
   CORRAL_ASSIGN_OR_RETURN(
       const store::SubmitBucketRow row,
-      tx.tenants().lock_submit_bucket(
+      tenants.lock_submit_bucket(
           {.tenant = core::TenantId(tenant), .tokens = limit.burst, .as_of = now}));
   // The limit is today's (an admin may have changed it since the row was written).
   Bucket b{.tokens = row.tokens, .as_of_ms = core::to_ms(row.as_of), .limit = limit};
   const int wait_s = refill(b, core::to_ms(now));
   if (wait_s == 0) {
     b.tokens -= 1;
-    CORRAL_RETURN_IF_ERROR(tx.tenants().put_submit_bucket(
+    CORRAL_RETURN_IF_ERROR(tenants.put_submit_bucket(
         {.tenant = row.tenant, .tokens = b.tokens, .as_of = core::time_from_ms(b.as_of_ms)}));
   }  // a refusal rolls the submission back anyway
   // Remembered even if the submission then rolls back (refused for its pending jobs, or

@@ -33,8 +33,8 @@ class AdmissionControl {
   // Takes one token from `tenant`'s bucket, in `tx` (the submission's transaction; the
   // bucket's row stays locked until it ends). Returns 0 when admitted, else the whole
   // seconds (at least 1) until a token will be available. A new tenant's bucket is full.
-  core::Result<int> try_admit(store::Tx& tx, const std::string& tenant, const RateLimit& limit)
-      CORRAL_EXCLUDES(mu_);
+  core::Result<int> try_admit(store::TenantRepo& tenants, const std::string& tenant,
+                              const RateLimit& limit) CORRAL_EXCLUDES(mu_);
   // A look that takes nothing: the whole seconds until `tenant`'s bucket, as this
   // replica's last try_admit() left it, holds a token (0: it holds one now, or it is
   // unknown), and that call's limit. The API answers a flood's 429s with it before

@@ -307,13 +307,13 @@ Status RequestPipeline::audit(store::Tx& tx, const Call& call, std::string actio
                                 .add("target", target)
                                 .add("request", call.request_id));
   }
-  return append_audit(tx, {.actor = call.actor(),
-                           .action = std::move(action),
-                           .target = std::move(target),
-                           .before = std::move(before),
-                           .after = std::move(after),
-                           .request_id = call.request_id,
-                           .time = clock_.now()});
+  return append_audit(tx.audit(), {.actor = call.actor(),
+                                   .action = std::move(action),
+                                   .target = std::move(target),
+                                   .before = std::move(before),
+                                   .after = std::move(after),
+                                   .request_id = call.request_id,
+                                   .time = clock_.now()});
 }
 
 void RequestPipeline::send(httplib::Response& res, const std::string& request_id,

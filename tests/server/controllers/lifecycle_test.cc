@@ -264,7 +264,7 @@ TEST_F(LifecycleTest, IsManagedWhenAnyNodeOfTheJobHasAnAgent) {
     bool out = false;
     ok(store_->read([&](store::Tx& tx) {
       CORRAL_ASSIGN_OR_RETURN(auto allocs, tx.allocations().list_allocations(id));
-      CORRAL_ASSIGN_OR_RETURN(out, server::is_managed(tx, allocs));
+      CORRAL_ASSIGN_OR_RETURN(out, server::is_managed(tx.agents(), allocs));
       return core::Status();
     }));
     return out;
