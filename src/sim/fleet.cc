@@ -12,90 +12,14 @@
 
 #include "core/job_spec_parse.h"
 #include "core/priority.h"
+#include "core/yaml_fields.h"
 
 namespace corral::sim {
 namespace {
 
 using core::Result;
 using core::Status;
-
-// Reads typed fields off a YAML map, naming the full field path in every error and
-// rejecting keys it was not asked about (a typo must not silently become a default).
-class Fields {
- public:
-  Fields(const YAML::Node& node, std::string path) : node_(node), path_(std::move(path)) {}
-
-  std::string at(std::string_view key) const {
-    return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-  }
-  bool has(std::string_view key) {
-    seen_.emplace(key);
-    return node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
-  }
-  YAML::Node get(std::string_view key) {
-    seen_.emplace(key);
-    return node_[std::string(key)];
-  }
-
-  Result<std::string> str(std::string_view key, std::optional<std::string> fallback) {
-    if (!has(key)) {
-      if (fallback) return *fallback;
-      return core::invalid_argument(at(key), "is required");
-    }
-    const YAML::Node n = get(key);
-    if (!n.IsScalar()) return core::invalid_argument(at(key), "must be a string");
-    return n.Scalar();
-  }
-  Result<std::int64_t> integer(std::string_view key, std::optional<std::int64_t> fallback,
-                               std::int64_t lo, std::int64_t hi) {
-    if (!has(key)) {
-      if (fallback) return *fallback;
-      return core::invalid_argument(at(key), "is required");
-    }
-    std::int64_t v = 0;
-    if (!YAML::convert<std::int64_t>::decode(get(key), v)) {
-      return core::invalid_argument(
-          at(key), fmt::format("must be an integer, got '{}'", scalar_text(get(key))));
-    }
-    if (v < lo || v > hi) {
-      return core::invalid_argument(at(key),
-                                    fmt::format("must be between {} and {}, got {}", lo, hi, v));
-    }
-    return v;
-  }
-  Result<double> number(std::string_view key, std::optional<double> fallback, double lo,
-                        double hi) {
-    if (!has(key)) {
-      if (fallback) return *fallback;
-      return core::invalid_argument(at(key), "is required");
-    }
-    double v = 0;
-    if (!YAML::convert<double>::decode(get(key), v) || !std::isfinite(v)) {
-      return core::invalid_argument(
-          at(key), fmt::format("must be a number, got '{}'", scalar_text(get(key))));
-    }
-    if (v < lo || v > hi) {
-      return core::invalid_argument(at(key),
-                                    fmt::format("must be between {} and {}, got {}", lo, hi, v));
-    }
-    return v;
-  }
-  // Call last: any key nobody asked for is an error.
-  Status no_unknown() const {
-    for (const auto& kv : node_) {
-      const std::string key = kv.first.Scalar();
-      if (!seen_.count(key)) return core::invalid_argument(at(key), "unknown field");
-    }
-    return core::ok_status();
-  }
-
-  static std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : "?"; }
-
- private:
-  YAML::Node node_;
-  std::string path_;
-  std::set<std::string, std::less<>> seen_;
-};
+using core::YamlFields;
 
 Status expect_map(const YAML::Node& n, const std::string& path) {
   if (!n.IsMap()) return core::invalid_argument(path.empty() ? "(root)" : path, "must be a map");
@@ -122,7 +46,7 @@ struct Layout {
 
 // Expands one pool into nodes; `leaf_seq` numbers leaves across pools (each pool starts
 // a new leaf, so a leaf never mixes pools).
-Status expand_pool(Fields& f, const std::string& path, const Layout& layout,
+Status expand_pool(YamlFields& f, const std::string& path, const Layout& layout,
                    const std::map<core::GpuTypeId, core::GpuType>& types, Fleet& fleet,
                    std::int64_t& leaf_seq, std::set<core::GpuTypeId>& used_types) {
   CORRAL_ASSIGN_OR_RETURN(const std::string name, f.str("name", std::nullopt));
@@ -218,13 +142,13 @@ Result<std::map<std::string, std::int64_t>> per_type_counts(const YAML::Node& va
     } else {
       return core::invalid_argument(fmt::format("{}.{}", path, key),
                                     fmt::format("must be a count >= 0 or 'unlimited', got '{}'",
-                                                Fields::scalar_text(kv.second)));
+                                                YamlFields::scalar_text(kv.second)));
     }
   }
   return out;
 }
 
-Result<core::Tenant> parse_tenant(Fields& f, const std::set<core::GpuTypeId>& types) {
+Result<core::Tenant> parse_tenant(YamlFields& f, const std::set<core::GpuTypeId>& types) {
   core::Tenant t;
   CORRAL_ASSIGN_OR_RETURN(const std::string name, f.str("name", std::nullopt));
   if (name.empty()) return core::invalid_argument(f.at("name"), "must not be empty");
@@ -290,7 +214,7 @@ Result<core::Tenant> parse_tenant(Fields& f, const std::set<core::GpuTypeId>& ty
 // pools are in (a job bound to any other could never start).
 Result<JobRegionRule> parse_job_regions(const YAML::Node& node, const Fleet& fleet) {
   CORRAL_RETURN_IF_ERROR(expect_map(node, "job_regions"));
-  Fields f(node, "job_regions");
+  YamlFields f(node, "job_regions");
   JobRegionRule rule;
   CORRAL_ASSIGN_OR_RETURN(rule.fraction, f.number("fraction", 0.0, 0, 1));
   const auto regions = fleet.region_gpus();
@@ -318,7 +242,7 @@ Result<JobRegionRule> parse_job_regions(const YAML::Node& node, const Fleet& fle
 
 Result<Fleet> parse_root(const YAML::Node& root) {
   CORRAL_RETURN_IF_ERROR(expect_map(root, ""));
-  Fields f(root, "");
+  YamlFields f(root, "");
   Fleet fleet;
   CORRAL_ASSIGN_OR_RETURN(fleet.name, f.str("name", std::string("fleet")));
   CORRAL_ASSIGN_OR_RETURN(fleet.region, f.str("region", std::string("local")));
@@ -333,7 +257,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string path = fmt::format("gpu_types[{}]", i);
       CORRAL_RETURN_IF_ERROR(expect_map(list[i], path));
-      Fields tf(list[i], path);
+      YamlFields tf(list[i], path);
       core::GpuType t;
       CORRAL_ASSIGN_OR_RETURN(const std::string id, tf.str("id", std::nullopt));
       t.id = core::GpuTypeId(id);
@@ -353,7 +277,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
   Layout layout;
   if (f.has("network")) {
     CORRAL_RETURN_IF_ERROR(expect_map(f.get("network"), "network"));
-    Fields nf(f.get("network"), "network");
+    YamlFields nf(f.get("network"), "network");
     CORRAL_ASSIGN_OR_RETURN(layout.nodes_per_leaf, nf.integer("nodes_per_leaf", 8, 1, 100000));
     CORRAL_ASSIGN_OR_RETURN(layout.leaves_per_spine, nf.integer("leaves_per_spine", 8, 1, 100000));
     CORRAL_RETURN_IF_ERROR(nf.no_unknown());
@@ -369,7 +293,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const std::string path = fmt::format("pools[{}]", i);
     CORRAL_RETURN_IF_ERROR(expect_map(pools[i], path));
-    Fields pf(pools[i], path);
+    YamlFields pf(pools[i], path);
     const std::size_t before = fleet.nodes.size();
     CORRAL_RETURN_IF_ERROR(expand_pool(pf, path, layout, types, fleet, leaf_seq, used_types));
     const std::string pool =
@@ -387,7 +311,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
   std::map<std::string, double> prices;
   if (f.has("prices")) {
     CORRAL_RETURN_IF_ERROR(expect_map(f.get("prices"), "prices"));
-    Fields pf(f.get("prices"), "prices");
+    YamlFields pf(f.get("prices"), "prices");
     CORRAL_ASSIGN_OR_RETURN(discount, pf.integer("preemptible_discount_percent", 0, 0, 100));
     if (pf.has("per_gpu_hour_usd")) {
       const YAML::Node m = pf.get("per_gpu_hour_usd");
@@ -416,7 +340,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
   // 4. Failures.
   if (f.has("failures")) {
     CORRAL_RETURN_IF_ERROR(expect_map(f.get("failures"), "failures"));
-    Fields ff(f.get("failures"), "failures");
+    YamlFields ff(f.get("failures"), "failures");
     CORRAL_ASSIGN_OR_RETURN(const double mtbf_h, ff.number("mtbf_hours_per_gpu", 0.0, 0, 1e9));
     CORRAL_ASSIGN_OR_RETURN(const double repair_h, ff.number("repair_hours", 4.0, 0, 1e6));
     CORRAL_RETURN_IF_ERROR(ff.no_unknown());
@@ -432,7 +356,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string path = fmt::format("tenants[{}]", i);
       CORRAL_RETURN_IF_ERROR(expect_map(list[i], path));
-      Fields tf(list[i], path);
+      YamlFields tf(list[i], path);
       CORRAL_ASSIGN_OR_RETURN(core::Tenant t, parse_tenant(tf, used_types));
       if (!names.insert(t.id).second) {
         return core::invalid_argument(path + ".name",
@@ -450,7 +374,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
   }
   if (f.has("trace_tenants")) {
     CORRAL_RETURN_IF_ERROR(expect_map(f.get("trace_tenants"), "trace_tenants"));
-    Fields rf(f.get("trace_tenants"), "trace_tenants");
+    YamlFields rf(f.get("trace_tenants"), "trace_tenants");
     TraceTenantRule rule;
     CORRAL_ASSIGN_OR_RETURN(rule.weight, rf.number("weight", 1.0, 1e-6, 1e6));
     CORRAL_ASSIGN_OR_RETURN(const std::string g, rf.str("guarantee", std::string("equal")));

@@ -3,30 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/check.h"
+#include "core/yaml_fields.h"
 #include "sim/rng.h"
 
 namespace corral::sim {
 namespace {
-
-core::Status read_number(const YAML::Node& root, const std::string& key, double lo, double hi,
-                         double& out) {
-  const YAML::Node n = root[key];
-  if (!n.IsDefined() || n.IsNull()) return core::ok_status();
-  double v = 0;
-  if (!YAML::convert<double>::decode(n, v) || !std::isfinite(v) || v < lo || v > hi) {
-    return core::invalid_argument(key, fmt::format("must be a number between {} and {}, got '{}'",
-                                                   lo, hi, n.IsScalar() ? n.Scalar() : "?"));
-  }
-  out = v;
-  return core::ok_status();
-}
 
 core::Status read_sizes(const YAML::Node& sizes, const std::string& key,
                         std::vector<std::pair<std::int32_t, double>>& out) {
@@ -51,25 +38,19 @@ core::Status read_sizes(const YAML::Node& sizes, const std::string& key,
 core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::string& path,
                                         const SyntheticSpec& top) {
   if (!node.IsMap()) return core::invalid_argument(path, "must be a map");
-  static const std::set<std::string> kKnown = {
-      "tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma", "tenant_zipf"};
-  for (const auto& kv : node) {
-    if (!kKnown.count(kv.first.Scalar())) {
-      return core::invalid_argument(fmt::format("{}.{}", path, kv.first.Scalar()), "unknown field");
-    }
-  }
+  core::YamlFields f(node, path);
+  CORRAL_RETURN_IF_ERROR(f.only(
+      {"tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma", "tenant_zipf"}));
   SyntheticGroup g{.sizes = top.sizes,
                    .duration_median_s = top.duration_median_s,
                    .duration_sigma = top.duration_sigma,
                    .tenant_zipf = top.tenant_zipf};
   double tenants = g.tenants;
-  for (const core::Status& s : {read_number(node, "tenants", 1, 1e5, tenants),
-                                read_number(node, "jobs_share", 1e-9, 1e9, g.jobs_share),
-                                read_number(node, "duration_median_s", 1, 1e9, g.duration_median_s),
-                                read_number(node, "duration_sigma", 0, 10, g.duration_sigma),
-                                read_number(node, "tenant_zipf", 0, 10, g.tenant_zipf)}) {
-    if (!s.ok()) return core::invalid_argument(fmt::format("{}.{}", path, s.field()), s.message());
-  }
+  CORRAL_RETURN_IF_ERROR(f.read_number("tenants", 1, 1e5, tenants));
+  CORRAL_RETURN_IF_ERROR(f.read_number("jobs_share", 1e-9, 1e9, g.jobs_share));
+  CORRAL_RETURN_IF_ERROR(f.read_number("duration_median_s", 1, 1e9, g.duration_median_s));
+  CORRAL_RETURN_IF_ERROR(f.read_number("duration_sigma", 0, 10, g.duration_sigma));
+  CORRAL_RETURN_IF_ERROR(f.read_number("tenant_zipf", 0, 10, g.tenant_zipf));
   g.tenants = static_cast<std::int32_t>(std::lround(tenants));
   if (const YAML::Node sizes = node["sizes"]; sizes.IsDefined()) {
     CORRAL_RETURN_IF_ERROR(read_sizes(sizes, path + ".sizes", g.sizes));
@@ -88,26 +69,24 @@ core::Result<SyntheticSpec> parse_synthetic_spec(std::string_view yaml, std::str
     const YAML::Node root = YAML::Load(std::string(yaml));
     if (!root.IsMap())
       return core::invalid_argument("(root)", fmt::format("{}: must be a map", source));
-    static const std::set<std::string> kKnown = {
-        "jobs",           "tenants",           "seed",           "load_factor",
-        "sizes",          "duration_median_s", "duration_sigma", "duration_min_s",
-        "duration_max_s", "tenant_zipf",       "gpu_type",       "groups"};
-    for (const auto& kv : root) {
-      if (!kKnown.count(kv.first.Scalar())) {
-        return fail(core::invalid_argument(kv.first.Scalar(), "unknown field"));
-      }
+    core::YamlFields f(root, "");
+    if (const core::Status s = f.only({"jobs", "tenants", "seed", "load_factor", "sizes",
+                                       "duration_median_s", "duration_sigma", "duration_min_s",
+                                       "duration_max_s", "tenant_zipf", "gpu_type", "groups"});
+        !s.ok()) {
+      return fail(s);
     }
     double jobs = static_cast<double>(spec.jobs), tenants = spec.tenants,
            seed = static_cast<double>(spec.seed);
     for (const core::Status& s :
-         {read_number(root, "jobs", 1, 1e8, jobs), read_number(root, "tenants", 1, 1e5, tenants),
-          read_number(root, "seed", 0, 9e15, seed),
-          read_number(root, "load_factor", 1e-3, 100, spec.load_factor),
-          read_number(root, "duration_median_s", 1, 1e9, spec.duration_median_s),
-          read_number(root, "duration_sigma", 0, 10, spec.duration_sigma),
-          read_number(root, "duration_min_s", 0.001, 1e9, spec.duration_min_s),
-          read_number(root, "duration_max_s", 0.001, 1e9, spec.duration_max_s),
-          read_number(root, "tenant_zipf", 0, 10, spec.tenant_zipf)}) {
+         {f.read_number("jobs", 1, 1e8, jobs), f.read_number("tenants", 1, 1e5, tenants),
+          f.read_number("seed", 0, 9e15, seed),
+          f.read_number("load_factor", 1e-3, 100, spec.load_factor),
+          f.read_number("duration_median_s", 1, 1e9, spec.duration_median_s),
+          f.read_number("duration_sigma", 0, 10, spec.duration_sigma),
+          f.read_number("duration_min_s", 0.001, 1e9, spec.duration_min_s),
+          f.read_number("duration_max_s", 0.001, 1e9, spec.duration_max_s),
+          f.read_number("tenant_zipf", 0, 10, spec.tenant_zipf)}) {
       if (!s.ok()) return fail(s);
     }
     spec.jobs = std::llround(jobs);
