@@ -4,10 +4,12 @@
   tools/measure_rooms.py            # the work tree
   tools/measure_rooms.py REV        # a commit (read with git show; nothing checked out)
 
-Prints files and lines per module and per folder of src/server, the largest files and functions, the methods
-`store::Tx` inherits, the server files that take a whole `store::Tx&`, and the files that
-decode tenant JSON. A function is counted from a line at column 0 that opens a body to
-the `}` at column 0 that closes it: a heuristic that fits this code's clang-format style.
+Prints files and lines per module and per folder of src/server, the largest files and
+functions, how `store::Tx` hands out its repositories, the server files and parameters
+that take a whole `store::Tx&` or a narrow repository, and the files that decode tenant,
+node and reservation JSON. A function is counted from a line at column 0 that opens a
+body to the `}` at column 0 that closes it: a heuristic that fits this code's
+clang-format style.
 """
 import collections
 import re
@@ -106,6 +108,7 @@ def params(pattern):
 
 whole, narrow_params = params(r"store::Tx& \w+[,)]"), params(r"store::\w+Repo& \w+[,)]")
 print(f"server parameters of type store::Tx&: {whole}, of a narrow repository: {narrow_params}")
-decoders = sorted(f for f, t in texts.items()
-                  if "tenant_config_from_json(" in t and not f.endswith(".h"))
-print(f"files decoding tenant JSON: {len(decoders)}: {' '.join(decoders)}")
+for what, decoder in (("tenant", "tenant_config_from_json("), ("node", "node_from_json("),
+                      ("reservation", "reservation_from_json(")):
+    decoders = sorted(f for f, t in texts.items() if decoder in t and not f.endswith(".h"))
+    print(f"files decoding {what} JSON: {len(decoders)}: {' '.join(decoders)}")

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "server/base/model_json.h"
+#include "server/base/stored_documents.h"
 
 namespace corral::server {
 namespace {
@@ -193,16 +194,17 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
 
   // Reservations of named nodes: their free GPUs are the reservation tenant's.
   CORRAL_ASSIGN_OR_RETURN(const auto reservations, tx.tenants().list_reservations());
-  for (const auto& row : reservations) {
-    const auto r = reservation_from_json(row.spec_json);
-    if (!r.ok() || r->end <= scope.start || r->start >= until) continue;
-    for (const auto& node : r->nodes) {
+  // One that cannot be read is left out and reported (stored_documents.h): its GPUs'
+  // idle time goes to the bucket an unreserved GPU's would.
+  for (const auto& [row, r] : stored_reservations(reservations)) {
+    if (r.end <= scope.start || r.start >= until) continue;
+    for (const auto& node : r.nodes) {
       for (const std::int32_t g : gpus_of[node.value]) {
         in.reserved.push_back({.node = node,
                                .index = g,
-                               .start = r->start,
-                               .end = std::min(r->end, until),
-                               .tenant = r->tenant});
+                               .start = r.start,
+                               .end = std::min(r.end, until),
+                               .tenant = r.tenant});
       }
     }
   }
