@@ -50,20 +50,15 @@ Result<std::vector<AgentSessionRow>> SqlTx::sessions(std::string_view where,
   CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kSessionColumns,
                                           cat(" FROM agent_sessions ", where, " ORDER BY node")),
                                       std::move(params)));
-  std::vector<AgentSessionRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "agent_sessions", kSessionColumns);
-    out.push_back({.node = core::NodeId(in.str(0)),
-                   .epoch = in.i64(1),
-                   .agent_url = in.str(2),
-                   .log_key = in.str(3),
-                   .joined_at = in.time(4),
-                   .heartbeat_at = in.time(5),
-                   .lost = in.flag(6)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<AgentSessionRow>(res, "agent_sessions", kSessionColumns, [](RowReader& in) {
+    return AgentSessionRow{.node = core::NodeId(in.str(0)),
+                           .epoch = in.i64(1),
+                           .agent_url = in.str(2),
+                           .log_key = in.str(3),
+                           .joined_at = in.time(4),
+                           .heartbeat_at = in.time(5),
+                           .lost = in.flag(6)};
+  });
 }
 
 Result<std::optional<AgentSessionRow>> SqlTx::get_agent_session(const core::NodeId& node) {
@@ -89,23 +84,18 @@ Result<std::vector<WorkerRow>> SqlTx::list_workers(core::JobId job) {
   CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kWorkerColumns,
                                           " FROM workers WHERE job_id = $1 ORDER BY attempt, rank"),
                                       {job.value}));
-  std::vector<WorkerRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "workers", kWorkerColumns);
-    out.push_back({.job = core::JobId(in.i64(0)),
-                   .attempt = in.i32(1),
-                   .rank = in.i32(2),
-                   .node = core::NodeId(in.str(3)),
-                   .pid = in.i64(4),
-                   .state = in.worker_state(5),
-                   .exit_code = in.i32(6),
-                   .signal = in.i32(7),
-                   .started_at = in.time(8),
-                   .exited_at = in.time(9)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<WorkerRow>(res, "workers", kWorkerColumns, [](RowReader& in) {
+    return WorkerRow{.job = core::JobId(in.i64(0)),
+                     .attempt = in.i32(1),
+                     .rank = in.i32(2),
+                     .node = core::NodeId(in.str(3)),
+                     .pid = in.i64(4),
+                     .state = in.worker_state(5),
+                     .exit_code = in.i32(6),
+                     .signal = in.i32(7),
+                     .started_at = in.time(8),
+                     .exited_at = in.time(9)};
+  });
 }
 
 Result<std::string> SqlTx::cluster_id() {

@@ -54,23 +54,18 @@ Result<std::vector<AuditRow>> SqlTx::list_audit(std::int64_t after_seq, std::int
   CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kAuditColumns,
                                           " FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2"),
                                       {after_seq, std::int64_t{limit}}));
-  std::vector<AuditRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "audit_log", kAuditColumns);
-    out.push_back(AuditRow{.seq = in.i64(0),
-                           .time = in.time(1),
-                           .actor = in.str(2),
-                           .action = in.str(3),
-                           .target = in.str(4),
-                           .before = in.str(5),
-                           .after = in.str(6),
-                           .request_id = in.str(7),
-                           .prev_hash = in.str(8),
-                           .hash = in.str(9)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<AuditRow>(res, "audit_log", kAuditColumns, [](RowReader& in) {
+    return AuditRow{.seq = in.i64(0),
+                    .time = in.time(1),
+                    .actor = in.str(2),
+                    .action = in.str(3),
+                    .target = in.str(4),
+                    .before = in.str(5),
+                    .after = in.str(6),
+                    .request_id = in.str(7),
+                    .prev_hash = in.str(8),
+                    .hash = in.str(9)};
+  });
 }
 
 }  // namespace corral::store::detail

@@ -26,22 +26,17 @@ Result<std::vector<core::Checkpoint>> SqlTx::checkpoints(std::string_view where_
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kCheckpointColumns, cat(" FROM checkpoints ", where_order)),
                   std::move(params)));
-  std::vector<core::Checkpoint> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "checkpoints", kCheckpointColumns);
-    out.push_back(core::Checkpoint{.job = core::JobId(in.i64(0)),
-                                   .attempt = in.i32(1),
-                                   .step = in.i64(2),
-                                   .uri = in.str(3),
-                                   .bytes = in.i64(4),
-                                   .checksum = in.str(5),
-                                   .time = in.time(6),
-                                   .gpus = in.i32(7),
-                                   .throughput = in.f64(8)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<core::Checkpoint>(res, "checkpoints", kCheckpointColumns, [](RowReader& in) {
+    return core::Checkpoint{.job = core::JobId(in.i64(0)),
+                            .attempt = in.i32(1),
+                            .step = in.i64(2),
+                            .uri = in.str(3),
+                            .bytes = in.i64(4),
+                            .checksum = in.str(5),
+                            .time = in.time(6),
+                            .gpus = in.i32(7),
+                            .throughput = in.f64(8)};
+  });
 }
 
 Status SqlTx::insert_checkpoint(const core::Checkpoint& c) {
@@ -68,14 +63,9 @@ Result<std::vector<CheckpointTimeRow>> SqlTx::list_holders_checkpoint_times() {
                                           "job_id FROM allocations WHERE active = 1) GROUP BY "
                                           "job_id ORDER BY job_id"),
                                       {}));
-  std::vector<CheckpointTimeRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "checkpoints", kHolderTimeColumns);
-    out.push_back({.job = core::JobId(in.i64(0)), .time = in.time(1)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<CheckpointTimeRow>(res, "checkpoints", kHolderTimeColumns, [](RowReader& in) {
+    return CheckpointTimeRow{.job = core::JobId(in.i64(0)), .time = in.time(1)};
+  });
 }
 
 Status SqlTx::record_throughput(const ThroughputRow& r) {
@@ -93,18 +83,13 @@ Result<std::vector<ThroughputRow>> SqlTx::list_observed_throughput() {
                       " FROM job_throughput WHERE job_id IN (SELECT id FROM jobs WHERE phase NOT "
                       "IN ('succeeded', 'failed', 'cancelled')) ORDER BY job_id, gpu_type, gpus"),
                   {}));
-  std::vector<ThroughputRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "job_throughput", kThroughputColumns);
-    out.push_back({.job = core::JobId(in.i64(0)),
-                   .gpu_type = core::GpuTypeId(in.str(1)),
-                   .gpus = in.i32(2),
-                   .throughput = in.f64(3),
-                   .time = in.time(4)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<ThroughputRow>(res, "job_throughput", kThroughputColumns, [](RowReader& in) {
+    return ThroughputRow{.job = core::JobId(in.i64(0)),
+                         .gpu_type = core::GpuTypeId(in.str(1)),
+                         .gpus = in.i32(2),
+                         .throughput = in.f64(3),
+                         .time = in.time(4)};
+  });
 }
 
 }  // namespace corral::store::detail

@@ -81,24 +81,19 @@ Result<std::vector<LedgerRow>> SqlTx::list_ledger(const LedgerQuery& query) {
                       cat(" FROM ledger_entries WHERE period_start >= $1 AND period_start < $2",
                           where, " ORDER BY period_start, node, gpu_index, idempotency_key")),
                   std::move(params)));
-  std::vector<LedgerRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "ledger_entries", kEntryColumns);
-    out.push_back({.key = in.str(0),
-                   .node = core::NodeId(in.str(1)),
-                   .gpu_index = in.i32(2),
-                   .gpu_type = core::GpuTypeId(in.str(3)),
-                   .bucket = in.str(4),
-                   .tenant = core::TenantId(in.str(5)),
-                   .job = core::JobId(in.i64(6)),
-                   .period_start = in.time(7),
-                   .period_end = in.time(8),
-                   .gpu_ms = in.i64(9),
-                   .amount_micros = in.i64(10)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<LedgerRow>(res, "ledger_entries", kEntryColumns, [](RowReader& in) {
+    return LedgerRow{.key = in.str(0),
+                     .node = core::NodeId(in.str(1)),
+                     .gpu_index = in.i32(2),
+                     .gpu_type = core::GpuTypeId(in.str(3)),
+                     .bucket = in.str(4),
+                     .tenant = core::TenantId(in.str(5)),
+                     .job = core::JobId(in.i64(6)),
+                     .period_start = in.time(7),
+                     .period_end = in.time(8),
+                     .gpu_ms = in.i64(9),
+                     .amount_micros = in.i64(10)};
+  });
 }
 
 Result<std::vector<LedgerSum>> SqlTx::sum_ledger(const LedgerQuery& query) {
@@ -202,19 +197,14 @@ Result<std::vector<GpuStateSpan>> SqlTx::list_gpu_states(core::Time from, core::
                       " FROM gpu_state_spans WHERE start_at < $2 AND (end_at IS NULL OR end_at > "
                       "$1) ORDER BY node, gpu_index, start_at, id"),
                   {ms(from), ms(to)}));
-  std::vector<GpuStateSpan> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "gpu_state_spans", kSpanColumns);
-    out.push_back({.node = core::NodeId(in.str(0)),
-                   .gpu_index = in.i32(1),
-                   .kind = in.str(2),
-                   .reason = in.str(3),
-                   .start = in.time(4),
-                   .end = in.optional_time(5)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<GpuStateSpan>(res, "gpu_state_spans", kSpanColumns, [](RowReader& in) {
+    return GpuStateSpan{.node = core::NodeId(in.str(0)),
+                        .gpu_index = in.i32(1),
+                        .kind = in.str(2),
+                        .reason = in.str(3),
+                        .start = in.time(4),
+                        .end = in.optional_time(5)};
+  });
 }
 
 }  // namespace corral::store::detail

@@ -27,19 +27,14 @@ Result<std::vector<NodeRow>> SqlTx::nodes(std::string_view where, std::vector<Sq
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kNodeColumns, cat(" FROM nodes ", where, " ORDER BY name")),
                   std::move(params)));
-  std::vector<NodeRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "nodes", kNodeColumns);
-    out.push_back({.id = core::NodeId(in.str(0)),
+  return read_rows<NodeRow>(res, "nodes", kNodeColumns, [](RowReader& in) {
+    return NodeRow{.id = core::NodeId(in.str(0)),
                    .spec_json = in.str(1),
                    .admin = in.admin_state(2),
                    .admin_reason = in.str(5),
                    .created_at = in.time(3),
-                   .updated_at = in.time(4)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+                   .updated_at = in.time(4)};
+  });
 }
 
 Status SqlTx::upsert_node(const NodeRow& n) {
@@ -175,17 +170,12 @@ Result<std::vector<RackCapRow>> SqlTx::list_rack_caps() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res,
       q(cat("SELECT ", kRackCapColumns, " FROM rack_caps ORDER BY rack, declared_by"), {}));
-  std::vector<RackCapRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "rack_caps", kRackCapColumns);
-    out.push_back({.rack = in.str(0),
-                   .declared_by = in.str(1),
-                   .power_cap_watts = in.i64(2),
-                   .updated_at = in.time(3)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<RackCapRow>(res, "rack_caps", kRackCapColumns, [](RowReader& in) {
+    return RackCapRow{.rack = in.str(0),
+                      .declared_by = in.str(1),
+                      .power_cap_watts = in.i64(2),
+                      .updated_at = in.time(3)};
+  });
 }
 
 }  // namespace corral::store::detail

@@ -36,18 +36,13 @@ Result<std::vector<JobEventRow>> SqlTx::list_job_events(core::JobId job) {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kEventColumns, " FROM job_events WHERE job_id = $1 ORDER BY id"),
                   {job.value}));
-  std::vector<JobEventRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "job_events", kEventColumns);
-    out.push_back({.id = in.i64(0),
-                   .job = core::JobId(in.i64(1)),
-                   .time = in.time(2),
-                   .kind = in.str(3),
-                   .message = in.str(4)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<JobEventRow>(res, "job_events", kEventColumns, [](RowReader& in) {
+    return JobEventRow{.id = in.i64(0),
+                       .job = core::JobId(in.i64(1)),
+                       .time = in.time(2),
+                       .kind = in.str(3),
+                       .message = in.str(4)};
+  });
 }
 
 Status SqlTx::insert_run(const RunRow& row, std::int32_t keep) {
@@ -235,23 +230,18 @@ Result<std::vector<TelemetryRow>> SqlTx::list_telemetry(const core::NodeId& node
                       " FROM telemetry_raw WHERE node = $1 AND gpu_index = $2 AND time >= $3 "
                       "AND time < $4 ORDER BY time"),
                   {node.value, std::int64_t{gpu_index}, ms(from), ms(to)}));
-  std::vector<TelemetryRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "telemetry_raw", kRawColumns);
-    out.push_back({.node = core::NodeId(in.str(0)),
-                   .gpu_index = in.i32(1),
-                   .time = in.time(2),
-                   .utilization = in.f64(3),
-                   .memory_used_mib = in.i64(4),
-                   .power_watts = in.f64(5),
-                   .temperature_c = in.i32(6),
-                   .throttle = split_reasons(in.str(7)),
-                   .ecc_corrected = in.i64(8),
-                   .ecc_uncorrected = in.i64(9)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<TelemetryRow>(res, "telemetry_raw", kRawColumns, [](RowReader& in) {
+    return TelemetryRow{.node = core::NodeId(in.str(0)),
+                        .gpu_index = in.i32(1),
+                        .time = in.time(2),
+                        .utilization = in.f64(3),
+                        .memory_used_mib = in.i64(4),
+                        .power_watts = in.f64(5),
+                        .temperature_c = in.i32(6),
+                        .throttle = split_reasons(in.str(7)),
+                        .ecc_corrected = in.i64(8),
+                        .ecc_uncorrected = in.i64(9)};
+  });
 }
 
 Result<std::vector<TelemetryRollupRow>> SqlTx::list_telemetry_rollup(
@@ -348,26 +338,21 @@ Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
       auto res, q(concat("SELECT ", kUsageHistoryColumns, " FROM usage_history WHERE ", where,
                          " ORDER BY time, tenant"),
                   std::move(params)));
-  std::vector<UsageSampleRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "usage_history", kUsageHistoryColumns);
-    out.push_back({.time = in.time(0),
-                   .tenant = in.str(1),
-                   .gpus = in.i64(2),
-                   .allocated = in.i64(3),
-                   .borrowed = in.i64(4),
-                   .utilization = in.f64(5),
-                   .share = in.f64(6),
-                   .usage_gpus = in.f64(7),
-                   .pending = in.i64(8),
-                   .preemptions = in.i64(9),
-                   .restarts = in.i64(10),
-                   .placed = in.i64(11),
-                   .wait_ms_sum = in.i64(12)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<UsageSampleRow>(res, "usage_history", kUsageHistoryColumns, [](RowReader& in) {
+    return UsageSampleRow{.time = in.time(0),
+                          .tenant = in.str(1),
+                          .gpus = in.i64(2),
+                          .allocated = in.i64(3),
+                          .borrowed = in.i64(4),
+                          .utilization = in.f64(5),
+                          .share = in.f64(6),
+                          .usage_gpus = in.f64(7),
+                          .pending = in.i64(8),
+                          .preemptions = in.i64(9),
+                          .restarts = in.i64(10),
+                          .placed = in.i64(11),
+                          .wait_ms_sum = in.i64(12)};
+  });
 }
 
 Result<std::int64_t> SqlTx::delete_usage_samples_before(core::Time before) {

@@ -97,15 +97,10 @@ Status SqlTx::hand_over_lease(std::string_view shard, std::int64_t epoch, std::s
 Result<std::vector<LeaseRow>> SqlTx::list_leases() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kLeaseColumns, " FROM scheduler_lease ORDER BY shard"), {}));
-  std::vector<LeaseRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "scheduler_lease", kLeaseColumns);
-    out.push_back(
-        {.shard = in.str(0), .epoch = in.i64(1), .holder = in.str(2), .expires_at = in.time(3)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<LeaseRow>(res, "scheduler_lease", kLeaseColumns, [](RowReader& in) {
+    return LeaseRow{
+        .shard = in.str(0), .epoch = in.i64(1), .holder = in.str(2), .expires_at = in.time(3)};
+  });
 }
 
 Status SqlTx::put_replica(const ReplicaRow& row) {
@@ -120,18 +115,13 @@ Status SqlTx::put_replica(const ReplicaRow& row) {
 Result<std::vector<ReplicaRow>> SqlTx::list_replicas() {
   CORRAL_ASSIGN_OR_RETURN(auto res,
                           q(cat("SELECT ", kReplicaColumns, " FROM replicas ORDER BY name"), {}));
-  std::vector<ReplicaRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "replicas", kReplicaColumns);
-    out.push_back({.name = in.str(0),
-                   .address = in.str(1),
-                   .started_at = in.time(2),
-                   .expires_at = in.time(3),
-                   .config_fingerprint = in.str(4)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<ReplicaRow>(res, "replicas", kReplicaColumns, [](RowReader& in) {
+    return ReplicaRow{.name = in.str(0),
+                      .address = in.str(1),
+                      .started_at = in.time(2),
+                      .expires_at = in.time(3),
+                      .config_fingerprint = in.str(4)};
+  });
 }
 
 Result<std::optional<SchedConfigRow>> SqlTx::get_sched_config() {
@@ -200,15 +190,10 @@ Status SqlTx::put_tenant_usage(const TenantUsageRow& row) {
 Result<std::vector<TenantUsageRow>> SqlTx::list_tenant_usage() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kTenantUsageColumns, " FROM tenant_usage ORDER BY tenant"), {}));
-  std::vector<TenantUsageRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "tenant_usage", kTenantUsageColumns);
-    out.push_back(
-        {.tenant = core::TenantId(in.str(0)), .gpu_seconds = in.f64(1), .as_of = in.time(2)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<TenantUsageRow>(res, "tenant_usage", kTenantUsageColumns, [](RowReader& in) {
+    return TenantUsageRow{
+        .tenant = core::TenantId(in.str(0)), .gpu_seconds = in.f64(1), .as_of = in.time(2)};
+  });
 }
 
 Status SqlTx::set_elastic_target(const ElasticTargetRow& row, core::Time now) {
@@ -226,14 +211,9 @@ Status SqlTx::clear_elastic_target(core::JobId job) {
 Result<std::vector<ElasticTargetRow>> SqlTx::list_elastic_targets() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kElasticColumns, " FROM elastic_targets ORDER BY job_id"), {}));
-  std::vector<ElasticTargetRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "elastic_targets", kElasticColumns);
-    out.push_back({.job = core::JobId(in.i64(0)), .gpus = in.i32(1)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<ElasticTargetRow>(res, "elastic_targets", kElasticColumns, [](RowReader& in) {
+    return ElasticTargetRow{.job = core::JobId(in.i64(0)), .gpus = in.i32(1)};
+  });
 }
 
 }  // namespace corral::store::detail

@@ -22,15 +22,10 @@ Result<std::vector<TenantRow>> SqlTx::tenants(std::string_view where,
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kTenantColumns, cat(" FROM tenants ", where, " ORDER BY name")),
                   std::move(params)));
-  std::vector<TenantRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "tenants", kTenantColumns);
-    out.push_back(
-        {.id = core::TenantId(in.str(0)), .config_json = in.str(1), .updated_at = in.time(2)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<TenantRow>(res, "tenants", kTenantColumns, [](RowReader& in) {
+    return TenantRow{
+        .id = core::TenantId(in.str(0)), .config_json = in.str(1), .updated_at = in.time(2)};
+  });
 }
 
 Status SqlTx::put_tenant(const TenantRow& t) {
@@ -100,17 +95,12 @@ Status SqlTx::insert_reservation(const ReservationRow& r) {
 Result<std::vector<ReservationRow>> SqlTx::list_reservations() {
   CORRAL_ASSIGN_OR_RETURN(
       auto res, q(cat("SELECT ", kReservationColumns, " FROM reservations ORDER BY id"), {}));
-  std::vector<ReservationRow> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    RowReader in(r, "reservations", kReservationColumns);
-    out.push_back({.id = core::ReservationId(in.str(0)),
-                   .tenant = core::TenantId(in.str(1)),
-                   .spec_json = in.str(2),
-                   .created_at = in.time(3)});
-    if (!in.ok()) return in.status();
-  }
-  return out;
+  return read_rows<ReservationRow>(res, "reservations", kReservationColumns, [](RowReader& in) {
+    return ReservationRow{.id = core::ReservationId(in.str(0)),
+                          .tenant = core::TenantId(in.str(1)),
+                          .spec_json = in.str(2),
+                          .created_at = in.time(3)};
+  });
 }
 
 }  // namespace corral::store::detail

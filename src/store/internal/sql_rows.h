@@ -92,6 +92,23 @@ core::Result<std::vector<VersionedSummary>> read_summaries(const std::vector<Sql
 // refs, which never hold a comma.
 std::vector<std::string> split_commas(const std::string& text);
 
+// Every row of a SELECT's `result`, each made a Row by `read` (a function of the row's
+// RowReader), in order: the one loop of the per-table loaders. The first row that does
+// not decode is the answer, DataLoss naming `table` and the column.
+template <typename Row, typename Read>
+core::Result<std::vector<Row>> read_rows(const SqlResult& result, std::string_view table,
+                                         std::string_view columns, Read read) {
+  std::vector<Row> out;
+  out.reserve(result.rows.size());
+  for (const SqlRow& r : result.rows) {
+    RowReader in(r, table, columns);
+    Row row = read(in);
+    if (!in.ok()) return in.status();
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 // The one row a lookup by key reads, or nullopt when there is none.
 template <typename Row>
 std::optional<Row> first_row(std::vector<Row> rows) {
