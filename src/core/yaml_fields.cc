@@ -76,6 +76,17 @@ Status YamlFields::read_string(std::string_view key, std::string& out) {
   return Status();
 }
 
+Status YamlFields::read_bool(std::string_view key, bool& out) {
+  if (!has(key)) return Status();
+  const YAML::Node n = get(key);
+  bool v = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
+    return invalid_argument(at(key), "must be true or false");
+  }
+  out = v;
+  return Status();
+}
+
 Status YamlFields::only(std::initializer_list<std::string_view> allowed) const {
   for (const auto& kv : map_) {
     const std::string key = kv.first.Scalar();

@@ -52,6 +52,8 @@ class YamlFields {
   }
   Status read_number(std::string_view key, double lo, double hi, double& out);
   Status read_string(std::string_view key, std::string& out);
+  // YAML's booleans as yaml-cpp reads them (true/false, yes/no, on/off, any case).
+  Status read_bool(std::string_view key, bool& out);
 
   // Refuses every key of the map outside `allowed` (before reading any, so the first
   // error a file gets for a typo names the typo).

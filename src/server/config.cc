@@ -7,20 +7,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/gpu_type.h"
+#include "core/yaml_fields.h"
 #include "cycle/scheduler_config.h"
 
 namespace corral::server {
 namespace {
-
-core::Result<std::int64_t> int_in_range(const YAML::Node& node, const std::string& field,
-                                        std::int64_t lo, std::int64_t hi) {
-  std::int64_t v = 0;
-  if (!YAML::convert<std::int64_t>::decode(node, v) || v < lo || v > hi) {
-    return core::invalid_argument(
-        field, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  }
-  return v;
-}
 
 core::Result<std::vector<std::string>> names(const YAML::Node& node, const std::string& field) {
   if (!node.IsSequence()) return core::invalid_argument(field, "must be a list of names");
@@ -40,33 +31,28 @@ core::Result<ShardMap> parse_shards(const YAML::Node& node) {
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string at = "shards[" + std::to_string(i) + "]";
     if (!node[i].IsMap()) return core::invalid_argument(at, "must be a map");
+    core::YamlFields f(node[i], at);
     ShardSpec s;
-    for (const auto& kv : node[i]) {
-      const std::string k = kv.first.as<std::string>();
-      const std::string field = at + "." + k;
-      if (k == "name" || k == "region") {
-        if (!kv.second.IsScalar() || kv.second.as<std::string>().empty()) {
-          return core::invalid_argument(field, "must be a non-empty string");
+    CORRAL_RETURN_IF_ERROR(f.read_string("name", s.name));
+    CORRAL_RETURN_IF_ERROR(f.read_string("region", s.region));
+    if (f.has("region") && s.region.empty()) {
+      return core::invalid_argument(f.at("region"), "must be a non-empty string");
+    }
+    if (f.has("gpuTypes")) {
+      CORRAL_ASSIGN_OR_RETURN(const auto types, names(f.get("gpuTypes"), f.at("gpuTypes")));
+      for (std::size_t t = 0; t < types.size(); ++t) {
+        if (!core::find_builtin_gpu_type(types[t])) {
+          return core::invalid_argument(f.at("gpuTypes") + "[" + std::to_string(t) + "]",
+                                        "unknown GPU type '" + types[t] + "'");
         }
-        (k == "name" ? s.name : s.region) = kv.second.as<std::string>();
-      } else if (k == "gpuTypes") {
-        CORRAL_ASSIGN_OR_RETURN(const auto types, names(kv.second, field));
-        for (std::size_t t = 0; t < types.size(); ++t) {
-          if (!core::find_builtin_gpu_type(types[t])) {
-            return core::invalid_argument(field + "[" + std::to_string(t) + "]",
-                                          "unknown GPU type '" + types[t] + "'");
-          }
-          s.gpu_types.emplace_back(types[t]);
-        }
-      } else if (k == "leaves") {
-        CORRAL_ASSIGN_OR_RETURN(s.leaves, names(kv.second, field));
-      } else if (k == "minGpus") {
-        CORRAL_ASSIGN_OR_RETURN(const auto n, int_in_range(kv.second, field, 1, 1'000'000));
-        s.min_gpus = static_cast<std::int32_t>(n);
-      } else {
-        return core::invalid_argument(field, "unknown field");
+        s.gpu_types.emplace_back(types[t]);
       }
     }
+    if (f.has("leaves")) {
+      CORRAL_ASSIGN_OR_RETURN(s.leaves, names(f.get("leaves"), f.at("leaves")));
+    }
+    CORRAL_RETURN_IF_ERROR(f.read_int("minGpus", 1, 1'000'000, s.min_gpus));
+    CORRAL_RETURN_IF_ERROR(f.no_unknown());
     if (s.name.empty()) return core::invalid_argument(at + ".name", "is required");
     shards.push_back(std::move(s));
   }
@@ -96,18 +82,14 @@ core::Status read_scheduler(const YAML::Node& node, ServerConfig& c) {
   // decide()'s knobs are read where corral-sim replay reads them too; the loop's
   // own knobs (cycle::kSchedulerLoopKeys) are read here.
   CORRAL_ASSIGN_OR_RETURN(c.sched.config, cycle::apply_scheduler_section(node, c.sched.config));
-  for (const auto& s : node) {
-    const std::string k = s.first.as<std::string>();
-    const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
-      return int_in_range(s.second, "scheduler." + k, lo, hi);
-    };
-    if (k == "batchWindowMs") {
-      CORRAL_ASSIGN_OR_RETURN(auto ms, in_range(0, 60'000));
-      c.sched.batch_window = core::Duration(ms);
-    } else if (k == "tickMs") {
-      CORRAL_ASSIGN_OR_RETURN(auto ms, in_range(1, 3'600'000));
-      c.sched.tick = core::Duration(ms);
-    }
+  core::YamlFields f(node, "scheduler");
+  if (f.has("batchWindowMs")) {
+    CORRAL_ASSIGN_OR_RETURN(const auto ms, f.integer("batchWindowMs", std::nullopt, 0, 60'000));
+    c.sched.batch_window = core::Duration(ms);
+  }
+  if (f.has("tickMs")) {
+    CORRAL_ASSIGN_OR_RETURN(const auto ms, f.integer("tickMs", std::nullopt, 1, 3'600'000));
+    c.sched.tick = core::Duration(ms);
   }
   return core::Status();
 }
@@ -120,12 +102,13 @@ core::Status read_racks(const YAML::Node& node, ServerConfig& c) {
     if (!valid_name(name)) {
       return core::invalid_argument("racks." + name, "is not a valid rack name");
     }
-    if (!r.second.IsMap() || r.second.size() != 1 || !r.second["powerCapWatts"]) {
+    if (!r.second.IsMap()) {
       return core::invalid_argument("racks." + name, "must be {powerCapWatts: W}");
     }
+    core::YamlFields f(r.second, "racks." + name);
+    CORRAL_RETURN_IF_ERROR(f.only({"powerCapWatts"}));
     CORRAL_ASSIGN_OR_RETURN(const std::int64_t cap,
-                            int_in_range(r.second["powerCapWatts"],
-                                         "racks." + name + ".powerCapWatts", 1, 100'000'000));
+                            f.integer("powerCapWatts", std::nullopt, 1, 100'000'000));
     c.racks.push_back({.name = name, .power_cap_watts = cap});
   }
   return core::Status();
@@ -134,167 +117,115 @@ core::Status read_racks(const YAML::Node& node, ServerConfig& c) {
 // `agents:` (docs/config.md).
 core::Status read_agents(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("agents", "must be a map");
-  for (const auto& s : node) {
-    const std::string k = s.first.as<std::string>();
-    const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
-      return int_in_range(s.second, "agents." + k, lo, hi);
-    };
-    AgentSettings& a = c.agents;
-    if (k == "nodeLostAfterMs") {
-      CORRAL_ASSIGN_OR_RETURN(a.node_lost_after_ms, in_range(50, 3'600'000));
-    } else if (k == "stopGraceMs") {
-      CORRAL_ASSIGN_OR_RETURN(a.stop_grace_ms, in_range(0, 3'600'000));
-    } else if (k == "restartBackoffMs") {
-      CORRAL_ASSIGN_OR_RETURN(a.restart_backoff_ms, in_range(0, 3'600'000));
-    } else if (k == "restartBackoffMaxMs") {
-      CORRAL_ASSIGN_OR_RETURN(a.restart_backoff_max_ms, in_range(0, 86'400'000));
-    } else if (k == "hotTemperatureC") {
-      CORRAL_ASSIGN_OR_RETURN(auto t, in_range(30, 150));
-      a.hot_temperature_c = static_cast<std::int32_t>(t);
-    } else if (k == "throttleReasons") {
-      if (!s.second.IsSequence()) {
-        return core::invalid_argument("agents.throttleReasons", "must be a list of reasons");
+  core::YamlFields f(node, "agents");
+  AgentSettings& a = c.agents;
+  CORRAL_RETURN_IF_ERROR(f.read_int("nodeLostAfterMs", 50, 3'600'000, a.node_lost_after_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("stopGraceMs", 0, 3'600'000, a.stop_grace_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("restartBackoffMs", 0, 3'600'000, a.restart_backoff_ms));
+  CORRAL_RETURN_IF_ERROR(
+      f.read_int("restartBackoffMaxMs", 0, 86'400'000, a.restart_backoff_max_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("hotTemperatureC", 30, 150, a.hot_temperature_c));
+  if (f.has("throttleReasons")) {
+    const YAML::Node list = f.get("throttleReasons");
+    if (!list.IsSequence()) {
+      return core::invalid_argument("agents.throttleReasons", "must be a list of reasons");
+    }
+    a.throttle_reasons.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string field = "agents.throttleReasons[" + std::to_string(i) + "]";
+      if (!list[i].IsScalar()) return core::invalid_argument(field, "must be a reason");
+      const std::string reason = list[i].Scalar();
+      if (!known_throttle_reason(reason)) {
+        return core::invalid_argument(field, "unknown throttle reason '" + reason + "'");
       }
-      a.throttle_reasons.clear();
-      for (std::size_t i = 0; i < s.second.size(); ++i) {
-        const std::string field = "agents.throttleReasons[" + std::to_string(i) + "]";
-        if (!s.second[i].IsScalar()) return core::invalid_argument(field, "must be a reason");
-        const std::string reason = s.second[i].as<std::string>();
-        if (!known_throttle_reason(reason)) {
-          return core::invalid_argument(field, "unknown throttle reason '" + reason + "'");
-        }
-        a.throttle_reasons.insert(reason);
-      }
-    } else if (k == "throttleDrainAfterMs") {
-      CORRAL_ASSIGN_OR_RETURN(a.throttle_drain_after_ms, in_range(0, 86'400'000));
-    } else {
-      return core::invalid_argument("agents." + k, "unknown field");
+      a.throttle_reasons.insert(reason);
     }
   }
-  return core::Status();
+  CORRAL_RETURN_IF_ERROR(
+      f.read_int("throttleDrainAfterMs", 0, 86'400'000, a.throttle_drain_after_ms));
+  return f.no_unknown();
 }
 
 // `telemetry:` (docs/config.md).
 core::Status read_telemetry(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("telemetry", "must be a map");
+  core::YamlFields f(node, "telemetry");
   TelemetrySettings& t = c.telemetry;
   constexpr std::int64_t kDay = 86'400'000;
-  for (const auto& s : node) {
-    const std::string k = s.first.as<std::string>();
-    const auto in_range = [&](std::int64_t lo, std::int64_t hi) {
-      return int_in_range(s.second, "telemetry." + k, lo, hi);
-    };
-    if (k == "rawRetentionMs") {
-      CORRAL_ASSIGN_OR_RETURN(t.raw_retention_ms, in_range(60'000, 3650 * kDay));
-    } else if (k == "minuteRetentionMs") {
-      CORRAL_ASSIGN_OR_RETURN(t.minute_retention_ms, in_range(60'000, 3650 * kDay));
-    } else if (k == "hourRetentionMs") {
-      CORRAL_ASSIGN_OR_RETURN(t.hour_retention_ms, in_range(3'600'000, 36500 * kDay));
-    } else if (k == "nodePerMinute") {
-      CORRAL_ASSIGN_OR_RETURN(t.node_samples_per_minute, in_range(0, 10'000'000));
-    } else if (k == "queueSamples") {
-      CORRAL_ASSIGN_OR_RETURN(t.queue_samples, in_range(0, 100'000'000));
-    } else if (k == "flushMs") {
-      CORRAL_ASSIGN_OR_RETURN(t.flush_ms, in_range(1, 60'000));
-    } else if (k == "pruneEveryMs") {
-      CORRAL_ASSIGN_OR_RETURN(t.prune_every_ms, in_range(1'000, kDay));
-    } else {
-      return core::invalid_argument("telemetry." + k, "unknown field");
-    }
-  }
-  return core::Status();
+  CORRAL_RETURN_IF_ERROR(f.read_int("rawRetentionMs", 60'000, 3650 * kDay, t.raw_retention_ms));
+  CORRAL_RETURN_IF_ERROR(
+      f.read_int("minuteRetentionMs", 60'000, 3650 * kDay, t.minute_retention_ms));
+  CORRAL_RETURN_IF_ERROR(
+      f.read_int("hourRetentionMs", 3'600'000, 36500 * kDay, t.hour_retention_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("nodePerMinute", 0, 10'000'000, t.node_samples_per_minute));
+  CORRAL_RETURN_IF_ERROR(f.read_int("queueSamples", 0, 100'000'000, t.queue_samples));
+  CORRAL_RETURN_IF_ERROR(f.read_int("flushMs", 1, 60'000, t.flush_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("pruneEveryMs", 1'000, kDay, t.prune_every_ms));
+  return f.no_unknown();
 }
 
 // `metrics:` (docs/config.md).
 core::Status read_metrics(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("metrics", "must be a map");
-  for (const auto& m : node) {
-    const std::string k = m.first.as<std::string>();
-    if (k != "refreshMs") return core::invalid_argument("metrics." + k, "unknown field");
-    CORRAL_ASSIGN_OR_RETURN(c.metrics.refresh_ms,
-                            int_in_range(m.second, "metrics.refreshMs", 10, 3'600'000));
-  }
-  return core::Status();
+  core::YamlFields f(node, "metrics");
+  CORRAL_RETURN_IF_ERROR(f.read_int("refreshMs", 10, 3'600'000, c.metrics.refresh_ms));
+  return f.no_unknown();
 }
 
 // `dashboard:` (docs/config.md).
 core::Status read_dashboard(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("dashboard", "must be a map");
-  for (const auto& m : node) {
-    const std::string k = m.first.as<std::string>();
-    if (k == "historyMs") {
-      CORRAL_ASSIGN_OR_RETURN(c.dashboard.history_ms,
-                              int_in_range(m.second, "dashboard.historyMs", 100, 86'400'000));
-    } else if (k == "historyRetentionDays") {
-      CORRAL_ASSIGN_OR_RETURN(c.dashboard.history_retention_days,
-                              int_in_range(m.second, "dashboard.historyRetentionDays", 1, 3660));
-    } else if (k == "chartJs") {
-      if (!m.second.IsScalar() || m.second.as<std::string>().empty()) {
-        return core::invalid_argument("dashboard.chartJs", "must be a file path");
-      }
-      c.dashboard.chart_js = m.second.as<std::string>();
-    } else {
-      return core::invalid_argument("dashboard." + k, "unknown field");
-    }
+  core::YamlFields f(node, "dashboard");
+  CORRAL_RETURN_IF_ERROR(f.read_int("historyMs", 100, 86'400'000, c.dashboard.history_ms));
+  CORRAL_RETURN_IF_ERROR(
+      f.read_int("historyRetentionDays", 1, 3660, c.dashboard.history_retention_days));
+  CORRAL_RETURN_IF_ERROR(f.read_string("chartJs", c.dashboard.chart_js));
+  if (c.dashboard.chart_js.empty()) {
+    return core::invalid_argument("dashboard.chartJs", "must be a file path");
   }
-  return core::Status();
+  return f.no_unknown();
 }
 
 // `replica:` (docs/config.md).
 core::Status read_replica(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("replica", "must be a map");
-  for (const auto& m : node) {
-    const std::string k = m.first.as<std::string>();
-    if (k == "name") {
-      if (!m.second.IsScalar() || !valid_name(m.second.as<std::string>())) {
-        return core::invalid_argument("replica.name", "must be a name (letters, digits, -_.)");
-      }
-      c.replica.name = m.second.as<std::string>();
-    } else if (k == "leaseMs") {
-      CORRAL_ASSIGN_OR_RETURN(const auto ms,
-                              int_in_range(m.second, "replica.leaseMs", 300, 600'000));
-      c.replica.lease = core::Duration(ms);
-    } else {
-      return core::invalid_argument("replica." + k, "unknown field");
-    }
+  core::YamlFields f(node, "replica");
+  CORRAL_RETURN_IF_ERROR(f.read_string("name", c.replica.name));
+  if (f.has("name") && !valid_name(c.replica.name)) {
+    return core::invalid_argument("replica.name", "must be a name (letters, digits, -_.)");
   }
-  return core::Status();
+  if (f.has("leaseMs")) {
+    CORRAL_ASSIGN_OR_RETURN(const auto ms, f.integer("leaseMs", std::nullopt, 300, 600'000));
+    c.replica.lease = core::Duration(ms);
+  }
+  return f.no_unknown();
 }
 
 // `security:` (docs/config.md).
 core::Status read_security(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("security", "must be a map");
-  for (const auto& m : node) {
-    const std::string k = m.first.as<std::string>();
-    std::string* file = k == "keyFile"           ? &c.security.key_file
-                        : k == "auditAnchorFile" ? &c.security.anchor_file
-                                                 : nullptr;
-    if (k == "auditAnchorSyslog") {
-      if (!m.second.IsScalar())
-        return core::invalid_argument("security." + k, "must be true or false");
-      c.security.anchor_syslog = m.second.as<bool>();
-    } else if (file == nullptr) {
-      return core::invalid_argument("security." + k, "unknown field");
-    } else if (!m.second.IsScalar() || m.second.as<std::string>().empty()) {
-      return core::invalid_argument("security." + k, "must be a file path");
-    } else {
-      *file = m.second.as<std::string>();
+  core::YamlFields f(node, "security");
+  CORRAL_RETURN_IF_ERROR(f.read_string("keyFile", c.security.key_file));
+  CORRAL_RETURN_IF_ERROR(f.read_string("auditAnchorFile", c.security.anchor_file));
+  for (const char* key : {"keyFile", "auditAnchorFile"}) {
+    if (f.has(key) && f.get(key).Scalar().empty()) {
+      return core::invalid_argument(f.at(key), "must be a file path");
     }
   }
-  return core::Status();
+  CORRAL_RETURN_IF_ERROR(f.read_bool("auditAnchorSyslog", c.security.anchor_syslog));
+  return f.no_unknown();
 }
 
 // `log:` (docs/config.md).
 core::Status read_log(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("log", "must be a map");
-  for (const auto& m : node) {
-    const std::string k = m.first.as<std::string>();
-    if (k != "format") return core::invalid_argument("log." + k, "unknown field");
-    if (!m.second.IsScalar()) return core::invalid_argument("log.format", "must be text or json");
-    CORRAL_ASSIGN_OR_RETURN(c.log.format,
-                            parse_log_format(m.second.as<std::string>(), "log.format"));
+  core::YamlFields f(node, "log");
+  if (f.has("format")) {
+    const YAML::Node v = f.get("format");
+    if (!v.IsScalar()) return core::invalid_argument("log.format", "must be text or json");
+    CORRAL_ASSIGN_OR_RETURN(c.log.format, parse_log_format(v.Scalar(), "log.format"));
   }
-  return core::Status();
+  return f.no_unknown();
 }
 
 }  // namespace

@@ -107,8 +107,15 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
   const std::string doc = read(kSource / "docs/config.md");
   std::set<std::string> keys;
   for (const char* file : {"src/server/config.cc", "src/server/billing/billing_config.cc"}) {
-    for (const std::string& k : captures(read(kSource / file), R"re(\bk(?:ey)? [!=]= "(\w+)")re")) {
+    const std::string text = read(kSource / file);
+    for (const std::string& k : captures(text, R"re(\bk(?:ey)? [!=]= "(\w+)")re")) keys.insert(k);
+    // The sections read through core::YamlFields name their keys in its calls.
+    for (const std::string& k :
+         captures(text, R"re(\bf\.(?:read_\w+|integer|number|str|has)\("(\w+)")re")) {
       keys.insert(k);
+    }
+    for (const std::string& list : captures(text, R"(f\.only\(\{([^}]*)\}\))")) {
+      for (const std::string& k : captures(list, R"re("(\w+)")re")) keys.insert(k);
     }
   }
   for (const std::string& k :
@@ -141,6 +148,46 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
                        doc.find("." + k + "`") != std::string::npos;
     EXPECT_TRUE(found) << "docs/config.md does not document `" << k << "`";
   }
+}
+
+// The sections read through core::YamlFields: every error names the key's path, a null
+// value keeps the default, and a key nobody reads is refused.
+TEST(ConfigLoad, ErrorsNameTheKeyAndANullKeepsTheDefault) {
+  TempDir dir;
+  const auto load = [&](const std::string& text) {
+    const auto path = dir.path() / "corrald.yaml";
+    std::ofstream(path) << text;
+    return server::load_server_config(path.string());
+  };
+  const auto out_of_range = load("agents: {nodeLostAfterMs: 10}\n");
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_EQ(out_of_range.status().field(), "agents.nodeLostAfterMs");
+  EXPECT_EQ(out_of_range.status().message(), "must be between 50 and 3600000, got 10");
+
+  const auto null_kept = load("agents: {nodeLostAfterMs: ~, stopGraceMs: 5}\n");
+  ASSERT_TRUE(null_kept.ok()) << null_kept.status().to_string();
+  EXPECT_EQ(null_kept->agents.node_lost_after_ms,
+            server::default_server_config().agents.node_lost_after_ms);
+  EXPECT_EQ(null_kept->agents.stop_grace_ms, 5);
+
+  const auto typo = load("telemetry: {flushMs: 10, flushMS: 20}\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().field(), "telemetry.flushMS");
+  EXPECT_EQ(typo.status().message(), "unknown field");
+
+  const auto not_bool = load("security: {auditAnchorSyslog: maybe}\n");
+  ASSERT_FALSE(not_bool.ok());
+  EXPECT_EQ(not_bool.status().field(), "security.auditAnchorSyslog");
+  EXPECT_EQ(not_bool.status().message(), "must be true or false");
+
+  const auto rack = load("racks: {r1: {powerCapWatts: 40000, watts: 1}}\n");
+  ASSERT_FALSE(rack.ok());
+  EXPECT_EQ(rack.status().field(), "racks.r1.watts");
+
+  const auto shard = load("shards: [{name: a, minGpus: many}]\n");
+  ASSERT_FALSE(shard.ok());
+  EXPECT_EQ(shard.status().field(), "shards[0].minGpus");
+  EXPECT_EQ(shard.status().message(), "must be an integer, got 'many'");
 }
 
 }  // namespace
