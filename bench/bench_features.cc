@@ -1,4 +1,4 @@
-// Point-in-time lookups (core::point_in_time, docs/features.md): 10,000 entities with 20
+// Point-in-time lookups (registry::point_in_time, docs/features.md): 10,000 entities with 20
 // values each, looked up 10,000 rows at a time, as one lookup request of the API does.
 // Drift statistics (registry::drift_stats, docs/drift.md): 100 features of 100,000 reference
 // and 100,000 current rows, as samples and as 100-bin histograms.
@@ -8,8 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "core/feature_lookup.h"
 #include "registry/drift_stats.h"
+#include "registry/feature_lookup.h"
 
 namespace {
 
@@ -25,13 +25,13 @@ void BM_PointInTime(benchmark::State& state) {
                         .values = R"({"clicks": 3})"});
     }
   }
-  std::vector<corral::core::LookupRow> rows;
+  std::vector<corral::registry::LookupRow> rows;
   for (int i = 0; i < 10'000; ++i) {
     rows.push_back({.entity = "user-" + std::to_string(rng() % entities),
                     .at_ms = static_cast<std::int64_t>(rng() % 1'000'000)});
   }
   for (auto _ : state) {
-    benchmark::DoNotOptimize(corral::core::point_in_time(values, rows, 100'000));
+    benchmark::DoNotOptimize(corral::registry::point_in_time(values, rows, 100'000));
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows.size()));
 }

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/feature_lookup.h"
+#include "core/feature_value.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "core/status.h"

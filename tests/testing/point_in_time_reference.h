@@ -1,18 +1,18 @@
 // The point-in-time answer by definition, by brute force: of the entity's values with
 // event times in [at - ttl, at], the latest event time, then the latest write. What
-// core::point_in_time and the lookup endpoint are checked against.
+// registry::point_in_time and the lookup endpoint are checked against.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "core/feature_lookup.h"
+#include "registry/feature_lookup.h"
 
 namespace corral::testing {
 
 // The index into `values` of the answer to `row`, or -1.
 inline std::int64_t point_in_time_reference(const std::vector<core::FeatureValue>& values,
-                                            const core::LookupRow& row, std::int64_t ttl) {
+                                            const registry::LookupRow& row, std::int64_t ttl) {
   std::int64_t best = -1;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const core::FeatureValue& v = values[i];

@@ -1,6 +1,6 @@
 // /v1/features (docs/features.md): feature set versions (a schema and a source, written
 // once), their values in batches with event times and the sources' watermarks, and the
-// point-in-time lookup training reads them with (core/feature_lookup.h): for each entity
+// point-in-time lookup training reads them with (registry/feature_lookup.h): for each entity
 // and instant, the latest value at or before it within a TTL, never a later one.
 //
 // A feature set belongs to one tenant and is visible only to it (and admins): another
@@ -17,7 +17,7 @@
 
 #include "core/agent_protocol.h"
 #include "core/dataset.h"
-#include "core/feature_lookup.h"
+#include "core/feature_value.h"
 #include "core/job_spec_parse.h"
 #include "core/json_object.h"
 #include "core/utf8.h"

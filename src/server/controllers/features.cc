@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/dataset.h"
-#include "core/feature_lookup.h"
 #include "core/job_spec_parse.h"
 #include "core/json_object.h"
+#include "registry/feature_lookup.h"
 
 namespace corral::server {
 
@@ -28,7 +28,7 @@ Result<FeatureLookupAnswer> lookup_features(store::FeatureRepo& features,
                                               std::to_string(kMaxFeatureBatch) + " {entity, atMs}");
   }
   FeatureLookupAnswer answer;
-  std::vector<core::LookupRow> queries;
+  std::vector<registry::LookupRow> queries;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> span;  // entity -> [min at, max at]
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string path = "rows[" + std::to_string(i) + "]";
@@ -54,7 +54,7 @@ Result<FeatureLookupAnswer> lookup_features(store::FeatureRepo& features,
     values.insert(values.end(), std::make_move_iterator(mine.begin()),
                   std::make_move_iterator(mine.end()));
   }
-  const auto found = core::point_in_time(values, queries, ttl);
+  const auto found = registry::point_in_time(values, queries, ttl);
   json results = json::array();
   for (std::size_t i = 0; i < queries.size(); ++i) {
     json r = {{"entity", queries[i].entity},

@@ -32,7 +32,7 @@ struct FeatureLookupAnswer {
 
 // Answers `request` ({rows: [{entity, atMs}], ttlMs}) from `set`, in the rows' order:
 // for each row the entity's value with the latest event time at or before atMs, within
-// ttlMs (core::point_in_time). InvalidArgument names the field (`rows[3].atMs`).
+// ttlMs (registry::point_in_time). InvalidArgument names the field (`rows[3].atMs`).
 core::Result<FeatureLookupAnswer> lookup_features(store::FeatureRepo& features,
                                                   const store::FeatureSetRow& set,
                                                   const nlohmann::json& request);

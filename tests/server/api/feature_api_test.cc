@@ -108,12 +108,12 @@ TYPED_TEST(FeatureApiTest, LookupsMatchTheBruteForceReferenceOverLateArrivals) {
   }
   const std::int64_t ttl = 200;
   json queries = json::array();
-  std::vector<core::LookupRow> lookups;
+  std::vector<registry::LookupRow> lookups;
   for (int i = 0; i < 500; ++i) {
     const auto& v = written[rng() % written.size()];
     const std::int64_t offsets[] = {0, -1, ttl, ttl + 1, static_cast<std::int64_t>(rng() % 400)};
-    const core::LookupRow row{.entity = rng() % 10 == 0 ? "nobody" : v.entity,
-                              .at_ms = v.event_ms + offsets[rng() % 5]};
+    const registry::LookupRow row{.entity = rng() % 10 == 0 ? "nobody" : v.entity,
+                                  .at_ms = v.event_ms + offsets[rng() % 5]};
     lookups.push_back(row);
     queries.push_back({{"entity", row.entity}, {"atMs", row.at_ms}});
   }

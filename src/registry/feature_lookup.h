@@ -10,14 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace corral::core {
+#include "core/feature_value.h"
 
-struct FeatureValue {
-  std::string entity;
-  std::int64_t event_ms = 0;
-  std::int64_t seq = 0;  // write order: larger is later
-  std::string values;    // JSON object of feature: value
-};
+namespace corral::registry {
 
 struct LookupRow {
   std::string entity;
@@ -26,7 +21,7 @@ struct LookupRow {
 
 // For each row, the index into `values` (in any order) of its answer, or -1 when no value
 // of its entity has an event time in [at - ttl, at].
-std::vector<std::int64_t> point_in_time(const std::vector<FeatureValue>& values,
+std::vector<std::int64_t> point_in_time(const std::vector<core::FeatureValue>& values,
                                         const std::vector<LookupRow>& rows, std::int64_t ttl_ms);
 
-}  // namespace corral::core
+}  // namespace corral::registry

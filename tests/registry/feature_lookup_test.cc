@@ -2,7 +2,7 @@
 // events: values written out of event order (late arrivals), equal event times (the later
 // write wins), lookups at exactly the TTL's edge, and no answer ever from after the
 // instant (leakage).
-#include "core/feature_lookup.h"
+#include "registry/feature_lookup.h"
 
 #include <random>
 
@@ -10,9 +10,10 @@
 
 #include "testing/point_in_time_reference.h"
 
-namespace corral::core {
+namespace corral::registry {
 namespace {
 
+using core::FeatureValue;
 using testing::point_in_time_reference;
 
 TEST(PointInTime, MatchesTheBruteForceReferenceAndNeverLeaksTheFuture) {
@@ -65,4 +66,4 @@ TEST(PointInTime, TheEdgesAreInclusiveAndTiesGoToTheLaterWrite) {
 }
 
 }  // namespace
-}  // namespace corral::core
+}  // namespace corral::registry

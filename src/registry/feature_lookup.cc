@@ -1,9 +1,11 @@
-#include "core/feature_lookup.h"
+#include "registry/feature_lookup.h"
 
 #include <algorithm>
 #include <map>
 
-namespace corral::core {
+namespace corral::registry {
+
+using core::FeatureValue;
 
 std::vector<std::int64_t> point_in_time(const std::vector<FeatureValue>& values,
                                         const std::vector<LookupRow>& rows, std::int64_t ttl_ms) {
@@ -43,4 +45,4 @@ std::vector<std::int64_t> point_in_time(const std::vector<FeatureValue>& values,
   return out;
 }
 
-}  // namespace corral::core
+}  // namespace corral::registry
