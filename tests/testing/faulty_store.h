@@ -5,14 +5,14 @@
 // leaves the store as it was and that a retry succeeds.
 //
 // What counts as a write (Fault::Unit):
-//   kMutation  each call of a mutating Tx method (insert_*, update_*, upsert_*, put_*,
+//   kMutation  each call of a mutating repository method (insert_*, update_*, upsert_*, put_*,
 //              release_*, delete_*, set_*, clear_*, append_*, lock_audit_head,
 //              acquire_epoch, check_epoch; not cluster_id, which writes only on a store's
 //              first call). The failing call reaches nothing below; the caller's callback
 //              sees the Unavailable, returns it, and the real transaction rolls back.
 //   kTransact  each transact() call. The callback runs in full, then the transaction is
 //              rolled back and transact() returns Unavailable: a commit that was lost.
-// Reads (read(), and read-only Tx methods) never fail and are not counted.
+// Reads (read(), and read-only repository methods) never fail and are not counted.
 //
 // Thread safety: safe for concurrent use if the wrapped store is; the counter is atomic.
 // It does not own the wrapped store, which must outlive it.
@@ -34,7 +34,7 @@ struct Fault {
   Unit unit = Unit::kMutation;
   std::int64_t nth = 1;     // 1-based: the first write is 1
   bool persistent = false;  // false: only the Nth write fails; true: the Nth and every later
-  // Set: only the mutating Tx methods whose name starts with it count (and fail), e.g.
+  // Set: only the mutating repository methods whose name starts with it count (and fail), e.g.
   // "insert_telemetry" for a store whose telemetry writes fail and nothing else. kMutation.
   std::string only;
 };
