@@ -90,7 +90,7 @@ for file in src/server/http/request_pipeline.*; do
 done
 for file in src/server/config.* src/server/base/settings.*; do
   refuse "$file" cycle/sched_loop.h cycle/scheduler.h controllers/lifecycle.h \
-    controllers/metrics_refresher.h base/telemetry_sink.h reports/usage_history.h
+    controllers/metrics_refresher.h controllers/telemetry_sink.h reports/usage_history.h
 done
 if grep -rln '^#include <httplib.h>' src/server | grep -vE '^src/server/(http|api|agent_api)/|^src/server/server.cc$'; then
   echo "only src/server/http, api, agent_api and server.cc may include httplib"

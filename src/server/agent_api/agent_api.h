@@ -21,9 +21,9 @@
 
 #include "core/result.h"
 #include "server/base/spec_cache.h"
-#include "server/base/telemetry_sink.h"
 #include "server/controllers/assignment_board.h"
 #include "server/controllers/lifecycle.h"
+#include "server/controllers/telemetry_sink.h"
 #include "server/http/request_pipeline.h"
 
 namespace httplib {

@@ -26,10 +26,22 @@
 #include <utility>
 #include <vector>
 
-#include "server/base/telemetry_sink.h"
 #include "server/base/thread_annotations.h"
 
 namespace corral::server {
+
+// What the telemetry sink (controllers/telemetry_sink.h) has done since it started,
+// as /metrics shows it.
+struct TelemetryStats {
+  std::int64_t accepted = 0;        // samples queued
+  std::int64_t dropped_rate = 0;    // refused by the per-node cap
+  std::int64_t dropped_queue = 0;   // refused because the queue was full
+  std::int64_t written = 0;         // samples written
+  std::int64_t dropped_failed = 0;  // samples of batches whose write failed
+  std::int64_t write_failures = 0;  // failed write transactions
+  std::int64_t pruned = 0;          // rows deleted by retention
+  std::int64_t queued = 0;          // samples waiting now
+};
 
 // What one transaction did to one tenant's jobs, counted once it commits.
 struct TenantEvents {

@@ -19,6 +19,7 @@
 #include "server/base/metrics.h"
 #include "server/base/periodic.h"
 #include "server/base/settings.h"
+#include "server/controllers/telemetry_sink.h"
 #include "store/store.h"
 
 namespace corral::server {

@@ -26,24 +26,13 @@
 #include "core/agent_protocol.h"
 #include "core/clock.h"
 #include "core/status.h"
+#include "server/base/metrics.h"
 #include "server/base/periodic.h"
 #include "server/base/settings.h"
 #include "server/base/thread_annotations.h"
 #include "store/store.h"
 
 namespace corral::server {
-
-// What the sink has done since it started.
-struct TelemetryStats {
-  std::int64_t accepted = 0;        // samples queued
-  std::int64_t dropped_rate = 0;    // refused by the per-node cap
-  std::int64_t dropped_queue = 0;   // refused because the queue was full
-  std::int64_t written = 0;         // samples written
-  std::int64_t dropped_failed = 0;  // samples of batches whose write failed
-  std::int64_t write_failures = 0;  // failed write transactions
-  std::int64_t pruned = 0;          // rows deleted by retention
-  std::int64_t queued = 0;          // samples waiting now
-};
 
 // How much of one offered batch was taken.
 struct TelemetryOffer {

@@ -1,4 +1,4 @@
-#include "server/base/telemetry_sink.h"
+#include "server/controllers/telemetry_sink.h"
 
 #include <algorithm>
 #include <chrono>
