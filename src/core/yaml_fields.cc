@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "core/json_object.h"
+
 namespace corral::core {
 
-std::string YamlFields::at(std::string_view key) const {
-  return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-}
+std::string YamlFields::at(std::string_view key) const { return child_path(path_, key); }
 
 bool YamlFields::has(std::string_view key) {
   const YAML::Node n = get(key);

@@ -59,6 +59,14 @@ core::Result<ShardMap> parse_shards(const YAML::Node& node) {
   return ShardMap::make(std::move(shards));
 }
 
+// An optional file path into `out`: a string, and not an empty one.
+core::Status read_path(core::YamlFields& f, std::string_view key, std::string& out) {
+  if (!f.has(key)) return core::Status();
+  CORRAL_RETURN_IF_ERROR(f.read_string(key, out));
+  if (out.empty()) return core::invalid_argument(f.at(key), "must be a file path");
+  return core::Status();
+}
+
 // `tenants:` (docs/config.md).
 core::Status read_tenants(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("tenants", "must be a map");
@@ -179,10 +187,7 @@ core::Status read_dashboard(const YAML::Node& node, ServerConfig& c) {
   CORRAL_RETURN_IF_ERROR(f.read_int("historyMs", 100, 86'400'000, c.dashboard.history_ms));
   CORRAL_RETURN_IF_ERROR(
       f.read_int("historyRetentionDays", 1, 3660, c.dashboard.history_retention_days));
-  CORRAL_RETURN_IF_ERROR(f.read_string("chartJs", c.dashboard.chart_js));
-  if (c.dashboard.chart_js.empty()) {
-    return core::invalid_argument("dashboard.chartJs", "must be a file path");
-  }
+  CORRAL_RETURN_IF_ERROR(read_path(f, "chartJs", c.dashboard.chart_js));
   return f.no_unknown();
 }
 
@@ -205,13 +210,8 @@ core::Status read_replica(const YAML::Node& node, ServerConfig& c) {
 core::Status read_security(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("security", "must be a map");
   core::YamlFields f(node, "security");
-  CORRAL_RETURN_IF_ERROR(f.read_string("keyFile", c.security.key_file));
-  CORRAL_RETURN_IF_ERROR(f.read_string("auditAnchorFile", c.security.anchor_file));
-  for (const char* key : {"keyFile", "auditAnchorFile"}) {
-    if (f.has(key) && f.get(key).Scalar().empty()) {
-      return core::invalid_argument(f.at(key), "must be a file path");
-    }
-  }
+  CORRAL_RETURN_IF_ERROR(read_path(f, "keyFile", c.security.key_file));
+  CORRAL_RETURN_IF_ERROR(read_path(f, "auditAnchorFile", c.security.anchor_file));
   CORRAL_RETURN_IF_ERROR(f.read_bool("auditAnchorSyslog", c.security.anchor_syslog));
   return f.no_unknown();
 }

@@ -110,8 +110,8 @@ TEST(ConfigDoc, EveryKeyTheParsersAcceptIsOnThePage) {
     const std::string text = read(kSource / file);
     for (const std::string& k : captures(text, R"re(\bk(?:ey)? [!=]= "(\w+)")re")) keys.insert(k);
     // The sections read through core::YamlFields name their keys in its calls.
-    for (const std::string& k :
-         captures(text, R"re(\bf\.(?:read_\w+|integer|number|str|has)\("(\w+)")re")) {
+    for (const std::string& k : captures(
+             text, R"re(\b(?:f\.(?:read_\w+|integer|number|str|has)\(|read_path\(f, )"(\w+)")re")) {
       keys.insert(k);
     }
     for (const std::string& list : captures(text, R"(f\.only\(\{([^}]*)\}\))")) {

@@ -150,8 +150,9 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
   std::map<std::int64_t, std::string> tenant_of;
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
 
+  std::vector<StoredNode> stored = stored_nodes(rows);
   json nodes = json::array();
-  for (const auto& [row, node] : stored_nodes(rows)) {
+  for (const auto& [row, node] : stored) {
     const auto o = observed_of.find(row->id.value);
     const store::ObservedNode* obs = o == observed_of.end() ? nullptr : o->second;
     json gpus = json::array();
@@ -175,9 +176,10 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
     }
     nodes.push_back(std::move(n));
   }
-  return json_reply({{"atMs", core::to_ms(api.now())},
-                     {"nodes", std::move(nodes)},
-                     {"racks", rack_power_json(rack_power(rows, observed, caps, allocs))}});
+  return json_reply(
+      {{"atMs", core::to_ms(api.now())},
+       {"nodes", std::move(nodes)},
+       {"racks", rack_power_json(rack_power(std::move(stored), observed, caps, allocs))}});
 }
 
 // ---- GET /v1/shares ---------------------------------------------------------------

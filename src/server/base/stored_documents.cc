@@ -41,16 +41,17 @@ void report(const std::string& table, const std::string& id, const std::string& 
                           .add("why", loss.to_string()));
 }
 
-// Each row of `rows` that `decode` reads, made a value by `keep`; the others reported.
-template <class Row, class Decode, class Keep>
-auto decode_rows(const std::vector<Row>& rows, const std::string& table, std::string Row::*text,
-                 Decode decode, Keep keep) {
-  std::vector<decltype(keep(rows.front(), *decode(rows.front())))> out;
+// What `decode` makes of each row of `rows`, in order, less the rows it cannot read,
+// which are reported; `text` is the row's stored document, for the report.
+template <class Value, class Row, class Decode>
+std::vector<Value> decode_rows(const std::vector<Row>& rows, const std::string& table,
+                               std::string Row::*text, Decode decode) {
+  std::vector<Value> out;
   out.reserve(rows.size());
   for (const Row& row : rows) {
-    auto value = decode(row);
+    core::Result<Value> value = decode(row);
     if (value.ok()) {
-      out.push_back(keep(row, *std::move(value)));
+      out.push_back(*std::move(value));
     } else {
       report(table, row.id.value, row.*text, value.status());
     }
@@ -61,28 +62,26 @@ auto decode_rows(const std::vector<Row>& rows, const std::string& table, std::st
 }  // namespace
 
 std::vector<TenantConfig> stored_tenants(const std::vector<store::TenantRow>& rows) {
-  return decode_rows(
-      rows, "tenants", &store::TenantRow::config_json,
-      [](const store::TenantRow& row) {
-        return tenant_config_from_json(row.id.value, row.config_json);
-      },
-      [](const store::TenantRow&, TenantConfig cfg) { return cfg; });
+  return decode_rows<TenantConfig>(rows, "tenants", &store::TenantRow::config_json,
+                                   [](const store::TenantRow& row) {
+                                     return tenant_config_from_json(row.id.value, row.config_json);
+                                   });
 }
 
 std::vector<StoredNode> stored_nodes(const std::vector<store::NodeRow>& rows) {
-  return decode_rows(
-      rows, "nodes", &store::NodeRow::spec_json,
-      [](const store::NodeRow& row) { return node_from_json(row.spec_json); },
-      [](const store::NodeRow& row, core::Node node) {
-        return StoredNode{.row = &row, .node = std::move(node)};
-      });
+  return decode_rows<StoredNode>(rows, "nodes", &store::NodeRow::spec_json,
+                                 [](const store::NodeRow& row) -> core::Result<StoredNode> {
+                                   CORRAL_ASSIGN_OR_RETURN(core::Node node,
+                                                           node_from_json(row.spec_json));
+                                   return StoredNode{.row = &row, .node = std::move(node)};
+                                 });
 }
 
 std::vector<StoredReservation> stored_reservations(const std::vector<store::ReservationRow>& rows) {
-  return decode_rows(
+  return decode_rows<StoredReservation>(
       rows, "reservations", &store::ReservationRow::spec_json,
-      [](const store::ReservationRow& row) { return reservation_from_json(row.spec_json); },
-      [](const store::ReservationRow& row, core::Reservation r) {
+      [](const store::ReservationRow& row) -> core::Result<StoredReservation> {
+        CORRAL_ASSIGN_OR_RETURN(core::Reservation r, reservation_from_json(row.spec_json));
         return StoredReservation{.row = &row, .reservation = std::move(r)};
       });
 }

@@ -7,13 +7,12 @@
 
 #include "core/gpu_type.h"
 #include "server/base/model_json.h"
-#include "server/base/stored_documents.h"
 #include "server/controllers/node_health.h"
 #include "server/cycle/snapshot_from_store.h"
 
 namespace corral::server {
 
-std::vector<RackPower> rack_power(const std::vector<store::NodeRow>& nodes,
+std::vector<RackPower> rack_power(std::vector<StoredNode> nodes,
                                   const std::vector<store::ObservedNode>& observed,
                                   const std::vector<store::RackCapRow>& caps,
                                   const std::vector<store::AllocationRow>& active) {
@@ -25,7 +24,7 @@ std::vector<RackPower> rack_power(const std::vector<store::NodeRow>& nodes,
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   std::map<std::string, std::int32_t> held_on;  // node -> allocated GPUs
   for (const auto& a : active) ++held_on[a.node.value];
-  for (auto& [row, node] : stored_nodes(nodes)) {
+  for (auto& [row, node] : nodes) {
     if (node.labels.rack.empty()) continue;
     if (const auto o = observed_of.find(row->id.value); o != observed_of.end()) {
       apply_observation(node, *o->second);
@@ -51,7 +50,7 @@ core::Result<std::vector<RackPower>> read_rack_power(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed());
   CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.rack_caps().list_rack_caps());
   CORRAL_ASSIGN_OR_RETURN(const auto active, tx.allocations().list_active_allocations());
-  return rack_power(nodes, observed, caps, active);
+  return rack_power(stored_nodes(nodes), observed, caps, active);
 }
 
 nlohmann::json rack_power_json(const std::vector<RackPower>& racks) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/result.h"
+#include "server/base/stored_documents.h"
 #include "store/store.h"
 
 namespace corral::server {
@@ -30,8 +31,9 @@ struct RackPower {
 };
 
 // Every rack a node names and every rack with a cap, by name; a node without a rack is
-// in none. `observed` gives the GPUs' reported power limits (apply_observation).
-std::vector<RackPower> rack_power(const std::vector<store::NodeRow>& nodes,
+// in none. `nodes` as stored_nodes() decoded them (taken, since the GPUs' reported power
+// limits are applied to them: `observed`, apply_observation).
+std::vector<RackPower> rack_power(std::vector<StoredNode> nodes,
                                   const std::vector<store::ObservedNode>& observed,
                                   const std::vector<store::RackCapRow>& caps,
                                   const std::vector<store::AllocationRow>& active);
