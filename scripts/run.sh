@@ -92,6 +92,20 @@ echo "   work only, so their production submission is refused with the reason"
 printf 'name: sneaky\ntenant: interns\npriorityClass: production\nresources: {gpus: 1}\ncommand: [corral-trainer]\n' |
   "${corral[@]}" submit -f - || true
 echo
+echo "== a job array and a dependency (docs/jobspec.md): six evaluation shards, at most two at"
+echo "   once, and a report that waits for every shard to succeed"
+shards=$(submit examples/local/eval-array.yaml)
+report=$(submit examples/local/report-after-evals.yaml)
+sleep 1
+"${corral[@]}" job "$report" | sed -n '1,5p'
+for _ in $(seq 120); do
+  [[ $("${corral[@]}" job "$report" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["phase"])') == succeeded ]] && break
+  sleep 0.5
+done
+"${corral[@]}" jobs --tenant research -A
+"${corral[@]}" job "$shards" | sed -n '/^array /,$p'
+"${corral[@]}" job "$report" | sed -n '/^events:/,$p'
+echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
 echo

@@ -186,7 +186,10 @@ json desired_worker_json(const DesiredWorker& d) {
           {"checkpointDir", s.checkpoint_dir},
           {"restoreFrom", s.restore_from},
           {"desired", d.run ? "run" : "stop"},
-          {"graceMs", s.grace_ms}};
+          {"graceMs", s.grace_ms},
+          {"arrayJob", s.array_job},
+          {"arrayIndex", s.array_index},
+          {"arrayCount", s.array_count}};
 }
 
 Status read_desired_worker(const json& w, const std::string& path, DesiredWorker& out) {
@@ -216,6 +219,10 @@ Status read_desired_worker(const json& w, const std::string& path, DesiredWorker
       read_string(Field{w, path, "checkpointDir"}, kMaxPathBytes, s.checkpoint_dir));
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "restoreFrom"}, kMaxPathBytes, s.restore_from));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "graceMs"}, 0, INT64_MAX, s.grace_ms));
+  // Absent from a corrald older than arrays: not in an array.
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayJob"}, 0, INT64_MAX, s.array_job));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayIndex"}, 0, 1 << 20, s.array_index));
+  CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayCount"}, 0, 1 << 20, s.array_count));
   std::string desired = "run";
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "desired"}, kMaxStateBytes, desired));
   if (desired != "run" && desired != "stop") {

@@ -62,6 +62,11 @@ struct WorkerSpec {
   std::string checkpoint_dir;
   std::string restore_from;  // empty: nothing to restore
   std::int64_t grace_ms = 30000;
+  // A task of a job array: the array's id (its first task's job id), the task's index and
+  // the array's size; array_job 0 for a job that is not in an array.
+  std::int64_t array_job = 0;
+  std::int32_t array_index = 0;
+  std::int32_t array_count = 0;
 
   friend bool operator==(const WorkerSpec&, const WorkerSpec&) = default;
 };

@@ -31,6 +31,20 @@ std::string_view to_string(ProcessMode mode) {
   return mode == ProcessMode::kPerNode ? "perNode" : "perGpu";
 }
 
+std::string_view to_string(DependencyCondition on) {
+  switch (on) {
+    case DependencyCondition::kSuccess:
+      return "success";
+    case DependencyCondition::kFailure:
+      return "failure";
+    case DependencyCondition::kFinish:
+      return "finish";
+    case DependencyCondition::kStart:
+      return "start";
+  }
+  return "success";
+}
+
 double throughput_at(const std::vector<ScalingPoint>& curve, std::int32_t gpus) {
   if (curve.empty()) return static_cast<double>(gpus);
   double x0 = 0, y0 = 0;

@@ -140,6 +140,33 @@ enum class ProcessMode {
 };
 std::string_view to_string(ProcessMode mode);
 
+// A job array (Slurm's --array=0-N%K): one submission, `count` tasks of the same spec,
+// task i seeing CORRAL_ARRAY_INDEX=i, at most `max_running` of them holding GPUs at once
+// (0: no limit). Each task is a job of its own; the array is named by its first task's id.
+struct ArraySpec {
+  std::int32_t count = 1;
+  std::int32_t max_running = 0;
+  friend bool operator==(const ArraySpec&, const ArraySpec&) = default;
+};
+
+// What a dependency waits for in the job it names (Slurm's afterok, afternotok, afterany,
+// after). For an array, the whole array: success when every task succeeded, failure when
+// all ended and one did not succeed, start when one started.
+enum class DependencyCondition { kSuccess, kFailure, kFinish, kStart };
+std::string_view to_string(DependencyCondition on);
+
+// A job this one runs after. As submitted `job` is an id, or the name of a job of the
+// same tenant (its latest); corrald resolves a name to the id at submission, so a stored
+// spec holds ids only. `elementwise` (Slurm's aftercorr): task i of this array waits for
+// task i of the array named, not for all of it.
+struct Dependency {
+  std::optional<JobId> id;
+  std::string name;  // set when submitted by name, until resolved
+  DependencyCondition on = DependencyCondition::kSuccess;
+  bool elementwise = false;
+  friend bool operator==(const Dependency&, const Dependency&) = default;
+};
+
 struct JobSpec {
   std::string name;
   TenantId tenant{"default"};
@@ -161,6 +188,8 @@ struct JobSpec {
   std::map<std::string, std::string> secret_env;  // never echoed back or logged
   Lineage lineage;
   std::map<std::string, std::string> labels;
+  std::optional<ArraySpec> array;
+  std::vector<Dependency> depends_on;
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

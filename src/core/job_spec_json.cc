@@ -100,6 +100,18 @@ std::string job_spec_to_json(const JobSpec& spec) {
       {"image", spec.lineage.image},
       {"dataset", spec.lineage.dataset}};
   out["labels"] = string_map(spec.labels);
+  if (spec.array) {
+    out["array"] = {{"count", spec.array->count}, {"maxRunning", spec.array->max_running}};
+  }
+  if (!spec.depends_on.empty()) {
+    Json deps = Json::array();
+    for (const Dependency& d : spec.depends_on) {
+      Json job = d.id ? Json(d.id->value) : Json(d.name);
+      deps.push_back(
+          {{"job", std::move(job)}, {"on", to_string(d.on)}, {"elementwise", d.elementwise}});
+    }
+    out["dependsOn"] = std::move(deps);
+  }
   // A spec built in code may hold bytes that are not UTF-8; replace them rather than
   // throw (parsed specs are always valid UTF-8, so they round-trip exactly).
   return out.dump(2, ' ', false, Json::error_handler_t::replace);

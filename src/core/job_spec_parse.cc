@@ -101,11 +101,11 @@ std::string join(std::initializer_list<std::string_view> words) {
 }
 
 std::vector<FieldError> Validator::run(const TreeNode& root) {
-  const FieldMap top =
-      fields(root, "",
-             {"name", "tenant", "priorityClass", "resources", "topology", "elastic", "preemptible",
-              "checkpoint", "maxRuntime", "expectedRuntime", "reservation", "processes",
-              "maxRestarts", "command", "env", "secretEnv", "lineage", "labels"});
+  const FieldMap top = fields(
+      root, "", {"name",        "tenant",      "priorityClass", "resources",  "topology",
+                 "elastic",     "preemptible", "checkpoint",    "maxRuntime", "expectedRuntime",
+                 "reservation", "processes",   "maxRestarts",   "command",    "env",
+                 "secretEnv",   "lineage",     "labels",        "array",      "dependsOn"});
   read_identity(top);
   read_resources(top.get("resources"));
   read_topology(top.get("topology"));
@@ -125,6 +125,8 @@ std::vector<FieldError> Validator::run(const TreeNode& root) {
   spec_.secret_env = read_env(top.get("secretEnv"), "secretEnv");
   read_lineage(top.get("lineage"));
   read_labels(top.get("labels"));
+  read_array(top.get("array"));
+  read_depends_on(top.get("dependsOn"));
   check_cross_field();
   return std::move(errors_);
 }

@@ -88,6 +88,14 @@ void Validator::check_cross_field() {
       fail(child_path("secretEnv", key), "is also set in env; set it in one of them only");
     }
   }
+
+  // 7. Task i waits for task i of another array only when this job is an array too.
+  for (std::size_t i = 0; i < spec_.depends_on.size(); ++i) {
+    if (spec_.depends_on[i].elementwise && !spec_.array) {
+      fail(child_path(element_path("dependsOn", i), "elementwise"),
+           "needs an array job (array.count): task i waits for task i of the job named");
+    }
+  }
 }
 
 void Validator::check_elastic(const ElasticRange& e, bool gpus_ok, bool per_node_ok) {

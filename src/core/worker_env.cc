@@ -21,6 +21,12 @@ std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::strin
       {"CORRAL_AGENT_URL", std::string(agent_url)},
       {"CORRAL_WORKER_TOKEN", std::string(worker_token)},
   };
+  if (spec.array_job > 0) {
+    // Slurm's SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT.
+    env["CORRAL_ARRAY_JOB_ID"] = std::to_string(spec.array_job);
+    env["CORRAL_ARRAY_INDEX"] = std::to_string(spec.array_index);
+    env["CORRAL_ARRAY_COUNT"] = std::to_string(spec.array_count);
+  }
   if (spec.per_node) {
     // torchrun ignores MASTER_ADDR, RANK and the rest (it sets them for its children);
     // it reads its own arguments from PET_<ARG> when no flag gives them. Without these a

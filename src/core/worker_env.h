@@ -39,6 +39,7 @@ inline constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 //   the job), PET_MASTER_ADDR, PET_MASTER_PORT: torchrun forms one world of them all
 //   CORRAL_CHECKPOINT_DIR, CORRAL_RESTORE_FROM (empty when there is none)
 //   CORRAL_AGENT_URL, CORRAL_WORKER_TOKEN     where the worker reports checkpoints (§4)
+//   a task of a job array only: CORRAL_ARRAY_JOB_ID, CORRAL_ARRAY_INDEX, CORRAL_ARRAY_COUNT
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,
                                               std::string_view worker_token);
 

@@ -184,7 +184,35 @@ v("runs", t.runs);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 19){template <typename V, typename T>
+template <>
+struct EnumNames<core::DependencyCondition> {
+  static constexpr std::array<std::pair<core::DependencyCondition, std::string_view>, 4> kNames = {{
+      {core::DependencyCondition::kSuccess, "success"},
+      {core::DependencyCondition::kFailure, "failure"},
+      {core::DependencyCondition::kFinish, "finish"},
+      {core::DependencyCondition::kStart, "start"},
+  }};
+};
+
+CORRAL_CYCLE_FIELDS(sched::ArrayLimit, 2){template <typename V, typename T>
+                                          static void visit(V & v, T& t){v("array", t.array);
+v("maxRunning", t.max_running);
+}
+}
+;
+
+CORRAL_CYCLE_FIELDS(sched::DependencyFact, 6){template <typename V, typename T>
+                                              static void visit(V & v, T& t){v("job", t.job);
+v("on", t.on);
+v("started", t.started);
+v("ended", t.ended);
+v("succeeded", t.succeeded);
+v("sinceMs", t.since);
+}
+}
+;
+
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 20){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
@@ -204,6 +232,7 @@ v("checkpointIntervalMs", t.checkpoint_interval);
 v("restoreTimeMs", t.restore_time);
 v("reservation", t.reservation);
 v("estimate", t.estimate);
+v("array", t.array);
 }
 }
 ;
@@ -215,13 +244,14 @@ v("index", t.index);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::PendingJob, 6){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::PendingJob, 7){template <typename V, typename T>
                                           static void visit(V & v, T& t){v("request", t.request);
 v("queuedAtMs", t.queued_at);
 v("attempt", t.attempt);
 v("preemptions", t.preemptions);
 v("attainedGpuSeconds", t.attained_gpu_seconds);
 v("resizeTarget", t.resize_target);
+v("dependencies", t.dependencies);
 }
 }
 ;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "sched/dependencies.h"
 #include "sched/internal/gate.h"
 #include "sched/internal/lend.h"
 #include "sched/internal/place.h"
@@ -61,6 +62,7 @@ class Checker {
     std::map<core::JobId, int> seen;
     for (const Placement& p : d_.placements) seen[p.job]++;
     for (const Pending& p : d_.pending) seen[p.job]++;
+    for (const Abandoned& a : d_.abandoned) seen[a.job]++;
     for (const auto& [job, count] : seen) {
       if (!pending_.count(job)) fail(cat("job ", job.value, " is not pending"));
       if (count > 1) fail(cat("job ", job.value, " decided ", count, " times"));
@@ -70,8 +72,7 @@ class Checker {
     }
     std::int32_t in_line = 0;
     for (size_t i = 0; i < d_.pending.size(); ++i) {
-      const bool never = d_.pending[i].kind == PendingKind::kUnschedulable;
-      const std::int32_t expected = never ? 0 : ++in_line;
+      const std::int32_t expected = out_of_line(d_.pending[i].kind) ? 0 : ++in_line;
       if (d_.pending[i].position != expected) {
         fail(cat("pending job ", d_.pending[i].job.value, " has position ", d_.pending[i].position,
                  ", expected ", expected));
@@ -165,8 +166,8 @@ class Checker {
       // A starved job whose promise is due takes GPUs back from work of its tier or below
       // that started after it was queued (it went ahead of it).
       const bool starved = pj != pending_.end() && config_.starvation_age.count() > 0 &&
-                           now_ - pj->second->queued_at >= config_.starvation_age &&
-                           v->started_at > pj->second->queued_at &&
+                           now_ - queued_since(*pj->second) >= config_.starvation_age &&
+                           v->started_at > queued_since(*pj->second) &&
                            v->request.tier <= pj->second->request.tier;
       if (!v->request.preemptible && !borrowed && !claim && !less_served && !starved) {
         fail(cat("preemption of job ", p.victim.value,
@@ -285,6 +286,8 @@ class Checker {
       if (it == pending_.end()) continue;
       const JobRequest& r = it->second->request;
       const std::string job = cat("job ", p.job.value);
+      if (!dependencies_met(it->second->dependencies))
+        fail(cat(job, " placed before its dependencies"));
       const auto sizes = detail::allowed_sizes(r);
       if (std::find(sizes.begin(), sizes.end(), static_cast<std::int32_t>(p.gpus.size())) ==
           sizes.end()) {
@@ -379,6 +382,22 @@ class Checker {
       if (used > t.max_gpus_at(key.second)) {
         fail(cat("tenant ", t.id.value, " holds ", used, " GPUs at tier ", key.second,
                  ", past its class cap of ", t.max_gpus_at(key.second)));
+      }
+    }
+    // Arrays' maxRunning: tasks holding GPUs (stopping ones too) plus the tasks placed.
+    std::map<core::JobId, std::pair<std::int32_t, std::int32_t>> tasks;  // held, limit
+    for (const RunningJob& r : s_.running()) {
+      if (r.request.array) tasks[r.request.array->array].first++;
+    }
+    for (const Placement& p : d_.placements) {
+      const auto it = pending_.find(p.job);
+      if (it == pending_.end() || !it->second->request.array) continue;
+      const ArrayLimit& a = *it->second->request.array;
+      auto& [held, limit] = tasks[a.array];
+      limit = a.max_running;
+      if (++held > limit && limit > 0) {
+        fail(cat("array ", a.array.value, " holds ", held, " tasks' GPUs, past its maxRunning of ",
+                 limit));
       }
     }
     for (NodeIx node : touched_nodes_) {

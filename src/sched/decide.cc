@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/units.h"
+#include "sched/dependencies.h"
 #include "sched/internal/cycle.h"
 #include "sched/internal/lend.h"
 #include "sched/internal/order.h"
@@ -24,13 +25,16 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
   // 1. order: jobs in queue order; each is admitted, placed or explained before the next
   //    is looked at, so fair share sees every placement made before it.
   std::int32_t in_line = 0;  // pending jobs given a position so far
-  // The previous job's placement, if any, counts against its tenant's class cap.
+  // The previous job's placement, if any, counts against its tenant's class cap and its
+  // array's limit.
   std::size_t counted = 0;
   std::pair<TenantIx, std::int32_t> previous{-1, 0};
+  std::optional<ArrayLimit> previous_array;
   const auto count_placements = [&] {
     for (; counted < c.out.placements.size(); ++counted) {
       c.caps.add(previous.first, previous.second,
                  static_cast<std::int64_t>(c.out.placements[counted].gpus.size()));
+      c.arrays.add(previous_array);
     }
   };
   while (auto next = queue.next(c.plan)) {
@@ -43,16 +47,21 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     const PendingJob& job = cap.capped ? *cap.capped : snapshot.pending()[ix];
     const JobRequest& r = job.request;
     previous = {tenant, r.tier};
+    previous_array = r.array;
     c.out.queue.push_back({r.id, standing});
 
-    // A job that can never fit the fleet is not in line (position 0): it must never read
-    // as ahead of work that can run.
+    // A job that can never fit the fleet, or waits for its array, is not in line
+    // (position 0): it must never read as ahead of work that can run.
     const auto wait = [&](PendingKind kind, std::string reason) {
       c.out.pending.push_back({.job = r.id,
-                               .position = kind == PendingKind::kUnschedulable ? 0 : ++in_line,
+                               .position = out_of_line(kind) ? 0 : ++in_line,
                                .kind = kind,
                                .reason = std::move(reason)});
     };
+    if (std::string full = c.arrays.blocked(r); !full.empty()) {
+      wait(PendingKind::kArrayLimit, std::move(full));
+      continue;
+    }
     if (std::string problem = c.gate.reservation_problem(r); !problem.empty()) {
       wait(PendingKind::kReservation, std::move(problem));
       continue;
@@ -131,6 +140,20 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
   }
 
   count_placements();
+  // Jobs that wait for their dependencies were not queued: each is out of line, or
+  // abandoned when a dependency can never be met.
+  for (const PendingJob& job : snapshot.pending()) {
+    if (job.dependencies.empty()) continue;
+    DependencyVerdict verdict = judge_dependencies(job.dependencies);
+    if (verdict.state == DependencyState::kWaiting) {
+      c.out.pending.push_back({.job = job.request.id,
+                               .position = 0,
+                               .kind = PendingKind::kDependency,
+                               .reason = std::move(verdict.reason)});
+    } else if (verdict.state == DependencyState::kNever) {
+      c.out.abandoned.push_back({job.request.id, std::move(verdict.reason)});
+    }
+  }
   // 7. running elastic jobs are re-sized where GPUs add the most.
   if (config.elastic_growth) allocate_elastic(c);
   // 8. a forecast start for every job waiting for room.

@@ -65,8 +65,17 @@ std::string_view to_string(PendingKind kind) {
       return "waiting";
     case PendingKind::kReservation:
       return "reservation";
+    case PendingKind::kDependency:
+      return "dependency";
+    case PendingKind::kArrayLimit:
+      return "arrayLimit";
   }
   return "unknown";
+}
+
+bool out_of_line(PendingKind kind) {
+  return kind == PendingKind::kUnschedulable || kind == PendingKind::kDependency ||
+         kind == PendingKind::kArrayLimit;
 }
 
 namespace {
@@ -154,6 +163,14 @@ std::string to_json(const Decisions& d) {
     out += cat("\"job\":", q.job.value, ",\"standing\":");
     append_double(out, q.standing);
   });
+  // Written only when there are some, so decisions without dependencies read as before.
+  if (!d.abandoned.empty()) {
+    out += ',';
+    append_list(out, "abandoned", d.abandoned, [&](const Abandoned& a) {
+      out += cat("\"job\":", a.job.value, ",\"reason\":");
+      append_string(out, a.reason);
+    });
+  }
   out += '}';
   return out;
 }

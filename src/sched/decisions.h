@@ -65,13 +65,27 @@ enum class PendingKind {
   kUnschedulable,  // can never fit this fleet as asked (e.g. more GPUs than exist)
   kWaiting,        // first in line: GPUs are reserved for it at its planned start
   kReservation,    // its reservation's window is not open, or the reservation is full
+  kDependency,     // a job it depends on has not reached the state it waits for
+  kArrayLimit,     // its array already runs as many tasks as its maxRunning allows
 };
 std::string_view to_string(PendingKind kind);
 
+// Whether a job pending for `kind` is out of line (position 0): it cannot run whatever
+// GPUs free (it never fits, or waits for another job or its array's limit), so it must
+// never read as ahead of work that can.
+bool out_of_line(PendingKind kind);
+
+// A pending job ended because it can never run: a job it depends on ended in a way its
+// dependency does not accept (dependencies.h). The adapter cancels it with `reason`.
+struct Abandoned {
+  core::JobId job;
+  std::string reason;
+};
+
 struct Pending {
   core::JobId job;
-  // 1-based place in the queue after this cycle, among the jobs that can run; 0 for an
-  // unschedulable one, which is never ahead of runnable work.
+  // 1-based place in the queue after this cycle, among the jobs that can run; 0 for one
+  // out of line (out_of_line()), which is never ahead of runnable work.
   std::int32_t position = 0;
   PendingKind kind = PendingKind::kCapacity;
   std::string reason;  // short, for a user to act on
@@ -94,8 +108,9 @@ struct Decisions {
   std::vector<Preemption> preemptions;
   std::vector<Resize> resizes;
   std::vector<PlannedStart> planned_starts;
-  std::vector<Pending> pending;   // by position
-  std::vector<QueueEntry> queue;  // every pending job of the snapshot, in the order considered
+  std::vector<Pending> pending;      // by position
+  std::vector<QueueEntry> queue;     // every queued pending job, in the order considered
+  std::vector<Abandoned> abandoned;  // by job id
 };
 
 std::string to_json(const Decisions& decisions);

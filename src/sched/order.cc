@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "sched/dependencies.h"
 #include "sched/internal/preempt.h"
 #include "sched/shares.h"
 
@@ -20,7 +21,10 @@ std::vector<bool> active_tenants(const ClusterSnapshot& s) {
     }
   };
   for (const RunningJob& j : s.running()) mark(j.request.tenant);
-  for (const PendingJob& j : s.pending()) mark(j.request.tenant);
+  // A job that waits for its dependencies is not in line: its tenant is not active for it.
+  for (const PendingJob& j : s.pending()) {
+    if (dependencies_met(j.dependencies)) mark(j.request.tenant);
+  }
   return active;
 }
 
@@ -66,17 +70,24 @@ double standing(std::int64_t held_milli, double usage, double share, core::Durat
 JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core::Time now)
     : s_(s), config_(config) {
   const auto& pending = s.pending();
+  // Only jobs whose dependencies are met are queued (workflow.h); their age counts from
+  // when they were.
+  std::vector<std::size_t> queued;
+  std::vector<core::Time> since(pending.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (!dependencies_met(pending[i].dependencies)) continue;
+    queued.push_back(i);
+    since[i] = queued_since(pending[i]);
+  }
+  since_ = since;
   const auto older = [&](std::size_t a, std::size_t b) {
-    if (pending[a].queued_at != pending[b].queued_at) {
-      return pending[a].queued_at < pending[b].queued_at;
-    }
+    if (since[a] != since[b]) return since[a] < since[b];
     return pending[a].request.id < pending[b].request.id;
   };
   yielded_.assign(pending.size(), false);
   std::vector<bool> starved(pending.size(), false);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    starved[i] =
-        config.starvation_age.count() > 0 && now - pending[i].queued_at >= config.starvation_age;
+  for (std::size_t i : queued) {
+    starved[i] = config.starvation_age.count() > 0 && now - since[i] >= config.starvation_age;
     if (starved[i]) starved_by_age_.push_back(i);
   }
   std::sort(starved_by_age_.begin(), starved_by_age_.end(), [&](std::size_t a, std::size_t b) {
@@ -92,7 +103,7 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
                  ? las_level(config, pending[i].attained_gpu_seconds)
                  : 0;
     };
-    for (std::size_t i = 0; i < pending.size(); ++i) fifo_.push_back(i);
+    fifo_ = queued;
     std::sort(fifo_.begin(), fifo_.end(), [&](std::size_t a, std::size_t b) {
       if (pending[a].request.tier != pending[b].request.tier) {
         return pending[a].request.tier > pending[b].request.tier;
@@ -112,7 +123,7 @@ JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core
   // service in discrete levels (Tiresias' 2D-LAS: a new job goes ahead of a preempted
   // long one), then age.
   rank_.assign(pending.size(), 0);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
+  for (std::size_t i : queued) {
     auto& [tier_starved, per_tenant] = tiers[pending[i].request.tier];
     per_tenant.resize(s.tenants().size());
     if (starved[i]) tier_starved.push_back(i);
@@ -192,8 +203,7 @@ std::set<std::pair<double, TenantIx>>::const_iterator JobQueue::pick_ready() con
   const auto next_job = [&](TenantIx t) { return by_tier_[tier_][t][cursor_[t]]; };
   const auto ahead = [&](std::size_t a, std::size_t b) {
     if (rank_[a] != rank_[b]) return rank_[a] < rank_[b];
-    return std::tie(pending[a].queued_at, pending[a].request.id) <
-           std::tie(pending[b].queued_at, pending[b].request.id);
+    return std::tie(since_[a], pending[a].request.id) < std::tie(since_[b], pending[b].request.id);
   };
   for (auto it = std::next(ready_.begin()); it != ready_.end(); ++it) {
     if (it->first > ready_.begin()->first + slack) break;

@@ -31,6 +31,7 @@
 #include <map>
 #include <tuple>
 
+#include "sched/dependencies.h"
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
@@ -62,7 +63,7 @@ std::string reason_of(const ClusterSnapshot& s, const Victim& v, const Preemptor
       return cat("preempted for job ", pr.id.value, " (less attained service)");
     case VictimKind::kStarved:
       return cat("preempted for job ", pr.id.value, ", which waited ",
-                 format_wait((now - p.job->queued_at).count()), " and started after it");
+                 format_wait((now - queued_since(*p.job)).count()), " and started after it");
   }
   return {};
 }
@@ -155,7 +156,7 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   } else if (!stranger && less_served_within_tenant(config, p, v, now)) {
     out.rank = 2;
     out.kind = VictimKind::kAttainedService;
-  } else if (p.due && v.request.tier <= pr.tier && v.started_at > p.job->queued_at) {
+  } else if (p.due && v.request.tier <= pr.tier && v.started_at > queued_since(*p.job)) {
     out.rank = 2;
     out.kind = VictimKind::kStarved;
   } else {

@@ -76,6 +76,14 @@ struct RuntimeEstimate {
   friend bool operator==(const RuntimeEstimate&, const RuntimeEstimate&) = default;
 };
 
+// A task of a job array that limits how many of its tasks run at once: at most
+// `max_running` jobs carrying the same `array` hold GPUs (core::ArraySpec).
+struct ArrayLimit {
+  core::JobId array;  // the array's id: its first task's job id
+  std::int32_t max_running = 0;
+  friend bool operator==(const ArrayLimit&, const ArrayLimit&) = default;
+};
+
 // What the scheduler needs to know of a job: its spec's resource-related fields plus
 // the tier of its priority class. job_request_from_spec() fills one from a JobSpec.
 struct JobRequest {
@@ -106,6 +114,8 @@ struct JobRequest {
   std::optional<core::ReservationId> reservation;
   // The best estimate of its run time (from the spec; an adapter may put history here).
   RuntimeEstimate estimate;
+  // Set for a task of an array with a maxRunning limit (the adapter knows the array).
+  std::optional<ArrayLimit> array;
   // How long it has to run, by the estimate when there is one, else by its limit.
   core::Duration expected_runtime() const {
     return estimate.runtime.count() > 0 ? std::min(estimate.runtime, max_runtime) : max_runtime;
@@ -114,6 +124,23 @@ struct JobRequest {
 };
 
 JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std::int32_t tier);
+
+// Where a job that a pending job depends on stands, as the adapter found it in its store
+// or model (core::Dependency): the facts decide() judges (dependencies.h). For a whole
+// array the adapter sums up its tasks; for an elementwise dependency it names the task
+// with the pending task's index.
+struct DependencyFact {
+  core::JobId job;
+  core::DependencyCondition on = core::DependencyCondition::kSuccess;
+  bool started = false;    // it (a task of it) has started running, whether or not it ended
+  bool ended = false;      // it (every task of it) has ended
+  bool succeeded = false;  // it (every task of it) ended in success
+  // When it ended (for an array, its last task); epoch 0 while it has not. A job whose
+  // dependencies are met counts as queued from the latest of these (Slurm's eligible
+  // time), so waiting on a dependency is not waiting in line.
+  core::Time since{};
+  friend bool operator==(const DependencyFact&, const DependencyFact&) = default;
+};
 
 struct PendingJob {
   JobRequest request;
@@ -126,6 +153,8 @@ struct PendingJob {
   // when they would seat it at that size (the shrink it grows into) rather than restart
   // smaller.
   std::int32_t resize_target = 0;
+  // What it waits for before it may be queued at all (core::JobSpec::depends_on).
+  std::vector<DependencyFact> dependencies;
   friend bool operator==(const PendingJob&, const PendingJob&) = default;
 };
 

@@ -159,6 +159,7 @@ core::Status Engine::cycle() {
     CORRAL_RETURN_IF_ERROR(resize(r));
   }
   for (const sched::Placement& p : d.placements) CORRAL_RETURN_IF_ERROR(start(p));
+  for (const sched::Abandoned& a : d.abandoned) CORRAL_RETURN_IF_ERROR(abandon(a));
   // GPUs a shrink freed that no placement took were kept from everyone this cycle
   // (decide() blocks them); the next cycle may give them out.
   if (shrank) request_cycle();
@@ -185,6 +186,10 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
     return state == JobState::kPending ? 1 : state == JobState::kRunning ? 2 : 0;
   };
   if (fleet_base_ && last_) {
+    // A waiting job's dependency facts move while it stays pending: it is queued afresh.
+    for (const std::int32_t job : pending_) {
+      if (!jobs_[job].depends_on.empty()) touch(job);
+    }
     sched::JobsDelta delta{.usage = std::move(usage)};
     for (const std::int32_t job : touched_jobs_) {
       const core::JobId id = jobs_[job].request.id;
@@ -194,7 +199,9 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
       if (snap_list_[job] == 2) {
         delta.started.push_back(running_job(jobs_[job], checkpoints_, runs_, now_ms_));
       }
-      if (snap_list_[job] == 1) delta.queued.push_back(pending_job(jobs_[job], runs_, now_ms_));
+      if (snap_list_[job] == 1) {
+        delta.queued.push_back(pending_job(jobs_[job], jobs_, runs_, now_ms_));
+      }
     }
     delta.progress.reserve(running_.size());
     for (const std::int32_t job : running_) {
@@ -236,7 +243,7 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
   }
   in.pending.reserve(pending_.size());
   for (const std::int32_t job : pending_)
-    in.pending.push_back(pending_job(jobs_[job], runs_, now_ms_));
+    in.pending.push_back(pending_job(jobs_[job], jobs_, runs_, now_ms_));
   auto snapshot = sched::rebuild_snapshot(*fleet_base_, std::move(in));
   return snapshot;
 }

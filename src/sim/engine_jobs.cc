@@ -145,6 +145,7 @@ void Engine::complete(std::int32_t job, std::int32_t generation) {
   account_kept(job);
   release(job);
   j.state = JobState::kDone;
+  j.ended_ms = now_ms_;
   j.remaining_work_ms = 0;
   active_delta(j.tenant, -1);
   result_.jobs[job].finish_ms = now_ms_;
@@ -194,6 +195,28 @@ core::Status Engine::start(const sched::Placement& p) {
   pending_gpus_ -= j.request.gpus;
   pending_delta(j.tenant, -1);
   return launch(job, p.gpus, p.gpu_type, p.borrowed, p.packed);
+}
+
+core::Status Engine::abandon(const sched::Abandoned& a) {
+  const auto job = static_cast<std::int32_t>(a.job.value - 1);
+  if (job < 0 || job >= static_cast<std::int32_t>(jobs_.size()) ||
+      jobs_[job].state != JobState::kPending) {
+    return core::internal_error(fmt::format("abandoned job {} which is not pending", a.job.value));
+  }
+  ModelJob& j = jobs_[job];
+  pending_.erase(job);
+  pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
+  pending_gpus_ -= j.request.gpus;
+  pending_delta(j.tenant, -1);
+  active_delta(j.tenant, -1);
+  touch(job);
+  j.state = JobState::kDone;
+  j.cancelled = true;
+  j.ended_ms = now_ms_;
+  result_.jobs[job].finish_ms = now_ms_;
+  result_.jobs[job].last_reason = a.reason;
+  request_cycle();
+  return core::ok_status();
 }
 
 core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& gpu_refs,

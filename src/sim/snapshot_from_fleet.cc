@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sched/dependencies.h"
+
 namespace corral::sim {
 AttemptSplit split_attempt(std::int64_t held, std::int64_t restore, std::int64_t interval,
                            std::int64_t cost) {
@@ -50,14 +52,63 @@ sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const
           .reservation = j.request.reservation};
 }
 
-sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::int64_t now_ms) {
+namespace {
+
+// One job's fact: started once it was placed, ended when done.
+sched::DependencyFact fact_of(const ModelJob& j) {
+  const bool ended = j.state == JobState::kDone;
+  return {.job = j.request.id,
+          .started = j.attempts > 0,
+          .ended = ended,
+          .succeeded = ended && !j.cancelled,
+          .since = ended ? core::time_from_ms(j.ended_ms) : core::Time{}};
+}
+
+}  // namespace
+
+std::vector<sched::DependencyFact> dependency_facts(const ModelJob& j,
+                                                    const std::vector<ModelJob>& jobs) {
+  std::vector<sched::DependencyFact> out;
+  const auto job_at = [&](std::int64_t id) -> const ModelJob* {
+    return id >= 1 && id <= static_cast<std::int64_t>(jobs.size()) ? &jobs[id - 1] : nullptr;
+  };
+  for (const core::Dependency& dep : j.depends_on) {
+    const ModelJob* target = dep.id ? job_at(dep.id->value) : nullptr;
+    std::optional<sched::DependencyFact> fact;
+    if (target != nullptr && target->array_job == target->request.id) {
+      // An array's tasks are consecutive from its first.
+      std::vector<sched::DependencyFact> tasks;
+      for (std::int64_t id = dep.id->value;
+           job_at(id) != nullptr && job_at(id)->array_job == target->request.id; ++id) {
+        const ModelJob& t = *job_at(id);
+        if (!dep.elementwise) {
+          tasks.push_back(fact_of(t));
+        } else if (t.array_index == j.array_index) {
+          fact = fact_of(t);
+        }
+      }
+      if (!dep.elementwise) fact = sched::summed_fact(target->request.id, tasks);
+    } else if (target != nullptr && !dep.elementwise) {
+      fact = fact_of(*target);
+    }
+    // A job that is not there reads as ended, neither started nor succeeded (as corrald).
+    if (!fact) fact = sched::DependencyFact{.job = dep.id.value_or(core::JobId(0)), .ended = true};
+    fact->on = dep.on;
+    out.push_back(*fact);
+  }
+  return out;
+}
+
+sched::PendingJob pending_job(const ModelJob& j, const std::vector<ModelJob>& jobs,
+                              const RunHistory& runs, std::int64_t now_ms) {
   return {.request = runs.with_estimate(j.request, j.name),
           .queued_at = core::time_from_ms(j.queued_at_ms),
           .attempt = j.attempts,
           .preemptions = j.preemptions,
           .attained_gpu_seconds = attained_gpu_seconds(j, now_ms),
           // A resized job restarts at once (Engine::resize), never through the queue.
-          .resize_target = 0};
+          .resize_target = 0,
+          .dependencies = dependency_facts(j, jobs)};
 }
 
 sched::SnapshotInput snapshot_from_fleet(const FleetFacts& fleet,
@@ -75,7 +126,7 @@ sched::SnapshotInput snapshot_from_fleet(const FleetFacts& fleet,
   }
   for (const ModelJob& j : jobs) {
     if (j.state == JobState::kRunning) in.running.push_back(running_job(j, m, runs, now_ms));
-    if (j.state == JobState::kPending) in.pending.push_back(pending_job(j, runs, now_ms));
+    if (j.state == JobState::kPending) in.pending.push_back(pending_job(j, jobs, runs, now_ms));
   }
   return in;
 }

@@ -56,6 +56,14 @@ struct ModelJob {
   core::GpuTypeId type;
   std::int32_t generation = 0;  // bumped on every start; stale completions are ignored
   std::int32_t tenant = 0;      // index into the run's tenants
+  // Workflows (core::ArraySpec, core::Dependency): the array it is a task of (its first
+  // task's id; an array's tasks are consecutive jobs) and its index; the jobs it waits
+  // for, by id; and how it ended.
+  core::JobId array_job{0};
+  std::int32_t array_index = 0;
+  std::vector<core::Dependency> depends_on;
+  bool cancelled = false;     // done: abandoned (a dependency never met), not succeeded
+  std::int64_t ended_ms = 0;  // done: when
 };
 
 // How checkpoints are written, for when a running job last wrote one (engine.h's
@@ -99,7 +107,14 @@ double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms);
 // The scheduler's view of one running and one pending job.
 sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,
                               std::int64_t now_ms);
-sched::PendingJob pending_job(const ModelJob& j, const RunHistory& runs, std::int64_t now_ms);
+// `jobs`: every job of the model, by id - 1, for the facts of j's dependencies.
+sched::PendingJob pending_job(const ModelJob& j, const std::vector<ModelJob>& jobs,
+                              const RunHistory& runs, std::int64_t now_ms);
+
+// The facts of j's dependencies (sched::DependencyFact), as corrald reads them from its
+// store (server/controllers/job_dependencies.h).
+std::vector<sched::DependencyFact> dependency_facts(const ModelJob& j,
+                                                    const std::vector<ModelJob>& jobs);
 
 // The whole SnapshotInput at `now_ms`: the fleet, usage (decayed to now; tenants with
 // none left out), and every pending and running job in id order.

@@ -46,6 +46,10 @@ struct JobRow {
   // While pending: its planned start, forecast and at the latest (epoch 0: none).
   core::Time planned_start{};
   core::Time planned_latest{};
+  // A task of a job array: the array's id (its first task's id) and the task's index;
+  // 0 and 0 for a job in no array (core::ArraySpec).
+  core::JobId array_job{0};
+  std::int32_t array_index = 0;
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.
@@ -58,6 +62,10 @@ struct NewJob {
   std::string spec_json;
   std::string secret_env_json = "{}";  // kept in its own table, read only to launch
   core::Time now;
+  // A task of an array: its index, and its array's id, 0 for the first task (whose own
+  // id names the array).
+  std::optional<std::int32_t> array_index;
+  core::JobId array_job{0};
 };
 
 struct JobFilter {
@@ -77,6 +85,12 @@ class JobRepo {
   // the loops over a node's or a cycle's jobs.
   virtual core::Result<std::vector<JobRow>> get_jobs(const std::vector<core::JobId>& ids) = 0;
   virtual core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) = 0;
+  // The tasks of the array `array` names (its first task's id), by index; empty for a
+  // job that is not an array's first task.
+  virtual core::Result<std::vector<JobRow>> list_array_tasks(core::JobId array) = 0;
+  // `tenant`'s latest job named `name` (the highest id), if any.
+  virtual core::Result<std::optional<JobRow>> find_job_by_name(const core::TenantId& tenant,
+                                                               std::string_view name) = 0;
   // Every job that holds an active allocation, whatever its phase (running jobs, stopping
   // ones, and ended ones whose GPUs await their agents' confirmation), by id. One query.
   virtual core::Result<std::vector<JobRow>> list_jobs_holding_gpus() = 0;

@@ -15,7 +15,8 @@ using core::Status;
 constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
     "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
-    "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms";
+    "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms, array_job, "
+    "array_index";
 
 Result<JobRow> job_from(const SqlRow& r) {
   RowReader in(r, "jobs", kJobColumns);
@@ -40,7 +41,9 @@ Result<JobRow> job_from(const SqlRow& r) {
            .attained_gpu_ms = in.i64(18),
            .stop_grace_ms = in.i64(19),
            .planned_start = in.time(20),
-           .planned_latest = in.time(21)};
+           .planned_latest = in.time(21),
+           .array_job = core::JobId(in.i64(22)),
+           .array_index = in.i32(23)};
   if (!in.ok()) return in.status();
   return j;
 }
@@ -62,12 +65,21 @@ Result<JobRow> SqlTx::insert_job(const NewJob& job) {
   CORRAL_ASSIGN_OR_RETURN(
       auto rows,
       jobs(cat("INSERT INTO jobs (tenant, name, priority_class, tier, gpus, spec_json, phase, "
-               "attempt, reason, pending_kind, queue_position, created_at, updated_at, queued_at) "
-               "VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, '', '', 0, $7, $7, $7) RETURNING ",
+               "attempt, reason, pending_kind, queue_position, created_at, updated_at, queued_at, "
+               "array_job, array_index) "
+               "VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, '', '', 0, $7, $7, $7, $8, $9) "
+               "RETURNING ",
                kJobColumns),
            {job.tenant.value, job.name, job.priority_class, std::int64_t{job.tier},
-            std::int64_t{job.gpus}, job.spec_json, ms(job.now)}));
+            std::int64_t{job.gpus}, job.spec_json, ms(job.now), job.array_job.value,
+            std::int64_t{job.array_index.value_or(0)}}));
   if (rows.size() != 1) return core::internal_error("insert_job: no row returned");
+  // An array's first task names the array with its own id, known only now.
+  if (job.array_index && job.array_job.value == 0) {
+    CORRAL_RETURN_IF_ERROR(
+        q("UPDATE jobs SET array_job = id WHERE id = $1", {rows[0].id.value}).status());
+    rows[0].array_job = rows[0].id;
+  }
   CORRAL_RETURN_IF_ERROR(add_pending(job.tenant, 1));
   CORRAL_RETURN_IF_ERROR(q("INSERT INTO job_secrets (job_id, secret_env_json) VALUES ($1, $2)",
                            {rows[0].id.value, job.secret_env_json})
@@ -111,6 +123,21 @@ Result<std::vector<JobRow>> SqlTx::list_jobs(const JobFilter& filter) {
   params.emplace_back(std::int64_t{filter.limit});
   sql += " ORDER BY id LIMIT $" + std::to_string(params.size());
   return jobs(sql, std::move(params));
+}
+
+Result<std::vector<JobRow>> SqlTx::list_array_tasks(core::JobId array) {
+  return jobs(cat("SELECT ", kJobColumns,
+                  " FROM jobs WHERE array_job = $1 AND array_job > 0 ORDER BY array_index"),
+              {array.value});
+}
+
+Result<std::optional<JobRow>> SqlTx::find_job_by_name(const core::TenantId& tenant,
+                                                      std::string_view name) {
+  CORRAL_ASSIGN_OR_RETURN(auto rows, jobs(cat("SELECT ", kJobColumns,
+                                              " FROM jobs WHERE tenant = $1 AND name = $2 "
+                                              "ORDER BY id DESC LIMIT 1"),
+                                          {tenant.value, std::string(name)}));
+  return first_row(std::move(rows));
 }
 
 Result<std::vector<JobRow>> SqlTx::list_jobs_holding_gpus() {

@@ -146,6 +146,13 @@ class FaultyJob final : public Faulty<store::JobRepo> {
   core::Result<std::vector<store::JobRow>> list_jobs(const store::JobFilter& filter) override {
     return inner_.list_jobs(filter);
   }
+  core::Result<std::vector<store::JobRow>> list_array_tasks(core::JobId array) override {
+    return inner_.list_array_tasks(array);
+  }
+  core::Result<std::optional<store::JobRow>> find_job_by_name(const core::TenantId& tenant,
+                                                              std::string_view name) override {
+    return inner_.find_job_by_name(tenant, name);
+  }
   core::Result<std::vector<store::JobRow>> list_jobs_holding_gpus() override {
     return inner_.list_jobs_holding_gpus();
   }

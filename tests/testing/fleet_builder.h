@@ -137,12 +137,27 @@ class JobBuilder {
     return *this;
   }
 
+  // A task of array `array` (its first task's id), at most `max_running` tasks running.
+  JobBuilder& array(std::int64_t array, std::int32_t max_running) {
+    r_.array = sched::ArrayLimit{core::JobId(array), max_running};
+    return *this;
+  }
+  // Pending: a dependency on `job` for `on`, with what the adapter found of it.
+  JobBuilder& depends(sched::DependencyFact fact) {
+    dependencies_.push_back(fact);
+    return *this;
+  }
+
   const sched::JobRequest& request() const { return r_; }
   sched::PendingJob pending() const {
-    return {.request = r_, .queued_at = queued_at_, .resize_target = resize_target_};
+    return {.request = r_,
+            .queued_at = queued_at_,
+            .resize_target = resize_target_,
+            .dependencies = dependencies_};
   }
 
  private:
+  std::vector<sched::DependencyFact> dependencies_;
   sched::JobRequest r_;
   core::Time queued_at_{};
   std::int32_t resize_target_ = 0;

@@ -1,4 +1,5 @@
-// `corral cancel ID [ID...] [--reason TEXT]` cancels jobs by id; `corral cancel
+// `corral cancel ID [ID...] [--reason TEXT]` cancels jobs by id (an array's id: every
+// task of the array); `corral cancel
 // --tenant T --state S --label K=V [--yes]` cancels every unfinished job the selectors
 // match (scancel's -A/-t/-n), after listing them and asking (y/N on stdin) unless --yes.
 #include <iostream>
@@ -34,7 +35,22 @@ int cancel_each(const RemoteOptions& o, const std::vector<std::int64_t>& ids,
   std::string lines;
   int code = kExitOk;
   for (const std::int64_t id : ids) {
-    const Answer a = call(o, "POST", "/v1/jobs/" + std::to_string(id) + "/cancel", body);
+    const std::string job = "/v1/jobs/" + std::to_string(id);
+    // An array's id (its first task's) cancels the whole array, as scancel does.
+    const Answer seen = call(o, "GET", job);
+    const json& array = seen.status == 200 ? field(seen.body, "array") : json(nullptr);
+    if (array.is_object() && array.value("job", std::int64_t{0}) == id) {
+      const Answer a = call(o, "POST", "/v1/arrays/" + std::to_string(id) + "/cancel", body);
+      if (a.status != 200) {
+        code = std::max(code, report_failure("cancel", a, std::cerr));
+        continue;
+      }
+      done.push_back(a.body);
+      lines += "array " + text(field(a.body, "id")) + ": " + text(field(a.body, "cancelled")) +
+               " of " + text(field(a.body, "count")) + " tasks cancelled\n";
+      continue;
+    }
+    const Answer a = call(o, "POST", job + "/cancel", body);
     if (a.status != 200) {
       code = std::max(code, report_failure("cancel", a, std::cerr));
       continue;

@@ -1,5 +1,6 @@
-// `corral jobs [selectors] [-w]` lists jobs with where and how long they run; `corral job
-// ID` shows one job with its placement, times and events; `corral queue [-w]` the
+// `corral jobs [selectors] [-w]` lists jobs with where and how long they run (an array as
+// one row); `corral job ID` shows one job with its placement, times and events (and for an
+// array's id, its tasks); `corral queue [-w]` the
 // pending jobs in queue order.
 #include <iostream>
 #include <memory>
@@ -47,9 +48,17 @@ int show_job(const RemoteOptions& o, const std::string& id_text) {
   const Answer e = call_list(o, path + "/events", "events");
   json doc = a.body;
   if (e.status == 200) doc["events"] = e.body["events"];
+  // An array's id (its first task's) shows the array's tasks too.
+  json array = nullptr;
+  const json& member = field(a.body, "array");
+  if (member.is_object() && member.value("job", std::int64_t{0}) == *id) {
+    const Answer t = call(o, "GET", "/v1/arrays/" + std::to_string(*id));
+    if (t.status == 200) array = doc["arrayTasks"] = t.body;
+  }
   const TimeStyle style = time_style(o);
   print_output(std::cout, o, doc, [&](bool) {
-    return job_text(a.body, e.status == 200 ? e.body["events"] : json(nullptr), style);
+    return job_text(a.body, e.status == 200 ? e.body["events"] : json(nullptr), style) +
+           (array.is_object() ? array_text(array, style) : "");
   });
   return kExitOk;
 }

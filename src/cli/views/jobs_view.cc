@@ -87,13 +87,59 @@ std::string spec_labels_text(const json& job) {
 
 }  // namespace
 
+// "16 running, 150 pending, 34 succeeded": how many tasks are in each phase, in the
+// lifecycle's order.
+std::string phase_counts_text(const std::map<std::string, std::int64_t>& counts) {
+  std::string out;
+  for (const core::JobPhase phase :
+       {core::JobPhase::kRunning, core::JobPhase::kLaunching, core::JobPhase::kPreempting,
+        core::JobPhase::kRequeued, core::JobPhase::kAdmitted, core::JobPhase::kPending,
+        core::JobPhase::kSucceeded, core::JobPhase::kFailed, core::JobPhase::kCancelled}) {
+    const auto it = counts.find(std::string(core::to_string(phase)));
+    if (it == counts.end() || it->second == 0) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", it->second, it->first);
+  }
+  return out;
+}
+
 Table jobs_table(const json& jobs, const json& allocations, const TimeStyle& style, bool wide) {
   std::map<std::int64_t, const json*> allocation_of;
   for (const auto& a : allocations) allocation_of[a.value("job", std::int64_t{0})] = &a;
+  // An array's tasks fold into one row, where its first listed task is: "42[200]", its
+  // tasks' states counted, the reason of its first task still waiting.
+  std::map<std::int64_t, std::vector<const json*>> tasks_of;
+  for (const auto& j : jobs) {
+    const json& array = field(j, "array");
+    if (array.is_object()) tasks_of[array.value("job", std::int64_t{0})].push_back(&j);
+  }
   Table t{.headers = {"ID", "NAME", "TENANT", "STATE", "GPUS", "NODES"}};
   if (wide) t.headers.insert(t.headers.end(), {"SIZE", "GPU TYPE", "CLASS", "ATTEMPT"});
   t.headers.insert(t.headers.end(), {"AGE", "WAIT/RUN", "REASON"});
   for (const auto& j : jobs) {
+    const json& array = field(j, "array");
+    if (array.is_object()) {
+      const auto tasks = tasks_of.find(array.value("job", std::int64_t{0}));
+      if (tasks == tasks_of.end()) continue;  // folded into the row already printed
+      std::map<std::string, std::int64_t> counts;
+      std::string reason;
+      for (const json* task : tasks->second) {
+        ++counts[task->value("phase", "")];
+        if (reason.empty() && task->value("phase", "") == "pending") {
+          reason = reason_text(task->value("reason", ""), style);
+        }
+      }
+      std::vector<std::string> row = {fmt::format("{}[{}]", tasks->first, tasks->second.size()),
+                                      text(field(j, "name")),
+                                      text(field(j, "tenant")),
+                                      phase_counts_text(counts),
+                                      text(field(j, "gpus")) + " each",
+                                      ""};
+      if (wide) row.insert(row.end(), {"", "", text(field(j, "priorityClass")), ""});
+      row.insert(row.end(), {age_text(field(j, "createdAtMs"), style), "", reason});
+      t.rows.push_back(std::move(row));
+      tasks_of.erase(tasks);
+      continue;
+    }
     const auto it = allocation_of.find(j.value("id", std::int64_t{0}));
     const json alloc = it == allocation_of.end() ? json(nullptr) : *it->second;
     std::vector<std::string> row = {text(field(j, "id")),     text(field(j, "name")),
@@ -109,6 +155,33 @@ Table jobs_table(const json& jobs, const json& allocations, const TimeStyle& sty
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+std::string array_text(const json& array, const TimeStyle& style) {
+  std::ostringstream out;
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& [phase, n] : field(array, "phases").items())
+    counts[phase] = n.get<std::int64_t>();
+  const json& cost = field(array, "cost");
+  out << fmt::format("\narray {} of {} tasks (maxRunning {}): {}\n", text(field(array, "id")),
+                     text(field(array, "count")),
+                     array.value("maxRunning", 0) > 0 ? text(field(array, "maxRunning")) : "none",
+                     phase_counts_text(counts));
+  if (cost.is_object()) {
+    out << fmt::format("array cost: {:.2f} GPU-hours, {} {} so far\n", cost.value("gpuHours", 0.0),
+                       money_text(cost.value("amountMicros", std::int64_t{0})),
+                       text(field(cost, "currency")));
+  }
+  Table t{.headers = {"INDEX", "JOB", "STATE", "ATTEMPT", "GPU-HOURS", "REASON"}};
+  for (const auto& task : field(array, "tasks")) {
+    const json& c = field(task, "cost");
+    t.rows.push_back({text(field(task, "index")), text(field(task, "job")),
+                      text(field(task, "phase")), text(field(task, "attempt")),
+                      c.is_object() ? fmt::format("{:.2f}", c.value("gpuHours", 0.0)) : "",
+                      reason_text(task.value("reason", ""), style)});
+  }
+  out << table_text(t);
+  return out.str();
 }
 
 std::string job_text(const json& j, const json& events, const TimeStyle& style) {

@@ -2,7 +2,8 @@
 // API's answers and a TimeStyle (tests/cli/golden/ holds their outputs, now frozen).
 //
 //   jobs   ID NAME TENANT STATE GPUS NODES AGE WAIT/RUN REASON
-//          (wide adds SIZE, GPU TYPE, CLASS, ATTEMPT, before AGE)
+//          (wide adds SIZE, GPU TYPE, CLASS, ATTEMPT, before AGE); an array's tasks are
+//          one row, "ID[COUNT]", with its tasks' states counted
 //   queue  POS JOB NAME TENANT GPUS WAIT KIND REASON (wide adds CLASS, PLANNED START)
 //
 // Thread safety: safe for concurrent use (pure functions).
@@ -25,6 +26,9 @@ Table jobs_table(const nlohmann::json& jobs, const nlohmann::json& allocations,
 // GET /v1/jobs/{id} and its events (null when they could not be read).
 std::string job_text(const nlohmann::json& job, const nlohmann::json& events,
                      const TimeStyle& style);
+
+// GET /v1/arrays/{id}: the array's tasks, their states and costs.
+std::string array_text(const nlohmann::json& array, const TimeStyle& style);
 
 // GET /v1/queue's items.
 Table queue_table(const nlohmann::json& queue, const TimeStyle& style, bool wide);

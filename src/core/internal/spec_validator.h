@@ -41,6 +41,8 @@ inline constexpr std::size_t kMaxPathLength = 4096;
 inline constexpr std::size_t kMaxLineageLength = 256;
 inline constexpr std::size_t kMaxLineageDatasets = 64;
 inline constexpr std::size_t kMaxEnvNameLength = 256;
+inline constexpr std::int64_t kMaxArrayCount = 10000;
+inline constexpr std::size_t kMaxDependencies = 64;
 inline constexpr Duration kMinRuntime = seconds(60);
 inline constexpr Duration kMaxRuntime = seconds(30LL * 24 * 3600);
 
@@ -154,6 +156,12 @@ class Validator {
   void read_lineage(const TreeNode* node);
 
   void read_labels(const TreeNode* node);
+
+  // array: {count: N, maxRunning: K} (job_spec_workflow.cc).
+  void read_array(const TreeNode* node);
+
+  // dependsOn: [{job: ID or NAME, on: success|failure|finish|start, elementwise: BOOL}].
+  void read_depends_on(const TreeNode* node);
 
   // Rules that relate two or more fields. Each runs only when its inputs were valid.
   void check_cross_field();

@@ -18,6 +18,7 @@
 
 #include "sched/config.h"
 #include "sched/decisions.h"
+#include "sched/internal/array_limits.h"
 #include "sched/internal/class_caps.h"
 #include "sched/internal/fleet_bounds.h"
 #include "sched/internal/gate.h"
@@ -41,6 +42,7 @@ struct Cycle {
         bounds(plan),
         running(snapshot),
         caps(snapshot, running),
+        arrays(snapshot),
         gate(snapshot, t),
         waiting(snapshot) {}
 
@@ -50,7 +52,8 @@ struct Cycle {
   Plan plan;
   FleetBounds bounds;
   RunningIndex running;
-  ClassCaps caps;  // tenants' priority-class caps, this cycle's placements counted
+  ClassCaps caps;      // tenants' priority-class caps, this cycle's placements counted
+  ArrayLimits arrays;  // arrays' maxRunning, this cycle's placements counted
   Gate gate;
   std::map<View, NoFitMemo> memos;  // valid while no GPU is given back
   std::optional<PendingJob> head;   // the backfill head, once found

@@ -28,7 +28,8 @@ double usage_as_gpus(double usage, core::Duration half_life);
 // GPUs over the half-life) / effective share. Lower goes first.
 double standing(std::int64_t held_milli, double usage, double share, core::Duration half_life);
 
-// Yields pending jobs (indices into snapshot.pending()) in queue order. Fair share is
+// Yields pending jobs (indices into snapshot.pending()) in queue order, those whose
+// dependencies are met (workflow.h) only. Fair share is
 // re-evaluated after every job, because placing a job raises its tenant's standing.
 // Within a tier, a job that waited config.starvation_age or longer goes first (oldest
 // first) while its tenant holds less than its fair share of the fleet: a job can wait
@@ -70,6 +71,7 @@ class JobQueue {
   std::vector<std::vector<std::size_t>> starved_;  // per tier, consumed from the back
   std::vector<std::size_t> starved_by_age_;        // every starved job: tier (highest first), age
   std::size_t promise_next_ = 0;                   // into starved_by_age_: whose turn it is
+  std::vector<core::Time> since_;                  // per pending job: queued_since()
   std::vector<bool> yielded_;                      // per pending job
   std::vector<bool> served_;                       // per pending job
   std::vector<std::int32_t> rank_;  // per pending job inside its tenant: -1 starved, else level

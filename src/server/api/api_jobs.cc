@@ -20,6 +20,7 @@
 #include "server/base/model_json.h"
 #include "server/base/stored_documents.h"
 #include "server/controllers/dataset_gate.h"
+#include "server/controllers/job_dependencies.h"
 #include "server/controllers/job_secrets.h"
 #include "server/http/list_page.h"
 
@@ -137,37 +138,59 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                         std::to_string(tenant->submit.rate_per_second) + "/s",
                                     core::seconds(wait_s));
   }
+  // An array of N tasks is N pending jobs, counted against the tenant's limit as such.
+  const std::int32_t tasks = spec.array ? spec.array->count : 1;
   CORRAL_ASSIGN_OR_RETURN(const std::int64_t pending, tx.jobs().count_pending_jobs(spec.tenant));
-  if (pending >= tenant->max_pending_jobs) {
+  if (pending + tasks > tenant->max_pending_jobs) {
     ++api.metrics.admission_rejections;
-    return core::resource_exhausted("tenant " + spec.tenant.value + " has " +
-                                        std::to_string(pending) +
-                                        " pending jobs, the most it may have",
-                                    core::seconds(10));
+    const std::string has =
+        "tenant " + spec.tenant.value + " has " + std::to_string(pending) + " pending jobs";
+    return core::resource_exhausted(
+        spec.array ? has + " and this array adds " + std::to_string(tasks) + ", past the " +
+                         std::to_string(tenant->max_pending_jobs) + " it may have"
+                   : has + ", the most it may have",
+        core::seconds(10));
   }
   CORRAL_ASSIGN_OR_RETURN(const std::string hold,
                           check_job_datasets(tx.datasets(), spec, tenant->datasets));
-  CORRAL_ASSIGN_OR_RETURN(auto row,
-                          tx.jobs().insert_job({.tenant = spec.tenant,
-                                                .name = spec.name,
-                                                .priority_class = spec.priority_class,
-                                                .tier = core::tier_of(spec.priority_class),
-                                                .gpus = spec.resources.gpus,
-                                                .spec_json = core::job_spec_to_json(spec),
-                                                .secret_env_json = sealed_secrets,
-                                                .now = api.now()}));
-  CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
-      {.job = row.id, .time = row.created_at, .kind = "submitted", .message = "by " + p.id}));
-  CORRAL_RETURN_IF_ERROR(tx.datasets().record_job_datasets(row.id, spec.lineage.datasets));
-  if (!hold.empty()) {
-    const store::JobRow was = row;
-    row.reason = hold;
-    row.pending_kind = "held";
-    CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.jobs().update_job(row, was.phase));
-    if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
+  core::JobSpec resolved = spec;
+  CORRAL_RETURN_IF_ERROR(resolve_dependencies(tx.jobs(), resolved));
+  const std::string spec_json = core::job_spec_to_json(resolved);
+  std::optional<store::JobRow> first;
+  for (std::int32_t index = 0; index < tasks; ++index) {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto row,
+        tx.jobs().insert_job({.tenant = spec.tenant,
+                              .name = spec.name,
+                              .priority_class = spec.priority_class,
+                              .tier = core::tier_of(spec.priority_class),
+                              .gpus = spec.resources.gpus,
+                              .spec_json = spec_json,
+                              .secret_env_json = sealed_secrets,
+                              .now = api.now(),
+                              .array_index = spec.array ? std::optional(index) : std::nullopt,
+                              .array_job = first ? first->id : core::JobId(0)}));
     CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
-        {.job = row.id, .time = row.created_at, .kind = "dataset", .message = hold}));
+        {.job = row.id,
+         .time = row.created_at,
+         .kind = "submitted",
+         .message = "by " + p.id +
+                    (spec.array ? ", task " + std::to_string(index) + " of array " +
+                                      std::to_string(row.array_job.value)
+                                : "")}));
+    CORRAL_RETURN_IF_ERROR(tx.datasets().record_job_datasets(row.id, spec.lineage.datasets));
+    if (!hold.empty()) {
+      const store::JobRow was = row;
+      row.reason = hold;
+      row.pending_kind = "held";
+      CORRAL_ASSIGN_OR_RETURN(const bool updated, tx.jobs().update_job(row, was.phase));
+      if (!updated) return core::raced("job " + std::to_string(row.id.value) + " moved");
+      CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
+          {.job = row.id, .time = row.created_at, .kind = "dataset", .message = hold}));
+    }
+    if (!first) first = row;
   }
+  store::JobRow row = std::move(*first);
   if (shards.partitioned()) {
     CORRAL_RETURN_IF_ERROR(
         tx.records().append_job_event({.job = row.id,
@@ -202,7 +225,8 @@ Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
   Reply reply =
       json_reply(job_json(row, api.loop.queue_positions().get(), api.loop.degraded()), 201);
   reply.wake_scheduler = true;
-  reply.submitted_job = row.id.value;
+  // The loop reads just a lone new job; an array's tasks are many, so it re-reads the queue.
+  reply.submitted_job = parsed.spec->array ? 0 : row.id.value;
   return reply;
 }
 

@@ -51,6 +51,8 @@ inline Route::InTx bind_api(ApiContext& api, ApiHandler fn) {
 
 // /v1/jobs (submit, get, list, events, cancel) and /v1/queue.
 std::vector<Route> job_routes(ApiContext& api);
+// /v1/arrays: an array's tasks and cost (get), and cancelling them all.
+std::vector<Route> array_routes(ApiContext& api);
 // /v1/nodes: list, get, register, cordon/drain/undrain.
 std::vector<Route> node_routes(ApiContext& api);
 // /v1/tenants, /v1/allocations.

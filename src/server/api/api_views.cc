@@ -41,22 +41,26 @@ json job_json(const store::JobRow& j, const SchedLoop::QueuePositions* positions
   const std::int32_t position = !pending    ? 0
                                 : positions ? SchedLoop::queue_position(positions, j.id)
                                             : j.queue_position;
-  return {{"id", j.id.value},
-          {"name", j.name},
-          {"tenant", j.tenant.value},
-          {"priorityClass", j.priority_class},
-          {"gpus", j.gpus},
-          {"phase", std::string(core::to_string(j.phase))},
-          {"reason", pending ? pending_reason(j, cycle_failure) : j.reason},
-          {"pendingKind", j.pending_kind},
-          {"queuePosition", position},
-          {"plannedStart", planned_start_json(j)},
-          {"preemptions", j.preemptions},
-          {"attempt", j.attempt},
-          {"createdAtMs", core::to_ms(j.created_at)},
-          {"updatedAtMs", core::to_ms(j.updated_at)},
-          {"queuedAtMs", core::to_ms(j.queued_at)},
-          {"spec", parse_or_null(j.spec_json)}};
+  json out = {{"id", j.id.value},
+              {"name", j.name},
+              {"tenant", j.tenant.value},
+              {"priorityClass", j.priority_class},
+              {"gpus", j.gpus},
+              {"phase", std::string(core::to_string(j.phase))},
+              {"reason", pending ? pending_reason(j, cycle_failure) : j.reason},
+              {"pendingKind", j.pending_kind},
+              {"queuePosition", position},
+              {"plannedStart", planned_start_json(j)},
+              {"preemptions", j.preemptions},
+              {"attempt", j.attempt},
+              {"createdAtMs", core::to_ms(j.created_at)},
+              {"updatedAtMs", core::to_ms(j.updated_at)},
+              {"queuedAtMs", core::to_ms(j.queued_at)},
+              {"spec", parse_or_null(j.spec_json)}};
+  // A task of an array: its array's id and its index (null for a job in no array).
+  out["array"] = j.array_job.value > 0 ? json{{"job", j.array_job.value}, {"index", j.array_index}}
+                                       : json(nullptr);
+  return out;
 }
 
 json allocation_json(const std::vector<store::AllocationRow>& rows) {

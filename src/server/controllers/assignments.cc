@@ -109,7 +109,10 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
         .checkpoint_dir = spec.checkpoint ? spec.checkpoint->dir : "",
         .restore_from = restore ? restore->uri : "",
         // A preemption's stop has the decision's grace; others the default.
-        .grace_ms = j->job.stop_grace_ms > 0 ? j->job.stop_grace_ms : input.default_grace_ms};
+        .grace_ms = j->job.stop_grace_ms > 0 ? j->job.stop_grace_ms : input.default_grace_ms,
+        .array_job = j->job.array_job.value,
+        .array_index = j->job.array_index,
+        .array_count = spec.array ? spec.array->count : 0};
     for (const auto& [k, v] : j->secret_env) shared.env[k] = v;
     const bool run =
         j->job.phase == core::JobPhase::kLaunching || j->job.phase == core::JobPhase::kRunning;

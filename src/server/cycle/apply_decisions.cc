@@ -62,6 +62,7 @@ class Applier {
     for (const auto& p : d.preemptions) CORRAL_RETURN_IF_ERROR(preempt(p));
     for (const auto& rz : d.resizes) CORRAL_RETURN_IF_ERROR(resize(rz));
     for (const auto& p : d.placements) CORRAL_RETURN_IF_ERROR(place(p));
+    for (const auto& a : d.abandoned) CORRAL_RETURN_IF_ERROR(abandon(a));
     return std::move(out_);
   }
 
@@ -72,6 +73,7 @@ class Applier {
     for (const auto& p : d.preemptions) ids.push_back(p.victim);
     for (const auto& rz : d.resizes) ids.push_back(rz.job);
     for (const auto& p : d.placements) ids.push_back(p.job);
+    for (const auto& a : d.abandoned) ids.push_back(a.job);
     for (const core::JobId id : ids) batch_[id.value] = std::nullopt;
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx_.jobs().get_jobs(ids));
     for (auto& row : rows) batch_[row.id.value] = std::move(row);
@@ -192,6 +194,18 @@ class Applier {
     if (job->phase != JobPhase::kLaunching || managed) return Status();
     return tx_.records().append_job_event(
         {.job = rz.job, .time = ctx_.now, .kind = "resized", .message = next.reason});
+  }
+
+  // A job whose dependency can never be met is cancelled with decide()'s reason (Slurm's
+  // kill_invalid_depend), not left pending for ever.
+  Status abandon(const sched::Abandoned& a) {
+    CORRAL_ASSIGN_OR_RETURN(auto job, take_job(a.job));
+    out_.left_queue.push_back(a.job.value);
+    if (!job || job->phase != JobPhase::kPending) return Status();
+    CORRAL_RETURN_IF_ERROR(cancel_job(tx_, lifecycle_, *job, a.reason).status());
+    out_.fx.log.push_back(
+        LogEvent("dependency_never_met").add("job", a.job.value).add("reason", a.reason));
+    return audit("job.abandon", *job, {{"phase", "cancelled"}, {"reason", a.reason}});
   }
 
   Status place(const sched::Placement& p) {

@@ -311,6 +311,8 @@ Status SchedLoop::run_cycle() {
   const Status read = store_.read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(view, read_store_view(tx, now));
     CORRAL_RETURN_IF_ERROR(read_pending(tx.jobs(), full, submitted));
+    CORRAL_ASSIGN_OR_RETURN(view.dependencies,
+                            read_dependency_facts(tx.jobs(), pending_, requests_));
     if (full) CORRAL_RETURN_IF_ERROR(read_run_history(tx.records(), view));
     return Status();
   });

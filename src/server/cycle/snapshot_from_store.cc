@@ -11,6 +11,7 @@
 #include "server/base/model_json.h"
 #include "server/base/stored_documents.h"
 #include "server/controllers/dataset_gate.h"
+#include "server/controllers/job_dependencies.h"
 #include "server/controllers/node_health.h"
 #include "server/controllers/retraining_budget.h"
 
@@ -98,9 +99,29 @@ const sched::JobRequest* RequestCache::get(const store::JobRow& job) {
     if (!decoded.ok()) return nullptr;
     sched::JobRequest request =
         sched::job_request_from_spec(job.id, *decoded->spec, core::tier_of(job.priority_class));
+    // A task of an array with a limit: the array is the row's, the limit the spec's.
+    if (job.array_job.value > 0 && decoded->spec->array && decoded->spec->array->max_running > 0) {
+      request.array = sched::ArrayLimit{job.array_job, decoded->spec->array->max_running};
+    }
     it = requests_.emplace(job.id.value, Entry{std::move(request), std::move(*decoded)}).first;
   }
   return &it->second.request;
+}
+
+const std::vector<core::Dependency>* RequestCache::dependencies(const store::JobRow& job) {
+  if (get(job) == nullptr) return nullptr;
+  const core::JobSpec& spec = *requests_.at(job.id.value).spec.spec;
+  return spec.depends_on.empty() ? nullptr : &spec.depends_on;
+}
+
+core::Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> read_dependency_facts(
+    store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
+    RequestCache& requests) {
+  std::vector<Dependent> dependents;
+  for (const auto& [id, row] : pending) {
+    if (const auto* deps = requests.dependencies(row)) dependents.push_back({&row, deps});
+  }
+  return dependency_facts(jobs, dependents);
 }
 
 void RequestCache::share(core::JobId job) {
@@ -206,6 +227,9 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
         .attempt = job.attempt,
         .preemptions = job.preemptions,
         .attained_gpu_seconds = static_cast<double>(job.attained_gpu_ms) / 1000.0};
+    if (const auto d = view.dependencies.find(id); d != view.dependencies.end()) {
+      pending.dependencies = d->second;
+    }
     learn_scaling(view, pending.request);
     if (const auto t = view.elastic_targets.find(id); t != view.elastic_targets.end()) {
       cap_at_target(pending.request, t->second);

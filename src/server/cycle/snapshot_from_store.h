@@ -50,6 +50,9 @@ struct StoreView {
   std::map<std::int64_t, std::int32_t> elastic_targets;  // job -> size after a resize
   // job -> the throughput its workers reported at each size, per GPU type
   std::map<std::int64_t, ObservedScaling> observed_scaling;
+  // The facts of pending jobs' dependencies, by job (server/controllers/job_dependencies.h):
+  // read with the queue, by read_dependency_facts().
+  std::map<std::int64_t, std::vector<sched::DependencyFact>> dependencies;
   // Pending jobs held out of the cycle, with the reason: by a dataset version that has
   // not passed (server/controllers/dataset_gate.h; the first such version's reason), or by their
   // tenant's retraining budget (server/controllers/retraining_budget.h).
@@ -74,6 +77,9 @@ class RequestCache {
   // The job's request; null when its stored spec does not parse (never for a row this
   // server wrote: specs are validated before they are stored).
   const sched::JobRequest* get(const store::JobRow& job);
+  // The job's dependencies as its stored spec resolved them (core::JobSpec::depends_on);
+  // null when it has none or its spec does not parse.
+  const std::vector<core::Dependency>* dependencies(const store::JobRow& job);
   // Hands the job's decoded spec to the SpecCache (it was just placed).
   void share(core::JobId job);
   // Forgets every job not in `live`.
@@ -87,6 +93,11 @@ class RequestCache {
   SpecCache& specs_;
   std::map<std::int64_t, Entry> requests_;
 };
+
+// StoreView::dependencies of `pending` (the queue, by id).
+core::Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> read_dependency_facts(
+    store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
+    RequestCache& requests);
 
 // From the store's rows (latest first per name, as Tx::list_runs() returns them).
 sched::RunHistory run_history_from(const std::vector<store::RunRow>& rows);

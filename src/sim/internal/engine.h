@@ -115,6 +115,8 @@ class Engine {
   void repair_gpu(std::int32_t node, std::int32_t gpu);
   core::Status cycle();
   core::Status start(const sched::Placement& p);
+  // A job whose dependency can never be met ends, cancelled, without running.
+  core::Status abandon(const sched::Abandoned& a);
   // Gives `gpus` to `job` and runs it there from its remaining work (a start, or the
   // restart of a resize). The GPUs must be free and healthy.
   core::Status launch(std::int32_t job, const std::vector<sched::GpuRef>& gpus,

@@ -64,6 +64,9 @@ class SqlTx final : public Tx,
   core::Result<std::optional<JobRow>> get_job(core::JobId id) override;
   core::Result<std::vector<JobRow>> get_jobs(const std::vector<core::JobId>& ids) override;
   core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) override;
+  core::Result<std::vector<JobRow>> list_array_tasks(core::JobId array) override;
+  core::Result<std::optional<JobRow>> find_job_by_name(const core::TenantId& tenant,
+                                                       std::string_view name) override;
   core::Result<std::vector<JobRow>> list_jobs_holding_gpus() override;
   core::Result<bool> update_job(const JobRow& row, core::JobPhase expected) override;
   core::Result<std::string> get_job_secrets(core::JobId id) override;

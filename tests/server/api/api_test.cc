@@ -244,6 +244,14 @@ TYPED_TEST(ApiTest, AdmissionControlAnswers429WithRetryAfter) {
   EXPECT_EQ(capped.headers["Retry-After"], "10");
   EXPECT_EQ(body(capped)["error"]["message"],
             "tenant capped has 1 pending jobs, the most it may have");
+  // An array counts as its tasks.
+  json array = json::parse(job_for("capped"));
+  array["array"] = {{"count", 2}};
+  this->make_tenant("capped", R"({"maxPendingJobs": 2})");
+  auto tasks = this->admin().post("/v1/jobs", array.dump());
+  EXPECT_EQ(tasks.status, 429) << tasks.body;
+  EXPECT_EQ(body(tasks)["error"]["message"],
+            "tenant capped has 1 pending jobs and this array adds 2, past the 2 it may have");
 }
 
 // Refusals made inside the transaction run on whichever thread leads the group commit

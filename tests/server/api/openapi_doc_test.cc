@@ -133,7 +133,8 @@ TEST(OpenApiDoc, ThePendingKindEnumIsEveryKindAJobCanWaitFor) {
   using sched::PendingKind;
   for (const PendingKind k :
        {PendingKind::kQuota, PendingKind::kCapacity, PendingKind::kTopology, PendingKind::kPower,
-        PendingKind::kUnschedulable, PendingKind::kWaiting, PendingKind::kReservation}) {
+        PendingKind::kUnschedulable, PendingKind::kWaiting, PendingKind::kReservation,
+        PendingKind::kDependency, PendingKind::kArrayLimit}) {
     kinds.insert(std::string(sched::to_string(k)));
   }
   EXPECT_EQ(documented_kinds, kinds);

@@ -30,9 +30,9 @@ static_assert(cycle::field_count<sched::SnapshotInput>() == 8,
               "SnapshotInput changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::PendingJob>() == 6,
+static_assert(cycle::field_count<sched::PendingJob>() == 7,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::JobRequest>() == 19,
+static_assert(cycle::field_count<sched::JobRequest>() == 20,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kContractNowMs = 1'800'000'000'000;
@@ -47,6 +47,7 @@ struct Job {
   std::string name;
   std::string spec;  // JSON, as the API stores it
   std::string priority_class = "standard";
+  bool array_task = false;  // the first task of an array (its spec's `array`)
 };
 
 std::string spec(const std::string& name, const std::string& tenant, int gpus,
@@ -197,6 +198,16 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
        .queued_s = -5},
       {.job = {7, "b", "reserved", spec("reserved", "b", 4, R"(, "reservation": "launch")")},
        .queued_s = -1},
+      // An array of one task at most one running, and a job waiting for `c10` (job 1,
+      // running) to start and for the array to succeed.
+      {.job = {8, "b", "shard",
+               spec("shard", "b", 1, R"(, "array": {"count": 1, "maxRunning": 1})"), "standard",
+               true},
+       .queued_s = -2},
+      {.job = {9, "a", "after",
+               spec("after", "a", 1,
+                    R"(, "dependsOn": [{"job": 1, "on": "start"}, {"job": 8, "on": "success"}])")},
+       .queued_s = -3},
   };
   const std::vector<core::Duration> nightly_runs = {seconds(3000), seconds(3600), seconds(4200)};
 
@@ -240,13 +251,15 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                            .created_at = at_s(-86400)}));
     }
     const auto insert = [&](const Job& j) -> core::Result<store::JobRow> {
-      CORRAL_ASSIGN_OR_RETURN(auto row,
-                              tx.jobs().insert_job({.tenant = core::TenantId(j.tenant),
-                                                    .name = j.name,
-                                                    .priority_class = j.priority_class,
-                                                    .tier = core::tier_of(j.priority_class),
-                                                    .spec_json = j.spec,
-                                                    .now = at_s(-9000)}));
+      CORRAL_ASSIGN_OR_RETURN(
+          auto row,
+          tx.jobs().insert_job({.tenant = core::TenantId(j.tenant),
+                                .name = j.name,
+                                .priority_class = j.priority_class,
+                                .tier = core::tier_of(j.priority_class),
+                                .spec_json = j.spec,
+                                .now = at_s(-9000),
+                                .array_index = j.array_task ? std::optional(0) : std::nullopt}));
       EXPECT_EQ(row.id.value, j.id);
       return row;
     };
@@ -334,11 +347,14 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
     std::map<std::int64_t, store::JobRow> queue;
     for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
-    CORRAL_ASSIGN_OR_RETURN(auto runs, tx.records().list_runs({"c10", "c3600", "elastic", "nightly",
-                                                               "p3", "estimated", "reserved"}));
+    CORRAL_ASSIGN_OR_RETURN(
+        auto runs, tx.records().list_runs({"c10", "c3600", "elastic", "nightly", "p3", "estimated",
+                                           "reserved", "shard", "after"}));
     const auto history = server::run_history_from(runs);
     server::SpecCache specs;
     server::RequestCache requests(specs);
+    CORRAL_ASSIGN_OR_RETURN(view.dependencies,
+                            server::read_dependency_facts(tx.jobs(), queue, requests));
     from_store = server::snapshot_from_store(
         view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at_s(0));
     return core::Status();
@@ -368,6 +384,12 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   for (const auto& p : pending) {
     sim::ModelJob m{
         .request = request(p.job), .name = p.job.name, .state = sim::JobState::kPending};
+    const core::JobSpec parsed = parse(p.job.spec);
+    if (p.job.array_task) {
+      m.array_job = JobId(p.job.id);
+      m.request.array = sched::ArrayLimit{JobId(p.job.id), parsed.array->max_running};
+    }
+    m.depends_on = parsed.depends_on;
     m.queued_at_ms = core::to_ms(at_s(p.queued_s));
     m.attempts = p.attempts;
     m.preemptions = p.preemptions;
@@ -420,6 +442,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     // None here: corral-sim restarts a resized job at once (Engine::resize), so only
     // corrald's requeued resizes have one (as only corrald has stopping jobs).
     EXPECT_EQ(s.resize_target, f.resize_target);
+    EXPECT_TRUE(s.dependencies == f.dependencies);
   }
   EXPECT_TRUE(from_store == from_fleet);
 
@@ -438,7 +461,16 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_EQ(from_store.running[3].request.estimate.basis, sched::EstimateBasis::kHistory);
   EXPECT_EQ(from_store.running[3].request.estimate.runs, 3);
   EXPECT_EQ(from_store.running[3].request.estimate.runtime, seconds(3600));
-  ASSERT_EQ(from_store.pending.size(), 3u);
+  ASSERT_EQ(from_store.pending.size(), 5u);
+  ASSERT_TRUE(from_store.pending[3].request.array.has_value());
+  EXPECT_EQ(from_store.pending[3].request.array->array, JobId(8));
+  EXPECT_EQ(from_store.pending[3].request.array->max_running, 1);
+  ASSERT_EQ(from_store.pending[4].dependencies.size(), 2u);
+  EXPECT_TRUE(from_store.pending[4].dependencies[0].started);  // job 1 runs
+  EXPECT_FALSE(from_store.pending[4].dependencies[0].ended);
+  EXPECT_EQ(from_store.pending[4].dependencies[1].job, JobId(8));  // the array, summed up
+  EXPECT_FALSE(from_store.pending[4].dependencies[1].started);
+  EXPECT_EQ(from_store.pending[4].dependencies[1].on, core::DependencyCondition::kSuccess);
   EXPECT_EQ(from_store.pending[0].preemptions, 3);
   EXPECT_EQ(from_store.pending[0].attempt, 3);
   EXPECT_EQ(from_store.pending[1].request.gpu_speed,

@@ -1,0 +1,92 @@
+// The job spec's workflow fields: job arrays and dependencies (docs/jobspec.md).
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/internal/spec_tree.h"
+#include "core/internal/spec_validator.h"
+#include "core/json_object.h"
+
+namespace corral::core::internal {
+
+void Validator::read_array(const TreeNode* node) {
+  const TreeNode* map = as_map(node, "array");
+  if (map == nullptr) return;
+  const FieldMap f = fields(*map, "array", {"count", "maxRunning"});
+  if (f.get("count") == nullptr) fail("array.count", "is required");
+  const auto count = read_int(f.get("count"), "array.count", 1, kMaxArrayCount);
+  const auto max_running = read_int(f.get("maxRunning"), "array.maxRunning", 0, kMaxArrayCount);
+  if (!count) return;
+  ArraySpec array{.count = static_cast<std::int32_t>(*count)};
+  if (max_running) {
+    if (*max_running > *count) {
+      fail("array.maxRunning",
+           fmt::format("must not exceed array.count ({}), got {}", *count, *max_running));
+    } else {
+      array.max_running = static_cast<std::int32_t>(*max_running);
+    }
+  }
+  spec_.array = array;
+}
+
+void Validator::read_depends_on(const TreeNode* node) {
+  const std::string path = "dependsOn";
+  if (node == nullptr) return;
+  if (node->kind != TreeKind::kList) {
+    fail(path, fmt::format("must be a list of {{job, on}} mappings, got {}", describe(*node)));
+    return;
+  }
+  if (node->items.size() > kMaxDependencies) {
+    fail(path,
+         fmt::format("must have at most {} entries, got {}", kMaxDependencies, node->items.size()));
+    return;
+  }
+  for (std::size_t i = 0; i < node->items.size(); ++i) {
+    const std::string item_path = element_path(path, i);
+    const TreeNode* map = as_map(&node->items[i], item_path);
+    if (map == nullptr) continue;
+    const FieldMap f = fields(*map, item_path, {"job", "on", "elementwise"});
+    Dependency dep;
+    bool ok = true;
+    // The job: an id (a positive integer, or its digits as a string) or a job name.
+    const std::string job_path = child_path(item_path, "job");
+    const TreeNode* job = f.get("job");
+    if (job == nullptr) {
+      fail(job_path, "is required");
+      ok = false;
+    } else if (job->kind == TreeKind::kInt) {
+      if (auto id = read_int(job, job_path, 1, INT64_MAX)) {
+        dep.id = JobId(*id);
+      } else {
+        ok = false;
+      }
+    } else if (auto text = read_string(job, job_path)) {
+      const bool digits = !text->empty() && text->size() <= 18 &&
+                          text->find_first_not_of("0123456789") == std::string::npos &&
+                          text->front() != '0';
+      if (digits) {
+        dep.id = JobId(std::stoll(*text));
+      } else if (auto name = read_dns_label(job, job_path)) {
+        dep.name = std::move(*name);
+      } else {
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+    if (auto on = read_choice(f.get("on"), child_path(item_path, "on"),
+                              {"success", "failure", "finish", "start"})) {
+      dep.on = static_cast<DependencyCondition>(*on);
+    } else if (f.get("on") != nullptr) {
+      ok = false;
+    }
+    if (auto each = read_bool(f.get("elementwise"), child_path(item_path, "elementwise"))) {
+      dep.elementwise = *each;
+    }
+    if (ok) spec_.depends_on.push_back(std::move(dep));
+  }
+}
+
+}  // namespace corral::core::internal

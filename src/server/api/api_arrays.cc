@@ -1,0 +1,103 @@
+// /v1/arrays: a job array seen and cancelled as one (docs/jobspec.md, "Arrays"). An array
+// is named by its first task's job id; each task is a job of its own under /v1/jobs.
+#include <httplib.h>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job_phase.h"
+#include "server/api/api_routes.h"
+#include "server/api/api_views.h"
+#include "server/base/http_status.h"
+#include "server/billing/chargeback.h"
+
+namespace corral::server {
+namespace {
+
+using core::Result;
+using nlohmann::json;
+
+// The array `id_text` names, as its caller may see it: its tasks by index.
+Result<std::vector<store::JobRow>> visible_array(store::JobRepo& jobs, const Principal& p,
+                                                 const std::string& id_text) {
+  CORRAL_ASSIGN_OR_RETURN(const store::JobRow first, visible_job(jobs, p, id_text));
+  if (first.array_job != first.id) {
+    return core::not_found("job " + id_text + " is not an array (an array is named by its first " +
+                           "task's id" +
+                           (first.array_job.value > 0
+                                ? "; this task's array is " + std::to_string(first.array_job.value)
+                                : "") +
+                           ")");
+  }
+  return jobs.list_array_tasks(first.id);
+}
+
+Result<Reply> get_array(ApiContext& api, const Call& c, store::Tx& tx) {
+  CORRAL_ASSIGN_OR_RETURN(const auto tasks, visible_array(tx.jobs(), c.who, c.req.matches[1]));
+  const store::JobRow& first = tasks.front();
+  const json spec = parse_or_null(first.spec_json);
+  json items = json::array();
+  std::map<std::string, std::int64_t> phases;
+  std::int64_t gpu_ms = 0, amount = 0;
+  for (const store::JobRow& t : tasks) {
+    ++phases[std::string(core::to_string(t.phase))];
+    CORRAL_ASSIGN_OR_RETURN(json cost, job_cost_json(api, tx, t));
+    gpu_ms += cost.value("gpuMs", std::int64_t{0});
+    amount += cost.value("amountMicros", std::int64_t{0});
+    items.push_back({{"index", t.array_index},
+                     {"job", t.id.value},
+                     {"phase", std::string(core::to_string(t.phase))},
+                     {"reason", t.reason},
+                     {"attempt", t.attempt},
+                     {"cost", std::move(cost)}});
+  }
+  json total = money_json({.gpu_ms = gpu_ms, .amount = amount});
+  total["currency"] = api.billing.currency;
+  return json_reply(
+      {{"id", first.id.value},
+       {"name", first.name},
+       {"tenant", first.tenant.value},
+       {"count", tasks.size()},
+       {"maxRunning",
+        spec.is_object() && spec.contains("array") ? spec["array"].value("maxRunning", 0) : 0},
+       {"phases", phases},
+       {"cost", std::move(total)},
+       {"tasks", std::move(items)}});
+}
+
+// Cancels every task that has not ended; the ended ones stay as they are.
+Result<Reply> cancel_array(ApiContext& api, const Call& c, store::Tx& tx) {
+  CORRAL_ASSIGN_OR_RETURN(const std::string reason, action_reason(c.req.body));
+  CORRAL_ASSIGN_OR_RETURN(const auto tasks, visible_array(tx.jobs(), c.who, c.req.matches[1]));
+  const std::string note =
+      "cancelled by " + c.who.id + " with its array" + (reason.empty() ? "" : ": " + reason);
+  Effects fx;
+  std::int64_t cancelled = 0;
+  for (const store::JobRow& t : tasks) {
+    if (core::is_terminal(t.phase)) continue;
+    CORRAL_RETURN_IF_ERROR(cancel_job(tx, api.lifecycle(fx), t, note).status());
+    ++cancelled;
+  }
+  const store::JobRow& first = tasks.front();
+  CORRAL_RETURN_IF_ERROR(api.pipeline.audit(
+      tx, c, "array.cancel", "job/" + std::to_string(first.id.value), audit_summary(first),
+      json{{"cancelled", cancelled}, {"tasks", tasks.size()}, {"reason", reason}}.dump()));
+  api.metrics.jobs_cancelled += cancelled;
+  Reply reply =
+      json_reply({{"id", first.id.value}, {"count", tasks.size()}, {"cancelled", cancelled}});
+  reply.wake_scheduler = true;
+  reply.effects = fx;
+  return reply;
+}
+
+}  // namespace
+
+std::vector<Route> array_routes(ApiContext& api) {
+  return {
+      read_route("GET", R"(/v1/arrays/([^/]+))", kUsers, bind_api(api, get_array)),
+      write_route("POST", R"(/v1/arrays/([^/]+)/cancel)", kUsers, bind_api(api, cancel_array)),
+  };
+}
+
+}  // namespace corral::server

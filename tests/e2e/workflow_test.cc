@@ -1,0 +1,133 @@
+// Arrays and dependencies end to end: a real corrald and real agents run an array's tasks
+// with their indices, never more than maxRunning at once; a chain of dependencies runs
+// in order across a kill -9 of corrald, and a job whose dependency can never be met is
+// cancelled with the reason.
+#include <set>
+
+#include "cluster_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+json shell_job(const std::string& name, const std::string& script) {
+  return {{"name", name},
+          {"resources", {{"gpus", 1}, {"gpuTypes", {"H100"}}}},
+          {"command", {"sh", "-c", script}}};
+}
+
+json array_of(const std::string& path, TestClient& admin) { return body(admin.get(path)); }
+
+TEST_F(ClusterTest, AnArrayRunsEveryTaskWithItsIndexAndAtMostMaxRunningAtOnce) {
+  json spec = shell_job("sweep", "echo index=$CORRAL_ARRAY_INDEX of $CORRAL_ARRAY_COUNT; sleep 1");
+  spec["array"] = {{"count", 6}, {"maxRunning", 2}};
+  const std::int64_t id = submit(spec);
+  ASSERT_GT(id, 0);
+  const std::string path = "/v1/arrays/" + std::to_string(id);
+  std::size_t most_running = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const json a = array_of(path, *admin_);
+        const json& phases = a.value("phases", json::object());
+        most_running = std::max<std::size_t>(
+            most_running, phases.value("running", 0) + phases.value("launching", 0));
+        return phases.value("succeeded", 0) == 6;
+      },
+      90s))
+      << admin_->get(path).body;
+  EXPECT_LE(most_running, 2u);
+  EXPECT_GE(most_running, 1u);
+  const json a = array_of(path, *admin_);
+  EXPECT_EQ(a.value("count", 0), 6);
+  EXPECT_EQ(a.value("maxRunning", 0), 2);
+  std::set<std::string> seen;
+  for (const auto& t : a["tasks"]) {
+    const std::int64_t job = t.value("job", std::int64_t{0});
+    const std::string log = logs(job, 0);
+    EXPECT_NE(log.find("index=" + std::to_string(t.value("index", -1)) + " of 6"),
+              std::string::npos)
+        << log;
+    seen.insert(log.substr(0, log.find('\n')));
+    EXPECT_EQ(this->job(job)["array"]["job"], id);
+  }
+  EXPECT_EQ(seen.size(), 6u);  // each task its own index
+  expect_no_double_allocation();
+
+  // A second array cancelled as one: every task that has not ended.
+  json more = shell_job("more", "sleep 30");
+  more["array"] = {{"count", 3}};
+  const std::int64_t second = submit(more);
+  ASSERT_TRUE(eventually([&] { return phase(second) == "running"; }, 30s));
+  const auto r = admin_->post("/v1/arrays/" + std::to_string(second) + "/cancel", "{}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r).value("cancelled", 0), 3);
+  const json after = array_of("/v1/arrays/" + std::to_string(second), *admin_);
+  EXPECT_EQ(after["phases"].value("cancelled", 0), 3) << after.dump();
+  // A task is not an array's id.
+  EXPECT_EQ(admin_->get("/v1/arrays/" + std::to_string(second + 1)).status, 404);
+}
+
+TEST_F(ClusterTest, ADependencyChainRunsInOrderAcrossAKill9OfCorrald) {
+  // Restarts where the agents know it.
+  server_->set_listen(server_->addr());
+  const std::int64_t a = submit(shell_job("prep", "sleep 3"));
+  json train = shell_job("train", "sleep 1");
+  train["dependsOn"] = {{{"job", "prep"}, {"on", "success"}}};
+  const std::int64_t b = submit(train);
+  json eval = shell_job("eval", "true");
+  eval["dependsOn"] = {{{"job", b}, {"on", "success"}}};
+  const std::int64_t c = submit(eval);
+  json cleanup = shell_job("on-failure", "true");
+  cleanup["dependsOn"] = {{{"job", a}, {"on", "failure"}}};
+  const std::int64_t d = submit(cleanup);
+  // The stored spec holds the id a name resolved to.
+  EXPECT_EQ(job(b)["spec"]["dependsOn"][0]["job"], a);
+  ASSERT_TRUE(eventually([&] { return job(b).value("pendingKind", "") == "dependency"; }, 30s));
+  EXPECT_EQ(job(b).value("reason", ""), "waiting for job " + std::to_string(a) + " to succeed");
+
+  server_->kill9();
+  ASSERT_TRUE(server_->start().ok());
+  admin_ = std::make_unique<TestClient>(server_->admin());
+
+  ASSERT_TRUE(wait_phase(c, "succeeded", 90s)) << job(c).dump();
+  EXPECT_EQ(phase(a), "succeeded");
+  EXPECT_EQ(phase(b), "succeeded");
+  // Each started after the one it waited for ended.
+  const auto started = [&](std::int64_t id) {
+    return job(id)["attempts"][0].value("createdAtMs", std::int64_t{0});
+  };
+  EXPECT_GE(started(b), job(a).value("updatedAtMs", std::int64_t{0}));
+  EXPECT_GE(started(c), job(b).value("updatedAtMs", std::int64_t{0}));
+  // prep succeeded, so the job that waited for it to fail never runs.
+  ASSERT_TRUE(wait_phase(d, "cancelled", 30s)) << job(d).dump();
+  EXPECT_EQ(job(d).value("reason", ""),
+            "dependency never met: job " + std::to_string(a) + " succeeded (on: failure)");
+  EXPECT_EQ(job(d).value("attempt", -1), 0);
+}
+
+TEST_F(ClusterTest, ADependencyThatCannotBeResolvedOrMetIsRefusedAtSubmission) {
+  json missing = shell_job("x", "true");
+  missing["dependsOn"] = {{{"job", "no-such-job"}}};
+  auto r = admin_->post("/v1/jobs", missing.dump());
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(body(r)["error"]["field"], "dependsOn[0].job") << r.body;
+
+  json failing = shell_job("fails", "exit 3");
+  failing["maxRestarts"] = 0;
+  const std::int64_t fails = submit(failing);
+  json spec = shell_job("after-fails", "true");
+  ASSERT_TRUE(eventually([&] { return phase(fails) == "failed"; }, 60s)) << job(fails).dump();
+  spec["dependsOn"] = {{{"job", fails}, {"on", "success"}}};
+  r = admin_->post("/v1/jobs", spec.dump());
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("ended without succeeding"), std::string::npos) << r.body;
+
+  json elementwise = shell_job("pairs", "true");
+  elementwise["array"] = {{"count", 2}};
+  elementwise["dependsOn"] = {{{"job", fails}, {"elementwise", true}}};
+  r = admin_->post("/v1/jobs", elementwise.dump());
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("is not an array"), std::string::npos) << r.body;
+}
+
+}  // namespace
+}  // namespace corral::testing
