@@ -2,6 +2,7 @@
 // with their indices, never more than maxRunning at once; a chain of dependencies runs
 // in order across a kill -9 of corrald, and a job whose dependency can never be met is
 // cancelled with the reason.
+#include <map>
 #include <set>
 
 #include "cluster_fixture.h"
@@ -127,6 +128,40 @@ TEST_F(ClusterTest, ADependencyThatCannotBeResolvedOrMetIsRefusedAtSubmission) {
   r = admin_->post("/v1/jobs", elementwise.dump());
   ASSERT_EQ(r.status, 400) << r.body;
   EXPECT_NE(r.body.find("is not an array"), std::string::npos) << r.body;
+}
+
+// A workflow's steps name one another: a name is the step of the same document, not an
+// older job of that name (here a cancelled one, which would make `train` never runnable).
+TEST_F(ClusterTest, AWorkflowRunsItsStepsInOrderAndItsNamesAreItsOwnSteps) {
+  const std::int64_t older = submit(shell_job("prep", "sleep 30"));
+  ASSERT_EQ(admin_->post("/v1/jobs/" + std::to_string(older) + "/cancel", "{}").status, 200);
+  json train = shell_job("train", "sleep 1");
+  train["dependsOn"] = {{{"job", "prep"}}};
+  json eval = shell_job("eval", "true");
+  eval["dependsOn"] = {{{"job", "train"}, {"on", "finish"}}};
+  const json doc = {{"steps", {eval, train, shell_job("prep", "true")}}};
+  const auto r = admin_->post("/v1/workflows", doc.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::map<std::string, std::int64_t> id;
+  const json answer = body(r);
+  for (const auto& step : answer["steps"]) id[step.value("name", "")] = step.value("id", 0);
+  ASSERT_EQ(id.size(), 3u) << r.body;
+  EXPECT_LT(id["prep"], id["train"]);  // submitted in dependency order
+  EXPECT_LT(id["train"], id["eval"]);
+  EXPECT_EQ(job(id["train"])["spec"]["dependsOn"][0]["job"], id["prep"]);
+  ASSERT_TRUE(wait_phase(id["eval"], "succeeded", 60s)) << job(id["eval"]).dump();
+  EXPECT_EQ(phase(id["train"]), "succeeded");
+
+  // A cycle is refused whole: nothing of it is submitted.
+  const std::int64_t before = submit(shell_job("marker", "true"));
+  json a = shell_job("a", "true");
+  a["dependsOn"] = {{{"job", "b"}}};
+  json b = shell_job("b", "true");
+  b["dependsOn"] = {{{"job", "a"}}};
+  const auto cycle = admin_->post("/v1/workflows", json{{"steps", {a, b}}}.dump());
+  ASSERT_EQ(cycle.status, 400) << cycle.body;
+  EXPECT_NE(cycle.body.find("a -> b -> a"), std::string::npos) << cycle.body;
+  EXPECT_EQ(submit(shell_job("marker", "true")), before + 1);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // `corral submit -f spec.yaml [--idempotency-key K]`: sends a job spec (YAML, or JSON
-// for *.json files and stdin starting with '{') and prints the new job.
+// for *.json files and stdin starting with '{') and prints the new job (an array: its id
+// and its tasks). `--workflow`: the file is a workflow ({steps: [spec, ...]}), each
+// step printed with its job id.
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -18,8 +20,10 @@ namespace corral::cli {
 void add_submit_command(CLI::App& app, const CommandEnv& env) {
   auto file = std::make_shared<std::string>();
   auto key = std::make_shared<std::string>();
+  auto workflow = std::make_shared<bool>(false);
   CLI::App* cmd = add_remote_command(
-      app, env, "submit", "Submit a job spec file to corrald", [file, key](const RemoteOptions& o) {
+      app, env, "submit", "Submit a job spec file to corrald",
+      [file, key, workflow](const RemoteOptions& o) {
         std::stringstream input;
         if (*file == "-") {
           input << std::cin.rdbuf();
@@ -38,13 +42,27 @@ void add_submit_command(CLI::App& app, const CommandEnv& env) {
         if (k.empty())
           k = "cli-" + std::to_string(std::random_device{}()) + "-" +
               std::to_string(std::random_device{}());
-        Answer a = call(o, "POST", "/v1/jobs", body, json ? "application/json" : "application/yaml",
+        const std::string path = *workflow ? "/v1/workflows" : "/v1/jobs";
+        Answer a = call(o, "POST", path, body, json ? "application/json" : "application/yaml",
                         {{"Idempotency-Key", k}});
         if (a.status == 0)
-          a = call(o, "POST", "/v1/jobs", body, json ? "application/json" : "application/yaml",
+          a = call(o, "POST", path, body, json ? "application/json" : "application/yaml",
                    {{"Idempotency-Key", k}});
         if (a.status != 201) return report_failure("submit", a, std::cerr);
         print_output(std::cout, o, a.body, [&](bool) {
+          if (*workflow) {
+            std::string lines;
+            for (const auto& step : field(a.body, "steps")) {
+              lines += "job " + text(field(step, "id")) + " submitted (" +
+                       text(field(step, "name")) + ")\n";
+            }
+            return lines;
+          }
+          const nlohmann::json& array = field(field(a.body, "spec"), "array");
+          if (array.is_object()) {
+            return "array " + text(field(a.body, "id")) +
+                   " submitted: " + text(field(array, "count")) + " tasks\n";
+          }
           return "job " + text(field(a.body, "id")) + " submitted (" +
                  text(field(a.body, "phase")) + ")\n";
         });
@@ -53,6 +71,9 @@ void add_submit_command(CLI::App& app, const CommandEnv& env) {
   cmd->add_option("-f,--file", *file, "job spec (YAML or JSON); - reads standard input")
       ->required();
   cmd->add_option("--idempotency-key", *key, "retries with the same key create one job");
+  cmd->add_flag("--workflow", *workflow,
+                "the file is a workflow: {steps: [spec, ...]}, steps depending on one another by "
+                "name, submitted as one");
 }
 
 }  // namespace corral::cli

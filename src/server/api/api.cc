@@ -20,7 +20,7 @@ Api::Api(RequestPipeline& pipeline, Scheduler& loop, Metrics& metrics, Assignmen
 
 void Api::install(httplib::Server& http) {
   for (const auto& table :
-       {job_routes(context_), array_routes(context_), node_routes(context_),
+       {job_routes(context_), workflow_routes(context_), node_routes(context_),
         tenant_routes(context_), reservation_routes(context_), admin_routes(context_),
         token_routes(context_), dataset_routes(context_), run_routes(context_),
         model_routes(context_), feature_routes(context_), drift_routes(context_),

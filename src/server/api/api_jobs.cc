@@ -99,7 +99,7 @@ Status check_priority_class(const TenantConfig& tenant, const core::JobSpec& spe
 
 Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                 const core::JobSpec& spec, const std::string& sealed_secrets,
-                                std::string_view audit_action) {
+                                std::string_view audit_action, bool rate_token) {
   const Principal& p = c.who;
   if (p.role == Role::kMember && spec.tenant.value != p.tenant) {
     return permission_denied("a member of tenant " + p.tenant + " may not submit to tenant " +
@@ -130,8 +130,10 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                                   "); jobs belong to a leaf tenant");
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(const int wait_s,
-                          api.admission.try_admit(tx.tenants(), spec.tenant.value, tenant->submit));
+  CORRAL_ASSIGN_OR_RETURN(
+      const int wait_s,
+      rate_token ? api.admission.try_admit(tx.tenants(), spec.tenant.value, tenant->submit)
+                 : core::Result<int>(0));
   if (wait_s > 0) {
     ++api.metrics.admission_rejections;
     return core::resource_exhausted("tenant " + spec.tenant.value + " is over its submit rate of " +

@@ -51,8 +51,9 @@ inline Route::InTx bind_api(ApiContext& api, ApiHandler fn) {
 
 // /v1/jobs (submit, get, list, events, cancel) and /v1/queue.
 std::vector<Route> job_routes(ApiContext& api);
-// /v1/arrays: an array's tasks and cost (get), and cancelling them all.
-std::vector<Route> array_routes(ApiContext& api);
+// /v1/arrays (an array's tasks and cost; cancelling them all) and /v1/workflows
+// (several job specs that depend on one another, submitted as one document).
+std::vector<Route> workflow_routes(ApiContext& api);
 // /v1/nodes: list, get, register, cordon/drain/undrain.
 std::vector<Route> node_routes(ApiContext& api);
 // /v1/tenants, /v1/allocations.
@@ -108,10 +109,12 @@ core::Status record_retraining(store::Tx& tx, const RetrainOutcome& outcome,
 // What every new job goes through once its spec is read (a submission, a reproduction):
 // the caller's right to the spec's tenant, routing, the tenant's admission limits and the
 // dataset gate; then its row, events, dataset lineage and `audit_action` entry
-// (api_jobs.cc). `sealed_secrets`: its secretEnv as job_secrets.h seals it.
+// (api_jobs.cc). `sealed_secrets`: its secretEnv as job_secrets.h seals it. A workflow's
+// steps after the first do not take from the tenant's submit rate (`rate_token` false):
+// one document is one submission.
 core::Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                       const core::JobSpec& spec, const std::string& sealed_secrets,
-                                      std::string_view audit_action);
+                                      std::string_view audit_action, bool rate_token = true);
 
 // A job's GPU-hours and cost so far: its ledger entries, and the periods not accrued yet
 // accrued for it alone up to now (api_billing.cc).

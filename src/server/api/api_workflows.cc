@@ -1,5 +1,7 @@
-// /v1/arrays: a job array seen and cancelled as one (docs/jobspec.md, "Arrays"). An array
-// is named by its first task's job id; each task is a job of its own under /v1/jobs.
+// /v1/arrays: a job array seen and cancelled as one (docs/jobspec.md#array). An array is
+// named by its first task's job id; each task is a job of its own under /v1/jobs.
+// /v1/workflows: several job specs submitted as one document, their steps depending on
+// one another by name (docs/jobspec.md#workflows).
 #include <httplib.h>
 #include <map>
 #include <string>
@@ -7,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/job_phase.h"
+#include "core/workflow_parse.h"
 #include "server/api/api_routes.h"
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
 #include "server/billing/chargeback.h"
+#include "server/controllers/job_secrets.h"
 
 namespace corral::server {
 namespace {
@@ -91,12 +95,41 @@ Result<Reply> cancel_array(ApiContext& api, const Call& c, store::Tx& tx) {
   return reply;
 }
 
+// Every step admitted in one transaction, each after the steps it names, so that a name
+// resolves to the step of this document (the tenant's latest job of the name): all of
+// them or none.
+Result<Reply> submit_workflow(ApiContext& api, const Call& c, store::Tx& tx) {
+  std::string type = c.req.get_header_value("Content-Type");
+  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+  const bool yaml = type.starts_with("application/yaml") ||
+                    type.starts_with("application/x-yaml") || type.starts_with("text/yaml");
+  const core::WorkflowOutcome parsed =
+      core::parse_workflow(c.req.body, yaml ? core::SpecFormat::kYaml : core::SpecFormat::kJson);
+  if (!parsed.ok()) return core::invalid_fields(parsed.errors);
+  json steps = json::array();
+  for (std::size_t i = 0; i < parsed.steps.size(); ++i) {
+    const core::JobSpec& spec = parsed.steps[i];
+    CORRAL_ASSIGN_OR_RETURN(
+        const store::JobRow row,
+        admit_job(api, c, tx, spec, seal_job_secrets(api.pipeline.keys(), spec.secret_env),
+                  "workflow.submit", /*rate_token=*/i == 0));
+    api.metrics.jobs_submitted += spec.array ? spec.array->count : 1;
+    steps.push_back({{"name", spec.name}, {"id", row.id.value}});
+  }
+  Reply reply = json_reply({{"steps", std::move(steps)}}, 201);
+  reply.wake_scheduler = true;
+  return reply;
+}
+
 }  // namespace
 
-std::vector<Route> array_routes(ApiContext& api) {
+std::vector<Route> workflow_routes(ApiContext& api) {
+  Route workflows = write_route("POST", "/v1/workflows", kUsers, bind_api(api, submit_workflow));
+  workflows.takes_yaml = true;
   return {
       read_route("GET", R"(/v1/arrays/([^/]+))", kUsers, bind_api(api, get_array)),
       write_route("POST", R"(/v1/arrays/([^/]+)/cancel)", kUsers, bind_api(api, cancel_array)),
+      std::move(workflows),
   };
 }
 

@@ -1,0 +1,152 @@
+// Job arrays and dependencies in the spec, and workflows of several specs in one
+// document: what parses, what is refused and with which path.
+#include "core/workflow_parse.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "core/job_spec_parse.h"
+
+namespace corral::core {
+namespace {
+
+std::string spec(const std::string& extra) {
+  return "name: j\nresources: {gpus: 1}\ncommand: [run]\n" + extra;
+}
+
+std::vector<std::string> paths(const std::vector<FieldError>& errors) {
+  std::vector<std::string> out;
+  for (const FieldError& e : errors) out.push_back(e.path + ": " + e.reason);
+  return out;
+}
+
+TEST(ArraySpec, ParsesAndRoundTrips) {
+  const ParseOutcome p =
+      parse_job_spec(spec("array: {count: 200, maxRunning: 16}\n"), SpecFormat::kYaml);
+  ASSERT_TRUE(p.ok()) << testing::PrintToString(paths(p.errors));
+  ASSERT_TRUE(p.spec->array.has_value());
+  EXPECT_EQ(p.spec->array->count, 200);
+  EXPECT_EQ(p.spec->array->max_running, 16);
+  const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, *p.spec);
+}
+
+TEST(ArraySpec, RefusesWhatCannotBeAnArray) {
+  const auto errors_of = [](const std::string& extra) {
+    return paths(parse_job_spec(spec(extra), SpecFormat::kYaml).errors);
+  };
+  EXPECT_EQ(errors_of("array: {count: 0}\n"),
+            std::vector<std::string>{"array.count: must be between 1 and 10000, got 0"});
+  EXPECT_EQ(errors_of("array: {count: 4, maxRunning: 5}\n"),
+            std::vector<std::string>{"array.maxRunning: must not exceed array.count (4), got 5"});
+  EXPECT_EQ(errors_of("array: {maxRunning: 5}\n"),
+            std::vector<std::string>{"array.count: is required"});
+  EXPECT_EQ(
+      errors_of("array: {count: 2, every: 3}\n"),
+      std::vector<std::string>{"array.every: unknown field, expected one of count, maxRunning"});
+}
+
+TEST(SpecDependencies, ParseByIdOrNameAndRoundTrip) {
+  const ParseOutcome p = parse_job_spec(
+      spec("array: {count: 2}\ndependsOn:\n  - {job: 41}\n  - {job: \"42\", on: finish}\n"
+           "  - {job: prep, on: failure, elementwise: true}\n"),
+      SpecFormat::kYaml);
+  ASSERT_TRUE(p.ok()) << testing::PrintToString(paths(p.errors));
+  ASSERT_EQ(p.spec->depends_on.size(), 3u);
+  EXPECT_EQ(p.spec->depends_on[0].id, JobId(41));
+  EXPECT_EQ(p.spec->depends_on[0].on, DependencyCondition::kSuccess);
+  EXPECT_EQ(p.spec->depends_on[1].id, JobId(42));
+  EXPECT_EQ(p.spec->depends_on[1].on, DependencyCondition::kFinish);
+  EXPECT_FALSE(p.spec->depends_on[2].id.has_value());
+  EXPECT_EQ(p.spec->depends_on[2].name, "prep");
+  EXPECT_TRUE(p.spec->depends_on[2].elementwise);
+  const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, *p.spec);
+}
+
+TEST(SpecDependencies, RefusalsNameTheField) {
+  const auto errors_of = [](const std::string& extra) {
+    return paths(parse_job_spec(spec(extra), SpecFormat::kYaml).errors);
+  };
+  EXPECT_EQ(errors_of("dependsOn: [{on: success}]\n"),
+            std::vector<std::string>{"dependsOn[0].job: is required"});
+  EXPECT_EQ(errors_of("dependsOn: [{job: 0}]\n"),
+            std::vector<std::string>{
+                "dependsOn[0].job: must be between 1 and 9223372036854775807, got 0"});
+  EXPECT_EQ(errors_of("dependsOn: [{job: Bad_Name}]\n").size(), 1u);
+  EXPECT_EQ(errors_of("dependsOn: [{job: 4, on: later}]\n"),
+            std::vector<std::string>{"dependsOn[0].on: must be one of success, failure, finish, "
+                                     "start, got \"later\""});
+  EXPECT_EQ(errors_of("dependsOn: [{job: 4, elementwise: true}]\n"),
+            std::vector<std::string>{"dependsOn[0].elementwise: needs an array job (array.count): "
+                                     "task i waits for task i of the job named"});
+  EXPECT_EQ(errors_of("dependsOn: {job: 4}\n"),
+            std::vector<std::string>{"dependsOn: must be a list of {job, on} mappings, got a "
+                                     "mapping"});
+}
+
+TEST(Workflow, StepsComeAfterTheStepsTheyName) {
+  const WorkflowOutcome w = parse_workflow(R"(
+steps:
+  - {name: eval, resources: {gpus: 1}, command: [run], dependsOn: [{job: train}]}
+  - {name: train, resources: {gpus: 8}, command: [run], dependsOn: [{job: prep}, {job: 12}]}
+  - {name: prep, resources: {gpus: 1}, command: [run]}
+  - {name: report, resources: {gpus: 1}, command: [run], dependsOn: [{job: older-job}]}
+)",
+                                           SpecFormat::kYaml);
+  ASSERT_TRUE(w.ok()) << testing::PrintToString(paths(w.errors));
+  std::vector<std::string> names;
+  for (const JobSpec& s : w.steps) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"prep", "train", "eval", "report"}));
+}
+
+TEST(Workflow, RefusesACycleDuplicateNamesAndBadStepsWithTheirPaths) {
+  const WorkflowOutcome cycle = parse_workflow(R"(
+steps:
+  - {name: a, resources: {gpus: 1}, command: [run], dependsOn: [{job: c}]}
+  - {name: b, resources: {gpus: 1}, command: [run], dependsOn: [{job: a}]}
+  - {name: c, resources: {gpus: 1}, command: [run], dependsOn: [{job: b}]}
+)",
+                                               SpecFormat::kYaml);
+  EXPECT_EQ(
+      paths(cycle.errors),
+      std::vector<std::string>{"steps: the steps' dependencies form a cycle: a -> c -> b -> a"});
+  const WorkflowOutcome twice = parse_workflow(R"(
+steps:
+  - {name: a, resources: {gpus: 1}, command: [run]}
+  - {name: a, resources: {gpus: 0}, command: [run]}
+  - {name: a, resources: {gpus: 2}, command: [run]}
+)",
+                                               SpecFormat::kYaml);
+  EXPECT_EQ(paths(twice.errors),
+            (std::vector<std::string>{
+                "steps[1].resources.gpus: must be between 1 and 16384, got 0",
+                "steps[2].name: \"a\" is also steps[0]'s name; step names are unique"}));
+  EXPECT_EQ(paths(parse_workflow("steps: []", SpecFormat::kYaml).errors),
+            std::vector<std::string>{"steps: must be a non-empty list of job specs, got a list"});
+  EXPECT_EQ(paths(parse_workflow("{\"jobs\": []}", SpecFormat::kJson).errors),
+            std::vector<std::string>{"jobs: unknown field, expected steps"});
+}
+
+TEST(Workflow, EveryExampleParses) {
+  const auto dir = std::filesystem::path(CORRAL_SOURCE_DIR) / "examples" / "workflows";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const WorkflowOutcome w = parse_workflow(text, SpecFormat::kYaml);
+    EXPECT_TRUE(w.ok()) << testing::PrintToString(paths(w.errors));
+    EXPECT_GE(w.steps.size(), 2u);
+    ++seen;
+  }
+  EXPECT_GE(seen, 1);
+}
+
+}  // namespace
+}  // namespace corral::core
