@@ -52,6 +52,12 @@ TEST_F(ClusterTest, AnArrayRunsEveryTaskWithItsIndexAndAtMostMaxRunningAtOnce) {
   }
   EXPECT_EQ(seen.size(), 6u);  // each task its own index
   expect_no_double_allocation();
+  // The array's name names the array (its first task), not its latest task.
+  json waits = shell_job("after-sweep", "true");
+  waits["dependsOn"] = {{{"job", "sweep"}}};
+  const std::int64_t waiter = submit(waits);
+  EXPECT_EQ(job(waiter)["spec"]["dependsOn"][0]["job"], id);
+  ASSERT_TRUE(wait_phase(waiter, "succeeded", 30s)) << job(waiter).dump();
 
   // A second array cancelled as one: every task that has not ended.
   json more = shell_job("more", "sleep 30");

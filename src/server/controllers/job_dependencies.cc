@@ -103,6 +103,11 @@ Status resolve_dependencies(store::JobRepo& jobs, core::JobSpec& spec) {
     if (!row || row->tenant != spec.tenant) {
       return core::invalid_argument(field, "tenant " + spec.tenant.value + " has no " + named);
     }
+    // A name given to an array names the array (its first task), not its last task.
+    if (!dep.id && row->array_job.value > 0 && row->array_job != row->id) {
+      CORRAL_ASSIGN_OR_RETURN(row, reader.job(row->array_job));
+      if (!row) return core::internal_error("array of " + named + " is gone");
+    }
     dep.id = row->id;
     dep.name.clear();
     if (dep.elementwise) {

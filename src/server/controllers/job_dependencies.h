@@ -21,10 +21,10 @@
 namespace corral::server {
 
 // Resolves `spec`'s dependencies in place: a name to `spec.tenant`'s latest job of that
-// name. InvalidArgument naming the field (dependsOn[i].job) for a job that does not exist
-// or is another tenant's (the two read the same, so no tenant learns of another's jobs),
-// an elementwise dependency on a job that is not an array of at least as many tasks, or
-// a dependency that can never be met already (its job failed, say).
+// name (an array's name to the array, its first task's id). InvalidArgument naming the field
+// (dependsOn[i].job) for a job that does not exist or is another tenant's (the two read the same,
+// so no tenant learns of another's jobs), an elementwise dependency on a job that is not an array
+// of at least as many tasks, or a dependency that can never be met already (its job failed, say).
 core::Status resolve_dependencies(store::JobRepo& jobs, core::JobSpec& spec);
 
 // One pending job that waits on others: its row and its (resolved) dependencies.
