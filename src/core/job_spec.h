@@ -167,6 +167,30 @@ struct Dependency {
   friend bool operator==(const Dependency&, const Dependency&) = default;
 };
 
+// How a job's attempts are retried, by what ended them (Armada's retry policies, Slurm's
+// --requeue). Absent fields keep the behaviour of a spec without `retry`: every failed
+// rank and every lost node counts against maxRestarts, restarts back off by corrald's
+// agents.restartBackoffMs, and a requeued job queues again from the back. Preemptions
+// never count: a preempted job always goes back to the queue.
+struct RetryPolicy {
+  // The exit codes a failed rank is retried for (within maxRestarts); any other code ends
+  // the job at once (the job's own bug). Empty: every non-zero exit is retried.
+  std::vector<std::int32_t> on_exit_codes;
+  // Attempts ended by a lost node (or a node drained under the job) retried on their own
+  // budget, apart from maxRestarts; -1: counted in maxRestarts.
+  std::int32_t on_node_failure = -1;
+  // Attempts ended by the out-of-memory killer (a rank killed by SIGKILL that Corral did
+  // not send) retried on their own budget; -1: as any failed rank.
+  std::int32_t on_out_of_memory = -1;
+  // A job requeued after a node failure keeps its place in the queue (its queued_at), as
+  // Slurm's --requeue=expedite: it did nothing wrong.
+  bool expedite = true;
+  // Restart backoff, doubling from `backoff_initial` up to `backoff_max`; 0: corrald's.
+  Duration backoff_initial{0};
+  Duration backoff_max{0};
+  friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
+};
+
 struct JobSpec {
   std::string name;
   TenantId tenant{"default"};
@@ -190,6 +214,7 @@ struct JobSpec {
   std::map<std::string, std::string> labels;
   std::optional<ArraySpec> array;
   std::vector<Dependency> depends_on;
+  std::optional<RetryPolicy> retry;
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

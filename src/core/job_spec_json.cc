@@ -112,6 +112,19 @@ std::string job_spec_to_json(const JobSpec& spec) {
     }
     out["dependsOn"] = std::move(deps);
   }
+  if (spec.retry) {
+    const RetryPolicy& r = *spec.retry;
+    Json retry = Json::object();
+    if (!r.on_exit_codes.empty()) retry["onExitCodes"] = r.on_exit_codes;
+    if (r.on_node_failure >= 0) retry["onNodeFailure"] = r.on_node_failure;
+    if (r.on_out_of_memory >= 0) retry["onOutOfMemory"] = r.on_out_of_memory;
+    retry["expedite"] = r.expedite;
+    Json backoff = Json::object();  // 0 (corrald's) written as absent
+    if (r.backoff_initial.count() > 0) backoff["initialSeconds"] = to_ms(r.backoff_initial) / 1000;
+    if (r.backoff_max.count() > 0) backoff["maxSeconds"] = to_ms(r.backoff_max) / 1000;
+    if (!backoff.empty()) retry["backoff"] = std::move(backoff);
+    out["retry"] = std::move(retry);
+  }
   // A spec built in code may hold bytes that are not UTF-8; replace them rather than
   // throw (parsed specs are always valid UTF-8, so they round-trip exactly).
   return out.dump(2, ' ', false, Json::error_handler_t::replace);

@@ -1,4 +1,5 @@
 // The job spec's workflow fields: job arrays and dependencies (docs/jobspec.md).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -87,6 +88,52 @@ void Validator::read_depends_on(const TreeNode* node) {
     }
     if (ok) spec_.depends_on.push_back(std::move(dep));
   }
+}
+
+void Validator::read_retry(const TreeNode* node) {
+  const TreeNode* map = as_map(node, "retry");
+  if (map == nullptr) return;
+  const FieldMap f = fields(
+      *map, "retry", {"onExitCodes", "onNodeFailure", "onOutOfMemory", "expedite", "backoff"});
+  RetryPolicy retry;
+  if (const TreeNode* codes = f.get("onExitCodes")) {
+    if (codes->kind != TreeKind::kList || codes->items.empty()) {
+      fail("retry.onExitCodes",
+           fmt::format("must be a non-empty list of exit codes, got {}", describe(*codes)));
+    } else if (codes->items.size() > 255) {
+      fail("retry.onExitCodes", "must have at most 255 codes");
+    } else {
+      for (std::size_t i = 0; i < codes->items.size(); ++i) {
+        if (auto code = read_int(&codes->items[i], element_path("retry.onExitCodes", i), 1, 255)) {
+          retry.on_exit_codes.push_back(static_cast<std::int32_t>(*code));
+        }
+      }
+    }
+  }
+  if (auto n = read_int(f.get("onNodeFailure"), "retry.onNodeFailure", 0, kMaxRestarts)) {
+    retry.on_node_failure = static_cast<std::int32_t>(*n);
+  }
+  if (auto n = read_int(f.get("onOutOfMemory"), "retry.onOutOfMemory", 0, kMaxRestarts)) {
+    retry.on_out_of_memory = static_cast<std::int32_t>(*n);
+  }
+  if (auto expedite = read_bool(f.get("expedite"), "retry.expedite")) retry.expedite = *expedite;
+  if (const TreeNode* backoff = as_map(f.get("backoff"), "retry.backoff")) {
+    const FieldMap b = fields(*backoff, "retry.backoff", {"initialSeconds", "maxSeconds"});
+    const auto initial =
+        read_int(b.get("initialSeconds"), "retry.backoff.initialSeconds", 1, 86400);
+    const auto most = read_int(b.get("maxSeconds"), "retry.backoff.maxSeconds", 1, 86400);
+    if (initial) retry.backoff_initial = seconds(*initial);
+    if (most) retry.backoff_max = seconds(*most);
+    if (initial && most && *most < *initial) {
+      fail("retry.backoff.maxSeconds",
+           fmt::format("must be at least retry.backoff.initialSeconds ({}), got {}", *initial,
+                       *most));
+    }
+  }
+  std::sort(retry.on_exit_codes.begin(), retry.on_exit_codes.end());
+  retry.on_exit_codes.erase(std::unique(retry.on_exit_codes.begin(), retry.on_exit_codes.end()),
+                            retry.on_exit_codes.end());
+  spec_.retry = std::move(retry);
 }
 
 }  // namespace corral::core::internal

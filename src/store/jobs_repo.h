@@ -50,6 +50,11 @@ struct JobRow {
   // 0 and 0 for a job in no array (core::ArraySpec).
   core::JobId array_job{0};
   std::int32_t array_index = 0;
+  // Of `restarts`, those for lost nodes and for the out-of-memory killer
+  // (core::RetryPolicy), and the category of the last retry: "node", "oom", "exit" or "".
+  std::int32_t node_restarts = 0;
+  std::int32_t oom_restarts = 0;
+  std::string retry_category;
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.

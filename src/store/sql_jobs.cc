@@ -16,7 +16,7 @@ constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
     "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
     "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms, array_job, "
-    "array_index";
+    "array_index, node_restarts, oom_restarts, retry_category";
 
 Result<JobRow> job_from(const SqlRow& r) {
   RowReader in(r, "jobs", kJobColumns);
@@ -43,7 +43,10 @@ Result<JobRow> job_from(const SqlRow& r) {
            .planned_start = in.time(20),
            .planned_latest = in.time(21),
            .array_job = core::JobId(in.i64(22)),
-           .array_index = in.i32(23)};
+           .array_index = in.i32(23),
+           .node_restarts = in.i32(24),
+           .oom_restarts = in.i32(25),
+           .retry_category = in.str(26)};
   if (!in.ok()) return in.status();
   return j;
 }
@@ -155,12 +158,14 @@ Result<bool> SqlTx::update_job(const JobRow& row, core::JobPhase expected) {
       q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
         "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
         "not_before = $11, preemptions = $12, stop_grace_ms = $13, planned_start_ms = $14, "
-        "planned_latest_ms = $15 WHERE id = $8 AND phase = $9",
+        "planned_latest_ms = $15, node_restarts = $16, oom_restarts = $17, retry_category = $18 "
+        "WHERE id = $8 AND phase = $9",
         {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
          row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at), ms(row.queued_at),
          row.id.value, std::string(core::to_string(expected)), std::int64_t{row.restarts},
          ms(row.not_before), std::int64_t{row.preemptions}, row.stop_grace_ms,
-         ms(row.planned_start), ms(row.planned_latest)}));
+         ms(row.planned_start), ms(row.planned_latest), std::int64_t{row.node_restarts},
+         std::int64_t{row.oom_restarts}, row.retry_category}));
   if (res.affected != 1) return false;
   const bool was = expected == core::JobPhase::kPending;
   const bool is = row.phase == core::JobPhase::kPending;

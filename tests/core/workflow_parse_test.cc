@@ -90,6 +90,39 @@ TEST(SpecDependencies, RefusalsNameTheField) {
                                      "mapping"});
 }
 
+TEST(RetrySpec, ParsesRoundTripsAndRefusesWithPaths) {
+  const ParseOutcome p = parse_job_spec(
+      spec("retry: {onExitCodes: [75, 1, 75], onNodeFailure: 10, onOutOfMemory: 2,\n"
+           "        expedite: false, backoff: {initialSeconds: 30, maxSeconds: 600}}\n"),
+      SpecFormat::kYaml);
+  ASSERT_TRUE(p.ok()) << testing::PrintToString(paths(p.errors));
+  ASSERT_TRUE(p.spec->retry.has_value());
+  EXPECT_EQ(p.spec->retry->on_exit_codes, (std::vector<std::int32_t>{1, 75}));  // sorted, once
+  EXPECT_EQ(p.spec->retry->on_node_failure, 10);
+  EXPECT_EQ(p.spec->retry->on_out_of_memory, 2);
+  EXPECT_FALSE(p.spec->retry->expedite);
+  EXPECT_EQ(p.spec->retry->backoff_max, seconds(600));
+  const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, *p.spec);
+  // Left out: the behaviour of a spec without retry, and the default expedite.
+  const ParseOutcome bare = parse_job_spec(spec("retry: {}\n"), SpecFormat::kYaml);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare.spec->retry->on_node_failure, -1);
+  EXPECT_TRUE(bare.spec->retry->expedite);
+  EXPECT_EQ(paths(parse_job_spec(spec("retry: {onExitCodes: [0]}\n"), SpecFormat::kYaml).errors),
+            std::vector<std::string>{"retry.onExitCodes[0]: must be between 1 and 255, got 0"});
+  EXPECT_EQ(
+      paths(parse_job_spec(spec("retry: {backoff: {initialSeconds: 60, maxSeconds: 10}}\n"),
+                           SpecFormat::kYaml)
+                .errors),
+      std::vector<std::string>{
+          "retry.backoff.maxSeconds: must be at least retry.backoff.initialSeconds (60), got 10"});
+  EXPECT_EQ(paths(parse_job_spec(spec("retry: {onPreemption: never}\n"), SpecFormat::kYaml).errors)
+                .size(),
+            1u);
+}
+
 TEST(Workflow, StepsComeAfterTheStepsTheyName) {
   const WorkflowOutcome w = parse_workflow(R"(
 steps:

@@ -163,6 +163,9 @@ class Validator {
   // dependsOn: [{job: ID or NAME, on: success|failure|finish|start, elementwise: BOOL}].
   void read_depends_on(const TreeNode* node);
 
+  // retry: {onExitCodes, onNodeFailure, onOutOfMemory, expedite, backoff}.
+  void read_retry(const TreeNode* node);
+
   // Rules that relate two or more fields. Each runs only when its inputs were valid.
   void check_cross_field();
 

@@ -6,6 +6,7 @@
 #include "core/job_phase.h"
 #include "core/units.h"
 #include "server/controllers/assignments.h"
+#include "server/controllers/retry_policy.h"
 
 namespace corral::server {
 namespace {
@@ -72,7 +73,10 @@ Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& 
   CORRAL_ASSIGN_OR_RETURN(const JobPhase pending, core::next_phase(requeued, JobEvent::kRequeue));
   store::JobRow next = job;
   next.phase = pending;
-  next.queued_at = ctx.now;
+  // A job that lost its node keeps its place when its retry policy says so (expedite).
+  const auto spec = ctx.specs.get(job.id, job.spec_json);
+  if (!spec.ok() || !keeps_place(**spec, job.retry_category)) next.queued_at = ctx.now;
+  next.retry_category.clear();
   next.updated_at = ctx.now;
   next.pending_kind.clear();
   next.queue_position = 0;
@@ -213,21 +217,23 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       store::JobRow next = job;
       next.updated_at = ctx.now;
       const std::string what = describe_exit(*failed) + " in attempt " + std::to_string(attempt);
-      if (job.restarts < spec.max_restarts) {
+      const FailureCategory category = category_of(*failed);
+      const RetryVerdict verdict = decide_retry(
+          spec, next, category, failed->signal != 0 ? 128 + failed->signal : failed->exit_code,
+          ctx.settings, ctx.now);
+      if (verdict.retry) {
         next.phase = JobPhase::kPreempting;
-        next.restarts = job.restarts + 1;
-        next.not_before = ctx.now + restart_backoff(ctx.settings, next.restarts);
-        next.reason = what + "; restart " + std::to_string(next.restarts) + " of " +
-                      std::to_string(spec.max_restarts) + " once every rank has stopped";
+        next.reason = what + "; " + verdict.reason + " once every rank has stopped";
         CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
         CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, id, "rank failed", next.reason));
+        CORRAL_RETURN_IF_ERROR(
+            append(tx.records(), ctx, id, "retry",
+                   std::string(to_string(category)) + ": " + what + "; " + verdict.reason));
         ++ctx.fx.tenant_events[job.tenant.value].restarts;
         stop_everywhere(ctx, id, allocs);
         job = next;
       } else {
-        CORRAL_RETURN_IF_ERROR(fail(
-            tx, ctx, job, allocs,
-            what + "; out of restarts (maxRestarts " + std::to_string(spec.max_restarts) + ")"));
+        CORRAL_RETURN_IF_ERROR(fail(tx, ctx, job, allocs, what + "; " + verdict.reason));
       }
     } else if (exited_ok == slots.size() && job.phase == JobPhase::kRunning) {
       CORRAL_RETURN_IF_ERROR(succeed(tx, ctx, job, attempt));
@@ -317,8 +323,12 @@ core::Result<std::int32_t> drain_jobs_on(store::Tx& tx, const LifecycleContext& 
   std::int32_t drained = 0;
   for (const store::JobRow& job : jobs) {
     if (job.phase != JobPhase::kLaunching && job.phase != JobPhase::kRunning) continue;
+    // Drained under it (a health fault, an admin): requeued like a lost node's job, its
+    // place kept where its retry policy says so, on no budget.
+    store::JobRow marked = job;
+    marked.retry_category = std::string(to_string(FailureCategory::kNodeFailure));
     CORRAL_RETURN_IF_ERROR(
-        preempt_job(tx, ctx, job, {.reason = "node " + node.value + " draining: " + reason}));
+        preempt_job(tx, ctx, marked, {.reason = "node " + node.value + " draining: " + reason}));
     ++drained;
   }
   return drained;

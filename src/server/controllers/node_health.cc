@@ -10,6 +10,7 @@
 #include "server/base/log.h"
 #include "server/controllers/audit.h"
 #include "server/controllers/gpu_states.h"
+#include "server/controllers/retry_policy.h"
 
 namespace corral::server {
 namespace {
@@ -162,18 +163,20 @@ Status declare_node_lost(store::Tx& tx, const LifecycleContext& ctx, const core:
       // the submit) must not keep the node's loss from being recorded, on every sweep: its
       // job gets the default restart budget.
       const auto spec = ctx.specs.get(job.id, job.spec_json);
-      const std::int32_t max_restarts =
-          spec.ok() ? (*spec)->max_restarts : core::JobSpec{}.max_restarts;
       store::JobRow next = job;
       next.updated_at = ctx.now;
-      if (job.restarts < max_restarts) {
+      const RetryVerdict verdict =
+          decide_retry(spec.ok() ? **spec : core::JobSpec{}, next, FailureCategory::kNodeFailure, 0,
+                       ctx.settings, ctx.now);
+      if (verdict.retry) {
         next.phase = JobPhase::kPreempting;  // until the other nodes' ranks confirm
-        next.restarts = job.restarts + 1;
-        next.reason = lost + "; attempt " + std::to_string(job.attempt) + " ended; restart " +
-                      std::to_string(next.restarts) + " of " + std::to_string(max_restarts);
+        next.reason =
+            lost + "; attempt " + std::to_string(job.attempt) + " ended; " + verdict.reason;
+        CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
+            {.job = job.id, .time = ctx.now, .kind = "retry", .message = "node: " + next.reason}));
       } else {
         next.phase = JobPhase::kFailed;
-        next.reason = lost + "; out of restarts (maxRestarts " + std::to_string(max_restarts) + ")";
+        next.reason = lost + "; " + verdict.reason;
       }
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, job.phase));
       if (!won) return core::raced("job changed while losing its node");

@@ -19,6 +19,7 @@
 #include "core/job_spec_parse.h"
 #include "server/base/model_json.h"
 #include "server/controllers/node_health.h"
+#include "server/controllers/retry_policy.h"
 #include "testing/store_fixture.h"
 
 namespace corral::testing {
@@ -30,10 +31,11 @@ using core::NodeId;
 
 constexpr std::int64_t kLifecycleStartMs = 1'700'000'000'000;
 
-std::string spec(int gpus, int max_restarts) {
+// `retry`: the spec's retry policy as JSON ("": none).
+std::string spec(int gpus, int max_restarts, const std::string& retry = "") {
   return R"({"name": "train", "resources": {"gpus": )" + std::to_string(gpus) +
          R"(, "gpuTypes": ["H100"]}, "maxRestarts": )" + std::to_string(max_restarts) +
-         R"(, "command": ["run"]})";
+         (retry.empty() ? "" : R"(, "retry": )" + retry) + R"(, "command": ["run"]})";
 }
 
 // Records what the controller asks of the scheduler loop.
@@ -79,8 +81,9 @@ class LifecycleTest : public ::testing::Test {
   // A job of `gpus` GPUs in `phase`, attempt 1, holding GPUs first_gpu.. of each node in
   // `nodes` (gpus split evenly, in order, so rank r runs on nodes[r / per_node]).
   JobId place(int gpus, int max_restarts, JobPhase phase, const std::vector<std::string>& nodes,
-              int first_gpu = 0) {
-    const auto parsed = core::parse_job_spec(spec(gpus, max_restarts), core::SpecFormat::kJson);
+              int first_gpu = 0, const std::string& retry = "") {
+    const auto parsed =
+        core::parse_job_spec(spec(gpus, max_restarts, retry), core::SpecFormat::kJson);
     EXPECT_TRUE(parsed.ok());
     JobId id;
     ok(store_->transact([&](store::Tx& tx) {
@@ -339,7 +342,10 @@ TEST_F(LifecycleTest, RankFailureWithRestartsLeftStopsTheGangThenRequeues) {
             "rank 1 exited with code 3 in attempt 1; restart 1 of 1 once every rank has stopped");
   EXPECT_EQ(fx_.stops, (std::set<Stop>{{id.value, "n1"}}));
   EXPECT_EQ(held(id), 2u) << "rank 0 still runs";
-  EXPECT_EQ(events(id).back(), "rank failed: " + stopping.reason);
+  const auto ev = events(id);
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_EQ(ev[ev.size() - 2], "rank failed: " + stopping.reason);
+  EXPECT_EQ(ev.back(), "retry: exit: rank 1 exited with code 3 in attempt 1; restart 1 of 1");
 
   report(id, 0, "n1", "exited", 0, 15);
   ok(reconcile(id));
@@ -574,6 +580,101 @@ TEST_F(LifecycleTest, DrainPreemptsOnlyTheNodesLiveJobs) {
 // controllers know (stop grace, restart backoff cap, node-lost silence) while the
 // agent keeps heartbeating and reporting its rank running: the GPUs of the cancelled
 // job stay held throughout, and go back only when the agent reports the exit.
+// Retry policies by category (retry_policy.h): an exit code not in onExitCodes ends the
+// job at once however many restarts are left; one in it is retried on maxRestarts.
+TEST_F(LifecycleTest, AnExitCodeOutsideOnExitCodesFailsAtOnce) {
+  agent_on("n1");
+  const JobId bug = place(1, 5, JobPhase::kRunning, {"n1"}, 0, R"({"onExitCodes": [75]})");
+  report(bug, 0, "n1", "exited", 1);
+  ok(reconcile(bug));
+  EXPECT_EQ(job(bug).phase, JobPhase::kFailed);
+  EXPECT_EQ(
+      job(bug).reason,
+      "rank 0 exited with code 1 in attempt 1; exit code 1 is not retried (retry.onExitCodes)");
+  const JobId flaky = place(1, 5, JobPhase::kRunning, {"n1"}, 1, R"({"onExitCodes": [75]})");
+  report(flaky, 0, "n1", "exited", 75);
+  ok(reconcile(flaky));  // its only rank is gone: requeued at once, behind its backoff
+  EXPECT_EQ(job(flaky).phase, JobPhase::kPending);
+  EXPECT_EQ(job(flaky).restarts, 1);
+  const auto ev = events(flaky);
+  EXPECT_NE(std::find(ev.begin(), ev.end(),
+                      "retry: exit: rank 0 exited with code 75 in attempt 1; restart 1 of 5"),
+            ev.end());
+}
+
+// An OOM kill (SIGKILL Corral did not send) on its own budget: retried there, with the
+// spec's own backoff, while maxRestarts stays untouched; past it the job fails.
+TEST_F(LifecycleTest, OutOfMemoryKillsHaveTheirOwnBudgetAndBackoff) {
+  agent_on("n1");
+  const JobId id = place(1, 0, JobPhase::kRunning, {"n1"}, 0,
+                         R"({"onOutOfMemory": 1, "backoff": {"initialSeconds": 30}})");
+  report(id, 0, "n1", "exited", 0, 9);
+  ok(reconcile(id));
+  const store::JobRow once = job(id);  // requeued at once: its only rank is gone
+  EXPECT_EQ(once.phase, JobPhase::kPending);
+  EXPECT_EQ(once.restarts, 1);
+  EXPECT_EQ(once.oom_restarts, 1);
+  EXPECT_EQ(once.not_before, clock_.now() + core::seconds(30));
+  const auto ev = events(id);
+  EXPECT_NE(std::find(ev.begin(), ev.end(),
+                      "rank failed: rank 0 killed by signal 9 in attempt 1; restart 1 of 1 "
+                      "(retry.onOutOfMemory) once every rank has stopped"),
+            ev.end());
+  EXPECT_NE(std::find(ev.begin(), ev.end(),
+                      "retry: oom: rank 0 killed by signal 9 in attempt 1; restart 1 of 1 "
+                      "(retry.onOutOfMemory)"),
+            ev.end());
+  // The decision alone, a second time: the budget is spent.
+  store::JobRow next = once;
+  const auto parsed =
+      core::parse_job_spec(spec(1, 0, R"({"onOutOfMemory": 1})"), core::SpecFormat::kJson);
+  const auto verdict = server::decide_retry(
+      *parsed.spec, next, server::FailureCategory::kOutOfMemory, 137, settings_, clock_.now());
+  EXPECT_FALSE(verdict.retry);
+  EXPECT_EQ(verdict.reason, "out of restarts (retry.onOutOfMemory 1)");
+}
+
+// A node failure on its own budget, and an expedited requeue: the job keeps its place.
+TEST_F(LifecycleTest, ANodeFailureOnItsOwnBudgetKeepsTheJobsPlace) {
+  const auto parsed =
+      core::parse_job_spec(spec(1, 0, R"({"onNodeFailure": 2})"), core::SpecFormat::kJson);
+  ASSERT_TRUE(parsed.ok());
+  store::JobRow row{.restarts = 0};
+  for (int i = 1; i <= 2; ++i) {
+    const auto v = server::decide_retry(*parsed.spec, row, server::FailureCategory::kNodeFailure, 0,
+                                        settings_, clock_.now());
+    EXPECT_TRUE(v.retry) << i;
+    EXPECT_EQ(v.reason, "restart " + std::to_string(i) + " of 2 (retry.onNodeFailure)");
+  }
+  EXPECT_EQ(row.not_before, core::Time{}) << "no backoff after a node failure";
+  EXPECT_FALSE(server::decide_retry(*parsed.spec, row, server::FailureCategory::kNodeFailure, 0,
+                                    settings_, clock_.now())
+                   .retry);
+  // maxRestarts (0) is not touched by node failures: an exit is still judged on it.
+  EXPECT_EQ(server::decide_retry(*parsed.spec, row, server::FailureCategory::kExit, 1, settings_,
+                                 clock_.now())
+                .reason,
+            "out of restarts (maxRestarts 0)");
+  EXPECT_TRUE(server::keeps_place(*parsed.spec, "node"));
+  EXPECT_FALSE(server::keeps_place(*parsed.spec, "exit"));
+  const auto plain = core::parse_job_spec(spec(1, 0), core::SpecFormat::kJson);
+  EXPECT_FALSE(server::keeps_place(*plain.spec, "node")) << "without retry: as before";
+
+  // Through the lifecycle: a drained node's job goes back to the queue at its old place.
+  agent_on("n1");
+  const JobId id = place(1, 0, JobPhase::kRunning, {"n1"}, 0, R"({"onNodeFailure": 2})");
+  const core::Time queued = job(id).queued_at;
+  clock_.advance(core::seconds(600));
+  ok(run([&](store::Tx& tx, const server::LifecycleContext& ctx) {
+    return server::drain_jobs_on(tx, ctx, NodeId("n1"), "XID 79").status();
+  }));
+  report(id, 0, "n1", "exited", 0, 15);
+  ok(reconcile(id));
+  EXPECT_EQ(job(id).phase, JobPhase::kPending);
+  EXPECT_EQ(job(id).queued_at, queued);
+  EXPECT_EQ(job(id).retry_category, "");
+}
+
 TEST_F(LifecycleTest, NoTimerFreesTheGpusOfACancelledJob) {
   agent_on("n1");
   const JobId id = place(4, 0, JobPhase::kCancelled, {"n1"});
