@@ -196,6 +196,7 @@ std::int32_t Engine::idle_while_waiting() const {
     held[{jobs_[job].tenant, jobs_[job].type}] += static_cast<std::int64_t>(jobs_[job].gpus.size());
   }
   for (const std::int32_t job : pending_) {
+    if (job < static_cast<std::int32_t>(held_.size()) && held_[job]) continue;
     const ModelJob& j = jobs_[job];
     const std::int32_t gpus = least_gpus(j);
     const core::Tenant& tenant = result_.tenants[j.tenant];

@@ -107,6 +107,16 @@ core::Status Engine::prepare_jobs() {
     if (whole > 0 && r.gpus_per_node == 0 && !r.elastic && big && t.gpus % whole == 0) {
       r.gpus_per_node = whole;
     }
+    // Workflows: the array's id is its first task's, a step names the job before it.
+    if (t.array_index >= 0) {
+      j.array_job = core::JobId(static_cast<std::int64_t>(i) + 1 - t.array_index);
+      j.array_index = t.array_index;
+      if (t.array_max_running > 0) r.array = sched::ArrayLimit{j.array_job, t.array_max_running};
+    }
+    if (t.after > 0) {
+      j.depends_on.push_back({.id = core::JobId(static_cast<std::int64_t>(i) + 1 - t.after),
+                              .on = core::DependencyCondition::kSuccess});
+    }
     j.remaining_work_ms = t.duration_ms;
     JobResult& out = result_.jobs[i];
     out.name = t.name;

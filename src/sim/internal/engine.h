@@ -227,6 +227,9 @@ class Engine {
   std::vector<std::int32_t> node_type_;
   std::vector<std::int32_t> free_by_type_;
   std::multiset<std::int32_t> pending_sizes_;
+  // Per job: left pending by the last cycle out of line for its dependencies or its
+  // array's limit (no GPU could have served it: not idle while it waits).
+  std::vector<bool> held_;
   std::int64_t pending_gpus_ = 0;
 
   std::int32_t max_domain_ = 0, max_node_ = 0, max_leaf_ = 0, max_spine_ = 0;

@@ -39,8 +39,9 @@ core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::strin
                                         const SyntheticSpec& top) {
   if (!node.IsMap()) return core::invalid_argument(path, "must be a map");
   core::YamlFields f(node, path);
-  CORRAL_RETURN_IF_ERROR(f.only(
-      {"tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma", "tenant_zipf"}));
+  CORRAL_RETURN_IF_ERROR(
+      f.only({"tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma",
+              "tenant_zipf", "array_count", "array_max_running", "chain_length"}));
   SyntheticGroup g{.sizes = top.sizes,
                    .duration_median_s = top.duration_median_s,
                    .duration_sigma = top.duration_sigma,
@@ -51,6 +52,17 @@ core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::strin
   CORRAL_RETURN_IF_ERROR(f.read_number("duration_median_s", 1, 1e9, g.duration_median_s));
   CORRAL_RETURN_IF_ERROR(f.read_number("duration_sigma", 0, 10, g.duration_sigma));
   CORRAL_RETURN_IF_ERROR(f.read_number("tenant_zipf", 0, 10, g.tenant_zipf));
+  double array_count = 1, array_max_running = 0, chain_length = 1;
+  CORRAL_RETURN_IF_ERROR(f.read_number("array_count", 1, 10000, array_count));
+  CORRAL_RETURN_IF_ERROR(f.read_number("array_max_running", 0, 10000, array_max_running));
+  CORRAL_RETURN_IF_ERROR(f.read_number("chain_length", 1, 256, chain_length));
+  if (array_count > 1 && chain_length > 1) {
+    return core::invalid_argument(path + ".chain_length",
+                                  "a group's submissions are arrays or chains, not both");
+  }
+  g.array_count = static_cast<std::int32_t>(std::lround(array_count));
+  g.array_max_running = static_cast<std::int32_t>(std::lround(array_max_running));
+  g.chain_length = static_cast<std::int32_t>(std::lround(chain_length));
   g.tenants = static_cast<std::int32_t>(std::lround(tenants));
   if (const YAML::Node sizes = node["sizes"]; sizes.IsDefined()) {
     CORRAL_RETURN_IF_ERROR(read_sizes(sizes, path + ".sizes", g.sizes));
@@ -171,30 +183,51 @@ Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) 
         cdf.size() - 1);
   };
 
-  // 1. Sizes, durations and tenants; 2. arrivals at the rate that offers the load.
+  // 1. Sizes, durations and tenants, a submission (one job, an array's tasks or a
+  //    chain's steps) at a time; 2. arrivals at the rate that offers the load.
   double gpu_seconds = 0;
-  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
-    TraceJob& job = w.jobs[i];
-    job.name = fmt::format("syn-{:07}", i);
+  std::vector<std::size_t> submission_size(w.jobs.size(), 0);  // at its first job
+  for (std::size_t i = 0; i < w.jobs.size();) {
     // Without groups no draw picks the group, so such a spec gives the jobs it always gave.
     const std::size_t gi = groups.size() > 1 ? pick(group_cdf) : 0;
     const SyntheticGroup& g = groups[gi];
-    job.gpus = g.sizes[pick(size_cdf[gi])].first;
-    const double d = std::clamp(g.duration_median_s * std::exp(g.duration_sigma * rng.normal()),
-                                spec.duration_min_s, spec.duration_max_s);
-    job.duration_ms = std::max<std::int64_t>(1, std::llround(d * 1000));
-    job.tenant = core::TenantId(
-        fmt::format("t{:02}", first_tenant[gi] + static_cast<std::int32_t>(pick(tenant_cdf[gi]))));
-    job.gpu_type = spec.gpu_type;
-    gpu_seconds += job.gpus * d;
+    const std::size_t n = std::min(
+        w.jobs.size() - i, static_cast<std::size_t>(std::max(g.array_count, g.chain_length)));
+    submission_size[i] = n;
+    // Draws in the order a spec without workflows always made them: size, duration, tenant.
+    const std::int32_t gpus = g.sizes[pick(size_cdf[gi])].first;
+    core::TenantId tenant;
+    for (std::size_t k = 0; k < n; ++k, ++i) {
+      TraceJob& job = w.jobs[i];
+      job.name = fmt::format("syn-{:07}", i);
+      job.gpus = gpus;
+      const double d = std::clamp(g.duration_median_s * std::exp(g.duration_sigma * rng.normal()),
+                                  spec.duration_min_s, spec.duration_max_s);
+      job.duration_ms = std::max<std::int64_t>(1, std::llround(d * 1000));
+      if (k == 0) {
+        tenant = core::TenantId(fmt::format(
+            "t{:02}", first_tenant[gi] + static_cast<std::int32_t>(pick(tenant_cdf[gi]))));
+      }
+      job.tenant = tenant;
+      job.gpu_type = spec.gpu_type;
+      if (g.array_count > 1) {
+        job.array_index = static_cast<std::int32_t>(k);
+        job.array_max_running = g.array_max_running;
+      }
+      if (g.chain_length > 1 && k > 0) job.after = 1;
+      gpu_seconds += job.gpus * d;
+    }
   }
-  // load = (gpu_seconds / jobs) * rate / fleet_gpus  =>  mean gap = 1 / rate.
+  // load = (gpu_seconds / jobs) * rate / fleet_gpus  =>  mean gap = 1 / rate; a
+  // submission of n jobs is n jobs' worth of gap.
   const double mean_gap_s =
       gpu_seconds / static_cast<double>(w.jobs.size()) / (spec.load_factor * fleet_gpus);
   double t = 0;
-  for (TraceJob& job : w.jobs) {
-    t += rng.exponential(mean_gap_s);
-    job.submit_ms = std::llround(t * 1000);
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    if (submission_size[i] > 0) {
+      t += rng.exponential(mean_gap_s * static_cast<double>(submission_size[i]));
+    }
+    w.jobs[i].submit_ms = std::llround(t * 1000);
   }
   return w;
 }

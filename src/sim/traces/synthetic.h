@@ -30,11 +30,18 @@ namespace corral::sim {
 // group's (t00, t01, ...) and drawn by Zipf inside the group.
 struct SyntheticGroup {
   std::int32_t tenants = 1;
-  double jobs_share = 1;  // weight of the group in the job mix
+  double jobs_share = 1;  // weight of the group among submissions (a job, array or chain)
   std::vector<std::pair<std::int32_t, double>> sizes;
   double duration_median_s = 1800;
   double duration_sigma = 1.5;
   double tenant_zipf = 1.0;
+  // Workflows: each submission of the group an array of `array_count` tasks (at most
+  // `array_max_running` running; 0: no limit), or else a chain of `chain_length` steps,
+  // each after the one before succeeded. 1 and 1: plain jobs. A submission's jobs arrive
+  // together; the arrival rate still offers the spec's load.
+  std::int32_t array_count = 1;
+  std::int32_t array_max_running = 0;
+  std::int32_t chain_length = 1;
 };
 
 struct SyntheticSpec {

@@ -42,6 +42,13 @@ struct TraceJob {
   std::shared_ptr<const RuntimeProfile> elastic_profile;
   std::int32_t elastic_min_gpus = 0;
   std::int32_t elastic_max_gpus = 0;
+  // A task of a job array (core::ArraySpec): its index (-1: in no array; the tasks of one
+  // array are consecutive in the workload, index 0 first) and the array's maxRunning.
+  std::int32_t array_index = -1;
+  std::int32_t array_max_running = 0;
+  // Runs after the job this many places earlier in the workload succeeded (a workflow
+  // step, core::Dependency with on: success); 0: after nothing.
+  std::int32_t after = 0;
 };
 
 struct Workload {
