@@ -8,6 +8,7 @@
 // Thread safety: free functions without shared state.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -16,8 +17,10 @@
 
 namespace corral::core {
 
-// The most steps one workflow may have.
+// The most steps one workflow may have, and the most jobs its steps may make (an array
+// step makes its tasks), as many as one array may have.
 inline constexpr std::size_t kMaxWorkflowSteps = 256;
+inline constexpr std::int64_t kMaxWorkflowTasks = 10000;
 
 // Either the steps or every error, never both.
 struct WorkflowOutcome {

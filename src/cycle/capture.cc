@@ -201,13 +201,14 @@ v("maxRunning", t.max_running);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::DependencyFact, 6){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::DependencyFact, 7){template <typename V, typename T>
                                               static void visit(V & v, T& t){v("job", t.job);
 v("on", t.on);
 v("started", t.started);
 v("ended", t.ended);
 v("succeeded", t.succeeded);
-v("sinceMs", t.since);
+v("startedAtMs", t.started_at);
+v("endedAtMs", t.ended_at);
 }
 }
 ;

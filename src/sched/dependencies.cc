@@ -82,9 +82,12 @@ DependencyFact summed_fact(core::JobId array, const std::vector<DependencyFact>&
     f.started = f.started || t.started;
     f.ended = f.ended && t.ended;
     f.succeeded = f.succeeded && t.succeeded;
-    f.since = std::max(f.since, t.since);
+    if (t.started && (f.started_at == core::Time{} || t.started_at < f.started_at)) {
+      f.started_at = t.started_at;
+    }
+    f.ended_at = std::max(f.ended_at, t.ended_at);
   }
-  if (!f.ended) f.since = {};
+  if (!f.ended) f.ended_at = {};
   return f;
 }
 
@@ -94,7 +97,9 @@ bool dependencies_met(const std::vector<DependencyFact>& facts) {
 
 core::Time queued_since(const PendingJob& job) {
   core::Time since = job.queued_at;
-  for (const DependencyFact& f : job.dependencies) since = std::max(since, f.since);
+  for (const DependencyFact& f : job.dependencies) {
+    since = std::max(since, f.on == DependencyCondition::kStart ? f.started_at : f.ended_at);
+  }
   return since;
 }
 

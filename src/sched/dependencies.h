@@ -27,8 +27,8 @@ struct DependencyVerdict {
 DependencyVerdict judge_dependencies(const std::vector<DependencyFact>& facts);
 
 // A whole array's fact from its tasks' (both adapters sum arrays up with it): started when
-// a task started, ended when every task ended, succeeded when every one succeeded, since
-// when the last task ended.
+// a task started (at the first task's start), ended when every task ended (at the last
+// one's end), succeeded when every one succeeded.
 DependencyFact summed_fact(core::JobId array, const std::vector<DependencyFact>& tasks);
 
 // judge_dependencies(facts).state == kMet, without building a reason.

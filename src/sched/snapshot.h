@@ -135,10 +135,12 @@ struct DependencyFact {
   bool started = false;    // it (a task of it) has started running, whether or not it ended
   bool ended = false;      // it (every task of it) has ended
   bool succeeded = false;  // it (every task of it) ended in success
-  // When it ended (for an array, its last task); epoch 0 while it has not. A job whose
-  // dependencies are met counts as queued from the latest of these (Slurm's eligible
-  // time), so waiting on a dependency is not waiting in line.
-  core::Time since{};
+  // When it first started (for an array, its first task to start) and when it ended (its
+  // last task); epoch 0 while it has not. A job whose dependencies are met counts as
+  // queued from when the last of them was met (Slurm's eligible time): the start for
+  // `on: start`, the end otherwise. Waiting on a dependency is not waiting in line.
+  core::Time started_at{};
+  core::Time ended_at{};
   friend bool operator==(const DependencyFact&, const DependencyFact&) = default;
 };
 

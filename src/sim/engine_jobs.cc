@@ -288,6 +288,7 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
   usage_rate_[j.tenant] += gpus * usage_factor_[p.gpu_type];
   tenant_live_[j.tenant].held += gpus;
   if (out.start_ms < 0) out.start_ms = now_ms_;
+  if (j.attempts == 0) j.first_start_ms = now_ms_;
   ++j.attempts;
   out.gpu_type = p.gpu_type.value;
   out.packed = packed;

@@ -61,7 +61,8 @@ sched::DependencyFact fact_of(const ModelJob& j) {
           .started = j.attempts > 0,
           .ended = ended,
           .succeeded = ended && !j.cancelled,
-          .since = ended ? core::time_from_ms(j.ended_ms) : core::Time{}};
+          .started_at = j.attempts > 0 ? core::time_from_ms(j.first_start_ms) : core::Time{},
+          .ended_at = ended ? core::time_from_ms(j.ended_ms) : core::Time{}};
 }
 
 }  // namespace

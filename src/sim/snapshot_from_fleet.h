@@ -62,8 +62,9 @@ struct ModelJob {
   core::JobId array_job{0};
   std::int32_t array_index = 0;
   std::vector<core::Dependency> depends_on;
-  bool cancelled = false;     // done: abandoned (a dependency never met), not succeeded
-  std::int64_t ended_ms = 0;  // done: when
+  bool cancelled = false;           // done: abandoned (a dependency never met), not succeeded
+  std::int64_t first_start_ms = 0;  // when it was first placed (attempts > 0)
+  std::int64_t ended_ms = 0;        // done: when
 };
 
 // How checkpoints are written, for when a running job last wrote one (engine.h's

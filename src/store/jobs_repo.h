@@ -55,6 +55,20 @@ struct JobRow {
   std::int32_t node_restarts = 0;
   std::int32_t oom_restarts = 0;
   std::string retry_category;
+  core::Time first_started{};  // when it was first placed (epoch 0: never)
+};
+
+// What a dependency on a job needs to know of it (server/controllers/job_dependencies.h),
+// without its spec: read every cycle for the jobs pending jobs depend on.
+struct JobProgress {
+  core::JobId id;
+  core::TenantId tenant;
+  core::JobId array_job{0};
+  std::int32_t array_index = 0;
+  core::JobPhase phase = core::JobPhase::kPending;
+  std::int32_t attempt = 0;
+  core::Time updated_at;
+  core::Time first_started{};
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.
@@ -93,6 +107,10 @@ class JobRepo {
   // The tasks of the array `array` names (its first task's id), by index; empty for a
   // job that is not an array's first task.
   virtual core::Result<std::vector<JobRow>> list_array_tasks(core::JobId array) = 0;
+  // The jobs of `ids` and every task of the arrays `arrays` name (their first tasks' ids),
+  // each once, by id: two queries (per thousand ids) however many there are.
+  virtual core::Result<std::vector<JobProgress>> list_job_progress(
+      const std::vector<core::JobId>& ids, const std::vector<core::JobId>& arrays) = 0;
   // `tenant`'s latest job named `name` (the highest id), if any.
   virtual core::Result<std::optional<JobRow>> find_job_by_name(const core::TenantId& tenant,
                                                                std::string_view name) = 0;

@@ -1,4 +1,5 @@
 // JobRepo over SQL: the jobs table, their secrets and the per-tenant pending counter.
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,7 @@ constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
     "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
     "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms, array_job, "
-    "array_index, node_restarts, oom_restarts, retry_category";
+    "array_index, node_restarts, oom_restarts, retry_category, first_started_ms";
 
 Result<JobRow> job_from(const SqlRow& r) {
   RowReader in(r, "jobs", kJobColumns);
@@ -46,7 +47,8 @@ Result<JobRow> job_from(const SqlRow& r) {
            .array_index = in.i32(23),
            .node_restarts = in.i32(24),
            .oom_restarts = in.i32(25),
-           .retry_category = in.str(26)};
+           .retry_category = in.str(26),
+           .first_started = in.time(27)};
   if (!in.ok()) return in.status();
   return j;
 }
@@ -134,6 +136,44 @@ Result<std::vector<JobRow>> SqlTx::list_array_tasks(core::JobId array) {
               {array.value});
 }
 
+Result<std::vector<JobProgress>> SqlTx::list_job_progress(const std::vector<core::JobId>& ids,
+                                                          const std::vector<core::JobId>& arrays) {
+  constexpr std::string_view kColumns =
+      "id, tenant, array_job, array_index, phase, attempt, updated_at, first_started_ms";
+  std::map<std::int64_t, JobProgress> out;
+  const auto read = [&](std::string_view where, const std::vector<core::JobId>& keys) -> Status {
+    for (IdChunk& chunk : id_chunks(keys)) {
+      CORRAL_ASSIGN_OR_RETURN(auto res, q(cat(cat("SELECT ", kColumns, " FROM jobs WHERE "), where,
+                                              cat(" IN ", chunk.list)),
+                                          std::move(chunk.params)));
+      for (const auto& r : res.rows) {
+        RowReader in(r, "jobs", kColumns);
+        JobProgress p{.id = core::JobId(in.i64(0)),
+                      .tenant = core::TenantId(in.str(1)),
+                      .array_job = core::JobId(in.i64(2)),
+                      .array_index = in.i32(3),
+                      .phase = in.job_phase(4),
+                      .attempt = in.i32(5),
+                      .updated_at = in.time(6),
+                      .first_started = in.time(7)};
+        if (!in.ok()) return in.status();
+        out.insert_or_assign(p.id.value, std::move(p));
+      }
+    }
+    return Status();
+  };
+  CORRAL_RETURN_IF_ERROR(read("id", ids));
+  std::vector<core::JobId> named;
+  for (const core::JobId& a : arrays) {
+    if (a.value > 0) named.push_back(a);
+  }
+  CORRAL_RETURN_IF_ERROR(read("array_job", named));
+  std::vector<JobProgress> rows;
+  rows.reserve(out.size());
+  for (auto& [id, p] : out) rows.push_back(std::move(p));
+  return rows;
+}
+
 Result<std::optional<JobRow>> SqlTx::find_job_by_name(const core::TenantId& tenant,
                                                       std::string_view name) {
   CORRAL_ASSIGN_OR_RETURN(auto rows, jobs(cat("SELECT ", kJobColumns,
@@ -158,14 +198,15 @@ Result<bool> SqlTx::update_job(const JobRow& row, core::JobPhase expected) {
       q("UPDATE jobs SET phase = $1, attempt = $2, reason = $3, pending_kind = $4, "
         "queue_position = $5, updated_at = $6, queued_at = $7, restarts = $10, "
         "not_before = $11, preemptions = $12, stop_grace_ms = $13, planned_start_ms = $14, "
-        "planned_latest_ms = $15, node_restarts = $16, oom_restarts = $17, retry_category = $18 "
+        "planned_latest_ms = $15, node_restarts = $16, oom_restarts = $17, retry_category = $18, "
+        "first_started_ms = $19 "
         "WHERE id = $8 AND phase = $9",
         {std::string(core::to_string(row.phase)), std::int64_t{row.attempt}, row.reason,
          row.pending_kind, std::int64_t{row.queue_position}, ms(row.updated_at), ms(row.queued_at),
          row.id.value, std::string(core::to_string(expected)), std::int64_t{row.restarts},
          ms(row.not_before), std::int64_t{row.preemptions}, row.stop_grace_ms,
          ms(row.planned_start), ms(row.planned_latest), std::int64_t{row.node_restarts},
-         std::int64_t{row.oom_restarts}, row.retry_category}));
+         std::int64_t{row.oom_restarts}, row.retry_category, ms(row.first_started)}));
   if (res.affected != 1) return false;
   const bool was = expected == core::JobPhase::kPending;
   const bool is = row.phase == core::JobPhase::kPending;

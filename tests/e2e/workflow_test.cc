@@ -52,6 +52,10 @@ TEST_F(ClusterTest, AnArrayRunsEveryTaskWithItsIndexAndAtMostMaxRunningAtOnce) {
   }
   EXPECT_EQ(seen.size(), 6u);  // each task its own index
   expect_no_double_allocation();
+  // A task cannot be reproduced alone: its spec would submit the whole array again.
+  const auto again = admin_->post("/v1/runs/" + std::to_string(id + 1) + "/reproduce", "{}");
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_NE(again.body.find("cannot be reproduced alone"), std::string::npos) << again.body;
   // The array's name names the array (its first task), not its latest task.
   json waits = shell_job("after-sweep", "true");
   waits["dependsOn"] = {{{"job", "sweep"}}};

@@ -98,9 +98,14 @@ TEST(Dependencies, AMetDependencyRunsAndANeverMetOneIsAbandoned) {
 // one that waited on a long step is not starved the moment the step ends.
 TEST(Dependencies, AgeCountsFromWhenTheDependencyWasMet) {
   DependencyFact done = on(41, DependencyCondition::kSuccess, true, true, true);
-  done.since = testing::kNow - core::seconds(60);
+  done.ended_at = testing::kNow - core::seconds(60);
   PendingJob p = JobBuilder(2).queued_at(0).depends(done).pending();
-  EXPECT_EQ(queued_since(p), done.since);
+  EXPECT_EQ(queued_since(p), done.ended_at);
+  // `on: start` counts from the start, not the end (a running job has none).
+  DependencyFact running = on(42, DependencyCondition::kStart, true, false, false);
+  running.started_at = testing::kNow - core::seconds(30);
+  EXPECT_EQ(queued_since(JobBuilder(3).queued_at(0).depends(running).pending()),
+            running.started_at);
   p.dependencies.clear();
   EXPECT_EQ(queued_since(p), core::time_from_ms(0));
 }

@@ -149,6 +149,10 @@ class FaultyJob final : public Faulty<store::JobRepo> {
   core::Result<std::vector<store::JobRow>> list_array_tasks(core::JobId array) override {
     return inner_.list_array_tasks(array);
   }
+  core::Result<std::vector<store::JobProgress>> list_job_progress(
+      const std::vector<core::JobId>& ids, const std::vector<core::JobId>& arrays) override {
+    return inner_.list_job_progress(ids, arrays);
+  }
   core::Result<std::optional<store::JobRow>> find_job_by_name(const core::TenantId& tenant,
                                                               std::string_view name) override {
     return inner_.find_job_by_name(tenant, name);

@@ -158,6 +158,15 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
   core::JobSpec resolved = spec;
   CORRAL_RETURN_IF_ERROR(resolve_dependencies(tx.jobs(), resolved));
   const std::string spec_json = core::job_spec_to_json(resolved);
+  // Each task stores its spec: one submission's transaction stays bounded (the writer it
+  // holds is every other write's too).
+  if (static_cast<std::int64_t>(spec_json.size()) * tasks > kMaxSubmissionBytes) {
+    return core::invalid_argument(
+        "array.count", std::to_string(tasks) + " tasks of a " +
+                           std::to_string(spec_json.size() / 1024) +
+                           " KiB spec would store more than the 64 MiB one submission may; "
+                           "fewer tasks, or a shorter spec (env, command)");
+  }
   std::optional<store::JobRow> first;
   for (std::int32_t index = 0; index < tasks; ++index) {
     CORRAL_ASSIGN_OR_RETURN(

@@ -112,6 +112,9 @@ core::Status record_retraining(store::Tx& tx, const RetrainOutcome& outcome,
 // (api_jobs.cc). `sealed_secrets`: its secretEnv as job_secrets.h seals it. A workflow's
 // steps after the first do not take from the tenant's submit rate (`rate_token` false):
 // one document is one submission.
+// The most spec bytes one submission stores (an array's tasks each store the spec).
+inline constexpr std::int64_t kMaxSubmissionBytes = 64LL << 20;
+
 core::Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                       const core::JobSpec& spec, const std::string& sealed_secrets,
                                       std::string_view audit_action, bool rate_token = true);

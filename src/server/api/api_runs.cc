@@ -289,6 +289,13 @@ Result<Reply> reproduce(ApiContext& api, const Call& c, store::Tx& tx) {
     return Status(core::StatusCode::kInternal,
                   "run " + std::to_string(job.id.value) + "'s stored spec no longer parses");
   }
+  // Its spec would submit the whole array again, and one task alone has no index.
+  if (parsed.spec->array) {
+    return core::failed_precondition(
+        "run " + std::to_string(job.id.value) + " is task " + std::to_string(job.array_index) +
+        " of array " + std::to_string(job.array_job.value) +
+        "; a task of an array cannot be reproduced alone (submit its spec again)");
+  }
   CORRAL_ASSIGN_OR_RETURN(const std::string secrets, tx.jobs().get_job_secrets(job.id));
   CORRAL_ASSIGN_OR_RETURN(store::JobRow row,
                           admit_job(api, c, tx, *parsed.spec, secrets, "run.reproduce"));

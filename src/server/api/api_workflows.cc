@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/job_phase.h"
+#include "core/json_object.h"
 #include "core/workflow_parse.h"
 #include "server/api/api_routes.h"
 #include "server/api/api_views.h"
@@ -46,7 +47,12 @@ Result<Reply> get_array(ApiContext& api, const Call& c, store::Tx& tx) {
   std::int64_t gpu_ms = 0, amount = 0;
   for (const store::JobRow& t : tasks) {
     ++phases[std::string(core::to_string(t.phase))];
-    CORRAL_ASSIGN_OR_RETURN(json cost, job_cost_json(api, tx, t));
+    // A task never placed has cost nothing; only the others are priced (job_cost_json
+    // reads the ledger and accrues the open periods, per task).
+    json cost = money_json({});
+    if (t.attempt > 0) {
+      CORRAL_ASSIGN_OR_RETURN(cost, job_cost_json(api, tx, t));
+    }
     gpu_ms += cost.value("gpuMs", std::int64_t{0});
     amount += cost.value("amountMicros", std::int64_t{0});
     items.push_back({{"index", t.array_index},
@@ -107,14 +113,39 @@ Result<Reply> submit_workflow(ApiContext& api, const Call& c, store::Tx& tx) {
       core::parse_workflow(c.req.body, yaml ? core::SpecFormat::kYaml : core::SpecFormat::kJson);
   if (!parsed.ok()) return core::invalid_fields(parsed.errors);
   json steps = json::array();
+  std::map<std::string, store::JobRow> admitted;  // by step name
+  std::int64_t tasks = 0;
   for (std::size_t i = 0; i < parsed.steps.size(); ++i) {
-    const core::JobSpec& spec = parsed.steps[i];
+    core::JobSpec spec = parsed.steps[i];
+    // A name that is a step's is that step, the row just inserted: never another job
+    // of the name that a concurrent submission made the tenant's latest.
+    for (std::size_t d = 0; d < spec.depends_on.size(); ++d) {
+      core::Dependency& dep = spec.depends_on[d];
+      const auto step = dep.id ? admitted.end() : admitted.find(dep.name);
+      if (step == admitted.end()) continue;
+      if (step->second.tenant != spec.tenant) {
+        return core::invalid_argument(
+            core::child_path(core::element_path(core::element_path("steps", i) + ".dependsOn", d),
+                             "job"),
+            "step " + dep.name + " is tenant " + step->second.tenant.value +
+                "'s; a step depends only on steps of its own tenant");
+      }
+      dep.id = step->second.array_job.value > 0 ? step->second.array_job : step->second.id;
+      dep.name.clear();
+    }
+    tasks += spec.array ? spec.array->count : 1;
+    if (tasks > core::kMaxWorkflowTasks) {
+      return core::invalid_argument("steps", "the steps' jobs and tasks number more than the " +
+                                                 std::to_string(core::kMaxWorkflowTasks) +
+                                                 " one workflow may have");
+    }
     CORRAL_ASSIGN_OR_RETURN(
         const store::JobRow row,
         admit_job(api, c, tx, spec, seal_job_secrets(api.pipeline.keys(), spec.secret_env),
                   "workflow.submit", /*rate_token=*/i == 0));
     api.metrics.jobs_submitted += spec.array ? spec.array->count : 1;
     steps.push_back({{"name", spec.name}, {"id", row.id.value}});
+    admitted.emplace(spec.name, row);
   }
   Reply reply = json_reply({{"steps", std::move(steps)}}, 201);
   reply.wake_scheduler = true;

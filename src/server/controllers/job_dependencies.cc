@@ -15,44 +15,58 @@ using core::Status;
 
 // What one job (or one task) stands at: started once it was placed; an ended row changes
 // no more, so its updated_at is when it ended.
-sched::DependencyFact fact_of(const store::JobRow& row) {
-  const bool ended = core::is_terminal(row.phase);
-  return {.job = row.id,
-          .started = row.attempt > 0,
+sched::DependencyFact fact_of(const store::JobProgress& job) {
+  const bool ended = core::is_terminal(job.phase);
+  return {.job = job.id,
+          .started = job.attempt > 0,
           .ended = ended,
-          .succeeded = row.phase == core::JobPhase::kSucceeded,
-          .since = ended ? row.updated_at : core::Time{}};
+          .succeeded = job.phase == core::JobPhase::kSucceeded,
+          .started_at = job.first_started,
+          .ended_at = ended ? job.updated_at : core::Time{}};
 }
 
 // A whole array, its tasks summed up (sched::summed_fact).
-sched::DependencyFact fact_of(core::JobId array, const std::vector<store::JobRow>& tasks) {
+sched::DependencyFact fact_of(core::JobId array, const std::vector<store::JobProgress>& tasks) {
   std::vector<sched::DependencyFact> each;
-  for (const store::JobRow& t : tasks) each.push_back(fact_of(t));
+  for (const store::JobProgress& t : tasks) each.push_back(fact_of(t));
   return sched::summed_fact(array, each);
 }
 
-bool is_array(const store::JobRow& row) { return row.array_job == row.id; }
+bool is_array(const store::JobProgress& job) { return job.array_job == job.id; }
 
-// Reads jobs and arrays once per call.
+// The jobs dependencies name and their arrays' tasks, read without their specs:
+// `prefetch` reads a whole cycle's in two queries; anything else is read when asked.
 class Reader {
  public:
   explicit Reader(store::JobRepo& jobs) : jobs_(jobs) {}
 
-  Result<std::optional<store::JobRow>> job(core::JobId id) {
-    const auto it = jobs_read_.find(id.value);
-    if (it != jobs_read_.end()) return it->second;
-    CORRAL_ASSIGN_OR_RETURN(auto row, jobs_.get_job(id));
-    jobs_read_.emplace(id.value, row);
-    return row;
+  Status prefetch(const std::vector<core::JobId>& ids) {
+    CORRAL_ASSIGN_OR_RETURN(const auto named, jobs_.list_job_progress(ids, {}));
+    for (const core::JobId id : ids) jobs_read_.emplace(id.value, std::nullopt);
+    std::vector<core::JobId> arrays;
+    for (const store::JobProgress& j : named) {
+      jobs_read_[j.id.value] = j;
+      if (is_array(j)) arrays.push_back(j.id);
+    }
+    CORRAL_ASSIGN_OR_RETURN(const auto tasks, jobs_.list_job_progress({}, arrays));
+    for (const core::JobId a : arrays) tasks_read_[a.value];
+    for (const store::JobProgress& t : tasks) tasks_read_[t.array_job.value].push_back(t);
+    for (auto& [array, list] : tasks_read_) {
+      std::sort(list.begin(), list.end(),
+                [](const auto& a, const auto& b) { return a.array_index < b.array_index; });
+    }
+    return Status();
   }
 
-  Result<const std::vector<store::JobRow>*> tasks(core::JobId array) {
-    auto it = tasks_read_.find(array.value);
-    if (it == tasks_read_.end()) {
-      CORRAL_ASSIGN_OR_RETURN(auto rows, jobs_.list_array_tasks(array));
-      it = tasks_read_.emplace(array.value, std::move(rows)).first;
-    }
-    return &it->second;
+  Result<std::optional<store::JobProgress>> job(core::JobId id) {
+    if (const auto it = jobs_read_.find(id.value); it != jobs_read_.end()) return it->second;
+    CORRAL_RETURN_IF_ERROR(prefetch({id}));
+    return jobs_read_.at(id.value);
+  }
+
+  Result<const std::vector<store::JobProgress>*> tasks(core::JobId array) {
+    if (!tasks_read_.contains(array.value)) CORRAL_RETURN_IF_ERROR(prefetch({array}));
+    return &tasks_read_[array.value];
   }
 
   // The fact for `dep` of a job at array index `index`; nullopt when the job it names is
@@ -67,8 +81,9 @@ class Reader {
       if (!dep.elementwise) {
         out = fact_of(row->id, *all);
       } else {
-        const auto t = std::find_if(all->begin(), all->end(),
-                                    [&](const store::JobRow& r) { return r.array_index == index; });
+        const auto t = std::find_if(all->begin(), all->end(), [&](const store::JobProgress& r) {
+          return r.array_index == index;
+        });
         if (t != all->end()) out = fact_of(*t);
       }
     } else if (!dep.elementwise) {
@@ -80,8 +95,8 @@ class Reader {
 
  private:
   store::JobRepo& jobs_;
-  std::map<std::int64_t, std::optional<store::JobRow>> jobs_read_;
-  std::map<std::int64_t, std::vector<store::JobRow>> tasks_read_;
+  std::map<std::int64_t, std::optional<store::JobProgress>> jobs_read_;
+  std::map<std::int64_t, std::vector<store::JobProgress>> tasks_read_;
 };
 
 }  // namespace
@@ -94,11 +109,14 @@ Status resolve_dependencies(store::JobRepo& jobs, core::JobSpec& spec) {
     const std::string field = core::child_path(core::element_path("dependsOn", i), "job");
     const std::string named =
         dep.id ? "job " + std::to_string(dep.id->value) : "a job named \"" + dep.name + "\"";
-    std::optional<store::JobRow> row;
+    std::optional<store::JobProgress> row;
     if (dep.id) {
       CORRAL_ASSIGN_OR_RETURN(row, reader.job(*dep.id));
     } else {
-      CORRAL_ASSIGN_OR_RETURN(row, jobs.find_job_by_name(spec.tenant, dep.name));
+      CORRAL_ASSIGN_OR_RETURN(const auto named_row, jobs.find_job_by_name(spec.tenant, dep.name));
+      if (named_row) {
+        CORRAL_ASSIGN_OR_RETURN(row, reader.job(named_row->id));
+      }
     }
     if (!row || row->tenant != spec.tenant) {
       return core::invalid_argument(field, "tenant " + spec.tenant.value + " has no " + named);
@@ -139,6 +157,13 @@ Status resolve_dependencies(store::JobRepo& jobs, core::JobSpec& spec) {
 Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> dependency_facts(
     store::JobRepo& jobs, const std::vector<Dependent>& dependents) {
   Reader reader(jobs);
+  std::vector<core::JobId> named;
+  for (const Dependent& d : dependents) {
+    for (const core::Dependency& dep : *d.depends_on) {
+      if (dep.id) named.push_back(*dep.id);
+    }
+  }
+  if (!named.empty()) CORRAL_RETURN_IF_ERROR(reader.prefetch(named));
   std::map<std::int64_t, std::vector<sched::DependencyFact>> out;
   for (const Dependent& d : dependents) {
     auto& facts = out[d.row->id.value];

@@ -33,8 +33,9 @@ struct Dependent {
   const std::vector<core::Dependency>* depends_on = nullptr;
 };
 
-// The facts of each dependent's dependencies, by job id, in the order of its spec. Each
-// array named is read once.
+// The facts of each dependent's dependencies, by job id, in the order of its spec: the
+// jobs named and their arrays' tasks in two queries (store::JobRepo::list_job_progress),
+// without their specs.
 core::Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> dependency_facts(
     store::JobRepo& jobs, const std::vector<Dependent>& dependents);
 

@@ -188,7 +188,10 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
       if (it->second.state != core::WorkerStatus::State::kExited) continue;
       if (it->second.exit_code == 0 && it->second.signal == 0) {
         ++exited_ok;
-      } else if (failed == nullptr) {
+      } else if (failed == nullptr || (category_of(it->second) == FailureCategory::kOutOfMemory &&
+                                       category_of(*failed) != FailureCategory::kOutOfMemory)) {
+        // An OOM kill is the cause, whatever its rank: the others fail after it (their
+        // peer died).
         failed = &it->second;
       }
     }

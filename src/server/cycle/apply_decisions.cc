@@ -233,6 +233,7 @@ class Applier {
     next.planned_start = {};
     next.planned_latest = {};
     next.updated_at = ctx_.now;
+    if (next.first_started == core::Time{}) next.first_started = ctx_.now;
     CORRAL_ASSIGN_OR_RETURN(const bool won, tx_.jobs().update_job(next, JobPhase::kPending));
     out_.left_queue.push_back(p.job.value);
     if (!won) return Status();

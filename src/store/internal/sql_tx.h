@@ -65,6 +65,8 @@ class SqlTx final : public Tx,
   core::Result<std::vector<JobRow>> get_jobs(const std::vector<core::JobId>& ids) override;
   core::Result<std::vector<JobRow>> list_jobs(const JobFilter& filter) override;
   core::Result<std::vector<JobRow>> list_array_tasks(core::JobId array) override;
+  core::Result<std::vector<JobProgress>> list_job_progress(
+      const std::vector<core::JobId>& ids, const std::vector<core::JobId>& arrays) override;
   core::Result<std::optional<JobRow>> find_job_by_name(const core::TenantId& tenant,
                                                        std::string_view name) override;
   core::Result<std::vector<JobRow>> list_jobs_holding_gpus() override;

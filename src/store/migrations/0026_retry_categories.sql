@@ -5,3 +5,5 @@
 ALTER TABLE jobs ADD COLUMN node_restarts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN oom_restarts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN retry_category TEXT NOT NULL DEFAULT '';
+-- When the job was first placed (0: never): a dependency on its start counts from it.
+ALTER TABLE jobs ADD COLUMN first_started_ms BIGINT NOT NULL DEFAULT 0;

@@ -254,6 +254,18 @@ TYPED_TEST(ApiTest, AdmissionControlAnswers429WithRetryAfter) {
             "tenant capped has 1 pending jobs and this array adds 2, past the 2 it may have");
 }
 
+// One submission stores at most 64 MiB of specs: an array of many tasks of a long spec is
+// refused, naming array.count, before anything is written.
+TYPED_TEST(ApiTest, AnArrayStoringTooManySpecBytesIsRefused) {
+  json spec = json::parse(job_for("default"));
+  spec["env"] = {{"PAD", std::string(8000, 'x')}};
+  spec["array"] = {{"count", 10000}};
+  const auto r = this->admin().post("/v1/jobs", spec.dump());
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(body(r)["error"]["field"], "array.count") << r.body;
+  EXPECT_EQ(this->count("/v1/jobs", "jobs"), 0);
+}
+
 // Refusals made inside the transaction run on whichever thread leads the group commit
 // (both stores group their commits), not always the request's own: each 429 still
 // carries its own wait. (With the wait in a thread_local of the request thread,

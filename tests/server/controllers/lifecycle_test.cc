@@ -602,6 +602,19 @@ TEST_F(LifecycleTest, AnExitCodeOutsideOnExitCodesFailsAtOnce) {
             ev.end());
 }
 
+// Two ranks fail at once: the OOM kill is the cause (the other died of its peer), so the
+// attempt is retried on the OOM budget although rank 0's code is not in onExitCodes.
+TEST_F(LifecycleTest, AnOomKillIsTheCauseWhateverItsRank) {
+  agent_on("n1");
+  const JobId id =
+      place(2, 0, JobPhase::kRunning, {"n1"}, 0, R"({"onExitCodes": [75], "onOutOfMemory": 2})");
+  report(id, 0, "n1", "exited", 1);
+  report(id, 1, "n1", "exited", 0, 9);
+  ok(reconcile(id));
+  EXPECT_EQ(job(id).phase, JobPhase::kPending);
+  EXPECT_EQ(job(id).oom_restarts, 1);
+}
+
 // An OOM kill (SIGKILL Corral did not send) on its own budget: retried there, with the
 // spec's own backoff, while maxRestarts stays untouched; past it the job fails.
 TEST_F(LifecycleTest, OutOfMemoryKillsHaveTheirOwnBudgetAndBackoff) {

@@ -316,6 +316,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       store::JobRow next = *fresh;
       next.phase = core::JobPhase::kRunning;
       next.attempt = earlier_attempts + 1;
+      next.first_started = at_s(r.started_s);  // as if its first attempt began then
       next.preemptions = r.preemptions;
       CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, core::JobPhase::kPending));
       EXPECT_TRUE(won);
@@ -374,6 +375,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     sim::ModelJob m{
         .request = request(r.job), .name = r.job.name, .state = sim::JobState::kRunning};
     m.run_start_ms = core::to_ms(at_s(r.started_s));
+    m.first_start_ms = core::to_ms(at_s(r.started_s));
     m.gpus = r.gpus;
     m.borrowed = r.borrowed;
     m.attempts = r.earlier_gpu_s > 0 ? 2 : 1;
@@ -467,6 +469,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_EQ(from_store.pending[3].request.array->max_running, 1);
   ASSERT_EQ(from_store.pending[4].dependencies.size(), 2u);
   EXPECT_TRUE(from_store.pending[4].dependencies[0].started);  // job 1 runs
+  EXPECT_EQ(from_store.pending[4].dependencies[0].started_at, at_s(running[0].started_s));
   EXPECT_FALSE(from_store.pending[4].dependencies[0].ended);
   EXPECT_EQ(from_store.pending[4].dependencies[1].job, JobId(8));  // the array, summed up
   EXPECT_FALSE(from_store.pending[4].dependencies[1].started);
