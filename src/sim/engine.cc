@@ -164,10 +164,10 @@ core::Status Engine::cycle() {
   // (decide() blocks them); the next cycle may give them out.
   if (shrank) request_cycle();
   schedule_wakeup(*snapshot, d);
-  held_.resize(jobs_.size());
   for (sched::Pending& p : d.pending) {
-    held_[p.job.value - 1] =
-        p.kind == sched::PendingKind::kDependency || p.kind == sched::PendingKind::kArrayLimit;
+    set_held(
+        static_cast<std::int32_t>(p.job.value - 1),
+        p.kind == sched::PendingKind::kDependency || p.kind == sched::PendingKind::kArrayLimit);
     result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
   }
   record_sample();

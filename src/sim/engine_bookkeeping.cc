@@ -90,6 +90,15 @@ void Engine::pending_delta(std::int32_t tenant, std::int32_t delta) {
   backlogged_ += (live.pending > 0 ? 1 : 0) - (was ? 1 : 0);
 }
 
+void Engine::set_held(std::int32_t job, bool held) {
+  if (held_.size() < jobs_.size()) held_.resize(jobs_.size());
+  if (held_[job] == held) return;
+  held_[job] = held;
+  const std::int32_t delta = held ? -1 : +1;
+  pending_delta(jobs_[job].tenant, delta);
+  active_delta(jobs_[job].tenant, delta);
+}
+
 void Engine::active_delta(std::int32_t tenant, std::int32_t delta) {
   TenantLive& live = tenant_live_[tenant];
   if (live.active == 0 && delta > 0) active_weight_ += result_.tenants[tenant].weight;

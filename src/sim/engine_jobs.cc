@@ -199,6 +199,7 @@ core::Status Engine::start(const sched::Placement& p) {
     return core::internal_error(
         fmt::format("placement of job {} which is not pending", p.job.value));
   }
+  set_held(job, false);
   ModelJob& j = jobs_[job];
   pending_.erase(job);
   pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
@@ -213,6 +214,7 @@ core::Status Engine::abandon(const sched::Abandoned& a) {
       jobs_[job].state != JobState::kPending) {
     return core::internal_error(fmt::format("abandoned job {} which is not pending", a.job.value));
   }
+  set_held(job, false);
   ModelJob& j = jobs_[job];
   pending_.erase(job);
   pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));

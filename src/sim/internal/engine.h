@@ -117,6 +117,10 @@ class Engine {
   core::Status start(const sched::Placement& p);
   // A job whose dependency can never be met ends, cancelled, without running.
   core::Status abandon(const sched::Abandoned& a);
+  // Marks a pending job held out of line (held_) or not: a held job's tenant is neither
+  // backlogged nor active on its account, as decide() does not count it (its fair share
+  // in the metrics would otherwise be owed for work the scheduler may not start).
+  void set_held(std::int32_t job, bool held);
   // Gives `gpus` to `job` and runs it there from its remaining work (a start, or the
   // restart of a resize). The GPUs must be free and healthy.
   core::Status launch(std::int32_t job, const std::vector<sched::GpuRef>& gpus,
