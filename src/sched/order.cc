@@ -70,16 +70,16 @@ double standing(std::int64_t held_milli, double usage, double share, core::Durat
 JobQueue::JobQueue(const ClusterSnapshot& s, const SchedulerConfig& config, core::Time now)
     : s_(s), config_(config) {
   const auto& pending = s.pending();
-  // Only jobs whose dependencies are met are queued (workflow.h); their age counts from
-  // when they were.
+  // Only jobs whose dependencies are met are queued (dependencies.h); their age counts
+  // from when they were.
   std::vector<std::size_t> queued;
-  std::vector<core::Time> since(pending.size());
+  since_.assign(pending.size(), core::Time{});
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (!dependencies_met(pending[i].dependencies)) continue;
     queued.push_back(i);
-    since[i] = queued_since(pending[i]);
+    since_[i] = queued_since(pending[i]);
   }
-  since_ = since;
+  const std::vector<core::Time>& since = since_;
   const auto older = [&](std::size_t a, std::size_t b) {
     if (since[a] != since[b]) return since[a] < since[b];
     return pending[a].request.id < pending[b].request.id;

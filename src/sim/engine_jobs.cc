@@ -192,6 +192,15 @@ void Engine::stop(std::int32_t job, bool checkpoints_on_stop) {
   release(job, s.partial);
 }
 
+void Engine::dequeue(std::int32_t job) {
+  set_held(job, false);
+  const ModelJob& j = jobs_[job];
+  pending_.erase(job);
+  pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
+  pending_gpus_ -= j.request.gpus;
+  pending_delta(j.tenant, -1);
+}
+
 core::Status Engine::start(const sched::Placement& p) {
   const auto job = static_cast<std::int32_t>(p.job.value - 1);
   if (job < 0 || job >= static_cast<std::int32_t>(jobs_.size()) ||
@@ -199,12 +208,7 @@ core::Status Engine::start(const sched::Placement& p) {
     return core::internal_error(
         fmt::format("placement of job {} which is not pending", p.job.value));
   }
-  set_held(job, false);
-  ModelJob& j = jobs_[job];
-  pending_.erase(job);
-  pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
-  pending_gpus_ -= j.request.gpus;
-  pending_delta(j.tenant, -1);
+  dequeue(job);
   return launch(job, p.gpus, p.gpu_type, p.borrowed, p.packed);
 }
 
@@ -214,12 +218,8 @@ core::Status Engine::abandon(const sched::Abandoned& a) {
       jobs_[job].state != JobState::kPending) {
     return core::internal_error(fmt::format("abandoned job {} which is not pending", a.job.value));
   }
-  set_held(job, false);
+  dequeue(job);
   ModelJob& j = jobs_[job];
-  pending_.erase(job);
-  pending_sizes_.erase(pending_sizes_.find(least_gpus(j)));
-  pending_gpus_ -= j.request.gpus;
-  pending_delta(j.tenant, -1);
   active_delta(j.tenant, -1);
   touch(job);
   j.state = JobState::kDone;

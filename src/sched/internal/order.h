@@ -29,7 +29,7 @@ double usage_as_gpus(double usage, core::Duration half_life);
 double standing(std::int64_t held_milli, double usage, double share, core::Duration half_life);
 
 // Yields pending jobs (indices into snapshot.pending()) in queue order, those whose
-// dependencies are met (workflow.h) only. Fair share is
+// dependencies are met (dependencies.h) only. Fair share is
 // re-evaluated after every job, because placing a job raises its tenant's standing.
 // Within a tier, a job that waited config.starvation_age or longer goes first (oldest
 // first) while its tenant holds less than its fair share of the fleet: a job can wait

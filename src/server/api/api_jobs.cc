@@ -219,13 +219,9 @@ namespace {
 
 Result<Reply> submit(ApiContext& api, const Call& c, store::Tx& tx) {
   const httplib::Request& req = c.req;
-  std::string type = req.get_header_value("Content-Type");
-  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
-  core::SpecFormat format = core::SpecFormat::kJson;
-  if (type.starts_with("application/yaml") || type.starts_with("application/x-yaml") ||
-      type.starts_with("text/yaml")) {
-    format = core::SpecFormat::kYaml;
-  }  // anything else but JSON the pipeline refused (Route::takes_yaml)
+  // Anything else but JSON the pipeline refused (Route::takes_yaml).
+  const core::SpecFormat format =
+      yaml_body(req) ? core::SpecFormat::kYaml : core::SpecFormat::kJson;
   const core::ParseOutcome parsed = core::parse_job_spec(req.body, format);
   if (!parsed.ok()) return core::invalid_fields(parsed.errors);
   CORRAL_ASSIGN_OR_RETURN(

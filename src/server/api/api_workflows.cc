@@ -105,12 +105,8 @@ Result<Reply> cancel_array(ApiContext& api, const Call& c, store::Tx& tx) {
 // resolves to the step of this document (the tenant's latest job of the name): all of
 // them or none.
 Result<Reply> submit_workflow(ApiContext& api, const Call& c, store::Tx& tx) {
-  std::string type = c.req.get_header_value("Content-Type");
-  for (char& ch : type) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
-  const bool yaml = type.starts_with("application/yaml") ||
-                    type.starts_with("application/x-yaml") || type.starts_with("text/yaml");
-  const core::WorkflowOutcome parsed =
-      core::parse_workflow(c.req.body, yaml ? core::SpecFormat::kYaml : core::SpecFormat::kJson);
+  const core::WorkflowOutcome parsed = core::parse_workflow(
+      c.req.body, yaml_body(c.req) ? core::SpecFormat::kYaml : core::SpecFormat::kJson);
   if (!parsed.ok()) return core::invalid_fields(parsed.errors);
   json steps = json::array();
   std::map<std::string, store::JobRow> admitted;  // by step name

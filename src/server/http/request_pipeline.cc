@@ -35,19 +35,26 @@ Status check_idempotency_key(const std::string& key) {
   return Status();
 }
 
-// A body's media type: JSON, or YAML where the route takes it. No Content-Type is JSON;
-// parameters (charset) are ignored, and the type's case too.
-Status check_body_type(const Route& route, const httplib::Request& req) {
-  if (req.body.empty()) return Status();
+// A body's media type, lowercase, without parameters (charset).
+std::string media_type(const httplib::Request& req) {
   std::string type = req.get_header_value("Content-Type");
   type = type.substr(0, type.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
   for (char& c : type) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return type;
+}
+
+bool is_yaml(const std::string& type) {
+  return type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml";
+}
+
+// A body's media type: JSON, or YAML where the route takes it. No Content-Type is JSON;
+// parameters (charset) are ignored, and the type's case too.
+Status check_body_type(const Route& route, const httplib::Request& req) {
+  if (req.body.empty()) return Status();
+  const std::string type = media_type(req);
   if (type.empty() || type == "application/json") return Status();
-  if (route.takes_yaml &&
-      (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml")) {
-    return Status();
-  }
+  if (route.takes_yaml && is_yaml(type)) return Status();
   return core::invalid_argument(
       "Content-Type", std::string(route.takes_yaml ? "must be application/json or application/yaml"
                                                    : "must be application/json") +
@@ -103,6 +110,8 @@ std::string Call::actor() const {
   return who.id + "(" + std::string(to_string(who.role)) + (who.tenant.empty() ? "" : ":") +
          who.tenant + (who.owner.empty() ? "" : ", owner " + who.owner) + ")";
 }
+
+bool yaml_body(const httplib::Request& req) { return is_yaml(media_type(req)); }
 
 Route read_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn) {
   return Route{method, std::move(pattern), Route::Kind::kRead, roles, std::move(fn), nullptr};

@@ -141,6 +141,10 @@ struct Route {
   bool takes_yaml = false;
 };
 
+// Whether `req`'s body is YAML (application/yaml, application/x-yaml, text/yaml), by the
+// rule the pipeline checks a route's Content-Type with; otherwise it is JSON.
+bool yaml_body(const httplib::Request& req);
+
 Route read_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn);
 Route write_route(const char* method, std::string pattern, RoleSet roles, Route::InTx fn,
                   Route::Precheck precheck = nullptr);

@@ -114,6 +114,8 @@ class Engine {
   void fail_gpu(std::int32_t node, std::int32_t gpu);
   void repair_gpu(std::int32_t node, std::int32_t gpu);
   core::Status cycle();
+  // Takes a pending job out of the queue (enqueue's reverse), to start or end it.
+  void dequeue(std::int32_t job);
   core::Status start(const sched::Placement& p);
   // A job whose dependency can never be met ends, cancelled, without running.
   core::Status abandon(const sched::Abandoned& a);
