@@ -106,6 +106,19 @@ done
 "${corral[@]}" job "$shards" | sed -n '/^array /,$p'
 "${corral[@]}" job "$report" | sed -n '/^events:/,$p'
 echo
+echo "== a sweep (docs/jobspec.md#sweep): nine trials over the trainer's learning rate, three at"
+echo "   once; ASHA stops the trials below the cut at steps 40 and 120, the best runs to the end"
+sweep=$(submit examples/local/sweep-lr.yaml)
+for _ in $(seq 240); do
+  "${corral[@]}" sweep "$sweep" -o json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+ended = sum(n for p, n in s["phases"].items() if p in ("succeeded", "failed", "cancelled"))
+sys.exit(0 if ended == s["trials"] else 1)' && break
+  sleep 0.5
+done
+"${corral[@]}" sweep "$sweep"
+echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
 echo

@@ -1,11 +1,13 @@
 // corral-trainer: a toy training job with the real checkpoint contract.
 //
 //   corral-trainer --steps N [--step-ms MS] [--checkpoint-every K] [--metrics-every M]
+//                  [--lr RATE]
 //
 // Each step draws 8 samples from a fixed-seed LCG, fits a 4-weight linear model to them
 // by SGD in double precision, and folds the weights' bit patterns into a hash chain, so
-// the final value depends on every step and on nothing but the step count. It prints
-// `final=<16 hex digits>` when done.
+// the final value depends on every step and on nothing but the step count and the learning
+// rate. It prints `final=<16 hex digits>` when done. The learning rate is --lr, else a
+// sweep trial's CORRAL_PARAM_LR (docs/jobspec.md#sweep), else 0.05.
 //
 // Checkpoints (rank 0 only; every rank computes the same state) go to
 // CORRAL_CHECKPOINT_DIR/step-STEP-attempt-ATTEMPT every K steps and on SIGTERM,
@@ -72,8 +74,7 @@ std::uint64_t bits(double d) {
 const double kTrue[4] = {0.5, -1.25, 2.0, 0.75};
 
 // One SGD step; returns the step's mean squared error before the update of each sample.
-double train_step(State& s) {
-  const double lr = 0.05;
+double train_step(State& s, double lr) {
   double squared = 0;
   for (int sample = 0; sample < 8; ++sample) {
     double x[4], y = 0, pred = 0;
@@ -350,9 +351,19 @@ int restore(State& s) {
 
 int main(int argc, char** argv) {
   std::int64_t steps = -1, step_ms = 0, every = 0, metrics_every = 10;
+  double lr = 0.05;
+  if (const char* swept = std::getenv("CORRAL_PARAM_LR")) lr = std::strtod(swept, nullptr);
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     char* end = nullptr;
+    if (flag == "--lr") {
+      lr = std::strtod(argv[i + 1], &end);
+      if (*end != '\0' || !(lr > 0 && lr <= 1)) {
+        std::fprintf(stderr, "corral-trainer: --lr: must be a number in (0, 1]\n");
+        return 2;
+      }
+      continue;
+    }
     const long long v = std::strtoll(argv[i + 1], &end, 10);
     if (*end != '\0' || v < 0) {
       std::fprintf(stderr, "corral-trainer: %s: must be a non-negative integer\n", flag.c_str());
@@ -374,7 +385,11 @@ int main(int argc, char** argv) {
   if (steps < 0 || argc % 2 == 0) {
     std::fprintf(stderr,
                  "usage: corral-trainer --steps N [--step-ms MS] [--checkpoint-every K] "
-                 "[--metrics-every M]\n");
+                 "[--metrics-every M] [--lr RATE]\n");
+    return 2;
+  }
+  if (!(lr > 0 && lr <= 1)) {
+    std::fprintf(stderr, "corral-trainer: CORRAL_PARAM_LR: must be a number in (0, 1]\n");
     return 2;
   }
   struct sigaction sa {};
@@ -396,7 +411,7 @@ int main(int argc, char** argv) {
   start_measuring(s.step);
   while (s.step < steps) {
     if (g_stop) break;
-    const double loss = train_step(s);
+    const double loss = train_step(s, lr);
     if (writer) {
       add_point("loss", s.step, loss);
       if (g_pending_points >= metrics_every) flush_points();

@@ -189,7 +189,8 @@ json desired_worker_json(const DesiredWorker& d) {
           {"graceMs", s.grace_ms},
           {"arrayJob", s.array_job},
           {"arrayIndex", s.array_index},
-          {"arrayCount", s.array_count}};
+          {"arrayCount", s.array_count},
+          {"sweepParams", s.sweep_params}};
 }
 
 Status read_desired_worker(const json& w, const std::string& path, DesiredWorker& out) {
@@ -223,6 +224,9 @@ Status read_desired_worker(const json& w, const std::string& path, DesiredWorker
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayJob"}, 0, INT64_MAX, s.array_job));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayIndex"}, 0, 1 << 20, s.array_index));
   CORRAL_RETURN_IF_ERROR(read_int(Field{w, path, "arrayCount"}, 0, 1 << 20, s.array_count));
+  // Absent from a corrald older than sweeps: not a trial.
+  CORRAL_RETURN_IF_ERROR(
+      read_string_map(Field{w, path, "sweepParams"}, kMaxTextBytes, s.sweep_params));
   std::string desired = "run";
   CORRAL_RETURN_IF_ERROR(read_string(Field{w, path, "desired"}, kMaxStateBytes, desired));
   if (desired != "run" && desired != "stop") {

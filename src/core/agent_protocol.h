@@ -67,6 +67,9 @@ struct WorkerSpec {
   std::int64_t array_job = 0;
   std::int32_t array_index = 0;
   std::int32_t array_count = 0;
+  // A trial of a sweep: its parameters by name, each as JSON scalar text
+  // (core::trial_parameters); empty for any other job.
+  std::map<std::string, std::string> sweep_params;
 
   friend bool operator==(const WorkerSpec&, const WorkerSpec&) = default;
 };

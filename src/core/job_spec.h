@@ -17,6 +17,7 @@
 
 #include "core/dataset.h"
 #include "core/ids.h"
+#include "core/sweep.h"
 #include "core/time.h"
 
 namespace corral::core {
@@ -215,6 +216,8 @@ struct JobSpec {
   std::optional<ArraySpec> array;
   std::vector<Dependency> depends_on;
   std::optional<RetryPolicy> retry;
+  // A sweep's trials are its array's tasks: `array` is set from it (count and maxRunning).
+  std::optional<SweepSpec> sweep;
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

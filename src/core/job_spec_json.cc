@@ -20,6 +20,31 @@ Json string_map(const std::map<std::string, std::string>& m) {
   return out;
 }
 
+Json sweep_json(const SweepSpec& s) {
+  Json params = Json::object();
+  for (const SweepParameter& p : s.parameters) {
+    if (p.values.empty()) {
+      params[p.name] = {{"min", p.min}, {"max", p.max}, {"log", p.log}};
+    } else {
+      Json values = Json::array();
+      for (const std::string& v : p.values) values.push_back(Json::parse(v));
+      params[p.name] = {{"values", std::move(values)}};
+    }
+  }
+  Json out = {{"method", to_string(s.method)}, {"parameters", std::move(params)}};
+  out["trials"] = s.trials;
+  out["seed"] = s.seed;
+  out["maxRunning"] = s.max_running;
+  out["metric"] = {{"name", s.metric}, {"goal", to_string(s.goal)}};
+  if (s.early_stopping) {
+    out["earlyStopping"] = {{"rule", "asha"},
+                            {"minStep", s.early_stopping->min_step},
+                            {"maxStep", s.early_stopping->max_step},
+                            {"reductionFactor", s.early_stopping->reduction_factor}};
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string job_spec_to_json(const JobSpec& spec) {
@@ -100,7 +125,8 @@ std::string job_spec_to_json(const JobSpec& spec) {
       {"image", spec.lineage.image},
       {"dataset", spec.lineage.dataset}};
   out["labels"] = string_map(spec.labels);
-  if (spec.array) {
+  // A sweep's array is the sweep's own (written as the sweep's trials and maxRunning).
+  if (spec.array && !spec.sweep) {
     out["array"] = {{"count", spec.array->count}, {"maxRunning", spec.array->max_running}};
   }
   if (!spec.depends_on.empty()) {
@@ -125,6 +151,7 @@ std::string job_spec_to_json(const JobSpec& spec) {
     if (!backoff.empty()) retry["backoff"] = std::move(backoff);
     out["retry"] = std::move(retry);
   }
+  if (spec.sweep) out["sweep"] = sweep_json(*spec.sweep);
   // A spec built in code may hold bytes that are not UTF-8; replace them rather than
   // throw (parsed specs are always valid UTF-8, so they round-trip exactly).
   return out.dump(2, ' ', false, Json::error_handler_t::replace);

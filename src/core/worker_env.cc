@@ -1,5 +1,9 @@
 #include "core/worker_env.h"
 
+#include <cctype>
+
+#include "core/sweep.h"
+
 namespace corral::core {
 
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,
@@ -26,6 +30,15 @@ std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::strin
     env["CORRAL_ARRAY_JOB_ID"] = std::to_string(spec.array_job);
     env["CORRAL_ARRAY_INDEX"] = std::to_string(spec.array_index);
     env["CORRAL_ARRAY_COUNT"] = std::to_string(spec.array_count);
+  }
+  if (!spec.sweep_params.empty()) {
+    // The whole set as JSON for a program that reads it at once, and each by name.
+    env["CORRAL_SWEEP_PARAMS"] = parameters_json(spec.sweep_params);
+    for (const auto& [name, value] : spec.sweep_params) {
+      std::string upper = name;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      env["CORRAL_PARAM_" + upper] = parameter_env_text(value);
+    }
   }
   if (spec.per_node) {
     // torchrun ignores MASTER_ADDR, RANK and the rest (it sets them for its children);

@@ -40,6 +40,8 @@ inline constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 //   CORRAL_CHECKPOINT_DIR, CORRAL_RESTORE_FROM (empty when there is none)
 //   CORRAL_AGENT_URL, CORRAL_WORKER_TOKEN     where the worker reports checkpoints (§4)
 //   a task of a job array only: CORRAL_ARRAY_JOB_ID, CORRAL_ARRAY_INDEX, CORRAL_ARRAY_COUNT
+//   a trial of a sweep only: CORRAL_SWEEP_PARAMS (its parameters as one JSON object) and
+//   CORRAL_PARAM_<NAME> for each (upper case; a string without its quotes)
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,
                                               std::string_view worker_token);
 

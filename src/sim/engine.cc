@@ -190,8 +190,9 @@ core::Result<sched::ClusterSnapshot> Engine::build_snapshot() {
   };
   if (fleet_base_ && last_) {
     // A waiting job's dependency facts move while it stays pending: it is queued afresh.
+    // So does a sweep trial's attained service (its sweep's, which runs on).
     for (const std::int32_t job : pending_) {
-      if (!jobs_[job].depends_on.empty()) touch(job);
+      if (!jobs_[job].depends_on.empty() || jobs_[job].sweep_trial) touch(job);
     }
     sched::JobsDelta delta{.usage = std::move(usage)};
     for (const std::int32_t job : touched_jobs_) {
@@ -345,11 +346,14 @@ core::Result<RunResult> Engine::run() {
     // does not keep the run (and end_ms) going.
     const bool stale = e.kind == EventKind::kCompletion &&
                        (jobs_[e.a].state != JobState::kRunning || jobs_[e.a].generation != e.b);
-    if (e.kind != EventKind::kFailure && !stale) --live_events_;
+    if (counts_as_live(e.kind) && !stale) --live_events_;
     advance_to(e.t_ms);
     switch (e.kind) {
       case EventKind::kCompletion:
         complete(e.a, e.b);
+        break;
+      case EventKind::kRung:
+        judge_rung(e.a, e.b);
         break;
       case EventKind::kFailure:
         fail_gpu(e.a, e.b);

@@ -94,6 +94,9 @@ struct EngineOptions {
   core::Duration horizon{0};
   std::uint64_t seed = 1;
   RuntimeModel runtime;
+  // Sweeps stop trials by their early-stopping rule; off: every trial runs to its end
+  // (what ASHA saves is measured against this).
+  bool early_stopping = true;
 };
 
 // What happened to one job.
@@ -125,6 +128,7 @@ struct JobResult {
   core::PackLevel packed = core::PackLevel::kNone;  // of the last attempt
   double slowdown = 1.0;                            // of the last attempt
   std::string last_reason;                          // the last pending reason it was given, if any
+  bool stopped_early = false;  // a sweep's trial stopped by its early-stopping rule
 };
 
 // The fleet after a scheduling cycle.

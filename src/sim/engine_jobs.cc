@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/check.h"
+#include "sched/asha.h"
 #include "sched/check.h"
 #include "sched/decide.h"
 #include "sched/estimate.h"
@@ -117,6 +118,7 @@ core::Status Engine::prepare_jobs() {
       j.depends_on.push_back({.id = core::JobId(static_cast<std::int64_t>(i) + 1 - t.after),
                               .on = core::DependencyCondition::kSuccess});
     }
+    j.sweep_trial = t.trial != nullptr;
     j.remaining_work_ms = t.duration_ms;
     JobResult& out = result_.jobs[i];
     out.name = t.name;
@@ -303,7 +305,58 @@ core::Status Engine::launch(std::int32_t job, const std::vector<sched::GpuRef>& 
   const std::int64_t writes = interval > 0 ? (run_ms - 1) / interval : 0;
   push(now_ms_ + j.restore_ms + run_ms + writes * checkpoints_.cost_ms, EventKind::kCompletion, job,
        j.generation);
+  schedule_rung(job);
   return core::ok_status();
+}
+
+void Engine::schedule_rung(std::int32_t job) {
+  const ModelJob& j = jobs_[job];
+  const SweepTrial* trial = workload_.jobs[job].trial.get();
+  if (!options_.early_stopping || trial == nullptr || !trial->asha) return;
+  const std::vector<std::int64_t> rungs = core::rung_steps(*trial->asha);
+  if (j.rungs_passed >= static_cast<std::int32_t>(rungs.size())) return;
+  // Work is in milliseconds of the trace's run time; a rung is its step's share of it.
+  // Counted from the attempt's start, where remaining_work_ms stands until a stop.
+  const std::int64_t duration = workload_.jobs[job].duration_ms;
+  const auto rung_work = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(duration) * static_cast<double>(rungs[j.rungs_passed]) /
+                static_cast<double>(trial->steps)));
+  const std::int64_t left = std::max<std::int64_t>(0, rung_work - (duration - j.remaining_work_ms));
+  const auto run_ms = static_cast<std::int64_t>(std::ceil(static_cast<double>(left) * j.slowdown));
+  const std::int64_t interval = to_ms(j.request.checkpoint_interval);
+  const std::int64_t writes = interval > 0 && run_ms > 0 ? (run_ms - 1) / interval : 0;
+  push(j.run_start_ms + j.restore_ms + run_ms + writes * checkpoints_.cost_ms, EventKind::kRung,
+       job, j.generation);
+}
+
+void Engine::judge_rung(std::int32_t job, std::int32_t generation) {
+  ModelJob& j = jobs_[job];
+  if (j.state != JobState::kRunning || j.generation != generation) return;  // stopped since
+  const SweepTrial& trial = *workload_.jobs[job].trial;
+  const std::vector<std::int64_t> rungs = core::rung_steps(*trial.asha);
+  auto& by_rung = rung_values_[j.array_job.value];
+  by_rung.resize(rungs.size());
+  std::vector<double>& earlier = by_rung[j.rungs_passed];
+  const double value = trial.value_at(rungs[j.rungs_passed]);
+  const sched::RungVerdict v =
+      sched::judge_rung(earlier, value, core::MetricGoal::kMinimize, trial.asha->reduction_factor);
+  earlier.push_back(value);
+  if (v.continues) {
+    ++j.rungs_passed;
+    schedule_rung(job);
+    return;
+  }
+  // Stopped, as corrald cancels it: its work so far counts (it answered what was asked of
+  // it), its GPUs go back to the queue.
+  stop(job, /*checkpoints_on_stop=*/true);
+  j.state = JobState::kDone;
+  j.ended_ms = now_ms_;
+  j.cancelled = true;
+  j.stopped_early = true;
+  active_delta(j.tenant, -1);
+  result_.jobs[job].finish_ms = now_ms_;
+  result_.jobs[job].stopped_early = true;
+  request_cycle();
 }
 
 core::Status Engine::resize(const sched::Resize& r) {

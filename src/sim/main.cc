@@ -47,8 +47,8 @@ int run(int argc, char** argv) {
          estimate = 1.0;
   std::uint64_t seed = 1;
   std::int32_t check_every = 1;
-  bool no_failures = false, quiet = false, checkpoint_on_stop = false, whole_including = false,
-       no_gpu_speed = false, sharing_incentive = false;
+  bool no_failures = false, no_early_stopping = false, quiet = false, checkpoint_on_stop = false,
+       whole_including = false, no_gpu_speed = false, sharing_incentive = false;
   std::string pollux_profiles, scheduler_config;
   double start_s = 0, min_runtime_s = -1;
   std::int32_t max_preemptions = -1, whole_nodes_above = 0;
@@ -112,6 +112,8 @@ int run(int argc, char** argv) {
   app.add_flag("--whole-nodes-including-n", whole_including,
                "with --whole-nodes-above N: a job of exactly N GPUs also takes one whole node");
   app.add_flag("--no-failures", no_failures, "ignore the fleet's failure model");
+  app.add_flag("--no-early-stopping", no_early_stopping,
+               "run every trial of a sweep to its end, whatever its early-stopping rule");
   app.add_flag("--no-gpu-speed", no_gpu_speed,
                "do not tell Corral's policies each job's speed by GPU type (an ablation)");
   app.add_option("--sweep-fairness", sweep_fairness,
@@ -207,12 +209,14 @@ int run(int argc, char** argv) {
                                                .restore_time = ms(restore_s),
                                                .start_time = ms(start_s),
                                                .checkpoint_on_stop = checkpoint_on_stop,
-                                               .estimate_factor = estimate}};
+                                               .estimate_factor = estimate},
+                                   .early_stopping = !no_early_stopping};
   std::vector<sim::PolicyRun> runs;
   for (const sim::Policy& policy : chosen) {
     auto result = sim::simulate(*fleet, workload, policy, options);
     if (!result.ok()) return fail(result.status());
     sim::Metrics metrics = sim::compute_metrics(*result, *fleet);
+    metrics.sweeps = sim::sweep_metrics(workload, *result);
     if (sharing_incentive) {
       const core::Status s =
           sim::add_sharing_incentive(*fleet, workload, policy, options, *result, metrics);
@@ -226,6 +230,15 @@ int run(int argc, char** argv) {
           metrics.jct_s.mean, metrics.jct_s.median, metrics.jct_s.p99, metrics.queue_s.mean,
           metrics.makespan_s, metrics.jain_index, static_cast<long long>(metrics.cycles),
           metrics.wall_seconds, metrics.decide_seconds);
+      if (const sim::SweepMetrics& s = metrics.sweeps; s.sweeps > 0) {
+        std::printf(
+            "         sweeps=%lld trials=%lld stopped_early=%lld trial_gpu_hours=%.1f "
+            "best_found=%lld/%lld mean_regret=%.4f mean_sweep_hours=%.2f\n",
+            static_cast<long long>(s.sweeps), static_cast<long long>(s.trials),
+            static_cast<long long>(s.stopped_early), s.trial_gpu_hours,
+            static_cast<long long>(s.best_found), static_cast<long long>(s.finished), s.mean_regret,
+            s.mean_sweep_hours);
+      }
     }
     runs.push_back({std::move(*result), std::move(metrics)});
   }

@@ -14,6 +14,7 @@
 #include "sim/billing.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
+#include "sim/sweep_metrics.h"
 
 namespace corral::sim {
 
@@ -90,6 +91,7 @@ struct Metrics {
   std::int64_t checks = 0;
   double wall_seconds = 0;
   double decide_seconds = 0;
+  SweepMetrics sweeps;  // set by sweep_metrics() (sweep_metrics.h); zero without sweeps
 };
 
 Metrics compute_metrics(const RunResult& run, const Fleet& fleet);

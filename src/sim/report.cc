@@ -121,6 +121,17 @@ json metrics_json(const Metrics& m, const RunResult& r) {
     if (t.sharing_incentive >= 0) tenants.back()["sharing_incentive"] = t.sharing_incentive;
   }
   j["tenants"] = tenants;
+  if (m.sweeps.sweeps > 0) {
+    const SweepMetrics& s = m.sweeps;
+    j["sweeps"] = {{"sweeps", s.sweeps},
+                   {"trials", s.trials},
+                   {"stopped_early", s.stopped_early},
+                   {"trial_gpu_hours", s.trial_gpu_hours},
+                   {"finished", s.finished},
+                   {"best_found", s.best_found},
+                   {"mean_regret", s.mean_regret},
+                   {"mean_sweep_hours", s.mean_sweep_hours}};
+  }
   return j;
 }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/splitmix.h"
+
 namespace corral::sim {
 
 class Rng {
@@ -15,10 +17,9 @@ class Rng {
   explicit Rng(std::uint64_t seed) : state_(seed) {}
 
   std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const std::uint64_t out = core::splitmix64(state_);
+    state_ += 0x9e3779b97f4a7c15ULL;
+    return out;
   }
   // Uniform in (0, 1): never 0, so log() is safe.
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }

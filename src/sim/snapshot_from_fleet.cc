@@ -40,6 +40,17 @@ double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
   return static_cast<double>(gpu_ms) / 1000.0;
 }
 
+double sweep_attained_gpu_seconds(const ModelJob& j, const std::vector<ModelJob>& jobs,
+                                  std::int64_t now_ms) {
+  double total = 0;
+  // An array's tasks are consecutive jobs, its first task's id naming it (id = index + 1).
+  for (auto k = static_cast<std::size_t>(j.array_job.value - 1);
+       k < jobs.size() && jobs[k].array_job == j.array_job; ++k) {
+    total += attained_gpu_seconds(jobs[k], now_ms);
+  }
+  return total;
+}
+
 sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,
                               std::int64_t now_ms) {
   return {.request = runs.with_estimate(j.request, j.name),
@@ -106,7 +117,8 @@ sched::PendingJob pending_job(const ModelJob& j, const std::vector<ModelJob>& jo
           .queued_at = core::time_from_ms(j.queued_at_ms),
           .attempt = j.attempts,
           .preemptions = j.preemptions,
-          .attained_gpu_seconds = attained_gpu_seconds(j, now_ms),
+          .attained_gpu_seconds = j.sweep_trial ? sweep_attained_gpu_seconds(j, jobs, now_ms)
+                                                : attained_gpu_seconds(j, now_ms),
           // A resized job restarts at once (Engine::resize), never through the queue.
           .resize_target = 0,
           .dependencies = dependency_facts(j, jobs)};

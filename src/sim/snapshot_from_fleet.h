@@ -65,6 +65,11 @@ struct ModelJob {
   bool cancelled = false;           // done: abandoned (a dependency never met), not succeeded
   std::int64_t first_start_ms = 0;  // when it was first placed (attempts > 0)
   std::int64_t ended_ms = 0;        // done: when
+  // A trial of a sweep (TraceJob::trial): the rungs it passed; stopped by its sweep's
+  // early-stopping rule (done, cancelled).
+  bool sweep_trial = false;
+  std::int32_t rungs_passed = 0;
+  bool stopped_early = false;
 };
 
 // How checkpoints are written, for when a running job last wrote one (engine.h's
@@ -104,6 +109,11 @@ std::optional<core::Time> last_checkpoint(const ModelJob& j, const CheckpointMod
                                           std::int64_t now_ms);
 // GPU-seconds of service over every attempt, the running one included.
 double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms);
+
+// A sweep trial's attained service as the scheduler sees it: its whole sweep's, every
+// trial's GPU-seconds (a sweep is one workload to fair share, as corrald counts it).
+double sweep_attained_gpu_seconds(const ModelJob& j, const std::vector<ModelJob>& jobs,
+                                  std::int64_t now_ms);
 
 // The scheduler's view of one running and one pending job.
 sched::RunningJob running_job(const ModelJob& j, const CheckpointModel& m, const RunHistory& runs,

@@ -69,6 +69,7 @@ struct JobProgress {
   std::int32_t attempt = 0;
   core::Time updated_at;
   core::Time first_started{};
+  std::int64_t attained_gpu_ms = 0;  // as JobRow's
 };
 
 // What insert_job() needs; the id and timestamps come from the store and `now`.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/agent_protocol.h"
@@ -56,6 +57,18 @@ struct ArtifactRow {
   core::Time at;
 };
 
+// One verdict of ASHA's stopping rule on a trial of a sweep at one rung (sched/asha.h).
+struct SweepRungRow {
+  core::JobId sweep;  // the sweep's id: its array's, its first trial's
+  core::JobId trial;
+  std::int32_t rung = 0;
+  std::int32_t seq = 0;   // the order the sweep's trials reached this rung, 0 first
+  std::int64_t step = 0;  // the step judged: the trial's first reported at or past the rung
+  double value = 0;
+  bool continued = true;
+  core::Time at;
+};
+
 class RunRepo {
  public:
   virtual ~RunRepo() = default;
@@ -84,6 +97,20 @@ class RunRepo {
   virtual core::Result<bool> insert_artifact(const ArtifactRow& row) = 0;
   // By report time, then uri.
   virtual core::Result<std::vector<ArtifactRow>> list_artifacts(core::JobId job) = 0;
+
+  // The last point of metric `name` of each task of array `array` that reported one, by
+  // task id.
+  virtual core::Result<std::vector<std::pair<core::JobId, MetricRow>>> list_last_metric(
+      core::JobId array, std::string_view name) = 0;
+
+  // true: recorded; false: the trial has a verdict at this rung already (a retried
+  // report). Aborted when another verdict took this (sweep, rung, seq) meanwhile.
+  virtual core::Result<bool> insert_sweep_rung(const SweepRungRow& row) = 0;
+  // The sweep's verdicts at `rung` (every rung's: nullopt) by rung, then seq.
+  virtual core::Result<std::vector<SweepRungRow>> list_sweep_rungs(
+      core::JobId sweep, std::optional<std::int32_t> rung) = 0;
+  // One trial's verdicts by rung.
+  virtual core::Result<std::vector<SweepRungRow>> list_trial_rungs(core::JobId trial) = 0;
 
   // `job` was submitted as a reproduction of run `of`.
   virtual core::Status set_run_origin(core::JobId job, core::JobId of) = 0;

@@ -139,7 +139,8 @@ Result<std::vector<JobRow>> SqlTx::list_array_tasks(core::JobId array) {
 Result<std::vector<JobProgress>> SqlTx::list_job_progress(const std::vector<core::JobId>& ids,
                                                           const std::vector<core::JobId>& arrays) {
   constexpr std::string_view kColumns =
-      "id, tenant, array_job, array_index, phase, attempt, updated_at, first_started_ms";
+      "id, tenant, array_job, array_index, phase, attempt, updated_at, first_started_ms, "
+      "attained_gpu_ms";
   std::map<std::int64_t, JobProgress> out;
   const auto read = [&](std::string_view where, const std::vector<core::JobId>& keys) -> Status {
     for (IdChunk& chunk : id_chunks(keys)) {
@@ -155,7 +156,8 @@ Result<std::vector<JobProgress>> SqlTx::list_job_progress(const std::vector<core
                       .phase = in.job_phase(4),
                       .attempt = in.i32(5),
                       .updated_at = in.time(6),
-                      .first_started = in.time(7)};
+                      .first_started = in.time(7),
+                      .attained_gpu_ms = in.i64(8)};
         if (!in.ok()) return in.status();
         out.insert_or_assign(p.id.value, std::move(p));
       }

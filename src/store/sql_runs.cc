@@ -18,6 +18,8 @@ using core::Status;
 constexpr std::string_view kAttemptColumns =
     "job_id, attempt, gpu_type, gpus, packed, restored_from, restored_step, started_at";
 constexpr std::string_view kMetricColumns = "name, step, value, attempt, at";
+constexpr std::string_view kRungColumns =
+    "sweep_job, trial_job, rung, seq, step, value, continued, at";
 constexpr std::string_view kArtifactColumns = "job_id, attempt, name, uri, digest, size_bytes, at";
 // Rows per INSERT: 6 parameters each, far under both databases' limits.
 constexpr std::size_t kMetricRowsPerInsert = 500;
@@ -159,6 +161,84 @@ Result<std::vector<MetricSummary>> SqlTx::summarize_metrics(core::JobId job) {
     if (!in.ok()) return in.status();
   }
   return out;
+}
+
+Result<std::vector<std::pair<core::JobId, MetricRow>>> SqlTx::list_last_metric(
+    core::JobId array, std::string_view name) {
+  constexpr std::string_view kColumns = "m.job_id, m.name, m.step, m.value, m.attempt, m.at";
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q(cat("SELECT ", kColumns,
+            " FROM run_metrics m JOIN (SELECT r.job_id, MAX(r.step) AS last FROM run_metrics r "
+            "JOIN jobs j ON j.id = r.job_id WHERE j.array_job = $1 AND r.name = $2 GROUP BY "
+            "r.job_id) l ON m.job_id = l.job_id AND m.step = l.last WHERE m.name = $2 ORDER BY "
+            "m.job_id"),
+        {array.value, std::string(name)}));
+  std::vector<std::pair<core::JobId, MetricRow>> out;
+  for (const auto& row : res.rows) {
+    RowReader in(row, "run_metrics", kColumns);
+    out.emplace_back(core::JobId(in.i64(0)), MetricRow{.name = in.str(1),
+                                                       .step = in.i64(2),
+                                                       .value = in.f64(3),
+                                                       .attempt = in.i32(4),
+                                                       .at = in.time(5)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+Result<bool> SqlTx::insert_sweep_rung(const SweepRungRow& r) {
+  auto res = q(cat("INSERT INTO sweep_rungs (", kRungColumns,
+                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (trial_job, rung) DO "
+                   "NOTHING"),
+               {r.sweep.value, r.trial.value, std::int64_t{r.rung}, std::int64_t{r.seq}, r.step,
+                fmt::format("{}", r.value), std::int64_t{r.continued ? 1 : 0}, ms(r.at)});
+  // (sweep, rung, seq) taken: another verdict at this rung committed first; judged again
+  // on the retry, with that one in view.
+  if (!res.ok() && res.status().code() == core::StatusCode::kAlreadyExists) {
+    return core::raced(fmt::format("sweep {} rung {} was judged meanwhile", r.sweep.value, r.rung));
+  }
+  CORRAL_RETURN_IF_ERROR(res.status());
+  return res->affected == 1;
+}
+
+namespace {
+
+Result<std::vector<SweepRungRow>> rung_rows(const SqlResult& res) {
+  std::vector<SweepRungRow> out;
+  for (const auto& row : res.rows) {
+    RowReader in(row, "sweep_rungs", kRungColumns);
+    out.push_back({.sweep = core::JobId(in.i64(0)),
+                   .trial = core::JobId(in.i64(1)),
+                   .rung = in.i32(2),
+                   .seq = in.i32(3),
+                   .step = in.i64(4),
+                   .value = in.f64(5),
+                   .continued = in.i64(6) != 0,
+                   .at = in.time(7)});
+    if (!in.ok()) return in.status();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<SweepRungRow>> SqlTx::list_sweep_rungs(core::JobId sweep,
+                                                          std::optional<std::int32_t> rung) {
+  std::vector<SqlValue> params = {sweep.value};
+  if (rung) params.emplace_back(std::int64_t{*rung});
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kRungColumns,
+                                          cat(" FROM sweep_rungs WHERE sweep_job = $1",
+                                              rung ? " AND rung = $2" : "", " ORDER BY rung, seq")),
+                                      std::move(params)));
+  return rung_rows(res);
+}
+
+Result<std::vector<SweepRungRow>> SqlTx::list_trial_rungs(core::JobId trial) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kRungColumns,
+                                          " FROM sweep_rungs WHERE trial_job = $1 ORDER BY rung"),
+                                      {trial.value}));
+  return rung_rows(res);
 }
 
 Result<bool> SqlTx::insert_artifact(const ArtifactRow& r) {

@@ -13,6 +13,7 @@
 
 #include "sim/metrics.h"
 #include "sim/sharing_incentive.h"
+#include "sim/sweep_metrics.h"
 #include "sim/traces/synthetic.h"
 
 namespace corral::sim {
@@ -337,6 +338,53 @@ TEST(Engine, ArraysAndChainsFromASyntheticWorkloadKeepTheirLimitsAndOrder) {
     EXPECT_EQ(a.jobs[i].submit_ms, b.jobs[i].submit_ms);
     EXPECT_EQ(a.jobs[i].duration_ms, b.jobs[i].duration_ms);
     EXPECT_EQ(a.jobs[i].array_index, -1);
+  }
+}
+
+// Sweeps from a synthetic workload (SyntheticGroup's sweep_steps and asha_*): ASHA stops
+// trials and saves GPU-hours against running every trial to its end, each sweep keeps its
+// maxRunning, sched::check() holds on every cycle, and without early stopping every trial
+// ends and each sweep finds its best trial by construction.
+TEST(Engine, SweepsStopTrialsByAshaAndSaveGpuHours) {
+  auto f = load_fleet(std::string(CORRAL_SOURCE_DIR) + "/examples/fleets/small-4node.yaml");
+  ASSERT_TRUE(f.ok());
+  SyntheticSpec spec{
+      .jobs = 300, .tenants = 2, .seed = 11, .load_factor = 1.0, .duration_median_s = 900};
+  spec.groups = {{.tenants = 1,
+                  .jobs_share = 1,
+                  .sizes = {{1, 1.0}},
+                  .duration_sigma = 0.3,
+                  .array_count = 27,
+                  .array_max_running = 6,
+                  .sweep_steps = 2700,
+                  .asha_min_step = 100},
+                 {.tenants = 1, .jobs_share = 0.2, .sizes = {{1, 0.5}, {4, 0.5}}}};
+  const Workload w = generate_synthetic(spec, f->total_gpus());
+  const RunResult asha = run_ok(*f, w, "corral", {.check_every = 1, .seed = 3});
+  const RunResult all = run_ok(*f, w, "corral", {.seed = 3, .early_stopping = false});
+  EXPECT_EQ(asha.checks, asha.cycles);
+  const SweepMetrics a = sweep_metrics(w, asha), b = sweep_metrics(w, all);
+  ASSERT_GE(a.sweeps, 5);
+  EXPECT_EQ(a.trials, b.trials);
+  EXPECT_EQ(a.finished, a.sweeps);
+  // Rungs at 100, 300 and 900 of 2,700 steps, a third going on at each: most trials stop.
+  EXPECT_GT(a.stopped_early, a.trials / 2);
+  EXPECT_LT(a.trial_gpu_hours, 0.6 * b.trial_gpu_hours);
+  EXPECT_EQ(b.stopped_early, 0);
+  EXPECT_EQ(b.best_found, b.sweeps);
+  EXPECT_EQ(b.mean_regret, 0.0);
+  EXPECT_GE(a.mean_regret, 0.0);
+  EXPECT_GE(a.best_found, 1);
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    const TraceJob& t = w.jobs[i];
+    if (t.trial == nullptr) continue;
+    ASSERT_GE(asha.jobs[i].finish_ms, 0) << t.name;
+    // A stopped trial held its GPU for less than its whole run; one not stopped, for all of it.
+    if (asha.jobs[i].stopped_early) {
+      EXPECT_LT(asha.jobs[i].productive_ms, t.duration_ms) << t.name;
+    } else {
+      EXPECT_GE(asha.jobs[i].productive_ms, t.duration_ms) << t.name;
+    }
   }
 }
 

@@ -512,6 +512,21 @@ class FaultyRun final : public Faulty<store::RunRepo> {
   core::Result<std::vector<store::MetricSummary>> summarize_metrics(core::JobId job) override {
     return inner_.summarize_metrics(job);
   }
+  core::Result<std::vector<std::pair<core::JobId, store::MetricRow>>> list_last_metric(
+      core::JobId array, std::string_view name) override {
+    return inner_.list_last_metric(array, name);
+  }
+  core::Result<bool> insert_sweep_rung(const store::SweepRungRow& row) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("insert_sweep_rung"));
+    return inner_.insert_sweep_rung(row);
+  }
+  core::Result<std::vector<store::SweepRungRow>> list_sweep_rungs(
+      core::JobId sweep, std::optional<std::int32_t> rung) override {
+    return inner_.list_sweep_rungs(sweep, rung);
+  }
+  core::Result<std::vector<store::SweepRungRow>> list_trial_rungs(core::JobId trial) override {
+    return inner_.list_trial_rungs(trial);
+  }
   core::Result<bool> insert_artifact(const store::ArtifactRow& row) override {
     CORRAL_RETURN_IF_ERROR(store_.count_write("insert_artifact"));
     return inner_.insert_artifact(row);

@@ -4,20 +4,17 @@
 #include <cmath>
 #include <functional>
 
+#include "core/splitmix.h"
+
 namespace corral::agent {
 namespace {
 
-// splitmix64: a small, seeded, deterministic PRNG (STYLE.md: no unseeded randomness).
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// Seeded draws only (STYLE.md: no unseeded randomness).
+using core::splitmix64;
 
 // A uniform value in [lo, hi) from `seed`.
 double uniform(std::uint64_t seed, double lo, double hi) {
-  return lo + (hi - lo) * static_cast<double>(mix(seed) >> 11) / 9007199254740992.0;
+  return lo + (hi - lo) * core::unit_interval(splitmix64(seed));
 }
 
 }  // namespace
@@ -48,7 +45,7 @@ core::Result<std::vector<core::TelemetrySample>> SimulatedInventory::sample(
   std::vector<core::TelemetrySample> out;
   ++draws_;
   for (const GpuInfo& g : inventory_.gpus) {
-    const std::uint64_t seed = mix(std::hash<std::string>{}(g.uuid) ^ mix(draws_));
+    const std::uint64_t seed = splitmix64(std::hash<std::string>{}(g.uuid) ^ splitmix64(draws_));
     const double limit = g.power_limit_w > 0 ? g.power_limit_w : 700;
     core::TelemetrySample s{.gpu = g.index, .time_ms = now_ms};
     if (busy.count(g.index) > 0) {

@@ -1,7 +1,7 @@
 // `corral runs [--status S] [--dataset ID@VERSION]` lists runs; `corral run get RUN`
 // shows one (manifest, attempts, metrics, artifacts) and `corral run metrics RUN [--name
 // N]` its points; `corral runs reproduce RUN` submits a job with the run's manifest
-// pinned (docs/runs.md).
+// pinned (docs/runs.md). `corral sweep ID` shows a sweep (docs/jobspec.md#sweeps).
 #include <iostream>
 #include <memory>
 #include <random>
@@ -106,6 +106,19 @@ void add_runs_commands(CLI::App& app, const CommandEnv& env) {
       });
   m->add_option("run", metric->first, "run id")->required();
   m->add_option("--name", metric->second, "only this metric");
+
+  auto sweep = std::make_shared<std::string>();
+  add_remote_command(app, env, "sweep",
+                     "Show a sweep: its trials' parameters, metric and rungs, and the best trial "
+                     "with its run",
+                     [sweep](const RemoteOptions& o) {
+                       const Answer a = call(o, "GET", "/v1/sweeps/" + query_value(*sweep));
+                       if (a.status != 200) return report_failure("sweep", a, std::cerr);
+                       print_output(std::cout, o, a.body, [&](bool) { return sweep_text(a.body); });
+                       return kExitOk;
+                     })
+      ->add_option("id", *sweep, "the sweep's id (its first trial's job id)")
+      ->required();
 }
 
 }  // namespace corral::cli

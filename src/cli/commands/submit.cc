@@ -58,6 +58,11 @@ void add_submit_command(CLI::App& app, const CommandEnv& env) {
             }
             return lines;
           }
+          const nlohmann::json& sweep = field(field(a.body, "spec"), "sweep");
+          if (sweep.is_object()) {
+            return "sweep " + text(field(a.body, "id")) +
+                   " submitted: " + text(field(sweep, "trials")) + " trials\n";
+          }
           const nlohmann::json& array = field(field(a.body, "spec"), "array");
           if (array.is_object()) {
             return "array " + text(field(a.body, "id")) +

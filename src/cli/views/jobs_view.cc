@@ -87,8 +87,6 @@ std::string spec_labels_text(const json& job) {
 
 }  // namespace
 
-// "16 running, 150 pending, 34 succeeded": how many tasks are in each phase, in the
-// lifecycle's order.
 std::string phase_counts_text(const std::map<std::string, std::int64_t>& counts) {
   std::string out;
   for (const core::JobPhase phase :

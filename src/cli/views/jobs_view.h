@@ -9,6 +9,7 @@
 // Thread safety: safe for concurrent use (pure functions).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,10 @@ Table jobs_table(const nlohmann::json& jobs, const nlohmann::json& allocations,
 // GET /v1/jobs/{id} and its events (null when they could not be read).
 std::string job_text(const nlohmann::json& job, const nlohmann::json& events,
                      const TimeStyle& style);
+
+// "16 running, 150 pending, 34 succeeded": how many jobs are in each phase, in the
+// lifecycle's order.
+std::string phase_counts_text(const std::map<std::string, std::int64_t>& counts);
 
 // GET /v1/arrays/{id}: the array's tasks, their states and costs.
 std::string array_text(const nlohmann::json& array, const TimeStyle& style);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/format/units_text.h"
+#include "cli/views/jobs_view.h"
 #include "core/units.h"
 
 namespace corral::cli {
@@ -108,6 +109,69 @@ std::string run_text(const json& r, const TimeStyle& style) {
                               text(field(a, "uri")), text(field(a, "digest")).substr(0, 19)});
   }
   out << table_text(artifacts);
+  return out.str();
+}
+
+std::string sweep_text(const json& s) {
+  std::ostringstream out;
+  out << fmt::format("sweep {} {} ({}): {}, {} trials, at most {} running\n", text(field(s, "id")),
+                     text(field(s, "name")), text(field(s, "tenant")), text(field(s, "method")),
+                     text(field(s, "trials")),
+                     s.value("maxRunning", 0) > 0 ? text(field(s, "maxRunning")) : "all");
+  const json& metric = field(s, "metric");
+  std::string stopping = "none (every trial runs to its end)";
+  if (const json& e = field(s, "earlyStopping"); e.is_object()) {
+    stopping = "ASHA, rungs at steps " + list_text(field(e, "rungSteps")) + ", the best 1/" +
+               text(field(e, "reductionFactor")) + " go on";
+  }
+  out << fmt::format("metric:     {} ({})\nstopping:   {}\n", text(field(metric, "name")),
+                     text(field(metric, "goal")), stopping);
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& [phase, n] : field(s, "phases").items()) counts[phase] = n.get<std::int64_t>();
+  out << fmt::format("trials:     {}; {} stopped early; {:.2f} GPU-hours\n",
+                     phase_counts_text(counts), text(field(s, "stoppedEarly")),
+                     s.value("gpuMs", std::int64_t{0}) / 3.6e6);
+  const auto params_text = [](const json& params) {
+    std::string t;
+    for (const auto& [name, value] : params.items()) {
+      t += (t.empty() ? "" : " ") + name + "=" +
+           (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return t;
+  };
+  if (const json& best = field(s, "best"); best.is_object()) {
+    out << fmt::format("best:       trial {} (job {}): {} {} at step {}; {}\n",
+                       text(field(best, "index")), text(field(best, "job")),
+                       text(field(metric, "name")), value_text(field(best, "value")),
+                       text(field(best, "step")), params_text(field(best, "parameters")));
+    const json& m = field(field(best, "run"), "manifest");
+    std::string datasets;
+    for (const json& d : field(m, "datasets"))
+      datasets += (datasets.empty() ? "" : ",") + text(field(d, "ref"));
+    out << fmt::format("best run:   datasets {}, code {}, config {}\n",
+                       datasets.empty() ? "-" : datasets, code_text(field(m, "code")),
+                       text(field(m, "configHash")).substr(0, 19));
+    for (const json& a : field(field(best, "run"), "artifacts")) {
+      if (text(field(a, "kind")) != "artifact") continue;
+      out << fmt::format("artifact:   {} {} ({})\n", text(field(a, "name")), text(field(a, "uri")),
+                         bytes_text(field(a, "bytes")));
+    }
+  } else {
+    out << "best:       none yet (no trial has run to its end)\n";
+  }
+  out << "\n";
+  Table t{
+      .headers = {"INDEX", "JOB", "STATE", "PARAMETERS", "RUNGS", "STEP", "VALUE", "GPU-HOURS"}};
+  for (const json& trial : field(s, "trialList")) {
+    const json& stopped = field(trial, "stoppedAtRung");
+    t.rows.push_back({text(field(trial, "index")), text(field(trial, "job")),
+                      text(field(trial, "phase")), params_text(field(trial, "parameters")),
+                      text(field(trial, "rungsPassed")) +
+                          (stopped.is_null() ? "" : ", stopped at " + text(stopped)),
+                      text(field(trial, "lastStep")), value_text(field(trial, "lastValue")),
+                      fmt::format("{:.2f}", trial.value("gpuMs", std::int64_t{0}) / 3.6e6)});
+  }
+  out << table_text(t);
   return out.str();
 }
 

@@ -20,6 +20,8 @@ namespace corral::cli {
 
 Table runs_table(const nlohmann::json& runs, const TimeStyle& style, bool wide);
 std::string run_text(const nlohmann::json& run, const TimeStyle& style);
+// GET /v1/sweeps/{id}: the sweep, its best trial with its run, and each trial.
+std::string sweep_text(const nlohmann::json& sweep);
 Table metric_points_table(const nlohmann::json& points, const TimeStyle& style);
 
 }  // namespace corral::cli

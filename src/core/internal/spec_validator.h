@@ -166,6 +166,12 @@ class Validator {
   // retry: {onExitCodes, onNodeFailure, onOutOfMemory, expedite, backoff}.
   void read_retry(const TreeNode* node);
 
+  // sweep: {method, parameters, trials, seed, maxRunning, metric, earlyStopping}
+  // (job_spec_sweep.cc); sets the array of its trials too.
+  void read_sweep(const TreeNode* node);
+  std::optional<SweepParameter> read_parameter(const std::string& name, const TreeNode& node);
+  std::optional<double> read_number(const TreeNode* node, const std::string& path);
+
   // Rules that relate two or more fields. Each runs only when its inputs were valid.
   void check_cross_field();
 

@@ -18,6 +18,7 @@
 #include "server/controllers/gpu_states.h"
 #include "server/controllers/node_admin.h"
 #include "server/controllers/node_health.h"
+#include "server/controllers/sweeps.h"
 
 namespace corral::server {
 
@@ -303,6 +304,7 @@ Result<RunReportTaken> record_worker_run_report(store::Tx& tx, const LifecycleCo
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, reporting_job(tx, node, r.epoch, r.key, allocs));
   CORRAL_ASSIGN_OR_RETURN(const RunReportTaken taken,
                           record_run_report(tx.runs(), job.id, r.key.attempt, r.report, ctx.now));
+  CORRAL_RETURN_IF_ERROR(judge_sweep_trial(tx, ctx, job, r.report));
   for (const auto& a : taken.artifacts) {
     CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = job.id,

@@ -54,6 +54,7 @@ std::vector<Route> job_routes(ApiContext& api);
 // /v1/arrays (an array's tasks and cost; cancelling them all) and /v1/workflows
 // (several job specs that depend on one another, submitted as one document).
 std::vector<Route> workflow_routes(ApiContext& api);
+std::vector<Route> sweep_routes(ApiContext& api);
 // /v1/nodes: list, get, register, cordon/drain/undrain.
 std::vector<Route> node_routes(ApiContext& api);
 // /v1/tenants, /v1/allocations.

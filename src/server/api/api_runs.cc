@@ -158,22 +158,7 @@ Result<store::JobRow> visible_run(const Call& c, store::Tx& tx) {
 
 Result<Reply> get_run(ApiContext&, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const store::JobRow job, visible_run(c, tx));
-  json out = summary_json(job);
-  CORRAL_ASSIGN_OR_RETURN(out["manifest"], manifest_json(tx, job));
-  CORRAL_ASSIGN_OR_RETURN(const auto attempts, tx.runs().list_run_attempts(job.id));
-  out["attemptHistory"] = json::array();
-  for (const auto& a : attempts) out["attemptHistory"].push_back(attempt_json(a));
-  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.runs().summarize_metrics(job.id));
-  out["metrics"] = json::array();
-  for (const auto& m : metrics) {
-    out["metrics"].push_back({{"name", m.name},
-                              {"points", m.points},
-                              {"lastStep", m.last_step},
-                              {"lastValue", m.last_value}});
-  }
-  CORRAL_ASSIGN_OR_RETURN(out["artifacts"], artifacts_json(tx, job));
-  CORRAL_ASSIGN_OR_RETURN(const auto origin, tx.runs().run_origin(job.id));
-  out["reproduces"] = origin ? json(origin->value) : json(nullptr);
+  CORRAL_ASSIGN_OR_RETURN(json out, run_json(tx, job));
   return json_reply(out);
 }
 
@@ -315,6 +300,26 @@ Result<Reply> reproduce(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 }  // namespace
+
+Result<json> run_json(store::Tx& tx, const store::JobRow& job) {
+  json out = summary_json(job);
+  CORRAL_ASSIGN_OR_RETURN(out["manifest"], manifest_json(tx, job));
+  CORRAL_ASSIGN_OR_RETURN(const auto attempts, tx.runs().list_run_attempts(job.id));
+  out["attemptHistory"] = json::array();
+  for (const auto& a : attempts) out["attemptHistory"].push_back(attempt_json(a));
+  CORRAL_ASSIGN_OR_RETURN(const auto metrics, tx.runs().summarize_metrics(job.id));
+  out["metrics"] = json::array();
+  for (const auto& m : metrics) {
+    out["metrics"].push_back({{"name", m.name},
+                              {"points", m.points},
+                              {"lastStep", m.last_step},
+                              {"lastValue", m.last_value}});
+  }
+  CORRAL_ASSIGN_OR_RETURN(out["artifacts"], artifacts_json(tx, job));
+  CORRAL_ASSIGN_OR_RETURN(const auto origin, tx.runs().run_origin(job.id));
+  out["reproduces"] = origin ? json(origin->value) : json(nullptr);
+  return out;
+}
 
 std::vector<Route> run_routes(ApiContext& api) {
   const std::string run = R"(/v1/runs/([^/]+))";

@@ -49,6 +49,15 @@ bool can_see_tenant(const Principal& p, const std::string& tenant);
 core::Result<store::JobRow> visible_job(store::JobRepo& jobs, const Principal& p,
                                         const std::string& id_text);
 
+// The tasks of the array `id_text` names (its first task's id), by index, as `p` may see
+// them: NotFound for a job that is not an array's first task (api_workflows.cc).
+core::Result<std::vector<store::JobRow>> visible_array(store::JobRepo& jobs, const Principal& p,
+                                                       const std::string& id_text);
+
+// The run of `job` as GET /v1/runs/{id} answers it: its manifest (lineage), attempts as
+// placed, metrics, artifacts and origin (api_runs.cc).
+core::Result<nlohmann::json> run_json(store::Tx& tx, const store::JobRow& job);
+
 // A time query parameter: milliseconds since the epoch or a UTC date ("2026-12-01",
 // "2026-12-01T08:00:00Z"); InvalidArgument names `name`.
 core::Result<core::Time> time_param(const std::string& name, const std::string& text);

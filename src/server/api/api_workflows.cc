@@ -23,21 +23,6 @@ namespace {
 using core::Result;
 using nlohmann::json;
 
-// The array `id_text` names, as its caller may see it: its tasks by index.
-Result<std::vector<store::JobRow>> visible_array(store::JobRepo& jobs, const Principal& p,
-                                                 const std::string& id_text) {
-  CORRAL_ASSIGN_OR_RETURN(const store::JobRow first, visible_job(jobs, p, id_text));
-  if (first.array_job != first.id) {
-    return core::not_found("job " + id_text + " is not an array (an array is named by its first " +
-                           "task's id" +
-                           (first.array_job.value > 0
-                                ? "; this task's array is " + std::to_string(first.array_job.value)
-                                : "") +
-                           ")");
-  }
-  return jobs.list_array_tasks(first.id);
-}
-
 Result<Reply> get_array(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto tasks, visible_array(tx.jobs(), c.who, c.req.matches[1]));
   const store::JobRow& first = tasks.front();
@@ -69,8 +54,10 @@ Result<Reply> get_array(ApiContext& api, const Call& c, store::Tx& tx) {
        {"name", first.name},
        {"tenant", first.tenant.value},
        {"count", tasks.size()},
-       {"maxRunning",
-        spec.is_object() && spec.contains("array") ? spec["array"].value("maxRunning", 0) : 0},
+       {"maxRunning", spec.is_object()
+                          ? spec.value(spec.contains("sweep") ? "sweep" : "array", json::object())
+                                .value("maxRunning", 0)
+                          : 0},
        {"phases", phases},
        {"cost", std::move(total)},
        {"tasks", std::move(items)}});
@@ -149,6 +136,20 @@ Result<Reply> submit_workflow(ApiContext& api, const Call& c, store::Tx& tx) {
 }
 
 }  // namespace
+
+Result<std::vector<store::JobRow>> visible_array(store::JobRepo& jobs, const Principal& p,
+                                                 const std::string& id_text) {
+  CORRAL_ASSIGN_OR_RETURN(const store::JobRow first, visible_job(jobs, p, id_text));
+  if (first.array_job != first.id) {
+    return core::not_found("job " + id_text + " is not an array (an array is named by its first " +
+                           "task's id" +
+                           (first.array_job.value > 0
+                                ? "; this task's array is " + std::to_string(first.array_job.value)
+                                : "") +
+                           ")");
+  }
+  return jobs.list_array_tasks(first.id);
+}
 
 std::vector<Route> workflow_routes(ApiContext& api) {
   Route workflows = write_route("POST", "/v1/workflows", kUsers, bind_api(api, submit_workflow));

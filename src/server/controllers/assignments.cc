@@ -112,7 +112,9 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
         .grace_ms = j->job.stop_grace_ms > 0 ? j->job.stop_grace_ms : input.default_grace_ms,
         .array_job = j->job.array_job.value,
         .array_index = j->job.array_index,
-        .array_count = spec.array ? spec.array->count : 0};
+        .array_count = spec.array ? spec.array->count : 0,
+        .sweep_params = spec.sweep ? core::trial_parameters(*spec.sweep, j->job.array_index)
+                                   : std::map<std::string, std::string>{}};
     for (const auto& [k, v] : j->secret_env) shared.env[k] = v;
     const bool run =
         j->job.phase == core::JobPhase::kLaunching || j->job.phase == core::JobPhase::kRunning;

@@ -313,6 +313,7 @@ Status SchedLoop::run_cycle() {
     CORRAL_RETURN_IF_ERROR(read_pending(tx.jobs(), full, submitted));
     CORRAL_ASSIGN_OR_RETURN(view.dependencies,
                             read_dependency_facts(tx.jobs(), pending_, requests_));
+    CORRAL_ASSIGN_OR_RETURN(view.sweep_service, read_sweep_service(tx.jobs(), pending_, requests_));
     if (full) CORRAL_RETURN_IF_ERROR(read_run_history(tx.records(), view));
     return Status();
   });

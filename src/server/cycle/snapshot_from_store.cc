@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "core/gpu_type.h"
 #include "core/job_phase.h"
@@ -114,6 +115,27 @@ const std::vector<core::Dependency>* RequestCache::dependencies(const store::Job
   return spec.depends_on.empty() ? nullptr : &spec.depends_on;
 }
 
+bool RequestCache::sweep_trial(const store::JobRow& job) {
+  return job.array_job.value > 0 && get(job) != nullptr &&
+         requests_.at(job.id.value).spec.spec->sweep.has_value();
+}
+
+core::Result<std::map<std::int64_t, std::int64_t>> read_sweep_service(
+    store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
+    RequestCache& requests) {
+  std::set<std::int64_t> sweeps;
+  for (const auto& [id, row] : pending) {
+    if (requests.sweep_trial(row)) sweeps.insert(row.array_job.value);
+  }
+  std::map<std::int64_t, std::int64_t> out;
+  if (sweeps.empty()) return out;
+  std::vector<core::JobId> arrays;
+  for (const std::int64_t s : sweeps) arrays.push_back(core::JobId(s));
+  CORRAL_ASSIGN_OR_RETURN(const auto trials, jobs.list_job_progress({}, arrays));
+  for (const auto& t : trials) out[t.array_job.value] += t.attained_gpu_ms;
+  return out;
+}
+
 core::Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> read_dependency_facts(
     store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
     RequestCache& requests) {
@@ -191,6 +213,11 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
 
   std::map<std::int64_t, std::vector<const store::AllocationRow*>> by_job;
   for (const auto& a : view.allocations) by_job[a.job.value].push_back(&a);
+  // Each sweep's service: its trials' ended attempts, and its running trials' current ones.
+  std::map<std::int64_t, double> sweep_seconds;
+  for (const auto& [sweep, ms] : view.sweep_service) {
+    sweep_seconds[sweep] = static_cast<double>(ms) / 1000.0;
+  }
   for (const auto& job : view.holding) {
     const auto* req = requests.get(job);
     const auto allocs = by_job.find(job.id.value);
@@ -210,8 +237,12 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
       running.gpus.push_back({a->node, a->gpu_index});
       running.borrowed = running.borrowed || a->borrowed;
       running.started_at = std::min(running.started_at, a->created_at);
-      running.attained_gpu_seconds +=
+      const double held =
           static_cast<double>(std::max<std::int64_t>(0, core::to_ms(now - a->created_at))) / 1000.0;
+      running.attained_gpu_seconds += held;
+      if (const auto s = sweep_seconds.find(job.array_job.value); s != sweep_seconds.end()) {
+        s->second += held;
+      }
     }
     std::sort(running.gpus.begin(), running.gpus.end());
     in.running.push_back(std::move(running));
@@ -227,6 +258,9 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
         .attempt = job.attempt,
         .preemptions = job.preemptions,
         .attained_gpu_seconds = static_cast<double>(job.attained_gpu_ms) / 1000.0};
+    if (const auto s = sweep_seconds.find(job.array_job.value); s != sweep_seconds.end()) {
+      pending.attained_gpu_seconds = s->second;
+    }
     if (const auto d = view.dependencies.find(id); d != view.dependencies.end()) {
       pending.dependencies = d->second;
     }

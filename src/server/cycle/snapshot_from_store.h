@@ -53,6 +53,11 @@ struct StoreView {
   // The facts of pending jobs' dependencies, by job (server/controllers/job_dependencies.h):
   // read with the queue, by read_dependency_facts().
   std::map<std::int64_t, std::vector<sched::DependencyFact>> dependencies;
+  // The GPU-ms held by the ended attempts of every trial of each sweep with a pending
+  // trial (by the sweep's id): read with the queue, by read_sweep_service(). A sweep is
+  // one workload to fair share (core::SweepSpec), so its pending trials' attained service
+  // is the sweep's, this and its running trials' current attempts.
+  std::map<std::int64_t, std::int64_t> sweep_service;
   // Pending jobs held out of the cycle, with the reason: by a dataset version that has
   // not passed (server/controllers/dataset_gate.h; the first such version's reason), or by their
   // tenant's retraining budget (server/controllers/retraining_budget.h).
@@ -80,6 +85,8 @@ class RequestCache {
   // The job's dependencies as its stored spec resolved them (core::JobSpec::depends_on);
   // null when it has none or its spec does not parse.
   const std::vector<core::Dependency>* dependencies(const store::JobRow& job);
+  // Whether the job is a trial of a sweep (its spec has one); false when it does not parse.
+  bool sweep_trial(const store::JobRow& job);
   // Hands the job's decoded spec to the SpecCache (it was just placed).
   void share(core::JobId job);
   // Forgets every job not in `live`.
@@ -96,6 +103,11 @@ class RequestCache {
 
 // StoreView::dependencies of `pending` (the queue, by id).
 core::Result<std::map<std::int64_t, std::vector<sched::DependencyFact>>> read_dependency_facts(
+    store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
+    RequestCache& requests);
+
+// StoreView::sweep_service of the sweeps with a trial in `pending`.
+core::Result<std::map<std::int64_t, std::int64_t>> read_sweep_service(
     store::JobRepo& jobs, const std::map<std::int64_t, store::JobRow>& pending,
     RequestCache& requests);
 

@@ -29,7 +29,9 @@ namespace corral::sim::detail {
 
 // Events at the same instant run in this order: GPUs are freed (completions, repairs)
 // and taken away (failures) before new work arrives, and the cycle sees all of it.
-enum class EventKind : std::int32_t { kCompletion, kFailure, kRepair, kWakeup, kCycle };
+// A rung is a trial of a sweep reaching a rung of its early-stopping rule: right after
+// completions, as it may free GPUs too.
+enum class EventKind : std::int32_t { kCompletion, kRung, kFailure, kRepair, kWakeup, kCycle };
 
 struct Event {
   std::int64_t t_ms;
@@ -98,7 +100,12 @@ class Engine {
 
   void push(std::int64_t t_ms, EventKind kind, std::int32_t a = 0, std::int32_t b = 0) {
     events_.push({t_ms, kind, seq_++, a, b});
-    if (kind != EventKind::kFailure) ++live_events_;
+    if (counts_as_live(kind)) ++live_events_;
+  }
+  // Whether an event of `kind` keeps the run going: failures come forever, and a rung
+  // never comes without its trial's completion (which does).
+  static bool counts_as_live(EventKind kind) {
+    return kind != EventKind::kFailure && kind != EventKind::kRung;
   }
   void request_cycle();
   void advance_to(std::int64_t t_ms);
@@ -127,6 +134,12 @@ class Engine {
   // restart of a resize). The GPUs must be free and healthy.
   core::Status launch(std::int32_t job, const std::vector<sched::GpuRef>& gpus,
                       const core::GpuTypeId& type, bool borrowed, core::PackLevel packed);
+  // A trial of a sweep with early stopping: the event of its reaching its next rung, from
+  // where its running attempt stands (none past the last rung).
+  void schedule_rung(std::int32_t job);
+  // ASHA's verdict on `job` at its next rung (sched/asha.h); a trial below the cut ends
+  // there, its work kept, its GPUs freed.
+  void judge_rung(std::int32_t job, std::int32_t generation);
   // Restarts an elastic job at its new size, from a checkpoint (decide()'s Resize).
   core::Status resize(const sched::Resize& r);
   // Stops a running job, keeping the work up to its last checkpoint, and requeues it.
@@ -192,6 +205,8 @@ class Engine {
   // The snapshot of the fleet model now (snapshot_from_fleet.h).
   core::Result<sched::ClusterSnapshot> build_snapshot();
   CheckpointModel checkpoints_;
+  // Each sweep's values at each rung, in the order its trials reached it (by array id).
+  std::map<std::int64_t, std::vector<std::vector<double>>> rung_values_;
   // Each tenant's successful runs of each job name, latest first (run-time estimates),
   // and the jobs sharing a (tenant, name) with another, which a completion touches so
   // that their estimates in the next snapshot are current.

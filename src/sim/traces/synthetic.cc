@@ -41,7 +41,8 @@ core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::strin
   core::YamlFields f(node, path);
   CORRAL_RETURN_IF_ERROR(
       f.only({"tenants", "jobs_share", "sizes", "duration_median_s", "duration_sigma",
-              "tenant_zipf", "array_count", "array_max_running", "chain_length"}));
+              "tenant_zipf", "array_count", "array_max_running", "chain_length", "sweep_steps",
+              "asha_min_step", "asha_reduction_factor"}));
   SyntheticGroup g{.sizes = top.sizes,
                    .duration_median_s = top.duration_median_s,
                    .duration_sigma = top.duration_sigma,
@@ -64,6 +65,20 @@ core::Result<SyntheticGroup> read_group(const YAML::Node& node, const std::strin
   g.array_max_running = static_cast<std::int32_t>(std::lround(array_max_running));
   g.chain_length = static_cast<std::int32_t>(std::lround(chain_length));
   g.tenants = static_cast<std::int32_t>(std::lround(tenants));
+  double sweep_steps = 0, asha_min_step = 0, asha_reduction_factor = 3;
+  CORRAL_RETURN_IF_ERROR(f.read_number("sweep_steps", 0, 1e12, sweep_steps));
+  CORRAL_RETURN_IF_ERROR(f.read_number("asha_min_step", 0, 1e12, asha_min_step));
+  CORRAL_RETURN_IF_ERROR(f.read_number("asha_reduction_factor", 2, 100, asha_reduction_factor));
+  if (sweep_steps > 0 && array_count < 2) {
+    return core::invalid_argument(path + ".sweep_steps", "needs array_count: a sweep's trials");
+  }
+  if (asha_min_step > 0 && asha_min_step >= sweep_steps) {
+    return core::invalid_argument(path + ".asha_min_step",
+                                  "must be below sweep_steps: the first rung is at asha_min_step");
+  }
+  g.sweep_steps = std::llround(sweep_steps);
+  g.asha_min_step = std::llround(asha_min_step);
+  g.asha_reduction_factor = static_cast<std::int32_t>(std::lround(asha_reduction_factor));
   if (const YAML::Node sizes = node["sizes"]; sizes.IsDefined()) {
     CORRAL_RETURN_IF_ERROR(read_sizes(sizes, path + ".sizes", g.sizes));
   }
@@ -197,12 +212,16 @@ Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) 
     // Draws in the order a spec without workflows always made them: size, duration, tenant.
     const std::int32_t gpus = g.sizes[pick(size_cdf[gi])].first;
     core::TenantId tenant;
+    double d = 0;
     for (std::size_t k = 0; k < n; ++k, ++i) {
       TraceJob& job = w.jobs[i];
       job.name = fmt::format("syn-{:07}", i);
       job.gpus = gpus;
-      const double d = std::clamp(g.duration_median_s * std::exp(g.duration_sigma * rng.normal()),
-                                  spec.duration_min_s, spec.duration_max_s);
+      // A sweep's trials train the same model for the same steps: one duration for all.
+      if (k == 0 || g.sweep_steps == 0) {
+        d = std::clamp(g.duration_median_s * std::exp(g.duration_sigma * rng.normal()),
+                       spec.duration_min_s, spec.duration_max_s);
+      }
       job.duration_ms = std::max<std::int64_t>(1, std::llround(d * 1000));
       if (k == 0) {
         tenant = core::TenantId(fmt::format(
@@ -215,6 +234,17 @@ Workload generate_synthetic(const SyntheticSpec& spec, std::int64_t fleet_gpus) 
         job.array_max_running = g.array_max_running;
       }
       if (g.chain_length > 1 && k > 0) job.after = 1;
+      if (g.sweep_steps > 0) {
+        auto trial = std::make_shared<SweepTrial>(SweepTrial{.steps = g.sweep_steps});
+        trial->final_value = 1.0 + 0.3 * rng.normal();
+        trial->speed = std::exp(0.5 * rng.normal());
+        if (g.asha_min_step > 0) {
+          trial->asha = core::AshaRule{.min_step = g.asha_min_step,
+                                       .max_step = g.sweep_steps,
+                                       .reduction_factor = g.asha_reduction_factor};
+        }
+        job.trial = std::move(trial);
+      }
       gpu_seconds += job.gpus * d;
     }
   }

@@ -42,6 +42,13 @@ struct SyntheticGroup {
   std::int32_t array_count = 1;
   std::int32_t array_max_running = 0;
   std::int32_t chain_length = 1;
+  // Sweeps: with `sweep_steps` > 0 each array is a sweep of `array_count` trials of that
+  // many steps, all of the submission's one drawn duration; each trial's learning curve
+  // (SweepTrial) has final value 1 + 0.3 N(0,1), gap 1 and speed e^(0.5 N(0,1)).
+  // `asha_min_step` > 0 stops trials by ASHA (core::AshaRule) with `asha_reduction_factor`.
+  std::int64_t sweep_steps = 0;
+  std::int64_t asha_min_step = 0;
+  std::int32_t asha_reduction_factor = 3;
 };
 
 struct SyntheticSpec {

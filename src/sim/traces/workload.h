@@ -4,16 +4,38 @@
 // Thread safety: value types.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ids.h"
+#include "core/sweep.h"
 
 namespace corral::sim {
 
 class RuntimeProfile;  // pollux.h
+
+// A trial of a sweep (core::SweepSpec) as a model: the metric it reports, lower better,
+// along a learning curve final + gap * (1 - step / steps)^speed over its `steps`, and its
+// sweep's early-stopping rule (whose max_step is `steps`). Curves cross: a trial that
+// learns fast looks better early than one that ends better, which is the bet early
+// stopping makes.
+struct SweepTrial {
+  std::int64_t steps = 1;
+  double final_value = 0;
+  double gap = 1;
+  double speed = 1;
+  std::optional<core::AshaRule> asha;
+  double value_at(std::int64_t step) const {
+    const double left =
+        1.0 - static_cast<double>(std::min(step, steps)) / static_cast<double>(steps);
+    return final_value + gap * std::pow(left, speed);
+  }
+};
 
 struct TraceJob {
   std::string name;  // the trace's job id, e.g. "philly-31566"
@@ -49,6 +71,8 @@ struct TraceJob {
   // Runs after the job this many places earlier in the workload succeeded (a workflow
   // step, core::Dependency with on: success); 0: after nothing.
   std::int32_t after = 0;
+  // A trial of a sweep: its model; the sweep is its array. Null for any other job.
+  std::shared_ptr<const SweepTrial> trial;
 };
 
 struct Workload {

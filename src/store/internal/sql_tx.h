@@ -217,6 +217,12 @@ class SqlTx final : public Tx,
                                                     std::int64_t after_step,
                                                     std::int32_t limit) override;
   core::Result<std::vector<MetricSummary>> summarize_metrics(core::JobId job) override;
+  core::Result<std::vector<std::pair<core::JobId, MetricRow>>> list_last_metric(
+      core::JobId array, std::string_view name) override;
+  core::Result<bool> insert_sweep_rung(const SweepRungRow& row) override;
+  core::Result<std::vector<SweepRungRow>> list_sweep_rungs(
+      core::JobId sweep, std::optional<std::int32_t> rung) override;
+  core::Result<std::vector<SweepRungRow>> list_trial_rungs(core::JobId trial) override;
   core::Result<bool> insert_artifact(const ArtifactRow& row) override;
   core::Result<std::vector<ArtifactRow>> list_artifacts(core::JobId job) override;
   core::Status set_run_origin(core::JobId job, core::JobId of) override;
