@@ -106,7 +106,7 @@ std::vector<FieldError> Validator::run(const TreeNode& root) {
       {"name",        "tenant",     "priorityClass", "resources",       "topology",    "elastic",
        "preemptible", "checkpoint", "maxRuntime",    "expectedRuntime", "reservation", "processes",
        "maxRestarts", "command",    "env",           "secretEnv",       "lineage",     "labels",
-       "array",       "dependsOn",  "retry"});
+       "array",       "dependsOn",  "retry",         "session"});
   read_identity(top);
   read_resources(top.get("resources"));
   read_topology(top.get("topology"));
@@ -129,6 +129,7 @@ std::vector<FieldError> Validator::run(const TreeNode& root) {
   read_array(top.get("array"));
   read_depends_on(top.get("dependsOn"));
   read_retry(top.get("retry"));
+  read_session(top.get("session"));
   check_cross_field();
   return std::move(errors_);
 }
