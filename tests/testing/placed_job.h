@@ -1,6 +1,6 @@
 // A job as the scheduler leaves it once placed, written straight into a store for the
 // controller tests (lifecycle, idle sessions) that start from there: inserted, moved to
-// its phase at attempt 1, holding H100 GPUs from its insert time.
+// its phase at attempt 1, holding H100 GPUs from its insert time; and read back.
 //
 // Thread safety: as the Tx it is given.
 #pragma once
@@ -36,6 +36,18 @@ inline core::Result<store::JobRow> insert_placed_job(
                                                                .created_at = job.now}));
   }
   return next;
+}
+
+// The job's row as `store` holds it now; NotFound when there is none.
+inline core::Result<store::JobRow> read_job(store::Store& store, core::JobId id) {
+  store::JobRow out;
+  CORRAL_RETURN_IF_ERROR(store.read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
+    if (!row) return core::not_found("job " + std::to_string(id.value));
+    out = *row;
+    return core::Status();
+  }));
+  return out;
 }
 
 }  // namespace corral::testing

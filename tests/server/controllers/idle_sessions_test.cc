@@ -107,14 +107,9 @@ class IdleSessionsTest : public ::testing::Test {
   }
 
   store::JobRow job(JobId id) {
-    store::JobRow out;
-    ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
-      if (!row) return core::not_found("job");
-      out = *row;
-      return core::Status();
-    }));
-    return out;
+    auto row = read_job(*store_, id);
+    EXPECT_TRUE(row.ok()) << row.status().to_string();
+    return row.ok() ? *row : store::JobRow{};
   }
 
   // The job's events of `kind`, their messages.
