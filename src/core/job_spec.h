@@ -171,8 +171,8 @@ struct Dependency {
 // How a job's attempts are retried, by what ended them (Armada's retry policies, Slurm's
 // --requeue). Absent fields keep the behaviour of a spec without `retry`: every failed
 // rank and every lost node counts against maxRestarts, restarts back off by corrald's
-// agents.restartBackoffMs, and a requeued job queues again from the back. Preemptions
-// never count: a preempted job always goes back to the queue.
+// agents.restartBackoffMs, a requeued job queues again from the back, and a preempted job
+// always goes back to the queue.
 struct RetryPolicy {
   // The exit codes a failed rank is retried for (within maxRestarts); any other code ends
   // the job at once (the job's own bug). Empty: every non-zero exit is retried.
@@ -183,6 +183,12 @@ struct RetryPolicy {
   // Attempts ended by the out-of-memory killer (a rank killed by SIGKILL that Corral did
   // not send) retried on their own budget; -1: as any failed rank.
   std::int32_t on_out_of_memory = -1;
+  // Attempts ended by a preemption, requeued on a budget of their own: -1 (`always`, the
+  // default) always; 0 (`never`) the job ends at its first preemption; N ends it at its
+  // (N+1)th. A preempted job has done nothing wrong, so it never counts in maxRestarts;
+  // this is for work that is worth nothing late (a deadline, a job a pipeline resubmits
+  // itself).
+  std::int32_t on_preemption = -1;
   // A job requeued after a node failure keeps its place in the queue (its queued_at), as
   // Slurm's --requeue=expedite: it did nothing wrong.
   bool expedite = true;
@@ -190,6 +196,13 @@ struct RetryPolicy {
   Duration backoff_initial{0};
   Duration backoff_max{0};
   friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
+};
+
+// An interactive session (priorityClass: interactive; docs/sessions.md): how long its GPUs
+// may sit idle before it is warned, then reclaimed. 0: corrald's sessions.idleTimeoutMs.
+struct SessionSpec {
+  Duration idle_timeout{0};
+  friend bool operator==(const SessionSpec&, const SessionSpec&) = default;
 };
 
 struct JobSpec {
@@ -218,6 +231,7 @@ struct JobSpec {
   std::optional<RetryPolicy> retry;
   // A sweep's trials are its array's tasks: `array` is set from it (count and maxRunning).
   std::optional<SweepSpec> sweep;
+  std::optional<SessionSpec> session;  // given only with priorityClass interactive
 
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };

@@ -144,6 +144,8 @@ std::string job_spec_to_json(const JobSpec& spec) {
     if (!r.on_exit_codes.empty()) retry["onExitCodes"] = r.on_exit_codes;
     if (r.on_node_failure >= 0) retry["onNodeFailure"] = r.on_node_failure;
     if (r.on_out_of_memory >= 0) retry["onOutOfMemory"] = r.on_out_of_memory;
+    if (r.on_preemption == 0) retry["onPreemption"] = "never";
+    if (r.on_preemption > 0) retry["onPreemption"] = r.on_preemption;
     retry["expedite"] = r.expedite;
     Json backoff = Json::object();  // 0 (corrald's) written as absent
     if (r.backoff_initial.count() > 0) backoff["initialSeconds"] = to_ms(r.backoff_initial) / 1000;
@@ -152,6 +154,13 @@ std::string job_spec_to_json(const JobSpec& spec) {
     out["retry"] = std::move(retry);
   }
   if (spec.sweep) out["sweep"] = sweep_json(*spec.sweep);
+  if (spec.session) {
+    Json session = Json::object();  // 0 (corrald's) written as absent
+    if (spec.session->idle_timeout.count() > 0) {
+      session["idleTimeout"] = format_duration(spec.session->idle_timeout);
+    }
+    out["session"] = std::move(session);
+  }
   // A spec built in code may hold bytes that are not UTF-8; replace them rather than
   // throw (parsed specs are always valid UTF-8, so they round-trip exactly).
   return out.dump(2, ' ', false, Json::error_handler_t::replace);

@@ -102,11 +102,11 @@ std::string join(std::initializer_list<std::string_view> words) {
 
 std::vector<FieldError> Validator::run(const TreeNode& root) {
   const FieldMap top = fields(
-      root, "", {"name",        "tenant",      "priorityClass", "resources",  "topology",
-                 "elastic",     "preemptible", "checkpoint",    "maxRuntime", "expectedRuntime",
-                 "reservation", "processes",   "maxRestarts",   "command",    "env",
-                 "secretEnv",   "lineage",     "labels",        "array",      "dependsOn",
-                 "retry",       "sweep"});
+      root, "",
+      {"name",        "tenant",     "priorityClass", "resources",       "topology",    "elastic",
+       "preemptible", "checkpoint", "maxRuntime",    "expectedRuntime", "reservation", "processes",
+       "maxRestarts", "command",    "env",           "secretEnv",       "lineage",     "labels",
+       "array",       "dependsOn",  "retry",         "sweep",           "session"});
   read_identity(top);
   read_resources(top.get("resources"));
   read_topology(top.get("topology"));
@@ -130,6 +130,7 @@ std::vector<FieldError> Validator::run(const TreeNode& root) {
   read_depends_on(top.get("dependsOn"));
   read_retry(top.get("retry"));
   read_sweep(top.get("sweep"));
+  read_session(top.get("session"));
   check_cross_field();
   return std::move(errors_);
 }

@@ -89,7 +89,10 @@ void Validator::check_cross_field() {
     }
   }
 
-  // 7. Task i waits for task i of another array only when this job is an array too.
+  // 7. An interactive session is a person's: never preempted, one fixed size, one job.
+  check_session();
+
+  // 8. Task i waits for task i of another array only when this job is an array too.
   for (std::size_t i = 0; i < spec_.depends_on.size(); ++i) {
     if (spec_.depends_on[i].elementwise && !spec_.array) {
       fail(child_path(element_path("dependsOn", i), "elementwise"),

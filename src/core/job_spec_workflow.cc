@@ -94,7 +94,8 @@ void Validator::read_retry(const TreeNode* node) {
   const TreeNode* map = as_map(node, "retry");
   if (map == nullptr) return;
   const FieldMap f = fields(
-      *map, "retry", {"onExitCodes", "onNodeFailure", "onOutOfMemory", "expedite", "backoff"});
+      *map, "retry",
+      {"onExitCodes", "onNodeFailure", "onOutOfMemory", "onPreemption", "expedite", "backoff"});
   RetryPolicy retry;
   if (const TreeNode* codes = f.get("onExitCodes")) {
     if (codes->kind != TreeKind::kList || codes->items.empty()) {
@@ -115,6 +116,18 @@ void Validator::read_retry(const TreeNode* node) {
   }
   if (auto n = read_int(f.get("onOutOfMemory"), "retry.onOutOfMemory", 0, kMaxRestarts)) {
     retry.on_out_of_memory = static_cast<std::int32_t>(*n);
+  }
+  if (const TreeNode* p = f.get("onPreemption")) {
+    // always | never | N: a word for the two ends, a count between.
+    if (p->kind == TreeKind::kString && (p->text == "always" || p->text == "never")) {
+      retry.on_preemption = p->text == "always" ? -1 : 0;
+    } else if (p->kind == TreeKind::kString) {
+      fail("retry.onPreemption",
+           fmt::format("must be always, never or a count from 0 to {}, got {}", kMaxRestarts,
+                       describe(*p)));
+    } else if (auto n = read_int(p, "retry.onPreemption", 0, kMaxRestarts)) {
+      retry.on_preemption = static_cast<std::int32_t>(*n);
+    }
   }
   if (auto expedite = read_bool(f.get("expedite"), "retry.expedite")) retry.expedite = *expedite;
   if (const TreeNode* backoff = as_map(f.get("backoff"), "retry.backoff")) {

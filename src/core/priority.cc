@@ -6,6 +6,7 @@ namespace corral::core {
 
 std::vector<PriorityClass> default_priority_classes() {
   return {
+      {.name = std::string(kInteractiveClass), .tier = kInteractiveTier, .preemptible = false},
       {.name = "production", .tier = 2, .preemptible = false},
       {.name = "standard", .tier = 1, .preemptible = false},
       {.name = "preemptible", .tier = 0, .preemptible = true},

@@ -16,7 +16,16 @@ struct PriorityClass {
   bool preemptible = false;  // the default for jobs of this class
 };
 
-// production (tier 2), standard (tier 1), preemptible (tier 0, preemptible by default).
+// Interactive sessions (`corral session`; docs/sessions.md): the tier above production, so
+// a person waiting at a terminal goes first in the queue. A session is never preemptible
+// and never borrows: it starts only inside its tenant's guarantee, within a per-user GPU
+// limit (sched/internal/session_limits.h), and is ended when its GPUs sit idle
+// (server/controllers/idle_sessions.h).
+inline constexpr std::int32_t kInteractiveTier = 3;
+inline constexpr std::string_view kInteractiveClass = "interactive";
+
+// interactive (tier 3), production (tier 2), standard (tier 1), preemptible (tier 0,
+// preemptible by default).
 std::vector<PriorityClass> default_priority_classes();
 
 // The tier of a built-in class by name; 1 (standard) for a name it does not know.

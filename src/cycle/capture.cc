@@ -213,7 +213,7 @@ v("endedAtMs", t.ended_at);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 20){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 21){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
@@ -234,6 +234,7 @@ v("restoreTimeMs", t.restore_time);
 v("reservation", t.reservation);
 v("estimate", t.estimate);
 v("array", t.array);
+v("user", t.user);
 }
 }
 ;

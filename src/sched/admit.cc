@@ -4,13 +4,19 @@
 
 namespace corral::sched::detail {
 
-Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus) {
+Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus,
+                bool guaranteed_only) {
   const ClusterSnapshot& s = plan.snapshot();
   const core::Tenant& t = s.tenants()[tenant];
   const std::string& type_name = s.gpu_types()[type].id.value;
   const core::Quota& q = t.quota_for(s.gpu_types()[type].id);
   const std::int64_t used = plan.tenant_used(tenant, type);
   if (used + gpus <= q.guaranteed) return {.ok = true, .borrowed = false};
+  if (guaranteed_only) {
+    return {.reason = cat("quota: tenant ", t.id.value, " holds ", used, "/", q.guaranteed,
+                          " guaranteed ", type_name, "; a session starts only inside its tenant's ",
+                          "guarantee and needs ", gpus)};
+  }
   if (used + gpus <= q.max_total()) return {.ok = true, .borrowed = true};
 
   Admission out;

@@ -152,6 +152,7 @@ class Checker {
       if (v->preemptions >= config_.preemption.max_preemptions_per_job && !claim) {
         fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
+      if (is_session(v->request)) fail(cat("preemption of job ", p.victim.value, ", a session"));
       const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
       const auto pj = pending_.find(p.for_job);
       // Under fair-share order a tenant's job may pause that tenant's more-served jobs
@@ -341,6 +342,9 @@ class Checker {
       const core::Quota& q = s_.tenants()[tenant].quota_for(s_.gpu_types()[type].id);
       if (tenant_used_[{tenant, type}] > q.guaranteed && !p.borrowed) {
         fail(cat(job, " goes beyond its tenant's guarantee but is not marked borrowed"));
+      }
+      if (is_session(r) && p.borrowed) {
+        fail(cat(job, " is a session started beyond its tenant's guarantee"));
       }
     }
   }

@@ -106,6 +106,10 @@ struct SchedulerConfig {
   // attained service has passed; lower levels go first, FIFO within a level: between all
   // jobs under kAttainedService, inside each tenant under kFairShare. Empty: one level.
   std::vector<double> las_thresholds_gpu_seconds = {3'600.0, 36'000.0};
+  // The most GPUs one user's interactive sessions (priority class interactive) may hold at
+  // once, across tenants: a session that would pass it waits, out of line, until one of
+  // the user's sessions ends (sched/internal/session_limits.h). 0: no limit.
+  std::int32_t session_gpus_per_user = 2;
 };
 
 }  // namespace corral::sched

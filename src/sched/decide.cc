@@ -25,16 +25,17 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
   // 1. order: jobs in queue order; each is admitted, placed or explained before the next
   //    is looked at, so fair share sees every placement made before it.
   std::int32_t in_line = 0;  // pending jobs given a position so far
-  // The previous job's placement, if any, counts against its tenant's class cap and its
-  // array's limit.
+  // The previous job's placement, if any, counts against its tenant's class cap, its
+  // array's limit and its user's sessions.
   std::size_t counted = 0;
-  std::pair<TenantIx, std::int32_t> previous{-1, 0};
-  std::optional<ArrayLimit> previous_array;
+  TenantIx previous_tenant = -1;
+  const JobRequest* previous = nullptr;
   const auto count_placements = [&] {
     for (; counted < c.out.placements.size(); ++counted) {
-      c.caps.add(previous.first, previous.second,
-                 static_cast<std::int64_t>(c.out.placements[counted].gpus.size()));
-      c.arrays.add(previous_array);
+      const auto gpus = static_cast<std::int64_t>(c.out.placements[counted].gpus.size());
+      c.caps.add(previous_tenant, previous->tier, gpus);
+      c.arrays.add(previous->array);
+      c.sessions.add(*previous, gpus);
     }
   };
   while (auto next = queue.next(c.plan)) {
@@ -46,8 +47,8 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     const detail::ClassCaps::Fit cap = c.caps.fit(tenant, snapshot.pending()[ix]);
     const PendingJob& job = cap.capped ? *cap.capped : snapshot.pending()[ix];
     const JobRequest& r = job.request;
-    previous = {tenant, r.tier};
-    previous_array = r.array;
+    previous_tenant = tenant;
+    previous = &snapshot.pending()[ix].request;
     c.out.queue.push_back({r.id, standing});
 
     // A job that can never fit the fleet, or waits for its array, is not in line
@@ -60,6 +61,10 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     };
     if (std::string full = c.arrays.blocked(r); !full.empty()) {
       wait(PendingKind::kArrayLimit, std::move(full));
+      continue;
+    }
+    if (std::string full = c.sessions.blocked(r); !full.empty()) {
+      wait(PendingKind::kSessionLimit, std::move(full));
       continue;
     }
     if (std::string problem = c.gate.reservation_problem(r); !problem.empty()) {

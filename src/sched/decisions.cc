@@ -69,13 +69,15 @@ std::string_view to_string(PendingKind kind) {
       return "dependency";
     case PendingKind::kArrayLimit:
       return "arrayLimit";
+    case PendingKind::kSessionLimit:
+      return "sessionLimit";
   }
   return "unknown";
 }
 
 bool out_of_line(PendingKind kind) {
   return kind == PendingKind::kUnschedulable || kind == PendingKind::kDependency ||
-         kind == PendingKind::kArrayLimit;
+         kind == PendingKind::kArrayLimit || kind == PendingKind::kSessionLimit;
 }
 
 namespace {

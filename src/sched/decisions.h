@@ -67,11 +67,13 @@ enum class PendingKind {
   kReservation,    // its reservation's window is not open, or the reservation is full
   kDependency,     // a job it depends on has not reached the state it waits for
   kArrayLimit,     // its array already runs as many tasks as its maxRunning allows
+  kSessionLimit,   // a session whose user's sessions hold as many GPUs as allowed
 };
 std::string_view to_string(PendingKind kind);
 
 // Whether a job pending for `kind` is out of line (position 0): it cannot run whatever
-// GPUs free (it never fits, or waits for another job or its array's limit), so it must
+// GPUs free (it never fits, or waits for another job, its array's limit or its user's
+// other sessions), so it must
 // never read as ahead of work that can.
 bool out_of_line(PendingKind kind);
 

@@ -12,8 +12,8 @@
 //         P's own tenant at a higher service level that loses little work when stopped,
 //         or a job in no reservation still holding GPUs of P's open reservation (it ran
 //         into the window) (rank 2).
-//     Protected, never candidates: jobs already stopping, jobs that ran less than
-//     min_runtime, jobs preempted max_preemptions_per_job times already (except by a
+//     Protected, never candidates: interactive sessions, jobs already stopping, jobs that ran less
+//     than min_runtime, jobs preempted max_preemptions_per_job times already (except by a
 //     reservation taking its GPUs back: a job that took reserved GPUs was only lent
 //     them, and the cap would otherwise keep the reservation from its GPUs for as long
 //     as the job runs).
@@ -89,6 +89,9 @@ std::optional<Victim> candidate(const ClusterSnapshot& s, const RunningIndex& ru
   const RunningJob& v = s.running()[ix];
   const JobRequest& pr = p.job->request;
   if (running.touched[ix] || v.stopping || running.type[ix] != request.type) return std::nullopt;
+  // A session is a person at a terminal on their tenant's own GPUs: only its idle timeout
+  // ends it (docs/sessions.md), never another job, not even its own tenant's.
+  if (is_session(v.request)) return std::nullopt;
   if (request.region != kAnyRegion && running.region[ix] != request.region) return std::nullopt;
   if (now - v.started_at < config.preemption.min_runtime_for(v.request.tier)) return std::nullopt;
 

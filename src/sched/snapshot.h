@@ -23,6 +23,7 @@
 #include "core/gpu_type.h"
 #include "core/ids.h"
 #include "core/job_spec.h"
+#include "core/priority.h"
 #include "core/reservation.h"
 #include "core/result.h"
 #include "core/tenant.h"
@@ -116,6 +117,10 @@ struct JobRequest {
   RuntimeEstimate estimate;
   // Set for a task of an array with a maxRunning limit (the adapter knows the array).
   std::optional<ArrayLimit> array;
+  // Who submitted an interactive session (corrald: the submitting token's owner, else the
+  // token's name), for the per-user session limit; empty for every other job (no rule reads
+  // it), and for a session whose user is not known (all such count as one user).
+  std::string user;
   // How long it has to run, by the estimate when there is one, else by its limit.
   core::Duration expected_runtime() const {
     return estimate.runtime.count() > 0 ? std::min(estimate.runtime, max_runtime) : max_runtime;
@@ -124,6 +129,10 @@ struct JobRequest {
 };
 
 JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std::int32_t tier);
+
+// An interactive session (core::kInteractiveTier): started only inside its tenant's
+// guarantee and within its user's session limit, and never a preemption's victim.
+inline bool is_session(const JobRequest& r) { return r.tier == core::kInteractiveTier; }
 
 // Where a job that a pending job depends on stands, as the adapter found it in its store
 // or model (core::Dependency): the facts decide() judges (dependencies.h). For a whole

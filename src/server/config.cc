@@ -172,6 +172,19 @@ core::Status read_telemetry(const YAML::Node& node, ServerConfig& c) {
   return f.no_unknown();
 }
 
+// `sessions:` (docs/config.md).
+core::Status read_sessions(const YAML::Node& node, ServerConfig& c) {
+  if (!node.IsMap()) return core::invalid_argument("sessions", "must be a map");
+  core::YamlFields f(node, "sessions");
+  SessionSettings& s = c.sessions;
+  constexpr std::int64_t kWeek = 7 * 86'400'000LL;
+  CORRAL_RETURN_IF_ERROR(f.read_int("idleTimeoutMs", 60'000, kWeek, s.idle_timeout_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("graceMs", 0, kWeek, s.grace_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_int("checkEveryMs", 1'000, 3'600'000, s.check_every_ms));
+  CORRAL_RETURN_IF_ERROR(f.read_number("idleBelow", 0.0, 1.0, s.idle_below));
+  return f.no_unknown();
+}
+
 // `metrics:` (docs/config.md).
 core::Status read_metrics(const YAML::Node& node, ServerConfig& c) {
   if (!node.IsMap()) return core::invalid_argument("metrics", "must be a map");
@@ -262,6 +275,8 @@ core::Result<ServerConfig> load_server_config(const std::string& path) {
         CORRAL_RETURN_IF_ERROR(read_agents(kv.second, c));
       } else if (key == "telemetry") {
         CORRAL_RETURN_IF_ERROR(read_telemetry(kv.second, c));
+      } else if (key == "sessions") {
+        CORRAL_RETURN_IF_ERROR(read_sessions(kv.second, c));
       } else if (key == "metrics") {
         CORRAL_RETURN_IF_ERROR(read_metrics(kv.second, c));
       } else if (key == "dashboard") {

@@ -84,6 +84,7 @@ struct ServerConfig {
   BillingSettings billing;
   MetricsSettings metrics;
   TelemetrySettings telemetry;
+  SessionSettings sessions;
   DashboardSettings dashboard;
   ReplicaSettings replica;
   ShardMap shards;

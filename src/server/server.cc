@@ -25,6 +25,7 @@
 #include "server/config.h"
 #include "server/controllers/audit.h"
 #include "server/controllers/audit_anchor.h"
+#include "server/controllers/idle_sessions.h"
 #include "server/controllers/job_secrets.h"
 #include "server/controllers/metrics_refresher.h"
 #include "server/controllers/node_health.h"
@@ -134,6 +135,7 @@ struct Corrald::Parts {
         specs(SpecCache::kDefaultCapacity, &metrics.job_spec_decodes),
         loop(*store, clock, metrics, config.sched, config.shards, config.replica, &board, &specs),
         health(*store, clock, board, specs, loop, config.agents, &metrics),
+        sessions(*store, clock, board, specs, loop, config.agents, config.sessions),
         accrual(*store, clock, specs, config.billing, &metrics.ledger),
         telemetry(*store, clock, config.telemetry),
         refresher(*store, clock, metrics, config.metrics, &telemetry),
@@ -152,6 +154,7 @@ struct Corrald::Parts {
   SpecCache specs;
   Scheduler loop;  // this replica's shards of the scheduling
   NodeHealth health;
+  IdleSessions sessions;  // interactive sessions warned, then reclaimed, when idle
   AccrualController accrual;
   TelemetrySink telemetry;
   MetricsRefresher refresher;  // reads telemetry's counters
@@ -242,11 +245,13 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   parts->loop.on_controllers([p](bool run) {
     if (run) {
       p->health.start();
+      p->sessions.start();
       p->accrual.start();
       p->history.start();
     } else {
       p->history.stop();
       p->accrual.stop();
+      p->sessions.stop();
       p->health.stop();
     }
   });

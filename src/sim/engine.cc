@@ -165,9 +165,10 @@ core::Status Engine::cycle() {
   if (shrank) request_cycle();
   schedule_wakeup(*snapshot, d);
   for (sched::Pending& p : d.pending) {
-    set_held(
-        static_cast<std::int32_t>(p.job.value - 1),
-        p.kind == sched::PendingKind::kDependency || p.kind == sched::PendingKind::kArrayLimit);
+    set_held(static_cast<std::int32_t>(p.job.value - 1),
+             p.kind == sched::PendingKind::kDependency ||
+                 p.kind == sched::PendingKind::kArrayLimit ||
+                 p.kind == sched::PendingKind::kSessionLimit);
     result_.jobs[p.job.value - 1].last_reason = std::move(p.reason);
   }
   record_sample();

@@ -73,6 +73,7 @@ core::Status Engine::prepare_jobs() {
     r.max_runtime = core::Duration(std::max<std::int64_t>(
         1000, std::llround(static_cast<double>(t.duration_ms) * options_.runtime.estimate_factor)));
     r.tier = t.tier;
+    if (sched::is_session(r)) r.user = t.user;  // as corrald's adapter: only sessions carry one
     r.checkpoint_interval = t.checkpoint_interval_ms >= 0 ? core::Duration(t.checkpoint_interval_ms)
                                                           : options_.runtime.checkpoint_interval;
     r.preemptible = policy_.jobs_preemptible || t.preemptible;

@@ -56,6 +56,9 @@ struct JobRow {
   std::int32_t oom_restarts = 0;
   std::string retry_category;
   core::Time first_started{};  // when it was first placed (epoch 0: never)
+  // Who submitted it: the token's owner, else "token:<name>" (server/http/token_auth.h);
+  // '' for jobs from before it was kept. Set at insert, never changed.
+  std::string submitted_by;
 };
 
 // What a dependency on a job needs to know of it (server/controllers/job_dependencies.h),
@@ -86,6 +89,7 @@ struct NewJob {
   // id names the array).
   std::optional<std::int32_t> array_index;
   core::JobId array_job{0};
+  std::string submitted_by;  // JobRow::submitted_by
 };
 
 struct JobFilter {

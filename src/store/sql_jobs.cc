@@ -17,7 +17,7 @@ constexpr std::string_view kJobColumns =
     "id, tenant, name, priority_class, tier, gpus, spec_json, phase, attempt, reason, "
     "pending_kind, queue_position, created_at, updated_at, queued_at, restarts, not_before, "
     "preemptions, attained_gpu_ms, stop_grace_ms, planned_start_ms, planned_latest_ms, array_job, "
-    "array_index, node_restarts, oom_restarts, retry_category, first_started_ms";
+    "array_index, node_restarts, oom_restarts, retry_category, first_started_ms, submitted_by";
 
 Result<JobRow> job_from(const SqlRow& r) {
   RowReader in(r, "jobs", kJobColumns);
@@ -48,7 +48,8 @@ Result<JobRow> job_from(const SqlRow& r) {
            .node_restarts = in.i32(24),
            .oom_restarts = in.i32(25),
            .retry_category = in.str(26),
-           .first_started = in.time(27)};
+           .first_started = in.time(27),
+           .submitted_by = in.str(28)};
   if (!in.ok()) return in.status();
   return j;
 }
@@ -71,13 +72,13 @@ Result<JobRow> SqlTx::insert_job(const NewJob& job) {
       auto rows,
       jobs(cat("INSERT INTO jobs (tenant, name, priority_class, tier, gpus, spec_json, phase, "
                "attempt, reason, pending_kind, queue_position, created_at, updated_at, queued_at, "
-               "array_job, array_index) "
-               "VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, '', '', 0, $7, $7, $7, $8, $9) "
+               "array_job, array_index, submitted_by) "
+               "VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, '', '', 0, $7, $7, $7, $8, $9, $10) "
                "RETURNING ",
                kJobColumns),
            {job.tenant.value, job.name, job.priority_class, std::int64_t{job.tier},
             std::int64_t{job.gpus}, job.spec_json, ms(job.now), job.array_job.value,
-            std::int64_t{job.array_index.value_or(0)}}));
+            std::int64_t{job.array_index.value_or(0)}, job.submitted_by}));
   if (rows.size() != 1) return core::internal_error("insert_job: no row returned");
   // An array's first task names the array with its own id, known only now.
   if (job.array_index && job.array_job.value == 0) {

@@ -21,6 +21,7 @@
 #include "cli/views/nodes_view.h"
 #include "cli/views/racks_view.h"
 #include "cli/views/reservations_view.h"
+#include "cli/views/session_view.h"
 #include "cli/views/tenants_view.h"
 #include "cli/views/tokens_view.h"
 
@@ -166,6 +167,28 @@ TEST(Views, FieldsAnOlderServerLacksShowAsDashes) {
   const json job = json::array({{{"id", 1}, {"phase", "running"}}});
   EXPECT_NE(table_text(jobs_table(job, json::array(), local_style(), true)).find("1   -"),
             std::string::npos);
+}
+
+// `corral session`: where a placed session runs, by node, and the commands that exist to
+// reach and end it; while it waits, its reason and position.
+TEST(Views, SessionSaysWhereItRunsAndHowToReachIt) {
+  const json job = json::parse(R"({"id": 57, "name": "nb", "tenant": "nlp", "phase": "launching",
+      "allocation": {"gpuType": "H100", "gpus": [{"node": "dgx03", "index": 5},
+                                                  {"node": "dgx03", "index": 6},
+                                                  {"node": "dgx04", "index": 0}]}})");
+  EXPECT_EQ(session_text(job),
+            "session 57 (nb, tenant nlp) is launching on H100\n"
+            "  node dgx03: GPUs 5,6\n"
+            "  node dgx04: GPU 0\n"
+            "Its command runs there with those GPUs in CUDA_VISIBLE_DEVICES and "
+            "CORRAL_JOB_ID=57.\n"
+            "  corral logs 57      what it prints (a notebook server's URL and token)\n"
+            "  corral job 57       its state and events (an idle warning shows here)\n"
+            "  corral cancel 57    end it and give its GPUs back\n"
+            "It is reclaimed when its GPUs stay idle (session_idle_warning first).\n");
+  const json waiting = json::parse(
+      R"({"id": 58, "phase": "pending", "queuePosition": 0, "reason": "session limit: ..."})");
+  EXPECT_EQ(session_wait_text(waiting), "session 58 pending: session limit: ...");
 }
 
 }  // namespace

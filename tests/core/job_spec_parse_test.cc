@@ -156,7 +156,7 @@ std::vector<BadCase> bad_cases() {
        "must be at most 63 characters, got 64"},
       {"TenantBad", with("tenant: NLP_team\n"), "tenant", "must be a DNS label"},
       {"PriorityClassUnknown", with("priorityClass: gold\n"), "priorityClass",
-       "must be one of production, standard, preemptible, got \"gold\""},
+       "must be one of interactive, production, standard, preemptible, got \"gold\""},
       {"ReservationBad", with("reservation: Launch!\n"), "reservation", "must be a DNS label"},
       // topology
       {"PackUnknown", with("topology: {pack: rack}\n"), "topology.pack",

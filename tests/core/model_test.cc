@@ -34,12 +34,14 @@ TEST(Tenant, QuotaFallsBackToDefault) {
 
 TEST(PriorityClass, DefaultsAreOrderedByTier) {
   const auto classes = default_priority_classes();
-  ASSERT_EQ(classes.size(), 3u);
-  EXPECT_EQ(classes[0].name, "production");
-  EXPECT_GT(classes[0].tier, classes[1].tier);
-  EXPECT_GT(classes[1].tier, classes[2].tier);
-  EXPECT_TRUE(classes[2].preemptible);
-  EXPECT_FALSE(classes[0].preemptible);
+  ASSERT_EQ(classes.size(), 4u);
+  EXPECT_EQ(classes[0].name, "interactive");
+  EXPECT_EQ(classes[0].tier, kInteractiveTier);
+  EXPECT_EQ(classes[1].name, "production");
+  for (std::size_t i = 1; i < classes.size(); ++i) EXPECT_GT(classes[i - 1].tier, classes[i].tier);
+  EXPECT_TRUE(classes[3].preemptible);
+  EXPECT_FALSE(classes[0].preemptible);  // a session is never preempted
+  EXPECT_FALSE(classes[1].preemptible);
 }
 
 TEST(Reservation, WindowIsHalfOpen) {

@@ -118,9 +118,66 @@ TEST(RetrySpec, ParsesRoundTripsAndRefusesWithPaths) {
                 .errors),
       std::vector<std::string>{
           "retry.backoff.maxSeconds: must be at least retry.backoff.initialSeconds (60), got 10"});
-  EXPECT_EQ(paths(parse_job_spec(spec("retry: {onPreemption: never}\n"), SpecFormat::kYaml).errors)
-                .size(),
-            1u);
+}
+
+// retry.onPreemption: always (-1, also when left out), never (0) or a count; each writes
+// back as it reads.
+TEST(RetrySpec, OnPreemptionIsAlwaysNeverOrACount) {
+  const struct {
+    const char* text;
+    std::int32_t want;
+  } cases[] = {{"always", -1}, {"never", 0}, {"3", 3}, {"0", 0}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const ParseOutcome p = parse_job_spec(
+        spec(std::string("retry: {onPreemption: ") + c.text + "}\n"), SpecFormat::kYaml);
+    ASSERT_TRUE(p.ok()) << testing::PrintToString(paths(p.errors));
+    EXPECT_EQ(p.spec->retry->on_preemption, c.want);
+    const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again.spec, *p.spec);
+  }
+  EXPECT_EQ(parse_job_spec(spec("retry: {}\n"), SpecFormat::kYaml).spec->retry->on_preemption, -1);
+  EXPECT_EQ(
+      paths(parse_job_spec(spec("retry: {onPreemption: sometimes}\n"), SpecFormat::kYaml).errors),
+      std::vector<std::string>{
+          "retry.onPreemption: must be always, never or a count from 0 to 100, got "
+          "\"sometimes\""});
+  EXPECT_EQ(paths(parse_job_spec(spec("retry: {onPreemption: 101}\n"), SpecFormat::kYaml).errors),
+            std::vector<std::string>{"retry.onPreemption: must be between 0 and 100, got 101"});
+}
+
+// priorityClass interactive, with or without a session mapping; the rules a session keeps.
+TEST(SessionSpec, ParsesRoundTripsAndRefusesWithPaths) {
+  const ParseOutcome p = parse_job_spec(
+      spec("priorityClass: interactive\nsession: {idleTimeout: 2h}\n"), SpecFormat::kYaml);
+  ASSERT_TRUE(p.ok()) << testing::PrintToString(paths(p.errors));
+  EXPECT_FALSE(p.spec->preemptible);
+  ASSERT_TRUE(p.spec->session.has_value());
+  EXPECT_EQ(p.spec->session->idle_timeout, seconds(7200));
+  const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, *p.spec);
+  const ParseOutcome bare = parse_job_spec(spec("priorityClass: interactive\n"), SpecFormat::kYaml);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare.spec->session.has_value());  // corrald's idle timeout
+
+  const auto errors = [](const std::string& extra) {
+    return paths(parse_job_spec(spec(extra), SpecFormat::kYaml).errors);
+  };
+  EXPECT_EQ(errors("session: {idleTimeout: 1h}\n"),
+            std::vector<std::string>{"session: needs priorityClass interactive, got \"standard\""});
+  EXPECT_EQ(
+      errors("priorityClass: interactive\nsession: {idleTimeout: 30s}\n"),
+      std::vector<std::string>{"session.idleTimeout: must be between 1m and 7d, got \"30s\""});
+  EXPECT_EQ(errors("priorityClass: interactive\nsession: {idle: 1h}\n").size(), 1u);
+  EXPECT_EQ(errors("priorityClass: interactive\npreemptible: true\n"),
+            std::vector<std::string>{
+                "preemptible: must be false for priority class \"interactive\", got true"});
+  EXPECT_EQ(errors("priorityClass: interactive\narray: {count: 4}\n"),
+            std::vector<std::string>{
+                "array: is not allowed for priority class \"interactive\" (a session is one "
+                "job)"});
 }
 
 TEST(Workflow, StepsComeAfterTheStepsTheyName) {

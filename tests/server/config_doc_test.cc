@@ -64,6 +64,9 @@ std::string settings_text(const server::ServerConfig& c) {
   out << "\ntelemetry " << t.raw_retention_ms << " " << t.minute_retention_ms << " "
       << t.hour_retention_ms << " " << t.node_samples_per_minute << " " << t.queue_samples << " "
       << t.flush_ms << " " << t.prune_every_ms;
+  const server::SessionSettings& s = c.sessions;
+  out << "\nsessions " << s.idle_timeout_ms << " " << s.grace_ms << " " << s.idle_below << " "
+      << s.check_every_ms;
   out << "\nloop " << c.sched.batch_window.count() << " " << c.sched.tick.count();
   const server::BillingSettings& b = c.billing;
   out << "\nbilling " << b.currency << " " << b.period.count() << " " << b.grace.count() << " "

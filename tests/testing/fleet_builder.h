@@ -142,6 +142,13 @@ class JobBuilder {
     r_.array = sched::ArrayLimit{core::JobId(array), max_running};
     return *this;
   }
+  // An interactive session (core::kInteractiveTier) of `user`, not preemptible.
+  JobBuilder& session(const std::string& user) {
+    r_.tier = core::kInteractiveTier;
+    r_.preemptible = false;
+    r_.user = user;
+    return *this;
+  }
   // Pending: a dependency on `job` for `on`, with what the adapter found of it.
   JobBuilder& depends(sched::DependencyFact fact) {
     dependencies_.push_back(fact);

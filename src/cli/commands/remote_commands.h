@@ -1,4 +1,4 @@
-// The commands that talk to corrald, one file each (submit.cc; jobs.cc: jobs, job,
+// The commands that talk to corrald, one file each (submit.cc; session.cc; jobs.cc: jobs, job,
 // queue; cancel.cc; nodes.cc: nodes, node, cordon, drain, undrain; tenants.cc: tenants,
 // tenant get|set|delete; reservations.cc: reservations, reservation
 // create|get|delete; tokens.cc: tokens, token create|revoke; audit.cc; logs.cc;
@@ -14,7 +14,8 @@
 namespace corral::cli {
 
 void add_submit_command(CLI::App& app, const CommandEnv& env);
-void add_jobs_commands(CLI::App& app, const CommandEnv& env);  // jobs, job, queue
+void add_session_command(CLI::App& app, const CommandEnv& env);  // interactive sessions
+void add_jobs_commands(CLI::App& app, const CommandEnv& env);    // jobs, job, queue
 void add_cancel_command(CLI::App& app, const CommandEnv& env);
 void add_nodes_commands(CLI::App& app, const CommandEnv& env);         // nodes, node, cordon, ...
 void add_tenants_commands(CLI::App& app, const CommandEnv& env);       // tenants, tenant ...
@@ -32,6 +33,7 @@ void add_cost_command(CLI::App& app, const CommandEnv& env);  // chargeback
 // All of the above.
 inline void add_remote_commands(CLI::App& app, const CommandEnv& env) {
   add_submit_command(app, env);
+  add_session_command(app, env);
   add_jobs_commands(app, env);
   add_cancel_command(app, env);
   add_nodes_commands(app, env);

@@ -163,7 +163,7 @@ class Validator {
   // dependsOn: [{job: ID or NAME, on: success|failure|finish|start, elementwise: BOOL}].
   void read_depends_on(const TreeNode* node);
 
-  // retry: {onExitCodes, onNodeFailure, onOutOfMemory, expedite, backoff}.
+  // retry: {onExitCodes, onNodeFailure, onOutOfMemory, onPreemption, expedite, backoff}.
   void read_retry(const TreeNode* node);
 
   // sweep: {method, parameters, trials, seed, maxRunning, metric, earlyStopping}
@@ -171,6 +171,13 @@ class Validator {
   void read_sweep(const TreeNode* node);
   std::optional<SweepParameter> read_parameter(const std::string& name, const TreeNode& node);
   std::optional<double> read_number(const TreeNode* node, const std::string& path);
+
+  // session: {idleTimeout: DURATION} (job_spec_session.cc).
+  void read_session(const TreeNode* node);
+
+  // An interactive session's rules: not preemptible, not elastic, not an array, and a
+  // `session` mapping only on one (job_spec_session.cc).
+  void check_session();
 
   // Rules that relate two or more fields. Each runs only when its inputs were valid.
   void check_cross_field();

@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 14,
+static_assert(field_count<sched::SchedulerConfig>() == 15,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -56,6 +56,7 @@ struct Fields<sched::SchedulerConfig> {
     v("elasticFairness", c.elastic_fairness);
     v("typePriceWeight", c.type_price_weight);
     v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
+    v("sessionGpusPerUser", c.session_gpus_per_user, Range{0, 16'384});
   }
 
   static void check(const sched::SchedulerConfig& c, const std::string& path, ReadErrors& errors) {

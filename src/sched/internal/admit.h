@@ -16,6 +16,9 @@ struct Admission {
 
 // Up to the guarantee the GPUs are the tenant's own; beyond it, up to the borrow limit,
 // they are capacity lent by others (marked borrowed, reclaimable); beyond that, no.
-Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus);
+// `guaranteed_only` (an interactive session): beyond the guarantee, no: a session never
+// borrows, so no other tenant can ever reclaim it (docs/sessions.md).
+Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus,
+                bool guaranteed_only);
 
 }  // namespace corral::sched::detail

@@ -27,6 +27,7 @@
 #include "sched/internal/place.h"
 #include "sched/internal/plan.h"
 #include "sched/internal/running.h"
+#include "sched/internal/session_limits.h"
 #include "sched/internal/waiting_cost.h"
 #include "sched/snapshot.h"
 
@@ -43,6 +44,7 @@ struct Cycle {
         running(snapshot),
         caps(snapshot, running),
         arrays(snapshot),
+        sessions(snapshot, cfg),
         gate(snapshot, t),
         waiting(snapshot) {}
 
@@ -52,8 +54,9 @@ struct Cycle {
   Plan plan;
   FleetBounds bounds;
   RunningIndex running;
-  ClassCaps caps;      // tenants' priority-class caps, this cycle's placements counted
-  ArrayLimits arrays;  // arrays' maxRunning, this cycle's placements counted
+  ClassCaps caps;          // tenants' priority-class caps, this cycle's placements counted
+  ArrayLimits arrays;      // arrays' maxRunning, this cycle's placements counted
+  SessionLimits sessions;  // users' session GPUs, this cycle's placements counted
   Gate gate;
   std::map<View, NoFitMemo> memos;  // valid while no GPU is given back
   std::optional<PendingJob> head;   // the backfill head, once found

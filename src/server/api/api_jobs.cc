@@ -97,6 +97,40 @@ Status check_priority_class(const TenantConfig& tenant, const core::JobSpec& spe
   return Status();
 }
 
+// An interactive session that could never start is refused, not left pending: one larger
+// than a user's session limit, or than its tenant's guarantee of every type it accepts
+// (a session never borrows, sched/internal/admit.h).
+Status check_session(const sched::SchedulerConfig& config, const TenantConfig& tenant,
+                     const core::JobSpec& spec) {
+  if (spec.priority_class != core::kInteractiveClass) return Status();
+  const std::int32_t gpus = spec.resources.gpus;
+  const std::int32_t limit = config.session_gpus_per_user;
+  if (limit > 0 && gpus > limit) {
+    return core::invalid_argument(
+        "resources.gpus", "a user's sessions may hold at most " + std::to_string(limit) +
+                              " GPUs at once (scheduler.sessionGpusPerUser); this one asks for " +
+                              std::to_string(gpus));
+  }
+  const core::Tenant& t = tenant.tenant;
+  // The largest guarantee of a type it accepts (any type: the default's or a listed one's).
+  std::int64_t most = 0;
+  if (spec.resources.gpu_types.empty()) {
+    most = t.default_quota.guaranteed;
+    for (const auto& [type, quota] : t.quotas) most = std::max(most, quota.guaranteed);
+  }
+  for (const core::GpuTypeId& type : spec.resources.gpu_types) {
+    most = std::max(most, t.quota_for(type).guaranteed);
+  }
+  if (gpus > most) {
+    return core::invalid_argument(
+        "resources.gpus", "a session starts only inside its tenant's guarantee, and tenant " +
+                              t.id.value + " is guaranteed at most " + std::to_string(most) +
+                              " GPUs of any type this session accepts; it asks for " +
+                              std::to_string(gpus));
+  }
+  return Status();
+}
+
 Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                                 const core::JobSpec& spec, const std::string& sealed_secrets,
                                 std::string_view audit_action, bool rate_token) {
@@ -121,6 +155,7 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
     return tenant.status();
   }
   CORRAL_RETURN_IF_ERROR(check_priority_class(*tenant, spec));
+  CORRAL_RETURN_IF_ERROR(check_session(api.loop.sched_config(), *tenant, spec));
   // Only a leaf tenant runs jobs (sched/snapshot.h): a job of a parent would fail cycles.
   CORRAL_ASSIGN_OR_RETURN(const auto tenants, tx.tenants().list_tenants());
   for (const TenantConfig& cfg : stored_tenants(tenants)) {
@@ -180,7 +215,8 @@ Result<store::JobRow> admit_job(ApiContext& api, const Call& c, store::Tx& tx,
                               .secret_env_json = sealed_secrets,
                               .now = api.now(),
                               .array_index = spec.array ? std::optional(index) : std::nullopt,
-                              .array_job = first ? first->id : core::JobId(0)}));
+                              .array_job = first ? first->id : core::JobId(0),
+                              .submitted_by = user_of(p)}));
     CORRAL_RETURN_IF_ERROR(tx.records().append_job_event(
         {.job = row.id,
          .time = row.created_at,

@@ -110,6 +110,20 @@ struct TelemetrySettings {
   std::int64_t max_write_samples = 20'000;
 };
 
+// Config `sessions:` (config.h): when an interactive session's GPUs count as idle, and
+// what follows (server/controllers/idle_sessions.h; docs/sessions.md).
+struct SessionSettings {
+  // Idle this long (no GPU of it at or above idle_below), a session is warned; a spec's
+  // session.idleTimeout overrides it (idleTimeoutMs).
+  std::int64_t idle_timeout_ms = 3'600'000;
+  // From the warning to the reclaim, if its GPUs stay idle (graceMs).
+  std::int64_t grace_ms = 900'000;
+  // A GPU is busy in a minute whose highest utilization sample reached this (idleBelow).
+  double idle_below = 0.05;
+  // How often the sessions are judged (checkEveryMs).
+  std::int64_t check_every_ms = 60'000;
+};
+
 // Config `dashboard:` (config.h).
 struct DashboardSettings {
   std::int64_t history_ms = 60'000;          // how often a usage row is written

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/job_phase.h"
 #include "core/units.h"
@@ -67,14 +68,22 @@ Status fail(store::Tx& tx, const LifecycleContext& ctx, store::JobRow& job,
   return Status();
 }
 
-// preempting (or a job with no GPUs left) -> requeued -> pending.
+// preempting (or a job with no GPUs left) -> requeued -> pending; or -> failed, for a
+// preempted job its retry.onPreemption does not requeue.
 Status requeue(store::Tx& tx, const LifecycleContext& ctx, const store::JobRow& job) {
+  const auto spec = ctx.specs.get(job.id, job.spec_json);
+  if (spec.ok() && job.retry_category == to_string(FailureCategory::kPreemption)) {
+    const RetryVerdict verdict = decide_preemption_retry(**spec, job.preemptions);
+    if (!verdict.retry) {
+      store::JobRow ended = job;
+      return fail(tx, ctx, ended, {}, "preempted (" + job.reason + "); " + verdict.reason);
+    }
+  }
   CORRAL_ASSIGN_OR_RETURN(const JobPhase requeued, core::next_phase(job.phase, JobEvent::kStopped));
   CORRAL_ASSIGN_OR_RETURN(const JobPhase pending, core::next_phase(requeued, JobEvent::kRequeue));
   store::JobRow next = job;
   next.phase = pending;
   // A job that lost its node keeps its place when its retry policy says so (expedite).
-  const auto spec = ctx.specs.get(job.id, job.spec_json);
   if (!spec.ok() || !keeps_place(**spec, job.retry_category)) next.queued_at = ctx.now;
   next.retry_category.clear();
   next.updated_at = ctx.now;
@@ -299,12 +308,24 @@ Status preempt_job(store::Tx& tx, const LifecycleContext& ctx, const store::JobR
   next.reason = reason;
   next.updated_at = ctx.now;
   next.stop_grace_ms = stop.grace.count();
+  std::optional<RetryVerdict> retry;
   if (stop.counts_as_preemption) {
     ++next.preemptions;
     ++ctx.fx.tenant_events[job.tenant.value].preemptions;
+    // Whether it goes back to the queue once stopped is its retry.onPreemption's to say,
+    // decided now (the event says so) and carried to the requeue by its category.
+    CORRAL_ASSIGN_OR_RETURN(const auto spec, ctx.specs.get(job.id, job.spec_json));
+    retry = decide_preemption_retry(*spec, next.preemptions);
+    next.retry_category = std::string(to_string(FailureCategory::kPreemption));
   }
   CORRAL_RETURN_IF_ERROR(write_job(tx.jobs(), next, job.phase));
-  CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, job.id, stop.event, reason));
+  CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, job.id, stop.event,
+                                retry && !retry->retry ? reason + "; " + retry->reason : reason));
+  if (retry && retry->retry) {
+    CORRAL_RETURN_IF_ERROR(append(tx.records(), ctx, job.id, "retry",
+                                  std::string(to_string(FailureCategory::kPreemption)) + ": " +
+                                      reason + "; " + retry->reason));
+  }
   for (const auto& n : nodes_of(allocs)) ctx.fx.bump.insert(n);
   if (managed) {
     stop_everywhere(ctx, job.id, allocs);

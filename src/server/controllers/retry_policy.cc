@@ -32,6 +32,8 @@ std::string_view to_string(FailureCategory c) {
       return "oom";
     case FailureCategory::kNodeFailure:
       return "node";
+    case FailureCategory::kPreemption:
+      return "preemption";
   }
   return "exit";
 }
@@ -85,6 +87,22 @@ RetryVerdict decide_retry(const core::JobSpec& spec, store::JobRow& next, Failur
   return {.retry = true,
           .reason = "restart " + std::to_string(used + 1) + " of " + std::to_string(budget) +
                     (field == "maxRestarts" ? "" : " (" + field + ")")};
+}
+
+RetryVerdict decide_preemption_retry(const core::JobSpec& spec, std::int32_t preemptions) {
+  const std::int32_t budget = spec.retry ? spec.retry->on_preemption : -1;
+  if (budget < 0) return {.retry = true, .reason = "requeued (retry.onPreemption always)"};
+  if (budget == 0) {
+    return {.retry = false, .reason = "not retried after a preemption (retry.onPreemption never)"};
+  }
+  if (preemptions > budget) {
+    return {.retry = false,
+            .reason = "out of requeues after preemption (retry.onPreemption " +
+                      std::to_string(budget) + ")"};
+  }
+  return {.retry = true,
+          .reason = "requeue " + std::to_string(preemptions) + " of " + std::to_string(budget) +
+                    " (retry.onPreemption)"};
 }
 
 bool keeps_place(const core::JobSpec& spec, std::string_view category) {

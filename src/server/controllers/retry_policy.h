@@ -8,8 +8,12 @@
 //             send (the out-of-memory killer's signal)        (code 137)
 //   exit      a rank exited non-zero or by another signal     maxRestarts, for retry.onExitCodes
 //   only
+//   preemption  the scheduler preempted it                    retry.onPreemption (default
+//                                                             always), never maxRestarts
 //
-// Preemptions are no failure: a preempted job always goes back to the queue, on no budget.
+// A preemption is no failure: it never counts in maxRestarts, and by default a preempted
+// job always goes back to the queue. retry.onPreemption may bound that (never, or N times)
+// for work that is worth nothing late.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -25,8 +29,8 @@
 
 namespace corral::server {
 
-enum class FailureCategory { kExit, kOutOfMemory, kNodeFailure };
-std::string_view to_string(FailureCategory c);  // "exit", "oom", "node"
+enum class FailureCategory { kExit, kOutOfMemory, kNodeFailure, kPreemption };
+std::string_view to_string(FailureCategory c);  // "exit", "oom", "node", "preemption"
 
 // The category of a failed rank (a rank Corral asked to stop is no failure).
 FailureCategory category_of(const store::WorkerRow& rank);
@@ -45,6 +49,12 @@ struct RetryVerdict {
 // `exit_code`: the failed rank's (128 + signal for a signal).
 RetryVerdict decide_retry(const core::JobSpec& spec, store::JobRow& next, FailureCategory category,
                           std::int32_t exit_code, const AgentSettings& settings, core::Time now);
+
+// Whether a job preempted for the `preemptions`-th time (counting this one) goes back to
+// the queue: "requeued (retry.onPreemption always)", "requeue 2 of 3 (retry.onPreemption)",
+// or why not: "not retried after a preemption (retry.onPreemption never)", "out of
+// requeues after preemption (retry.onPreemption 2)".
+RetryVerdict decide_preemption_retry(const core::JobSpec& spec, std::int32_t preemptions);
 
 // Whether a job requeued after a retry of `category` keeps its queued_at (its place).
 bool keeps_place(const core::JobSpec& spec, std::string_view category);

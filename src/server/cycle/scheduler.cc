@@ -48,7 +48,8 @@ Scheduler::Scheduler(store::Store& store, const core::Clock& clock, Metrics& met
       shards_(std::move(shards)),
       replica_(std::move(replica)),
       board_(board),
-      identity_(sched_config_identity(loop_options, shards_)) {
+      identity_(sched_config_identity(loop_options, shards_)),
+      sched_config_(loop_options.config) {
   for (int i = 0; i < static_cast<int>(shards_.shards().size()); ++i) {
     SchedLoopOptions o = loop_options;
     o.shard = shards_.shards()[i].name;

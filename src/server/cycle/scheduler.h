@@ -103,6 +103,8 @@ class Scheduler : public SchedulerSignals {
   std::int64_t epoch() const;
   const ShardMap& shards() const { return shards_; }
   const ReplicaSettings& replica() const { return replica_; }
+  // The decide() knobs every shard runs with (the submit checks read the session limit).
+  const sched::SchedulerConfig& sched_config() const { return sched_config_; }
   // Why scheduling here is failing: "shard NAME: <the last cycle's error>" for the first
   // shard this replica runs whose last cycle failed; "" when none did.
   std::string degraded() const;
@@ -155,6 +157,7 @@ class Scheduler : public SchedulerSignals {
   std::map<std::string, std::int64_t> held_;  // item -> epoch; guarded by mu_
   std::vector<std::string> order_;            // held items, oldest claim first; guarded by mu_
   const SchedConfigIdentity identity_;
+  const sched::SchedulerConfig sched_config_;
   std::string config_problem_;                          // guarded by mu_
   std::optional<store::SchedConfigRow> stored_config_;  // guarded by mu_
   std::atomic<bool> controllers_{false};

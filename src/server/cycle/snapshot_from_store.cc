@@ -104,6 +104,7 @@ const sched::JobRequest* RequestCache::get(const store::JobRow& job) {
     if (job.array_job.value > 0 && decoded->spec->array && decoded->spec->array->max_running > 0) {
       request.array = sched::ArrayLimit{job.array_job, decoded->spec->array->max_running};
     }
+    if (sched::is_session(request)) request.user = job.submitted_by;
     it = requests_.emplace(job.id.value, Entry{std::move(request), std::move(*decoded)}).first;
   }
   return &it->second.request;

@@ -67,4 +67,9 @@ class TokenAuth {
 // "token:<name>" for a token row's name.
 inline std::string principal_id(const std::string& name) { return "token:" + name; }
 
+// The person behind a caller, as far as corrald knows one: the owner the admin wrote on
+// the token, else the token's own id. Tokens carry no verified identity beyond that, so two
+// tokens made for one owner are one user (the per-user session limit counts them together).
+inline std::string user_of(const Principal& p) { return p.owner.empty() ? p.id : p.owner; }
+
 }  // namespace corral::server

@@ -54,6 +54,10 @@ struct TraceJob {
   // Traces do not say; a what-if or a test scenario does.
   std::int32_t tier = 1;
   bool preemptible = false;
+  // Who submitted it, for an interactive session (tier core::kInteractiveTier): decide()
+  // holds each user's sessions to SchedulerConfig::session_gpus_per_user. Traces do not
+  // say; a what-if or a test scenario does.
+  std::string user;
   // Its own checkpoint interval; -1: the engine's RuntimeModel::checkpoint_interval.
   std::int64_t checkpoint_interval_ms = -1;
   // Run time by placement (Pollux workloads); null: the engine's RuntimeModel factors.

@@ -266,6 +266,47 @@ TYPED_TEST(AdminApiTest, PriorityClassesLimitWhatATenantMaySubmit) {
       << queue.dump();
 }
 
+// Interactive sessions (docs/sessions.md): one that could never start is refused at submit
+// (past the per-user limit, or past its tenant's guarantee); the user is the token's
+// owner, so two tokens made for alice share her limit, and her second session waits for it.
+TYPED_TEST(AdminApiTest, SessionsAreHeldToTheGuaranteeAndTheirUsersLimit) {
+  this->make_tenant("nlp", R"({"quotas": {"H100": {"guaranteed": 4, "borrowLimit": 0}}})");
+  this->make_tenant("cv");
+  this->add_node("n1", 8);
+  const json alice_token = {{"role", "member"}, {"tenant", "nlp"}, {"owner", "alice@example.com"}};
+  auto alice = this->server_->client(this->token(alice_token));
+  auto alice_too = this->server_->client(this->token(alice_token));
+  auto carol = this->server_->client(this->token({{"role", "member"}, {"tenant", "cv"}}));
+  const auto session = [](const char* tenant, int gpus) {
+    json j = json::parse(job_for(tenant, gpus));
+    j["priorityClass"] = "interactive";
+    return j.dump();
+  };
+  auto r = alice.post("/v1/jobs", session("nlp", 3));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"]["field"], "resources.gpus");
+  EXPECT_NE(r.body.find("a user's sessions may hold at most 2 GPUs at once "
+                        "(scheduler.sessionGpusPerUser); this one asks for 3"),
+            std::string::npos)
+      << r.body;
+  r = carol.post("/v1/jobs", session("cv", 1));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("a session starts only inside its tenant's guarantee, and tenant cv is "
+                        "guaranteed at most 0 GPUs"),
+            std::string::npos)
+      << r.body;
+  ASSERT_EQ(alice.post("/v1/jobs", session("nlp", 2)).status, 201);
+  r = alice_too.post("/v1/jobs", session("nlp", 1));
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string second = "/v1/jobs/" + std::to_string(body(r).value("id", std::int64_t{0}));
+  EXPECT_TRUE(eventually(
+      [&] { return body(this->admin().get(second)).value("pendingKind", "") == "sessionLimit"; }));
+  EXPECT_NE(body(this->admin().get(second))
+                .value("reason", std::string())
+                .find("user alice@example.com's sessions hold 2 of the 2 GPUs"),
+            std::string::npos);
+}
+
 // Random admin writes the API accepts (tenant puts and deletes, reservations made and
 // removed, with jobs queued meanwhile), then scheduling cycles: none of them fails.
 TYPED_TEST(AdminApiTest, NoAcceptedSequenceOfAdminWritesBreaksACycle) {

@@ -134,7 +134,7 @@ TEST(OpenApiDoc, ThePendingKindEnumIsEveryKindAJobCanWaitFor) {
   for (const PendingKind k :
        {PendingKind::kQuota, PendingKind::kCapacity, PendingKind::kTopology, PendingKind::kPower,
         PendingKind::kUnschedulable, PendingKind::kWaiting, PendingKind::kReservation,
-        PendingKind::kDependency, PendingKind::kArrayLimit}) {
+        PendingKind::kDependency, PendingKind::kArrayLimit, PendingKind::kSessionLimit}) {
     kinds.insert(std::string(sched::to_string(k)));
   }
   EXPECT_EQ(documented_kinds, kinds);

@@ -20,6 +20,7 @@
 #include "server/base/model_json.h"
 #include "server/controllers/node_health.h"
 #include "server/controllers/retry_policy.h"
+#include "testing/placed_job.h"
 #include "testing/store_fixture.h"
 
 namespace corral::testing {
@@ -85,34 +86,23 @@ class LifecycleTest : public ::testing::Test {
     const auto parsed =
         core::parse_job_spec(spec(gpus, max_restarts, retry), core::SpecFormat::kJson);
     EXPECT_TRUE(parsed.ok());
+    std::vector<std::pair<std::string, std::int32_t>> held;
+    const int per_node = gpus / static_cast<int>(nodes.size());
+    for (const auto& n : nodes) {
+      for (int g = first_gpu; g < first_gpu + per_node; ++g) held.emplace_back(n, g);
+    }
     JobId id;
     ok(store_->transact([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(
-          auto row, tx.jobs().insert_job({.tenant = core::TenantId("default"),
-                                          .name = parsed.spec->name,
-                                          .priority_class = "",
-                                          .gpus = gpus,
-                                          .spec_json = core::job_spec_to_json(*parsed.spec),
-                                          .now = clock_.now()}));
+      CORRAL_ASSIGN_OR_RETURN(const auto row,
+                              insert_placed_job(tx,
+                                                {.tenant = core::TenantId("default"),
+                                                 .name = parsed.spec->name,
+                                                 .priority_class = "",
+                                                 .gpus = gpus,
+                                                 .spec_json = core::job_spec_to_json(*parsed.spec),
+                                                 .now = clock_.now()},
+                                                phase, held));
       id = row.id;
-      store::JobRow next = row;
-      next.phase = phase;
-      next.attempt = 1;
-      CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
-      if (!won) return core::raced("insert");
-      const int per_node = gpus / static_cast<int>(nodes.size());
-      for (const auto& n : nodes) {
-        for (int g = first_gpu; g < first_gpu + per_node; ++g) {
-          CORRAL_RETURN_IF_ERROR(
-              tx.allocations().insert_allocation({.job = id,
-                                                  .attempt = 1,
-                                                  .node = NodeId(n),
-                                                  .gpu_index = g,
-                                                  .gpu_type = core::GpuTypeId("H100"),
-                                                  .epoch = 1,
-                                                  .created_at = clock_.now()}));
-        }
-      }
       return core::Status();
     }));
     return id;
@@ -167,14 +157,9 @@ class LifecycleTest : public ::testing::Test {
   }
 
   store::JobRow job(JobId id) {
-    store::JobRow out;
-    ok(store_->read([&](store::Tx& tx) {
-      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().get_job(id));
-      if (!row) return core::not_found("job");
-      out = *row;
-      return core::Status();
-    }));
-    return out;
+    auto row = read_job(*store_, id);
+    EXPECT_TRUE(row.ok()) << row.status().to_string();
+    return row.ok() ? *row : store::JobRow{};
   }
 
   std::size_t held(JobId id) {
@@ -482,7 +467,87 @@ TEST_F(LifecycleTest, PreemptManagedJobAsksEveryNodeToStopAndKeepsGpus) {
   EXPECT_EQ(fx_.stops, (std::set<Stop>{{id.value, "n1"}, {id.value, "n2"}}));
   EXPECT_EQ(fx_.bump, (std::set<std::string>{"n1", "n2"}));
   EXPECT_TRUE(fx_.released.empty());
-  EXPECT_EQ(events(id).back(), "preempted: preempted for job 9");
+  const auto ev = events(id);
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_EQ(ev[ev.size() - 2], "preempted: preempted for job 9");
+  // Without a retry policy a preempted job always goes back: a retry of category preemption.
+  EXPECT_EQ(ev.back(),
+            "retry: preemption: preempted for job 9; requeued (retry.onPreemption always)");
+}
+
+// retry.onPreemption 1: the first preemption requeues the job (a retry event, category
+// preemption, on its own budget: maxRestarts 0 is untouched); the second ends it.
+TEST_F(LifecycleTest, OnPreemptionRequeuesItsBudgetThenEndsTheJob) {
+  const JobId id = place(8, 0, JobPhase::kLaunching, {"n1"}, 0, R"({"onPreemption": 1})");
+  const auto preempt = [&](const std::string& reason) {
+    const store::JobRow row = job(id);
+    ok(run([&](store::Tx& tx, const server::LifecycleContext& ctx) {
+      return server::preempt_job(tx, ctx, row, {.reason = reason, .counts_as_preemption = true});
+    }));
+  };
+  preempt("preempted for job 9");
+  store::JobRow after = job(id);
+  EXPECT_EQ(after.phase, JobPhase::kPending);  // agent-less: requeued at once
+  EXPECT_EQ(after.preemptions, 1);
+  EXPECT_EQ(after.restarts, 0);
+  EXPECT_TRUE(after.retry_category.empty());
+  const auto ev = events(id);
+  EXPECT_NE(std::find(ev.begin(), ev.end(),
+                      "retry: preemption: preempted for job 9; requeue 1 of 1 "
+                      "(retry.onPreemption)"),
+            ev.end());
+  // Placed again (as the scheduler would), then preempted once more.
+  const store::JobRow requeued = job(id);
+  ok(store_->transact([&](store::Tx& tx) {
+    store::JobRow next = requeued;
+    next.phase = JobPhase::kLaunching;
+    next.attempt = 2;
+    CORRAL_ASSIGN_OR_RETURN(const bool won, tx.jobs().update_job(next, JobPhase::kPending));
+    if (!won) return core::raced("place");
+    return tx.allocations().insert_allocation({.job = id,
+                                               .attempt = 2,
+                                               .node = NodeId("n1"),
+                                               .gpu_index = 0,
+                                               .gpu_type = core::GpuTypeId("H100"),
+                                               .epoch = 1,
+                                               .created_at = clock_.now()});
+  }));
+  preempt("preempted for job 10");
+  after = job(id);
+  EXPECT_EQ(after.phase, JobPhase::kFailed);
+  EXPECT_EQ(after.reason,
+            "preempted (preempted for job 10); out of requeues after preemption "
+            "(retry.onPreemption 1)");
+  EXPECT_EQ(held(id), 0u);
+  EXPECT_EQ(events(id).back(), "finished: failed: " + after.reason);
+}
+
+// retry.onPreemption never, on a job agents run: it is asked to stop like any preempted
+// job (its GPUs held until its ranks are gone), then ends instead of going back.
+TEST_F(LifecycleTest, OnPreemptionNeverEndsTheJobOnceItsRanksAreGone) {
+  agent_on("n1");
+  const JobId id = place(2, 3, JobPhase::kRunning, {"n1"}, 0, R"({"onPreemption": "never"})");
+  report(id, 0, "n1", "running");
+  report(id, 1, "n1", "running");
+  const store::JobRow row = job(id);
+  ok(run([&](store::Tx& tx, const server::LifecycleContext& ctx) {
+    return server::preempt_job(tx, ctx, row,
+                               {.reason = "preempted for job 9", .counts_as_preemption = true});
+  }));
+  EXPECT_EQ(job(id).phase, JobPhase::kPreempting);
+  EXPECT_EQ(events(id).back(),
+            "preempted: preempted for job 9; not retried after a preemption (retry.onPreemption "
+            "never)");
+  EXPECT_EQ(held(id), 2u);
+  report(id, 0, "n1", "exited", 143, 15);
+  report(id, 1, "n1", "exited", 143, 15);
+  ok(reconcile(id));
+  const store::JobRow after = job(id);
+  EXPECT_EQ(after.phase, JobPhase::kFailed);
+  EXPECT_EQ(after.reason,
+            "preempted (preempted for job 9); not retried after a preemption (retry.onPreemption "
+            "never)");
+  EXPECT_EQ(held(id), 0u);
 }
 
 // No agent runs it: the GPUs go back at once and the job is requeued (the pre-agent

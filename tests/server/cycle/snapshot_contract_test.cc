@@ -32,7 +32,7 @@ static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::PendingJob>() == 7,
               "PendingJob changed: fill the new field in both adapters and here");
-static_assert(cycle::field_count<sched::JobRequest>() == 20,
+static_assert(cycle::field_count<sched::JobRequest>() == 21,
               "JobRequest changed: fill the new field in both adapters and here");
 
 constexpr std::int64_t kContractNowMs = 1'800'000'000'000;
@@ -48,6 +48,7 @@ struct Job {
   std::string spec;  // JSON, as the API stores it
   std::string priority_class = "standard";
   bool array_task = false;  // the first task of an array (its spec's `array`)
+  std::string user;         // who submitted it (jobs.submitted_by; a session's user)
 };
 
 std::string spec(const std::string& name, const std::string& tenant, int gpus,
@@ -208,6 +209,10 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                spec("after", "a", 1,
                     R"(, "dependsOn": [{"job": 1, "on": "start"}, {"job": 8, "on": "success"}])")},
        .queued_s = -3},
+      // An interactive session: its user is the submitter's, for the per-user limit.
+      {.job = {10, "a", "notebook", spec("notebook", "a", 1, "", "interactive"), "interactive",
+               false, "alice"},
+       .queued_s = -4},
   };
   const std::vector<core::Duration> nightly_runs = {seconds(3000), seconds(3600), seconds(4200)};
 
@@ -259,7 +264,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                 .tier = core::tier_of(j.priority_class),
                                 .spec_json = j.spec,
                                 .now = at_s(-9000),
-                                .array_index = j.array_task ? std::optional(0) : std::nullopt}));
+                                .array_index = j.array_task ? std::optional(0) : std::nullopt,
+                                .submitted_by = j.user}));
       EXPECT_EQ(row.id.value, j.id);
       return row;
     };
@@ -392,6 +398,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       m.request.array = sched::ArrayLimit{JobId(p.job.id), parsed.array->max_running};
     }
     m.depends_on = parsed.depends_on;
+    if (sched::is_session(m.request)) m.request.user = p.job.user;  // as Engine does
     m.queued_at_ms = core::to_ms(at_s(p.queued_s));
     m.attempts = p.attempts;
     m.preemptions = p.preemptions;
@@ -463,7 +470,9 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_EQ(from_store.running[3].request.estimate.basis, sched::EstimateBasis::kHistory);
   EXPECT_EQ(from_store.running[3].request.estimate.runs, 3);
   EXPECT_EQ(from_store.running[3].request.estimate.runtime, seconds(3600));
-  ASSERT_EQ(from_store.pending.size(), 5u);
+  ASSERT_EQ(from_store.pending.size(), 6u);
+  EXPECT_EQ(from_store.pending[5].request.tier, core::kInteractiveTier);
+  EXPECT_EQ(from_store.pending[5].request.user, "alice");
   ASSERT_TRUE(from_store.pending[3].request.array.has_value());
   EXPECT_EQ(from_store.pending[3].request.array->array, JobId(8));
   EXPECT_EQ(from_store.pending[3].request.array->max_running, 1);
