@@ -233,11 +233,12 @@ int run(int argc, char** argv) {
       if (const sim::SweepMetrics& s = metrics.sweeps; s.sweeps > 0) {
         std::printf(
             "         sweeps=%lld trials=%lld stopped_early=%lld trial_gpu_hours=%.1f "
-            "best_found=%lld/%lld mean_regret=%.4f mean_sweep_hours=%.2f\n",
+            "best_found=%lld/%lld mean_regret=%.4f mean_sweep_hours=%.2f "
+            "others_mean_jct_hours=%.2f\n",
             static_cast<long long>(s.sweeps), static_cast<long long>(s.trials),
             static_cast<long long>(s.stopped_early), s.trial_gpu_hours,
             static_cast<long long>(s.best_found), static_cast<long long>(s.finished), s.mean_regret,
-            s.mean_sweep_hours);
+            s.mean_sweep_hours, s.others_mean_jct_hours);
       }
     }
     runs.push_back({std::move(*result), std::move(metrics)});

@@ -130,7 +130,8 @@ json metrics_json(const Metrics& m, const RunResult& r) {
                    {"finished", s.finished},
                    {"best_found", s.best_found},
                    {"mean_regret", s.mean_regret},
-                   {"mean_sweep_hours", s.mean_sweep_hours}};
+                   {"mean_sweep_hours", s.mean_sweep_hours},
+                   {"others_mean_jct_hours", s.others_mean_jct_hours}};
   }
   return j;
 }

@@ -7,13 +7,19 @@ namespace corral::sim {
 
 SweepMetrics sweep_metrics(const Workload& workload, const RunResult& run) {
   SweepMetrics m;
-  double regret = 0, hours = 0;
+  double regret = 0, hours = 0, others_jct = 0;
+  std::int64_t others = 0;
   const auto& jobs = workload.jobs;
   // An array's tasks are consecutive, index 0 first (workload.h).
   for (std::size_t first = 0; first < jobs.size();) {
     std::size_t end = first + 1;
     while (end < jobs.size() && jobs[end].array_index > 0) ++end;
     if (jobs[first].trial == nullptr) {
+      for (std::size_t i = first; i < end; ++i) {
+        if (run.jobs[i].finish_ms < 0) continue;
+        ++others;
+        others_jct += static_cast<double>(run.jobs[i].finish_ms - jobs[i].submit_ms) / 3600e3;
+      }
       first = end;
       continue;
     }
@@ -44,6 +50,7 @@ SweepMetrics sweep_metrics(const Workload& workload, const RunResult& run) {
     }
     first = end;
   }
+  if (others > 0) m.others_mean_jct_hours = others_jct / static_cast<double>(others);
   if (m.finished > 0) {
     m.mean_regret = regret / static_cast<double>(m.finished);
     m.mean_sweep_hours = hours / static_cast<double>(m.finished);

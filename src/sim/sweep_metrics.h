@@ -26,6 +26,9 @@ struct SweepMetrics {
   std::int64_t best_found = 0;
   double mean_regret = 0;
   double mean_sweep_hours = 0;
+  // The jobs that are no trial, finished: their mean JCT, what sharing the fleet with the
+  // sweeps cost them.
+  double others_mean_jct_hours = 0;
 };
 
 SweepMetrics sweep_metrics(const Workload& workload, const RunResult& run);

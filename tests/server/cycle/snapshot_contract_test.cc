@@ -593,5 +593,131 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
   EXPECT_EQ(by_type.at(core::GpuTypeId("A100-80GB")), a100);
 }
 
+// A sweep is one workload to fair share (docs/scheduling.md, 9): its pending trial's
+// attained service is the whole sweep's (an ended trial's 400 GPU-s, a running trial's 100
+// so far, its own earlier 50), in both adapters; a plain pending job of the tenant keeps
+// its own (none).
+TYPED_TEST(SnapshotContractTest, ASweepsPendingTrialCarriesTheWholeSweepsService) {
+  const std::string sweep_spec = spec(
+      "lr-sweep", "a", 1,
+      R"(, "sweep": {"trials": 3, "parameters": {"lr": {"values": [1, 2]}}, "metric": {"name": "loss"}})");
+  const std::int64_t earlier_s[] = {400, 0, 50};  // GPU-seconds of ended attempts, by trial
+  this->ok(this->store_->transact([&](store::Tx& tx) -> core::Status {
+    for (const auto& cfg : this->tenant_configs_) {
+      CORRAL_RETURN_IF_ERROR(
+          tx.tenants().put_tenant({.id = cfg.tenant.id,
+                                   .config_json = server::tenant_config_to_json(cfg),
+                                   .updated_at = at_s(-86400)}));
+    }
+    for (int i = 0; i < 3; ++i) {
+      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("a"),
+                                                              .name = "lr-sweep",
+                                                              .priority_class = "standard",
+                                                              .tier = core::tier_of("standard"),
+                                                              .spec_json = sweep_spec,
+                                                              .now = at_s(-9000),
+                                                              .array_index = i,
+                                                              .array_job = JobId(i == 0 ? 0 : 1)}));
+      EXPECT_EQ(row.id.value, i + 1);
+      if (earlier_s[i] > 0) {  // one GPU for that long, released
+        CORRAL_RETURN_IF_ERROR(
+            tx.allocations().insert_allocation({.job = row.id,
+                                                .attempt = 1,
+                                                .node = core::NodeId("n1"),
+                                                .gpu_index = 0,
+                                                .gpu_type = core::GpuTypeId("H100"),
+                                                .created_at = at_s(-5000)}));
+        CORRAL_RETURN_IF_ERROR(
+            tx.allocations().release_allocations(row.id, at_s(-5000 + earlier_s[i])).status());
+      }
+    }
+    CORRAL_RETURN_IF_ERROR(tx.jobs()
+                               .insert_job({.tenant = core::TenantId("a"),
+                                            .name = "plain",
+                                            .priority_class = "standard",
+                                            .tier = core::tier_of("standard"),
+                                            .spec_json = spec("plain", "a", 1),
+                                            .now = at_s(-9000)})
+                               .status());
+    // Trial 0 ended; trial 1 runs on n3 since 100 s ago; trial 2 and `plain` wait.
+    CORRAL_ASSIGN_OR_RETURN(auto first, tx.jobs().get_job(JobId(1)));
+    store::JobRow ended = *first;
+    ended.phase = core::JobPhase::kSucceeded;
+    CORRAL_ASSIGN_OR_RETURN(bool won, tx.jobs().update_job(ended, core::JobPhase::kPending));
+    EXPECT_TRUE(won);
+    CORRAL_RETURN_IF_ERROR(tx.allocations().insert_allocation({.job = JobId(2),
+                                                               .attempt = 1,
+                                                               .node = core::NodeId("n3"),
+                                                               .gpu_index = 4,
+                                                               .gpu_type = core::GpuTypeId("H100"),
+                                                               .created_at = at_s(-100)}));
+    CORRAL_ASSIGN_OR_RETURN(auto second, tx.jobs().get_job(JobId(2)));
+    store::JobRow running = *second;
+    running.phase = core::JobPhase::kRunning;
+    running.attempt = 1;
+    CORRAL_ASSIGN_OR_RETURN(won, tx.jobs().update_job(running, core::JobPhase::kPending));
+    EXPECT_TRUE(won);
+    return core::Status();
+  }));
+  sched::SnapshotInput from_store;
+  this->ok(this->store_->read([&](store::Tx& tx) {
+    CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
+    std::map<std::int64_t, store::JobRow> queue;
+    for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
+    server::SpecCache specs;
+    server::RequestCache requests(specs);
+    CORRAL_ASSIGN_OR_RETURN(view.sweep_service,
+                            server::read_sweep_service(tx.jobs(), queue, requests));
+    const sched::RunHistory history;
+    from_store = server::snapshot_from_store(
+        view, {.pending = queue, .usage = this->usage_, .runs = history}, requests, at_s(0));
+    return core::Status();
+  }));
+
+  // corral-sim: the same four jobs as the fleet model.
+  std::vector<sim::ModelJob> jobs;
+  for (int i = 0; i < 4; ++i) {
+    const std::string text = i < 3 ? sweep_spec : spec("plain", "a", 1);
+    sim::ModelJob m{.request = sched::job_request_from_spec(JobId(i + 1), parse(text), 1),
+                    .name = i < 3 ? "lr-sweep" : "plain",
+                    .state = i == 0   ? sim::JobState::kDone
+                             : i == 1 ? sim::JobState::kRunning
+                                      : sim::JobState::kPending};
+    if (i < 3) {
+      m.array_job = JobId(1);
+      m.array_index = i;
+      m.sweep_trial = true;
+      m.ended_gpu_ms = earlier_s[i] * 1000;
+    }
+    if (i == 1) {
+      m.run_start_ms = core::to_ms(at_s(-100));
+      m.gpus = {{core::NodeId("n3"), 4}};
+    }
+    m.queued_at_ms = core::to_ms(at_s(-9000));
+    jobs.push_back(std::move(m));
+  }
+  std::vector<core::Tenant> tenants;
+  for (const auto& cfg : this->tenant_configs_) tenants.push_back(cfg.tenant);
+  const std::vector<core::GpuType> types(core::builtin_gpu_types().begin(),
+                                         core::builtin_gpu_types().end());
+  const sched::SnapshotInput from_fleet =
+      sim::snapshot_from_fleet({.gpu_types = types,
+                                .nodes = this->nodes_,
+                                .racks = this->racks_,
+                                .tenants = tenants,
+                                .reservations = this->reservations_},
+                               this->usage_, jobs, {}, {}, core::to_ms(at_s(0)));
+
+  for (const sched::SnapshotInput* in :
+       std::vector<const sched::SnapshotInput*>{&from_store, &from_fleet}) {
+    ASSERT_EQ(in->pending.size(), 2u);
+    EXPECT_EQ(in->pending[0].request.id, JobId(3));
+    EXPECT_DOUBLE_EQ(in->pending[0].attained_gpu_seconds, 400 + 100 + 50);
+    EXPECT_EQ(in->pending[1].request.id, JobId(4));
+    EXPECT_DOUBLE_EQ(in->pending[1].attained_gpu_seconds, 0);
+  }
+}
+
 }  // namespace
 }  // namespace corral::testing
