@@ -21,6 +21,7 @@
 #include "cli/views/nodes_view.h"
 #include "cli/views/racks_view.h"
 #include "cli/views/reservations_view.h"
+#include "cli/views/runs_view.h"
 #include "cli/views/session_view.h"
 #include "cli/views/tenants_view.h"
 #include "cli/views/tokens_view.h"
@@ -189,6 +190,42 @@ TEST(Views, SessionSaysWhereItRunsAndHowToReachIt) {
   const json waiting = json::parse(
       R"({"id": 58, "phase": "pending", "queuePosition": 0, "reason": "session limit: ..."})");
   EXPECT_EQ(session_wait_text(waiting), "session 58 pending: session limit: ...");
+}
+
+TEST(Views, SweepNamesItsBestTrialAndEachTrialsRungs) {
+  const json sweep = json::parse(R"({"id": 13, "name": "lr-sweep", "tenant": "research",
+      "method": "grid", "trials": 2, "maxRunning": 0,
+      "metric": {"name": "loss", "goal": "minimize"},
+      "earlyStopping": {"rule": "asha", "minStep": 40, "maxStep": 360, "reductionFactor": 3,
+                        "rungSteps": [40, 120]},
+      "phases": {"succeeded": 1, "cancelled": 1}, "stoppedEarly": 1, "gpuMs": 7200000,
+      "best": {"index": 1, "job": 14, "parameters": {"lr": 0.05, "opt": "adam"}, "step": 360,
+               "value": 0.0125,
+               "run": {"manifest": {"datasets": [{"ref": "webtext@v1"}],
+                                    "code": {"repo": "github.com/acme/llm",
+                                             "commit": "3f2c9d1e0b7a6c5d4e3f"},
+                                    "configHash": "sha256:8fdeb30bf183aaaaaaaa"},
+                       "artifacts": [{"kind": "artifact", "name": "model",
+                                      "uri": "/ckpt/model", "bytes": 2048}]}},
+      "trialList": [
+        {"index": 0, "job": 13, "phase": "cancelled", "parameters": {"lr": 0.5, "opt": "adam"},
+         "lastStep": 40, "lastValue": 0.4, "rungsPassed": 0, "stoppedAtRung": 0, "gpuMs": 0},
+        {"index": 1, "job": 14, "phase": "succeeded", "parameters": {"lr": 0.05, "opt": "adam"},
+         "lastStep": 360, "lastValue": 0.0125, "rungsPassed": 2, "stoppedAtRung": null,
+         "gpuMs": 7200000}]})");
+  EXPECT_EQ(sweep_text(sweep),
+            "sweep 13 lr-sweep (research): grid, 2 trials, no limit on how many run\n"
+            "metric:     loss (minimize)\n"
+            "stopping:   ASHA, rungs at steps 40, 120, the best 1/3 go on\n"
+            "trials:     1 succeeded, 1 cancelled; 1 stopped early; 2.00 GPU-hours\n"
+            "best:       trial 1 (job 14): loss 0.0125 at step 360; lr=0.05 opt=adam\n"
+            "best run:   datasets webtext@v1, code github.com/acme/llm@3f2c9d1e0b7a, config "
+            "sha256:8fdeb30bf183\n"
+            "artifact:   model /ckpt/model (2.0 KiB)\n"
+            "\n"
+            "INDEX  JOB  STATE      PARAMETERS        RUNGS            STEP  VALUE   GPU-HOURS\n"
+            "0      13   cancelled  lr=0.5 opt=adam   0, stopped at 0  40    0.4     0.00\n"
+            "1      14   succeeded  lr=0.05 opt=adam  2                360   0.0125  2.00\n");
 }
 
 }  // namespace

@@ -114,14 +114,19 @@ std::string run_text(const json& r, const TimeStyle& style) {
 
 std::string sweep_text(const json& s) {
   std::ostringstream out;
-  out << fmt::format("sweep {} {} ({}): {}, {} trials, at most {} running\n", text(field(s, "id")),
+  const std::string limit = s.value("maxRunning", 0) > 0
+                                ? "at most " + text(field(s, "maxRunning")) + " running"
+                                : "no limit on how many run";
+  out << fmt::format("sweep {} {} ({}): {}, {} trials, {}\n", text(field(s, "id")),
                      text(field(s, "name")), text(field(s, "tenant")), text(field(s, "method")),
-                     text(field(s, "trials")),
-                     s.value("maxRunning", 0) > 0 ? text(field(s, "maxRunning")) : "all");
+                     text(field(s, "trials")), limit);
   const json& metric = field(s, "metric");
   std::string stopping = "none (every trial runs to its end)";
   if (const json& e = field(s, "earlyStopping"); e.is_object()) {
-    stopping = "ASHA, rungs at steps " + list_text(field(e, "rungSteps")) + ", the best 1/" +
+    std::string steps;
+    for (const json& step : field(e, "rungSteps"))
+      steps += (steps.empty() ? "" : ", ") + text(step);
+    stopping = "ASHA, rungs at steps " + steps + ", the best 1/" +
                text(field(e, "reductionFactor")) + " go on";
   }
   out << fmt::format("metric:     {} ({})\nstopping:   {}\n", text(field(metric, "name")),
