@@ -65,6 +65,14 @@ core::JobSpec parse(const std::string& text) {
   return *parsed.spec;
 }
 
+// The pending queue as the scheduler loop keeps it: by id.
+core::Result<std::map<std::int64_t, store::JobRow>> pending_queue(store::Tx& tx) {
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
+  std::map<std::int64_t, store::JobRow> queue;
+  for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
+  return queue;
+}
+
 template <typename Factory>
 class SnapshotContractTest : public ::testing::Test {
  protected:
@@ -75,6 +83,31 @@ class SnapshotContractTest : public ::testing::Test {
   }
 
   void ok(const core::Status& s) { ASSERT_TRUE(s.ok()) << s.to_string(); }
+
+  // corral-sim's snapshot of `jobs` on this fleet, now.
+  sched::SnapshotInput fleet_snapshot(const std::vector<sim::ModelJob>& jobs,
+                                      const sched::RunHistory& history) const {
+    std::vector<core::Tenant> tenants;
+    for (const auto& cfg : tenant_configs_) tenants.push_back(cfg.tenant);
+    const std::vector<core::GpuType> types(core::builtin_gpu_types().begin(),
+                                           core::builtin_gpu_types().end());
+    return sim::snapshot_from_fleet({.gpu_types = types,
+                                     .nodes = nodes_,
+                                     .racks = racks_,
+                                     .tenants = tenants,
+                                     .reservations = reservations_},
+                                    usage_, jobs, {}, history, core::to_ms(at_s(0)));
+  }
+
+  core::Status put_tenants(store::Tx& tx) {
+    for (const auto& cfg : tenant_configs_) {
+      CORRAL_RETURN_IF_ERROR(
+          tx.tenants().put_tenant({.id = cfg.tenant.id,
+                                   .config_json = server::tenant_config_to_json(cfg),
+                                   .updated_at = at_s(-86400)}));
+    }
+    return core::Status();
+  }
 
   // Three 8-GPU H100 nodes in region eu-west: n1 and n2 in rack r1 (leaf l1), n3 in rack r2 (leaf
   // l2); n2 is cordoned and n3's GPU 7 is unhealthy. Two tenants, `a` with a guarantee, `b`
@@ -242,12 +275,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
         {.rack = "r1", .declared_by = "node/n1", .power_cap_watts = 9'000, .updated_at = at_s(0)}));
     CORRAL_RETURN_IF_ERROR(tx.rack_caps().put_rack_cap(
         {.rack = "r2", .declared_by = "node/n3", .power_cap_watts = 6'000, .updated_at = at_s(0)}));
-    for (const auto& cfg : this->tenant_configs_) {
-      CORRAL_RETURN_IF_ERROR(
-          tx.tenants().put_tenant({.id = cfg.tenant.id,
-                                   .config_json = server::tenant_config_to_json(cfg),
-                                   .updated_at = at_s(-86400)}));
-    }
+    CORRAL_RETURN_IF_ERROR(this->put_tenants(tx));
     for (const auto& r : this->reservations_) {
       CORRAL_RETURN_IF_ERROR(
           tx.tenants().insert_reservation({.id = r.id,
@@ -351,9 +379,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   sched::SnapshotInput from_store;
   this->ok(this->store_->read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
-    std::map<std::int64_t, store::JobRow> queue;
-    for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
+    CORRAL_ASSIGN_OR_RETURN(const auto queue, pending_queue(tx));
     CORRAL_ASSIGN_OR_RETURN(
         auto runs, tx.records().list_runs({"c10", "c3600", "elastic", "nightly", "p3", "estimated",
                                            "reserved", "shard", "after"}));
@@ -368,10 +394,6 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   }));
 
   // ---- corral-sim: the same facts as the fleet model ---------------------------------
-  std::vector<core::Tenant> tenants;
-  for (const auto& cfg : this->tenant_configs_) tenants.push_back(cfg.tenant);
-  const std::vector<core::GpuType> types(core::builtin_gpu_types().begin(),
-                                         core::builtin_gpu_types().end());
   std::vector<sim::ModelJob> jobs;
   const auto request = [](const Job& j) {
     return sched::job_request_from_spec(JobId(j.id), parse(j.spec),
@@ -407,13 +429,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   }
   sched::RunHistory history;
   for (const auto run : nightly_runs) history.add_older(core::TenantId("a"), "nightly", run);
-  const sched::SnapshotInput from_fleet =
-      sim::snapshot_from_fleet({.gpu_types = types,
-                                .nodes = this->nodes_,
-                                .racks = this->racks_,
-                                .tenants = tenants,
-                                .reservations = this->reservations_},
-                               this->usage_, jobs, {}, history, core::to_ms(at_s(0)));
+  const sched::SnapshotInput from_fleet = this->fleet_snapshot(jobs, history);
 
   // ---- field by field ----------------------------------------------------------------
   EXPECT_TRUE(from_store.gpu_types == from_fleet.gpu_types);
@@ -516,12 +532,7 @@ TYPED_TEST(SnapshotContractTest, ReportedThroughputCorrectsTheDeclaredCurve) {
                          R"([{"gpus": 2, "throughput": 10}, {"gpus": 8, "throughput": 28.5}]},)"
                          R"( "checkpoint": {"dir": "/e", "intervalSeconds": 100})")};
   this->ok(this->store_->transact([&](store::Tx& tx) -> core::Status {
-    for (const auto& cfg : this->tenant_configs_) {
-      CORRAL_RETURN_IF_ERROR(
-          tx.tenants().put_tenant({.id = cfg.tenant.id,
-                                   .config_json = server::tenant_config_to_json(cfg),
-                                   .updated_at = at_s(-86400)}));
-    }
+    CORRAL_RETURN_IF_ERROR(this->put_tenants(tx));
     CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("a"),
                                                             .name = elastic.name,
                                                             .priority_class = "standard",
@@ -603,12 +614,7 @@ TYPED_TEST(SnapshotContractTest, ASweepsPendingTrialCarriesTheWholeSweepsService
       R"(, "sweep": {"trials": 3, "parameters": {"lr": {"values": [1, 2]}}, "metric": {"name": "loss"}})");
   const std::int64_t earlier_s[] = {400, 0, 50};  // GPU-seconds of ended attempts, by trial
   this->ok(this->store_->transact([&](store::Tx& tx) -> core::Status {
-    for (const auto& cfg : this->tenant_configs_) {
-      CORRAL_RETURN_IF_ERROR(
-          tx.tenants().put_tenant({.id = cfg.tenant.id,
-                                   .config_json = server::tenant_config_to_json(cfg),
-                                   .updated_at = at_s(-86400)}));
-    }
+    CORRAL_RETURN_IF_ERROR(this->put_tenants(tx));
     for (int i = 0; i < 3; ++i) {
       CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job({.tenant = core::TenantId("a"),
                                                               .name = "lr-sweep",
@@ -662,9 +668,7 @@ TYPED_TEST(SnapshotContractTest, ASweepsPendingTrialCarriesTheWholeSweepsService
   sched::SnapshotInput from_store;
   this->ok(this->store_->read([&](store::Tx& tx) {
     CORRAL_ASSIGN_OR_RETURN(auto view, server::read_store_view(tx, at_s(0)));
-    CORRAL_ASSIGN_OR_RETURN(auto rows, tx.jobs().list_jobs({.phases = {core::JobPhase::kPending}}));
-    std::map<std::int64_t, store::JobRow> queue;
-    for (auto& row : rows) queue.emplace(row.id.value, std::move(row));
+    CORRAL_ASSIGN_OR_RETURN(const auto queue, pending_queue(tx));
     server::SpecCache specs;
     server::RequestCache requests(specs);
     CORRAL_ASSIGN_OR_RETURN(view.sweep_service,
@@ -697,17 +701,7 @@ TYPED_TEST(SnapshotContractTest, ASweepsPendingTrialCarriesTheWholeSweepsService
     m.queued_at_ms = core::to_ms(at_s(-9000));
     jobs.push_back(std::move(m));
   }
-  std::vector<core::Tenant> tenants;
-  for (const auto& cfg : this->tenant_configs_) tenants.push_back(cfg.tenant);
-  const std::vector<core::GpuType> types(core::builtin_gpu_types().begin(),
-                                         core::builtin_gpu_types().end());
-  const sched::SnapshotInput from_fleet =
-      sim::snapshot_from_fleet({.gpu_types = types,
-                                .nodes = this->nodes_,
-                                .racks = this->racks_,
-                                .tenants = tenants,
-                                .reservations = this->reservations_},
-                               this->usage_, jobs, {}, {}, core::to_ms(at_s(0)));
+  const sched::SnapshotInput from_fleet = this->fleet_snapshot(jobs, {});
 
   for (const sched::SnapshotInput* in :
        std::vector<const sched::SnapshotInput*>{&from_store, &from_fleet}) {
