@@ -41,7 +41,12 @@ std::optional<std::string> choice_text(const TreeNode& n) {
       return std::to_string(n.int_value);
     case TreeKind::kFloat:
       if (!std::isfinite(n.float_value)) return std::nullopt;
-      return fmt::format("{}", n.float_value);
+      {
+        // A float stays one (1.0, not 1) for the worker that reads it.
+        std::string text = fmt::format("{}", n.float_value);
+        if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+        return text;
+      }
     case TreeKind::kString:
       return nlohmann::json(n.text).dump();
     default:

@@ -109,6 +109,18 @@ TEST(SweepTrials, AGridEnumeratesEveryPointOnceTheLastParameterFastest) {
   EXPECT_EQ(parameter_env_text("0.1"), "0.1");
 }
 
+TEST(SweepTrials, AFloatChoiceStaysAFloat) {
+  const ParseOutcome p =
+      parse_job_spec(sweep_spec("  method: grid\n  parameters: {scale: {values: [1.0, 2, 0.5]}}\n"
+                                "  metric: {name: loss}\n"),
+                     SpecFormat::kYaml);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.spec->sweep->parameters[0].values, (std::vector<std::string>{"1.0", "2", "0.5"}));
+  const ParseOutcome again = parse_job_spec(job_spec_to_json(*p.spec), SpecFormat::kJson);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again.spec, *p.spec);
+}
+
 TEST(SweepTrials, RandomDrawsStayInTheirRangesAndTheSeedDecidesThem) {
   ParseOutcome p = parse_job_spec(sweep_spec(kRandomSweep), SpecFormat::kYaml);
   ASSERT_TRUE(p.ok());

@@ -3,6 +3,7 @@
 // a job and a run of its own. This answers what only a sweep has: each trial's parameters,
 // its metric and its verdicts at the rungs of ASHA, and the best trial with its run
 // (manifest, attempts, metrics, artifacts) in the same answer.
+#include <algorithm>
 #include <httplib.h>
 #include <map>
 #include <optional>
@@ -28,7 +29,19 @@ struct TrialRungs {
   std::optional<std::int32_t> stopped_at;
 };
 
-Result<Reply> get_sweep(ApiContext&, const Call& c, store::Tx& tx) {
+// The GPU time `trial` has held: its ended attempts' (store-maintained) and its current
+// attempt's GPUs so far.
+Result<std::int64_t> held_gpu_ms(store::Tx& tx, const store::JobRow& trial, core::Time now) {
+  std::int64_t ms = trial.attained_gpu_ms;
+  if (core::is_terminal(trial.phase) || trial.attempt == 0) return ms;
+  CORRAL_ASSIGN_OR_RETURN(const auto allocs, tx.allocations().list_allocations(trial.id));
+  for (const store::AllocationRow& a : allocs) {
+    if (a.active) ms += std::max<std::int64_t>(0, core::to_ms(now - a.created_at));
+  }
+  return ms;
+}
+
+Result<Reply> get_sweep(ApiContext& api, const Call& c, store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto trials, visible_array(tx.jobs(), c.who, c.path_param(1)));
   const store::JobRow& first = trials.front();
   const core::ParseOutcome parsed = core::parse_job_spec(first.spec_json, core::SpecFormat::kJson);
@@ -60,7 +73,8 @@ Result<Reply> get_sweep(ApiContext&, const Call& c, store::Tx& tx) {
   const store::JobRow* best = nullptr;
   for (const store::JobRow& t : trials) {
     ++phases[std::string(core::to_string(t.phase))];
-    gpu_ms += t.attained_gpu_ms;
+    CORRAL_ASSIGN_OR_RETURN(const std::int64_t held, held_gpu_ms(tx, t, api.now()));
+    gpu_ms += held;
     const TrialRungs r = rungs.count(t.id.value) ? rungs.at(t.id.value) : TrialRungs{};
     if (r.stopped_at) ++stopped;
     const auto point = last.find(t.id.value);
@@ -73,7 +87,7 @@ Result<Reply> get_sweep(ApiContext&, const Call& c, store::Tx& tx) {
                  {"lastValue", point == last.end() ? json(nullptr) : json(point->second.value)},
                  {"rungsPassed", r.passed},
                  {"stoppedAtRung", r.stopped_at ? json(*r.stopped_at) : json(nullptr)},
-                 {"gpuMs", t.attained_gpu_ms}};
+                 {"gpuMs", held}};
     items.push_back(std::move(item));
     // The best trial: the best last value among the trials that ran to their end (a
     // stopped trial's value is from early in its training), the lower index on a tie.

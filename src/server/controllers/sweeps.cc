@@ -17,9 +17,11 @@ core::Status judge_sweep_trial(store::Tx& tx, const LifecycleContext& ctx, const
   if (job.array_job.value == 0 || core::is_terminal(job.phase) || report.metrics.empty()) {
     return {};
   }
-  CORRAL_ASSIGN_OR_RETURN(const auto spec, ctx.specs.get(job.id, job.spec_json));
-  if (!spec->sweep || !spec->sweep->early_stopping) return {};
-  const core::SweepSpec& sweep = *spec->sweep;
+  // A stored spec that no longer parses (a stricter validator since) is no sweep to
+  // judge: its run report is recorded all the same.
+  const auto spec = ctx.specs.get(job.id, job.spec_json);
+  if (!spec.ok() || !(*spec)->sweep || !(*spec)->sweep->early_stopping) return {};
+  const core::SweepSpec& sweep = *(*spec)->sweep;
   std::vector<core::MetricPoint> points;
   for (const auto& p : report.metrics) {
     if (p.name == sweep.metric) points.push_back(p);

@@ -71,7 +71,11 @@ TYPED_TEST(SweepApiTest, AshaStopsTrialsBelowTheCutAndNamesTheBestTrial) {
   // third of 3 with 2 kept: stopped.
   loss(t[0], 10, 1.0);
   loss(t[0], 10, 1.0);  // the agent's retry: judged once
-  loss(t[1], 10, 0.5);
+  // Trial 1 reports rungs 0 and 1 at once: judged at both, in order (first at rung 1).
+  const json two_rungs = {{"metrics",
+                           {{{"name", "loss"}, {"step", 10}, {"value", 0.5}},
+                            {{"name", "loss"}, {"step", 20}, {"value", 0.3}}}}};
+  ASSERT_EQ(this->report(n1, t[1], 1, two_rungs).status, 200);
   loss(t[2], 10, 2.0);
   EXPECT_EQ(this->phase(t[2]), "cancelled");
   const std::string events =
@@ -81,6 +85,8 @@ TYPED_TEST(SweepApiTest, AshaStopsTrialsBelowTheCutAndNamesTheBestTrial) {
                         "best 2 go on (cut 1): stopped"),
             std::string::npos)
       << events;
+  // A late report of the stopped trial, before its worker stops, is judged no more.
+  this->report(n1, t[2], 1, {{"metrics", points(20, 20, 0.01)}});
   // Its worker stops, its GPU is freed, and the sweep's fourth trial takes a GPU.
   n1.round();
   n1.obey_stops();
@@ -89,9 +95,8 @@ TYPED_TEST(SweepApiTest, AshaStopsTrialsBelowTheCutAndNamesTheBestTrial) {
   n1.round();
   // 0.8, first reported at step 12: second of 4, 2 kept: goes on.
   loss(t[3], 12, 0.8);
-  // Rung 1 (step 20): 0.3 goes on; 0.9 is second of 2, 1 kept: stopped; 0.2 (at step 25)
-  // is the best of 3: goes on.
-  loss(t[1], 20, 0.3);
+  // Rung 1 (step 20): trial 1's 0.3 went on; 0.9 is second of 2, 1 kept: stopped; 0.2
+  // (at step 25) is the best of 3: goes on.
   loss(t[0], 20, 0.9);
   loss(t[3], 25, 0.2);
   EXPECT_EQ(this->phase(t[0]), "cancelled");
