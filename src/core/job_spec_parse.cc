@@ -92,6 +92,12 @@ bool is_env_name(std::string_view s) {
 
 bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
+std::optional<double> number_value(const TreeNode& node) {
+  if (node.kind == TreeKind::kInt && !node.int_overflow) return static_cast<double>(node.int_value);
+  if (node.kind == TreeKind::kFloat && std::isfinite(node.float_value)) return node.float_value;
+  return std::nullopt;
+}
+
 std::string join(std::initializer_list<std::string_view> words) {
   std::string out;
   for (const auto word : words) {

@@ -120,10 +120,8 @@ void Validator::read_gpu_speed(const TreeNode* node) {
       fail(item, fmt::format("{} is not one of resources.gpuTypes", quote(key)));
       continue;
     }
-    const double speed = value.kind == TreeKind::kInt     ? static_cast<double>(value.int_value)
-                         : value.kind == TreeKind::kFloat ? value.float_value
-                                                          : -1;
-    if (!(speed >= kMinThroughput && speed <= kMaxThroughput) || value.int_overflow) {
+    const double speed = number_value(value).value_or(-1);
+    if (!(speed >= kMinThroughput && speed <= kMaxThroughput)) {
       fail(item, fmt::format("must be a number between 1e-9 and 1e15 (only ratios between "
                              "types count), got {}",
                              describe(value)));
@@ -241,10 +239,8 @@ std::vector<ScalingPoint> Validator::read_scaling(const TreeNode* node) {
     if (tp == nullptr) fail(item + ".throughput", "is required");
     double value = 0;
     if (tp != nullptr) {
-      value = tp->kind == TreeKind::kInt     ? static_cast<double>(tp->int_value)
-              : tp->kind == TreeKind::kFloat ? tp->float_value
-                                             : -1;
-      if (!(value >= kMinThroughput && value <= kMaxThroughput) || tp->int_overflow) {
+      value = number_value(*tp).value_or(-1);
+      if (!(value >= kMinThroughput && value <= kMaxThroughput)) {
         fail(item + ".throughput",
              fmt::format("must be a number between 1e-9 and 1e15 (samples/s or any unit), "
                          "got {}",

@@ -58,10 +58,7 @@ std::optional<std::string> choice_text(const TreeNode& n) {
 
 std::optional<double> Validator::read_number(const TreeNode* node, const std::string& path) {
   if (node == nullptr) return std::nullopt;
-  if (node->kind == TreeKind::kInt && !node->int_overflow) {
-    return static_cast<double>(node->int_value);
-  }
-  if (node->kind == TreeKind::kFloat && std::isfinite(node->float_value)) return node->float_value;
+  if (auto value = number_value(*node)) return value;
   fail(path, fmt::format("must be a finite number, got {}", describe(*node)));
   return std::nullopt;
 }

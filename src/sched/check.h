@@ -10,7 +10,7 @@
 //   - a job bound to a region gets GPUs in that region only
 //   - gpusPerNode, a required topology, node CPUs/memory and rack power caps hold
 //   - no tenant passes guarantee + borrow limit on a type it was given more of, and an
-//     allocation beyond the guarantee is marked borrowed; no session is
+//     allocation beyond the guarantee is marked borrowed (a session never goes beyond it)
 //   - no session is preempted
 //   - a preemption or shrink frees GPUs that the job it was made for uses in this same
 //     decision (no useless preemption); its victim was entitled to be one (preemptible

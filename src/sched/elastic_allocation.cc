@@ -284,8 +284,9 @@ void allocate_elastic(Cycle& c) {
       if (*size > m->level) continue;
       if (*size <= m->current) break;
       const std::int32_t extra = *size - m->current;
-      if (!admit(c.plan, tenant, type, extra, false).ok || c.caps.room(tenant, r.tier) < extra)
+      if (!admit(c.plan, tenant, type, extra, false).ok || c.caps.room(tenant, r.tier) < extra) {
         continue;
+      }
       PlaceRequest request = place_request(c, r, type, extra);
       request.topology.mode = core::TopologyMode::kPreferred;
       request.region = c.running.region[m->ix];  // a gang stays in one region

@@ -62,6 +62,9 @@ bool is_env_name(std::string_view s);
 
 bool is_power_of_two(std::int64_t n);
 
+// The value of an integer (that fits int64) or a finite float; nullopt for anything else.
+std::optional<double> number_value(const TreeNode& node);
+
 std::string join(std::initializer_list<std::string_view> words);
 
 // The fields of one mapping, looked up by name; a null value counts as absent.
