@@ -324,7 +324,7 @@ core::Status Agent::run() {
 }
 
 void Agent::poll_loop() {
-  auto client = CorraldClient::connect(servers_);
+  auto client = CorraldClient::connect(servers_, CorraldClient::Connection::kKeepAlive);
   if (!client.ok()) return;
   std::int64_t since = -1;  // answers at once: adopted workers may need stopping
   std::uint64_t replica = servers_->generation();

@@ -120,17 +120,19 @@ std::string ServerList::url() const {
   return "http://" + c.host + ":" + std::to_string(c.port);
 }
 
-core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url) {
+core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url,
+                                                                    Connection connection) {
   CORRAL_ASSIGN_OR_RETURN(auto servers, ServerList::parse(server_url));
-  return connect(std::move(servers));
+  return connect(std::move(servers), connection);
 }
 
 core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(
-    std::shared_ptr<ServerList> servers) {
-  return std::unique_ptr<CorraldClient>(new CorraldClient(std::move(servers)));
+    std::shared_ptr<ServerList> servers, Connection connection) {
+  return std::unique_ptr<CorraldClient>(new CorraldClient(std::move(servers), connection));
 }
 
-CorraldClient::CorraldClient(std::shared_ptr<ServerList> servers) : servers_(std::move(servers)) {}
+CorraldClient::CorraldClient(std::shared_ptr<ServerList> servers, Connection connection)
+    : servers_(std::move(servers)), connection_(connection) {}
 CorraldClient::~CorraldClient() = default;
 
 httplib::Client& CorraldClient::http() {
@@ -138,7 +140,7 @@ httplib::Client& CorraldClient::http() {
   const ServerList::Current now = servers_->current();
   if (http_ == nullptr || now.generation != generation_) {
     auto http = std::make_unique<httplib::Client>(now.host, now.port);
-    http->set_keep_alive(true);
+    http->set_keep_alive(connection_ == Connection::kKeepAlive);
     http->set_tcp_nodelay(true);  // small request/answer pairs: no Nagle delay
     // A hung replica (paused, swapping) must not hold a heartbeat long: after 5 s the
     // agent tries the next one, well within agents.nodeLostAfterMs.

@@ -58,10 +58,19 @@ class ServerList {
 
 class CorraldClient {
  public:
+  // Whether the connection stays open between calls. Only the long poll keeps it: it asks
+  // again the moment an answer is applied. Calls seconds apart (heartbeats, reports,
+  // telemetry) open one per call, because cpp-httplib 0.11 (Debian 12's) waits for a kept
+  // connection's next request by waking every ~10 ms: at 1,250 agents, their idle
+  // heartbeat connections took most of corrald's 2 cores (docs/performance.md).
+  enum class Connection { kPerCall, kKeepAlive };
+
   // `server_url`: "http://HOST:PORT", or several separated by commas.
   // InvalidArgument("--server") when malformed.
-  static core::Result<std::unique_ptr<CorraldClient>> connect(const std::string& server_url);
-  static core::Result<std::unique_ptr<CorraldClient>> connect(std::shared_ptr<ServerList> servers);
+  static core::Result<std::unique_ptr<CorraldClient>> connect(
+      const std::string& server_url, Connection connection = Connection::kPerCall);
+  static core::Result<std::unique_ptr<CorraldClient>> connect(
+      std::shared_ptr<ServerList> servers, Connection connection = Connection::kPerCall);
   ~CorraldClient();
   CorraldClient(const CorraldClient&) = delete;
   CorraldClient& operator=(const CorraldClient&) = delete;
@@ -98,7 +107,7 @@ class CorraldClient {
   std::uint64_t generation() const { return generation_; }
 
  private:
-  explicit CorraldClient(std::shared_ptr<ServerList> servers);
+  CorraldClient(std::shared_ptr<ServerList> servers, Connection connection);
   // The connection to the replica the list names now (a new one after a move).
   httplib::Client& http();
   // The call's outcome (status_of); an unreachable replica or a 503 moves the agent to
@@ -106,6 +115,7 @@ class CorraldClient {
   core::Status check(const httplib::Result& res, const char* call);
 
   const std::shared_ptr<ServerList> servers_;
+  const Connection connection_;
   std::mutex mu_;  // http_ against cancel()
   std::unique_ptr<httplib::Client> http_;
   std::uint64_t generation_ = 0;

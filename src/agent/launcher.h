@@ -32,21 +32,15 @@
 
 #include <sys/types.h>
 
+#include "agent/worker_runner.h"
 #include "core/agent_protocol.h"
 #include "core/clock.h"
 #include "core/result.h"
 
 namespace corral::agent {
 
-// What the agent recorded when it started a worker (KEY.json).
-struct LaunchRecord {
-  core::WorkerKey key;
-  std::string token;  // CORRAL_WORKER_TOKEN: the worker's credential at the local server
-  std::int64_t started_at_ms = 0;
-  std::int64_t grace_ms = 30000;
-};
-
-class Launcher {
+// A LaunchRecord (worker_runner.h) is kept as KEY.json.
+class Launcher final : public WorkerRunner {
  public:
   struct Options {
     std::string state_dir;       // DIR: run/, logs/ and work/ go under it
@@ -57,33 +51,33 @@ class Launcher {
   };
 
   explicit Launcher(Options options);
-  ~Launcher();
+  ~Launcher() override;
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
   // Starts the worker. AlreadyExists when a worker with this key is running (its lock
   // is held) or has run (its exit file exists): a rank is never launched twice.
-  core::Result<LaunchRecord> start(const core::WorkerSpec& spec);
+  core::Result<LaunchRecord> start(const core::WorkerSpec& spec) override;
 
   // Asks the worker to stop: SIGTERM now, SIGKILL of its group after `grace_ms`.
   // Idempotent. FailedPrecondition when its supervisor is not known yet (retry later).
-  core::Status stop(const core::WorkerKey& key, std::int64_t grace_ms);
+  core::Status stop(const core::WorkerKey& key, std::int64_t grace_ms) override;
 
   // The worker's state from its files. A worker whose supervisor vanished without an
   // exit file has its group killed and is recorded as exited with code -1.
-  core::WorkerStatus observe(const LaunchRecord& record);
+  core::WorkerStatus observe(const LaunchRecord& record) override;
 
   // Every worker recorded in the state dir (KEY.json), sorted by key.
-  std::vector<LaunchRecord> recorded() const;
+  std::vector<LaunchRecord> recorded() const override;
 
   // Watches an adopted worker's supervisor so its exit triggers on_change.
-  void watch(const core::WorkerKey& key);
+  void watch(const core::WorkerKey& key) override;
 
   // Deletes the worker's run files. REQUIRES: it exited.
-  void forget(const core::WorkerKey& key);
+  void forget(const core::WorkerKey& key) override;
 
   const std::string& run_dir() const { return run_dir_; }
-  core::Time now() const { return options_.clock->now(); }
+  core::Time now() const override { return options_.clock->now(); }
   void set_agent_url(std::string url) { options_.agent_url = std::move(url); }
 
  private:

@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent/client.h"
+#include "agent/emulated/emulated_fleet.h"
 #include "agent/inventory.h"
 #include "agent/launcher.h"
 
@@ -39,6 +40,46 @@ std::string supervisor_exe(const char* argv0) {
 int fail(const corral::core::Status& s, int code = 1) {
   std::cerr << "corral-agent: " << s.to_string() << "\n";
   return code;
+}
+
+// Blocks SIGTERM and SIGINT in every thread and hands them to one that calls `stop`.
+// Every other thread (and, through posix_spawn's reset, no worker) sees them blocked.
+template <typename Stop>
+void stop_on_signals(Stop stop) {
+  static sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  std::thread([stop] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    stop();
+  }).detach();  // exits with the process; it may still be waiting when run() returns
+}
+
+// --emulate N: the nodes of the agent's options, N of them in this process.
+int run_emulator(const corral::agent::AgentOptions& agent, const std::string& preset,
+                 std::int32_t count, std::int32_t threads) {
+  corral::core::SystemClock clock;
+  corral::agent::EmulatedFleet fleet(
+      corral::agent::EmulatorOptions{
+          .server_url = agent.server_url,
+          .join_token = agent.join_token,
+          .prefix = agent.node,
+          .count = count,
+          .preset = preset,
+          .labels = {.region = agent.labels.region, .cluster = agent.labels.cluster},
+          .state_dir = agent.state_dir,
+          .heartbeat_ms = agent.heartbeat_ms,
+          .telemetry = agent.telemetry,
+          .threads = threads},
+      clock);
+  stop_on_signals([&fleet] { fleet.shutdown(); });
+  const corral::core::Status s = fleet.run();
+  return s.ok() ? 0
+                : fail(s, s.code() == corral::core::StatusCode::kInvalidArgument ? kExitUsage : 1);
 }
 
 int run_main(int argc, char** argv) {
@@ -66,6 +107,15 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(50, 60000))
       ->capture_default_str();
   app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
+  std::int32_t emulate = 0, emulate_threads = 0;
+  app.add_option("--emulate", emulate,
+                 "emulate N nodes in this process (--node is the names' prefix: NODE1..NODEN; "
+                 "needs --simulate): workers are timers, the wire contract is a real agent's")
+      ->check(CLI::Range(1, 100000))
+      ->needs(sim);
+  app.add_option("--emulate-threads", emulate_threads,
+                 "with --emulate: threads sending heartbeats (default: one per 16 nodes)")
+      ->check(CLI::Range(1, 4096));
   double telemetry_interval_s = 5, telemetry_flush_s = 10;
   app.add_option("--telemetry-interval", telemetry_interval_s,
                  "seconds between GPU telemetry samples (0: no telemetry)")
@@ -120,6 +170,8 @@ int run_main(int argc, char** argv) {
     }
   }
 
+  if (emulate > 0) return run_emulator(options, simulate, emulate, emulate_threads);
+
   corral::core::Result<std::unique_ptr<corral::agent::Inventory>> inventory =
       corral::core::internal_error("no inventory");
   if (!simulate.empty()) {
@@ -137,23 +189,9 @@ int run_main(int argc, char** argv) {
     }
   }
 
-  // Signals are taken by one thread with sigwait; every other thread (and, through
-  // posix_spawn's reset, no worker) sees them blocked.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   corral::core::SystemClock clock;
   corral::agent::Agent agent(std::move(options), std::move(*inventory), clock);
-  std::thread signals([&] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    agent.shutdown();
-  });
-  signals.detach();  // exits with the process; it may still be waiting when run() returns
+  stop_on_signals([&agent] { agent.shutdown(); });
   const corral::core::Status s = agent.run();
   if (!s.ok()) return fail(s);
   return 0;

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/launcher.h"
+#include "agent/worker_runner.h"
 #include "core/agent_protocol.h"
 
 namespace corral::agent {
@@ -40,7 +40,7 @@ class Reconciler {
   // `on_start_failed` (optional) hears each failed start: the agent logs it and sends a
   // heartbeat so corrald learns at once. Called with the reconciler's lock held.
   using StartFailed = std::function<void(const core::WorkerKey&, const core::Status&)>;
-  explicit Reconciler(Launcher& launcher, StartFailed on_start_failed = {})
+  explicit Reconciler(WorkerRunner& launcher, StartFailed on_start_failed = {})
       : launcher_(launcher), on_start_failed_(std::move(on_start_failed)) {}
 
   // Loads the workers recorded in the state dir. Call once, before apply().
@@ -84,7 +84,7 @@ class Reconciler {
   void apply_locked(const std::vector<core::DesiredWorker>& desired);
   void send_stop(Entry& entry, std::int64_t grace_ms);
 
-  Launcher& launcher_;
+  WorkerRunner& launcher_;
   const StartFailed on_start_failed_;
   mutable std::mutex mu_;
   std::map<core::WorkerKey, Entry> entries_;

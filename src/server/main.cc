@@ -28,7 +28,13 @@ int main(int argc, char** argv) {
         ->check([](const std::string& v) {
           return corral::server::valid_name(v) ? std::string() : "--replica: not a valid name";
         });
-    app.add_option("--http-threads", options.http_threads, "API worker threads")
+    app.add_option("--http-threads", options.http_threads,
+                   "API worker threads kept ready (more start while all are busy)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    app.add_option("--http-max-threads", options.http_max_threads,
+                   "API worker threads at most: each agent holds up to 3 connections")
+        ->check(CLI::Range(1, 100000))
         ->capture_default_str();
     app.add_option("--capture-every", options.capture_every,
                    "capture every Nth scheduling cycle to DATA_DIR/cycles for corral-sim "

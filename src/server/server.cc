@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "server/agent_api/agent_api.h"
@@ -31,6 +32,7 @@
 #include "server/controllers/node_health.h"
 #include "server/controllers/telemetry_sink.h"
 #include "server/cycle/scheduler.h"
+#include "server/http/elastic_pool.h"
 #include "server/http/request_pipeline.h"
 #include "server/reports/usage_history.h"
 #include "store/store.h"
@@ -258,19 +260,30 @@ Result<std::unique_ptr<Corrald>> Corrald::start(const ServerOptions& options,
   parts->refresher.start();
   parts->telemetry.start();
   httplib::Server& http = parts->http;
-  const int threads = options.http_threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const auto warm = static_cast<std::size_t>(options.http_threads);
+  const auto max = static_cast<std::size_t>(options.http_max_threads);
+  http.new_task_queue = [warm, max] { return new ElasticPool(warm, max); };
   // Agent routes first: /v1/jobs/{id}/logs must not be taken by a broader pattern.
   parts->agent_api.install(http);
   parts->api.install(http);
   // Small JSON answers: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms a call.
   http.set_tcp_nodelay(true);
 
+  // cpp-httplib 0.11 listens with a backlog of 5: 1,250 agents opening a heartbeat
+  // connection each 2 s overflowed it, and each dropped SYN cost its agent a 1 s
+  // retransmit. Listening again on the bound socket raises the backlog (Linux).
+  int listen_fd = -1;
+  http.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   if (port == 0) {
     port = http.bind_to_any_port(host);
   } else if (!http.bind_to_port(host, port)) {
     port = -1;
   }
+  if (port > 0 && listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  http.set_socket_options(httplib::default_socket_options);  // drops the capture
   if (port <= 0) {
     parts->anchor.stop();
     parts->refresher.stop();

@@ -27,9 +27,10 @@ struct ServerOptions {
   std::string config_path;                // empty: defaults
   // cpp-httplib serves each connection on one pool thread for as long as the client keeps
   // it open, and every agent keeps up to three open (its long poll, its heartbeats, its
-  // checkpoint reports). A pool smaller than that starves other callers for the
-  // keep-alive timeout (seconds). Size it at 3 x nodes + 32; idle threads cost no CPU.
+  // checkpoint reports). The pool (http/elastic_pool.h) keeps http_threads and grows to
+  // http_max_threads while every thread is busy: about 3 x nodes + 32 are needed.
   int http_threads = 128;
+  int http_max_threads = 10000;
   // Scheduling cycles captured to DATA_DIR/cycles for `corral-sim replay`: every Nth
   // (0: only when an admin asks, POST /v1/scheduler/captures), the directory kept under
   // capture_max_mb.

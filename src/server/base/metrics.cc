@@ -160,6 +160,37 @@ void TenantCounters::render(std::string& out) const {
   }
 }
 
+void CyclePhaseHistogram::add(Phase phase, std::int64_t us) {
+  Counts& c = phases_[phase];
+  const double s = static_cast<double>(std::max<std::int64_t>(us, 0)) / 1e6;
+  const auto* at = std::lower_bound(kBuckets.begin(), kBuckets.end(), s);
+  if (at != kBuckets.end()) ++c.buckets[static_cast<std::size_t>(at - kBuckets.begin())];
+  ++c.count;
+  c.us_sum += us;
+}
+
+void CyclePhaseHistogram::render(std::string& out) const {
+  static constexpr const char* kNames[kPhases] = {"read", "build", "decide", "apply"};
+  constexpr std::string_view kName = "corral_sched_cycle_phase_seconds";
+  family(out, kName, "histogram",
+         "scheduling cycle phases: read the store, build the snapshot, decide, apply");
+  for (std::size_t p = 0; p < kPhases; ++p) {
+    const Counts& c = phases_[p];
+    const std::string phase = label("phase", kNames[p]);
+    std::int64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += c.buckets[i].load();
+      sample(out, "corral_sched_cycle_phase_seconds_bucket",
+             phase + "," + label("le", number(kBuckets[i])), number(cumulative));
+    }
+    sample(out, "corral_sched_cycle_phase_seconds_bucket", phase + ",le=\"+Inf\"",
+           number(c.count.load()));
+    sample(out, "corral_sched_cycle_phase_seconds_sum", phase,
+           number(static_cast<double>(c.us_sum.load()) / 1e6));
+    sample(out, "corral_sched_cycle_phase_seconds_count", phase, number(c.count.load()));
+  }
+}
+
 void LedgerCounters::add(const std::string& tenant, const std::string& bucket, std::int64_t gpu_ms,
                          std::int64_t amount_micros) {
   std::lock_guard lock(mu_);
@@ -311,6 +342,7 @@ std::string Metrics::render() const {
   family(out, "corral_sched_cycle_seconds_total", "counter", "time spent in scheduling cycles");
   sample(out, "corral_sched_cycle_seconds_total", "",
          number(static_cast<double>(sched_cycle_us_total.load()) / 1e6));
+  sched_phases.render(out);
   line(out, "corral_sched_placements_total", "counter", "gangs placed", sched_placements.load());
   line(out, "corral_sched_apply_conflicts_total", "counter",
        "decision transactions refused by the store", sched_apply_conflicts.load());

@@ -153,6 +153,28 @@ std::string render_refreshed(const RefreshedState& state);
 // A Prometheus label value, quoted and escaped (\\, \", \n).
 std::string label_value(std::string_view v);
 
+// How long the phases of scheduling cycles took: read (the store view and queue), build
+// (the snapshot), decide, apply (the decisions' transaction). Lock-free: the loops of
+// every shard add, a scrape reads.
+class CyclePhaseHistogram {
+ public:
+  enum Phase { kRead, kBuild, kDecide, kApply, kPhases };
+  // Upper bounds (seconds) of the buckets; +Inf comes after.
+  static constexpr std::array<double, 12> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                      0.1,   0.25,   0.5,   1,    2.5,   5};
+  void add(Phase phase, std::int64_t us);
+  // Appends corral_sched_cycle_phase_seconds.
+  void render(std::string& out) const;
+
+ private:
+  struct Counts {
+    std::array<std::atomic<std::int64_t>, kBuckets.size()> buckets{};  // not cumulative
+    std::atomic<std::int64_t> count{0};
+    std::atomic<std::int64_t> us_sum{0};
+  };
+  std::array<Counts, kPhases> phases_;
+};
+
 struct Metrics {
   // HTTP answers by class: 2xx, 3xx, 4xx, 5xx (index status/100 - 2).
   std::array<std::atomic<std::int64_t>, 4> http_responses{};
@@ -164,6 +186,7 @@ struct Metrics {
   std::atomic<std::int64_t> admission_rejections{0};
   std::atomic<std::int64_t> sched_cycles{0};
   std::atomic<std::int64_t> sched_cycle_us_total{0};  // rendered in seconds
+  CyclePhaseHistogram sched_phases;
   std::atomic<std::int64_t> sched_placements{0};
   std::atomic<std::int64_t> sched_apply_conflicts{0};
   // Shards (docs/scale-out.md): placements dropped at commit because another shard placed

@@ -321,6 +321,17 @@ Status SchedLoop::run_cycle() {
     force_full_read();
     return read;
   }
+  auto t_phase = std::chrono::steady_clock::now();
+  // The time since the last phase ended, into the phase histogram.
+  const auto phase_done = [&](CyclePhaseHistogram::Phase phase) {
+    const auto end = std::chrono::steady_clock::now();
+    metrics_.sched_phases.add(
+        phase, std::chrono::duration_cast<std::chrono::microseconds>(end - t_phase).count());
+    t_phase = end;
+  };
+  metrics_.sched_phases.add(
+      CyclePhaseHistogram::kRead,
+      std::chrono::duration_cast<std::chrono::microseconds>(t_phase - t0).count());
 
   // 2. Build: fair-share usage accrues for the GPUs held since the last cycle, then the
   //    snapshot input (snapshot_from_store.h) and the snapshot.
@@ -339,11 +350,13 @@ Status SchedLoop::run_cycle() {
   if (recorder_.wants(cycle)) captured = in;  // build_snapshot consumes `in`
   auto snapshot = sched::build_snapshot(std::move(in));
   if (!snapshot.ok()) return snapshot.status();
+  phase_done(CyclePhaseHistogram::kBuild);
 
   // 3. Decide, and capture the cycle when asked (cycle_recorder.h). A capture that
   //    cannot be written is logged and the cycle goes on: it is for people, not for
   //    scheduling.
   sched::Decisions decisions = sched::decide(*snapshot, options_.config, now);
+  phase_done(CyclePhaseHistogram::kDecide);
   {
     auto shares =
         std::make_shared<const TenantShares>(sched::tenant_shares(*snapshot, options_.config));
@@ -421,6 +434,7 @@ Status SchedLoop::run_cycle() {
     }
     return Status();
   });
+  phase_done(CyclePhaseHistogram::kApply);
   ++metrics_.sched_cycles;
   metrics_.sched_cycle_us_total +=
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)

@@ -1,0 +1,95 @@
+// EmulatedFleet: `corral-agent --emulate N`, N nodes in one process for scale tests
+// (docs/agent.md#the-fleet-emulator). Each node joins with its own token and epoch, keeps
+// its own session, long-polls its assignments, heartbeats its GPUs' health and its
+// workers, reports checkpoints and sends telemetry through the real agent's client
+// (client.h) and wire contract; its workers are timers (timer_runner.h) under the real
+// agent's Reconciler, and its GPUs a simulated inventory. What it leaves out is what
+// runs on a real node only: processes, logs, the local server for workers.
+//
+// Threads: one per node for its long poll (a blocking call, as a real agent's), and a
+// few senders that share the nodes between them (node i on sender i % threads) for
+// heartbeats, checkpoints and telemetry, each node on its own connection; plus one that
+// watches STATE_DIR/down/ (a file named after a node takes it down for good: it stops
+// answering, as a machine that lost power).
+//
+// Injected faults: STATE_DIR/faults/NODE.json, the real agent's faults file (faults.h).
+//
+// Thread safety: run() blocks until shutdown() is called from another thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/telemetry.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "core/topology.h"
+
+namespace corral::agent {
+
+struct EmulatorOptions {
+  std::string server_url;  // corrald, or several replicas: "http://a:1,http://b:2"
+  std::string join_token;
+  std::string prefix;      // nodes PREFIX1 ... PREFIXN
+  std::int32_t count = 0;  // N
+  std::string preset;      // every node's shape (--simulate)
+  // region and cluster for every node; spine, leaf and rack are numbered from the node's
+  // position: nodes_per_leaf to a leaf switch, leaves_per_spine to a spine, nodes_per_rack
+  // to a rack (an NVLink rack's trays to one rack).
+  core::TopologyLabels labels;
+  std::int32_t nodes_per_leaf = 32;
+  std::int32_t leaves_per_spine = 8;
+  std::int32_t nodes_per_rack = 4;
+  std::string state_dir;  // faults/ and down/
+  std::int64_t heartbeat_ms = 2000;
+  TelemetryOptions telemetry;
+  std::int32_t threads = 0;  // senders; 0: one per 16 nodes, at least 4
+};
+
+class EmulatedFleet {
+ public:
+  EmulatedFleet(EmulatorOptions options, const core::Clock& clock);
+  ~EmulatedFleet();
+  EmulatedFleet(const EmulatedFleet&) = delete;
+  EmulatedFleet& operator=(const EmulatedFleet&) = delete;
+
+  // Builds the nodes and runs them until shutdown(). InvalidArgument for a bad preset.
+  core::Status run();
+  void shutdown();
+
+ private:
+  struct Node;
+  struct Sender;
+
+  core::Status join(Node& node);
+  // As the real agent's: one thread rejoins per generation; fenced stops every worker.
+  void rejoin(Node& node, std::uint64_t generation, bool fenced);
+  void poll_loop(Node& node);
+  void send_loop(std::size_t sender);
+  void service(Node& node, std::int64_t now_ms);
+  void watch_down_loop();
+  void trigger(Node& node);
+  void note_heartbeat(std::int64_t rtt_ms, std::int64_t gap_ms);
+  void stats_loop();
+  bool sleep_ms(std::int64_t ms);  // false when shutting down
+  bool stopping() const;
+  void log(const std::string& line) const;
+
+  EmulatorOptions options_;
+  const core::Clock& clock_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Sender>> senders_;
+  mutable std::mutex mu_;  // stopping_ and the stats below
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::int64_t> rtts_;  // heartbeat round trips since the last stats line
+  std::int64_t max_gap_ms_ = 0;     // the longest time a node went without an answer
+  std::int64_t failed_heartbeats_ = 0;
+};
+
+}  // namespace corral::agent
