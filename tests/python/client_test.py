@@ -15,7 +15,10 @@ temporary SQLite store and one simulated 8-GPU node on loopback
     digest and manifest are checked through the client, and the rank logs of both
     attempts;
   - drift: a version registered from that run's model, its reference set, two
-    predictions logged by a job with an API token, and delayed labels judged;
+    predictions logged by a job with an API token, delayed labels judged, a report;
+  - the registry: versions promoted through their gates, approved, rolled back, a
+    retraining template; a dataset version registered once, its status moved; a run
+    reproduced;
   - typed errors carrying the API's details (a bad spec, unknown ids, a bad token,
     an unreachable server, the agent's own refusals of a token and of a metric's
     name, a 409 of the drift log);
@@ -204,7 +207,47 @@ class TrainingJobTest(unittest.TestCase):
         self.assertEqual(report["performance"]["labeled"], 2)
         self.assertAlmostEqual(report["performance"]["mae"], (0.1 + 0.8) / 2)
         self.assertTrue(report["drifted"])  # mae 0.45 against a threshold of 0.1
-        self.assertEqual([r["id"] for r in member.drift.reports("ranker", "v1")], [report["id"]])
+        self.assertEqual(report["retraining"]["outcome"], "no template")
+        # A sample of current predictions, like the reference: no drift.
+        current = member.drift.report("ranker", "v1", {"prediction": [0.1, 0.5, 0.8, 0.9]})
+        self.assertEqual((current["kind"], current["drifted"]), ("features", False))
+        self.assertEqual([r["id"] for r in member.drift.reports("ranker", "v1")],
+                         [current["id"], report["id"]])  # newest first
+
+    def test_a_version_is_promoted_through_its_gates_and_rolled_back(self):
+        model = next(a for a in admin.runs.artifacts(self.job["id"]) if a["kind"] == "artifact")
+        register = dict(run=self.job["id"], artifact_uri=model["uri"], digest=model["digest"])
+        member.models.register("scorer", "v1", **register)
+        gates = {"metrics": [{"metric": "loss", "max": 0.5}], "approvals": ["safety"]}
+        member.models.register("scorer", "v2", gates=gates, **register)
+        self.assertEqual(member.models.register("scorer", "v2", gates=gates, **register)["version"],
+                         "v2")  # the same content again answers it
+        with self.assertRaises(corral.InvalidArgument) as changed:
+            member.models.register("scorer", "v2", gates={"approvals": ["legal"]}, **register)
+        self.assertEqual(changed.exception.field, "version")
+        member.models.move_alias("scorer", "production", "v1", reason="first")
+        with self.assertRaises(corral.Conflict) as gated:
+            member.models.move_alias("scorer", "production", "v2")
+        self.assertIn("safety", gated.exception.message)
+        with self.assertRaises(corral.PermissionDenied):  # its registrant never approves it
+            member.models.approve("scorer", "v2", "safety")
+        admin.models.approve("scorer", "v2", "safety", reason="reviewed")
+        moved = member.models.move_alias("scorer", "production", "v2", reason="better loss")
+        self.assertEqual(moved["version"], "v2")
+        self.assertEqual(member.models.rollback("scorer", "production", reason="latency")["version"],
+                         "v1")
+        self.assertEqual(member.models.alias("scorer", "production")["version"], "v1")
+        self.assertEqual([(m["kind"], m["to"]) for m in member.models.alias_history("scorer", "production")],
+                         [("move", "v1"), ("move", "v2"), ("rollback", "v1")])
+        self.assertEqual([v["version"] for v in member.models.get("scorer")["versions"]], ["v1", "v2"])
+        self.assertEqual(member.models.version("scorer", "v2")["approved"][0]["name"], "safety")
+        self.assertIn("scorer", [m["id"] for m in member.models.list()])
+        # The job a drifted report would submit: set, read and taken away.
+        template = spec("retrain-scorer", ["true"])
+        self.assertEqual(member.drift.set_retraining("scorer", template)["job"]["name"],
+                         "retrain-scorer")
+        self.assertEqual(member.drift.retraining("scorer")["job"]["name"], "retrain-scorer")
+        self.assertTrue(member.drift.delete_retraining("scorer")["deleted"])
 
 
 class ErrorTest(unittest.TestCase):
@@ -266,6 +309,29 @@ class ErrorTest(unittest.TestCase):
                       str(caught.exception))
 
 
+class DatasetTest(unittest.TestCase):
+
+    def test_a_version_is_registered_once_and_its_status_moves(self):
+        digest = "sha256:" + "ab" * 32
+        version = admin.datasets.register("webtext", "v1", "s3://corpus/webtext/v1/", digest,
+                                          1 << 30, status="passed", tenant="ml")
+        self.assertEqual((version["ref"], version["status"]), ("webtext@v1", "passed"))
+        again = admin.datasets.register("webtext", "v1", "s3://corpus/webtext/v1/", digest,
+                                        1 << 30, status="passed", tenant="ml")
+        self.assertEqual(again["createdAtMs"], version["createdAtMs"])
+        with self.assertRaises(corral.InvalidArgument) as other:
+            admin.datasets.register("webtext", "v1", "s3://corpus/webtext/v1-b/", digest, 1 << 30,
+                                    tenant="ml")
+        self.assertEqual(other.exception.field, "uri")
+        quarantined = member.datasets.set_status("webtext", "v1", "quarantined", reason="pii")
+        self.assertEqual((quarantined["status"], quarantined["statusReason"]), ("quarantined", "pii"))
+        self.assertEqual(member.datasets.version("webtext", "v1")["status"], "quarantined")
+        self.assertEqual([v["version"] for v in member.datasets.versions("webtext")], ["v1"])
+        self.assertEqual(member.datasets.get("webtext")["tenant"], "ml")
+        self.assertIn("webtext", [d["id"] for d in member.datasets.list()])
+        self.assertEqual(member.datasets.jobs("webtext", "v1"), [])
+
+
 class ListWaitCancelTest(unittest.TestCase):
 
     def test_wait_gives_up_at_its_timeout_and_a_cancel_ends_the_job(self):
@@ -284,6 +350,10 @@ class ListWaitCancelTest(unittest.TestCase):
             admin.jobs.cancel(job["id"])
         kinds = [e["kind"] for e in admin.jobs.events(job["id"])]
         self.assertIn("cancelled", kinds)
+        # Its run again, under a new id, until cancelled too.
+        again = admin.runs.reproduce(job["id"])
+        self.assertEqual(again["reproduces"], job["id"])
+        self.assertEqual(admin.jobs.cancel(again["id"])["phase"], "cancelled")
 
     def test_lists_follow_their_cursors_and_stop_at_a_limit(self):
         ids = [admin.jobs.submit(spec(f"held-{i}", ["true"], gpus=9))["id"] for i in range(3)]
