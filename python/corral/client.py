@@ -17,7 +17,7 @@ import os
 from .datasets import Datasets
 from .drift import Drift
 from .features import Features
-from .http import Transport
+from .transport import Transport
 from .jobs import Jobs
 from .models import Models
 from .operations import Operation

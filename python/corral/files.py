@@ -9,7 +9,7 @@ file the next attempt could mistake for one. The agent skips names that start wi
 import hashlib
 import os
 
-__all__ = ["write_atomic", "sha256_digest", "size_bytes"]
+__all__ = ["write_atomic", "sha256_digest", "size_of"]
 
 _CHUNK = 1 << 20
 
@@ -52,8 +52,8 @@ def sha256_digest(path):
     return "sha256:" + h.hexdigest()
 
 
-def size_bytes(path):
-    """A file's size, or the total of the files under a directory."""
+def size_of(path):
+    """A file's size in bytes, or the total of the files under a directory."""
     if not os.path.isdir(path):
         return os.path.getsize(path)
     total = 0

@@ -23,8 +23,8 @@ import os
 
 from .errors import NotInJob
 from .features import lookup_rows
-from .files import sha256_digest, size_bytes, write_atomic
-from .http import Transport
+from .files import sha256_digest, size_of, write_atomic
+from .transport import Transport
 from .operations import Operation
 
 __all__ = ["Job", "current", "MAX_POINTS", "MAX_ARTIFACTS"]
@@ -115,9 +115,9 @@ class Job:
         for start in range(0, len(body), MAX_POINTS):
             self._t.call(RUN_REPORT, body={"metrics": body[start:start + MAX_POINTS]})
 
-    def log_artifact(self, name, path=None, uri=None, digest=None, size=None):
+    def log_artifact(self, name, path=None, uri=None, digest=None, size_bytes=None):
         """Reports a file the run produced: a local path (digest and size read from it),
-        or a uri elsewhere (SCHEME://...) with its digest ("sha256:<hex>") and size.
+        or a uri elsewhere (SCHEME://...) with its digest ("sha256:<hex>") and size_bytes.
 
         The bytes stay where they are; corrald keeps where they are and how to verify
         them, and a model version can be registered from the artifact (docs/models.md).
@@ -127,10 +127,11 @@ class Job:
         if path is not None:
             uri = os.path.abspath(path)
             digest = digest or sha256_digest(uri)
-            size = size_bytes(uri) if size is None else size
-        elif digest is None or size is None:
-            raise ValueError(f"digest, size: required for an artifact at {uri}")
-        artifact = {"name": name, "uri": uri, "digest": digest, "bytes": int(size)}
+            if size_bytes is None:
+                size_bytes = size_of(uri)
+        elif digest is None or size_bytes is None:
+            raise ValueError(f"digest, size_bytes: required for an artifact at {uri}")
+        artifact = {"name": name, "uri": uri, "digest": digest, "bytes": int(size_bytes)}
         self._t.call(RUN_REPORT, body={"artifacts": [artifact]})
         return artifact
 
@@ -160,7 +161,7 @@ class Job:
         """Reports a checkpoint already written whole (a file, or a directory holding
         COMPLETE or .metadata): the next attempt gets it as restore_from."""
         path = os.path.abspath(path)
-        report = {"step": int(step), "path": path, "bytes": size_bytes(path)}
+        report = {"step": int(step), "path": path, "bytes": size_of(path)}
         if checksum and os.path.isfile(path):
             report["checksum"] = sha256_digest(path)
         if throughput:

@@ -2,7 +2,7 @@
 
 An Operation is a method and a path template exactly as the contract spells it:
 docs/api/openapi.yaml for the /v1 API, docs/agent-protocol.md for the agent's /local
-endpoints. The transport (corral.http) takes nothing else, so no call can reach a
+endpoints. The transport (corral.transport) takes nothing else, so no call can reach a
 path that is not declared here, and tests/python/openapi_mirror_test.py checks every
 declared /v1 operation, its query parameters and its Idempotency-Key against the
 OpenAPI document. Operations are module constants; the list is filled at import and

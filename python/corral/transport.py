@@ -14,6 +14,7 @@ that reached the server may have taken effect.
 Thread safety: a Transport holds no state between calls; several threads may share it.
 """
 
+import http.client
 import json
 import time
 import urllib.error
@@ -93,7 +94,8 @@ class Transport:
                     pause *= 2
                     continue
                 raise error from None
-            except (urllib.error.URLError, OSError) as e:
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+                # No answer: refused, reset, timed out, or cut off mid-answer.
                 if not last:
                     time.sleep(pause)
                     pause *= 2
