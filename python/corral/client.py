@@ -2,7 +2,8 @@
 
     import corral
     client = corral.Client()              # CORRAL_SERVER and CORRAL_TOKEN, as the CLI
-    job = client.jobs.submit({"name": "ft", "resources": {"gpus": 1}, "command": ["python3", "ft.py"]})
+    job = client.jobs.submit({"name": "ft", "resources": {"gpus": 1},
+                              "command": ["python3", "ft.py"]})
     job = client.jobs.wait(job["id"], timeout_s=3600)
     print(client.jobs.logs(job["id"]), client.runs.get(job["id"])["metrics"])
 

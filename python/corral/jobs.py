@@ -17,7 +17,8 @@ __all__ = ["Jobs", "TERMINAL_PHASES"]
 TERMINAL_PHASES = frozenset({"succeeded", "failed", "cancelled"})
 
 SUBMIT = Operation("POST", "/v1/jobs", idempotency_key=True)
-LIST = Operation("GET", "/v1/jobs", query=("tenant", "phase", "gpuType", "after", "limit", "cursor"))
+LIST = Operation("GET", "/v1/jobs",
+                 query=("tenant", "phase", "gpuType", "after", "limit", "cursor"))
 GET = Operation("GET", "/v1/jobs/{id}")
 EVENTS = Operation("GET", "/v1/jobs/{id}/events", query=("limit", "cursor"))
 LOGS = Operation("GET", "/v1/jobs/{id}/logs", query=("rank", "attempt", "tailBytes"))
@@ -78,7 +79,9 @@ class Jobs:
                 reason = f" ({job['reason']})" if job.get("reason") else ""
                 raise WaitTimeout(f"job {job_id} is {job.get('phase')}{reason} after "
                                   f"{timeout_s:g} s, waiting for {', '.join(sorted(phases))}", job)
-            pause = poll_s if deadline is None else min(poll_s, max(0.0, deadline - time.monotonic()))
+            pause = poll_s
+            if deadline is not None:
+                pause = min(poll_s, max(0.0, deadline - time.monotonic()))
             time.sleep(pause)
 
     def logs(self, job_id, rank=0, attempt=None, tail_bytes=None):

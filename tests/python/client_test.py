@@ -47,7 +47,7 @@ from cluster import Cluster  # noqa: E402
 
 # Every job waits at most this long: corrald and the agent run under ASan in the test
 # command, beside other tests, on 2 cores.
-WAIT_S = 240
+WAIT_S = 120
 # A fixed instant for the feature values (2026-12-04), far from the test's clock.
 T = 1_796_400_000_000
 
@@ -85,6 +85,17 @@ def worker(*args):
     return [sys.executable, os.path.join(HERE, "worker.py")] + [str(a) for a in args]
 
 
+def eventually(read, done, what):
+    """Calls read() until done(its answer), within WAIT_S, and returns that answer."""
+    answer = {}
+
+    def check():
+        answer["value"] = read()
+        return done(answer["value"])
+    cluster.wait_until(check, timeout=WAIT_S, what=what)
+    return answer["value"]
+
+
 def sha256_file(path):
     with open(path, "rb") as f:
         return "sha256:" + hashlib.sha256(f.read()).hexdigest()
@@ -103,9 +114,21 @@ class TrainingJobTest(unittest.TestCase):
             {"entity": "u2", "eventTimeMs": T - 120_000, "values": {"clicks": 4}},  # past the TTL
         ], watermarks={"kafka://clicks": T})
         assert written["written"] == 3, written
-        submitted = admin.jobs.submit(spec("train", worker("train", 6, 3, "user-stats@v1", T)))
-        cls.job = admin.jobs.wait(submitted["id"], timeout_s=WAIT_S, poll_s=0.2)
-        cls.logs = {a: admin.jobs.logs(cls.job["id"], attempt=a) for a in (1, 2)}
+        crash_file = os.path.join(ckpt_root, "train.crash")
+        submitted = admin.jobs.submit(spec("train", worker("train", 6, 3, "user-stats@v1", T,
+                                                           crash_file)))
+        job_id = submitted["id"]
+        # Attempt 1 crashes once corrald has recorded its checkpoint (worker.py).
+        eventually(lambda: admin.jobs.get(job_id)["lastCheckpoint"],
+                   lambda last: last and last["step"] == 3, "attempt 1's checkpoint recorded")
+        open(crash_file, "w").close()
+        cls.job = admin.jobs.wait(job_id, timeout_s=WAIT_S, poll_s=0.2)
+        # Reports travel apart from the worker's exit: the last one, the model, may
+        # reach corrald after the job has succeeded.
+        eventually(lambda: admin.runs.artifacts(job_id),
+                   lambda artifacts: any(a["kind"] == "artifact" for a in artifacts),
+                   "the model reported")
+        cls.logs = {a: admin.jobs.logs(job_id, attempt=a) for a in (1, 2)}
 
     def log_line(self, attempt, prefix):
         lines = [l for l in self.logs[attempt].splitlines() if l.startswith(prefix)]
@@ -234,12 +257,14 @@ class TrainingJobTest(unittest.TestCase):
         admin.models.approve("scorer", "v2", "safety", reason="reviewed")
         moved = member.models.move_alias("scorer", "production", "v2", reason="better loss")
         self.assertEqual(moved["version"], "v2")
-        self.assertEqual(member.models.rollback("scorer", "production", reason="latency")["version"],
-                         "v1")
+        back = member.models.rollback("scorer", "production", reason="latency")
+        self.assertEqual(back["version"], "v1")
         self.assertEqual(member.models.alias("scorer", "production")["version"], "v1")
-        self.assertEqual([(m["kind"], m["to"]) for m in member.models.alias_history("scorer", "production")],
+        history = member.models.alias_history("scorer", "production")
+        self.assertEqual([(m["kind"], m["to"]) for m in history],
                          [("move", "v1"), ("move", "v2"), ("rollback", "v1")])
-        self.assertEqual([v["version"] for v in member.models.get("scorer")["versions"]], ["v1", "v2"])
+        versions = member.models.get("scorer")["versions"]
+        self.assertEqual([v["version"] for v in versions], ["v1", "v2"])
         self.assertEqual(member.models.version("scorer", "v2")["approved"][0]["name"], "safety")
         self.assertIn("scorer", [m["id"] for m in member.models.list()])
         # The job a drifted report would submit: set, read and taken away.
@@ -324,7 +349,8 @@ class DatasetTest(unittest.TestCase):
                                     tenant="ml")
         self.assertEqual(other.exception.field, "uri")
         quarantined = member.datasets.set_status("webtext", "v1", "quarantined", reason="pii")
-        self.assertEqual((quarantined["status"], quarantined["statusReason"]), ("quarantined", "pii"))
+        self.assertEqual((quarantined["status"], quarantined["statusReason"]),
+                         ("quarantined", "pii"))
         self.assertEqual(member.datasets.version("webtext", "v1")["status"], "quarantined")
         self.assertEqual([v["version"] for v in member.datasets.versions("webtext")], ["v1"])
         self.assertEqual(member.datasets.get("webtext")["tenant"], "ml")
@@ -390,8 +416,10 @@ class TorchDdpTest(unittest.TestCase):
         job = admin.jobs.wait(job["id"], timeout_s=WAIT_S, poll_s=0.5)
         self.assertEqual(job["phase"], "succeeded", admin.jobs.logs(job["id"]))
         self.assertIn("final loss=", admin.jobs.logs(job["id"]))
-        steps = [p["step"] for p in admin.runs.metrics(job["id"], name="loss")]
-        self.assertEqual(steps, list(range(1, 21)))
+        # The last points are reported just before the exit, and may arrive after it.
+        points = eventually(lambda: admin.runs.metrics(job["id"], name="loss"),
+                            lambda points: len(points) >= 20, "20 points of loss")
+        self.assertEqual([p["step"] for p in points], list(range(1, 21)))
         checkpoints = [a for a in admin.runs.artifacts(job["id"]) if a["kind"] == "checkpoint"]
         self.assertEqual([c["step"] for c in checkpoints], [10])
         self.assertEqual(checkpoints[0]["digest"], sha256_file(checkpoints[0]["uri"]))

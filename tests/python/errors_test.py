@@ -24,7 +24,8 @@ class ErrorFromAnswerTest(unittest.TestCase):
 
     def test_corralds_error_keeps_every_detail(self):
         e = error_from_answer(400, """{"error": {"code": "invalid_argument",
-            "message": "resources.gpus: must be between 1 and 16384, got 0; command: must not be empty",
+            "message":
+              "resources.gpus: must be between 1 and 16384, got 0; command: must not be empty",
             "field": "resources.gpus",
             "details": [{"field": "resources.gpus", "reason": "must be between 1 and 16384, got 0"},
                         {"field": "command", "reason": "must not be empty"}]}}""",
@@ -73,7 +74,8 @@ class ErrorFromAnswerTest(unittest.TestCase):
     def test_an_answer_that_is_no_corral_error_is_typed_by_its_status(self):
         e = error_from_answer(503, "<html>upstream gone</html>")
         self.assertIsInstance(e, corral.Unavailable)
-        self.assertEqual((e.code, e.message, e.details), ("unavailable", "<html>upstream gone</html>", []))
+        self.assertEqual((e.code, e.message, e.details),
+                         ("unavailable", "<html>upstream gone</html>", []))
         e = error_from_answer(502, "")
         self.assertIsInstance(e, corral.Internal)
         self.assertEqual((e.code, e.message), ("http_502", "HTTP 502"))

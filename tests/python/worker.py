@@ -1,10 +1,11 @@
 """The worker that tests/python/client_test.py runs under real agents, using corral.
 
-    worker.py train STEPS FAIL_AT FEATURE_SET AT_MS
+    worker.py train STEPS FAIL_AT FEATURE_SET AT_MS CRASH_FILE
         Sends a metric with a bad name (refused by the agent: a `refused=` line), then
         reports `loss` = 1/(step+1) for steps 0..STEPS-1, resuming after the step of
         CORRAL_RESTORE_FROM when set. On attempt 1 it writes and reports a checkpoint at
-        FAIL_AT and exits 1 (a crash), so attempt 2 must restore from it. On the
+        FAIL_AT and, once CRASH_FILE exists, exits 1 (a crash), so attempt 2 must
+        restore from it. On the
         attempt that finishes it looks FEATURE_SET up for entities u1 and u2 at AT_MS,
         prints the answer as one `lookup=` JSON line, and writes and reports its model.
     worker.py serve MODEL VERSION
@@ -17,12 +18,13 @@ Each step it takes is printed, for the test to read through corral.Client().jobs
 import json
 import os
 import sys
+import time
 
 import corral
 from corral.files import write_atomic
 
 
-def train(steps, fail_at, feature_set, at_ms):
+def train(steps, fail_at, feature_set, at_ms, crash_file):
     job = corral.job.current()
     if job is None:
         sys.exit("worker: not started by corral-agent")
@@ -30,7 +32,8 @@ def train(steps, fail_at, feature_set, at_ms):
     try:  # the agent's own refusal, with the field it names
         job.log_metrics({"bad name!": 1.0}, step=0)
     except corral.InvalidArgument as e:
-        print(f"refused={e.status} {e.code} {e.details[0].field}: {e.details[0].reason}", flush=True)
+        detail = e.details[0]
+        print(f"refused={e.status} {e.code} {detail.field}: {detail.reason}", flush=True)
     start = 0
     if job.restore_from:
         with open(job.restore_from) as f:
@@ -43,6 +46,11 @@ def train(steps, fail_at, feature_set, at_ms):
             state = json.dumps({"step": step}).encode()
             path = job.save_checkpoint(step, lambda f: f.write(state))
             print(f"worker: checkpoint step {step} at {path}; crashing", flush=True)
+            # The agent forwards reports on its own, after this call returns: the test
+            # lets the worker crash once corrald has the checkpoint, or the report
+            # could reach it after the next attempt began, and be refused as stale.
+            while not os.path.exists(crash_file):
+                time.sleep(0.05)
             sys.exit(1)
     answer = job.lookup_features(feature_set, [("u1", at_ms), ("u2", at_ms)], ttl_ms=60_000)
     print("lookup=" + json.dumps(answer, sort_keys=True), flush=True)
@@ -60,8 +68,8 @@ def serve(model, version):
 
 
 def main():
-    if sys.argv[1:2] == ["train"] and len(sys.argv) == 6:
-        train(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
+    if sys.argv[1:2] == ["train"] and len(sys.argv) == 7:
+        train(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), sys.argv[6])
     elif sys.argv[1:2] == ["serve"] and len(sys.argv) == 4:
         serve(sys.argv[2], sys.argv[3])
     else:
