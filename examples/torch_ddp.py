@@ -145,7 +145,8 @@ def main():
         opt.step()
         step += 1
         if rank == 0 and job:
-            points.append(("loss", step, loss.item()))
+            # A tensor until flushed: .item() each step would wait for the GPU each step.
+            points.append(("loss", step, loss.detach()))
             if len(points) >= args.metrics_every:
                 flush_metrics()
         if args.checkpoint_every and step % args.checkpoint_every == 0 and step < args.steps:

@@ -105,7 +105,8 @@ class Job:
         self.log_points([(name, step, value) for name, value in metrics.items()])
 
     def log_points(self, points):
-        """Reports (name, step, value) points, in reports of at most 1,000."""
+        """Reports (name, step, value) points, in reports of at most 1,000; a value is
+        anything float() takes (a 0-d tensor too, read only here)."""
         body = []
         for name, step, value in points:
             value = float(value)
