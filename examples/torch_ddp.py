@@ -5,25 +5,32 @@ Run by corral-agent (one process per GPU, `processes: perGpu`), it reads the
 torchrun-compatible environment the agent sets: MASTER_ADDR, MASTER_PORT, RANK,
 WORLD_SIZE, LOCAL_RANK, CUDA_VISIBLE_DEVICES (the agent already narrowed it to this
 rank's GPU), plus CORRAL_CHECKPOINT_DIR, CORRAL_RESTORE_FROM, CORRAL_ATTEMPT,
-CORRAL_AGENT_URL and CORRAL_WORKER_TOKEN.
+CORRAL_AGENT_URL and CORRAL_WORKER_TOKEN, which corral.job reads.
 
   python3 examples/torch_ddp.py --steps 1000 --checkpoint-every 100
 
 It trains a small MLP on a fixed-seed synthetic regression task, checkpoints
 atomically (temp file, fsync, rename, fsync dir) every N steps and on SIGTERM (then
 exits 143, like corral-trainer), resumes from CORRAL_RESTORE_FROM (a checkpoint file or
-a directory holding them), and reports each checkpoint to the local agent. Rank 0
-writes and reports; every rank loads. It needs torch, so CI only byte-compiles it
-(python3 -m py_compile examples/torch_ddp.py); it is for real GPU nodes.
+a directory holding them), and reports its loss and each checkpoint through the
+`corral` package (python/, docs/python.md). Rank 0 writes and reports; every rank
+loads. Outside Corral (no CORRAL_AGENT_URL) it trains and reports nothing.
+
+`corral` is imported as installed (pip install ./python), else from this checkout's
+python/ directory. tests/python/client_test.py runs this script under real agents as
+a 2-rank gloo job on the CPU (when torch is installed); it is meant for GPU nodes.
 """
 import argparse
-import hashlib
-import json
 import os
 import signal
 import sys
 import time
-import urllib.request
+
+try:
+    import corral
+except ImportError:  # not installed: the package beside this example, in the checkout
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import corral
 
 import torch
 import torch.distributed as dist
@@ -50,39 +57,10 @@ def newest_checkpoint(path):
     return None
 
 
-def write_atomic(path, state):
-    directory = os.path.dirname(path)
-    tmp = os.path.join(directory, ".tmp-%s-%d" % (os.path.basename(path), os.getpid()))
-    with open(tmp, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(tmp, path)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def report(path, step, throughput):
-    url, token = os.environ.get("CORRAL_AGENT_URL"), os.environ.get("CORRAL_WORKER_TOKEN")
-    if not url or not token:
-        return
-    with open(path, "rb") as f:
-        data = f.read()
-    # throughput: samples/s over the whole job since the last report; the scheduler learns
-    # the job's scaling curve from it (0: not measured yet).
-    body = json.dumps({"step": step, "path": path, "bytes": len(data),
-                       "checksum": "sha256:" + hashlib.sha256(data).hexdigest(),
-                       "throughput": throughput}).encode()
-    req = urllib.request.Request(url + "/local/checkpoint", data=body, method="POST",
-                                 headers={"Authorization": "Bearer " + token,
-                                          "Content-Type": "application/json"})
-    try:
-        urllib.request.urlopen(req, timeout=5).read()
-    except OSError as e:  # the agent retries towards corrald; a local miss is only logged
-        print("torch_ddp: checkpoint report failed: %s" % e, file=sys.stderr)
+def report_failed(what, error):
+    # The agent retries towards corrald itself; a report it refused is only logged, so
+    # a full queue or a restarting agent never ends the training.
+    print("torch_ddp: %s not reported: %s" % (what, error), file=sys.stderr)
 
 
 def main():
@@ -90,6 +68,7 @@ def main():
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--checkpoint-every", type=int, default=100)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--metrics-every", type=int, default=10)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)
 
@@ -106,8 +85,11 @@ def main():
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     true_w = torch.randn(32, 1, generator=torch.Generator().manual_seed(7)).to(device)
 
+    job = corral.job.current()  # None when not run by corral-agent
     step = 0
-    restore = newest_checkpoint(os.environ.get("CORRAL_RESTORE_FROM", ""))
+    # CORRAL_RESTORE_FROM: the checkpoint an earlier attempt reported, or the newest
+    # complete one the agent found in the directory; None on a first attempt.
+    restore = newest_checkpoint(job.restore_from if job else None)
     if restore:
         state = torch.load(restore, map_location=device)
         model.load_state_dict(state["model"])
@@ -115,22 +97,33 @@ def main():
         step = state["step"]
         print("torch_ddp: rank %d resumed from %s at step %d" % (rank, restore, step), file=sys.stderr)
 
-    ckpt_dir = os.environ.get("CORRAL_CHECKPOINT_DIR", "")
-    attempt = os.environ.get("CORRAL_ATTEMPT", "0")
-
+    ckpt_dir = job.checkpoint_dir if job else None
     last = {"step": step, "time": time.monotonic()}
+    points = []  # rank 0's loss, reported every --metrics-every steps
+
+    def flush_metrics():
+        if job and points:
+            try:
+                job.log_points(points)
+            except corral.CorralError as e:
+                report_failed("loss", e)
+        points.clear()
 
     def checkpoint():
         if rank != 0 or not ckpt_dir:
             return
-        os.makedirs(ckpt_dir, exist_ok=True)
-        path = os.path.join(ckpt_dir, "step-%09d-attempt-%s.pt" % (step, attempt))
-        write_atomic(path, {"step": step, "model": model.state_dict(), "opt": opt.state_dict()})
+        state = {"step": step, "model": model.state_dict(), "opt": opt.state_dict()}
         now = time.monotonic()
         done = step - last["step"]
+        # Samples/s since the last checkpoint: the scheduler learns the job's scaling
+        # curve from it (0: not measured yet).
         rate = done * args.batch * world / (now - last["time"]) if done > 0 else 0.0
         last.update(step=step, time=now)
-        report(path, step, rate)
+        path = os.path.join(ckpt_dir, "step-%09d-attempt-%d.pt" % (step, job.attempt))
+        try:
+            job.save_checkpoint(step, lambda f: torch.save(state, f), path=path, throughput=rate)
+        except corral.CorralError as e:
+            report_failed("checkpoint %s" % path, e)
 
     loss = torch.zeros(())
     while step < args.steps:
@@ -138,6 +131,7 @@ def main():
         flag = torch.tensor([1.0 if STOP else 0.0], device=device)
         dist.all_reduce(flag)
         if flag.item() > 0:
+            flush_metrics()
             checkpoint()
             dist.barrier()
             dist.destroy_process_group()
@@ -150,8 +144,14 @@ def main():
         loss.backward()
         opt.step()
         step += 1
+        if rank == 0 and job:
+            # A tensor until flushed: .item() each step would wait for the GPU each step.
+            points.append(("loss", step, loss.detach()))
+            if len(points) >= args.metrics_every:
+                flush_metrics()
         if args.checkpoint_every and step % args.checkpoint_every == 0 and step < args.steps:
             checkpoint()
+    flush_metrics()
     if rank == 0:
         print("final loss=%.6f steps=%d world=%d device=%s" % (loss.item(), step, world, device))
     dist.destroy_process_group()
