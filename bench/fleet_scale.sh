@@ -3,7 +3,8 @@
 # for each fleet size N, a fresh release corrald (SQLite, or PostgreSQL with
 # CORRAL_FLEET_STORE=postgres under scripts/with_postgres.sh), N emulated 8-GPU DGX H100
 # nodes in one `corral-agent --emulate N` process, and bench/fleet_load.py submitting
-# jobs at RATE a second for SECONDS, then a burst of BURST. Beside them, 4 real
+# jobs at RATE a second for SECONDS, then a burst of BURST (both for 1,250 nodes, scaled
+# to N: the same load per GPU at every size). Beside them, 4 real
 # `corral-agent --simulate dgx-h100` processes, so the emulator's cost per node can be
 # read against a real agent's in the same run.
 #
@@ -78,8 +79,10 @@ run_one() {
   local c0 e0 r0
   read -r c0 e0 r0 < <(cpu_now "$corrald" "$emulator" "${real[@]}")
   local w0=$SECONDS
-  python3 bench/fleet_load.py --server "$addr" --token "$token" --rate "$rate" \
-    --seconds "$seconds" --burst "$burst" --runtime-mean "$runtime" >"$dir/load.json"
+  # The same load per GPU at every size: RATE and BURST are for 1,250 nodes.
+  python3 bench/fleet_load.py --server "$addr" --token "$token" \
+    --rate "$(echo "$rate * $n / 1250" | bc -l)" --seconds "$seconds" \
+    --burst $((burst * n / 1250)) --runtime-mean "$runtime" >"$dir/load.json"
   local wall=$((SECONDS - w0))
   local c1 e1 r1
   read -r c1 e1 r1 < <(cpu_now "$corrald" "$emulator" "${real[@]}")
