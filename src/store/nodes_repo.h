@@ -70,6 +70,16 @@ class NodeRepo {
   // Observed: the agent's last report, replaced whole. Reads of stored values this build
   // cannot decode are DataLoss.
   virtual core::Status upsert_observed(const ObservedNode& row) = 0;
+  // A heartbeat's write, cheaper than upsert_observed() (it is most of a fleet's writes):
+  // the readings and time, and the GPUs' conditions only when given (nullopt: as they
+  // were), leaving the inventory the join wrote. False when the node has no observation
+  // yet: upsert_observed() it instead.
+  virtual core::Result<bool> update_observed(const core::NodeId& id,
+                                             const std::optional<std::vector<GpuObservation>>& gpus,
+                                             const std::vector<core::GpuHealth>& readings,
+                                             core::Time heartbeat_at) = 0;
+  // The GPUs' conditions as last judged, by index (empty when never judged).
+  virtual core::Result<std::vector<GpuObservation>> list_gpu_conditions(const core::NodeId& id) = 0;
   virtual core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) = 0;
   virtual core::Result<std::vector<ObservedNode>> list_observed() = 0;  // by node
 };

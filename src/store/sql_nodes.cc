@@ -60,11 +60,8 @@ Status SqlTx::delete_node(const core::NodeId& id) {
   return q("DELETE FROM nodes WHERE name = $1", {id.value}).status();
 }
 
-Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
-                                                  std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kObservedColumns,
-                                          cat(" FROM node_observations ", where, " ORDER BY node")),
-                                      params));
+Result<std::map<std::string, std::vector<GpuObservation>, std::less<>>> SqlTx::gpu_conditions(
+    std::string_view where, std::vector<SqlValue> params) {
   CORRAL_ASSIGN_OR_RETURN(auto gpus,
                           q(cat("SELECT ", kConditionColumns,
                                 cat(" FROM gpu_conditions ", where, " ORDER BY node, gpu_index")),
@@ -82,6 +79,15 @@ Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
                                 : std::nullopt});
     if (!in.ok()) return in.status();
   }
+  return by_node;
+}
+
+Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
+                                                  std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kObservedColumns,
+                                          cat(" FROM node_observations ", where, " ORDER BY node")),
+                                      params));
+  CORRAL_ASSIGN_OR_RETURN(auto by_node, gpu_conditions(where, std::move(params)));
   std::vector<ObservedNode> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
@@ -106,17 +112,39 @@ Status SqlTx::upsert_observed(const ObservedNode& row) {
         {row.node.value, core::encode_observed_inventory(row.inventory),
          core::encode_gpu_health(row.readings), ms(row.heartbeat_at)})
           .status());
-  CORRAL_RETURN_IF_ERROR(
-      q("DELETE FROM gpu_conditions WHERE node = $1", {row.node.value}).status());
-  for (const GpuObservation& g : row.gpus) {
+  return put_gpu_conditions(row.node, row.gpus);
+}
+
+Status SqlTx::put_gpu_conditions(const core::NodeId& id, const std::vector<GpuObservation>& gpus) {
+  CORRAL_RETURN_IF_ERROR(q("DELETE FROM gpu_conditions WHERE node = $1", {id.value}).status());
+  for (const GpuObservation& g : gpus) {
     CORRAL_RETURN_IF_ERROR(
         q("INSERT INTO gpu_conditions (node, gpu_index, health, problem, throttled_since) VALUES "
           "($1, $2, $3, $4, $5)",
-          {row.node.value, std::int64_t{g.index}, std::string(core::to_string(g.condition)),
-           g.problem, g.throttled_since ? ms(*g.throttled_since) : std::int64_t{0}})
+          {id.value, std::int64_t{g.index}, std::string(core::to_string(g.condition)), g.problem,
+           g.throttled_since ? ms(*g.throttled_since) : std::int64_t{0}})
             .status());
   }
   return Status();
+}
+
+Result<bool> SqlTx::update_observed(const core::NodeId& id,
+                                    const std::optional<std::vector<GpuObservation>>& gpus,
+                                    const std::vector<core::GpuHealth>& readings,
+                                    core::Time heartbeat_at) {
+  CORRAL_ASSIGN_OR_RETURN(auto res,
+                          q("UPDATE node_observations SET readings_json = $2, "
+                            "heartbeat_at = $3 WHERE node = $1 RETURNING node",
+                            {id.value, core::encode_gpu_health(readings), ms(heartbeat_at)}));
+  if (res.rows.empty()) return false;
+  if (gpus) CORRAL_RETURN_IF_ERROR(put_gpu_conditions(id, *gpus));
+  return true;
+}
+
+Result<std::vector<GpuObservation>> SqlTx::list_gpu_conditions(const core::NodeId& id) {
+  CORRAL_ASSIGN_OR_RETURN(auto by_node, gpu_conditions("WHERE node = $1", {id.value}));
+  const auto it = by_node.find(id.value);
+  return it == by_node.end() ? std::vector<GpuObservation>{} : std::move(it->second);
 }
 
 Result<std::optional<ObservedNode>> SqlTx::get_observed(const core::NodeId& id) {

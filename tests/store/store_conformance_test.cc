@@ -646,6 +646,52 @@ TYPED_TEST(StoreConformance, KeepsWhatAgentsObserveTypedAndReplacesItWhole) {
                   .ok());
 }
 
+// A heartbeat's write (update_observed) changes the readings and time, and the
+// conditions only when given; the join's inventory stays; a node never observed says so.
+TYPED_TEST(StoreConformance, AHeartbeatUpdatesReadingsAndOnlyTheConditionsGiven) {
+  const ObservedNode joined{
+      .node = core::NodeId("n1"),
+      .inventory = {.source = "simulated:dgx-h100",
+                    .gpus = {{.index = 0, .uuid = "GPU-0", .model = "NVIDIA H100 80GB HBM3"}}},
+      .gpus = {{.index = 0, .condition = core::GpuCondition::kOk}},
+      .heartbeat_at = core::time_from_ms(1000)};
+  const std::vector<core::GpuHealth> readings = {{.index = 0, .uuid = "GPU-0", .power_w = 300}};
+  const std::vector<GpuObservation> hot = {
+      {.index = 0, .condition = core::GpuCondition::kHot, .problem = "hot: 95 C"}};
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(joined));
+            CORRAL_ASSIGN_OR_RETURN(const bool unknown,
+                                    tx.nodes().update_observed(core::NodeId("n9"), hot, readings,
+                                                               core::time_from_ms(2000)));
+            EXPECT_FALSE(unknown);
+            CORRAL_ASSIGN_OR_RETURN(const bool kept,
+                                    tx.nodes().update_observed(core::NodeId("n1"), std::nullopt,
+                                                               readings, core::time_from_ms(2000)));
+            EXPECT_TRUE(kept);
+            CORRAL_ASSIGN_OR_RETURN(auto got, tx.nodes().get_observed(core::NodeId("n1")));
+            ObservedNode want = joined;
+            want.readings = readings;
+            want.heartbeat_at = core::time_from_ms(2000);
+            EXPECT_EQ(got, std::optional<ObservedNode>(want));
+            CORRAL_ASSIGN_OR_RETURN(const bool changed,
+                                    tx.nodes().update_observed(core::NodeId("n1"), hot, readings,
+                                                               core::time_from_ms(3000)));
+            EXPECT_TRUE(changed);
+            CORRAL_ASSIGN_OR_RETURN(auto conditions,
+                                    tx.nodes().list_gpu_conditions(core::NodeId("n1")));
+            EXPECT_EQ(conditions, hot);
+            CORRAL_ASSIGN_OR_RETURN(auto none, tx.nodes().list_gpu_conditions(core::NodeId("n9")));
+            EXPECT_TRUE(none.empty());
+            CORRAL_ASSIGN_OR_RETURN(got, tx.nodes().get_observed(core::NodeId("n1")));
+            EXPECT_EQ(got ? got->inventory : core::ObservedInventory{}, joined.inventory);
+            EXPECT_FALSE(tx.nodes().get_observed(core::NodeId("n9"))->has_value());
+            return Status();
+          })
+          .ok());
+}
+
 TYPED_TEST(StoreConformance, KeepsNodesTenantsReservationsAndTokens) {
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {

@@ -200,6 +200,17 @@ class FaultyNode final : public Faulty<store::NodeRepo> {
     CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_observed"));
     return inner_.upsert_observed(row);
   }
+  core::Result<bool> update_observed(const core::NodeId& id,
+                                     const std::optional<std::vector<store::GpuObservation>>& gpus,
+                                     const std::vector<core::GpuHealth>& readings,
+                                     core::Time heartbeat_at) override {
+    CORRAL_RETURN_IF_ERROR(store_.count_write("update_observed"));
+    return inner_.update_observed(id, gpus, readings, heartbeat_at);
+  }
+  core::Result<std::vector<store::GpuObservation>> list_gpu_conditions(
+      const core::NodeId& id) override {
+    return inner_.list_gpu_conditions(id);
+  }
   core::Result<std::optional<store::ObservedNode>> get_observed(const core::NodeId& id) override {
     return inner_.get_observed(id);
   }

@@ -146,22 +146,30 @@ Status record_health(store::Tx& tx, const std::string& node,
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(node)));
   if (!row) return core::not_found("node " + node + " is not registered");
   CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
-  CORRAL_ASSIGN_OR_RETURN(auto seen, tx.nodes().get_observed(registered.id));
-  store::ObservedNode observed =
-      seen ? std::move(*seen) : store::ObservedNode{.node = registered.id};
-  const std::vector<store::GpuObservation> judged_before = std::move(observed.gpus);
-  observed.gpus = evaluate_gpus(registered, gpus, ctx.settings, judged_before, ctx.now);
+  // Only the conditions are read and only what changed is written: a heartbeat leaves the
+  // join's inventory alone (docs/performance.md#10000-gpus-end-to-end).
+  CORRAL_ASSIGN_OR_RETURN(const auto judged_before, tx.nodes().list_gpu_conditions(registered.id));
+  std::vector<store::GpuObservation> judged =
+      evaluate_gpus(registered, gpus, ctx.settings, judged_before, ctx.now);
   CORRAL_RETURN_IF_ERROR(
-      record_gpu_conditions(tx.ledger(), registered.id, judged_before, observed.gpus, ctx.now));
-  observed.readings = gpus;
-  observed.heartbeat_at = ctx.now;
+      record_gpu_conditions(tx.ledger(), registered.id, judged_before, judged, ctx.now));
   std::string critical;  // the first unhealthy GPU drains the node
-  for (const store::GpuObservation& g : observed.gpus) {
+  for (const store::GpuObservation& g : judged) {
     if (g.condition == core::GpuCondition::kUnhealthy && critical.empty()) {
       critical = "gpu " + std::to_string(g.index) + ": " + g.problem;
     }
   }
-  CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed(observed));
+  CORRAL_ASSIGN_OR_RETURN(
+      const bool updated,
+      tx.nodes().update_observed(registered.id,
+                                 judged == judged_before ? std::nullopt : std::optional(judged),
+                                 gpus, ctx.now));
+  if (!updated) {
+    CORRAL_RETURN_IF_ERROR(tx.nodes().upsert_observed({.node = registered.id,
+                                                       .gpus = std::move(judged),
+                                                       .readings = gpus,
+                                                       .heartbeat_at = ctx.now}));
+  }
   ctx.fx.wake_scheduler = ctx.fx.wake_scheduler || !critical.empty();
   if (critical.empty() || row->admin == core::NodeAdminState::kDraining) return Status();
   // A failing GPU: cordon and drain the node, with the reason recorded and audited.

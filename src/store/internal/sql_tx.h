@@ -97,6 +97,11 @@ class SqlTx final : public Tx,
   core::Result<std::vector<NodeRow>> list_nodes() override;
   core::Status delete_node(const core::NodeId& id) override;
   core::Status upsert_observed(const ObservedNode& row) override;
+  core::Result<bool> update_observed(const core::NodeId& id,
+                                     const std::optional<std::vector<GpuObservation>>& gpus,
+                                     const std::vector<core::GpuHealth>& readings,
+                                     core::Time heartbeat_at) override;
+  core::Result<std::vector<GpuObservation>> list_gpu_conditions(const core::NodeId& id) override;
   core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) override;
   core::Result<std::vector<ObservedNode>> list_observed() override;
   core::Status put_rack_cap(const RackCapRow& row) override;
@@ -337,6 +342,10 @@ class SqlTx final : public Tx,
   core::Result<std::vector<AllocationRow>> allocs(std::string_view where_order,
                                                   std::vector<SqlValue> params);
   core::Result<std::vector<NodeRow>> nodes(std::string_view where, std::vector<SqlValue> params);
+  // gpu_conditions rows matching `where`, by node.
+  core::Result<std::map<std::string, std::vector<GpuObservation>, std::less<>>> gpu_conditions(
+      std::string_view where, std::vector<SqlValue> params);
+  core::Status put_gpu_conditions(const core::NodeId& id, const std::vector<GpuObservation>& gpus);
   core::Result<std::vector<ObservedNode>> observed(std::string_view where,
                                                    std::vector<SqlValue> params);
   core::Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
