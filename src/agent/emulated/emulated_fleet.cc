@@ -51,6 +51,7 @@ struct EmulatedFleet::Node {
   std::atomic<std::int64_t> applied_version{-1};
   std::atomic<bool> down{false};
   std::atomic<bool> triggered{false};
+  std::atomic<bool> rejoining{false};  // queued for the rejoin thread: its sender skips it
   std::atomic<std::int64_t> triggered_at_ms{0};
   std::size_t sender = 0;
 
@@ -112,11 +113,14 @@ bool EmulatedFleet::sleep_ms(std::int64_t ms) {
 }
 
 void EmulatedFleet::shutdown() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    cv_.notify_all();
-  }
+  // Only the flag: a signal may come while run() still builds the nodes; run() wakes
+  // them all once it sees it (wake_all()).
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+void EmulatedFleet::wake_all() {
   for (auto& sender : senders_) {
     std::lock_guard lock(sender->mu);
     sender->woken = true;
@@ -232,10 +236,17 @@ void EmulatedFleet::service(Node& node, std::int64_t now_ms) {
   node.triggered = false;
   const Node::Session s = node.session();
   node.reconciler->reapply();
+  // A refusal that needs a new session goes to the rejoin thread: joining here (with its
+  // retries) would hold up every other node of this sender, which a real agent's
+  // heartbeat thread never does to another node.
   auto refused = [&](const core::Status& status) {
     const bool fenced = status.is(core::ErrorReason::kFenced);
     if (fenced || status.code() == core::StatusCode::kUnauthenticated) {
-      rejoin(node, s.generation, fenced);
+      if (!node.rejoining.exchange(true)) {
+        std::lock_guard lock(mu_);
+        rejoins_.push_back({&node, s.generation, fenced});
+        cv_.notify_all();
+      }
       return true;
     }
     return false;
@@ -317,7 +328,7 @@ void EmulatedFleet::send_loop(std::size_t index) {
     const std::int64_t now_ms = core::to_ms(clock_.now());
     std::int64_t wake_ms = now_ms + 1000;
     for (Node* node : sender.nodes) {
-      if (node->down || node->session().generation == 0) continue;
+      if (node->down || node->rejoining || node->session().generation == 0) continue;
       std::int64_t due = node->next_heartbeat_ms;
       if (node->triggered) due = std::min(due, node->triggered_at_ms + kEmulatedCoalesceMs);
       if (const auto event = node->runner.next_event_ms()) due = std::min(due, *event);
@@ -334,6 +345,22 @@ void EmulatedFleet::send_loop(std::size_t index) {
       sender.cv.wait_for(lock, std::chrono::milliseconds(wait), [&] { return sender.woken; });
     }
     sender.woken = false;
+  }
+}
+
+void EmulatedFleet::rejoin_loop() {
+  while (true) {
+    Rejoin next;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !rejoins_.empty(); });
+      if (stopping_) return;
+      next = rejoins_.front();
+      rejoins_.pop_front();
+    }
+    rejoin(*next.node, next.generation, next.fenced);
+    next.node->rejoining = false;
+    trigger(*next.node);
   }
 }
 
@@ -365,7 +392,7 @@ void EmulatedFleet::stats_loop() {
     }
     std::size_t up = 0, running = 0;
     for (auto& node : nodes_) {
-      if (node->down || node->session().generation == 0) continue;
+      if (node->down || node->rejoining || node->session().generation == 0) continue;
       ++up;
       running += node->runner.busy_gpus().size();
     }
@@ -423,12 +450,13 @@ core::Status EmulatedFleet::run() {
     threads_run.emplace_back([this, t] { send_loop(t); });
   }
   threads_run.emplace_back([this] { watch_down_loop(); });
+  threads_run.emplace_back([this] { rejoin_loop(); });
   threads_run.emplace_back([this] { stats_loop(); });
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return stopping_; });
   }
-  shutdown();  // wakes every poll and sender
+  wake_all();  // every poll and sender sees the flag now
   for (auto& t : threads_run) t.join();
   return core::ok_status();
 }

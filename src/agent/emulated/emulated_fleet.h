@@ -8,9 +8,10 @@
 //
 // Threads: one per node for its long poll (a blocking call, as a real agent's), and a
 // few senders that share the nodes between them (node i on sender i % threads) for
-// heartbeats, checkpoints and telemetry, each node on its own connection; plus one that
-// watches STATE_DIR/down/ (a file named after a node takes it down for good: it stops
-// answering, as a machine that lost power).
+// heartbeats, checkpoints and telemetry, each node on its own connection; one that joins
+// again the nodes whose heartbeats were refused (fenced, or a token corrald lost), so a
+// sender never waits on one node's join; and one that watches STATE_DIR/down/ (a file named after a
+// node takes it down for good: it stops answering, as a machine that lost power).
 //
 // Injected faults: STATE_DIR/faults/NODE.json, the real agent's faults file (faults.h).
 //
@@ -20,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,7 +75,11 @@ class EmulatedFleet {
   void send_loop(std::size_t sender);
   void service(Node& node, std::int64_t now_ms);
   void watch_down_loop();
+  // Rejoins the nodes whose heartbeats or reports were refused, one at a time.
+  void rejoin_loop();
   void trigger(Node& node);
+  // Wakes every sender and cancels every long poll, so they see stopping_.
+  void wake_all();
   void note_heartbeat(std::int64_t rtt_ms, std::int64_t gap_ms);
   void stats_loop();
   bool sleep_ms(std::int64_t ms);  // false when shutting down
@@ -87,6 +93,12 @@ class EmulatedFleet {
   mutable std::mutex mu_;  // stopping_ and the stats below
   std::condition_variable cv_;
   bool stopping_ = false;
+  struct Rejoin {
+    Node* node = nullptr;
+    std::uint64_t generation = 0;  // the session the refusal was seen under
+    bool fenced = false;
+  };
+  std::deque<Rejoin> rejoins_;      // for rejoin_loop()
   std::vector<std::int64_t> rtts_;  // heartbeat round trips since the last stats line
   std::int64_t max_gap_ms_ = 0;     // the longest time a node went without an answer
   std::int64_t failed_heartbeats_ = 0;

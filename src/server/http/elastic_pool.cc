@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace corral::server {
@@ -15,16 +18,27 @@ ElasticPool::ElasticPool(std::size_t warm, std::size_t max)
     : warm_(std::max<std::size_t>(warm, 1)), max_(std::max(max, std::max<std::size_t>(warm, 1))) {
   std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < warm_; ++i) start_thread();
+  if (threads_ == 0) throw std::runtime_error("cannot start any HTTP worker thread");
 }
 
 ElasticPool::~ElasticPool() { shutdown(); }
 
-void ElasticPool::start_thread() {
+bool ElasticPool::start_thread() {
+  try {
+    // Detached: shutdown() waits on the count, so a surge thread that exits early needs
+    // no join. The thread waits for mu_ (held here) before it reads anything.
+    std::thread([this] { work(); }).detach();
+  } catch (const std::system_error& e) {
+    // Out of threads (RLIMIT_NPROC, a cgroup's pids.max): the job waits for a busy thread,
+    // and the count stays true, so shutdown() still ends.
+    if (!creation_failed_)
+      std::fprintf(stderr, "corrald: cannot start an HTTP thread: %s\n", e.what());
+    creation_failed_ = true;
+    return false;
+  }
   ++threads_;
   peak_ = std::max(peak_, threads_);
-  // Detached: shutdown() waits on the count, so a surge thread that exits early needs no
-  // join.
-  std::thread([this] { work(); }).detach();
+  return true;
 }
 
 void ElasticPool::enqueue(std::function<void()> fn) {

@@ -35,7 +35,7 @@ class ElasticPool final : public httplib::TaskQueue {
   std::size_t peak() const;     // the most that ever ran at once
 
  private:
-  void start_thread();  // REQUIRES: mu_ held
+  bool start_thread();  // REQUIRES: mu_ held; false when the system has no thread to give
   void work();
 
   const std::size_t warm_;
@@ -48,6 +48,7 @@ class ElasticPool final : public httplib::TaskQueue {
   std::size_t idle_ = 0;
   std::size_t peak_ = 0;
   bool shutdown_ = false;
+  bool creation_failed_ = false;  // said once in the log
 };
 
 }  // namespace corral::server
