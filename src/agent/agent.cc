@@ -23,10 +23,6 @@ constexpr std::int64_t kStopRetryMs = 20;
 
 }  // namespace
 
-std::int64_t Agent::backoff_ms(int tries) {
-  return std::min<std::int64_t>(5000, 100LL << std::min(tries, 6));
-}
-
 core::Status parse_labels(const std::string& text, core::TopologyLabels& labels,
                           std::int64_t& rack_power_cap_w) {
   std::size_t start = 0;
@@ -245,7 +241,7 @@ void Agent::rejoin(std::uint64_t generation, bool fenced) {
       return;
     }
     log("join failed (" + s.to_string() + "), retrying");
-    if (!sleep_ms(backoff_ms(tries))) return;
+    if (!sleep_ms(retry_backoff_ms(tries))) return;
   }
 }
 
@@ -297,7 +293,7 @@ core::Status Agent::run() {
     if (s.ok()) break;
     if (s.code() != core::StatusCode::kUnavailable) return s;
     if (tries == 0) log("waiting for corrald at " + servers_->url() + " (" + s.message() + ")");
-    if (!sleep_ms(backoff_ms(tries))) return core::ok_status();
+    if (!sleep_ms(retry_backoff_ms(tries))) return core::ok_status();
   }
   log("joined " + servers_->url() + " as " + options_.node + " (epoch " +
       std::to_string(session().epoch) + ", " + std::to_string(discovered_.gpus.size()) +
@@ -371,7 +367,7 @@ void Agent::poll_loop() {
       continue;
     }
     if (failures++ == 0) log(answer.status().to_string());
-    if (!sleep_ms(backoff_ms(failures))) break;
+    if (!sleep_ms(retry_backoff_ms(failures))) break;
   }
   canceller.join();
 }

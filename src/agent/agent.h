@@ -73,8 +73,6 @@ class Agent {
   std::string agent_url() const;
 
  private:
-  // How long to wait before try `tries` + 1 at corrald: 100 ms doubling, at most 5 s.
-  static std::int64_t backoff_ms(int tries);
   // The workers of one cluster: a launcher on its dir and the reconciler over it.
   struct ClusterScope {
     std::string cluster_id;  // empty: a leftover dir of an unknown cluster, only swept

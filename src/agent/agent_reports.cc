@@ -82,7 +82,7 @@ void Agent::report_loop() {
     if (s.ok()) continue;
     if (s.code() == core::StatusCode::kUnavailable) {
       ++next.tries;
-      next.next_try_ms = core::to_ms(clock_.now()) + backoff_ms(next.tries);
+      next.next_try_ms = core::to_ms(clock_.now()) + retry_backoff_ms(next.tries);
       if (next.tries == 1) log(what + " will be retried: " + s.to_string());
       std::lock_guard lock(mu_);
       reports_.push_front(next);  // keep the order of one worker's reports

@@ -120,6 +120,10 @@ std::string ServerList::url() const {
   return "http://" + c.host + ":" + std::to_string(c.port);
 }
 
+std::int64_t retry_backoff_ms(int tries) {
+  return std::min<std::int64_t>(5000, 100LL << std::min(tries, 6));
+}
+
 core::Result<std::unique_ptr<CorraldClient>> CorraldClient::connect(const std::string& server_url,
                                                                     Connection connection) {
   CORRAL_ASSIGN_OR_RETURN(auto servers, ServerList::parse(server_url));

@@ -122,6 +122,9 @@ class CorraldClient {
   bool cancelled_ = false;
 };
 
+// How long to wait before try `tries` + 1 at corrald: 100 ms doubling, at most 5 s.
+std::int64_t retry_backoff_ms(int tries);
+
 // "HOST:PORT" or "http://HOST:PORT" → (host, port). InvalidArgument names `field`.
 core::Result<std::pair<std::string, int>> parse_host_port(const std::string& text,
                                                           const std::string& field);

@@ -25,10 +25,6 @@ constexpr std::int64_t kEmulatorStatsMs = 10000;
 // a log request fails as it would for a node that cannot be reached.
 constexpr const char* kEmulatedAgentUrl = "http://127.0.0.1:9";
 
-std::int64_t emulated_backoff_ms(int tries) {
-  return std::min<std::int64_t>(5000, 100LL << std::min(tries, 6));
-}
-
 std::int64_t emulated_percentile(std::vector<std::int64_t> v, double p) {
   if (v.empty()) return 0;
   const auto at = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
@@ -167,7 +163,7 @@ void EmulatedFleet::rejoin(Node& node, std::uint64_t generation, bool fenced) {
       trigger(node);
       return;
     }
-    if (!sleep_ms(emulated_backoff_ms(tries))) return;
+    if (!sleep_ms(retry_backoff_ms(tries))) return;
   }
 }
 
@@ -180,7 +176,7 @@ void EmulatedFleet::poll_loop(Node& node) {
       log(node.name + ": join refused for good: " + s.to_string());
       return;
     }
-    if (!sleep_ms(emulated_backoff_ms(tries))) return;
+    if (!sleep_ms(retry_backoff_ms(tries))) return;
   }
   trigger(node);
   auto client = CorraldClient::connect(node.servers, CorraldClient::Connection::kKeepAlive);
@@ -220,7 +216,7 @@ void EmulatedFleet::poll_loop(Node& node) {
       since = -1;
       continue;
     }
-    if (!sleep_ms(emulated_backoff_ms(++failures))) break;
+    if (!sleep_ms(retry_backoff_ms(++failures))) break;
   }
   std::lock_guard lock(node.mu);
   node.poll_client = nullptr;
@@ -280,15 +276,9 @@ void EmulatedFleet::service(Node& node, std::int64_t now_ms) {
   std::vector<core::GpuHealth> gpus =
       health.ok() ? std::move(*health) : std::vector<core::GpuHealth>{};
   if (faults.ok()) apply_faults(*faults, gpus);
-  for (const auto& [gpu, xid] : node.runner.xids()) {
-    for (core::GpuHealth& g : gpus) {
-      if (g.index != gpu) continue;
-      if (std::find(g.xid_errors.begin(), g.xid_errors.end(), xid) == g.xid_errors.end()) {
-        g.xid_errors.push_back(xid);
-        std::sort(g.xid_errors.begin(), g.xid_errors.end());
-      }
-    }
-  }
+  Faults ended;  // the XIDs workers ended with, overlaid as injected ones are
+  for (const auto& [gpu, xid] : node.runner.xids()) ended[gpu].xid = xid;
+  apply_faults(ended, gpus);
   const std::int64_t applied = node.applied_version;
   const std::vector<core::WorkerStatus> workers = node.reconciler->observe();
   const std::int64_t sent_ms = core::to_ms(clock_.now());

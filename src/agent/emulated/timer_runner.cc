@@ -131,10 +131,12 @@ core::Result<LaunchRecord> TimerRunner::start(const core::WorkerSpec& spec) {
     return core::Status(core::StatusCode::kAlreadyExists, spec.key.name() + " already ran here");
   }
   const std::int64_t now_ms = core::to_ms(clock_.now());
+  ++started_;
   Timer t{.record = {.key = spec.key,
-                     .token = "emulated-" + std::to_string(++tokens_),
+                     .token = "emulated-" + std::to_string(started_),
                      .started_at_ms = now_ms,
                      .grace_ms = spec.grace_ms},
+          .pid = 100000 + started_,
           .gpus = spec.gpus,
           .work = work,
           .first_step = std::clamp<std::int64_t>(restored_step(spec.restore_from), 0, work.steps),
@@ -190,7 +192,7 @@ core::WorkerStatus TimerRunner::observe(const LaunchRecord& record) {
     return s;
   }
   const Timer& t = it->second;
-  s.pid = 100000 + std::stoll(t.record.token.substr(9));  // "emulated-N": a stable fake pid
+  s.pid = t.pid;
   if (core::to_ms(clock_.now()) < t.end_ms) {
     s.state = core::WorkerStatus::State::kRunning;
     return s;

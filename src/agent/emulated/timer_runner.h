@@ -77,6 +77,7 @@ class TimerRunner final : public WorkerRunner {
  private:
   struct Timer {
     LaunchRecord record;
+    std::int64_t pid = 0;  // a stable fake one, unique within the runner
     std::vector<std::int32_t> gpus;
     EmulatedWork work;
     std::string checkpoint_dir;  // empty: no checkpoints
@@ -96,7 +97,7 @@ class TimerRunner final : public WorkerRunner {
   std::map<core::WorkerKey, Timer> timers_;
   std::vector<Checkpoint> reported_;  // on stops, waiting for take_checkpoints()
   std::map<std::int32_t, std::int32_t> xids_;
-  std::int64_t tokens_ = 0;
+  std::int64_t started_ = 0;  // workers started: tokens and pids
 };
 
 }  // namespace corral::agent

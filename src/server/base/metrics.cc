@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <string_view>
 
 #include "server/base/stored_documents.h"
@@ -51,6 +52,24 @@ void line(std::string& out, std::string_view name, std::string_view type, std::s
           std::int64_t value) {
   family(out, name, type, help);
   sample(out, name, "", number(value));
+}
+
+std::string label(std::string_view name, std::string_view value);
+
+// One series of a histogram: its buckets (`counts` per bound, not cumulative), +Inf,
+// _sum and _count. `labels` is already escaped and not empty.
+void histogram_series(std::string& out, std::string_view name, const std::string& labels,
+                      std::span<const double> bounds, std::span<const std::int64_t> counts,
+                      std::int64_t count, const std::string& sum) {
+  const std::string bucket = std::string(name) + "_bucket";
+  std::int64_t cumulative = 0;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += counts[i];
+    sample(out, bucket, labels + "," + label("le", number(bounds[i])), number(cumulative));
+  }
+  sample(out, bucket, labels + ",le=\"+Inf\"", number(count));
+  sample(out, std::string(name) + "_sum", labels, sum);
+  sample(out, std::string(name) + "_count", labels, number(count));
 }
 
 std::string label(std::string_view name, std::string_view value) {
@@ -147,16 +166,8 @@ void TenantCounters::render(std::string& out) const {
   constexpr std::string_view kWait = "corral_queue_wait_seconds";
   family(out, kWait, "histogram", "time from (re-)entering the queue to placement, by tenant");
   for (const auto& [tenant, c] : by_tenant_) {
-    const std::string t = label("tenant", tenant);
-    std::int64_t cumulative = 0;
-    for (std::size_t i = 0; i < kQueueWaitBuckets.size(); ++i) {
-      cumulative += c.wait_buckets[i];
-      sample(out, "corral_queue_wait_seconds_bucket",
-             t + "," + label("le", number(kQueueWaitBuckets[i])), number(cumulative));
-    }
-    sample(out, "corral_queue_wait_seconds_bucket", t + ",le=\"+Inf\"", number(c.waits));
-    sample(out, "corral_queue_wait_seconds_sum", t, ms_as_seconds(c.wait_ms_sum));
-    sample(out, "corral_queue_wait_seconds_count", t, number(c.waits));
+    histogram_series(out, kWait, label("tenant", tenant), kQueueWaitBuckets, c.wait_buckets,
+                     c.waits, ms_as_seconds(c.wait_ms_sum));
   }
 }
 
@@ -176,18 +187,12 @@ void CyclePhaseHistogram::render(std::string& out) const {
          "scheduling cycle phases: read the store, build the snapshot, decide, apply");
   for (std::size_t p = 0; p < kPhases; ++p) {
     const Counts& c = phases_[p];
-    const std::string phase = label("phase", kNames[p]);
-    std::int64_t cumulative = 0;
-    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      cumulative += c.buckets[i].load();
-      sample(out, "corral_sched_cycle_phase_seconds_bucket",
-             phase + "," + label("le", number(kBuckets[i])), number(cumulative));
-    }
-    sample(out, "corral_sched_cycle_phase_seconds_bucket", phase + ",le=\"+Inf\"",
-           number(c.count.load()));
-    sample(out, "corral_sched_cycle_phase_seconds_sum", phase,
-           number(static_cast<double>(c.us_sum.load()) / 1e6));
-    sample(out, "corral_sched_cycle_phase_seconds_count", phase, number(c.count.load()));
+    // Buckets before the count: add() counts after the bucket, so +Inf never falls
+    // below the last bucket.
+    std::array<std::int64_t, kBuckets.size()> buckets{};
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) buckets[i] = c.buckets[i].load();
+    histogram_series(out, kName, label("phase", kNames[p]), kBuckets, buckets, c.count.load(),
+                     number(static_cast<double>(c.us_sum.load()) / 1e6));
   }
 }
 

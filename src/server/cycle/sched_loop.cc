@@ -294,6 +294,14 @@ Status SchedLoop::write_pending(const sched::Decisions& decisions,
 Status SchedLoop::run_cycle() {
   const core::Time now = clock_.now();
   const auto t0 = std::chrono::steady_clock::now();
+  auto t_phase = t0;
+  // The time since the last phase ended, into the phase histogram.
+  const auto phase_done = [&](CyclePhaseHistogram::Phase phase) {
+    const auto end = std::chrono::steady_clock::now();
+    metrics_.sched_phases.add(
+        phase, std::chrono::duration_cast<std::chrono::microseconds>(end - t_phase).count());
+    t_phase = end;
+  };
   bool full = false;
   std::vector<std::int64_t> submitted;
   {
@@ -321,17 +329,7 @@ Status SchedLoop::run_cycle() {
     force_full_read();
     return read;
   }
-  auto t_phase = std::chrono::steady_clock::now();
-  // The time since the last phase ended, into the phase histogram.
-  const auto phase_done = [&](CyclePhaseHistogram::Phase phase) {
-    const auto end = std::chrono::steady_clock::now();
-    metrics_.sched_phases.add(
-        phase, std::chrono::duration_cast<std::chrono::microseconds>(end - t_phase).count());
-    t_phase = end;
-  };
-  metrics_.sched_phases.add(
-      CyclePhaseHistogram::kRead,
-      std::chrono::duration_cast<std::chrono::microseconds>(t_phase - t0).count());
+  phase_done(CyclePhaseHistogram::kRead);
 
   // 2. Build: fair-share usage accrues for the GPUs held since the last cycle, then the
   //    snapshot input (snapshot_from_store.h) and the snapshot.
