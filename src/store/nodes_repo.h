@@ -37,6 +37,10 @@ struct GpuObservation {
   // Since when its readings have shown a throttle reason corrald counts (agents.
   // throttleReasons), without a break; none: not throttled.
   std::optional<core::Time> throttled_since;
+  // The power limit its readings last gave, else the join's inventory's (0: none known):
+  // what a rack's power cap counts it at. Kept here, with what changes rarely, so a
+  // scheduling cycle needs no node's readings.
+  std::int32_t power_limit_w = 0;
 
   friend bool operator==(const GpuObservation&, const GpuObservation&) = default;
 };
@@ -82,6 +86,9 @@ class NodeRepo {
   virtual core::Result<std::vector<GpuObservation>> list_gpu_conditions(const core::NodeId& id) = 0;
   virtual core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) = 0;
   virtual core::Result<std::vector<ObservedNode>> list_observed() = 0;  // by node
+  // The same without the readings (`readings` empty): the inventory and the judged
+  // conditions, which are what a scheduling cycle needs of every node.
+  virtual core::Result<std::vector<ObservedNode>> list_observed_without_readings() = 0;
 };
 
 }  // namespace corral::store

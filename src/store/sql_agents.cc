@@ -80,22 +80,30 @@ Status SqlTx::upsert_worker(const WorkerRow& w) {
       .status();
 }
 
-Result<std::vector<WorkerRow>> SqlTx::list_workers(core::JobId job) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kWorkerColumns,
-                                          " FROM workers WHERE job_id = $1 ORDER BY attempt, rank"),
-                                      {job.value}));
-  return read_rows<WorkerRow>(res, "workers", kWorkerColumns, [](RowReader& in) {
-    return WorkerRow{.job = core::JobId(in.i64(0)),
-                     .attempt = in.i32(1),
-                     .rank = in.i32(2),
-                     .node = core::NodeId(in.str(3)),
-                     .pid = in.i64(4),
-                     .state = in.worker_state(5),
-                     .exit_code = in.i32(6),
-                     .signal = in.i32(7),
-                     .started_at = in.time(8),
-                     .exited_at = in.time(9)};
-  });
+Result<std::vector<WorkerRow>> SqlTx::list_workers(const std::vector<core::JobId>& jobs) {
+  std::vector<WorkerRow> out;
+  for (IdChunk& chunk : id_chunks(jobs)) {
+    CORRAL_ASSIGN_OR_RETURN(
+        auto res,
+        q(cat("SELECT ", kWorkerColumns,
+              cat(" FROM workers WHERE job_id IN ", chunk.list, " ORDER BY job_id, attempt, rank")),
+          std::move(chunk.params)));
+    CORRAL_ASSIGN_OR_RETURN(auto rows,
+                            read_rows<WorkerRow>(res, "workers", kWorkerColumns, [](RowReader& in) {
+                              return WorkerRow{.job = core::JobId(in.i64(0)),
+                                               .attempt = in.i32(1),
+                                               .rank = in.i32(2),
+                                               .node = core::NodeId(in.str(3)),
+                                               .pid = in.i64(4),
+                                               .state = in.worker_state(5),
+                                               .exit_code = in.i32(6),
+                                               .signal = in.i32(7),
+                                               .started_at = in.time(8),
+                                               .exited_at = in.time(9)};
+                            }));
+    for (auto& row : rows) out.push_back(std::move(row));
+  }
+  return out;
 }
 
 Result<std::string> SqlTx::cluster_id() {

@@ -17,8 +17,9 @@ using core::Status;
 
 constexpr std::string_view kNodeColumns =
     "name, spec_json, admin, created_at, updated_at, admin_reason";
-constexpr std::string_view kObservedColumns = "node, inventory_json, readings_json, heartbeat_at";
-constexpr std::string_view kConditionColumns = "node, gpu_index, health, problem, throttled_since";
+constexpr std::string_view kObservedColumns = "node, inventory_json, heartbeat_at, readings_json";
+constexpr std::string_view kConditionColumns =
+    "node, gpu_index, health, problem, throttled_since, power_limit_w";
 constexpr std::string_view kRackCapColumns = "rack, declared_by, power_cap_watts, updated_at";
 
 }  // namespace
@@ -76,26 +77,32 @@ Result<std::map<std::string, std::vector<GpuObservation>, std::less<>>> SqlTx::g
          .problem = in.str(3),
          .throttled_since = throttled_since != 0
                                 ? std::optional(core::time_from_ms(throttled_since))
-                                : std::nullopt});
+                                : std::nullopt,
+         .power_limit_w = in.i32(5)});
     if (!in.ok()) return in.status();
   }
   return by_node;
 }
 
 Result<std::vector<ObservedNode>> SqlTx::observed(std::string_view where,
-                                                  std::vector<SqlValue> params) {
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT ", kObservedColumns,
-                                          cat(" FROM node_observations ", where, " ORDER BY node")),
-                                      params));
+                                                  std::vector<SqlValue> params,
+                                                  bool with_readings) {
+  // The readings are the last column: left out, they are neither read nor decoded.
+  const std::string_view columns =
+      with_readings ? kObservedColumns
+                    : kObservedColumns.substr(0, kObservedColumns.rfind(", readings_json"));
+  CORRAL_ASSIGN_OR_RETURN(
+      auto res,
+      q(cat("SELECT ", columns, cat(" FROM node_observations ", where, " ORDER BY node")), params));
   CORRAL_ASSIGN_OR_RETURN(auto by_node, gpu_conditions(where, std::move(params)));
   std::vector<ObservedNode> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    RowReader in(r, "node_observations", kObservedColumns);
+    RowReader in(r, "node_observations", columns);
     out.push_back({.node = core::NodeId(in.str(0)),
                    .inventory = in.observed_inventory(1),
-                   .readings = in.gpu_readings(2),
-                   .heartbeat_at = in.time(3)});
+                   .heartbeat_at = in.time(2)});
+    if (with_readings) out.back().readings = in.gpu_readings(3);
     if (!in.ok()) return in.status();
     const auto judged = by_node.find(out.back().node.value);
     if (judged != by_node.end()) out.back().gpus = std::move(judged->second);
@@ -119,10 +126,11 @@ Status SqlTx::put_gpu_conditions(const core::NodeId& id, const std::vector<GpuOb
   CORRAL_RETURN_IF_ERROR(q("DELETE FROM gpu_conditions WHERE node = $1", {id.value}).status());
   for (const GpuObservation& g : gpus) {
     CORRAL_RETURN_IF_ERROR(
-        q("INSERT INTO gpu_conditions (node, gpu_index, health, problem, throttled_since) VALUES "
-          "($1, $2, $3, $4, $5)",
+        q("INSERT INTO gpu_conditions (node, gpu_index, health, problem, throttled_since, "
+          "power_limit_w) VALUES ($1, $2, $3, $4, $5, $6)",
           {id.value, std::int64_t{g.index}, std::string(core::to_string(g.condition)), g.problem,
-           g.throttled_since ? ms(*g.throttled_since) : std::int64_t{0}})
+           g.throttled_since ? ms(*g.throttled_since) : std::int64_t{0},
+           std::int64_t{g.power_limit_w}})
             .status());
   }
   return Status();
@@ -153,6 +161,10 @@ Result<std::optional<ObservedNode>> SqlTx::get_observed(const core::NodeId& id) 
 }
 
 Result<std::vector<ObservedNode>> SqlTx::list_observed() { return observed("", {}); }
+
+Result<std::vector<ObservedNode>> SqlTx::list_observed_without_readings() {
+  return observed("", {}, false);
+}
 
 Status SqlTx::put_rack_cap(const RackCapRow& row) {
   return q("INSERT INTO rack_caps (rack, declared_by, power_cap_watts, updated_at) VALUES ($1, "

@@ -136,6 +136,59 @@ TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
 
 // The batch read answers what one get_job per id would: each existing job once, by id,
 // past the size of one query's chunk of ids.
+// One read for the workers of every job a heartbeat names: across the 500-id chunks, in
+// (job, attempt, rank) order, each job's rows once however often it is asked.
+TYPED_TEST(StoreConformance, ListWorkersReadsTheWorkersOfManyJobsInOrder) {
+  std::mt19937 rng(11);
+  std::map<std::int64_t, std::vector<store::WorkerRow>> of_job;  // job -> rows, in order
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (std::int64_t job = 1; job <= 1100; ++job) {
+                      const int attempts = static_cast<int>(rng() % 3);  // 0: no workers
+                      for (int attempt = 1; attempt <= attempts; ++attempt) {
+                        for (int rank = 0; rank < 2; ++rank) {
+                          store::WorkerRow w{.job = core::JobId(job),
+                                             .attempt = attempt,
+                                             .rank = rank,
+                                             .node = core::NodeId("n" + std::to_string(rank)),
+                                             .pid = job * 10 + rank,
+                                             .started_at = core::time_from_ms(job)};
+                          CORRAL_RETURN_IF_ERROR(tx.agents().upsert_worker(w));
+                          of_job[job].push_back(w);
+                        }
+                      }
+                    }
+                    return Status();
+                  })
+                  .ok());
+  for (int round = 0; round < 4; ++round) {
+    std::vector<core::JobId> asked;
+    for (int i = 0; i < 800; ++i) asked.push_back(core::JobId(1 + rng() % 1200));
+    if (round == 0) asked.clear();                       // nothing asked: nothing read
+    if (!asked.empty()) asked.push_back(asked.front());  // asked twice
+    std::set<std::int64_t> distinct;
+    for (const core::JobId id : asked) distinct.insert(id.value);
+    std::vector<store::WorkerRow> want;
+    for (const std::int64_t id : distinct) {
+      for (const auto& w : of_job[id]) want.push_back(w);
+    }
+    ASSERT_TRUE(this->store_
+                    ->transact([&](Tx& tx) {
+                      CORRAL_ASSIGN_OR_RETURN(auto got, tx.agents().list_workers(asked));
+                      EXPECT_EQ(got.size(), want.size());
+                      for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+                        EXPECT_EQ(got[i].job, want[i].job);
+                        EXPECT_EQ(got[i].attempt, want[i].attempt);
+                        EXPECT_EQ(got[i].rank, want[i].rank);
+                        EXPECT_EQ(got[i].node, want[i].node);
+                        EXPECT_EQ(got[i].pid, want[i].pid);
+                      }
+                      return Status();
+                    })
+                    .ok());
+  }
+}
+
 TYPED_TEST(StoreConformance, GetJobsReadsManyIdsAsGetJobWould) {
   std::vector<core::JobId> ids;
   ASSERT_TRUE(this->store_
@@ -656,8 +709,10 @@ TYPED_TEST(StoreConformance, AHeartbeatUpdatesReadingsAndOnlyTheConditionsGiven)
       .gpus = {{.index = 0, .condition = core::GpuCondition::kOk}},
       .heartbeat_at = core::time_from_ms(1000)};
   const std::vector<core::GpuHealth> readings = {{.index = 0, .uuid = "GPU-0", .power_w = 300}};
-  const std::vector<GpuObservation> hot = {
-      {.index = 0, .condition = core::GpuCondition::kHot, .problem = "hot: 95 C"}};
+  const std::vector<GpuObservation> hot = {{.index = 0,
+                                            .condition = core::GpuCondition::kHot,
+                                            .problem = "hot: 95 C",
+                                            .power_limit_w = 650}};
   ASSERT_TRUE(
       this->store_
           ->transact([&](Tx& tx) {
@@ -687,6 +742,12 @@ TYPED_TEST(StoreConformance, AHeartbeatUpdatesReadingsAndOnlyTheConditionsGiven)
             CORRAL_ASSIGN_OR_RETURN(got, tx.nodes().get_observed(core::NodeId("n1")));
             EXPECT_EQ(got ? got->inventory : core::ObservedInventory{}, joined.inventory);
             EXPECT_FALSE(tx.nodes().get_observed(core::NodeId("n9"))->has_value());
+            // A cycle's read: the same but for the readings.
+            CORRAL_ASSIGN_OR_RETURN(auto light, tx.nodes().list_observed_without_readings());
+            ObservedNode judged = *got;
+            judged.readings.clear();
+            EXPECT_EQ(light, std::vector<ObservedNode>{judged});
+            EXPECT_EQ(light.at(0).gpus, hot);
             return Status();
           })
           .ok());
@@ -1181,7 +1242,7 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
             EXPECT_FALSE(none.has_value());
             CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
             EXPECT_EQ(sessions.size(), 1u);
-            CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers(job->id));
+            CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers({job->id}));
             EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
             EXPECT_EQ(workers.at(0).state, core::WorkerStatus::State::kExited);
             EXPECT_EQ(workers.at(0).exit_code, 3);

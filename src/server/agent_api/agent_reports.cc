@@ -101,23 +101,17 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
 
 namespace {
 
+// The workers a heartbeat reports, against what the store knew of them (`known`: every
+// worker of the jobs they name) and what this node holds (`here`: its active
+// allocations). Writes the changed ones; `touched` gets their jobs.
 Status record_workers(store::Tx& tx, const std::string& node,
                       const std::vector<core::WorkerStatus>& workers,
+                      const std::vector<store::WorkerRow>& known,
+                      const std::vector<store::AllocationRow>& here,
                       std::set<std::int64_t>& touched) {
-  std::map<std::int64_t, std::vector<store::AllocationRow>> allocs;
-  std::map<std::int64_t, std::vector<store::WorkerRow>> known;
+  std::map<std::int64_t, std::vector<store::AllocationRow>> released;  // read on demand
   for (const core::WorkerStatus& w : workers) {
     const std::int64_t job = w.key.job;
-    // Only workers this node was given count; a worker of another node or of no
-    // allocation at all is ignored (never trusted, never an error: agents race).
-    if (allocs.count(job) == 0) {
-      CORRAL_ASSIGN_OR_RETURN(allocs[job], tx.allocations().list_allocations(core::JobId(job)));
-      CORRAL_ASSIGN_OR_RETURN(known[job], tx.agents().list_workers(core::JobId(job)));
-    }
-    const bool ours = std::any_of(allocs[job].begin(), allocs[job].end(), [&](const auto& al) {
-      return al.attempt == w.key.attempt && al.node.value == node;
-    });
-    if (!ours) continue;
     store::WorkerRow row{.job = core::JobId(job),
                          .attempt = w.key.attempt,
                          .rank = w.key.rank,
@@ -128,17 +122,46 @@ Status record_workers(store::Tx& tx, const std::string& node,
                          .signal = w.signal,
                          .started_at = core::time_from_ms(w.started_at_ms),
                          .exited_at = core::time_from_ms(w.exited_at_ms)};
-    const auto& seen = known[job];
-    const auto same = std::find_if(seen.begin(), seen.end(), [&](const store::WorkerRow& k) {
-      return k.attempt == row.attempt && k.rank == row.rank;
+    const auto same = std::find_if(known.begin(), known.end(), [&](const store::WorkerRow& k) {
+      return k.job.value == job && k.attempt == row.attempt && k.rank == row.rank;
     });
     // An exit is final: a late "running" from before it never undoes it.
-    if (same != seen.end() && same->state == core::WorkerStatus::State::kExited) continue;
-    if (same != seen.end() && same->state == row.state && same->pid == row.pid) continue;
+    if (same != known.end() && same->state == core::WorkerStatus::State::kExited) continue;
+    if (same != known.end() && same->state == row.state && same->pid == row.pid) continue;
+    // Only workers this node was given count; a worker of another node or of no
+    // allocation at all is ignored (never trusted, never an error: agents race). Most are
+    // of an allocation the node holds; one whose GPUs were released is checked against
+    // the job's every allocation.
+    const auto of_attempt = [&](const store::AllocationRow& al) {
+      return al.job.value == job && al.attempt == w.key.attempt && al.node.value == node;
+    };
+    bool ours = std::any_of(here.begin(), here.end(), of_attempt);
+    if (!ours) {
+      if (released.count(job) == 0) {
+        CORRAL_ASSIGN_OR_RETURN(released[job], tx.allocations().list_allocations(core::JobId(job)));
+      }
+      ours = std::any_of(released[job].begin(), released[job].end(), of_attempt);
+    }
+    if (!ours) continue;
     CORRAL_RETURN_IF_ERROR(tx.agents().upsert_worker(row));
     touched.insert(job);
   }
   return Status();
+}
+
+// Whether a launching or running `job` may have run past its maxRuntime, judged from
+// the allocations it holds on this node: they are no older than its attempt's start (a
+// gang's GPUs are placed together), so this never says no to a job past its limit on a
+// node that holds its first GPUs. reconcile_job() decides from the whole placement.
+bool may_be_past_max_runtime(const LifecycleContext& ctx, const store::JobRow& job,
+                             const std::vector<store::AllocationRow>& here) {
+  core::Time started = core::Time::max();
+  for (const auto& al : here) {
+    if (al.job == job.id && al.attempt == job.attempt) started = std::min(started, al.created_at);
+  }
+  if (started == core::Time::max()) return true;  // not from this node's rows: ask
+  const auto spec = ctx.specs.get(job.id, job.spec_json);
+  return !spec.ok() || ctx.now - started >= (*spec)->max_runtime;
 }
 
 Status record_health(store::Tx& tx, const std::string& node,
@@ -207,13 +230,29 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   if (beat.agent_url) session.agent_url = *beat.agent_url;
   CORRAL_RETURN_IF_ERROR(tx.agents().upsert_agent_session(session));
   if (beat.gpus) CORRAL_RETURN_IF_ERROR(record_health(tx, node, *beat.gpus, ctx));
-  std::set<std::int64_t> jobs;
-  CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, jobs));
-  // Every job holding GPUs here too: a stop may be confirmed by absence.
-  CORRAL_ASSIGN_OR_RETURN(auto here,
+  // What the node holds and what it reports, read once for all its jobs.
+  CORRAL_ASSIGN_OR_RETURN(const auto here,
                           tx.allocations().list_active_allocations_on(core::NodeId(node)));
-  for (const auto& al : here) jobs.insert(al.job.value);
-  for (const auto id : jobs) CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, core::JobId(id)));
+  std::vector<core::JobId> ids;
+  for (const auto& al : here) ids.push_back(al.job);
+  for (const auto& w : beat.workers) ids.push_back(core::JobId(w.key.job));
+  CORRAL_ASSIGN_OR_RETURN(const auto known, tx.agents().list_workers(ids));
+  std::set<std::int64_t> touched;
+  CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, known, here, touched));
+  // A job is reconciled when one of its workers changed, when it should stop (a stop
+  // may be confirmed by absence), or when it may have run past its maxRuntime (the
+  // heartbeat is that rule's clock). A running job with nothing new is left alone: the
+  // cost of a heartbeat no longer grows with the jobs a node runs.
+  std::set<std::int64_t> reconcile = touched;
+  ids.clear();
+  for (const auto& al : here) ids.push_back(al.job);
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
+  for (const store::JobRow& job : jobs) {
+    const bool runs =
+        job.phase == core::JobPhase::kLaunching || job.phase == core::JobPhase::kRunning;
+    if (!runs || may_be_past_max_runtime(ctx, job, here)) reconcile.insert(job.id.value);
+  }
+  for (const auto id : reconcile) CORRAL_RETURN_IF_ERROR(reconcile_job(tx, ctx, core::JobId(id)));
   return Status();
 }
 

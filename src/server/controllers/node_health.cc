@@ -40,16 +40,16 @@ std::string critical_xid_name(std::int64_t xid) {
 
 void apply_observation(core::Node& node, const store::ObservedNode& observed) {
   for (auto& g : node.gpus) {
-    for (const store::GpuObservation& judged : observed.gpus) {
-      if (g.index == judged.index) g.healthy = judged.condition == core::GpuCondition::kOk;
-    }
-    // The newest report wins: readings come with every heartbeat, the inventory at join.
+    // The newest report wins: the inventory's limit comes at join, the readings' (kept
+    // with the judged conditions) with every heartbeat.
     for (const core::ObservedGpu& found : observed.inventory.gpus) {
       if (g.index == found.index && found.power_limit_w > 0)
         g.power_limit_watts = found.power_limit_w;
     }
-    for (const core::GpuHealth& read : observed.readings) {
-      if (g.index == read.index && read.power_limit_w > 0) g.power_limit_watts = read.power_limit_w;
+    for (const store::GpuObservation& judged : observed.gpus) {
+      if (g.index != judged.index) continue;
+      g.healthy = judged.condition == core::GpuCondition::kOk;
+      if (judged.power_limit_w > 0) g.power_limit_watts = judged.power_limit_w;
     }
   }
 }
@@ -62,10 +62,17 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
   std::map<std::int32_t, const core::GpuHealth*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;  // the last reading of an index counts
   std::map<std::int32_t, std::optional<core::Time>> throttled_before;
-  for (const auto& b : before) throttled_before[b.index] = b.throttled_since;
+  std::map<std::int32_t, std::int32_t> limit_before;
+  for (const auto& b : before) {
+    throttled_before[b.index] = b.throttled_since;
+    limit_before[b.index] = b.power_limit_w;
+  }
   std::vector<store::GpuObservation> out;
   for (const auto& gpu : registered.gpus) {
     store::GpuObservation v{.index = gpu.index};
+    // A reading without a limit keeps the last one known.
+    const auto known = limit_before.find(gpu.index);
+    if (known != limit_before.end()) v.power_limit_w = known->second;
     const auto it = by_index.find(gpu.index);
     if (it == by_index.end() || !it->second->present) {
       v.condition = core::GpuCondition::kUnhealthy;
@@ -74,6 +81,7 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
       continue;
     }
     const core::GpuHealth& g = *it->second;
+    if (g.power_limit_w > 0) v.power_limit_w = g.power_limit_w;
     // Throttled for a reason that counts: since the first reading that said so.
     std::string throttled;
     for (const std::string& reason : g.throttle) {

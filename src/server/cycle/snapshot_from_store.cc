@@ -68,7 +68,7 @@ std::map<std::int64_t, ObservedScaling> observed_scaling(
 core::Result<StoreView> read_store_view(store::Tx& tx, core::Time now) {
   StoreView view;
   CORRAL_ASSIGN_OR_RETURN(view.nodes, tx.nodes().list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().list_observed());
+  CORRAL_ASSIGN_OR_RETURN(auto observed, tx.nodes().list_observed_without_readings());
   for (auto& row : observed) view.observed[row.node.value] = std::move(row);
   CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
   for (auto& s : sessions) view.sessions[s.node.value] = std::move(s);

@@ -47,7 +47,7 @@ std::vector<RackPower> rack_power(std::vector<StoredNode> nodes,
 
 core::Result<std::vector<RackPower>> read_rack_power(store::Tx& tx) {
   CORRAL_ASSIGN_OR_RETURN(const auto nodes, tx.nodes().list_nodes());
-  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed());
+  CORRAL_ASSIGN_OR_RETURN(const auto observed, tx.nodes().list_observed_without_readings());
   CORRAL_ASSIGN_OR_RETURN(const auto caps, tx.rack_caps().list_rack_caps());
   CORRAL_ASSIGN_OR_RETURN(const auto active, tx.allocations().list_active_allocations());
   return rack_power(stored_nodes(nodes), observed, caps, active);

@@ -104,6 +104,7 @@ class SqlTx final : public Tx,
   core::Result<std::vector<GpuObservation>> list_gpu_conditions(const core::NodeId& id) override;
   core::Result<std::optional<ObservedNode>> get_observed(const core::NodeId& id) override;
   core::Result<std::vector<ObservedNode>> list_observed() override;
+  core::Result<std::vector<ObservedNode>> list_observed_without_readings() override;
   core::Status put_rack_cap(const RackCapRow& row) override;
   core::Status delete_rack_caps(std::string_view declared_by) override;
   core::Result<std::vector<RackCapRow>> list_rack_caps() override;
@@ -115,7 +116,7 @@ class SqlTx final : public Tx,
   core::Result<std::optional<AgentSessionRow>> get_agent_session(const core::NodeId& node) override;
   core::Result<std::vector<AgentSessionRow>> list_agent_sessions() override;
   core::Status upsert_worker(const WorkerRow& row) override;
-  core::Result<std::vector<WorkerRow>> list_workers(core::JobId job) override;
+  core::Result<std::vector<WorkerRow>> list_workers(const std::vector<core::JobId>& jobs) override;
   core::Result<std::string> cluster_id() override;
 
   // TenantRepo (sql_tenants.cc).
@@ -346,8 +347,11 @@ class SqlTx final : public Tx,
   core::Result<std::map<std::string, std::vector<GpuObservation>, std::less<>>> gpu_conditions(
       std::string_view where, std::vector<SqlValue> params);
   core::Status put_gpu_conditions(const core::NodeId& id, const std::vector<GpuObservation>& gpus);
+  // node_observations rows matching `where`, by node, with their readings decoded only
+  // when `with_readings`.
   core::Result<std::vector<ObservedNode>> observed(std::string_view where,
-                                                   std::vector<SqlValue> params);
+                                                   std::vector<SqlValue> params,
+                                                   bool with_readings = true);
   core::Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
                                                       std::vector<SqlValue> params);
   core::Result<std::vector<TenantRow>> tenants(std::string_view where,

@@ -303,6 +303,39 @@ TYPED_TEST(AgentTest, CancelKeepsGpusUntilTheAgentConfirms) {
   EXPECT_EQ(this->held_by(id), 0u);
 }
 
+// A heartbeat reconciles a running job only when something about it changed, or when it
+// may have run past its maxRuntime: the heartbeat is that rule's clock, so a job whose
+// workers report nothing new is still stopped at its limit by the next heartbeat.
+TYPED_TEST(AgentTest, AHeartbeatWithNothingNewStillStopsAJobAtItsMaxRuntime) {
+  this->start();
+  if (this->IsSkipped()) return;
+  FakeAgent n1 = this->agent("n1", 2);
+  const auto id = this->submit({{"resources", {{"gpus", 2}}}, {"maxRuntime", "1h"}});
+  ASSERT_TRUE(this->wait_phase(id, "launching"));
+  n1.round();
+  ASSERT_EQ(this->phase(id), "running");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(n1.heartbeat().status, 200);
+    EXPECT_EQ(this->phase(id), "running");
+  }
+  // The attempt's GPUs were placed an hour ago, as far as its allocations know (the
+  // ledger does not agree, so the job's own read refuses it: its events tell).
+  ASSERT_TRUE(exec_sql(this->url_,
+                       "UPDATE allocations SET created_at = created_at - 3600000 "
+                       "WHERE job_id = " +
+                           std::to_string(id))
+                  .ok());
+  ASSERT_EQ(n1.heartbeat().status, 200);  // the same two running workers
+  const std::string events = this->admin().get("/v1/jobs/" + std::to_string(id) + "/events").body;
+  EXPECT_NE(events.find("failed: ran past its maxRuntime of 1h in attempt 1"), std::string::npos)
+      << events;
+  EXPECT_EQ(this->held_by(id), 2u) << "held until the agent confirms its ranks stopped";
+  n1.reconcile();
+  n1.obey_stops();
+  n1.heartbeat();
+  EXPECT_EQ(this->held_by(id), 0u);
+}
+
 TYPED_TEST(AgentTest, XidFaultDrainsTheNodeAndRequeuesItsJob) {
   this->start();
   if (this->IsSkipped()) return;

@@ -495,6 +495,40 @@ TEST(ThrottleHealth, ThrottledTooLongIsUnhealthy) {
   EXPECT_EQ(judged[1].condition, core::GpuCondition::kHot);
 }
 
+// The judged conditions carry the power limit the readings last gave, so a scheduling
+// cycle reads it with them (issue 41): a reading without a limit, or a GPU gone absent,
+// keeps the last one; a new limit replaces it; and apply_observation() counts it over
+// the join's inventory.
+TEST(PowerLimits, TheJudgedConditionsKeepTheLastLimitTheReadingsGave) {
+  const AgentSettings settings;
+  const core::Node node = two_gpus();
+  const auto t0 = core::time_from_ms(kTelemetryT0);
+  auto judged = evaluate_gpus(node, readings({}), settings, {}, t0);
+  ASSERT_EQ(judged.size(), 2u);
+  EXPECT_EQ(judged[0].power_limit_w, 700);
+  EXPECT_EQ(judged[1].power_limit_w, 700);
+  auto next = readings({});
+  next[0].power_limit_w = 0;    // this reading gives none
+  next[1].power_limit_w = 450;  // an admin lowered it
+  judged = evaluate_gpus(node, next, settings, judged, t0);
+  EXPECT_EQ(judged[0].power_limit_w, 700);
+  EXPECT_EQ(judged[1].power_limit_w, 450);
+  next.pop_back();  // GPU 1 absent: unhealthy, its limit as last known
+  judged = evaluate_gpus(node, next, settings, judged, t0);
+  EXPECT_EQ(judged[1].condition, core::GpuCondition::kUnhealthy);
+  EXPECT_EQ(judged[1].power_limit_w, 450);
+
+  store::ObservedNode observed{.node = node.id, .gpus = judged};
+  for (int g = 0; g < 2; ++g) observed.inventory.gpus.push_back({.index = g, .power_limit_w = 500});
+  observed.gpus[0].power_limit_w = 0;  // judged before any reading gave one
+  core::Node placed = node;
+  apply_observation(placed, observed);
+  EXPECT_EQ(placed.gpus[0].power_limit_watts, 500) << "the join's inventory";
+  EXPECT_EQ(placed.gpus[1].power_limit_watts, 450) << "the readings' last limit";
+  EXPECT_TRUE(placed.gpus[0].healthy);
+  EXPECT_FALSE(placed.gpus[1].healthy);
+}
+
 // The configured reasons and window, from corrald's config file.
 TEST(ThrottleHealth, ConfigReadsReasonsAndWindow) {
   corral::testing::TempDir dir;
