@@ -56,10 +56,12 @@ class AgentRepo {
       const core::NodeId& node) = 0;
   virtual core::Result<std::vector<AgentSessionRow>> list_agent_sessions() = 0;  // by node
   virtual core::Status upsert_worker(const WorkerRow& row) = 0;
-  // Every reported worker of `jobs`, by (job, attempt, rank): one read for all the jobs
-  // of a node's heartbeat.
-  virtual core::Result<std::vector<WorkerRow>> list_workers(
-      const std::vector<core::JobId>& jobs) = 0;
+  // Every reported worker of `job`, by (attempt, rank).
+  virtual core::Result<std::vector<WorkerRow>> list_workers(core::JobId job) = 0;
+  // The workers `node` reported of `jobs`, by (job, attempt, rank): one read for a
+  // heartbeat, whatever the size of its jobs' gangs.
+  virtual core::Result<std::vector<WorkerRow>> list_workers_on(
+      const core::NodeId& node, const std::vector<core::JobId>& jobs) = 0;
 
   // The cluster's identity (migration 6): 32 lowercase hex digits, random, made by the
   // first call on a store and the same for every later call, reopen and replica (two

@@ -80,27 +80,40 @@ Status SqlTx::upsert_worker(const WorkerRow& w) {
       .status();
 }
 
-Result<std::vector<WorkerRow>> SqlTx::list_workers(const std::vector<core::JobId>& jobs) {
+Result<std::vector<WorkerRow>> SqlTx::workers(std::string_view where,
+                                              std::vector<SqlValue> params) {
+  CORRAL_ASSIGN_OR_RETURN(auto res,
+                          q(cat("SELECT ", kWorkerColumns,
+                                cat(" FROM workers ", where, " ORDER BY job_id, attempt, rank")),
+                            std::move(params)));
+  return read_rows<WorkerRow>(res, "workers", kWorkerColumns, [](RowReader& in) {
+    return WorkerRow{.job = core::JobId(in.i64(0)),
+                     .attempt = in.i32(1),
+                     .rank = in.i32(2),
+                     .node = core::NodeId(in.str(3)),
+                     .pid = in.i64(4),
+                     .state = in.worker_state(5),
+                     .exit_code = in.i32(6),
+                     .signal = in.i32(7),
+                     .started_at = in.time(8),
+                     .exited_at = in.time(9)};
+  });
+}
+
+Result<std::vector<WorkerRow>> SqlTx::list_workers(core::JobId job) {
+  return workers("WHERE job_id = $1", {job.value});
+}
+
+Result<std::vector<WorkerRow>> SqlTx::list_workers_on(const core::NodeId& node,
+                                                      const std::vector<core::JobId>& jobs) {
   std::vector<WorkerRow> out;
   for (IdChunk& chunk : id_chunks(jobs)) {
-    CORRAL_ASSIGN_OR_RETURN(
-        auto res,
-        q(cat("SELECT ", kWorkerColumns,
-              cat(" FROM workers WHERE job_id IN ", chunk.list, " ORDER BY job_id, attempt, rank")),
-          std::move(chunk.params)));
-    CORRAL_ASSIGN_OR_RETURN(auto rows,
-                            read_rows<WorkerRow>(res, "workers", kWorkerColumns, [](RowReader& in) {
-                              return WorkerRow{.job = core::JobId(in.i64(0)),
-                                               .attempt = in.i32(1),
-                                               .rank = in.i32(2),
-                                               .node = core::NodeId(in.str(3)),
-                                               .pid = in.i64(4),
-                                               .state = in.worker_state(5),
-                                               .exit_code = in.i32(6),
-                                               .signal = in.i32(7),
-                                               .started_at = in.time(8),
-                                               .exited_at = in.time(9)};
-                            }));
+    // The node is the chunk's last parameter: $1.. are its ids.
+    chunk.params.emplace_back(node.value);
+    // Built before the call: its parameters may be moved before its text is made.
+    const std::string where = cat("WHERE job_id IN ", chunk.list,
+                                  cat(" AND node = $", std::to_string(chunk.params.size())));
+    CORRAL_ASSIGN_OR_RETURN(auto rows, workers(where, std::move(chunk.params)));
     for (auto& row : rows) out.push_back(std::move(row));
   }
   return out;

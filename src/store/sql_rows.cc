@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/decode_memo.h"
+
 namespace corral::store::detail {
 
 std::vector<IdChunk> id_chunks(const std::vector<core::JobId>& ids) {
@@ -184,7 +186,9 @@ core::WorkerStatus::State RowReader::worker_state(std::size_t col) {
 }
 
 core::ObservedInventory RowReader::observed_inventory(std::size_t col) {
-  return decoded(col, core::decode_observed_inventory(str(col)),
+  // Written at join and read by every cycle: each distinct text is parsed once.
+  static core::DecodeMemo<core::ObservedInventory> memo(1 << 15);
+  return decoded(col, memo.get(str(col), core::decode_observed_inventory),
                  "stored inventory does not decode");
 }
 

@@ -136,25 +136,26 @@ TYPED_TEST(StoreConformance, InsertsAndReadsJobs) {
 
 // The batch read answers what one get_job per id would: each existing job once, by id,
 // past the size of one query's chunk of ids.
-// One read for the workers of every job a heartbeat names: across the 500-id chunks, in
-// (job, attempt, rank) order, each job's rows once however often it is asked.
-TYPED_TEST(StoreConformance, ListWorkersReadsTheWorkersOfManyJobsInOrder) {
+// One read for the workers a node reported of every job its heartbeat names: only that
+// node's, across the 500-id chunks, in (job, attempt, rank) order, each job's rows once
+// however often it is asked.
+TYPED_TEST(StoreConformance, ListWorkersOnReadsOneNodesWorkersOfManyJobsInOrder) {
   std::mt19937 rng(11);
-  std::map<std::int64_t, std::vector<store::WorkerRow>> of_job;  // job -> rows, in order
+  std::map<std::int64_t, std::vector<store::WorkerRow>> of_job;  // job -> n0's rows, in order
   ASSERT_TRUE(this->store_
                   ->transact([&](Tx& tx) {
                     for (std::int64_t job = 1; job <= 1100; ++job) {
                       const int attempts = static_cast<int>(rng() % 3);  // 0: no workers
                       for (int attempt = 1; attempt <= attempts; ++attempt) {
-                        for (int rank = 0; rank < 2; ++rank) {
+                        for (int rank = 0; rank < 3; ++rank) {  // ranks 0 and 2 on n0
                           store::WorkerRow w{.job = core::JobId(job),
                                              .attempt = attempt,
                                              .rank = rank,
-                                             .node = core::NodeId("n" + std::to_string(rank)),
+                                             .node = core::NodeId("n" + std::to_string(rank % 2)),
                                              .pid = job * 10 + rank,
                                              .started_at = core::time_from_ms(job)};
                           CORRAL_RETURN_IF_ERROR(tx.agents().upsert_worker(w));
-                          of_job[job].push_back(w);
+                          if (rank % 2 == 0) of_job[job].push_back(w);
                         }
                       }
                     }
@@ -174,7 +175,8 @@ TYPED_TEST(StoreConformance, ListWorkersReadsTheWorkersOfManyJobsInOrder) {
     }
     ASSERT_TRUE(this->store_
                     ->transact([&](Tx& tx) {
-                      CORRAL_ASSIGN_OR_RETURN(auto got, tx.agents().list_workers(asked));
+                      CORRAL_ASSIGN_OR_RETURN(
+                          auto got, tx.agents().list_workers_on(core::NodeId("n0"), asked));
                       EXPECT_EQ(got.size(), want.size());
                       for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
                         EXPECT_EQ(got[i].job, want[i].job);
@@ -1242,7 +1244,7 @@ TYPED_TEST(StoreConformance, KeepsAgentSessionsWorkersAndRestarts) {
             EXPECT_FALSE(none.has_value());
             CORRAL_ASSIGN_OR_RETURN(auto sessions, tx.agents().list_agent_sessions());
             EXPECT_EQ(sessions.size(), 1u);
-            CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers({job->id}));
+            CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers(job->id));
             EXPECT_EQ(workers.size(), 1u);  // one row per (job, attempt, rank)
             EXPECT_EQ(workers.at(0).state, core::WorkerStatus::State::kExited);
             EXPECT_EQ(workers.at(0).exit_code, 3);

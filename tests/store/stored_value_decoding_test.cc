@@ -159,7 +159,7 @@ TYPED_TEST(StoredValueDecoding, UnknownWorkerStateIsDataLoss) {
   // A worker read as running when it is not would keep its GPUs held forever.
   this->raw("UPDATE workers SET state = 'zombie'");
   const Status s =
-      this->store_->transact([&](Tx& tx) { return tx.agents().list_workers({id}).status(); });
+      this->store_->transact([&](Tx& tx) { return tx.agents().list_workers(id).status(); });
   expect_data_loss(s, "workers.state", "\"zombie\"");
 }
 

@@ -41,9 +41,12 @@ class FaultyAgent final : public Faulty<store::AgentRepo> {
     CORRAL_RETURN_IF_ERROR(store_.count_write("upsert_worker"));
     return inner_.upsert_worker(row);
   }
-  core::Result<std::vector<store::WorkerRow>> list_workers(
-      const std::vector<core::JobId>& jobs) override {
-    return inner_.list_workers(jobs);
+  core::Result<std::vector<store::WorkerRow>> list_workers(core::JobId job) override {
+    return inner_.list_workers(job);
+  }
+  core::Result<std::vector<store::WorkerRow>> list_workers_on(
+      const core::NodeId& node, const std::vector<core::JobId>& jobs) override {
+    return inner_.list_workers_on(node, jobs);
   }
   core::Result<std::string> cluster_id() override { return inner_.cluster_id(); }
 };

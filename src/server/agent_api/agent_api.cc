@@ -180,7 +180,7 @@ Result<Reply> AgentApi::logs(const Call& c) {
     where = "job " + std::to_string(*id) + " attempt " + std::to_string(attempt) + " rank " +
             std::to_string(rank);
     std::optional<core::NodeId> node;
-    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers({job->id}));
+    CORRAL_ASSIGN_OR_RETURN(auto workers, tx.agents().list_workers(job->id));
     for (const auto& w : workers) {
       if (w.attempt == attempt && w.rank == rank) node = w.node;
     }

@@ -13,6 +13,7 @@
 #include "server/base/log.h"
 #include "server/base/model_json.h"
 #include "server/base/role.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/audit.h"
 #include "server/controllers/features.h"
 #include "server/controllers/gpu_states.h"
@@ -101,9 +102,9 @@ Result<core::JoinAnswer> join_node(store::Tx& tx, const LifecycleContext& ctx,
 
 namespace {
 
-// The workers a heartbeat reports, against what the store knew of them (`known`: every
-// worker of the jobs they name) and what this node holds (`here`: its active
-// allocations). Writes the changed ones; `touched` gets their jobs.
+// The workers a heartbeat reports, against what the store knew of them (`known`: the
+// workers this node reported before, of the jobs it names) and what this node holds
+// (`here`: its active allocations). Writes the changed ones; `touched` gets their jobs.
 Status record_workers(store::Tx& tx, const std::string& node,
                       const std::vector<core::WorkerStatus>& workers,
                       const std::vector<store::WorkerRow>& known,
@@ -168,7 +169,7 @@ Status record_health(store::Tx& tx, const std::string& node,
                      const std::vector<core::GpuHealth>& gpus, const LifecycleContext& ctx) {
   CORRAL_ASSIGN_OR_RETURN(auto row, tx.nodes().get_node(core::NodeId(node)));
   if (!row) return core::not_found("node " + node + " is not registered");
-  CORRAL_ASSIGN_OR_RETURN(core::Node registered, node_from_json(row->spec_json));
+  CORRAL_ASSIGN_OR_RETURN(core::Node registered, stored_node_from_json(row->spec_json));
   // Only the conditions are read and only what changed is written: a heartbeat leaves the
   // join's inventory alone (docs/performance.md#10000-gpus-end-to-end).
   CORRAL_ASSIGN_OR_RETURN(const auto judged_before, tx.nodes().list_gpu_conditions(registered.id));
@@ -236,7 +237,7 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   std::vector<core::JobId> ids;
   for (const auto& al : here) ids.push_back(al.job);
   for (const auto& w : beat.workers) ids.push_back(core::JobId(w.key.job));
-  CORRAL_ASSIGN_OR_RETURN(const auto known, tx.agents().list_workers(ids));
+  CORRAL_ASSIGN_OR_RETURN(const auto known, tx.agents().list_workers_on(core::NodeId(node), ids));
   std::set<std::int64_t> touched;
   CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, known, here, touched));
   // A job is reconciled when one of its workers changed, when it should stop (a stop

@@ -10,6 +10,7 @@
 #include "server/api/api_views.h"
 #include "server/base/http_status.h"
 #include "server/base/model_json.h"
+#include "server/base/stored_documents.h"
 #include "server/controllers/node_admin.h"
 #include "server/controllers/node_health.h"
 #include "server/http/list_page.h"
@@ -87,7 +88,7 @@ json observed_json(const store::ObservedNode& o) {
 // job's id nor its tenant: ids and tenant names are the other tenant's business.
 Result<json> node_view(ApiContext& api, const Principal& who, const store::NodeRow& row,
                        const NodeFacts& facts) {
-  CORRAL_ASSIGN_OR_RETURN(core::Node node, node_from_json(row.spec_json));
+  CORRAL_ASSIGN_OR_RETURN(core::Node node, stored_node_from_json(row.spec_json));
   const auto observed = facts.observed.find(row.id.value);
   if (observed != facts.observed.end()) apply_observation(node, observed->second);
   json out = json::parse(node_to_json(node));

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/decode_memo.h"
 #include "server/base/log.h"
 
 namespace corral::server {
@@ -68,11 +69,17 @@ std::vector<TenantConfig> stored_tenants(const std::vector<store::TenantRow>& ro
                                    });
 }
 
+core::Result<core::Node> stored_node_from_json(std::string_view spec_json) {
+  // Far above the nodes of one fleet; every node's text is read each cycle.
+  static core::DecodeMemo<core::Node> memo(1 << 15);
+  return memo.get(spec_json, [](std::string_view text) { return node_from_json(text); });
+}
+
 std::vector<StoredNode> stored_nodes(const std::vector<store::NodeRow>& rows) {
   return decode_rows<StoredNode>(rows, "nodes", &store::NodeRow::spec_json,
                                  [](const store::NodeRow& row) -> core::Result<StoredNode> {
                                    CORRAL_ASSIGN_OR_RETURN(core::Node node,
-                                                           node_from_json(row.spec_json));
+                                                           stored_node_from_json(row.spec_json));
                                    return StoredNode{.row = &row, .node = std::move(node)};
                                  });
 }

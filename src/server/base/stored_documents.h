@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/reservation.h"
@@ -43,6 +44,10 @@ struct StoredReservation {
 
 // The configs of `rows`, in their order, less the rows that cannot be read.
 std::vector<TenantConfig> stored_tenants(const std::vector<store::TenantRow>& rows);
+// A node's stored registration (NodeRow::spec_json), as node_from_json() decodes it,
+// parsed once per distinct text in the process (core::DecodeMemo): every cycle and
+// heartbeat reads it.
+core::Result<core::Node> stored_node_from_json(std::string_view spec_json);
 // The nodes of `rows`, in their order, less the rows that cannot be read.
 std::vector<StoredNode> stored_nodes(const std::vector<store::NodeRow>& rows);
 // The reservations of `rows`, in their order, less the rows that cannot be read.

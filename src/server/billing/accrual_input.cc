@@ -94,7 +94,7 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
   std::map<std::string, std::vector<std::int32_t>> gpus_of;
   for (const auto& row : nodes) {
     if (row.created_at >= until) continue;
-    CORRAL_ASSIGN_OR_RETURN(const core::Node node, node_from_json(row.spec_json));
+    CORRAL_ASSIGN_OR_RETURN(const core::Node node, stored_node_from_json(row.spec_json));
     for (const auto& g : node.gpus) {
       if (scope.job && held.count({row.id.value, g.index}) == 0) continue;
       in.gpus.push_back({row.id, g.index, g.type, row.created_at});

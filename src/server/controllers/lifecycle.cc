@@ -181,7 +181,7 @@ Status reconcile_job(store::Tx& tx, const LifecycleContext& ctx, core::JobId id)
   const auto placement = attempt_placement(every, attempt);
   const auto slots = rank_layout(placement, spec.processes);
   std::map<std::int32_t, store::WorkerRow> workers;
-  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.agents().list_workers({id}));
+  CORRAL_ASSIGN_OR_RETURN(auto rows, tx.agents().list_workers(id));
   for (auto& w : rows) {
     if (w.attempt == attempt) workers[w.rank] = std::move(w);
   }

@@ -116,7 +116,9 @@ class SqlTx final : public Tx,
   core::Result<std::optional<AgentSessionRow>> get_agent_session(const core::NodeId& node) override;
   core::Result<std::vector<AgentSessionRow>> list_agent_sessions() override;
   core::Status upsert_worker(const WorkerRow& row) override;
-  core::Result<std::vector<WorkerRow>> list_workers(const std::vector<core::JobId>& jobs) override;
+  core::Result<std::vector<WorkerRow>> list_workers(core::JobId job) override;
+  core::Result<std::vector<WorkerRow>> list_workers_on(
+      const core::NodeId& node, const std::vector<core::JobId>& jobs) override;
   core::Result<std::string> cluster_id() override;
 
   // TenantRepo (sql_tenants.cc).
@@ -352,6 +354,9 @@ class SqlTx final : public Tx,
   core::Result<std::vector<ObservedNode>> observed(std::string_view where,
                                                    std::vector<SqlValue> params,
                                                    bool with_readings = true);
+  // workers rows matching `where`, by (job, attempt, rank).
+  core::Result<std::vector<WorkerRow>> workers(std::string_view where,
+                                               std::vector<SqlValue> params);
   core::Result<std::vector<AgentSessionRow>> sessions(std::string_view where,
                                                       std::vector<SqlValue> params);
   core::Result<std::vector<TenantRow>> tenants(std::string_view where,
