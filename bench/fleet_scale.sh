@@ -10,6 +10,11 @@
 #
 #   bench/fleet_scale.sh OUT [NODES...]      (default NODES: 250 625 1250 2500)
 #   FLEET_RATE=100 FLEET_SECONDS=600 FLEET_BURST=20000 FLEET_RUNTIME=60 bench/fleet_scale.sh out/fleet
+#   FLEET_FILE=examples/fleets/fleet-10k.yaml bench/fleet_scale.sh out/fleet 1358
+#
+# FLEET_FILE: the emulated nodes are the first N nodes of that simulator fleet file
+# (`--emulate N --fleet FILE`, docs/agent.md#the-fleet-emulator) instead of DGX H100s;
+# N at most its node count. The load still scales with N as if each node had 8 GPUs.
 #
 # Writes OUT/N/{corrald,emulator,load}.* and one line per N to OUT/fleet_scale.md.
 set -euo pipefail
@@ -58,8 +63,10 @@ run_one() {
   local addr token
   addr=$(cat "$data/corrald.addr")
   token=$(cat "$data/admin.token")
+  local shape=(--simulate dgx-h100)
+  [[ -n "${FLEET_FILE:-}" ]] && shape=(--fleet "$FLEET_FILE")
   "$build/src/agent/corral-agent" --server "http://$addr" --join-token-file "$data/join.token" \
-    --node e --emulate "$n" --simulate dgx-h100 --state-dir "$dir/emulator" \
+    --node e --emulate "$n" "${shape[@]}" --state-dir "$dir/emulator" \
     >"$dir/emulator.log" 2>&1 &
   local emulator=$!
   local real=()

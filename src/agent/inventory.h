@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/agent_protocol.h"
+#include "core/fleet_pools.h"
 #include "core/result.h"
 
 namespace corral::agent {
@@ -78,5 +79,25 @@ core::Result<std::unique_ptr<Inventory>> open_file_inventory(const std::string& 
 // The same, from text (tests); `source` names it in the inventory.
 core::Result<NodeInventory> parse_inventory_yaml(const std::string& text, const std::string& source,
                                                  const std::string& node);
+
+// `--fleet FILE` (simulated/fleet_inventory.cc): a simulator fleet file's pools expanded
+// into nodes (core/fleet_pools.h). InvalidArgument("--fleet") names the file, the field
+// and the reason, or a GPU type outside Corral's catalog (a fleet file may define its
+// own types for the simulator; corrald registers none of them).
+core::Result<core::FleetPools> load_fleet_pools(const std::string& path);
+// Node `shape` of `fleet` as the simulated inventory of node `node` (which seeds the GPU
+// UUIDs): its GPUs' type, the type's vendor model name, memory and power limit (the
+// fleet's GPU type), NUMA node, and as NVLink peers the other GPUs of its NVLink domain;
+// its cpus and memory; a rack-wide NVLink domain when it is a tray of an NVLink rack.
+// `source` is the inventory's source as reported.
+core::Result<NodeInventory> fleet_node_inventory(const core::FleetPools& fleet,
+                                                 const core::Node& shape, const std::string& node,
+                                                 const std::string& source);
+// The same as an Inventory, with source "fleet:FILENAME:FLEET_NODE_ID" (`path` is the
+// fleet file's).
+core::Result<std::unique_ptr<Inventory>> open_fleet_node_inventory(const core::FleetPools& fleet,
+                                                                   const core::Node& shape,
+                                                                   const std::string& node,
+                                                                   const std::string& path);
 
 }  // namespace corral::agent

@@ -59,9 +59,10 @@ void stop_on_signals(Stop stop) {
   }).detach();  // exits with the process; it may still be waiting when run() returns
 }
 
-// --emulate N: the nodes of the agent's options, N of them in this process.
+// --emulate N: the nodes of the agent's options, N of them in this process, shaped by
+// `preset` or by the fleet file `fleet`.
 int run_emulator(const corral::agent::AgentOptions& agent, const std::string& preset,
-                 std::int32_t count, std::int32_t threads) {
+                 const std::string& fleet_file, std::int32_t count, std::int32_t threads) {
   corral::core::SystemClock clock;
   corral::agent::EmulatedFleet fleet(
       corral::agent::EmulatorOptions{
@@ -70,6 +71,7 @@ int run_emulator(const corral::agent::AgentOptions& agent, const std::string& pr
           .prefix = agent.node,
           .count = count,
           .preset = preset,
+          .fleet = fleet_file,
           .labels = {.region = agent.labels.region, .cluster = agent.labels.cluster},
           .state_dir = agent.state_dir,
           .heartbeat_ms = agent.heartbeat_ms,
@@ -97,9 +99,10 @@ int run_main(int argc, char** argv) {
                              "gb200-nvl72-tray");
   auto* inv = app.add_option("--inventory", inventory_file, "YAML inventory file (docs/agent.md)");
   sim->excludes(inv);
-  app.add_option("--labels", labels,
-                 "topology: rack=r1,leaf=l1,spine=s1,region=..,cluster=..,nvlinkRack=..,"
-                 "rackPowerCapW=..");
+  auto* labels_opt =
+      app.add_option("--labels", labels,
+                     "topology: rack=r1,leaf=l1,spine=s1,region=..,cluster=..,nvlinkRack=..,"
+                     "rackPowerCapW=..");
   app.add_option("--state-dir", state_dir, "run records and logs (default /tmp/corral-agent-NODE)");
   app.add_option("--listen", listen, "local server address, HOST:PORT (port 0: any)")
       ->capture_default_str();
@@ -108,11 +111,22 @@ int run_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
   std::int32_t emulate = 0, emulate_threads = 0;
-  app.add_option("--emulate", emulate,
-                 "emulate N nodes in this process (--node is the names' prefix: NODE1..NODEN; "
-                 "needs --simulate): workers are timers, the wire contract is a real agent's")
-      ->check(CLI::Range(1, 100000))
-      ->needs(sim);
+  auto* emulate_opt =
+      app.add_option("--emulate", emulate,
+                     "emulate N nodes in this process (--node is the names' prefix: "
+                     "NODE1..NODEN; needs --simulate or --fleet): workers are timers, the wire "
+                     "contract is a real agent's")
+          ->check(CLI::Range(0, 100000))
+          ->excludes(inv);
+  std::string fleet_file;
+  app.add_option("--fleet", fleet_file,
+                 "with --emulate: node i has the shape and topology of the i-th node (in id "
+                 "order) of this simulator fleet file (examples/fleets/*.yaml); --emulate 0: "
+                 "every node of it")
+      ->needs(emulate_opt)
+      ->excludes(sim)
+      ->excludes(inv)
+      ->excludes(labels_opt);
   app.add_option("--emulate-threads", emulate_threads,
                  "with --emulate: threads sending heartbeats (default: one per 16 nodes)")
       ->check(CLI::Range(1, 4096));
@@ -170,7 +184,18 @@ int run_main(int argc, char** argv) {
     }
   }
 
-  if (emulate > 0) return run_emulator(options, simulate, emulate, emulate_threads);
+  if (app.count("--emulate") > 0) {
+    if (simulate.empty() && fleet_file.empty()) {
+      return fail(corral::core::invalid_argument("--emulate", "needs --simulate or --fleet"),
+                  kExitUsage);
+    }
+    if (emulate == 0 && fleet_file.empty()) {
+      return fail(corral::core::invalid_argument(
+                      "--emulate", "must be at least 1 (0 only with --fleet: all its nodes)"),
+                  kExitUsage);
+    }
+    return run_emulator(options, simulate, fleet_file, emulate, emulate_threads);
+  }
 
   corral::core::Result<std::unique_ptr<corral::agent::Inventory>> inventory =
       corral::core::internal_error("no inventory");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 #include <set>
+#include <utility>
 
 #include "core/gpu_type.h"
 
@@ -101,6 +102,29 @@ core::Result<std::string> gpu_type_for_model(const std::string& model, std::int6
   return core::not_found("no Corral GPU type for model '" + model +
                          "' (known: A10, A100-40GB, A100-80GB, B200, GB200, H100, H200, L4, L40S, "
                          "T4, V100, V100-16GB); give `type:` in an inventory file");
+}
+
+core::Result<std::string> model_for_gpu_type(const std::string& type) {
+  // One name per catalog entry, as NVML reports the SXM part (the PCIe parts' names map
+  // to the same types).
+  static const std::pair<const char*, const char*> kModels[] = {
+      {"A10", "NVIDIA A10"},
+      {"A100-40GB", "NVIDIA A100-SXM4-40GB"},
+      {"A100-80GB", "NVIDIA A100-SXM4-80GB"},
+      {"B200", "NVIDIA B200"},
+      {"GB200", "NVIDIA GB200"},
+      {"H100", "NVIDIA H100 80GB HBM3"},
+      {"H200", "NVIDIA H200"},
+      {"L4", "NVIDIA L4"},
+      {"L40S", "NVIDIA L40S"},
+      {"T4", "Tesla T4"},
+      {"V100", "Tesla V100-SXM2-32GB"},
+      {"V100-16GB", "Tesla V100-SXM2-16GB"},
+  };
+  for (const auto& [id, model] : kModels) {
+    if (type == id) return std::string(model);
+  }
+  return core::not_found("no model name for GPU type '" + type + "' (not in Corral's catalog)");
 }
 
 std::string simulated_gpu_uuid(const std::string& node, std::int32_t index) {

@@ -26,6 +26,11 @@ std::vector<std::int32_t> nvlink_domains(const std::vector<GpuInfo>& gpus);
 // separates variants whose names do not. NotFound names the model when none matches.
 core::Result<std::string> gpu_type_for_model(const std::string& model, std::int64_t memory_mib);
 
+// The vendor's model name of a Corral GPU type of the built-in catalog, as NVML reports
+// it (gpu_type_for_model() maps it back to `type`), e.g. "H100" -> "NVIDIA H100 80GB
+// HBM3". NotFound for a type outside the catalog.
+core::Result<std::string> model_for_gpu_type(const std::string& type);
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", a deterministic function of (node, index).
 std::string simulated_gpu_uuid(const std::string& node, std::int32_t index);
 

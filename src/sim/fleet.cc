@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "core/job_spec_parse.h"
+#include "core/fleet_pools.h"
 #include "core/priority.h"
 #include "core/yaml_fields.h"
 
@@ -27,93 +27,6 @@ Status expect_map(const YAML::Node& n, const std::string& path) {
 }
 
 Result<std::int64_t> usd_to_micro(double usd) { return std::llround(usd * 1e6); }
-
-// A region name: what a job spec's resources.region may name (a DNS label).
-Status check_region_name(const std::string& region, const std::string& path) {
-  if (region.size() > 63 || !core::is_dns_label(region)) {
-    return core::invalid_argument(
-        path, fmt::format("must be a DNS label (lowercase letters, digits and '-', as a job's "
-                          "resources.region), got '{}'",
-                          region));
-  }
-  return core::ok_status();
-}
-
-struct Layout {
-  std::int64_t nodes_per_leaf = 8;
-  std::int64_t leaves_per_spine = 8;
-};
-
-// Expands one pool into nodes; `leaf_seq` numbers leaves across pools (each pool starts
-// a new leaf, so a leaf never mixes pools).
-Status expand_pool(YamlFields& f, const std::string& path, const Layout& layout,
-                   const std::map<core::GpuTypeId, core::GpuType>& types, Fleet& fleet,
-                   std::int64_t& leaf_seq, std::set<core::GpuTypeId>& used_types) {
-  CORRAL_ASSIGN_OR_RETURN(const std::string name, f.str("name", std::nullopt));
-  if (name.empty() || name.find_first_of(" /") != std::string::npos) {
-    return core::invalid_argument(f.at("name"), "must be non-empty without spaces or '/'");
-  }
-  CORRAL_ASSIGN_OR_RETURN(const std::string type_name, f.str("gpu_type", std::nullopt));
-  const core::GpuTypeId type(type_name);
-  if (!types.count(type)) {
-    return core::invalid_argument(f.at("gpu_type"),
-                                  fmt::format("unknown GPU type '{}' (not built in and not "
-                                              "listed under gpu_types)",
-                                              type_name));
-  }
-  used_types.insert(type);
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t nodes, f.integer("nodes", std::nullopt, 1, 100000));
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t per_node,
-                          f.integer("gpus_per_node", std::nullopt, 1, 64));
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t domain,
-                          f.integer("nvlink_domain_gpus", per_node, 1, per_node));
-  if (per_node % domain != 0) {
-    return core::invalid_argument(
-        f.at("nvlink_domain_gpus"),
-        fmt::format("must divide gpus_per_node ({}), got {}", per_node, domain));
-  }
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t trays, f.integer("nvl_rack_trays", 0, 0, 1000));
-  CORRAL_ASSIGN_OR_RETURN(
-      const std::int64_t per_rack,
-      f.integer("nodes_per_rack", trays > 0 ? trays : layout.nodes_per_leaf, 1, 100000));
-  if (trays > 0 && per_rack != trays) {
-    return core::invalid_argument(f.at("nodes_per_rack"),
-                                  "must equal nvl_rack_trays (an NVLink rack is one power rack)");
-  }
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t cap,
-                          f.integer("rack_power_cap_watts", 0, 0, std::int64_t{1} << 40));
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t cpus, f.integer("cpus", 0, 0, 1 << 20));
-  CORRAL_ASSIGN_OR_RETURN(const std::int64_t mem_gib, f.integer("memory_gib", 0, 0, 1 << 24));
-  CORRAL_ASSIGN_OR_RETURN(const std::string region, f.str("region", fleet.region));
-  CORRAL_RETURN_IF_ERROR(check_region_name(region, f.at("region")));
-  CORRAL_RETURN_IF_ERROR(f.no_unknown());
-  (void)path;
-
-  const std::int64_t first_leaf = leaf_seq;
-  for (std::int64_t i = 0; i < nodes; ++i) {
-    core::Node n;
-    n.id = core::NodeId(fmt::format("{}-{:05}", name, i));
-    const std::int64_t leaf = first_leaf + i / layout.nodes_per_leaf;
-    leaf_seq = leaf + 1;
-    n.labels = {.region = region,
-                .cluster = "c1",
-                .spine = fmt::format("spine-{:03}", leaf / layout.leaves_per_spine),
-                .leaf = fmt::format("leaf-{:04}", leaf),
-                .rack = fmt::format("{}-r{:04}", name, i / per_rack)};
-    if (trays > 0) n.labels.nvlink_rack = n.labels.rack;
-    n.cpus = static_cast<std::int32_t>(cpus);
-    n.memory_mib = mem_gib * 1024;
-    for (std::int32_t g = 0; g < per_node; ++g) {
-      n.gpus.push_back({.index = g,
-                        .type = type,
-                        .nvlink_domain = static_cast<std::int32_t>(g / domain),
-                        .numa_node = static_cast<std::int32_t>(g * 2 / per_node)});
-    }
-    if (i % per_rack == 0) fleet.racks.push_back({.name = n.labels.rack, .power_cap_watts = cap});
-    fleet.nodes.push_back(std::move(n));
-  }
-  return core::ok_status();
-}
 
 // `value` is either one number for every GPU type or a map by type.
 Result<std::map<std::string, std::int64_t>> per_type_counts(const YAML::Node& value,
@@ -240,73 +153,21 @@ Result<JobRegionRule> parse_job_regions(const YAML::Node& node, const Fleet& fle
   return rule;
 }
 
-Result<Fleet> parse_root(const YAML::Node& root) {
-  CORRAL_RETURN_IF_ERROR(expect_map(root, ""));
-  YamlFields f(root, "");
+// Reads the root map of a fleet file.
+Result<Fleet> parse_root(YamlFields& f) {
   Fleet fleet;
   CORRAL_ASSIGN_OR_RETURN(fleet.name, f.str("name", std::string("fleet")));
-  CORRAL_ASSIGN_OR_RETURN(fleet.region, f.str("region", std::string("local")));
-  CORRAL_RETURN_IF_ERROR(check_region_name(fleet.region, "region"));
-
-  // 1. GPU types: the built-in catalog, plus (or overridden by) the file's.
-  std::map<core::GpuTypeId, core::GpuType> types;
-  for (const core::GpuType& t : core::builtin_gpu_types()) types[t.id] = t;
-  if (f.has("gpu_types")) {
-    const YAML::Node list = f.get("gpu_types");
-    if (!list.IsSequence()) return core::invalid_argument("gpu_types", "must be a list");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string path = fmt::format("gpu_types[{}]", i);
-      CORRAL_RETURN_IF_ERROR(expect_map(list[i], path));
-      YamlFields tf(list[i], path);
-      core::GpuType t;
-      CORRAL_ASSIGN_OR_RETURN(const std::string id, tf.str("id", std::nullopt));
-      t.id = core::GpuTypeId(id);
-      CORRAL_ASSIGN_OR_RETURN(const std::int64_t mem, tf.integer("memory_gib", 16, 1, 1 << 20));
-      t.memory_mib = mem * 1024;
-      CORRAL_ASSIGN_OR_RETURN(const std::int64_t tdp, tf.integer("tdp_watts", 300, 1, 100000));
-      t.tdp_watts = static_cast<std::int32_t>(tdp);
-      CORRAL_ASSIGN_OR_RETURN(const std::int64_t gen, tf.integer("generation", 0, 0, 100));
-      t.generation = static_cast<std::int32_t>(gen);
-      CORRAL_ASSIGN_OR_RETURN(t.usage_factor, tf.number("usage_factor", 1.0, 1e-6, 1e6));
-      CORRAL_RETURN_IF_ERROR(tf.no_unknown());
-      types[t.id] = t;
-    }
-  }
-
-  // 2. Network layout, then the pools in file order.
-  Layout layout;
-  if (f.has("network")) {
-    CORRAL_RETURN_IF_ERROR(expect_map(f.get("network"), "network"));
-    YamlFields nf(f.get("network"), "network");
-    CORRAL_ASSIGN_OR_RETURN(layout.nodes_per_leaf, nf.integer("nodes_per_leaf", 8, 1, 100000));
-    CORRAL_ASSIGN_OR_RETURN(layout.leaves_per_spine, nf.integer("leaves_per_spine", 8, 1, 100000));
-    CORRAL_RETURN_IF_ERROR(nf.no_unknown());
-  }
-  if (!f.has("pools")) return core::invalid_argument("pools", "is required");
-  const YAML::Node pools = f.get("pools");
-  if (!pools.IsSequence() || pools.size() == 0) {
-    return core::invalid_argument("pools", "must be a non-empty list");
-  }
-  std::int64_t leaf_seq = 0;
+  // 1. GPU types, 2. the network layout, 3. the pools (core/fleet_pools.h).
+  CORRAL_ASSIGN_OR_RETURN(core::FleetPools pools, core::read_fleet_pools(f));
+  fleet.region = std::move(pools.region);
+  fleet.gpu_types = std::move(pools.gpu_types);
+  fleet.nodes = std::move(pools.nodes);
+  fleet.racks = std::move(pools.racks);
+  const std::map<core::GpuTypeId, core::GpuType>& types = pools.types;
   std::set<core::GpuTypeId> used_types;
-  std::set<std::string> pool_names;
-  for (std::size_t i = 0; i < pools.size(); ++i) {
-    const std::string path = fmt::format("pools[{}]", i);
-    CORRAL_RETURN_IF_ERROR(expect_map(pools[i], path));
-    YamlFields pf(pools[i], path);
-    const std::size_t before = fleet.nodes.size();
-    CORRAL_RETURN_IF_ERROR(expand_pool(pf, path, layout, types, fleet, leaf_seq, used_types));
-    const std::string pool =
-        fleet.nodes[before].id.value.substr(0, fleet.nodes[before].id.value.rfind('-'));
-    if (!pool_names.insert(pool).second) {
-      return core::invalid_argument(path + ".name", fmt::format("duplicate pool '{}'", pool));
-    }
-  }
-  std::sort(fleet.nodes.begin(), fleet.nodes.end(),
-            [](const core::Node& a, const core::Node& b) { return a.id < b.id; });
-  for (const core::GpuTypeId& t : used_types) fleet.gpu_types.push_back(types.at(t));
+  for (const core::GpuType& t : fleet.gpu_types) used_types.insert(t.id);
 
-  // 3. Prices.
+  // 4. Prices.
   std::int64_t discount = 0;
   std::map<std::string, double> prices;
   if (f.has("prices")) {
@@ -337,7 +198,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
     fleet.prices.set_price(core::GpuTypeId(type), "*", micro);
   }
 
-  // 4. Failures.
+  // 5. Failures.
   if (f.has("failures")) {
     CORRAL_RETURN_IF_ERROR(expect_map(f.get("failures"), "failures"));
     YamlFields ff(f.get("failures"), "failures");
@@ -348,7 +209,7 @@ Result<Fleet> parse_root(const YAML::Node& root) {
     fleet.failures.repair = core::Duration(std::llround(repair_h * 3600e3));
   }
 
-  // 5. Tenants, then the rule for trace tenants.
+  // 6. Tenants, then the rule for trace tenants.
   if (f.has("tenants")) {
     const YAML::Node list = f.get("tenants");
     if (!list.IsSequence()) return core::invalid_argument("tenants", "must be a list");
@@ -450,18 +311,12 @@ std::int32_t Fleet::max_node_gpus() const {
 }
 
 core::Result<Fleet> parse_fleet(std::string_view yaml, std::string_view source) {
-  try {
-    const YAML::Node root = YAML::Load(std::string(yaml));
-    auto fleet = parse_root(root);
-    if (!fleet.ok()) {
-      const Status& s = fleet.status();
-      return core::invalid_argument(s.field(), fmt::format("{}: {}", source, s.message()));
-    }
-    return fleet;
-  } catch (const YAML::Exception& e) {
-    return core::invalid_argument("(yaml)",
-                                  fmt::format("{}: line {}: {}", source, e.mark.line + 1, e.msg));
-  }
+  Fleet fleet;
+  CORRAL_RETURN_IF_ERROR(core::read_fleet_file(yaml, source, [&](YamlFields& root) -> Status {
+    CORRAL_ASSIGN_OR_RETURN(fleet, parse_root(root));
+    return core::ok_status();
+  }));
+  return fleet;
 }
 
 core::Result<Fleet> load_fleet(const std::string& path) {

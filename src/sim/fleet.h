@@ -1,9 +1,10 @@
 // The simulated fleet: node pools, network layout, racks, prices, failures and tenants,
 // read from a YAML file (examples/fleets/*.yaml; the schema is in docs/evaluation.md).
 //
-// load_fleet() expands the pools into core::Node values with topology labels, so the
-// engine can hand them to sched::build_snapshot() exactly as corrald hands it the
-// store's rows. Tenants come from the file, or from the trace by `trace_tenants`
+// load_fleet() expands the pools into core::Node values with topology labels through
+// core/fleet_pools.h (the same expansion the agent's fleet emulator uses), so the engine
+// can hand them to sched::build_snapshot() exactly as corrald hands it the store's
+// rows. Tenants come from the file, or from the trace by `trace_tenants`
 // (resolve_tenants()): every tenant a trace names gets the rule's weight and an equal
 // guaranteed share of each GPU type.
 //

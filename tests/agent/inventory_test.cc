@@ -3,12 +3,16 @@
 #include "agent/inventory.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/faults.h"
 #include "agent/topology.h"
+#include "core/gpu_type.h"
 
 namespace corral::agent {
 namespace {
@@ -370,6 +374,94 @@ TEST(JoinRequest, CarriesDomainsTypesAndObservedInventory) {
   EXPECT_EQ(body["node"]["gpus"][3]["type"], "A100-80GB");
   EXPECT_EQ(body["inventory"]["source"], "simulated:pcie-8gpu");
   EXPECT_EQ(body["inventory"]["gpus"][3]["nvlinkPeers"], nlohmann::json::array({2}));
+}
+
+TEST(Topology, EveryCatalogTypeHasAModelNameThatMapsBack) {
+  for (const core::GpuType& type : core::builtin_gpu_types()) {
+    SCOPED_TRACE(type.id.value);
+    auto model = model_for_gpu_type(type.id.value);
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    auto back = gpu_type_for_model(*model, type.memory_mib);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    EXPECT_EQ(*back, type.id.value);
+  }
+  EXPECT_EQ(model_for_gpu_type("P100").status().code(), core::StatusCode::kNotFound);
+}
+
+const std::string kMixedFleet = std::string(CORRAL_SOURCE_DIR) + "/tests/testdata/mixed-fleet.yaml";
+
+// What an emulated node of a fleet file joins with is the fleet's node: the join's node
+// (types, NVLink domains as the agent derives them from peers, NUMA, cpus, memory and
+// labels) equals the expansion's, and the inventory says what a real agent would.
+TEST(FleetInventory, EachNodeJoinsAsTheFleetsNode) {
+  auto fleet = load_fleet_pools(kMixedFleet);
+  ASSERT_TRUE(fleet.ok()) << fleet.status().to_string();
+  ASSERT_EQ(fleet->nodes.size(), 6u);
+  for (std::size_t i = 0; i < fleet->nodes.size(); ++i) {
+    const core::Node& shape = fleet->nodes[i];
+    SCOPED_TRACE(shape.id.value);
+    const std::string name = "e" + std::to_string(i + 1);
+    auto opened = open_fleet_node_inventory(*fleet, shape, name, kMixedFleet);
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    expect_conforms(**opened);
+    auto inv = (*opened)->discover();
+    ASSERT_TRUE(inv.ok());
+    EXPECT_EQ(inv->source, "fleet:mixed-fleet.yaml:" + shape.id.value);
+    EXPECT_EQ(inv->rack_nvlink_domain, shape.id.value.starts_with("gb200"));
+    const core::JoinRequest join = join_request(name, "http://127.0.0.1:9", shape.labels, 0, *inv);
+    core::Node want = shape;
+    want.id = core::NodeId(name);
+    for (auto& g : want.gpus) g.uuid = simulated_gpu_uuid(name, g.index);
+    EXPECT_EQ(join.node, want);
+    const auto type = core::find_builtin_gpu_type(shape.gpus[0].type.value);
+    ASSERT_TRUE(type.has_value());
+    for (const core::ObservedGpu& g : join.inventory.gpus) {
+      EXPECT_EQ(g.model, *model_for_gpu_type(type->id.value));
+      EXPECT_EQ(g.memory_mib, type->memory_mib);
+      EXPECT_EQ(g.power_limit_w, type->tdp_watts);
+    }
+  }
+  // The L40S server's NVLink pairs, as peers.
+  auto l40s = fleet_node_inventory(*fleet, fleet->nodes[5], "e6", "t");
+  ASSERT_TRUE(l40s.ok());
+  EXPECT_EQ(l40s->gpus[0].nvlink_peers, std::vector<std::int32_t>{1});
+  EXPECT_EQ(l40s->gpus[3].nvlink_peers, std::vector<std::int32_t>{2});
+}
+
+TEST(FleetInventory, BadFleetFilesNameTheFlagTheFileAndTheField) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("corral-fleet-inv-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string own_type =
+      write("p100.yaml",
+            "gpu_types: [{id: P100, memory_gib: 16}]\n"
+            "pools: [{name: p, gpu_type: P100, nodes: 2, gpus_per_node: 8}]\n");
+  const std::string bad_field =
+      write("bad.yaml", "pools: [{name: p, gpu_type: H100, nodes: 2, gpus_per_node: 0}]\n");
+  struct Case {
+    std::string name, path, message;
+  };
+  const std::vector<Case> cases = {
+      {"a type corrald lacks", own_type, own_type + ": GPU type 'P100' is not in Corral's catalog"},
+      {"a bad field", bad_field,
+       bad_field + ": pools[0].gpus_per_node: must be between 1 and 64, got 0"},
+      {"no file", (dir / "none.yaml").string(), "cannot read"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto fleet = load_fleet_pools(c.path);
+    ASSERT_FALSE(fleet.ok());
+    EXPECT_EQ(fleet.status().code(), core::StatusCode::kInvalidArgument);
+    EXPECT_EQ(fleet.status().field(), "--fleet");
+    EXPECT_NE(fleet.status().message().find(c.message), std::string::npos)
+        << fleet.status().to_string();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

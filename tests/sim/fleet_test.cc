@@ -1,11 +1,15 @@
 #include "sim/fleet.h"
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "core/fleet_pools.h"
 
 namespace corral::sim {
 namespace {
@@ -59,6 +63,8 @@ TEST(Fleet, SmallFleetHasPcieNvlinkPairsAndTenantTree) {
   EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("L40S")).guaranteed, 0);
 }
 
+// Every example loads, and its nodes and racks are the pool expansion's that the
+// agent's fleet emulator reads (core::parse_fleet_pools), node for node.
 TEST(Fleet, EveryExampleFleetLoads) {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
@@ -66,6 +72,14 @@ TEST(Fleet, EveryExampleFleetLoads) {
     auto f = load_fleet(entry.path().string());
     ASSERT_TRUE(f.ok()) << f.status().to_string();
     EXPECT_GT(f->total_gpus(), 0);
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto pools = core::parse_fleet_pools(text.str(), entry.path().string());
+    ASSERT_TRUE(pools.ok()) << pools.status().to_string();
+    EXPECT_EQ(pools->nodes, f->nodes);
+    EXPECT_EQ(pools->racks, f->racks);
+    EXPECT_EQ(pools->gpu_types, f->gpu_types);
     ++count;
   }
   EXPECT_GE(count, 5);

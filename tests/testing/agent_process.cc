@@ -33,14 +33,12 @@ core::Status AgentProcess::start(const std::string& server, const std::filesyste
                                 join_token.string(),
                                 "--node",
                                 node_,
-                                "--simulate",
-                                preset,
-                                "--labels",
-                                labels,
                                 "--state-dir",
                                 state_dir_.string(),
                                 "--heartbeat-ms",
                                 "200"};
+  if (!preset.empty()) args.insert(args.end(), {"--simulate", preset});
+  if (!labels.empty()) args.insert(args.end(), {"--labels", labels});
   for (auto& a : extra_args) args.push_back(std::move(a));
   const std::string log = (state_dir_ / "agent.log").string();
   const std::string path = std::filesystem::path(CORRAL_TRAINER_PATH).parent_path().string() + ":" +

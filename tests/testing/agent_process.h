@@ -24,7 +24,8 @@ class AgentProcess {
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
 
-  // Starts `corral-agent --simulate PRESET` against corrald at `server` (host:port).
+  // Starts `corral-agent --simulate PRESET` against corrald at `server` (host:port); an
+  // empty `preset` or `labels` leaves its flag out (`--emulate N --fleet FILE`).
   // PATH gets corral-trainer's directory so job specs can name it bare.
   core::Status start(const std::string& server, const std::filesystem::path& join_token,
                      const std::string& preset, const std::string& labels,

@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "agent/client.h"
@@ -39,6 +40,7 @@ struct EmulatedFleet::Node {
 
   const std::string name;
   core::TopologyLabels labels;
+  std::int64_t rack_power_cap_w = 0;     // as a real agent's --labels rackPowerCapW
   std::unique_ptr<Inventory> inventory;  // the sender's only
   NodeInventory discovered;
   std::shared_ptr<ServerList> servers;
@@ -140,8 +142,8 @@ core::Status EmulatedFleet::join(Node& node) {
   CORRAL_ASSIGN_OR_RETURN(auto client, CorraldClient::connect(node.servers));
   CORRAL_ASSIGN_OR_RETURN(
       const core::JoinAnswer answer,
-      client->join(options_.join_token,
-                   join_request(node.name, kEmulatedAgentUrl, node.labels, 0, node.discovered)));
+      client->join(options_.join_token, join_request(node.name, kEmulatedAgentUrl, node.labels,
+                                                     node.rack_power_cap_w, node.discovered)));
   std::lock_guard lock(node.mu);
   if (!node.cluster_id.empty() && node.cluster_id != answer.cluster_id) {
     // Another cluster's job ids mean nothing here (protocol §1): its workers go.
@@ -394,28 +396,62 @@ void EmulatedFleet::stats_loop() {
   }
 }
 
+core::Status EmulatedFleet::shape_node(Node& node, std::int32_t i, const core::FleetPools* fleet) {
+  if (fleet) {
+    const core::Node& shape = fleet->nodes[static_cast<std::size_t>(i)];
+    CORRAL_ASSIGN_OR_RETURN(node.inventory,
+                            open_fleet_node_inventory(*fleet, shape, node.name, options_.fleet));
+    CORRAL_ASSIGN_OR_RETURN(node.discovered, node.inventory->discover());
+    // What a real agent on that node gives with --labels: the fleet's topology, and its
+    // rack's power cap (rackPowerCapW).
+    node.labels = shape.labels;
+    for (const core::Rack& rack : fleet->racks) {
+      if (rack.name == shape.labels.rack) node.rack_power_cap_w = rack.power_cap_watts;
+    }
+    return core::ok_status();
+  }
+  CORRAL_ASSIGN_OR_RETURN(node.inventory, open_preset_inventory(options_.preset, node.name));
+  CORRAL_ASSIGN_OR_RETURN(node.discovered, node.inventory->discover());
+  const bool nvlink_rack = node.discovered.rack_nvlink_domain;
+  const std::int32_t per_rack = nvlink_rack ? 18 : options_.nodes_per_rack;
+  const std::int32_t leaf = i / options_.nodes_per_leaf;
+  node.labels = options_.labels;
+  node.labels.leaf = "leaf-" + std::to_string(leaf);
+  node.labels.spine = "spine-" + std::to_string(leaf / options_.leaves_per_spine);
+  node.labels.rack = options_.prefix + "-rack-" + std::to_string(i / per_rack);
+  if (nvlink_rack) node.labels.nvlink_rack = node.labels.rack;
+  return core::ok_status();
+}
+
 core::Status EmulatedFleet::run() {
-  if (options_.count < 1) return core::invalid_argument("--emulate", "must be at least 1");
-  const std::int32_t threads =
-      options_.threads > 0 ? options_.threads : std::max(4, options_.count / 16);
-  for (std::int32_t t = 0; t < std::min(threads, options_.count); ++t) {
+  std::optional<core::FleetPools> fleet;
+  std::int32_t count = options_.count;
+  std::string shape = options_.preset;
+  if (!options_.fleet.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(fleet, load_fleet_pools(options_.fleet));
+    const auto size = static_cast<std::int32_t>(fleet->nodes.size());
+    if (count > size) {
+      return core::invalid_argument("--emulate", "at most the node count of --fleet " +
+                                                     options_.fleet + " (" + std::to_string(size) +
+                                                     "; 0: all of them), got " +
+                                                     std::to_string(count));
+    }
+    if (count == 0) count = size;
+    shape = "nodes of fleet " + options_.fleet;
+  } else {
+    shape += " nodes";
+  }
+  if (count < 1) return core::invalid_argument("--emulate", "must be at least 1");
+  const std::int32_t threads = options_.threads > 0 ? options_.threads : std::max(4, count / 16);
+  for (std::int32_t t = 0; t < std::min(threads, count); ++t) {
     senders_.push_back(std::make_unique<Sender>());
   }
   const std::int64_t now_ms = core::to_ms(clock_.now());
-  for (std::int32_t i = 0; i < options_.count; ++i) {
+  for (std::int32_t i = 0; i < count; ++i) {
     auto node = std::make_unique<Node>(options_.prefix + std::to_string(i + 1), clock_);
-    CORRAL_ASSIGN_OR_RETURN(node->inventory, open_preset_inventory(options_.preset, node->name));
-    CORRAL_ASSIGN_OR_RETURN(node->discovered, node->inventory->discover());
+    CORRAL_RETURN_IF_ERROR(shape_node(*node, i, fleet ? &*fleet : nullptr));
     CORRAL_ASSIGN_OR_RETURN(node->servers, ServerList::parse(options_.server_url));
     CORRAL_ASSIGN_OR_RETURN(node->side, CorraldClient::connect(node->servers));
-    const std::int32_t per_rack =
-        node->discovered.rack_nvlink_domain ? 18 : options_.nodes_per_rack;
-    const std::int32_t leaf = i / options_.nodes_per_leaf;
-    node->labels = options_.labels;
-    node->labels.leaf = "leaf-" + std::to_string(leaf);
-    node->labels.spine = "spine-" + std::to_string(leaf / options_.leaves_per_spine);
-    node->labels.rack = options_.prefix + "-rack-" + std::to_string(i / per_rack);
-    if (node->discovered.rack_nvlink_domain) node->labels.nvlink_rack = node->labels.rack;
     node->reconciler = std::make_unique<Reconciler>(
         node->runner, [this, n = node.get()](const core::WorkerKey& key, const core::Status& why) {
           log(n->name + ": worker " + key.name() + " could not start: " + why.to_string());
@@ -431,9 +467,8 @@ core::Status EmulatedFleet::run() {
     senders_[node->sender]->nodes.push_back(node.get());
     nodes_.push_back(std::move(node));
   }
-  log("emulating " + std::to_string(nodes_.size()) + " " + options_.preset + " nodes (" +
-      nodes_.front()->name + " to " + nodes_.back()->name + ") with " +
-      std::to_string(senders_.size()) + " senders");
+  log("emulating " + std::to_string(nodes_.size()) + " " + shape + " (" + nodes_.front()->name +
+      " to " + nodes_.back()->name + ") with " + std::to_string(senders_.size()) + " senders");
   std::vector<std::thread> threads_run;
   for (auto& node : nodes_) threads_run.emplace_back([this, n = node.get()] { poll_loop(*n); });
   for (std::size_t t = 0; t < senders_.size(); ++t) {

@@ -3,8 +3,9 @@
 // its own session, long-polls its assignments, heartbeats its GPUs' health and its
 // workers, reports checkpoints and sends telemetry through the real agent's client
 // (client.h) and wire contract; its workers are timers (timer_runner.h) under the real
-// agent's Reconciler, and its GPUs a simulated inventory. What it leaves out is what
-// runs on a real node only: processes, logs, the local server for workers.
+// agent's Reconciler, and its GPUs a simulated inventory: a preset's, or with a fleet
+// file the shape of one of its nodes (`--fleet`). What it leaves out is what runs on a
+// real node only: processes, logs, the local server for workers.
 //
 // Threads: one per node for its long poll (a blocking call, as a real agent's), and a
 // few senders that share the nodes between them (node i on sender i % threads) for
@@ -29,6 +30,7 @@
 
 #include "agent/telemetry.h"
 #include "core/clock.h"
+#include "core/fleet_pools.h"
 #include "core/status.h"
 #include "core/topology.h"
 
@@ -38,11 +40,16 @@ struct EmulatorOptions {
   std::string server_url;  // corrald, or several replicas: "http://a:1,http://b:2"
   std::string join_token;
   std::string prefix;      // nodes PREFIX1 ... PREFIXN
-  std::int32_t count = 0;  // N
-  std::string preset;      // every node's shape (--simulate)
-  // region and cluster for every node; spine, leaf and rack are numbered from the node's
-  // position: nodes_per_leaf to a leaf switch, leaves_per_spine to a spine, nodes_per_rack
-  // to a rack (an NVLink rack's trays to one rack).
+  std::int32_t count = 0;  // N; with `fleet`, 0 is every node of the fleet
+  // Either `preset`, every node's shape (--simulate), with its topology below, or
+  // `fleet`, a simulator fleet file (--fleet): node i has the shape and the topology
+  // labels of the fleet's i-th node in id order (core/fleet_pools.h), and its rack's
+  // power cap.
+  std::string preset;
+  std::string fleet;
+  // With `preset`: region and cluster for every node; spine, leaf and rack are numbered
+  // from the node's position: nodes_per_leaf to a leaf switch, leaves_per_spine to a
+  // spine, nodes_per_rack to a rack (an NVLink rack's trays to one rack).
   core::TopologyLabels labels;
   std::int32_t nodes_per_leaf = 32;
   std::int32_t leaves_per_spine = 8;
@@ -60,7 +67,8 @@ class EmulatedFleet {
   EmulatedFleet(const EmulatedFleet&) = delete;
   EmulatedFleet& operator=(const EmulatedFleet&) = delete;
 
-  // Builds the nodes and runs them until shutdown(). InvalidArgument for a bad preset.
+  // Builds the nodes and runs them until shutdown(). InvalidArgument for a bad preset or
+  // fleet file, or a count the fleet file has not that many nodes for.
   core::Status run();
   void shutdown();
 
@@ -68,6 +76,9 @@ class EmulatedFleet {
   struct Node;
   struct Sender;
 
+  // Gives node `i` its inventory (and what it discovers), labels and rack power cap: from the fleet
+  // file when `fleet` is given, else from the preset and the node's position.
+  core::Status shape_node(Node& node, std::int32_t i, const core::FleetPools* fleet);
   core::Status join(Node& node);
   // As the real agent's: one thread rejoins per generation; fenced stops every worker.
   void rejoin(Node& node, std::uint64_t generation, bool fenced);
