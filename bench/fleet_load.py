@@ -188,6 +188,9 @@ def main():
     classes = [p + c for p in ("steady ", "burst ") for c in ("1", "2-8", "64+")]
     waits = {c: [] for c in classes}
     never = {c: 0 for c in classes}
+    # Each wait split at the job's `placed` event: the scheduler's part (queue, cycle)
+    # and the agents' part (assignment poll, start, the heartbeat that reports it).
+    split = {c: ([], []) for c in classes}
     for i in chosen:
         gpus = specs[i]["resources"]["gpus"]
         cls = ("steady " if i < steady else "burst ") + (
@@ -200,6 +203,10 @@ def main():
             never[cls] += 1
             continue
         waits[cls].append(run - sub)
+        placed = next((e["timeMs"] for e in events if e["kind"] == "placed"), None)
+        if placed is not None:
+            split[cls][0].append(placed - sub)
+            split[cls][1].append(run - placed)
 
     def delta(name):
         return after.get(name, 0.0) - before.get(name, 0.0)
@@ -211,7 +218,11 @@ def main():
         "arrivals_per_second": round(len(submitted) / submit_seconds, 1),
         "latency_ms": {
             cls: {"sampled": len(v) + never[cls], "not_started": never[cls],
-                  "p50": percentile(v, 0.5), "p99": percentile(v, 0.99), "max": max(v) if v else None}
+                  "p50": percentile(v, 0.5), "p99": percentile(v, 0.99), "max": max(v) if v else None,
+                  "to_placed_p50": percentile(split[cls][0], 0.5),
+                  "to_placed_p99": percentile(split[cls][0], 0.99),
+                  "placed_to_started_p50": percentile(split[cls][1], 0.5),
+                  "placed_to_started_p99": percentile(split[cls][1], 0.99)}
             for cls, v in waits.items()
         },
         "placements_per_second": round(delta("corral_sched_placements_total") / elapsed, 1),

@@ -15,6 +15,7 @@
 # FLEET_FILE: the emulated nodes are the first N nodes of that simulator fleet file
 # (`--emulate N --fleet FILE`, docs/agent.md#the-fleet-emulator) instead of DGX H100s;
 # N at most its node count. The load still scales with N as if each node had 8 GPUs.
+# FLEET_EMULATE_THREADS: the emulator's heartbeat senders (`--emulate-threads`).
 #
 # Writes OUT/N/{corrald,emulator,load}.* and one line per N to OUT/fleet_scale.md.
 set -euo pipefail
@@ -65,6 +66,7 @@ run_one() {
   token=$(cat "$data/admin.token")
   local shape=(--simulate dgx-h100)
   [[ -n "${FLEET_FILE:-}" ]] && shape=(--fleet "$FLEET_FILE")
+  [[ -n "${FLEET_EMULATE_THREADS:-}" ]] && shape+=(--emulate-threads "$FLEET_EMULATE_THREADS")
   "$build/src/agent/corral-agent" --server "http://$addr" --join-token-file "$data/join.token" \
     --node e --emulate "$n" "${shape[@]}" --state-dir "$dir/emulator" \
     >"$dir/emulator.log" 2>&1 &
