@@ -234,10 +234,11 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   // What the node holds and what it reports, read once for all its jobs.
   CORRAL_ASSIGN_OR_RETURN(const auto here,
                           tx.allocations().list_active_allocations_on(core::NodeId(node)));
-  std::vector<core::JobId> ids;
-  for (const auto& al : here) ids.push_back(al.job);
-  for (const auto& w : beat.workers) ids.push_back(core::JobId(w.key.job));
-  CORRAL_ASSIGN_OR_RETURN(const auto known, tx.agents().list_workers_on(core::NodeId(node), ids));
+  std::vector<core::JobId> held;
+  for (const auto& al : here) held.push_back(al.job);
+  std::vector<core::JobId> named = held;
+  for (const auto& w : beat.workers) named.push_back(core::JobId(w.key.job));
+  CORRAL_ASSIGN_OR_RETURN(const auto known, tx.agents().list_workers_on(core::NodeId(node), named));
   std::set<std::int64_t> touched;
   CORRAL_RETURN_IF_ERROR(record_workers(tx, node, beat.workers, known, here, touched));
   // A job is reconciled when one of its workers changed, when it should stop (a stop
@@ -245,9 +246,7 @@ Status record_heartbeat(store::Tx& tx, const LifecycleContext& ctx, const std::s
   // heartbeat is that rule's clock). A running job with nothing new is left alone: the
   // cost of a heartbeat no longer grows with the jobs a node runs.
   std::set<std::int64_t> reconcile = touched;
-  ids.clear();
-  for (const auto& al : here) ids.push_back(al.job);
-  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(ids));
+  CORRAL_ASSIGN_OR_RETURN(const auto jobs, tx.jobs().get_jobs(held));
   for (const store::JobRow& job : jobs) {
     const bool runs =
         job.phase == core::JobPhase::kLaunching || job.phase == core::JobPhase::kRunning;

@@ -61,18 +61,14 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
                                                  core::Time now) {
   std::map<std::int32_t, const core::GpuHealth*> by_index;
   for (const auto& g : gpus) by_index[g.index] = &g;  // the last reading of an index counts
-  std::map<std::int32_t, std::optional<core::Time>> throttled_before;
-  std::map<std::int32_t, std::int32_t> limit_before;
-  for (const auto& b : before) {
-    throttled_before[b.index] = b.throttled_since;
-    limit_before[b.index] = b.power_limit_w;
-  }
+  std::map<std::int32_t, const store::GpuObservation*> judged_before;
+  for (const auto& b : before) judged_before[b.index] = &b;
   std::vector<store::GpuObservation> out;
   for (const auto& gpu : registered.gpus) {
     store::GpuObservation v{.index = gpu.index};
+    const auto was = judged_before.find(gpu.index);
     // A reading without a limit keeps the last one known.
-    const auto known = limit_before.find(gpu.index);
-    if (known != limit_before.end()) v.power_limit_w = known->second;
+    if (was != judged_before.end()) v.power_limit_w = was->second->power_limit_w;
     const auto it = by_index.find(gpu.index);
     if (it == by_index.end() || !it->second->present) {
       v.condition = core::GpuCondition::kUnhealthy;
@@ -89,8 +85,9 @@ std::vector<store::GpuObservation> evaluate_gpus(const core::Node& registered,
       throttled += (throttled.empty() ? "" : ", ") + reason;
     }
     if (!throttled.empty()) {
-      const auto was = throttled_before.find(gpu.index);
-      v.throttled_since = was != throttled_before.end() && was->second ? *was->second : now;
+      v.throttled_since = was != judged_before.end() && was->second->throttled_since
+                              ? *was->second->throttled_since
+                              : now;
     }
     const std::int64_t throttled_ms = v.throttled_since ? core::to_ms(now - *v.throttled_since) : 0;
     std::vector<std::string> problems;
