@@ -6,20 +6,18 @@
 // and a rack-wide NVLink domain for the trays of an NVLink rack. A fleet file names no
 // PCI bus ids, so none are reported.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
+#include "agent/atomic_file.h"
 #include "agent/simulated/simulated_inventory.h"
 #include "agent/topology.h"
 
 namespace corral::agent {
 
 core::Result<core::FleetPools> load_fleet_pools(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return core::invalid_argument("--fleet", "cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto fleet = core::parse_fleet_pools(text.str(), path);
+  const std::optional<std::string> text = read_file(path);
+  if (!text) return core::invalid_argument("--fleet", "cannot read '" + path + "'");
+  auto fleet = core::parse_fleet_pools(*text, path);
   if (!fleet.ok()) {
     const core::Status& s = fleet.status();
     std::string message = s.message();  // "FILE: must be ...": the path said once
