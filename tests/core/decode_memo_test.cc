@@ -84,7 +84,12 @@ TEST(DecodeMemo, ConcurrentReadersGetTheDecodedValue) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(memo.size(), 8u);
-  EXPECT_LT(calls.load(), 4 * 2000);
+  // Still a memo after the races: a text read twice is decoded once. (How many of the
+  // threads' reads hit depends on the interleaving: 13 texts cycle through 8 places.)
+  ASSERT_TRUE(memo.get("after", decode).ok());
+  const int after = calls.load();
+  EXPECT_EQ(*memo.get("after", decode), 5u);
+  EXPECT_EQ(calls.load(), after);
 }
 
 }  // namespace
