@@ -213,11 +213,13 @@ v("endedAtMs", t.ended_at);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(sched::JobRequest, 21){template <typename V, typename T>
+CORRAL_CYCLE_FIELDS(sched::JobRequest, 23){template <typename V, typename T>
                                            static void visit(V & v, T& t){v("id", t.id);
 v("tenant", t.tenant);
 v("tier", t.tier);
 v("gpus", t.gpus);
+v("gpuMilli", t.gpu_milli);
+v("gpuMemoryMib", t.gpu_memory_mib);
 v("gpuTypes", t.gpu_types);
 v("gpuSpeed", t.gpu_speed);
 v("gpusPerNode", t.gpus_per_node);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ledger/apportion.h"
+
 namespace corral::ledger {
 namespace {
 
@@ -69,18 +71,18 @@ struct Verdict {
   const Span* reservation = nullptr;
 };
 
-Verdict classify(const GpuFacts& f, Time t, Time period_end, double idle_below,
-                 const Sample* last_sample) {
-  if (covering(f.unhealthy, t)) return {Bucket::kUnhealthy};
-  for (const Hold* h : f.holds) {
-    if (!covers(*h, t, period_end)) continue;
-    if (t < h->start + h->overhead) return {Bucket::kRestartOverhead, h};
-    if (h->stopping_from && t >= *h->stopping_from) return {Bucket::kRestartOverhead, h};
-    if (h->lost_from && t >= *h->lost_from) return {Bucket::kPreemptionLost, h};
-    const bool sampled = last_sample != nullptr && last_sample->time >= h->start;
-    if (sampled && last_sample->utilization < idle_below) return {Bucket::kAllocatedIdle, h};
-    return {Bucket::kUsed, h};
-  }
+// Hold `h`'s time at `t`, which it covers.
+Verdict held(const Hold* h, Time t, double idle_below, const Sample* last_sample) {
+  if (t < h->start + h->overhead) return {Bucket::kRestartOverhead, h};
+  if (h->stopping_from && t >= *h->stopping_from) return {Bucket::kRestartOverhead, h};
+  if (h->lost_from && t >= *h->lost_from) return {Bucket::kPreemptionLost, h};
+  const bool sampled = last_sample != nullptr && last_sample->time >= h->start;
+  if (sampled && last_sample->utilization < idle_below) return {Bucket::kAllocatedIdle, h};
+  return {Bucket::kUsed, h};
+}
+
+// A healthy GPU's time at `t` that no hold has.
+Verdict unheld(const GpuFacts& f, Time t) {
   if (covering(f.drained, t)) return {Bucket::kDrained};
   if (const Span* r = covering(f.reserved, t)) return {Bucket::kReservedIdle, nullptr, r};
   return {Bucket::kUnallocated};
@@ -137,6 +139,12 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
       return bad(fmt::format("job {} holds GPU {}/{}, which the input does not list", h.job.value,
                              h.node.value, h.index));
     }
+    if (h.share_milli < 0 || h.share_milli > 999) {
+      return bad(
+          fmt::format("job {}'s share of GPU {}/{} must be 1 to 999 thousandths (0: the "
+                      "whole GPU), got {}",
+                      h.job.value, h.node.value, h.index, h.share_milli));
+    }
     // An empty hold (started and stopped in one instant) held nothing.
     const Time until = h.end.value_or(end);
     if (until > h.start && h.start < end && until > start) f->holds.push_back(&h);
@@ -161,12 +169,6 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
     std::sort(f.holds.begin(), f.holds.end(), [&](const Hold* a, const Hold* b) {
       return std::pair(a->start, a->end.value_or(end)) < std::pair(b->start, b->end.value_or(end));
     });
-    for (std::size_t i = 1; i < f.holds.size(); ++i) {
-      if (f.holds[i - 1]->end.value_or(end) > f.holds[i]->start) {
-        return bad(fmt::format("GPU {}/{} is held by jobs {} and {} at once", gpu.node.value,
-                               gpu.index, f.holds[i - 1]->job.value, f.holds[i]->job.value));
-      }
-    }
     std::stable_sort(f.samples.begin(), f.samples.end(),
                      [](const Sample* a, const Sample* b) { return a->time < b->time; });
     // Breakpoints: where any fact about the GPU or its price changes.
@@ -207,17 +209,52 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
       while (next_sample < f.samples.size() && f.samples[next_sample]->time <= t) {
         last_sample = f.samples[next_sample++];
       }
-      const Verdict v = classify(f, t, end, config.idle_below, last_sample);
-      const core::TenantId tenant =
-          v.hold ? v.hold->tenant : (v.reservation ? v.reservation->tenant : core::TenantId());
-      Tally& entry = tally[{v.bucket, v.hold ? v.hold->job.value : 0, tenant.value}];
-      entry.tenant = tenant;
-      entry.preemptible = v.hold != nullptr && v.hold->preemptible;
-      const std::int64_t ms = core::to_ms(points[p + 1] - t);
-      entry.ms += ms;
       // The stretch of one price this piece lies in starts at the last cut at or before t.
       const auto cut = std::upper_bound(cuts.begin(), cuts.end(), t);
-      entry.ms_at_price[cut == cuts.begin() ? from : *std::prev(cut)] += ms;
+      const Time price_from = cut == cuts.begin() ? from : *std::prev(cut);
+      const auto add = [&](const Verdict& v, std::int64_t ms) {
+        if (ms == 0) return;
+        const core::TenantId tenant =
+            v.hold ? v.hold->tenant : (v.reservation ? v.reservation->tenant : core::TenantId());
+        Tally& entry = tally[{v.bucket, v.hold ? v.hold->job.value : 0, tenant.value}];
+        entry.tenant = tenant;
+        entry.preemptible = v.hold != nullptr && v.hold->preemptible;
+        entry.ms += ms;
+        entry.ms_at_price[price_from] += ms;
+      };
+      const std::int64_t ms = core::to_ms(points[p + 1] - t);
+      std::vector<const Hold*> holding;
+      std::int64_t shared = 0;
+      for (const Hold* h : f.holds) {
+        if (!covers(*h, t, end)) continue;
+        if ((h->share_milli == 0 && !holding.empty()) ||
+            (!holding.empty() && holding.front()->share_milli == 0)) {
+          return bad(fmt::format("GPU {}/{} is held by jobs {} and {} at once", gpu.node.value,
+                                 gpu.index, holding.front()->job.value, h->job.value));
+        }
+        holding.push_back(h);
+        shared += h->share_milli;
+      }
+      if (shared > 1000) {
+        return bad(fmt::format("GPU {}/{}: the shares holding it add up to {}/1000", gpu.node.value,
+                               gpu.index, shared));
+      }
+      if (covering(f.unhealthy, t)) {
+        add({Bucket::kUnhealthy}, ms);
+      } else if (holding.empty()) {
+        add(unheld(f, t), ms);
+      } else if (shared == 0) {
+        add(held(holding.front(), t, config.idle_below, last_sample), ms);
+      } else {
+        std::vector<std::int64_t> milli;
+        for (const Hold* h : holding) milli.push_back(h->share_milli);
+        milli.push_back(1000 - shared);  // the part no share holds
+        const std::vector<std::int64_t> parts = apportion(ms, milli);
+        for (std::size_t i = 0; i < holding.size(); ++i) {
+          add(held(holding[i], t, config.idle_below, last_sample), parts[i]);
+        }
+        add(unheld(f, t), parts.back());
+      }
     }
     for (const auto& [k, t] : tally) {
       const auto& [bucket, job, tenant_name] = k;

@@ -20,6 +20,11 @@
 //   unallocated      free
 // A drained node's GPUs that a job still holds (it is checkpointing out) stay the job's.
 //
+// A GPU held by shares (Hold::share_milli) splits each stretch of time by their shares:
+// each share's part goes to its own bucket by the rules above, and the part no share holds
+// to the free GPU's (drained, reserved_idle, unallocated). Each stretch's milliseconds are
+// split exactly (largest remainders), so the GPU still adds up with zero residual.
+//
 // Entries are per (GPU, bucket, job) for the period, with an idempotency key made of those
 // and the period, so accruing the same period twice (a retry after a crash, two replicas)
 // gives the same keys and the store keeps one of each. Periods are aligned to their length.
@@ -78,6 +83,9 @@ struct Hold {
   core::Time start;
   std::optional<core::Time> end;
   core::Duration overhead{0};  // start-up and restore at its start: restart_overhead
+  // A share of the GPU in thousandths (1-999; the shares holding a GPU at once add up to at
+  // most 1000); 0: the whole GPU.
+  std::int32_t share_milli = 0;
   // Set when a stop was asked of the attempt (a preemption, a drain): from here to its end
   // it was checkpointing and stopping, restart_overhead.
   std::optional<core::Time> stopping_from;
@@ -134,8 +142,8 @@ struct Entry {
 
 // The entries of the period starting at `start` (a multiple of config.period), by GPU
 // (node, index), then bucket, then job. InvalidArgument for a misaligned period, a hold
-// of a GPU the input does not list, two holds of one GPU at once, or a GPU type without a
-// price.
+// of a GPU the input does not list, a GPU held whole by one hold while another holds it,
+// shares of one GPU adding up to more than it, or a GPU type without a price.
 core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::PriceBook& prices,
                                         const AccrualConfig& config, core::Time start);
 

@@ -241,14 +241,18 @@ class Checker {
     }
   }
 
-  void account(const JobRequest& r, NodeIx node, bool new_here) {
+  void account(const JobRequest& r, const GpuRef& g, NodeIx node, bool new_here) {
     const TypeIx type = s_.topo()[node].type;
     const std::pair<TenantIx, TypeIx> key{*s_.find_tenant(r.tenant), type};
-    tenant_used_[key] += 1;
+    tenant_used_[key] += gpu_milli_of(r, 1);
     tier_used_[{key.first, r.tier}] += 1;
     node_use_[node].first += r.cpus_per_gpu;
     node_use_[node].second += r.memory_per_gpu_mib;
-    rack_watts_[s_.topo()[node].rack] += s_.topo()[node].gpu_watts;
+    // A shared GPU draws its watts once, whatever the shares on it.
+    if (!is_share(r) || share_use_[g].milli == 0) {
+      rack_watts_[s_.topo()[node].rack] += s_.topo()[node].gpu_watts;
+    }
+    if (is_share(r)) share(r, g);
     if (new_here) {
       grew_.insert(key);
       tier_grew_.insert({key.first, r.tier});
@@ -263,8 +267,8 @@ class Checker {
     for (const RunningJob& r : s_.running()) {
       for (const GpuRef& g : r.gpus) {
         if (released_to_.count(g)) continue;
-        held_.insert(g);
-        account(r.request, *s_.find_node(g.node), false);
+        if (!is_share(r.request)) held_.insert(g);
+        account(r.request, g, *s_.find_node(g.node), false);
       }
     }
     for (const auto& [job, g] : grown_) {
@@ -278,9 +282,10 @@ class Checker {
           (released != released_to_.end() && released->second != core::JobId(-1))) {
         fail(cat("GPU ", gpu_text(g), " given twice"));
       }
+      if (share_use_.count(g)) fail(cat("GPU ", gpu_text(g), " given whole while shares hold it"));
       check_usable(cat("job ", job.value), g);
       check_region(cat("job ", job.value), running_.at(job)->request, g);
-      account(running_.at(job)->request, *s_.find_node(g.node), true);
+      account(running_.at(job)->request, g, *s_.find_node(g.node), true);
     }
     for (const Placement& p : d_.placements) {
       const auto it = pending_.find(p.job);
@@ -311,7 +316,12 @@ class Checker {
           fail(cat("GPU ", gpu_text(g), " freed for job ", released->second.value, " but given to ",
                    p.job.value));
         }
-        if (!held_.insert(g).second) fail(cat("GPU ", gpu_text(g), " given twice"));
+        if (is_share(r) ? held_.count(g) != 0 : !held_.insert(g).second) {
+          fail(cat("GPU ", gpu_text(g), " given twice"));
+        }
+        if (!is_share(r) && share_use_.count(g)) {
+          fail(cat("GPU ", gpu_text(g), " given whole while shares hold it"));
+        }
         check_usable(job, g);
         check_region(job, r, g);
         const NodeIx node = *s_.find_node(g.node);
@@ -319,7 +329,7 @@ class Checker {
           fail(cat(job, " GPU ", gpu_text(g), " is not of type ", p.gpu_type.value));
         }
         masks[node] |= std::uint64_t{1} << g.index;
-        account(r, node, true);
+        account(r, g, node, true);
       }
       if (!all_known || masks.empty()) continue;
       std::vector<detail::Plan::Take> takes;
@@ -340,12 +350,28 @@ class Checker {
       const TenantIx tenant = *s_.find_tenant(r.tenant);
       const TypeIx type = s_.topo()[takes[0].node].type;
       const core::Quota& q = s_.tenants()[tenant].quota_for(s_.gpu_types()[type].id);
-      if (tenant_used_[{tenant, type}] > q.guaranteed && !p.borrowed) {
+      if (tenant_used_[{tenant, type}] > 1000 * q.guaranteed && !p.borrowed) {
         fail(cat(job, " goes beyond its tenant's guarantee but is not marked borrowed"));
       }
       if (is_session(r) && p.borrowed) {
         fail(cat(job, " is a session started beyond its tenant's guarantee"));
       }
+    }
+  }
+
+  // One more share on `g`: the shares on a GPU add up to at most the whole GPU and its
+  // memory.
+  void share(const JobRequest& r, const GpuRef& g) {
+    ShareUse& use = share_use_[g];
+    use.milli += r.gpu_milli;
+    use.memory_mib += r.gpu_memory_mib;
+    const std::int64_t memory = s_.gpu_types()[s_.topo()[*s_.find_node(g.node)].type].memory_mib;
+    if (use.milli > 1000) {
+      fail(cat("GPU ", gpu_text(g), " shared past its whole: ", use.milli, "/1000"));
+    }
+    if (memory > 0 && use.memory_mib > memory) {
+      fail(cat("GPU ", gpu_text(g), " memory promised past what it has: ", use.memory_mib, " of ",
+               memory, " MiB"));
     }
   }
 
@@ -374,9 +400,9 @@ class Checker {
       if (!grew_.count(key)) continue;
       const core::Tenant& t = s_.tenants()[key.first];
       const core::Quota& q = t.quota_for(s_.gpu_types()[key.second].id);
-      if (used > q.max_total()) {
-        fail(cat("tenant ", t.id.value, " holds ", used, " ", s_.gpu_types()[key.second].id.value,
-                 ", past its limit of ", q.max_total()));
+      if (used > 1000 * q.max_total()) {
+        fail(cat("tenant ", t.id.value, " holds ", detail::gpus_text(used), " ",
+                 s_.gpu_types()[key.second].id.value, ", past its limit of ", q.max_total()));
       }
     }
     // A tenant's priority-class caps (core::Tenant::max_gpus_by_tier).
@@ -478,7 +504,8 @@ class Checker {
   std::set<core::JobId> touched_;
   std::map<GpuRef, core::JobId> released_to_;
   std::vector<std::pair<core::JobId, GpuRef>> grown_;
-  std::set<GpuRef> held_;
+  std::set<GpuRef> held_;                 // held whole
+  std::map<GpuRef, ShareUse> share_use_;  // what shares hold of a GPU
   std::map<std::pair<TenantIx, TypeIx>, std::int64_t> tenant_used_;
   std::set<std::pair<TenantIx, TypeIx>> grew_;
   std::map<std::pair<TenantIx, std::int32_t>, std::int64_t> tier_used_;  // by tenant, tier

@@ -17,6 +17,16 @@ enum class QueueOrder {
   kAttainedService,  // tier, then least attained GPU-service in discrete levels (Tiresias)
 };
 
+// Where a share of a GPU (JobRequest::gpu_milli) goes among the GPUs it fits on
+// (place_share.cc; docs/scheduling.md, "Shares of a GPU").
+enum class SharePlacement {
+  kFragmentation,  // the GPU whose node loses least of what the workload can still use
+                   // (FGD's fragmentation measure over the jobs running and queued)
+  kBestFit,        // the node with the least GPU and CPU left, then the fullest GPU
+  kPacking,        // a GPU already shared, then a free GPU on a busy node, then an idle node
+  kRandom,         // any GPU it fits on, drawn by the job's id (a baseline)
+};
+
 // Preemption: who may take GPUs from whom, and what protects a victim.
 struct PreemptionConfig {
   bool enabled = true;
@@ -110,6 +120,7 @@ struct SchedulerConfig {
   // once, across tenants: a session that would pass it waits, out of line, until one of
   // the user's sessions ends (sched/internal/session_limits.h). 0: no limit.
   std::int32_t session_gpus_per_user = 2;
+  SharePlacement share_placement = SharePlacement::kFragmentation;
 };
 
 }  // namespace corral::sched

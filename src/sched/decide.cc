@@ -1,6 +1,7 @@
 #include "sched/decide.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "core/units.h"
@@ -87,10 +88,20 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
       continue;
     }
     // 2-3. admit and place, all or nothing.
-    Attempt attempt = try_place(c, r, tenant);
+    Attempt attempt = is_share(r) ? detail::try_place_share(c, r, tenant) : try_place(c, r, tenant);
     if (attempt.placement) {
-      c.plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+      if (is_share(r)) {
+        const detail::Plan::Take& t = attempt.takes.front();
+        c.plan.take_share(t.node, std::countr_zero(t.mask), tenant, r);
+      } else {
+        c.plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
+      }
       c.out.placements.push_back(std::move(*attempt.placement));
+      continue;
+    }
+    // A share waits for room: it neither preempts nor is promised a start (place_share.cc).
+    if (is_share(r)) {
+      wait(attempt.kind, std::move(attempt.reason));
       continue;
     }
     const bool blocked_by_room = attempt.kind == PendingKind::kCapacity ||

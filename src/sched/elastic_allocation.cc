@@ -120,7 +120,7 @@ std::vector<GpuRef> keep_what_is_left(Cycle& c, std::int32_t running_ix,
   for (const Plan::Take& t : released) {
     for (std::uint64_t m = t.mask & c.plan.free_mask(t.node); m != 0; m &= m - 1) {
       if (c.plan.room_on(t.node, 1, r.cpus_per_gpu, r.memory_per_gpu_mib) != Plan::Room::kFits ||
-          !admit(c.plan, tenant, c.running.type[running_ix], 1, false).ok) {
+          !admit(c.plan, tenant, c.running.type[running_ix], 1000, false).ok) {
         break;  // nothing more fits on this node, or its tenant's quota
       }
       taken.push_back({t.node, m & (~m + 1)});
@@ -284,7 +284,8 @@ void allocate_elastic(Cycle& c) {
       if (*size > m->level) continue;
       if (*size <= m->current) break;
       const std::int32_t extra = *size - m->current;
-      if (!admit(c.plan, tenant, type, extra, false).ok || c.caps.room(tenant, r.tier) < extra) {
+      if (!admit(c.plan, tenant, type, std::int64_t{1000} * extra, false).ok ||
+          c.caps.room(tenant, r.tier) < extra) {
         continue;
       }
       PlaceRequest request = place_request(c, r, type, extra);

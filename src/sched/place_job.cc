@@ -118,7 +118,8 @@ Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant) {
     const detail::PlaceRequest request = place_request(c, r, type, size);
     never[t] = detail::never_fits(c.bounds, request);
     if (never[t]) continue;
-    const detail::Admission admission = detail::admit(c.plan, tenant, type, size, is_session(r));
+    const detail::Admission admission =
+        detail::admit(c.plan, tenant, type, gpu_milli_of(r, size), is_session(r));
     if (!admission.ok) {
       if (quota_reason.empty()) quota_reason = admission.reason;
       continue;

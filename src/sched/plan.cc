@@ -38,7 +38,7 @@ Plan::Plan(const ClusterSnapshot& snapshot)
   for (const NodeTopo& t : topo) {
     if (t.type >= 0 && t.domain_masks.size() > 1) split_types_[t.type] = true;
   }
-  tenant_used_.assign(s_.tenants().size() * type_count_, 0);
+  tenant_used_milli_.assign(s_.tenants().size() * type_count_, 0);
   weighted_held_milli_.assign(s_.tenants().size(), 0);
 
   const std::array<std::int32_t, kLevelCount> domain_counts = {s_.nvl_rack_count(), s_.leaf_count(),
@@ -77,7 +77,9 @@ Plan::Plan(const ClusterSnapshot& snapshot)
   for (size_t j = 0; j < running.size(); ++j) {
     const JobRequest& r = running[j].request;
     for (const NodeGpus& g : s_.running_gpus(j)) {
-      apply({g.node, g.mask, s_.running_tenant(j), r.cpus_per_gpu, r.memory_per_gpu_mib}, +1);
+      apply({g.node, g.mask, s_.running_tenant(j), r.cpus_per_gpu, r.memory_per_gpu_mib, +1,
+             r.gpu_milli, r.gpu_memory_mib},
+            +1);
     }
   }
   journal_.clear();  // the starting state is not something to roll back
@@ -136,8 +138,37 @@ const std::vector<NodeIx>& Plan::domain_nodes(Level level, std::int32_t domain, 
   return nodes_[static_cast<size_t>(level)][static_cast<size_t>(domain) * type_count_ + type];
 }
 
-std::int64_t Plan::tenant_used(TenantIx tenant, TypeIx type) const {
-  return tenant_used_[static_cast<size_t>(tenant) * type_count_ + type];
+std::int64_t Plan::tenant_used_milli(TenantIx tenant, TypeIx type) const {
+  return tenant_used_milli_[static_cast<size_t>(tenant) * type_count_ + type];
+}
+
+ShareUse Plan::share_room(NodeIx node, std::int32_t gpu) const {
+  const std::uint64_t bit = std::uint64_t{1} << gpu;
+  const std::int64_t memory = s_.gpu_types()[s_.topo()[node].type].memory_mib;
+  if ((free_mask_[node] & bit) != 0) return {.milli = 1000, .memory_mib = memory};
+  const auto at = shared_.find({node, gpu});
+  if (at == shared_.end() || (s_.topo()[node].usable_mask & bit) == 0) return {};
+  return {.milli = 1000 - at->second.milli, .memory_mib = memory - at->second.memory_mib};
+}
+
+void Plan::take_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r) {
+  const ShareUse room = share_room(node, gpu);
+  CORRAL_CHECK(is_share(r) && room.milli >= r.gpu_milli);
+  const Entry e{node,           std::uint64_t{1} << gpu, tenant,
+                r.cpus_per_gpu, r.memory_per_gpu_mib,    +1,
+                r.gpu_milli,    r.gpu_memory_mib};
+  apply(e, +1);
+  journal_.push_back(e);
+}
+
+void Plan::give_back_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r) {
+  const auto at = shared_.find({node, gpu});
+  CORRAL_CHECK(is_share(r) && at != shared_.end() && at->second.milli >= r.gpu_milli);
+  const Entry e{node,           std::uint64_t{1} << gpu, tenant,
+                r.cpus_per_gpu, r.memory_per_gpu_mib,    -1,
+                r.gpu_milli,    r.gpu_memory_mib};
+  apply(e, -1);
+  journal_.push_back(e);
 }
 
 void Plan::take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
@@ -163,7 +194,7 @@ void Plan::unblock(const std::vector<Take>& takes) { give_back(takes, -1, 0, 0);
 void Plan::record(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus,
                   std::int64_t memory_mib, int sign) {
   for (const Take& t : takes) {
-    const Entry e{t.node, t.mask, tenant, cpus, memory_mib, sign};
+    const Entry e{t.node, t.mask, tenant, cpus, memory_mib, sign};  // whole GPUs
     apply(e, sign);
     journal_.push_back(e);
   }
@@ -183,7 +214,23 @@ void Plan::apply(const Entry& e, int sign) {
   const std::int32_t gpus = std::popcount(e.mask);
   // Running jobs may hold GPUs that are no longer usable (unhealthy, node draining):
   // those were never in the free pool, so only the usable part moves in or out of it.
-  const std::uint64_t pool_part = e.mask & topo.usable_mask;
+  std::uint64_t pool_part = e.mask & topo.usable_mask;
+  // A shared GPU leaves the pool, and draws its watts, with its first share; it comes
+  // back with its last.
+  std::int32_t powered = gpus;
+  if (e.share_milli > 0) {
+    const auto key = std::make_pair(e.node, std::countr_zero(e.mask));
+    ShareUse& use = shared_[key];
+    const bool was_empty = use.milli == 0;
+    use.milli += sign * e.share_milli;
+    use.memory_mib += sign * e.share_memory;
+    const bool now_empty = use.milli == 0;
+    if (now_empty) shared_.erase(key);
+    if (was_empty == now_empty) {
+      pool_part = 0;
+      powered = 0;
+    }
+  }
   const std::int32_t before = std::popcount(free_mask_[e.node]);
   if (sign > 0) {
     free_mask_[e.node] &= ~pool_part;
@@ -208,9 +255,10 @@ void Plan::apply(const Entry& e, int sign) {
   if (e.tenant < 0) return;  // a block: nobody is charged
   free_cpus_[e.node] -= sign * gpus * e.cpus;
   free_mem_[e.node] -= sign * gpus * e.memory_mib;
-  rack_watts_[topo.rack] += sign * gpus * topo.gpu_watts;
-  tenant_used_[static_cast<size_t>(e.tenant) * type_count_ + type] += sign * gpus;
-  weighted_held_milli_[e.tenant] += sign * gpus * usage_milli(s_.gpu_types()[type]);
+  rack_watts_[topo.rack] += sign * powered * topo.gpu_watts;
+  const std::int64_t milli = e.share_milli > 0 ? e.share_milli : std::int64_t{1000} * gpus;
+  tenant_used_milli_[static_cast<size_t>(e.tenant) * type_count_ + type] += sign * milli;
+  weighted_held_milli_[e.tenant] += sign * milli * usage_milli(s_.gpu_types()[type]) / 1000;
 }
 
 bool overlaps(const std::vector<Plan::Take>& a, const std::vector<Plan::Take>& b) {

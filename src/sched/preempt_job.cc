@@ -101,7 +101,8 @@ bool try_preempt(Cycle& c, detail::JobQueue& queue, const PendingJob& job, Tenan
   for (TypeIx type : candidate_types(c.s, c.config, r)) {
     const detail::PlaceRequest request = place_request(c, r, type, size);
     if (detail::never_fits(c.bounds, request)) continue;
-    const detail::Admission admission = detail::admit(c.plan, tenant, type, size, is_session(r));
+    const detail::Admission admission =
+        detail::admit(c.plan, tenant, type, gpu_milli_of(r, size), is_session(r));
     if (!admission.ok) continue;
     const detail::Preemptor preemptor{
         .job = &job,

@@ -27,7 +27,7 @@ std::optional<std::string> reclaim_wait(const Plan& plan, const RunningIndex& ru
   const std::int32_t size = allowed_sizes(r).back();
   const RegionIx region = s.region_of(r);
   for (const TypeIx type : types) {
-    const Admission admission = admit(plan, tenant, type, size, is_session(r));
+    const Admission admission = admit(plan, tenant, type, gpu_milli_of(r, size), is_session(r));
     if (!admission.ok || admission.borrowed) continue;  // only a guarantee reclaims
     std::vector<Protected> held;
     for (std::size_t ix = 0; ix < s.running().size(); ++ix) {

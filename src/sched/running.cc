@@ -30,8 +30,12 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
   const auto& running = s.running();
   takes.reserve(running.size());
   for (size_t j = 0; j < running.size(); ++j) {
+    // A share's GPU is not the share's to give back: it is never a preemption's victim or
+    // a resize's (the GPU frees only when every share on it ends), so it has no takes.
     std::vector<Plan::Take>& t = takes.emplace_back();
-    for (const NodeGpus& g : s.running_gpus(j)) t.push_back({g.node, g.mask});
+    if (!is_share(running[j].request)) {
+      for (const NodeGpus& g : s.running_gpus(j)) t.push_back({g.node, g.mask});
+    }
     tenant.push_back(s.running_tenant(j));
     type.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].type);
     region.push_back(takes.back().empty() ? -1 : s.topo()[takes.back()[0].node].region);

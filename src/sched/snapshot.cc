@@ -134,6 +134,19 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_
                cat("tenant ", r.tenant.value, " has sub-tenants; jobs belong to a leaf tenant"));
   }
   if (r.gpus < 1) return bad(field_of() + ".gpus", cat("must be at least 1, got ", r.gpus));
+  if (r.gpu_milli < 0 || r.gpu_milli > 999) {
+    return bad(
+        field_of() + ".gpu_milli",
+        cat("must be between 1 and 999 thousandths of a GPU (0: whole GPUs), got ", r.gpu_milli));
+  }
+  if (r.gpu_memory_mib < 0 || (r.gpu_memory_mib > 0 && !is_share(r))) {
+    return bad(field_of() + ".gpu_memory_mib",
+               cat("must be at least 0, and only with a share of a GPU, got ", r.gpu_memory_mib));
+  }
+  if (is_share(r) && (r.gpus != 1 || r.elastic || r.gpus_per_node > 1)) {
+    return bad(field_of() + ".gpu_milli",
+               "a share of a GPU is one GPU's: gpus must be 1, and it cannot be elastic");
+  }
   if (r.gpus_per_node < 0 || (r.gpus_per_node > 0 && r.gpus % r.gpus_per_node != 0)) {
     return bad(field_of() + ".gpus_per_node", cat("must divide gpus, got ", r.gpus_per_node));
   }
@@ -328,13 +341,47 @@ Status attach_usage(const ClusterSnapshot& s, const std::map<core::TenantId, dou
   return core::ok_status();
 }
 
+// A running share: one GPU that exists, held by no whole-GPU job, with the shares on it
+// adding up to at most the whole GPU and its memory. Marks it in `held` and `shared`.
+Status attach_share(const ClusterSnapshot& s, const RunningJob& r, std::vector<std::uint64_t>& held,
+                    SharedGpus& shared, std::vector<NodeGpus>& out) {
+  const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
+  if (r.gpus.size() != 1) {
+    return bad(field() + ".gpus", cat("a share holds one GPU, got ", r.gpus.size()));
+  }
+  const GpuRef& g = r.gpus.front();
+  const auto node = s.find_node(g.node);
+  if (!node || g.index < 0 || g.index >= static_cast<std::int32_t>(s.nodes()[*node].gpus.size())) {
+    return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
+  }
+  const std::uint64_t bit = std::uint64_t{1} << g.index;
+  const auto key = std::make_pair(*node, g.index);
+  const auto at = shared.find(key);
+  if ((held[*node] & bit) != 0 && at == shared.end()) {
+    return bad(field(), cat("GPU ", g.node.value, "/", g.index, " is held by a whole-GPU job"));
+  }
+  ShareUse& use = shared[key];
+  use.milli += r.request.gpu_milli;
+  use.memory_mib += r.request.gpu_memory_mib;
+  const std::int64_t memory = s.gpu_types()[s.topo()[*node].type].memory_mib;
+  if (use.milli > 1000 || (memory > 0 && use.memory_mib > memory)) {
+    return bad(field(),
+               cat("the shares on GPU ", g.node.value, "/", g.index, " add up to ", use.milli,
+                   "/1000 of it and ", use.memory_mib, "/", memory, " MiB of its memory"));
+  }
+  held[*node] |= bit;
+  out.push_back({*node, bit});
+  return core::ok_status();
+}
+
 // Checks a running job and derives its GPUs as (node, mask), marking them in `held`: the
 // GPUs exist and no other job holds one.
 Status attach_running(const ClusterSnapshot& s, const RunningJob& r,
-                      std::vector<std::uint64_t>& held, std::vector<NodeGpus>& out,
-                      TenantIx& tenant) {
+                      std::vector<std::uint64_t>& held, SharedGpus& shared,
+                      std::vector<NodeGpus>& out, TenantIx& tenant) {
   const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
   CORRAL_RETURN_IF_ERROR(check_request(s, r.request, field, tenant));
+  if (is_share(r.request)) return attach_share(s, r, held, shared, out);
   const std::vector<core::Node>& nodes = s.nodes();
   const core::NodeId* last_id = nullptr;  // a gang's GPUs come node by node
   NodeIx node = -1;
@@ -365,6 +412,22 @@ Status attach_running(const ClusterSnapshot& s, const RunningJob& r,
   return core::ok_status();
 }
 
+// The reverse of attach_running() for a job that stopped: a shared GPU stays held while
+// another share is on it.
+void release(const JobRequest& r, const std::vector<NodeGpus>& gpus,
+             std::vector<std::uint64_t>& held, SharedGpus& shared) {
+  for (const NodeGpus& g : gpus) {
+    if (is_share(r)) {
+      const auto at = shared.find({g.node, std::countr_zero(g.mask)});
+      at->second.milli -= r.gpu_milli;
+      at->second.memory_mib -= r.gpu_memory_mib;
+      if (at->second.milli > 0) continue;
+      shared.erase(at);
+    }
+    held[g.node] &= ~g.mask;
+  }
+}
+
 // Both lists sorted by id: one merge finds a job that is both running and pending.
 Status check_disjoint(const std::vector<RunningJob>& running,
                       const std::vector<PendingJob>& pending) {
@@ -388,11 +451,12 @@ Status ClusterSnapshot::attach_jobs(ClusterSnapshot& s, SnapshotInput& in) {
   // Jobs: known tenants and types; running GPUs exist and none is held twice (one bit
   // mask per node records what is held).
   s.held_.assign(s.nodes().size(), 0);
+  s.shared_.clear();
   s.running_gpus_.resize(in.running.size());
   s.running_tenant_.resize(in.running.size());
   for (size_t j = 0; j < in.running.size(); ++j) {
-    CORRAL_RETURN_IF_ERROR(
-        attach_running(s, in.running[j], s.held_, s.running_gpus_[j], s.running_tenant_[j]));
+    CORRAL_RETURN_IF_ERROR(attach_running(s, in.running[j], s.held_, s.shared_, s.running_gpus_[j],
+                                          s.running_tenant_[j]));
   }
   s.pending_tenant_.resize(in.pending.size());
   for (size_t j = 0; j < in.pending.size(); ++j) {
@@ -422,6 +486,7 @@ Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta d
   CORRAL_RETURN_IF_ERROR(attach_usage(s, delta.usage, s.usage_));
   s.reservations_ = std::move(delta.reservations);
   s.held_ = std::move(p.held_);
+  s.shared_ = std::move(p.shared_);
 
   // Running: drop the stopped (freeing their GPUs), update the ones that stay, then check
   // the started against what is held, and merge the two by id.
@@ -439,7 +504,7 @@ Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta d
     }
     if (si < delta.stopped.size() && delta.stopped[si] == id) {
       ++si;
-      for (const NodeGpus& g : p.running_gpus_[j]) s.held_[g.node] &= ~g.mask;
+      release(p.running_[j].request, p.running_gpus_[j], s.held_, s.shared_);
       continue;
     }
     if (pi >= delta.progress.size() || delta.progress[pi].id != id) {
@@ -463,8 +528,8 @@ Result<ClusterSnapshot> rebuild_snapshot(ClusterSnapshot&& previous, JobsDelta d
   std::vector<std::vector<NodeGpus>> started_gpus(delta.started.size());
   std::vector<TenantIx> started_tenant(delta.started.size());
   for (size_t j = 0; j < delta.started.size(); ++j) {
-    CORRAL_RETURN_IF_ERROR(
-        attach_running(s, delta.started[j], s.held_, started_gpus[j], started_tenant[j]));
+    CORRAL_RETURN_IF_ERROR(attach_running(s, delta.started[j], s.held_, s.shared_, started_gpus[j],
+                                          started_tenant[j]));
   }
   const size_t running_count = kept.size() + delta.started.size();
   s.running_.reserve(running_count);

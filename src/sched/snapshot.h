@@ -92,6 +92,13 @@ struct JobRequest {
   core::TenantId tenant;
   std::int32_t tier = 1;
   std::int32_t gpus = 1;
+  // A share of one GPU, in thousandths (1-999), for a job that needs less than a GPU
+  // (gpus is then 1); 0: whole GPUs. Shares of one GPU are placed side by side
+  // (place_share.cc) and count toward quota and fair share as their share.
+  std::int32_t gpu_milli = 0;
+  // With a share: the GPU memory it needs on that GPU (the shares on a GPU never
+  // promise more than it has); 0: none stated.
+  std::int64_t gpu_memory_mib = 0;
   std::vector<core::GpuTypeId> gpu_types;  // acceptable types, preferred first; empty: any
   // Relative speed per GPU by type (core::Resources::gpu_speed): when given, the types
   // are tried by speed per unit of usage factor instead (candidate_types in decide.cc).
@@ -129,6 +136,13 @@ struct JobRequest {
 };
 
 JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std::int32_t tier);
+
+// A job that asks for a share of one GPU rather than whole GPUs.
+inline bool is_share(const JobRequest& r) { return r.gpu_milli > 0; }
+// What `r` holds, in thousandths of a GPU: its share, or 1000 per GPU.
+inline std::int64_t gpu_milli_of(const JobRequest& r, std::int32_t gpus) {
+  return is_share(r) ? r.gpu_milli : std::int64_t{1000} * gpus;
+}
 
 // An interactive session (core::kInteractiveTier): started only inside its tenant's
 // guarantee and within its user's session limit, and never a preemption's victim.
@@ -246,6 +260,13 @@ struct NodeGpus {
   std::uint64_t mask = 0;
 };
 
+// What the running shares hold of each GPU that shares are on, by (node, GPU index).
+struct ShareUse {
+  std::int64_t milli = 0;
+  std::int64_t memory_mib = 0;
+};
+using SharedGpus = std::map<std::pair<NodeIx, std::int32_t>, ShareUse>;
+
 class ClusterSnapshot {
  public:
   const std::vector<core::GpuType>& gpu_types() const { return fleet_->gpu_types; }
@@ -343,6 +364,7 @@ class ClusterSnapshot {
   std::vector<TenantIx> running_tenant_;
   std::vector<TenantIx> pending_tenant_;
   std::vector<std::uint64_t> held_;  // [node] GPUs held by running jobs
+  SharedGpus shared_;                // also marked in held_ while any share holds them
 };
 
 // Validates `input` and derives the indices. InvalidArgument names the first problem

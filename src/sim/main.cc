@@ -4,7 +4,8 @@
 // invariant), 2 usage error.
 //
 // `corral-sim replay FILE...` decides captured production cycles again instead
-// (sim/replay_cli.h).
+// (sim/replay_cli.h); `corral-sim fill` runs FGD's GPU-sharing fill experiment
+// (sim/fill_cli.h).
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -18,6 +19,7 @@
 
 #include "cycle/scheduler_config.h"
 #include "sim/engine.h"
+#include "sim/fill_cli.h"
 #include "sim/fleet.h"
 #include "sim/metrics.h"
 #include "sim/policies.h"
@@ -255,6 +257,9 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::string_view(argv[1]) == "replay") {
       return corral::sim::replay_command(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && std::string_view(argv[1]) == "fill") {
+      return corral::sim::fill_command(argc - 1, argv + 1);
     }
     return run(argc, argv);
   } catch (const std::exception& e) {

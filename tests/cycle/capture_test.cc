@@ -76,6 +76,7 @@ sched::SchedulerConfig random_config(Rng& rng) {
   c.backfill = rng.chance(0.5);
   c.starvation_age = core::Duration(rng.uniform(0, 86'400'000));
   c.elastic_growth = rng.chance(0.5);
+  c.share_placement = static_cast<sched::SharePlacement>(rng.uniform(0, 3));
   c.las_thresholds_gpu_seconds.clear();
   for (auto n = rng.uniform(0, 4); n > 0; --n) {
     c.las_thresholds_gpu_seconds.push_back(positive_double(rng, 0, 1e6));
@@ -135,6 +136,13 @@ sched::SnapshotInput random_input(Rng& rng) {
     // Requeued by a resize, at its largest size (corrald caps the range at the target).
     if (p.request.elastic && p.attempt > 0 && rng.chance(0.5)) {
       p.resize_target = p.request.elastic->max_gpus;
+    }
+    // A share of one GPU.
+    if (!p.request.elastic && rng.chance(0.2)) {
+      p.request.gpus = 1;
+      p.request.gpus_per_node = 0;
+      p.request.gpu_milli = static_cast<std::int32_t>(rng.uniform(1, 999));
+      p.request.gpu_memory_mib = rng.uniform(0, 40'960);
     }
   }
   return in;

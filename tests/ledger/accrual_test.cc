@@ -97,6 +97,51 @@ TEST(Accrual, AWorkedHour) {
   EXPECT_EQ(entries->front().key, "n1/0/360000000/used/7/nlp");
 }
 
+// Two shares of one GPU: each billed its share of the time it held the GPU, the rest of
+// the GPU unallocated, and a stretch too short to split evenly split exactly.
+TEST(Accrual, SharesOfAGpuAreBilledTheirShareExactly) {
+  AccrualInput in;
+  in.gpus.push_back({core::NodeId("n1"), 0, core::GpuTypeId("H100")});
+  const auto share = [](std::int64_t job, const char* tenant, std::int32_t milli, core::Time end) {
+    return Hold{.node = core::NodeId("n1"),
+                .index = 0,
+                .job = core::JobId(job),
+                .attempt = 1,
+                .tenant = core::TenantId(tenant),
+                .start = at(-60),
+                .end = end,
+                .share_milli = milli};
+  };
+  in.holds = {share(1, "a", 250, at(1800)), share(2, "b", 500, at(3600))};
+  auto entries = accrue(in, prices(), {}, kStart);
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  std::map<std::int64_t, std::int64_t> by_job;
+  for (const Entry& e : *entries) by_job[e.job.value] += e.gpu_ms;
+  EXPECT_EQ(by_job, (std::map<std::int64_t, std::int64_t>{
+                        {0, 900'000 + 450'000}, {1, 450'000}, {2, 1'800'000}}));
+  for (const Entry& e : *entries) EXPECT_EQ(e.amount, e.gpu_ms) << e.key;  // 1 micro-$ a ms
+
+  // 7 ms at 0.333, 0.5 and the free 0.167: 2.331, 3.5 and 1.169 round down to 2, 3 and 1,
+  // and the millisecond left goes to the largest remainder, the half's.
+  const core::Time t7 = kStart + core::Duration(7);
+  in.holds = {share(1, "a", 333, t7), share(2, "b", 500, t7)};
+  entries = accrue(in, prices(), {}, kStart);
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  by_job.clear();
+  for (const Entry& e : *entries) by_job[e.job.value] += e.gpu_ms;
+  EXPECT_EQ(by_job, (std::map<std::int64_t, std::int64_t>{{0, kHourMs - 6}, {1, 2}, {2, 4}}));
+
+  in.holds = {share(1, "a", 600, at(3600)), share(2, "b", 500, at(3600))};
+  EXPECT_NE(accrue(in, prices(), {}, kStart).status().message().find("add up to 1100/1000"),
+            std::string::npos);
+  in.holds = {share(1, "a", 600, at(3600)), share(2, "b", 0, at(3600))};
+  EXPECT_NE(accrue(in, prices(), {}, kStart).status().message().find("held by jobs 1 and 2"),
+            std::string::npos);
+  in.holds = {share(1, "a", 1000, at(3600))};
+  EXPECT_NE(accrue(in, prices(), {}, kStart).status().message().find("1 to 999 thousandths"),
+            std::string::npos);
+}
+
 // A hold started and stopped in one instant held nothing, whichever order it comes in
 // beside the hold that starts then.
 TEST(Accrual, AnEmptyHoldIsNoHold) {
@@ -150,7 +195,8 @@ TEST(Accrual, RefusesWhatCannotBeBilled) {
 }
 
 // Random hours: a few GPUs, holds that never overlap on a GPU (some preempted, some with
-// overhead, some still running), spans of every kind and samples.
+// overhead, some still running), spans of every kind and samples. On some GPUs the holds
+// are shares instead, in two or three lanes whose shares add up to at most the GPU.
 AccrualInput random_hour(testing::Rng& rng) {
   AccrualInput in;
   const auto gpus = static_cast<std::int32_t>(rng.uniform(1, 6));
@@ -163,24 +209,35 @@ AccrualInput random_hour(testing::Rng& rng) {
     // Some GPUs join the fleet during the hour: nothing holds them before.
     const std::int64_t since = rng.chance(0.2) ? rng.uniform(0, 3000) : -3600;
     g.since = at(since);
-    std::int64_t cursor = since == -3600 ? -1800 : since;
-    while (cursor < 3600 + 600 && rng.chance(0.7)) {
-      const std::int64_t begin = cursor + rng.uniform(0, 900);
-      const std::int64_t length = rng.uniform(1, 2400);
-      Hold h{.node = g.node,
-             .index = g.index,
-             .job = core::JobId(job++),
-             .attempt = 1,
-             .tenant = core::TenantId(rng.chance(0.5) ? "a" : "b"),
-             .preemptible = rng.chance(0.3),
-             .start = at(begin),
-             .overhead = seconds(rng.uniform(0, 300))};
-      if (rng.chance(0.8)) h.end = at(begin + length);
-      if (h.end && rng.chance(0.4)) h.lost_from = at(begin + rng.uniform(0, length));
-      if (h.end && rng.chance(0.3)) h.stopping_from = at(begin + rng.uniform(0, length));
-      in.holds.push_back(h);
-      if (!h.end) break;
-      cursor = begin + length;
+    std::vector<std::int32_t> lanes = {0};  // one lane of whole-GPU holds
+    if (rng.chance(0.3)) {
+      lanes = {static_cast<std::int32_t>(rng.uniform(1, 600))};
+      lanes.push_back(static_cast<std::int32_t>(rng.uniform(1, 999 - lanes[0])));
+      if (rng.chance(0.5) && lanes[0] + lanes[1] < 999) {
+        lanes.push_back(static_cast<std::int32_t>(rng.uniform(1, 999 - lanes[0] - lanes[1])));
+      }
+    }
+    for (const std::int32_t share : lanes) {
+      std::int64_t cursor = since == -3600 ? -1800 : since;
+      while (cursor < 3600 + 600 && rng.chance(0.7)) {
+        const std::int64_t begin = cursor + rng.uniform(0, 900);
+        const std::int64_t length = rng.uniform(1, 2400);
+        Hold h{.node = g.node,
+               .index = g.index,
+               .job = core::JobId(job++),
+               .attempt = 1,
+               .tenant = core::TenantId(rng.chance(0.5) ? "a" : "b"),
+               .preemptible = rng.chance(0.3),
+               .start = at(begin),
+               .overhead = seconds(rng.uniform(0, 300)),
+               .share_milli = share};
+        if (rng.chance(0.8)) h.end = at(begin + length);
+        if (h.end && rng.chance(0.4)) h.lost_from = at(begin + rng.uniform(0, length));
+        if (h.end && rng.chance(0.3)) h.stopping_from = at(begin + rng.uniform(0, length));
+        in.holds.push_back(h);
+        if (!h.end) break;
+        cursor = begin + length;
+      }
     }
     for (auto* spans : {&in.unhealthy, &in.drained, &in.reserved}) {
       if (!rng.chance(0.3)) continue;
@@ -197,21 +254,39 @@ AccrualInput random_hour(testing::Rng& rng) {
 }
 
 // The rules of accrual.h written out again, one second at a time (every time in
-// random_hour() is a whole second): the bucket and job of GPU `g` at second `s`.
-std::pair<Bucket, std::int64_t> reference(const AccrualInput& in, const Gpu& g, std::int64_t s) {
+// random_hour() is a whole second): GPU `g`'s second `s` as (bucket, job, milliseconds)
+// parts: one of 1000 ms, or with shares each share's thousandths and the rest's (a share
+// of a whole second is a whole number of milliseconds, so no rounding). Job -1: not
+// billed.
+struct Part {
+  Bucket bucket;
+  std::int64_t job;
+  std::int64_t ms;
+};
+std::vector<Part> reference(const AccrualInput& in, const Gpu& g, std::int64_t s) {
   const core::Time t = at(s);
-  if (t < g.since) return {Bucket::kUnallocated, -1};  // not in the fleet yet: not billed
+  if (t < g.since) return {{Bucket::kUnallocated, -1, 1000}};  // not in the fleet yet
   const auto on = [&](const auto& x) { return x.node == g.node && x.index == g.index; };
   const auto in_span = [&](const std::vector<Span>& spans) {
     return std::any_of(spans.begin(), spans.end(),
                        [&](const Span& x) { return on(x) && x.start <= t && t < x.end; });
   };
-  if (in_span(in.unhealthy)) return {Bucket::kUnhealthy, 0};
+  if (in_span(in.unhealthy)) return {{Bucket::kUnhealthy, 0, 1000}};
+  std::vector<Part> out;
+  std::int64_t left = 1000;
   for (const Hold& h : in.holds) {
     if (!on(h) || t < h.start || (h.end && t >= *h.end)) continue;
-    if (t < h.start + h.overhead) return {Bucket::kRestartOverhead, h.job.value};
-    if (h.stopping_from && t >= *h.stopping_from) return {Bucket::kRestartOverhead, h.job.value};
-    if (h.lost_from && t >= *h.lost_from) return {Bucket::kPreemptionLost, h.job.value};
+    const std::int64_t ms = h.share_milli > 0 ? h.share_milli : 1000;
+    left -= ms;
+    const auto part = [&](Bucket b) { out.push_back({b, h.job.value, ms}); };
+    if (t < h.start + h.overhead || (h.stopping_from && t >= *h.stopping_from)) {
+      part(Bucket::kRestartOverhead);
+      continue;
+    }
+    if (h.lost_from && t >= *h.lost_from) {
+      part(Bucket::kPreemptionLost);
+      continue;
+    }
     const Sample* last = nullptr;  // the latest at or before t; the last of equals wins
     for (const Sample& x : in.samples) {
       if (on(x) && x.time <= t && x.time >= h.start && (last == nullptr || x.time >= last->time)) {
@@ -219,11 +294,14 @@ std::pair<Bucket, std::int64_t> reference(const AccrualInput& in, const Gpu& g, 
       }
     }
     const bool idle = last != nullptr && last->utilization < AccrualConfig{}.idle_below;
-    return {idle ? Bucket::kAllocatedIdle : Bucket::kUsed, h.job.value};
+    part(idle ? Bucket::kAllocatedIdle : Bucket::kUsed);
   }
-  if (in_span(in.drained)) return {Bucket::kDrained, 0};
-  if (in_span(in.reserved)) return {Bucket::kReservedIdle, 0};
-  return {Bucket::kUnallocated, 0};
+  if (left == 0) return out;
+  const Bucket rest = in_span(in.drained)    ? Bucket::kDrained
+                      : in_span(in.reserved) ? Bucket::kReservedIdle
+                                             : Bucket::kUnallocated;
+  out.push_back({rest, 0, left});
+  return out;
 }
 
 // A price book whose H100 price changes at a few random whole seconds of the hour, some
@@ -270,13 +348,14 @@ TEST(AccrualProperty, EveryGpuMillisecondIsBilledOnce) {
       std::map<std::pair<Bucket, std::int64_t>, core::MicroDollars> want_money, got_money;
       std::int64_t stretch = 0, last_price = -1;
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
-        const auto [bucket, job] = reference(in, g, sec);
         const std::int64_t price = *book.price_per_gpu_hour(g.type, "*", false, at(sec));
         if (price != last_price) stretch = sec;
         last_price = price;
-        if (job < 0) continue;
-        want[{bucket, job}] += 1000;
-        ms_at[{bucket, job}][stretch] += 1000;
+        for (const auto& [bucket, job, ms] : reference(in, g, sec)) {
+          if (job < 0) continue;
+          want[{bucket, job}] += ms;
+          ms_at[{bucket, job}][stretch] += ms;
+        }
       }
       for (const auto& [k, parts] : ms_at) {
         const bool preemptible = std::any_of(in.holds.begin(), in.holds.end(), [&](const Hold& h) {

@@ -44,7 +44,7 @@ Seen seen(const Plan& plan, TypeIx type) {
   }
   for (RackIx r = 0; r < 2; ++r) out.rack_watts.push_back(plan.rack_power_used(r));
   for (TenantIx t = 0; t < static_cast<TenantIx>(s.tenants().size()); ++t) {
-    out.tenant_used.push_back(plan.tenant_used(t, type));
+    out.tenant_used.push_back(plan.tenant_used_milli(t, type));
     out.weighted.push_back(plan.tenant_weighted_held_milli(t));
   }
   out.type_free = plan.type_free(type);
@@ -109,8 +109,8 @@ TEST(Plan, StartsWithUsableGpusNotHeldByRunningJobs) {
   EXPECT_EQ(plan.free_memory_mib(i.n1), 65536 - 2048);
   EXPECT_EQ(plan.rack_power_used(i.r1), 2 * 700);
   EXPECT_EQ(plan.rack_power_used(i.r2), 0);
-  EXPECT_EQ(plan.tenant_used(i.t1, i.h100), 2);
-  EXPECT_EQ(plan.tenant_used(i.t2, i.h100), 0);
+  EXPECT_EQ(plan.tenant_used_milli(i.t1, i.h100), 2000);
+  EXPECT_EQ(plan.tenant_used_milli(i.t2, i.h100), 0);
   EXPECT_EQ(plan.tenant_weighted_held_milli(i.t1), 2 * 2000) << "H100 weighs 2.0";
   EXPECT_EQ(plan.stats(Level::kLeaf, i.l1, i.h100).free, 5);
   EXPECT_EQ(plan.stats(Level::kLeaf, i.l2, i.h100).free, 8);
@@ -136,8 +136,8 @@ TEST(Plan, TakeMovesEveryAggregateAndGiveBackReturnsThem) {
   EXPECT_EQ(plan.type_free(i.h100), 8);
   EXPECT_EQ(plan.free_cpus(i.n2), 64 - 16);
   EXPECT_EQ(plan.free_memory_mib(i.n2), 65536 - 400);
-  EXPECT_EQ(plan.tenant_used(i.t2, i.h100), 5);
-  EXPECT_EQ(plan.tenant_used(i.t1, i.h100), 2) << "t1 untouched";
+  EXPECT_EQ(plan.tenant_used_milli(i.t2, i.h100), 5000);
+  EXPECT_EQ(plan.tenant_used_milli(i.t1, i.h100), 2000) << "t1 untouched";
   EXPECT_EQ(plan.tenant_weighted_held_milli(i.t2), 5 * 2000);
   EXPECT_EQ(plan.rack_power_used(i.r2), 4 * 700);
   EXPECT_EQ(plan.rack_power_used(i.r1), 3 * 700);
@@ -162,8 +162,8 @@ TEST(Plan, BlockHidesGpusWithoutChargingAnyone) {
   EXPECT_EQ(plan.stats(Level::kLeaf, i.l2, i.h100).free, 0);
   EXPECT_EQ(plan.free_cpus(i.n2), 64);
   EXPECT_EQ(plan.rack_power_used(i.r2), 0);
-  EXPECT_EQ(plan.tenant_used(i.t1, i.h100), 2);
-  EXPECT_EQ(plan.tenant_used(i.t2, i.h100), 0);
+  EXPECT_EQ(plan.tenant_used_milli(i.t1, i.h100), 2000);
+  EXPECT_EQ(plan.tenant_used_milli(i.t2, i.h100), 0);
   plan.unblock({{.node = i.n2, .mask = 0xFF}});
   EXPECT_EQ(seen(plan, i.h100), start);
 }
@@ -181,11 +181,11 @@ TEST(Plan, GiveBackOfAFailedGpuDoesNotMakeItFree) {
   const TenantIx t1 = *s.find_tenant(core::TenantId("t1"));
   Plan plan(s);
   EXPECT_EQ(plan.free_mask(n1), 0b1111'1100u);
-  EXPECT_EQ(plan.tenant_used(t1, h100), 2);
+  EXPECT_EQ(plan.tenant_used_milli(t1, h100), 2000);
   plan.give_back({{.node = n1, .mask = 0b11}}, t1, 0, 0);
   EXPECT_EQ(plan.free_mask(n1), 0b1111'1101u);
   EXPECT_EQ(plan.type_free(h100), 7);
-  EXPECT_EQ(plan.tenant_used(t1, h100), 0);
+  EXPECT_EQ(plan.tenant_used_milli(t1, h100), 0);
   EXPECT_EQ(plan.tenant_weighted_held_milli(t1), 0);
 }
 

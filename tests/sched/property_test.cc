@@ -18,17 +18,9 @@ namespace corral::sched {
 namespace {
 
 using testing::FleetShape;
+using testing::property_seeds;
 using testing::Rng;
 using testing::WorkloadShape;
-
-std::vector<std::uint64_t> seeds(std::uint64_t base, int default_count) {
-  if (const char* one = std::getenv("CORRAL_SEED")) return {std::strtoull(one, nullptr, 10)};
-  int count = default_count;
-  if (const char* n = std::getenv("CORRAL_PROPERTY_CASES")) count = std::atoi(n);
-  std::vector<std::uint64_t> out;
-  for (int i = 0; i < count; ++i) out.push_back(base + i);
-  return out;
-}
 
 // A fleet and workload whose shape itself depends on the seed.
 SnapshotInput random_case(std::uint64_t seed) {
@@ -175,7 +167,7 @@ void expect_fair_share_order(const ClusterSnapshot& s, const Decisions& d,
 }
 
 TEST(SchedProperty, InvariantsHoldAndDecideIsDeterministic) {
-  for (std::uint64_t seed : seeds(1000, 1500)) {
+  for (std::uint64_t seed : property_seeds(1000, 1500)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
     const SnapshotInput input = random_case(seed);
     auto s1 = build_snapshot(input);
@@ -202,7 +194,7 @@ TEST(SchedProperty, InvariantsHoldAndDecideIsDeterministic) {
 }
 
 TEST(SchedProperty, BaselineConfigsKeepInvariants) {
-  for (std::uint64_t seed : seeds(50'000, 300)) {
+  for (std::uint64_t seed : property_seeds(50'000, 300)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
     auto s = build_snapshot(random_case(seed));
     ASSERT_TRUE(s.ok());
@@ -218,7 +210,7 @@ TEST(SchedProperty, BaselineConfigsKeepInvariants) {
 // check() as the judge. With `regions`, nodes are split over two regions and the job is
 // often bound to one (or to one no node is in), which check() holds it to.
 void expect_never_pending_when_a_placement_exists(std::uint64_t base, int count, bool regions) {
-  for (std::uint64_t seed : seeds(base, count)) {
+  for (std::uint64_t seed : property_seeds(base, count)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
     Rng rng(seed);
     FleetShape shape{.nodes = static_cast<std::int32_t>(rng.uniform(regions ? 2 : 1, 3)),
@@ -288,7 +280,7 @@ TEST(SchedProperty, RegionBoundNeverPendingWhenAPlacementInItsRegionExists) {
 // Fleets of two to four regions where half the jobs are bound to one: check() (which
 // refuses any GPU outside a job's region) finds nothing and decide() is deterministic.
 TEST(SchedProperty, RegionBoundJobsKeepInvariants) {
-  for (std::uint64_t seed : seeds(120'000, 400)) {
+  for (std::uint64_t seed : property_seeds(120'000, 400)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
     Rng rng(seed);
     FleetShape fleet{.nodes = static_cast<std::int32_t>(rng.uniform(4, 40)),

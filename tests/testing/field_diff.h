@@ -47,7 +47,7 @@ struct IsId<core::Id<Tag, Rep>> : std::true_type {};
 template <typename T>
 auto fields_of(const T& t) {
   constexpr std::size_t n = cycle::field_count<T>();
-  static_assert(n >= 1 && n <= 21, "field_diff takes structs of 1 to 21 fields: add a case");
+  static_assert(n >= 1 && n <= 23, "field_diff takes structs of 1 to 23 fields: add a case");
   if constexpr (n == 1) {
     const auto& [f0] = t;
     return std::tie(f0);
@@ -118,6 +118,16 @@ auto fields_of(const T& t) {
                  f18, f19, f20] = t;
     return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
                     f18, f19, f20);
+  } else if constexpr (n == 22) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
+                 f18, f19, f20, f21] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
+                    f18, f19, f20, f21);
+  } else if constexpr (n == 23) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
+                 f18, f19, f20, f21, f22] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17,
+                    f18, f19, f20, f21, f22);
   }
 }
 

@@ -55,6 +55,13 @@ class JobBuilder {
     r_.gpus = n;
     return *this;
   }
+  // A share of one GPU: `milli` thousandths of it and `memory_mib` of its memory.
+  JobBuilder& share(std::int32_t milli, std::int64_t memory_mib = 0) {
+    r_.gpus = 1;
+    r_.gpu_milli = milli;
+    r_.gpu_memory_mib = memory_mib;
+    return *this;
+  }
   JobBuilder& types(std::initializer_list<const char*> names) {
     r_.gpu_types.clear();
     for (const char* n : names) r_.gpu_types.emplace_back(n);

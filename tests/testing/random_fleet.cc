@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/check.h"
@@ -9,6 +10,15 @@
 #include "sched/decide.h"
 
 namespace corral::testing {
+
+std::vector<std::uint64_t> property_seeds(std::uint64_t base, int default_count) {
+  if (const char* one = std::getenv("CORRAL_SEED")) return {std::strtoull(one, nullptr, 10)};
+  int count = default_count;
+  if (const char* n = std::getenv("CORRAL_PROPERTY_CASES")) count = std::atoi(n);
+  std::vector<std::uint64_t> out;
+  for (int i = 0; i < count; ++i) out.push_back(base + static_cast<std::uint64_t>(i));
+  return out;
+}
 
 std::uint64_t Rng::next() {
   std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);

@@ -55,6 +55,10 @@ struct WorkloadShape {
   double region_fraction = 0;
 };
 
+// The seeds of a property test's cases: `default_count` from `base`, as many as
+// CORRAL_PROPERTY_CASES says instead, or only CORRAL_SEED (a failing case's, to replay it).
+std::vector<std::uint64_t> property_seeds(std::uint64_t base, int default_count);
+
 // A fleet with no jobs.
 sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape);
 

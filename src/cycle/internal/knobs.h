@@ -14,7 +14,7 @@
 
 namespace corral::cycle::detail {
 
-static_assert(field_count<sched::SchedulerConfig>() == 15,
+static_assert(field_count<sched::SchedulerConfig>() == 16,
               "sched::SchedulerConfig changed: name the new knob in cycle/internal/knobs.h "
               "(Fields<SchedulerConfig>), document it in docs/scheduling.md and update the count");
 static_assert(field_count<sched::PreemptionConfig>() == 7,
@@ -27,6 +27,16 @@ struct EnumNames<sched::QueueOrder> {
       {sched::QueueOrder::kFairShare, "fairShare"},
       {sched::QueueOrder::kFifo, "fifo"},
       {sched::QueueOrder::kAttainedService, "attainedService"},
+  }};
+};
+
+template <>
+struct EnumNames<sched::SharePlacement> {
+  static constexpr std::array<std::pair<sched::SharePlacement, std::string_view>, 4> kNames = {{
+      {sched::SharePlacement::kFragmentation, "fragmentation"},
+      {sched::SharePlacement::kBestFit, "bestFit"},
+      {sched::SharePlacement::kPacking, "packing"},
+      {sched::SharePlacement::kRandom, "random"},
   }};
 };
 
@@ -57,6 +67,7 @@ struct Fields<sched::SchedulerConfig> {
     v("typePriceWeight", c.type_price_weight);
     v("lasThresholdsGpuSeconds", c.las_thresholds_gpu_seconds);
     v("sessionGpusPerUser", c.session_gpus_per_user, Range{0, 16'384});
+    v("sharePlacement", c.share_placement);
   }
 
   static void check(const sched::SchedulerConfig& c, const std::string& path, ReadErrors& errors) {

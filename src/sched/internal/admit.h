@@ -1,4 +1,5 @@
-// Quota admission: may this tenant take `gpus` more GPUs of this type?
+// Quota admission: may this tenant take `milli` more thousandths of GPUs of this type
+// (1000 per whole GPU; a share's own for a share, which counts exactly)?
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct Admission {
 // they are capacity lent by others (marked borrowed, reclaimable); beyond that, no.
 // `guaranteed_only` (an interactive session): beyond the guarantee, no: a session never
 // borrows, so no other tenant can ever reclaim it (docs/sessions.md).
-Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int32_t gpus,
+Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int64_t milli,
                 bool guaranteed_only);
 
 }  // namespace corral::sched::detail

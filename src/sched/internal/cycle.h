@@ -2,6 +2,7 @@
 // place, preempt, backfill, explain, elastic, forecast). decide.cc runs the queue; each
 // stage that works on the whole cycle lives in a file of its own and is declared here:
 //   place_job.cc      try_place(): admission and placement without preemption
+//   place_share.cc    try_place_share(): the same for a share of one GPU
 //   preempt_job.cc    wait_for_stopping(), try_preempt(): making room by stopping jobs
 //   promise.cc        plan_head(): the head's planned start and the GPUs promised to it
 //   elastic_allocation.cc allocate_elastic(): running elastic jobs re-sized where GPUs add most
@@ -21,6 +22,7 @@
 #include "sched/internal/array_limits.h"
 #include "sched/internal/class_caps.h"
 #include "sched/internal/fleet_bounds.h"
+#include "sched/internal/fragmentation.h"
 #include "sched/internal/gate.h"
 #include "sched/internal/no_fit_memo.h"
 #include "sched/internal/order.h"
@@ -63,6 +65,8 @@ struct Cycle {
   TypeIx head_type = -1;            // the GPU type of its planned start
   std::int32_t searches = 0;        // preemption searches made
   WaitingCost waiting;              // what waiting costs, for preemptions
+  // The workload's classes, for placing shares (fragmentation.h), once a share is placed.
+  std::optional<std::vector<WorkloadClass>> workload;
   Decisions out;
 };
 
@@ -84,6 +88,7 @@ struct Attempt {
 };
 
 Attempt try_place(Cycle& c, const JobRequest& r, TenantIx tenant);
+Attempt try_place_share(Cycle& c, const JobRequest& r, TenantIx tenant);
 std::optional<std::string> wait_for_stopping(Cycle& c, const JobRequest& r, TenantIx tenant,
                                              bool claim = true);
 std::optional<std::string> wait_for_resize_target(Cycle& c, const PendingJob& job, TenantIx tenant);

@@ -129,8 +129,9 @@ class Plan {
     return buckets_[type][count];
   }
 
-  // GPUs of `type` held by `tenant` (running and placed this cycle).
-  std::int64_t tenant_used(TenantIx tenant, TypeIx type) const;
+  // Thousandths of GPUs of `type` held by `tenant` (running and placed this cycle): 1000
+  // per whole GPU, a share's own for a share.
+  std::int64_t tenant_used_milli(TenantIx tenant, TypeIx type) const;
   // Sum over the tenant's held GPUs of their type's usage factor, in thousandths (an
   // integer, so taking and rolling back leaves it exactly as it was).
   std::int64_t tenant_weighted_held_milli(TenantIx tenant) const {
@@ -148,6 +149,17 @@ class Plan {
   // free. Used for preemption victims and shrinking elastic jobs.
   void give_back(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
                  std::int64_t memory_per_gpu_mib);
+  // A share: `r` (is_share) on GPU `gpu` of `node`, which is free or holds shares with room
+  // for it (share_room); the GPU leaves the free pool with its first share and comes back
+  // with its last. Journaled like take().
+  void take_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r);
+  void give_back_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r);
+  // What is left of GPU `gpu` of `node` for shares: a free GPU's whole, a shared one's
+  // rest; none of a GPU a whole-GPU job holds or that is not usable.
+  ShareUse share_room(NodeIx node, std::int32_t gpu) const;
+  // The GPUs shares are on now, with what they hold.
+  const SharedGpus& shared() const { return shared_; }
+
   // Hides free GPUs from placement without charging anyone (reservations, the backfill
   // head's GPUs); unblock() shows them again. REQUIRES for unblock: they were blocked.
   void block(const std::vector<Take>& takes);
@@ -185,7 +197,9 @@ class Plan {
     TenantIx tenant;  // -1: a block, charged to nobody
     std::int32_t cpus;
     std::int64_t memory_mib;
-    int sign;  // +1 take, -1 give back
+    int sign;                       // +1 take, -1 give back
+    std::int32_t share_milli = 0;   // a share of the one GPU in mask; 0: whole GPUs
+    std::int64_t share_memory = 0;  // the share's GPU memory
   };
   // Moves the GPUs in `e.mask` between free and held; sign +1 takes, -1 gives back.
   void apply(const Entry& e, int sign);
@@ -206,8 +220,9 @@ class Plan {
   std::array<std::vector<DomainStats>, kLevelCount> stats_;  // [level][domain * types + type]
   std::array<std::vector<std::vector<NodeIx>>, kLevelCount> nodes_;  // same indexing
   std::vector<std::array<NodeSet, kMaxGpusPerNode + 1>> buckets_;    // [type][free]
-  std::vector<std::int64_t> tenant_used_;                            // [tenant * types + type]
-  std::vector<std::int64_t> weighted_held_milli_;                    // [tenant]
+  std::vector<std::int64_t> tenant_used_milli_;                      // [tenant * types + type]
+  SharedGpus shared_;
+  std::vector<std::int64_t> weighted_held_milli_;  // [tenant]
   std::vector<Entry> journal_;
 };
 

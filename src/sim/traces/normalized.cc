@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/traces/csv.h"
+
 namespace corral::sim {
 namespace {
 
@@ -19,20 +21,6 @@ constexpr std::string_view kDefaultTenant = "default";
 // Bounds that keep every product in int64 milliseconds far from overflow.
 constexpr double kMaxSeconds = 1e10;
 constexpr std::int64_t kMaxGpus = 1 << 20;
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return out;
-    }
-    out.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
 
 // A number of seconds (fraction allowed) as milliseconds.
 bool parse_seconds(std::string_view s, std::int64_t& ms) {
@@ -64,7 +52,7 @@ core::Result<Workload> parse_normalized_csv(std::string_view text, std::string_v
     const auto where = [&](std::string_view column) {
       return fmt::format("{}:{}: column {}", source, line_no, column);
     };
-    const std::vector<std::string_view> cells = split(line);
+    const std::vector<std::string_view> cells = split_csv_line(line);
     if (header) {
       header = false;
       if (cells.size() != kColumns.size() ||
