@@ -166,8 +166,11 @@ core::Result<std::vector<Entry>> accrue(const AccrualInput& input, const core::P
   std::vector<Entry> out;
   for (const Gpu& gpu : input.gpus) {
     GpuFacts& f = facts.at(id_of(gpu));
+    // A total order (shares of equal spans tie on time): the split's remainders go the
+    // same way whatever order the input lists the holds in.
     std::sort(f.holds.begin(), f.holds.end(), [&](const Hold* a, const Hold* b) {
-      return std::pair(a->start, a->end.value_or(end)) < std::pair(b->start, b->end.value_or(end));
+      return std::tuple(a->start, a->end.value_or(end), a->job, a->attempt) <
+             std::tuple(b->start, b->end.value_or(end), b->job, b->attempt);
     });
     std::stable_sort(f.samples.begin(), f.samples.end(),
                      [](const Sample* a, const Sample* b) { return a->time < b->time; });

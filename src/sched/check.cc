@@ -153,6 +153,7 @@ class Checker {
         fail(cat("preemption of job ", p.victim.value, " past its cap"));
       }
       if (is_session(v->request)) fail(cat("preemption of job ", p.victim.value, ", a session"));
+      if (is_share(v->request)) fail(cat("preemption of job ", p.victim.value, ", a share"));
       const bool borrowed = index_.borrowed[running_ix_.at(p.victim)];
       const auto pj = pending_.find(p.for_job);
       // Under fair-share order a tenant's job may pause that tenant's more-served jobs
@@ -327,6 +328,9 @@ class Checker {
         const NodeIx node = *s_.find_node(g.node);
         if (s_.nodes()[node].gpus[g.index].type != p.gpu_type) {
           fail(cat(job, " GPU ", gpu_text(g), " is not of type ", p.gpu_type.value));
+        }
+        if ((masks[node] & (std::uint64_t{1} << g.index)) != 0) {
+          fail(cat(job, " is given GPU ", gpu_text(g), " twice"));
         }
         masks[node] |= std::uint64_t{1} << g.index;
         account(r, g, node, true);

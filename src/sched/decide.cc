@@ -91,8 +91,9 @@ Decisions decide(const ClusterSnapshot& snapshot, const SchedulerConfig& config,
     Attempt attempt = is_share(r) ? detail::try_place_share(c, r, tenant) : try_place(c, r, tenant);
     if (attempt.placement) {
       if (is_share(r)) {
-        const detail::Plan::Take& t = attempt.takes.front();
-        c.plan.take_share(t.node, std::countr_zero(t.mask), tenant, r);
+        for (const detail::Plan::Take& t : attempt.takes) {
+          c.plan.take_share(t.node, std::countr_zero(t.mask), tenant, r);
+        }
       } else {
         c.plan.take(attempt.takes, tenant, r.cpus_per_gpu, r.memory_per_gpu_mib);
       }

@@ -36,7 +36,8 @@ StartForecast::StartForecast(const Plan& plan, const RunningIndex& running, cons
     const auto node = p.gpus.empty() ? std::nullopt : s.find_node(p.gpus.front().node);
     const auto type = s.find_type(p.gpu_type);
     const JobRequest* r = placed[p.job.value];
-    if (!node || !type || r == nullptr) continue;
+    // A share's GPU frees only when its last share ends: like running shares, not counted.
+    if (!node || !type || r == nullptr || is_share(*r)) continue;
     ends_[{*type, s.topo()[*node].region}].push_back(
         {now + r->expected_runtime(), static_cast<std::int64_t>(p.gpus.size())});
   }

@@ -17,7 +17,7 @@ std::vector<WorkloadClass> workload_classes(const ClusterSnapshot& s) {
     WorkloadClass c;
     for (const core::GpuTypeId& id : r.gpu_types) c.types.push_back(*s.find_type(id));
     std::sort(c.types.begin(), c.types.end());
-    c.gpus = is_share(r) ? 1 : std::min(r.gpus_per_node > 0 ? r.gpus_per_node : r.gpus, widest);
+    c.gpus = std::min(r.gpus_per_node > 0 ? r.gpus_per_node : r.gpus, widest);
     c.cpus = r.cpus_per_gpu * c.gpus;
     c.per_gpu_milli = is_share(r) ? r.gpu_milli : 1000;
     ++counts[c];

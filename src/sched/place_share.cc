@@ -6,6 +6,9 @@
 // grows least, so whole GPUs and whole nodes stay free for the jobs that need them. Ties
 // go to the fuller GPU, then node and GPU order. Quota counts the share exactly.
 //
+// A job of several shares (gpus > 1) gets each on a GPU of its own, chosen in turn by the
+// same rule, all or nothing, on one type (on any nodes: shares ask for no topology).
+//
 // A share neither preempts nor is promised a start: it waits for room, and a share is
 // never a victim either (running.cc), so a shared GPU frees only when its last share ends.
 #include <algorithm>
@@ -30,9 +33,12 @@ struct ShareSpot {
 };
 
 // The GPUs `r` fits on among the nodes of `type` it may use, in node and GPU order.
+// `forbidden` (Gate::forbidden(), per node): what the job's view keeps it off, reserved or
+// promised GPUs, shared ones too (the gate blocks only free GPUs in the plan).
 std::vector<ShareSpot> share_spots(const Plan& plan, const JobRequest& r, TypeIx type,
-                                   RegionIx region) {
+                                   RegionIx region, const std::vector<std::uint64_t>& forbidden) {
   const ClusterSnapshot& s = plan.snapshot();
+  const bool counts_memory = s.gpu_types()[type].memory_mib > 0;  // 0: the type states none
   std::vector<ShareSpot> out;
   for (NodeIx node = 0; node < static_cast<NodeIx>(s.nodes().size()); ++node) {
     const NodeTopo& topo = s.topo()[node];
@@ -47,10 +53,12 @@ std::vector<ShareSpot> share_spots(const Plan& plan, const JobRequest& r, TypeIx
     const bool powers_one_more = plan.room_on(node, 1, 0, 0) == Plan::Room::kFits;
     const bool under_cap = plan.room_on(node, 0, 0, 0) == Plan::Room::kFits;
     if (!under_cap) continue;
-    for (std::uint64_t m = topo.usable_mask; m != 0; m &= m - 1) {
+    for (std::uint64_t m = topo.usable_mask & ~forbidden[node]; m != 0; m &= m - 1) {
       const std::int32_t gpu = std::countr_zero(m);
       const ShareUse room = plan.share_room(node, gpu);
-      if (room.milli < r.gpu_milli || room.memory_mib < r.gpu_memory_mib) continue;
+      if (room.milli < r.gpu_milli || (counts_memory && room.memory_mib < r.gpu_memory_mib)) {
+        continue;
+      }
       if (room.milli == 1000 && !powers_one_more) continue;
       out.push_back({node, gpu, static_cast<std::int32_t>(room.milli)});
     }
@@ -103,7 +111,9 @@ class FragmentationScore {
 };
 
 // The spot the configured rule picks among `spots` (not empty).
-ShareSpot choose(Cycle& c, const JobRequest& r, const std::vector<ShareSpot>& spots) {
+// `placed`: how many of the job's shares were placed before this one.
+ShareSpot choose(Cycle& c, const JobRequest& r, const std::vector<ShareSpot>& spots,
+                 std::int32_t placed) {
   const Plan& plan = c.plan;
   const ClusterSnapshot& s = c.s;
   const auto left = [&](const ShareSpot& x) { return x.room - r.gpu_milli; };
@@ -113,7 +123,8 @@ ShareSpot choose(Cycle& c, const JobRequest& r, const std::vector<ShareSpot>& sp
   std::optional<FragmentationScore> frag;
   switch (c.config.share_placement) {
     case SharePlacement::kRandom:
-      return spots[core::splitmix64(static_cast<std::uint64_t>(r.id.value)) % spots.size()];
+      return spots[core::splitmix64(static_cast<std::uint64_t>(r.id.value) * 64 + placed) %
+                   spots.size()];
     case SharePlacement::kFragmentation:
       if (!c.workload) c.workload = workload_classes(s);
       frag.emplace(plan, *c.workload, r);
@@ -151,10 +162,10 @@ ShareSpot choose(Cycle& c, const JobRequest& r, const std::vector<ShareSpot>& sp
   ShareSpot best = spots.front();
   Key best_key = key(best);
   for (std::size_t i = 1; i < spots.size(); ++i) {
-    const Key k = key(spots[i]);
-    if (k < best_key) {
+    const Key candidate = key(spots[i]);
+    if (candidate < best_key) {
       best = spots[i];
-      best_key = k;
+      best_key = candidate;
     }
   }
   return best;
@@ -177,22 +188,36 @@ Attempt try_place_share(Cycle& c, const JobRequest& r, TenantIx tenant) {
     const std::int64_t memory = c.s.gpu_types()[type].memory_mib;
     if (memory > 0 && r.gpu_memory_mib > memory) continue;
     could_fit = true;
-    const Admission admission = admit(c.plan, tenant, type, r.gpu_milli, is_session(r));
+    const Admission admission = admit(c.plan, tenant, type, gpu_milli_of(r, r.gpus), is_session(r));
     if (!admission.ok) {
       if (quota_reason.empty()) quota_reason = admission.reason;
       continue;
     }
-    const std::vector<ShareSpot> spots = share_spots(c.plan, r, type, region);
-    if (spots.empty()) continue;
-    const ShareSpot spot = choose(c, r, spots);
-    const GpuRef gpu{c.s.nodes()[spot.node].id, spot.gpu};
+    // Each share on a GPU of its own, chosen in turn with the ones before it taken
+    // (tentatively: the caller takes them), all or nothing.
+    const Plan::Mark mark = c.plan.mark();
+    std::vector<Plan::Take> takes;
+    for (std::int32_t k = 0; k < r.gpus; ++k) {
+      std::vector<ShareSpot> spots = share_spots(c.plan, r, type, region, c.gate.forbidden());
+      std::erase_if(spots, [&](const ShareSpot& x) {
+        return std::ranges::any_of(takes, [&](const Plan::Take& t) {
+          return t.node == x.node && t.mask == std::uint64_t{1} << x.gpu;
+        });
+      });
+      if (spots.empty()) break;
+      const ShareSpot spot = choose(c, r, spots, k);
+      c.plan.take_share(spot.node, spot.gpu, tenant, r);
+      takes.push_back({spot.node, std::uint64_t{1} << spot.gpu});
+    }
+    c.plan.rollback(mark);
+    if (static_cast<std::int32_t>(takes.size()) < r.gpus) continue;
     out.placement = Placement{.job = r.id,
                               .gpu_type = c.s.gpu_types()[type].id,
-                              .gpus = {gpu},
+                              .gpus = gpus_of(c.s, takes),
                               .borrowed = admission.borrowed,
-                              .packed = core::PackLevel::kNvlink,
+                              .packed = packed_level(c.s, takes),
                               .reservation = r.reservation};
-    out.takes = {{spot.node, std::uint64_t{1} << spot.gpu}};
+    out.takes = std::move(takes);
     return out;
   }
   if (!could_fit) {
@@ -204,10 +229,12 @@ Attempt try_place_share(Cycle& c, const JobRequest& r, TenantIx tenant) {
     out.reason = quota_reason;
   } else {
     out.kind = PendingKind::kCapacity;
-    out.reason =
-        cat("capacity: no GPU of an acceptable type has ", gpus_text(r.gpu_milli), " of a GPU",
-            r.gpu_memory_mib > 0 ? cat(" and ", r.gpu_memory_mib, " MiB") : "",
-            " free on a node with room for its CPUs and memory");
+    out.reason = cat("capacity: ",
+                     r.gpus == 1 ? std::string("no GPU of an acceptable type has ")
+                                 : cat("fewer than ", r.gpus, " GPUs of one acceptable type have "),
+                     gpus_text(r.gpu_milli), " of a GPU",
+                     r.gpu_memory_mib > 0 ? cat(" and ", r.gpu_memory_mib, " MiB") : "",
+                     " free on a node with room for its CPUs and memory");
   }
   return out;
 }

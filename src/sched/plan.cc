@@ -161,16 +161,6 @@ void Plan::take_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobR
   journal_.push_back(e);
 }
 
-void Plan::give_back_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r) {
-  const auto at = shared_.find({node, gpu});
-  CORRAL_CHECK(is_share(r) && at != shared_.end() && at->second.milli >= r.gpu_milli);
-  const Entry e{node,           std::uint64_t{1} << gpu, tenant,
-                r.cpus_per_gpu, r.memory_per_gpu_mib,    -1,
-                r.gpu_milli,    r.gpu_memory_mib};
-  apply(e, -1);
-  journal_.push_back(e);
-}
-
 void Plan::take(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
                 std::int64_t memory_per_gpu_mib) {
   for (const Take& t : takes) {

@@ -48,14 +48,19 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
     return std::tie(running[a].started_at, running[a].request.id) <
            std::tie(running[b].started_at, running[b].request.id);
   });
-  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> filled;
+  // Shares fill the guarantee too, by their thousandths (admission counts them so), though
+  // they are never reclaimed: a whole-GPU job that started past the guarantee beside them
+  // stays a borrower.
+  std::map<std::pair<TenantIx, TypeIx>, std::int64_t> filled;  // thousandths
   borrowed.assign(running.size(), false);
   for (std::int32_t ix : order) {
-    if (type[ix] < 0) continue;
-    std::int64_t& used = filled[{tenant[ix], type[ix]}];
-    used += static_cast<std::int64_t>(running[ix].gpus.size());
-    const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[type[ix]].id);
-    borrowed[ix] = used > q.guaranteed;
+    const auto& gpus = s.running_gpus(static_cast<std::size_t>(ix));
+    if (gpus.empty()) continue;
+    const TypeIx t = s.topo()[gpus.front().node].type;
+    std::int64_t& used = filled[{tenant[ix], t}];
+    used += gpu_milli_of(running[ix].request, static_cast<std::int32_t>(running[ix].gpus.size()));
+    const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[t].id);
+    borrowed[ix] = used > 1000 * q.guaranteed;
   }
 
   by_type.resize(s.gpu_types().size());

@@ -143,9 +143,11 @@ Status check_request(const ClusterSnapshot& s, const JobRequest& r, Field field_
     return bad(field_of() + ".gpu_memory_mib",
                cat("must be at least 0, and only with a share of a GPU, got ", r.gpu_memory_mib));
   }
-  if (is_share(r) && (r.gpus != 1 || r.elastic || r.gpus_per_node > 1)) {
+  if (is_share(r) &&
+      (r.elastic || r.gpus_per_node > 0 || r.topology.mode == core::TopologyMode::kRequired)) {
     return bad(field_of() + ".gpu_milli",
-               "a share of a GPU is one GPU's: gpus must be 1, and it cannot be elastic");
+               "shares of a GPU go one per GPU: a job of shares cannot be elastic, set "
+               "gpus_per_node or require a topology");
   }
   if (r.gpus_per_node < 0 || (r.gpus_per_node > 0 && r.gpus % r.gpus_per_node != 0)) {
     return bad(field_of() + ".gpus_per_node", cat("must divide gpus, got ", r.gpus_per_node));
@@ -341,15 +343,13 @@ Status attach_usage(const ClusterSnapshot& s, const std::map<core::TenantId, dou
   return core::ok_status();
 }
 
-// A running share: one GPU that exists, held by no whole-GPU job, with the shares on it
-// adding up to at most the whole GPU and its memory. Marks it in `held` and `shared`.
-Status attach_share(const ClusterSnapshot& s, const RunningJob& r, std::vector<std::uint64_t>& held,
-                    SharedGpus& shared, std::vector<NodeGpus>& out) {
+// One share of a running job, on GPU `g`: the GPU exists and no whole-GPU job holds it,
+// and the shares on it add up to at most the whole GPU and its memory. Marks it in `held`
+// and `shared`, and adds it to `out` as an entry of its own.
+Status attach_one_share(const ClusterSnapshot& s, const RunningJob& r, const GpuRef& g,
+                        std::vector<std::uint64_t>& held, SharedGpus& shared,
+                        std::vector<NodeGpus>& out) {
   const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
-  if (r.gpus.size() != 1) {
-    return bad(field() + ".gpus", cat("a share holds one GPU, got ", r.gpus.size()));
-  }
-  const GpuRef& g = r.gpus.front();
   const auto node = s.find_node(g.node);
   if (!node || g.index < 0 || g.index >= static_cast<std::int32_t>(s.nodes()[*node].gpus.size())) {
     return bad(field(), cat("holds unknown GPU ", g.node.value, "/", g.index));
@@ -371,6 +371,29 @@ Status attach_share(const ClusterSnapshot& s, const RunningJob& r, std::vector<s
   }
   held[*node] |= bit;
   out.push_back({*node, bit});
+  return core::ok_status();
+}
+
+// A running job of shares: one share on each of its GPUs, each GPU once. `out` gets one
+// entry per GPU, in node and GPU order (Plan applies a share to one GPU at a time).
+Status attach_share(const ClusterSnapshot& s, const RunningJob& r, std::vector<std::uint64_t>& held,
+                    SharedGpus& shared, std::vector<NodeGpus>& out) {
+  const auto field = [&] { return cat("running[", r.request.id.value, "]"); };
+  if (r.gpus.size() != static_cast<std::size_t>(r.request.gpus)) {
+    return bad(field() + ".gpus",
+               cat("holds ", r.gpus.size(), " GPUs for ", r.request.gpus, " shares"));
+  }
+  for (const GpuRef& g : r.gpus) {
+    CORRAL_RETURN_IF_ERROR(attach_one_share(s, r, g, held, shared, out));
+  }
+  std::sort(out.begin(), out.end(), [](const NodeGpus& a, const NodeGpus& b) {
+    return std::pair(a.node, a.mask) < std::pair(b.node, b.mask);
+  });
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    if (out[i].node == out[i - 1].node && out[i].mask == out[i - 1].mask) {
+      return bad(field() + ".gpus", "holds one GPU twice: its shares are on GPUs of their own");
+    }
+  }
   return core::ok_status();
 }
 

@@ -92,11 +92,12 @@ struct JobRequest {
   core::TenantId tenant;
   std::int32_t tier = 1;
   std::int32_t gpus = 1;
-  // A share of one GPU, in thousandths (1-999), for a job that needs less than a GPU
-  // (gpus is then 1); 0: whole GPUs. Shares of one GPU are placed side by side
-  // (place_share.cc) and count toward quota and fair share as their share.
+  // A share of a GPU, in thousandths (1-999), for a job that needs less than a GPU per
+  // worker: `gpus` such shares, each on a GPU of its own (a gang of shares, all or
+  // nothing); 0: whole GPUs. Shares are placed beside others on a GPU (place_share.cc) and
+  // count toward quota and fair share as their thousandths.
   std::int32_t gpu_milli = 0;
-  // With a share: the GPU memory it needs on that GPU (the shares on a GPU never
+  // With a share: the GPU memory each share needs on its GPU (the shares on a GPU never
   // promise more than it has); 0: none stated.
   std::int64_t gpu_memory_mib = 0;
   std::vector<core::GpuTypeId> gpu_types;  // acceptable types, preferred first; empty: any
@@ -139,9 +140,9 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
 
 // A job that asks for a share of one GPU rather than whole GPUs.
 inline bool is_share(const JobRequest& r) { return r.gpu_milli > 0; }
-// What `r` holds, in thousandths of a GPU: its share, or 1000 per GPU.
+// What `r` holds at `gpus` GPUs, in thousandths of a GPU: its share on each, or 1000 each.
 inline std::int64_t gpu_milli_of(const JobRequest& r, std::int32_t gpus) {
-  return is_share(r) ? r.gpu_milli : std::int64_t{1000} * gpus;
+  return (is_share(r) ? r.gpu_milli : std::int64_t{1000}) * gpus;
 }
 
 // An interactive session (core::kInteractiveTier): started only inside its tenant's
@@ -278,8 +279,9 @@ class ClusterSnapshot {
   const std::vector<core::Reservation>& reservations() const { return reservations_; }
   const std::vector<RunningJob>& running() const { return running_; }  // sorted by id
   const std::vector<PendingJob>& pending() const { return pending_; }  // sorted by id
-  // running()[j]'s GPUs as (node, mask), one entry per node in node order, and its tenant:
-  // derived once here so that decide() never looks a GPU's node up by name.
+  // running()[j]'s GPUs as (node, mask), one entry per node in node order (a job of shares:
+  // one per GPU), and its tenant: derived once here so that decide() never looks a GPU's
+  // node up by name.
   const std::vector<NodeGpus>& running_gpus(std::size_t j) const { return running_gpus_[j]; }
   TenantIx running_tenant(std::size_t j) const { return running_tenant_[j]; }
   TenantIx pending_tenant(std::size_t j) const { return pending_tenant_[j]; }

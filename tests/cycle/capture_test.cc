@@ -139,8 +139,9 @@ sched::SnapshotInput random_input(Rng& rng) {
     }
     // A share of one GPU.
     if (!p.request.elastic && rng.chance(0.2)) {
-      p.request.gpus = 1;
+      p.request.gpus = static_cast<std::int32_t>(rng.uniform(1, 2));
       p.request.gpus_per_node = 0;
+      p.request.topology = {};
       p.request.gpu_milli = static_cast<std::int32_t>(rng.uniform(1, 999));
       p.request.gpu_memory_mib = rng.uniform(0, 40'960);
     }

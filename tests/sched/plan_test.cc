@@ -212,6 +212,36 @@ TEST(Plan, RollbackReturnsExactlyToTheMark) {
   EXPECT_EQ(seen(plan, i.h100), start);
 }
 
+// Shares of one GPU: it leaves the free pool (and draws its rack's watts) with the first
+// and stays out until the last is rolled back; CPUs, memory and the tenant's thousandths
+// move with each; rollback returns exactly to the mark.
+TEST(Plan, SharesTakeAGpuTogetherAndRollBackExactly) {
+  const auto s = fleet();
+  const Ix i = ix(s);
+  Plan plan(s);
+  const Seen start = seen(plan, i.h100);
+  const auto quarter = JobBuilder(7).tenant("t2").share(250, 1024).cpus_per_gpu(4).request();
+  plan.take_share(i.n2, 5, i.t2, quarter);
+  const Seen one = seen(plan, i.h100);
+  EXPECT_EQ(plan.free_count(i.n2), 7);
+  EXPECT_EQ(plan.share_room(i.n2, 5).milli, 750);
+  EXPECT_EQ(plan.tenant_used_milli(i.t2, i.h100), 250);
+  EXPECT_EQ(plan.free_cpus(i.n2), 60);
+  const Plan::Mark second = plan.mark();
+  plan.take_share(i.n2, 5, i.t2, quarter);
+  EXPECT_EQ(plan.free_count(i.n2), 7);  // still one GPU out of the pool
+  EXPECT_EQ(plan.share_room(i.n2, 5).milli, 500);
+  EXPECT_EQ(plan.tenant_used_milli(i.t2, i.h100), 500);
+  EXPECT_EQ(plan.rack_power_used(i.r2), one.rack_watts[static_cast<std::size_t>(i.r2)]);  // once
+  EXPECT_EQ(plan.share_room(i.n1, 0).milli, 0);  // held whole by job 1
+  EXPECT_EQ(plan.share_room(i.n1, 3).milli, 0);  // failed
+  plan.rollback(second);
+  EXPECT_EQ(seen(plan, i.h100), one);
+  plan.rollback(0);
+  EXPECT_EQ(seen(plan, i.h100), start);
+  EXPECT_EQ(plan.share_room(i.n2, 5).milli, 1000);
+}
+
 TEST(Plan, SplitNodesAreThoseWithMoreThanOneNvlinkDomain) {
   const auto s = FleetBuilder().dgx("n1").pcie_pairs("p1").build();
   const Plan plan(s);

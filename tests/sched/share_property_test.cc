@@ -32,8 +32,9 @@ std::int64_t gpu_memory(const SnapshotInput& in, const core::NodeId& node, std::
 }
 
 // A random fleet and workload, plus running shares on GPUs no whole job holds (the shares
-// on a GPU within its whole and its memory) and queued shares.
-SnapshotInput random_share_case(std::uint64_t seed, std::int32_t pending_shares) {
+// on a GPU within its whole and its memory) and queued shares, some of them gangs of two or
+// three shares when `gangs`.
+SnapshotInput random_share_case(std::uint64_t seed, std::int32_t pending_shares, bool gangs) {
   Rng rng(seed);
   FleetShape fleet{.nodes = static_cast<std::int32_t>(rng.uniform(1, 12)),
                    .gpu_types = static_cast<std::int32_t>(rng.uniform(1, 2)),
@@ -115,6 +116,7 @@ SnapshotInput random_share_case(std::uint64_t seed, std::int32_t pending_shares)
   }
   for (std::int32_t i = 0; i < pending_shares; ++i) {
     JobRequest r = random_share();
+    if (gangs && rng.chance(0.25)) r.gpus = static_cast<std::int32_t>(rng.uniform(2, 3));
     in.pending.push_back({.request = r, .queued_at = core::time_from_ms(rng.uniform(0, 1000))});
   }
   return in;
@@ -179,7 +181,7 @@ void expect_shares_fit(const ClusterSnapshot& s, const SnapshotInput& in, const 
 TEST(ShareProperty, SharesNeverOverlapOrOversubscribeAndQuotasHold) {
   for (std::uint64_t seed : property_seeds(300'000, 600)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
-    const SnapshotInput in = random_share_case(seed, static_cast<std::int32_t>(seed % 20));
+    const SnapshotInput in = random_share_case(seed, static_cast<std::int32_t>(seed % 20), true);
     auto s = build_snapshot(in);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     for (SharePlacement rule : kRules) {
@@ -199,7 +201,7 @@ TEST(ShareProperty, SharesNeverOverlapOrOversubscribeAndQuotasHold) {
 TEST(ShareProperty, AShareNeverWaitsBesideAGpuWithRoomForIt) {
   for (std::uint64_t seed : property_seeds(310'000, 600)) {
     SCOPED_TRACE("CORRAL_SEED=" + std::to_string(seed));
-    SnapshotInput in = random_share_case(seed, 1);
+    SnapshotInput in = random_share_case(seed, 1, false);
     std::erase_if(in.pending, [](const PendingJob& p) { return !is_share(p.request); });
     for (core::Tenant& t : in.tenants) {
       t.quotas.clear();

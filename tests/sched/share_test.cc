@@ -153,6 +153,58 @@ TEST(Share, RandomPicksSomeGpuItFits) {
             to_json(decide_checked(s, with_rule(SharePlacement::kRandom))));  // by job id
 }
 
+TEST(Share, AGangOfSharesGetsAGpuEachAllOrNothing) {
+  // Three halves: n1's GPU 0 has room for one, GPU 1 is held whole, GPU 2 is free; n2 has
+  // one free GPU. Each half gets a GPU of its own, and quota counts 1.5 GPUs.
+  const auto s = FleetBuilder()
+                     .node("n1", "H100", 3, 3)
+                     .node("n2", "H100", 1, 1)
+                     .quota("t1", "H100", 2, 0)
+                     .running(JobBuilder(1).share(500), {{"n1", 0}})
+                     .running(JobBuilder(2).gpus(1).tenant("t2"), {{"n1", 1}})
+                     .pending(JobBuilder(3).share(500).gpus(3).queued_at(0))
+                     .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(placement_of(d, 3), nullptr) << to_json(d);
+  EXPECT_EQ(placement_of(d, 3)->gpus,
+            (std::vector<GpuRef>{
+                {core::NodeId("n1"), 0}, {core::NodeId("n1"), 2}, {core::NodeId("n2"), 0}}));
+  EXPECT_FALSE(placement_of(d, 3)->borrowed);  // 0.5 + 1.5 = its guarantee of 2
+
+  // Four halves find only three GPUs with room: none is placed.
+  const auto four = FleetBuilder()
+                        .node("n1", "H100", 3, 3)
+                        .node("n2", "H100", 1, 1)
+                        .running(JobBuilder(1).share(500), {{"n1", 0}})
+                        .running(JobBuilder(2).gpus(1).tenant("t2"), {{"n1", 1}})
+                        .pending(JobBuilder(3).share(500).gpus(4))
+                        .build();
+  const Decisions none = decide_checked(four);
+  EXPECT_TRUE(none.placements.empty());
+  ASSERT_NE(pending_of(none, 3), nullptr);
+  EXPECT_EQ(pending_of(none, 3)->reason,
+            "capacity: fewer than 4 GPUs of one acceptable type have 0.5 of a GPU free on a node "
+            "with room for its CPUs and memory");
+}
+
+// A reservation of b opens at 11h; a share of the reservation's tenant runs on b's GPU 0, whose
+// last quarter the fragmentation rule would fill first.
+// A share that would still run then stays off b, shared GPU or not (the gate blocks only
+// free GPUs; share placement skips what the job's view forbids), and goes to a.
+TEST(Share, StaysOffAReservedGpuThatSharesAlreadyHold) {
+  const auto s =
+      FleetBuilder()
+          .dgx("a")
+          .dgx("b")
+          .reservation_nodes("launch", "nlp", {"b"}, 11 * testing::kHour, 14 * testing::kHour)
+          .running(JobBuilder(1).tenant("nlp").share(750), {{"b", 0}})
+          .pending(JobBuilder(2).tenant("cv").share(250).max_runtime(core::seconds(4 * 3600)))
+          .build();
+  const Decisions d = decide_checked(s, {}, testing::kNow);
+  ASSERT_NE(placement_of(d, 2), nullptr) << to_json(d);
+  EXPECT_EQ(placement_of(d, 2)->gpus.front().node.value, "a");
+}
+
 TEST(ShareSnapshot, RefusesSharesThatDoNotFitTheirGpuOrTheRules) {
   const auto refused = [](const FleetBuilder& b) { return build_snapshot(b.input()).status(); };
   FleetBuilder over = FleetBuilder()
@@ -172,10 +224,13 @@ TEST(ShareSnapshot, RefusesSharesThatDoNotFitTheirGpuOrTheRules) {
                                  .running(JobBuilder(1).share(500), {{"n1", 0}})
                                  .running(JobBuilder(2).gpus(1), {{"n1", 0}});
   EXPECT_NE(refused(whole_after).message().find("held by two jobs"), std::string::npos);
-  JobBuilder two = JobBuilder(1).share(500);
-  two.gpus(2);
-  FleetBuilder gang = FleetBuilder().dgx("n1").pending(two);
-  EXPECT_EQ(refused(gang).field(), "pending[1].gpu_milli");
+  FleetBuilder per_node =
+      FleetBuilder().dgx("n1").pending(JobBuilder(1).share(500).gpus(2).per_node(2));
+  EXPECT_EQ(refused(per_node).field(), "pending[1].gpu_milli");
+  FleetBuilder twice =
+      FleetBuilder().dgx("n1").running(JobBuilder(1).share(500).gpus(2), {{"n1", 3}, {"n1", 3}});
+  EXPECT_NE(refused(twice).message().find("holds one GPU twice"), std::string::npos)
+      << refused(twice).to_string();
   FleetBuilder thousand = FleetBuilder().dgx("n1").pending(JobBuilder(1).share(1000));
   EXPECT_EQ(refused(thousand).field(), "pending[1].gpu_milli");
 }

@@ -55,7 +55,8 @@ class JobBuilder {
     r_.gpus = n;
     return *this;
   }
-  // A share of one GPU: `milli` thousandths of it and `memory_mib` of its memory.
+  // A share of one GPU: `milli` thousandths of it and `memory_mib` of its memory (gpus(n)
+  // after it: n such shares, each on a GPU of its own).
   JobBuilder& share(std::int32_t milli, std::int64_t memory_mib = 0) {
     r_.gpus = 1;
     r_.gpu_milli = milli;

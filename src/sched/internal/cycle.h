@@ -65,7 +65,8 @@ struct Cycle {
   TypeIx head_type = -1;            // the GPU type of its planned start
   std::int32_t searches = 0;        // preemption searches made
   WaitingCost waiting;              // what waiting costs, for preemptions
-  // The workload's classes, for placing shares (fragmentation.h), once a share is placed.
+  // The workload's classes for placing shares (fragmentation.h), built at the cycle's
+  // first share placed under the fragmentation rule.
   std::optional<std::vector<WorkloadClass>> workload;
   Decisions out;
 };

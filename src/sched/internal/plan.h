@@ -149,16 +149,16 @@ class Plan {
   // free. Used for preemption victims and shrinking elastic jobs.
   void give_back(const std::vector<Take>& takes, TenantIx tenant, std::int32_t cpus_per_gpu,
                  std::int64_t memory_per_gpu_mib);
-  // A share: `r` (is_share) on GPU `gpu` of `node`, which is free or holds shares with room
-  // for it (share_room); the GPU leaves the free pool with its first share and comes back
-  // with its last. Journaled like take().
+  // One of `r`'s shares (is_share) on GPU `gpu` of `node`, which is free or holds shares
+  // with room for it (share_room); the GPU leaves the free pool with its first share and
+  // comes back with its last (running shares, at construction). Journaled like take(), so
+  // rollback() undoes it.
   void take_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r);
-  void give_back_share(NodeIx node, std::int32_t gpu, TenantIx tenant, const JobRequest& r);
   // What is left of GPU `gpu` of `node` for shares: a free GPU's whole, a shared one's
-  // rest; none of a GPU a whole-GPU job holds or that is not usable.
+  // rest; none of a GPU a whole-GPU job holds, a blocked one, or one that is not usable.
+  // (A shared GPU is never blocked: a caller keeps shares off reserved or promised GPUs
+  // with Gate::forbidden().)
   ShareUse share_room(NodeIx node, std::int32_t gpu) const;
-  // The GPUs shares are on now, with what they hold.
-  const SharedGpus& shared() const { return shared_; }
 
   // Hides free GPUs from placement without charging anyone (reservations, the backfill
   // head's GPUs); unblock() shows them again. REQUIRES for unblock: they were blocked.
