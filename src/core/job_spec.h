@@ -47,6 +47,12 @@ struct TopologyConstraint {
 
 struct Resources {
   std::int32_t gpus = 1;
+  // resources.gpuShare, in thousandths (1-999): each of the job's `gpus` workers gets this
+  // share of a GPU of its own, beside other jobs' shares (isolated by MPS); 0: whole GPUs.
+  std::int32_t gpu_milli = 0;
+  // resources.gpuMemoryGiB, in MiB, with a share only: the GPU memory each share may pin
+  // (MPS enforces it); 0: none stated (the share is not limited, nor counted against room).
+  std::int64_t gpu_memory_mib = 0;
   std::vector<GpuTypeId> gpu_types;  // acceptable types; empty means any type
   std::int32_t gpus_per_node = 0;    // 0: the scheduler chooses the split
   std::int32_t cpus_per_gpu = 1;

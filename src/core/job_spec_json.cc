@@ -55,6 +55,12 @@ std::string job_spec_to_json(const JobSpec& spec) {
 
   Json resources = Json::object();
   resources["gpus"] = spec.resources.gpus;
+  if (spec.resources.gpu_milli > 0) {  // whole GPUs: written as absent
+    resources["gpuShare"] = spec.resources.gpu_milli / 1000.0;
+  }
+  if (spec.resources.gpu_memory_mib > 0) {
+    resources["gpuMemoryGiB"] = static_cast<double>(spec.resources.gpu_memory_mib) / 1024.0;
+  }
   Json types = Json::array();
   for (const auto& type : spec.resources.gpu_types) {
     types.push_back(type.value);

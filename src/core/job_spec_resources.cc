@@ -26,18 +26,23 @@ void Validator::read_resources(const TreeNode* node) {
   const TreeNode* map = as_map(node, path);
   const FieldMap f = map ? fields(*map, path,
                                   {"gpus", "gpuTypes", "gpuSpeed", "gpusPerNode", "cpusPerGpu",
-                                   "memoryPerGpu", "region"})
+                                   "memoryPerGpu", "region", "gpuShare", "gpuMemoryGiB"})
                          : FieldMap();
   Resources& r = spec_.resources;
-  if (f.get("gpus") == nullptr && (map != nullptr || node == nullptr)) {
+  // A share job is one share unless it says how many (a gang of shares, a GPU each).
+  const bool share = f.get("gpuShare") != nullptr;
+  if (f.get("gpus") == nullptr && !share && (map != nullptr || node == nullptr)) {
     fail("resources.gpus", "is required");
   }
-  gpus_ = read_int(f.get("gpus"), "resources.gpus", 1, kMaxGpus);
+  gpus_ = f.get("gpus") == nullptr && share
+              ? std::optional<std::int64_t>(1)
+              : read_int(f.get("gpus"), "resources.gpus", 1, kMaxGpus);
   if (gpus_) {
     r.gpus = static_cast<std::int32_t>(*gpus_);
   }
   read_gpu_types(f.get("gpuTypes"));
   read_gpu_speed(f.get("gpuSpeed"));
+  read_gpu_share(f.get("gpuShare"), f.get("gpuMemoryGiB"));
   // Leaving gpusPerNode out lets the scheduler choose the split; 0 once meant the same
   // and is refused now, with the way to say it.
   const TreeNode* per_node = f.get("gpusPerNode");
@@ -131,6 +136,43 @@ void Validator::read_gpu_speed(const TreeNode* node) {
       fail(item, "duplicate key");
     }
   }
+}
+
+// The share in thousandths: finer would promise MPS a precision it does not have, and a
+// share of 1 or more is whole GPUs (resources.gpus).
+void Validator::read_gpu_share(const TreeNode* share, const TreeNode* memory) {
+  Resources& r = spec_.resources;
+  if (share != nullptr) {
+    const double x = number_value(*share).value_or(-1);
+    const double milli = std::round(x * 1000);
+    if (!(x > 0 && x < 1)) {
+      fail("resources.gpuShare",
+           fmt::format("must be a fraction of one GPU between 0.001 and 0.999 (ask for whole "
+                       "GPUs with resources.gpus), got {}",
+                       describe(*share)));
+    } else if (std::abs(x * 1000 - milli) > 1e-6 || milli < 1) {
+      fail("resources.gpuShare",
+           fmt::format("must be a multiple of 0.001, got {}", describe(*share)));
+    } else {
+      r.gpu_milli = static_cast<std::int32_t>(milli);
+    }
+  }
+  if (memory == nullptr) return;
+  if (share == nullptr) {
+    fail("resources.gpuMemoryGiB",
+         "is the GPU memory of a share and needs resources.gpuShare (a whole GPU's memory is "
+         "all its own)");
+    return;
+  }
+  const double gib = number_value(*memory).value_or(-1);
+  const double max_gib = static_cast<double>(kMaxMemoryPerGpuMib) / 1024;
+  if (!(gib * 1024 >= 1 && gib <= max_gib)) {
+    fail("resources.gpuMemoryGiB",
+         fmt::format("must be a number of GiB between 1 MiB (0.0009765625) and {}, got {}",
+                     max_gib, describe(*memory)));
+    return;
+  }
+  r.gpu_memory_mib = std::llround(gib * 1024);
 }
 
 // A size string ("120Gi") or a plain number of bytes.

@@ -91,6 +91,7 @@ void Validator::check_cross_field() {
 
   // 7. An interactive session is a person's: never preempted, one fixed size, one job.
   check_session();
+  check_share();
 
   // 8. Task i waits for task i of another array only when this job is an array too.
   for (std::size_t i = 0; i < spec_.depends_on.size(); ++i) {
@@ -98,6 +99,24 @@ void Validator::check_cross_field() {
       fail(child_path(element_path("dependsOn", i), "elementwise"),
            "needs an array job (array.count): task i waits for task i of the job named");
     }
+  }
+}
+
+// A share's worker runs on one GPU beside others' shares; what needs whole GPUs or a
+// chosen shape of them is refused here, as decide() would never place it.
+void Validator::check_share() {
+  if (spec_.resources.gpu_milli == 0) return;
+  const char* why = "a job of shares has a share of one GPU per worker";
+  if (elastic_present_) fail("elastic", fmt::format("is not allowed with resources.gpuShare ({})", why));
+  if (gpus_per_node_.has_value()) {
+    fail("resources.gpusPerNode", fmt::format("is not allowed with resources.gpuShare ({})", why));
+  }
+  if (spec_.processes == ProcessMode::kPerNode) {
+    fail("processes", fmt::format("must be perGpu with resources.gpuShare ({})", why));
+  }
+  if (spec_.topology.mode == TopologyMode::kRequired && spec_.topology.pack != PackLevel::kNone) {
+    fail("topology.mode", "must be preferred with resources.gpuShare (shares are placed against "
+                          "fragmentation, not packed)");
   }
 }
 

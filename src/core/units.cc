@@ -185,6 +185,16 @@ std::string format_memory_mib(std::int64_t mib) {
   return fmt::format("{}Mi", mib);
 }
 
+std::string format_gpu_milli(std::int64_t milli) {
+  std::string out = std::to_string(milli / 1000);
+  if (const std::int64_t rest = milli % 1000; rest != 0) {
+    std::string digits = std::to_string(1000 + rest).substr(1);
+    while (digits.back() == '0') digits.pop_back();
+    out += "." + digits;
+  }
+  return out;
+}
+
 std::string format_bytes(std::int64_t bytes) {
   if (bytes < 1024) return fmt::format("{} B", bytes);
   static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -33,6 +33,8 @@ Result<Time> parse_utc(std::string_view text);
 Result<std::int64_t> parse_memory_mib(std::string_view text);
 // 122880 -> "120Gi"; a whole Gi when exact, else Mi.
 std::string format_memory_mib(std::int64_t mib);
+// Thousandths of GPUs as people read them: 3000 -> "3", 3500 -> "3.5", 250 -> "0.25".
+std::string format_gpu_milli(std::int64_t milli);
 // A byte count as people read it: "512 B", "3.5 KiB", "12.0 MiB", "1.5 GiB", "2.0 TiB".
 std::string format_bytes(std::int64_t bytes);
 

@@ -1,5 +1,6 @@
 #include "sched/internal/admit.h"
 
+#include "core/units.h"
 #include "sched/internal/text.h"
 
 namespace corral::sched::detail {
@@ -17,8 +18,8 @@ Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int64_t mil
     return {.ok = true, .borrowed = true};
   }
   // Refused: the reason (only now: admission is asked thousands of times a cycle).
-  const std::string holds = cat("quota: tenant ", t.id.value, " holds ", gpus_text(used));
-  const std::string needs = gpus_text(milli);
+  const std::string holds = cat("quota: tenant ", t.id.value, " holds ", core::format_gpu_milli(used));
+  const std::string needs = core::format_gpu_milli(milli);
   if (guaranteed_only) {
     return {.reason =
                 cat(holds, "/", q.guaranteed, " guaranteed ", type_name,
@@ -30,7 +31,7 @@ Admission admit(const Plan& plan, TenantIx tenant, TypeIx type, std::int64_t mil
                      ", may not borrow, and needs ", needs, " more");
   } else if (used >= guaranteed) {
     out.reason = cat(holds, " ", type_name, " (", q.guaranteed, " guaranteed + ",
-                     gpus_text(used - guaranteed), "/", q.borrow_limit,
+                     core::format_gpu_milli(used - guaranteed), "/", q.borrow_limit,
                      " borrowed) and is at its borrow limit for ", needs, " more");
   } else {
     out.reason = cat(holds, "/", q.guaranteed, " guaranteed ", type_name, "; ", needs,

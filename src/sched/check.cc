@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/units.h"
 #include "sched/dependencies.h"
 #include "sched/internal/gate.h"
 #include "sched/internal/lend.h"
@@ -405,7 +406,7 @@ class Checker {
       const core::Tenant& t = s_.tenants()[key.first];
       const core::Quota& q = t.quota_for(s_.gpu_types()[key.second].id);
       if (used > 1000 * q.max_total()) {
-        fail(cat("tenant ", t.id.value, " holds ", detail::gpus_text(used), " ",
+        fail(cat("tenant ", t.id.value, " holds ", core::format_gpu_milli(used), " ",
                  s_.gpu_types()[key.second].id.value, ", past its limit of ", q.max_total()));
       }
     }

@@ -23,7 +23,10 @@ struct Placement {
   core::JobId job;
   core::GpuTypeId gpu_type;
   std::vector<GpuRef> gpus;  // sorted
-  bool borrowed = false;     // some of it is capacity lent beyond the tenant's guarantee
+  // A job of shares: its share of each of `gpus`, in thousandths (JobRequest::gpu_milli);
+  // 0: the GPUs are whole.
+  std::int32_t share_milli = 0;
+  bool borrowed = false;  // some of it is capacity lent beyond the tenant's guarantee
   core::PackLevel packed = core::PackLevel::kNone;  // the tightest level that contains it
   // Jobs preempted or shrunk by this decision to free some of these GPUs: the job may
   // launch only once every one of them has confirmed its processes are gone.

@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "core/splitmix.h"
+#include "core/units.h"
 #include "sched/internal/admit.h"
 #include "sched/internal/cycle.h"
 #include "sched/internal/fragmentation.h"
@@ -214,6 +215,7 @@ Attempt try_place_share(Cycle& c, const JobRequest& r, TenantIx tenant) {
     out.placement = Placement{.job = r.id,
                               .gpu_type = c.s.gpu_types()[type].id,
                               .gpus = gpus_of(c.s, takes),
+                              .share_milli = r.gpu_milli,
                               .borrowed = admission.borrowed,
                               .packed = packed_level(c.s, takes),
                               .reservation = r.reservation};
@@ -232,7 +234,7 @@ Attempt try_place_share(Cycle& c, const JobRequest& r, TenantIx tenant) {
     out.reason = cat("capacity: ",
                      r.gpus == 1 ? std::string("no GPU of an acceptable type has ")
                                  : cat("fewer than ", r.gpus, " GPUs of one acceptable type have "),
-                     gpus_text(r.gpu_milli), " of a GPU",
+                     core::format_gpu_milli(r.gpu_milli), " of a GPU",
                      r.gpu_memory_mib > 0 ? cat(" and ", r.gpu_memory_mib, " MiB") : "",
                      " free on a node with room for its CPUs and memory");
   }

@@ -57,6 +57,8 @@ JobRequest job_request_from_spec(core::JobId id, const core::JobSpec& spec, std:
   r.tenant = spec.tenant;
   r.tier = tier;
   r.gpus = spec.resources.gpus;
+  r.gpu_milli = spec.resources.gpu_milli;
+  r.gpu_memory_mib = spec.resources.gpu_memory_mib;
   r.gpu_types = spec.resources.gpu_types;
   r.gpu_speed = spec.resources.gpu_speed;
   r.gpus_per_node = spec.resources.gpus_per_node;

@@ -35,7 +35,9 @@ std::optional<core::Time> last_checkpoint(const ModelJob& j, const CheckpointMod
 double attained_gpu_seconds(const ModelJob& j, std::int64_t now_ms) {
   std::int64_t gpu_ms = j.ended_gpu_ms;
   if (j.state == JobState::kRunning) {
-    gpu_ms += (now_ms - j.run_start_ms) * static_cast<std::int64_t>(j.gpus.size());
+    // A share's service is its share of the GPU's time (as corrald's adapter counts it).
+    gpu_ms += (now_ms - j.run_start_ms) *
+              sched::gpu_milli_of(j.request, static_cast<std::int32_t>(j.gpus.size())) / 1000;
   }
   return static_cast<double>(gpu_ms) / 1000.0;
 }

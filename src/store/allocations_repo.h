@@ -1,7 +1,8 @@
 // AllocationRepo: which job attempt holds which GPU (desired state, written by the
 // scheduler's decisions and released by the lifecycle and node-health controllers).
 // The store refuses a second active allocation of one GPU with a unique index, so a
-// scheduler bug cannot double-allocate (ARCHITECTURE.md, "The scheduling cycle" step 3).
+// scheduler bug cannot double-allocate (ARCHITECTURE.md, "The scheduling cycle" step 3);
+// shares of a GPU (share_milli) may be several on one GPU, never more than the whole of it.
 //
 // One of the repositories store::Tx is made of (store.h).
 // Thread safety: as Tx (used only by the thread running the transaction, only during it).
@@ -19,7 +20,8 @@
 
 namespace corral::store {
 
-// One GPU held by one job attempt. Released rows stay as history (active = false).
+// One GPU, or a share of one, held by one job attempt. Released rows stay as history
+// (active = false).
 struct AllocationRow {
   std::int64_t id = 0;  // assigned by the store
   core::JobId job;
@@ -32,16 +34,23 @@ struct AllocationRow {
   bool borrowed = false;
   core::Time created_at;
   std::optional<core::Time> released_at;
+  // The job's share of the GPU in thousandths (resources.gpuShare); 0: the whole GPU.
+  std::int32_t share_milli = 0;
+
+  // What the row holds of its GPU, in thousandths: its share, or 1000.
+  std::int64_t milli() const { return share_milli > 0 ? share_milli : 1000; }
 };
 
 class AllocationRepo {
  public:
   virtual ~AllocationRepo() = default;
 
-  // AlreadyExists, naming the GPU, when it already has an active allocation.
+  // AlreadyExists, naming the GPU, when its active rows leave no room for this one: a
+  // whole GPU needs it free, a share needs its thousandths free and none of its job's.
   virtual core::Status insert_allocation(const AllocationRow& row) = 0;
   // Marks every active allocation of `job` released at `now`; returns how many. Each
-  // released GPU's held time is added to the job's attained_gpu_ms (here as below).
+  // released GPU's held time, times its share, is added to the job's attained_gpu_ms (here
+  // as below).
   virtual core::Result<std::int64_t> release_allocations(core::JobId job, core::Time now) = 0;
   // Every active allocation, by (node, GPU index).
   virtual core::Result<std::vector<AllocationRow>> list_active_allocations() = 0;

@@ -37,7 +37,8 @@ class RackCapRepo {
   virtual core::Status delete_rack_caps(std::string_view declared_by) = 0;
   // Every cap, by (rack, declared_by).
   virtual core::Result<std::vector<RackCapRow>> list_rack_caps() = 0;
-  // The GPUs held on each of `nodes` now (active allocations, every scheduler's), by node;
+  // The GPUs held on each of `nodes` now (with an active allocation, every scheduler's; a GPU
+  // of shares counts once, as it draws its power once), by node;
   // first it locks the cap rows of `racks` (in name order, until the transaction ends),
   // so two schedulers that place on one capped rack at once count one after the other
   // and the second sees the first's GPUs. SQLite has one writer: there the lock is the

@@ -90,8 +90,8 @@ struct UsageSampleRow {
   core::Time time;
   std::string tenant;     // "*": the whole cluster
   std::int64_t gpus = 0;  // "*": GPUs registered; a tenant: its guarantees, summed
-  std::int64_t allocated = 0;
-  std::int64_t borrowed = 0;
+  double allocated = 0;    // GPUs held, a share counting its fraction
+  double borrowed = 0;     // of those, beyond its guarantee
   double utilization = 0;  // mean over its allocated GPUs, 0..1
   double share = 0;        // fair share of the fleet, 0..1
   double usage_gpus = 0;   // decayed usage, as average GPUs

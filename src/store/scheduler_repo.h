@@ -60,7 +60,8 @@ struct SchedConfigRow {
   core::Time set_at;
 };
 
-// GPUs a tenant holds (active allocations), by tenant and GPU type name.
+// What a tenant holds (active allocations) in thousandths of a GPU, by tenant and GPU type
+// name.
 using TenantTypeCounts = std::map<std::pair<std::string, std::string>, std::int64_t>;
 
 class SchedulerRepo {
@@ -104,7 +105,8 @@ class SchedulerRepo {
   virtual core::Result<bool> replace_sched_config(const SchedConfigRow& row,
                                                   std::string_view expected) = 0;
 
-  // The GPUs each of `tenants` holds now, every shard's, by GPU type; first it locks
+  // What each of `tenants` holds now, every shard's, by GPU type, in thousandths of a GPU
+  // (a share counts its share, a whole GPU 1000); first it locks
   // those tenants' rows (lock_tenants(), TenantLock::kRecount), so two shards that
   // place for one tenant at once count one after the other and the second sees the
   // first's GPUs. SQLite has one writer: there the lock is the transaction itself.

@@ -192,8 +192,8 @@ Result<std::map<std::string, std::int64_t>> SqlTx::lock_rack_holdings(
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.value);
   IdChunk list = name_list(std::move(names));
-  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT node, COUNT(*) FROM allocations WHERE active = "
-                                          "1 AND node IN ",
+  CORRAL_ASSIGN_OR_RETURN(auto res, q(cat("SELECT node, COUNT(DISTINCT gpu_index) FROM allocations "
+                                          "WHERE active = 1 AND node IN ",
                                           list.list, " GROUP BY node"),
                                       std::move(list.params)));
   for (const auto& r : res.rows) {

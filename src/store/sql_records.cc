@@ -310,15 +310,16 @@ constexpr std::string_view kUsageHistoryColumns =
 Status SqlTx::insert_usage_samples(const std::vector<UsageSampleRow>& rows) {
   const std::string upsert = concat(
       "INSERT INTO usage_history (", kUsageHistoryColumns,
-      ") VALUES ($1, $2, $3, $4, $5, CAST($6 AS DOUBLE PRECISION), CAST($7 AS DOUBLE "
-      "PRECISION), CAST($8 AS DOUBLE PRECISION), $9, $10, $11, $12, $13) ON CONFLICT (tenant, "
+      ") VALUES ($1, $2, $3, CAST($4 AS DOUBLE PRECISION), CAST($5 AS DOUBLE PRECISION), "
+      "CAST($6 AS DOUBLE PRECISION), CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE "
+      "PRECISION), $9, $10, $11, $12, $13) ON CONFLICT (tenant, "
       "time) DO UPDATE SET gpus = excluded.gpus, allocated = excluded.allocated, borrowed = "
       "excluded.borrowed, utilization = excluded.utilization, share = excluded.share, usage_gpus "
       "= excluded.usage_gpus, pending = excluded.pending, preemptions = excluded.preemptions, "
       "restarts = excluded.restarts, placed = excluded.placed, wait_ms_sum = excluded.wait_ms_sum");
   for (const UsageSampleRow& r : rows) {
     CORRAL_RETURN_IF_ERROR(
-        q(upsert, {ms(r.time), r.tenant, r.gpus, r.allocated, r.borrowed, real(r.utilization),
+        q(upsert, {ms(r.time), r.tenant, r.gpus, real(r.allocated), real(r.borrowed), real(r.utilization),
                    real(r.share), real(r.usage_gpus), r.pending, r.preemptions, r.restarts,
                    r.placed, r.wait_ms_sum})
             .status());
@@ -342,8 +343,8 @@ Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
     return UsageSampleRow{.time = in.time(0),
                           .tenant = in.str(1),
                           .gpus = in.i64(2),
-                          .allocated = in.i64(3),
-                          .borrowed = in.i64(4),
+                          .allocated = in.f64(3),
+                          .borrowed = in.f64(4),
                           .utilization = in.f64(5),
                           .share = in.f64(6),
                           .usage_gpus = in.f64(7),

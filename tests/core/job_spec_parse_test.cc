@@ -113,6 +113,30 @@ std::vector<BadCase> bad_cases() {
        "resources.gpuSpeed.H100", "must be a number"},
       {"GpuSpeedNotAMap", with_resources("{gpus: 1, gpuSpeed: [H100]}"), "resources.gpuSpeed",
        "must be a mapping"},
+      {"GpuShareWhole", with_resources("{gpuShare: 1}"), "resources.gpuShare",
+       "must be a fraction of one GPU between 0.001 and 0.999 (ask for whole GPUs with "
+       "resources.gpus), got 1"},
+      {"GpuShareZero", with_resources("{gpuShare: 0}"), "resources.gpuShare", "got 0"},
+      {"GpuShareNegative", with_resources("{gpuShare: -0.5}"), "resources.gpuShare", "got -0.5"},
+      {"GpuShareTooFine", with_resources("{gpuShare: 0.2505}"), "resources.gpuShare",
+       "must be a multiple of 0.001, got 0.2505"},
+      {"GpuShareNotANumber", with_resources("{gpuShare: half}"), "resources.gpuShare",
+       "got \"half\""},
+      {"GpuMemoryWithoutShare", with_resources("{gpus: 1, gpuMemoryGiB: 20}"),
+       "resources.gpuMemoryGiB", "needs resources.gpuShare"},
+      {"GpuMemoryZero", with_resources("{gpuShare: 0.5, gpuMemoryGiB: 0}"),
+       "resources.gpuMemoryGiB", "must be a number of GiB between 1 MiB"},
+      {"GpuShareElastic",
+       with_resources("{gpus: 2, gpuShare: 0.5}", std::string("elastic: {minGpus: 1, maxGpus: 4}\n") +
+                                                      std::string(kCheckpoint)),
+       "elastic", "is not allowed with resources.gpuShare"},
+      {"GpuShareGpusPerNode", with_resources("{gpus: 2, gpuShare: 0.5, gpusPerNode: 2}"),
+       "resources.gpusPerNode", "is not allowed with resources.gpuShare"},
+      {"GpuSharePerNode", with_resources("{gpuShare: 0.5}", "processes: perNode\n"), "processes",
+       "must be perGpu with resources.gpuShare"},
+      {"GpuShareRequiredTopology",
+       with_resources("{gpus: 2, gpuShare: 0.5}", "topology: {pack: node, mode: required}\n"),
+       "topology.mode", "must be preferred with resources.gpuShare"},
       {"RegionNotDnsLabel", with_resources("{gpus: 1, region: US_East}"), "resources.region",
        "must be a DNS label (lowercase letters, digits and '-', starting and ending with a "
        "letter or digit), got \"US_East\""},
@@ -465,6 +489,26 @@ TEST(ParseJobSpec, ReadsGpuSpeedAndRoundTrips) {
   const auto again = parse_job_spec(job_spec_to_json(spec), SpecFormat::kJson);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again.spec, spec);
+}
+
+// A share of a GPU: one share unless `gpus` says how many, in thousandths, with the memory
+// it may pin; whole-GPU specs write neither field.
+TEST(ParseJobSpec, ReadsAShareOfAGpuAndRoundTrips) {
+  const JobSpec one = parse_ok(with_resources("{gpuShare: 0.25, gpuMemoryGiB: 20}"));
+  EXPECT_EQ(one.resources.gpus, 1);
+  EXPECT_EQ(one.resources.gpu_milli, 250);
+  EXPECT_EQ(one.resources.gpu_memory_mib, 20 * 1024);
+  expect_round_trip(one);
+  EXPECT_NE(job_spec_to_json(one).find("\"gpuShare\": 0.25"), std::string::npos);
+  const JobSpec gang = parse_ok(with_resources("{gpus: 4, gpuShare: 0.333, gpuMemoryGiB: 7.5}"));
+  EXPECT_EQ(gang.resources.gpus, 4);
+  EXPECT_EQ(gang.resources.gpu_milli, 333);
+  EXPECT_EQ(gang.resources.gpu_memory_mib, 7680);
+  expect_round_trip(gang);
+  const JobSpec whole = parse_ok(kMinimal);
+  EXPECT_EQ(whole.resources.gpu_milli, 0);
+  EXPECT_EQ(job_spec_to_json(whole).find("gpuShare"), std::string::npos);
+  EXPECT_EQ(job_spec_to_json(whole).find("gpuMemoryGiB"), std::string::npos);
 }
 
 // A region binds the job to nodes labelled with it; left out, any region does (and the

@@ -414,6 +414,87 @@ TYPED_TEST(StoreConformance, RefusesSecondActiveAllocationOfAGpu) {
           .ok());
 }
 
+// Shares of a GPU (resources.gpuShare): several jobs on one GPU, never more than the whole
+// of it, one share per job, and a whole GPU never beside a share.
+TYPED_TEST(StoreConformance, SharesOfAGpuNeverAddUpToMoreThanTheGpu) {
+  std::vector<core::JobId> jobs;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    for (int i = 0; i < 5; ++i) {
+                      CORRAL_ASSIGN_OR_RETURN(auto row, tx.jobs().insert_job(this->job("s")));
+                      jobs.push_back(row.id);
+                    }
+                    return Status();
+                  })
+                  .ok());
+  const auto take = [&](std::size_t job, std::int32_t gpu, std::int32_t milli) {
+    return this->store_->transact([&](Tx& tx) {
+      return tx.allocations().insert_allocation({.job = jobs[job],
+                                                 .attempt = 1,
+                                                 .node = core::NodeId("n1"),
+                                                 .gpu_index = gpu,
+                                                 .gpu_type = core::GpuTypeId("H100"),
+                                                 .created_at = core::time_from_ms(1'000),
+                                                 .share_milli = milli});
+    });
+  };
+  EXPECT_TRUE(take(0, 3, 500).ok());
+  EXPECT_TRUE(take(1, 3, 250).ok());
+  const Status over = take(2, 3, 300);  // 1050 thousandths
+  EXPECT_EQ(over.code(), StatusCode::kAlreadyExists) << over.to_string();
+  EXPECT_NE(over.message().find("no room for a share of 300"), std::string::npos) << over.message();
+  EXPECT_EQ(take(3, 3, 0).code(), StatusCode::kAlreadyExists);    // a whole GPU beside shares
+  EXPECT_EQ(take(0, 3, 100).code(), StatusCode::kAlreadyExists);  // a second share of one job
+  EXPECT_TRUE(take(3, 4, 0).ok());
+  EXPECT_EQ(take(4, 4, 100).code(), StatusCode::kAlreadyExists);  // a share beside a whole GPU
+  EXPECT_TRUE(take(2, 3, 250).ok());                              // exactly full
+  // Released after 10 s, a 0.5 share has 5 GPU-seconds of service; the room it frees takes
+  // another share.
+  std::optional<JobRow> released;
+  std::vector<AllocationRow> active;
+  ASSERT_TRUE(this->store_
+                  ->transact([&](Tx& tx) {
+                    CORRAL_RETURN_IF_ERROR(tx.allocations()
+                                               .release_allocations(jobs[0], core::time_from_ms(11'000))
+                                               .status());
+                    CORRAL_ASSIGN_OR_RETURN(released, tx.jobs().get_job(jobs[0]));
+                    CORRAL_ASSIGN_OR_RETURN(active, tx.allocations().list_active_allocations());
+                    return Status();
+                  })
+                  .ok());
+  ASSERT_TRUE(released.has_value());
+  EXPECT_EQ(released->attained_gpu_ms, 5'000);
+  ASSERT_EQ(active.size(), 3u);
+  EXPECT_EQ(active[0].share_milli, 250);
+  EXPECT_EQ(active[0].milli(), 250);
+  EXPECT_EQ(active[2].gpu_index, 4);
+  EXPECT_EQ(active[2].milli(), 1000);
+  EXPECT_TRUE(take(4, 3, 500).ok());
+}
+
+// Twelve writers at once each take a 0.3 share of one GPU: three fit, whatever the order.
+// PostgreSQL reads committed rows, so without insert_allocation's lock on the GPU several
+// would each find room beside the others.
+TYPED_TEST(StoreConformance, ConcurrentSharesNeverOversubscribeAGpu) {
+  std::atomic<int> won{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 12; ++t) {
+    threads.emplace_back([&, t] {
+      const Status s = this->store_->transact([&](Tx& tx) {
+        return tx.allocations().insert_allocation({.job = core::JobId(200 + t),
+                                                   .node = core::NodeId("race"),
+                                                   .gpu_index = 0,
+                                                   .gpu_type = core::GpuTypeId("A100"),
+                                                   .epoch = 1,
+                                                   .share_milli = 300});
+      });
+      if (s.ok()) ++won;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(won.load(), 3);
+}
+
 TYPED_TEST(StoreConformance, ConcurrentWritersCannotDoubleAllocate) {
   // Eight threads race to allocate the same four GPUs; each GPU goes to exactly one.
   std::atomic<int> won{0};

@@ -8,6 +8,7 @@
 #include "cli/format/node_list.h"
 #include "cli/format/units_text.h"
 #include "core/job_phase.h"
+#include "core/units.h"
 
 namespace corral::cli {
 namespace {
@@ -208,8 +209,11 @@ std::string job_text(const json& j, const json& events, const TimeStyle& style) 
     for (const auto& [node, ix] : by_node) {
       where += (where.empty() ? "" : ", ") + node + " (GPU " + index_list_text(ix) + ")";
     }
-    line("placed",
-         text(field(alloc, "gpuType")) + " on " + where + ", epoch " + text(field(alloc, "epoch")));
+    // A share of each GPU: "0.25 of H100 on n1 (GPU 3)".
+    const std::int64_t share = alloc.value("shareMilli", std::int64_t{0});
+    const std::string what = share > 0 ? core::format_gpu_milli(share) + " of " : "";
+    line("placed", what + text(field(alloc, "gpuType")) + " on " + where + ", epoch " +
+                       text(field(alloc, "epoch")));
   }
   line("submitted", when_text(field(j, "createdAtMs"), style));
   line("queued", when_text(field(j, "queuedAtMs"), style));

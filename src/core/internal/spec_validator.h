@@ -126,6 +126,10 @@ class Validator {
   // gpuTypes limits the choice, one of those (a speed for a type the job refuses is a
   // mistake worth naming).
   void read_gpu_speed(const TreeNode* node);
+  // resources.gpuShare and gpuMemoryGiB: a share of a GPU per worker, in thousandths.
+  void read_gpu_share(const TreeNode* share, const TreeNode* memory);
+  // A share job keeps to what the scheduler can place as shares (sched/place_share.cc).
+  void check_share();
 
   // A size string ("120Gi") or a plain number of bytes.
   std::optional<std::int64_t> read_memory(const TreeNode* node, const std::string& path);

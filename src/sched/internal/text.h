@@ -38,17 +38,6 @@ std::string id_text(const core::Id<Tag, Rep>& id) {
   }
 }
 
-// Thousandths of GPUs for people: "3", "3.5", "0.25".
-inline std::string gpus_text(std::int64_t milli) {
-  std::string out = std::to_string(milli / 1000);
-  if (std::int64_t rest = milli % 1000; rest != 0) {
-    std::string digits = std::to_string(1000 + rest).substr(1);
-    while (digits.back() == '0') digits.pop_back();
-    out += "." + digits;
-  }
-  return out;
-}
-
 // A wait for people: "45m", "2h", "2h10m" (rounded up to the minute).
 inline std::string format_wait(std::int64_t ms) {
   const std::int64_t minutes = (ms + 59'999) / 60'000;

@@ -94,8 +94,10 @@ Result<Reply> whoami(const Call& c) {
 
 // ---- GET /v1/fleet ----------------------------------------------------------------
 
-json gpu_json(const core::Gpu& gpu, const store::ObservedNode* observed,
-              const std::map<std::pair<std::string, std::int32_t>, std::int64_t>& held,
+// The allocations on one GPU: a whole GPU's one, or its shares.
+using HeldGpus = std::map<std::pair<std::string, std::int32_t>, std::vector<const store::AllocationRow*>>;
+
+json gpu_json(const core::Gpu& gpu, const store::ObservedNode* observed, const HeldGpus& held,
               const std::map<std::int64_t, std::string>& tenant_of, const Principal& who,
               const std::string& node) {
   json g = {{"i", gpu.index},           {"type", gpu.type.value}, {"nvlink", gpu.nvlink_domain},
@@ -121,16 +123,28 @@ json gpu_json(const core::Gpu& gpu, const store::ObservedNode* observed,
   g["job"] = nullptr;
   g["tenant"] = nullptr;
   g["held"] = false;
-  if (const auto h = held.find({node, gpu.index}); h != held.end()) {
-    g["held"] = true;
-    const auto t = tenant_of.find(h->second);
+  g["heldMilli"] = 0;           // thousandths held: 1000 for a whole GPU, a sum of shares
+  g["shares"] = json::array();  // a GPU of shares: each share, {job, tenant, milli}
+  const auto h = held.find({node, gpu.index});
+  if (h == held.end()) return g;
+  g["held"] = true;
+  std::int64_t milli = 0;
+  for (const store::AllocationRow* a : h->second) {
+    milli += a->milli();
+    const auto t = tenant_of.find(a->job.value);
     const std::string tenant = t == tenant_of.end() ? "" : t->second;
-    // Another tenant's job is a held GPU and nothing more.
-    if (can_see_tenant(who, tenant)) {
-      g["job"] = h->second;
+    // Another tenant's job is held GPU time and nothing more.
+    const bool visible = can_see_tenant(who, tenant);
+    if (a->share_milli > 0) {
+      g["shares"].push_back({{"job", visible ? json(a->job.value) : json(nullptr)},
+                             {"tenant", visible ? json(tenant) : json(nullptr)},
+                             {"milli", a->share_milli}});
+    } else if (visible) {
+      g["job"] = a->job.value;
       g["tenant"] = tenant;
     }
   }
+  g["heldMilli"] = milli;
   return g;
 }
 
@@ -145,8 +159,8 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
   for (const auto& o : observed) observed_of[o.node.value] = &o;
   std::map<std::string, const store::AgentSessionRow*> session_of;
   for (const auto& s : sessions) session_of[s.node.value] = &s;
-  std::map<std::pair<std::string, std::int32_t>, std::int64_t> held;
-  for (const auto& a : allocs) held[{a.node.value, a.gpu_index}] = a.job.value;
+  HeldGpus held;
+  for (const auto& a : allocs) held[{a.node.value, a.gpu_index}].push_back(&a);
   std::map<std::int64_t, std::string> tenant_of;
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
 
@@ -186,11 +200,10 @@ Result<Reply> fleet(ApiContext& api, const Call& c, store::Tx& tx) {
 
 // Lent GPUs of one type: the guarantees idle now that other tenants' borrowing uses,
 // spread over the idle guarantees in proportion (borrowing does not name a lender).
-double lent_gpus(std::int64_t idle, std::int64_t idle_total, std::int64_t borrowed_total) {
+double lent_gpus(double idle, double idle_total, double borrowed_total) {
   if (idle_total <= 0 || borrowed_total <= 0) return 0;
-  const double used =
-      std::min<double>(1.0, static_cast<double>(borrowed_total) / static_cast<double>(idle_total));
-  return std::round(static_cast<double>(idle) * used * 10) / 10;
+  const double used = std::min(1.0, borrowed_total / idle_total);
+  return std::round(idle * used * 10) / 10;
 }
 
 Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
@@ -202,7 +215,8 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
   }
   // Per type: the fleet's GPUs, the guarantees idle now, and what is borrowed.
   struct TypeTotals {
-    std::int64_t gpus = 0, allocated = 0, idle_guarantee = 0, borrowed = 0;
+    std::int64_t gpus = 0;
+    double allocated = 0, idle_guarantee = 0, borrowed = 0;  // GPUs, shares as fractions
   };
   std::map<std::string, TypeTotals> types;
   CORRAL_ASSIGN_OR_RETURN(const auto node_rows, tx.nodes().list_nodes());
@@ -213,7 +227,7 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
     TypeTotals& t = types[g.gpu_type];
     t.allocated += g.allocated;
     t.borrowed += g.borrowed;
-    t.idle_guarantee += std::max<std::int64_t>(0, g.guaranteed - g.allocated);
+    t.idle_guarantee += std::max(0.0, static_cast<double>(g.guaranteed) - g.allocated);
   }
   std::map<std::string, const sched::TenantShare*> share_of;
   const auto loop_shares = api.loop.tenant_shares();
@@ -261,8 +275,8 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
          {"borrowLimit", limit},
          {"allocated", g.allocated},
          {"borrowed", g.borrowed},
-         {"lent", lent_gpus(std::max<std::int64_t>(0, g.guaranteed - g.allocated), t.idle_guarantee,
-                            t.borrowed)}});
+         {"lent", lent_gpus(std::max(0.0, static_cast<double>(g.guaranteed) - g.allocated),
+                            t.idle_guarantee, t.borrowed)}});
   }
   for (const auto& [tenant, cfg] : configs) {
     if (can_see_tenant(c.who, tenant)) entry(tenant);

@@ -13,6 +13,7 @@
 #include "core/job_spec_parse.h"
 #include "core/json_object.h"
 #include "core/priority.h"
+#include "core/units.h"
 #include "core/utf8.h"
 #include "server/api/api_routes.h"
 #include "server/api/api_views.h"
@@ -121,12 +122,14 @@ Status check_session(const sched::SchedulerConfig& config, const TenantConfig& t
   for (const core::GpuTypeId& type : spec.resources.gpu_types) {
     most = std::max(most, t.quota_for(type).guaranteed);
   }
-  if (gpus > most) {
+  // A session of shares needs its thousandths inside the guarantee, as admission counts.
+  const std::int64_t milli = std::int64_t{gpus} * (spec.resources.gpu_milli > 0 ? spec.resources.gpu_milli : 1000);
+  if (milli > most * 1000) {
     return core::invalid_argument(
         "resources.gpus", "a session starts only inside its tenant's guarantee, and tenant " +
                               t.id.value + " is guaranteed at most " + std::to_string(most) +
                               " GPUs of any type this session accepts; it asks for " +
-                              std::to_string(gpus));
+                              core::format_gpu_milli(milli));
   }
   return Status();
 }

@@ -117,7 +117,8 @@ Result<json> node_view(ApiContext& api, const Principal& who, const store::NodeR
       // A job gone from the store between the two reads is nobody's to show.
       const bool visible =
           tenant != facts.tenant_of_job.end() && can_see_tenant(who, tenant->second);
-      json one = {{"index", a.gpu_index}, {"held", true}};
+      // A GPU of shares is listed once per share, each with its thousandths.
+      json one = {{"index", a.gpu_index}, {"held", true}, {"shareMilli", a.share_milli}};
       if (visible) one["job"] = a.job.value;
       allocated.push_back(std::move(one));
     }

@@ -74,6 +74,7 @@ json allocation_json(const std::vector<store::AllocationRow>& rows) {
           {"borrowed", first.borrowed},
           {"active", first.active},
           {"createdAtMs", core::to_ms(first.created_at)},
+          {"shareMilli", first.share_milli},  // a share of each GPU; 0: whole GPUs
           {"gpus", gpus}};
 }
 

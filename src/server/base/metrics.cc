@@ -230,21 +230,22 @@ std::string render_refreshed(const RefreshedState& state) {
   struct Gauge {
     const char* name;
     const char* help;
-    std::int64_t TenantGpuGauge::*field;
+    double (*value)(const TenantGpuGauge&);
   };
   static constexpr Gauge kGauges[] = {
-      {"corral_tenant_gpus_allocated", "GPUs the tenant's jobs hold, by GPU type",
-       &TenantGpuGauge::allocated},
+      {"corral_tenant_gpus_allocated",
+       "GPUs the tenant's jobs hold (a share of a GPU as its fraction), by GPU type",
+       [](const TenantGpuGauge& t) { return t.allocated; }},
       {"corral_tenant_gpus_borrowed", "GPUs the tenant holds beyond its guarantee, by GPU type",
-       &TenantGpuGauge::borrowed},
+       [](const TenantGpuGauge& t) { return t.borrowed; }},
       {"corral_tenant_gpus_guaranteed", "the tenant's guaranteed GPUs (quota), by GPU type",
-       &TenantGpuGauge::guaranteed},
+       [](const TenantGpuGauge& t) { return static_cast<double>(t.guaranteed); }},
   };
   for (const Gauge& g : kGauges) {
     family(out, g.name, "gauge", g.help);
     for (const TenantGpuGauge& t : state.tenant_gpus) {
       sample(out, g.name, label("tenant", t.tenant) + "," + label("gpu_type", t.gpu_type),
-             number(t.*g.field));
+             number(g.value(t)));
     }
   }
   family(out, "corral_tenant_pending_jobs", "gauge", "the tenant's jobs waiting in the queue");

@@ -113,8 +113,8 @@ class LedgerCounters {
 struct TenantGpuGauge {
   std::string tenant;
   std::string gpu_type;
-  std::int64_t allocated = 0;   // GPUs its jobs hold
-  std::int64_t borrowed = 0;    // of those, beyond its guarantee: max(0, allocated - guaranteed)
+  double allocated = 0;         // GPUs its jobs hold (a share counts its fraction: 2.25)
+  double borrowed = 0;          // of those, beyond its guarantee: max(0, allocated - guaranteed)
   std::int64_t guaranteed = 0;  // its quota's guarantee
 };
 

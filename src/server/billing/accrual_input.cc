@@ -52,12 +52,14 @@ AttemptFacts attempt_facts(const store::AllocationRow& a, Time until,
   return out;
 }
 
-// Moves each allocation's start to no earlier than the release of the GPU's allocation
-// before it. The store never holds two active allocations of one GPU (a unique index), but
-// transactions stamp their times before they commit: a cancel that releases at t1 and a
-// scheduler cycle that saw the freed GPU and places with its cycle's earlier time t0 leave
-// an overlap of t1 - t0 milliseconds. The allocation made later (the higher id) starts
-// when the earlier ends, so the GPU's time still adds up and goes to one holder at a time.
+// Moves each allocation's start to no earlier than the time the GPU's allocations before
+// it leave room for it (a whole GPU: all released; a share: its thousandths free). The
+// store never lets a GPU's active rows hold more than it has (store/allocations_repo.h),
+// but transactions stamp their times before they commit: a cancel that releases at t1 and
+// a scheduler cycle that saw the freed room and places with its cycle's earlier time t0
+// leave an overlap of t1 - t0 milliseconds. The allocation made later (the higher id)
+// starts when the room is free, so the GPU's time still adds up and no more than the whole
+// of it is held at once.
 void order_holds(std::vector<store::AllocationRow>& allocs) {
   std::vector<store::AllocationRow*> by_gpu;
   by_gpu.reserve(allocs.size());
@@ -66,11 +68,32 @@ void order_holds(std::vector<store::AllocationRow>& allocs) {
     return std::tie(a->node.value, a->gpu_index, a->id) <
            std::tie(b->node.value, b->gpu_index, b->id);
   });
+  std::size_t first = 0;  // the first row of the current GPU
   for (std::size_t i = 1; i < by_gpu.size(); ++i) {
-    const store::AllocationRow& prev = *by_gpu[i - 1];
     store::AllocationRow& next = *by_gpu[i];
-    if (prev.node != next.node || prev.gpu_index != next.gpu_index || !prev.released_at) continue;
-    next.created_at = std::max(next.created_at, *prev.released_at);
+    if (by_gpu[first]->node != next.node || by_gpu[first]->gpu_index != next.gpu_index) {
+      first = i;
+      continue;
+    }
+    // The earlier rows still holding at next's start, by release; an unreleased one never
+    // ends within the window and can only be beside it (the store made room for both).
+    std::vector<const store::AllocationRow*> holding;
+    std::int64_t held = 0;
+    for (std::size_t k = first; k < i; ++k) {
+      const store::AllocationRow& prev = *by_gpu[k];
+      if (prev.released_at && *prev.released_at <= next.created_at) continue;
+      holding.push_back(&prev);
+      held += prev.milli();
+    }
+    std::sort(holding.begin(), holding.end(), [](const auto* a, const auto* b) {
+      return a->released_at.value_or(core::Time::max()) <
+             b->released_at.value_or(core::Time::max());
+    });
+    for (const auto* prev : holding) {
+      if (held + next.milli() <= 1000 || !prev->released_at) break;
+      next.created_at = *prev->released_at;
+      held -= prev->milli();
+    }
     if (next.released_at) next.released_at = std::max(*next.released_at, next.created_at);
   }
 }
@@ -147,6 +170,7 @@ Result<ledger::AccrualInput> read_accrual_input(store::Tx& tx, SpecCache& specs,
                         .start = a.created_at,
                         .end = end,
                         .overhead = facts.overhead,
+                        .share_milli = a.share_milli,
                         .stopping_from = facts.stopping_from,
                         .lost_from = facts.lost_from});
   }

@@ -37,12 +37,16 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   std::map<std::int64_t, std::string> tenant_of;
   for (const auto& j : holders) tenant_of[j.id.value] = j.tenant.value;
   std::map<std::pair<std::string, std::int32_t>, const store::AllocationRow*> held;
-  std::map<std::pair<std::string, std::string>, std::int64_t> usage;  // (tenant, type) -> GPUs
+  // (tenant, type) -> thousandths of a GPU held (a share counts its share)
+  std::map<std::pair<std::string, std::string>, std::int64_t> usage;
   for (const auto& a : allocs) {
-    held[{a.node.value, a.gpu_index}] = &a;
+    // A GPU of shares is labelled with its largest share's job, as DCGM's exporter gives a
+    // shared GPU one pod; the tenants' gauges above count every share.
+    auto [h, fresh] = held.try_emplace({a.node.value, a.gpu_index}, &a);
+    if (!fresh && a.milli() > h->second->milli()) h->second = &a;
     const auto t = tenant_of.find(a.job.value);
     if (t == tenant_of.end()) continue;
-    ++usage[{t->second, a.gpu_type.value}];
+    usage[{t->second, a.gpu_type.value}] += a.milli();
   }
 
   // 3. Per tenant: every type it has a quota for, holds, or is guaranteed by default.
@@ -72,11 +76,11 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
     for (const std::string& type : types) {
       TenantGpuGauge g{.tenant = row.id.value, .gpu_type = type};
       if (const auto u = usage.find({row.id.value, type}); u != usage.end())
-        g.allocated = u->second;
+        g.allocated = static_cast<double>(u->second) / 1000;
       if (tenant != nullptr) g.guaranteed = tenant->quota_for(core::GpuTypeId(type)).guaranteed;
       // Borrowed as admission counts it: what the tenant holds beyond its guarantee (a
       // placement's `borrowed` flag marks the whole gang, not the GPUs past the line).
-      g.borrowed = std::max<std::int64_t>(0, g.allocated - g.guaranteed);
+      g.borrowed = std::max(0.0, g.allocated - static_cast<double>(g.guaranteed));
       state.tenant_gpus.push_back(std::move(g));
     }
   }
@@ -84,7 +88,10 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
   for (const auto& [key, u] : usage) {
     if (tenant_names.count(key.first) > 0) continue;
     state.tenant_gpus.push_back(
-        {.tenant = key.first, .gpu_type = key.second, .allocated = u, .borrowed = u});
+        {.tenant = key.first,
+         .gpu_type = key.second,
+         .allocated = static_cast<double>(u) / 1000,
+         .borrowed = static_cast<double>(u) / 1000});
   }
   std::sort(state.tenant_gpus.begin(), state.tenant_gpus.end(),
             [](const TenantGpuGauge& a, const TenantGpuGauge& b) {

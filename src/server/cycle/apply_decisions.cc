@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/job_phase.h"
+#include "core/units.h"
 #include "server/base/log.h"
 #include "server/controllers/audit.h"
 #include "server/controllers/runs.h"
@@ -20,7 +21,11 @@ using core::JobPhase;
 using core::Status;
 
 std::string describe(const sched::Placement& p) {
-  std::string out = "placed on " + std::to_string(p.gpus.size()) + " " + p.gpu_type.value + ":";
+  std::string out = p.share_milli > 0
+                        ? "placed a " + core::format_gpu_milli(p.share_milli) + " share on " +
+                              (p.gpus.size() == 1 ? "one " : "each of " + std::to_string(p.gpus.size()) + " ") +
+                              p.gpu_type.value + ":"
+                        : "placed on " + std::to_string(p.gpus.size()) + " " + p.gpu_type.value + ":";
   std::string node;
   for (const auto& g : p.gpus) {
     if (g.node.value != node) {
@@ -246,7 +251,8 @@ class Applier {
                                                                   .epoch = ctx_.epoch,
                                                                   .active = true,
                                                                   .borrowed = p.borrowed,
-                                                                  .created_at = ctx_.now}));
+                                                                  .created_at = ctx_.now,
+                                                                  .share_milli = p.share_milli}));
     }
     CORRAL_RETURN_IF_ERROR(
         record_run_attempt(tx_, p.job, next.attempt, p.gpu_type, p.gpus, p.packed, ctx_.now));
@@ -266,6 +272,7 @@ class Applier {
                               .add("attempt", next.attempt)
                               .add("gpus", static_cast<std::int64_t>(p.gpus.size()))
                               .add("gpuType", p.gpu_type.value)
+                              .add("shareMilli", p.share_milli)
                               .add("nodes", node_list(p.gpus))
                               .add("borrowed", p.borrowed));
     return Status();

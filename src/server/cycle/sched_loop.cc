@@ -498,7 +498,8 @@ std::int32_t SchedLoop::queue_position(const QueuePositions* positions, core::Jo
 }
 
 void SchedLoop::accrue_usage(const StoreView& view, core::Time now) {
-  // Each holding job's GPUs since the last cycle, weighted by the type's factor.
+  // Each holding job's GPUs since the last cycle, weighted by the type's factor (a share
+  // by its share).
   const double dt_s = static_cast<double>(core::to_ms(now - last_cycle_)) / 1000.0;
   last_cycle_ = now;
   if (dt_s <= 0) return;
@@ -509,7 +510,8 @@ void SchedLoop::accrue_usage(const StoreView& view, core::Time now) {
     if (t == tenant_of.end()) continue;
     const auto type = core::find_builtin_gpu_type(a.gpu_type.value);
     auto [u, fresh] = usage_.try_emplace(*t->second, options_.config.usage_half_life);
-    u->second.add(dt_s * (type ? type->usage_factor : 1.0), now);
+    const double held = static_cast<double>(a.milli()) / 1000;
+    u->second.add(dt_s * held * (type ? type->usage_factor : 1.0), now);
   }
 }
 

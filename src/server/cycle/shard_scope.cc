@@ -67,6 +67,13 @@ std::int64_t keep_own_decisions(sched::Decisions& d, const sched::ClusterSnapsho
   return count;
 }
 
+namespace {
+// What a placement holds, in thousandths of a GPU.
+std::int64_t placed_milli(const sched::Placement& p) {
+  return static_cast<std::int64_t>(p.gpus.size()) * (p.share_milli > 0 ? p.share_milli : 1000);
+}
+}  // namespace
+
 core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched::Decisions& d,
                                           const sched::ClusterSnapshot& snapshot,
                                           const StoreView& view) {
@@ -80,27 +87,28 @@ core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched
     if (t == tenant_of.end()) return std::nullopt;
     return Key{t->second->value, p.gpu_type.value};
   };
-  // What this cycle placed, and what it saw held, by (tenant, type).
+  // What this cycle placed, and what it saw held, by (tenant, type), in thousandths of a
+  // GPU (a share counts its share).
   std::map<Key, std::int64_t> placed, seen;
   std::vector<core::TenantId> tenants;
   for (const auto& p : d.placements) {
     const auto key = key_of(p);
     if (!key) continue;
-    placed[*key] += static_cast<std::int64_t>(p.gpus.size());
+    placed[*key] += placed_milli(p);
     tenants.emplace_back(key->first);
   }
   std::map<std::int64_t, const core::TenantId*> holder_tenant;
   for (const auto& job : view.holding) holder_tenant[job.id.value] = &job.tenant;
   for (const auto& a : view.allocations) {
     const auto t = holder_tenant.find(a.job.value);
-    if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += 1;
+    if (t != holder_tenant.end()) seen[{t->second->value, a.gpu_type.value}] += a.milli();
   }
   CORRAL_ASSIGN_OR_RETURN(const store::TenantTypeCounts now,
                           scheduler.lock_tenant_holdings(tenants));
   // Per (tenant, type) whose GPUs grew unseen: what the store says it holds now.
   std::map<Key, std::int64_t> grew;
   std::set<Key> over;
-  for (const auto& [key, gpus] : placed) {
+  for (const auto& [key, milli] : placed) {
     const auto held = now.find(key);
     const std::int64_t held_now = held == now.end() ? 0 : held->second;
     const auto was = seen.find(key);
@@ -111,7 +119,7 @@ core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched
     const auto tenant = snapshot.find_tenant(core::TenantId(key.first));
     if (!tenant) continue;
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(core::GpuTypeId(key.second));
-    if (held_now + gpus > q.max_total()) over.insert(key);
+    if (held_now + milli > q.max_total() * 1000) over.insert(key);
   }
   if (grew.empty()) return out;
   out.dropped = drop_placements(d, [&](const sched::Placement& p) {
@@ -122,11 +130,11 @@ core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched
     const auto key = key_of(p);
     const auto held = key ? grew.find(*key) : grew.end();
     if (held == grew.end()) continue;
-    held->second += static_cast<std::int64_t>(p.gpus.size());  // with the ones before it
+    held->second += placed_milli(p);  // with the ones before it
     const auto tenant = snapshot.find_tenant(core::TenantId(key->first));
     if (p.borrowed || !tenant) continue;
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(p.gpu_type);
-    if (held->second > q.guaranteed) {
+    if (held->second > q.guaranteed * 1000) {
       p.borrowed = true;
       ++out.borrowed;
     }
@@ -138,14 +146,19 @@ core::Result<std::int64_t> drop_over_rack_power(store::RackCapRepo& rack_caps, s
                                                 const sched::ClusterSnapshot& snapshot,
                                                 const StoreView& view) {
   const auto& topo = snapshot.topo();
-  // What this cycle places on each capped rack, in watts.
+  // A GPU draws its watts once, however many shares are on it.
+  std::set<std::pair<std::string, std::int32_t>> held_gpus;
+  for (const auto& a : view.allocations) held_gpus.emplace(a.node.value, a.gpu_index);
+  // What this cycle places on each capped rack, in watts: GPUs that were idle.
   std::map<sched::RackIx, std::int64_t> placed;
+  std::set<std::pair<std::string, std::int32_t>> placed_gpus;
   for (const auto& p : d.placements) {
     for (const auto& g : p.gpus) {
       const auto node = snapshot.find_node(g.node);
-      if (node && snapshot.rack_power_cap_watts(topo[*node].rack) > 0) {
-        placed[topo[*node].rack] += topo[*node].gpu_watts;
-      }
+      if (!node || snapshot.rack_power_cap_watts(topo[*node].rack) <= 0) continue;
+      const std::pair<std::string, std::int32_t> gpu{g.node.value, g.index};
+      if (held_gpus.contains(gpu) || !placed_gpus.insert(gpu).second) continue;
+      placed[topo[*node].rack] += topo[*node].gpu_watts;
     }
   }
   if (placed.empty()) return std::int64_t{0};
@@ -157,8 +170,8 @@ core::Result<std::int64_t> drop_over_rack_power(store::RackCapRepo& rack_caps, s
     if (placed.contains(topo[n].rack)) nodes.push_back(snapshot.nodes()[n].id);
   }
   std::map<sched::RackIx, std::int64_t> seen, now;
-  for (const auto& a : view.allocations) {
-    const auto node = snapshot.find_node(a.node);
+  for (const auto& [name, index] : held_gpus) {
+    const auto node = snapshot.find_node(core::NodeId(name));
     if (node && placed.contains(topo[*node].rack)) seen[topo[*node].rack] += topo[*node].gpu_watts;
   }
   CORRAL_ASSIGN_OR_RETURN(const auto held, rack_caps.lock_rack_holdings(racks, nodes));

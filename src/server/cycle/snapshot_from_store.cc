@@ -240,9 +240,11 @@ sched::SnapshotInput snapshot_from_store(const StoreView& view, const StoreFacts
       running.started_at = std::min(running.started_at, a->created_at);
       const double held =
           static_cast<double>(std::max<std::int64_t>(0, core::to_ms(now - a->created_at))) / 1000.0;
-      running.attained_gpu_seconds += held;
+      // A share's service is its share of the GPU's time (as the sim's ModelJob counts it).
+      const double service = a->share_milli > 0 ? held * a->share_milli / 1000.0 : held;
+      running.attained_gpu_seconds += service;
       if (const auto s = sweep_seconds.find(job.array_job.value); s != sweep_seconds.end()) {
-        s->second += held;
+        s->second += service;
       }
     }
     std::sort(running.gpus.begin(), running.gpus.end());

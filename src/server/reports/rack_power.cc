@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +23,12 @@ std::vector<RackPower> rack_power(std::vector<StoredNode> nodes,
   }
   std::map<std::string, const store::ObservedNode*> observed_of;
   for (const auto& o : observed) observed_of[o.node.value] = &o;
-  std::map<std::string, std::int32_t> held_on;  // node -> allocated GPUs
-  for (const auto& a : active) ++held_on[a.node.value];
+  // node -> GPUs held: a GPU of shares once, as it draws its power once
+  std::map<std::string, std::int32_t> held_on;
+  std::set<std::pair<std::string, std::int32_t>> counted;
+  for (const auto& a : active) {
+    if (counted.emplace(a.node.value, a.gpu_index).second) ++held_on[a.node.value];
+  }
   for (auto& [row, node] : nodes) {
     if (node.labels.rack.empty()) continue;
     if (const auto o = observed_of.find(row->id.value); o != observed_of.end()) {

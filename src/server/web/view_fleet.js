@@ -15,7 +15,7 @@ const METRICS = {
   power: {label: 'Power (W)', legend: ['idle', 'busiest GPU']},
   temp: {label: 'Temperature (°C)', legend: ['30 °C', '60 °C', '90 °C']},
   throttle: {label: 'Throttling', legend: ['not throttled', 'throttled', 'no report']},
-  held: {label: 'Allocation', legend: ['idle', 'held', 'unhealthy']},
+  held: {label: 'Allocation', legend: ['idle', 'held', 'unhealthy', 'shares']},
 };
 
 const level = (v, lo, hi) => Math.max(0, Math.min(9, Math.floor((v - lo) / (hi - lo) * 10)));
@@ -28,7 +28,7 @@ function cellClass(g, metric, maxPower) {
     case 'power': return g.power === null ? 'none' : `l${level(g.power, 0, maxPower)}`;
     case 'temp': return g.temp === null ? 'none' : `l${level(g.temp, 30, 90)}`;
     case 'throttle': return g.util === null ? 'none' : g.throttle.length ? 'h-unhealthy' : 'h-ok';
-    default: return g.health === 'unhealthy' ? 'h-unhealthy' : g.held ? 'held' : 'idle';
+    default: return g.health === 'unhealthy' ? 'h-unhealthy' : g.shares.length ? 'shared' : g.held ? 'held' : 'idle';
   }
 }
 
@@ -36,8 +36,18 @@ function gpuTitle(n, g) {
   const parts = [`${n.id} GPU ${g.i} (${g.type}, NVLink ${g.nvlink})`, g.health + (g.problem ? `: ${g.problem}` : '')];
   if (g.util !== null) parts.push(`${g.util}% SM, ${g.power} W, ${g.temp} °C, ${gib(g.memMib)} used`);
   if (g.throttle.length) parts.push(`throttled: ${g.throttle.join(', ')}`);
+  if (g.shares.length) return `${esc(parts.join('\n'))}\nshares: ${shareText(g)}`;
   parts.push(g.job ? `job ${g.job} of ${g.tenant}` : g.held ? 'held by another tenant' : 'idle');
   return esc(parts.join('\n'));
+}
+
+// A GPU of shares, for people: "job 12 of vision 0.25, another tenant's 0.5; 0.25 free".
+// `job` writes a visible share's job (plain text for a title, a link for the table);
+// the result is HTML-escaped but for what `job` returns.
+function shareText(g, job = (id) => `job ${id}`) {
+  const each = g.shares.map((s) => `${s.job ? `${job(s.job)} of ${esc(s.tenant)}` : 'another tenant&#39;s'} ${s.milli / 1000}`);
+  const free = 1000 - g.heldMilli;
+  return each.join(', ') + (free > 0 ? `; ${free / 1000} free` : '');
 }
 
 // leaf -> rack -> nodes, in name order.
@@ -55,18 +65,19 @@ function groups(nodes) {
 }
 
 function summary(nodes) {
-  let gpus = 0, held = 0, unhealthy = 0, utilSum = 0, reporting = 0;
+  let gpus = 0, held = 0, shared = 0, unhealthy = 0, utilSum = 0, reporting = 0;
   const admin = {active: 0, cordoned: 0, draining: 0};
   for (const n of nodes) {
     admin[n.admin] = (admin[n.admin] || 0) + 1;
     for (const g of n.gpus) {
       ++gpus;
       if (g.held) ++held;
+      if (g.shares.length) ++shared;
       if (g.health === 'unhealthy') ++unhealthy;
       if (g.util !== null) { utilSum += g.util; ++reporting; }
     }
   }
-  return `<p id="fleet-summary" class="note">${nodes.length} nodes, ${gpus} GPUs: ${held} held (${percent(gpus ? held / gpus : 0)}),
+  return `<p id="fleet-summary" class="note">${nodes.length} nodes, ${gpus} GPUs: ${held} held (${percent(gpus ? held / gpus : 0)}${shared ? `, ${shared} of them shared` : ''}),
     ${unhealthy} unhealthy; mean SM utilization ${reporting ? `${(utilSum / reporting).toFixed(0)}%` : '—'}
     over ${reporting} reporting GPUs. ${admin.cordoned} cordoned, ${admin.draining} draining.</p>`;
 }
@@ -101,7 +112,7 @@ function detail(n, ctx, gpu) {
       <td>${esc(g.health)}${g.problem ? `: ${esc(g.problem)}` : ''}</td>
       <td class="num">${g.util === null ? '—' : `${g.util}%`}</td><td class="num">${g.power === null ? '—' : `${g.power} W`}</td>
       <td class="num">${g.temp === null ? '—' : `${g.temp} °C`}</td><td>${esc(g.throttle.join(', ') || '—')}</td>
-      <td>${g.job ? `<a href="#/jobs/${g.job}">job ${g.job}</a> (${esc(g.tenant)})` : g.held ? 'another tenant' : 'idle'}</td></tr>`).join('');
+      <td>${g.shares.length ? shareText(g, (id) => `<a href="#/jobs/${id}">job ${id}</a>`) : g.job ? `<a href="#/jobs/${g.job}">job ${g.job}</a> (${esc(g.tenant)})` : g.held ? 'another tenant' : 'idle'}</td></tr>`).join('');
   return `<h2>Node ${esc(n.id)} <span class="admin admin-${esc(n.admin)}">${esc(n.admin)}</span></h2>
     <p>${esc([n.region, n.spine && `spine ${n.spine}`, n.leaf && `leaf ${n.leaf}`, n.rack && `rack ${n.rack}`,
       n.nvlinkRack && `NVLink rack ${n.nvlinkRack}`].filter(Boolean).join(' · '))}.

@@ -292,6 +292,47 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
   EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 30'000 + 29'500}, {"restart_overhead", 500}}));
 }
 
+// Shares of a GPU are billed their share of its time: job 1 holds half of n1/0 and job 2 a
+// quarter from 0:00; job 1 releases at 0:30, and job 3's half, stamped 5 ms before that
+// release, starts when the room is free. Each share's part is used, the part no share
+// holds is unallocated, and the GPU's minute adds up.
+TYPED_TEST(AccrualControllerTest, SharesAreBilledTheirShareAndAPlacementWaitsForRoom) {
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](store::Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(this->fleet(tx));
+            for (int i = 0; i < 3; ++i) CORRAL_RETURN_IF_ERROR(this->add_job(tx));
+            const auto place = [&](int job, std::int32_t milli, std::int64_t when) {
+              CORRAL_RETURN_IF_ERROR(
+                  tx.allocations().insert_allocation({.job = core::JobId(job),
+                                                      .attempt = 1,
+                                                      .node = core::NodeId("n1"),
+                                                      .gpu_index = 0,
+                                                      .gpu_type = core::GpuTypeId("H100"),
+                                                      .created_at = at_t0(when),
+                                                      .share_milli = milli}));
+              return tx.records().append_job_event(
+                  {.job = core::JobId(job), .time = at_t0(when), .kind = "started"});
+            };
+            CORRAL_RETURN_IF_ERROR(place(1, 500, 0));
+            CORRAL_RETURN_IF_ERROR(place(2, 250, 0));
+            CORRAL_RETURN_IF_ERROR(
+                tx.allocations().release_allocations(core::JobId(1), at_t0(30'000)).status());
+            return place(3, 500, 29'995);
+          })
+          .ok());
+  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
+  this->clock_.set(at_t0(kMin + 10'000));
+  auto r = controller.accrue_due();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->periods, 1);
+  using B = std::map<std::string, std::int64_t>;
+  // Job 1: 15 s (half of 30 s); job 2: 15 s (a quarter of 60 s); job 3: 15 s (half of the
+  // last 30 s, from job 1's release on; its event says it started 5 ms earlier). Free: a
+  // quarter of the first half minute and a quarter of the second.
+  EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 45'000}, {"unallocated", 15'000}}));
+}
+
 // Work lost in periods already accrued is billed as lost (issue 38, item 11): job 1 holds
 // n1/0 from 0:00, starts at 0:05 and checkpoints at 0:30; minutes 0 and 1 are accrued while
 // it runs (as used). A rank fails at 2:20 and the hold ends: what it did after 0:30 is

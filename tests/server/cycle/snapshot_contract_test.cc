@@ -4,7 +4,8 @@
 // by field. The cluster holds what the scheduler's policy turns on: two racks with power
 // caps, a reservation, an elastic job with a scaling curve, a job checkpointed 10 s ago and one an
 // hour ago, a job preempted 3 times, decayed usage for two tenants, a run-time estimate from
-// history and one from the spec, a borrowed job, an unhealthy GPU and a cordoned node.
+// history and one from the spec, a borrowed job, an unhealthy GPU, a cordoned node, and
+// shares of a GPU (a gang of two running, one pending).
 //
 // The field counts below fail to compile when a struct of the snapshot gains a field: fill
 // it in both adapters, give it a value here that is not its default, and update the count.
@@ -32,8 +33,6 @@ static_assert(cycle::field_count<sched::RunningJob>() == 9,
               "RunningJob changed: fill the new field in both adapters and here");
 static_assert(cycle::field_count<sched::PendingJob>() == 7,
               "PendingJob changed: fill the new field in both adapters and here");
-// gpu_milli and gpu_memory_mib (a share of a GPU) are filled by neither adapter yet: the
-// job spec has no share field, and only `corral-sim fill` asks for shares (sim/fill.h).
 static_assert(cycle::field_count<sched::JobRequest>() == 23,
               "JobRequest changed: fill the new field in both adapters and here");
 
@@ -211,6 +210,12 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
        .gpus = gpus("n2", 4, 2),
        .started_s = -60,
        .interval_s = 0},
+      // A gang of two shares of a GPU, a quarter of each with 20 GiB.
+      {.job = {5, "b", "eval",
+               spec("eval", "b", 2, "", "standard", R"(, "gpuShare": 0.25, "gpuMemoryGiB": 20)")},
+       .gpus = gpus("n3", 4, 2),
+       .started_s = -100,
+       .interval_s = 0},
   };
   // Pending: p3 preempted 3 times (three 100-s attempts on 4 GPUs), `estimated` with its
   // own expectedRuntime (and bound to region eu-west), `reserved` naming the reservation.
@@ -222,32 +227,35 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
     std::int64_t earlier_gpu_s = 0;
   };
   const std::vector<Queued> pending = {
-      {.job = {5, "b", "p3", spec("p3", "b", 4, "", "preemptible"), "preemptible"},
+      {.job = {6, "b", "p3", spec("p3", "b", 4, "", "preemptible"), "preemptible"},
        .queued_s = -20,
        .attempts = 3,
        .preemptions = 3,
        .earlier_gpu_s = 3 * 4 * 100},
-      {.job = {6, "a", "estimated",
+      {.job = {7, "a", "estimated",
                spec("estimated", "a", 8, R"(, "expectedRuntime": "2h")", "production",
                     R"(, "gpuSpeed": {"H100": 2.5}, "region": "eu-west")"),
                "production"},
        .queued_s = -5},
-      {.job = {7, "b", "reserved", spec("reserved", "b", 4, R"(, "reservation": "launch")")},
+      {.job = {8, "b", "reserved", spec("reserved", "b", 4, R"(, "reservation": "launch")")},
        .queued_s = -1},
       // An array of one task at most one running, and a job waiting for `c10` (job 1,
       // running) to start and for the array to succeed.
-      {.job = {8, "b", "shard",
+      {.job = {9, "b", "shard",
                spec("shard", "b", 1, R"(, "array": {"count": 1, "maxRunning": 1})"), "standard",
                true},
        .queued_s = -2},
-      {.job = {9, "a", "after",
+      {.job = {10, "a", "after",
                spec("after", "a", 1,
-                    R"(, "dependsOn": [{"job": 1, "on": "start"}, {"job": 8, "on": "success"}])")},
+                    R"(, "dependsOn": [{"job": 1, "on": "start"}, {"job": 9, "on": "success"}])")},
        .queued_s = -3},
       // An interactive session: its user is the submitter's, for the per-user limit.
-      {.job = {10, "a", "notebook", spec("notebook", "a", 1, "", "interactive"), "interactive",
+      {.job = {11, "a", "notebook", spec("notebook", "a", 1, "", "interactive"), "interactive",
                false, "alice"},
        .queued_s = -4},
+      // Half a GPU, pending.
+      {.job = {12, "a", "probe", spec("probe", "a", 1, "", "standard", R"(, "gpuShare": 0.5)")},
+       .queued_s = -6},
   };
   const std::vector<core::Duration> nightly_runs = {seconds(3000), seconds(3600), seconds(4200)};
 
@@ -339,7 +347,8 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
                                                 .gpu_index = g.index,
                                                 .gpu_type = core::GpuTypeId("H100"),
                                                 .borrowed = r.borrowed,
-                                                .created_at = at_s(r.started_s)}));
+                                                .created_at = at_s(r.started_s),
+                                                .share_milli = parse(r.job.spec).resources.gpu_milli}));
       }
       if (r.checkpoint_s) {
         CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint({.job = row.id,
