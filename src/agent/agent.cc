@@ -118,6 +118,7 @@ std::shared_ptr<Agent::ClusterScope> Agent::open_scope(const std::string& cluste
       std::make_unique<Launcher>(Launcher::Options{.state_dir = dir,
                                                    .supervisor_exe = options_.supervisor_exe,
                                                    .agent_url = agent_url_,
+                                                   .mps_pipe_dir = options_.mps_pipe_dir,
                                                    .clock = &clock_,
                                                    .on_change = [this] { trigger_heartbeat(); }});
   if (leftover) return scope;

@@ -55,6 +55,9 @@ struct AgentOptions {
   TelemetryOptions telemetry;
   std::string faults_path;     // default STATE_DIR/faults.json
   std::string supervisor_exe;  // this binary
+  // Where the node's NVIDIA MPS control daemon listens (its CUDA_MPS_PIPE_DIRECTORY):
+  // given to workers with a share of a GPU; empty: MPS's default, /tmp/nvidia-mps.
+  std::string mps_pipe_dir;
 };
 
 class Agent {

@@ -186,7 +186,8 @@ core::Result<LaunchRecord> Launcher::start(const core::WorkerSpec& spec) {
       // The log is for people; the worker starts the same without the line.
     }
   }
-  for (auto& [k, v] : core::worker_env(effective, options_.agent_url, record.token)) {
+  for (auto& [k, v] :
+       core::worker_env(effective, options_.agent_url, record.token, options_.mps_pipe_dir)) {
     env[k] = std::move(v);
   }
   std::vector<std::string> env_strings;

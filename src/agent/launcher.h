@@ -46,6 +46,7 @@ class Launcher final : public WorkerRunner {
     std::string state_dir;       // DIR: run/, logs/ and work/ go under it
     std::string supervisor_exe;  // a corral-agent binary (re-executed with --supervise)
     std::string agent_url;       // CORRAL_AGENT_URL for the workers
+    std::string mps_pipe_dir;    // CUDA_MPS_PIPE_DIRECTORY for shares (AgentOptions)
     const core::Clock* clock = nullptr;
     std::function<void()> on_change;  // a worker started or exited (any thread)
   };

@@ -110,6 +110,10 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(50, 60000))
       ->capture_default_str();
   app.add_option("--faults", faults, "injected faults file (default STATE_DIR/faults.json)");
+  std::string mps_pipe_dir;
+  app.add_option("--mps-pipe-dir", mps_pipe_dir,
+                 "the NVIDIA MPS control daemon's pipe directory, given to workers with a share "
+                 "of a GPU as CUDA_MPS_PIPE_DIRECTORY (default: MPS's, /tmp/nvidia-mps)");
   std::int32_t emulate = 0, emulate_threads = 0;
   auto* emulate_opt =
       app.add_option("--emulate", emulate,
@@ -155,9 +159,15 @@ int run_main(int argc, char** argv) {
                     .flush_ms = std::max<std::int64_t>(
                         10, static_cast<std::int64_t>(telemetry_flush_s * 1000))},
       .faults_path = faults,
-      .supervisor_exe = supervisor_exe(argv[0])};
+      .supervisor_exe = supervisor_exe(argv[0]),
+      .mps_pipe_dir = mps_pipe_dir};
   if (node.empty() || node.find('/') != std::string::npos) {
     return fail(corral::core::invalid_argument("--node", "must be a non-empty name without '/'"),
+                kExitUsage);
+  }
+  // A relative directory would be read from each worker's own working directory.
+  if (!mps_pipe_dir.empty() && mps_pipe_dir.front() != '/') {
+    return fail(corral::core::invalid_argument("--mps-pipe-dir", "must be an absolute path"),
                 kExitUsage);
   }
   if (auto s = corral::agent::parse_labels(labels, options.labels, options.rack_power_cap_w);

@@ -179,6 +179,8 @@ json desired_worker_json(const DesiredWorker& d) {
           {"processes", s.per_node ? "perNode" : "perGpu"},
           {"gpus", s.gpus},
           {"visibleDevices", s.visible_devices},
+          {"gpuShareMilli", s.gpu_share_milli},
+          {"gpuMemoryMib", s.gpu_memory_mib},
           {"command", s.command},
           {"env", s.env},
           {"masterAddr", s.master_addr},
@@ -211,6 +213,11 @@ Status read_desired_worker(const json& w, const std::string& path, DesiredWorker
   CORRAL_RETURN_IF_ERROR(read_int_array(Field{w, path, "gpus"}, 0, kMaxGpuIndex, s.gpus));
   CORRAL_RETURN_IF_ERROR(
       read_string(Field{w, path, "visibleDevices"}, kMaxTextBytes, s.visible_devices));
+  // Both absent from a corrald older than shares: whole GPUs, no memory limit.
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{w, path, "gpuShareMilli"}, 0, kMaxGpuShareMilli, s.gpu_share_milli));
+  CORRAL_RETURN_IF_ERROR(
+      read_int(Field{w, path, "gpuMemoryMib"}, 0, kMaxGpuMemoryMib, s.gpu_memory_mib));
   CORRAL_RETURN_IF_ERROR(
       read_string_array(Field{w, path, "command", true}, kMaxTextBytes, s.command));
   CORRAL_RETURN_IF_ERROR(read_string_map(Field{w, path, "env"}, kMaxTextBytes, s.env));

@@ -54,7 +54,14 @@ struct WorkerSpec {
   // itself; world_size counts nodes and worker_env adds torchrun's own PET_* settings.
   bool per_node = false;
   std::vector<std::int32_t> gpus;
-  std::string visible_devices;             // CUDA_VISIBLE_DEVICES: `gpus`, comma-separated
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES: `gpus`, comma-separated
+  // A share of a GPU: the worker's share of each of its `gpus`, in thousandths (1-999),
+  // which it shares with other jobs' workers under NVIDIA MPS (worker_env sets MPS's
+  // limits from it); 0: whole GPUs, its own.
+  std::int32_t gpu_share_milli = 0;
+  // With a share: the GPU memory the worker may pin on each of its GPUs, in MiB; 0: no
+  // limit stated.
+  std::int64_t gpu_memory_mib = 0;
   std::vector<std::string> command;        // argv; command[0] is looked up in PATH
   std::map<std::string, std::string> env;  // the spec's env and secretEnv: never logged
   std::string master_addr;

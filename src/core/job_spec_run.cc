@@ -174,6 +174,11 @@ std::map<std::string, std::string> Validator::read_env(const TreeNode* node,
     } else if (key.starts_with(kCorralEnvPrefix)) {
       fail(key_path,
            fmt::format("is reserved: names starting with {} are set by corral", kCorralEnvPrefix));
+    } else if (key.starts_with(kMpsEnvPrefix)) {
+      fail(key_path, fmt::format("is reserved: names starting with {} are NVIDIA MPS's, which "
+                                 "corral sets for a share of a GPU so that no job takes "
+                                 "another's compute or memory",
+                                 kMpsEnvPrefix));
     } else if (std::find(std::begin(kTorchrunEnv), std::end(kTorchrunEnv), key) !=
                std::end(kTorchrunEnv)) {
       fail(key_path, fmt::format("is reserved: the launcher sets {} for every worker", key));

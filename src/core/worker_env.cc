@@ -1,13 +1,54 @@
 #include "core/worker_env.h"
 
 #include <cctype>
+#include <cstddef>
+
+#include <fmt/format.h>
 
 #include "core/sweep.h"
 
 namespace corral::core {
 
+namespace {
+
+// NVIDIA MPS's client settings for a worker with a share of each of its GPUs, as NVIDIA's
+// MPS documentation describes them (docs.nvidia.com/deploy/mps: "Appendix: Environment
+// Variables" and "Volta MPS Execution Resource Provisioning"). Each can only narrow what
+// the node's MPS control daemon allows, never widen it.
+void add_share_env(const WorkerSpec& spec, std::string_view mps_pipe_dir,
+                   std::map<std::string, std::string>& env) {
+  // A whole percentage, rounded up. MPS's documented values are whole percentages (its
+  // control commands and examples: 30, 50, 100), and MPS itself rounds the limit down
+  // to a thread count the hardware can enforce; rounding down here as well would take
+  // from a share twice, and would give a share under 1% (5 thousandths) 0, a value MPS
+  // does not document. Rounded up, a share gets less than one point more than it holds.
+  env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string((spec.gpu_share_milli + 9) / 10);
+  if (spec.gpu_memory_mib > 0) {
+    // DEVICE=LIMIT for each GPU, comma-separated, DEVICE "with the same semantics as
+    // CUDA_VISIBLE_DEVICES" (NVIDIA): the ordinal the process sees, 0..n-1 for the
+    // worker's n GPUs, not the node's index. LIMIT is MiB with MPS's M suffix, as its
+    // set_device_pinned_mem_limit command and NVIDIA's device plugin write it.
+    std::string limits;
+    for (std::size_t i = 0; i < spec.gpus.size(); ++i) {
+      if (i > 0) limits += ',';
+      limits += fmt::format("{}={}M", i, spec.gpu_memory_mib);
+    }
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = std::move(limits);
+  }
+  // The control daemon's directory: a client that looks elsewhere finds no daemon and runs
+  // outside MPS, unlimited.
+  if (!mps_pipe_dir.empty()) env["CUDA_MPS_PIPE_DIRECTORY"] = std::string(mps_pipe_dir);
+  // 250 thousandths: "0.25"; 5: "0.005".
+  std::string digits = fmt::format("{:03d}", spec.gpu_share_milli);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  env["CORRAL_GPU_SHARE"] = "0." + digits;
+}
+
+}  // namespace
+
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,
-                                              std::string_view worker_token) {
+                                              std::string_view worker_token,
+                                              std::string_view mps_pipe_dir) {
   std::map<std::string, std::string> env = {
       {"CUDA_VISIBLE_DEVICES", spec.visible_devices},
       {"WORLD_SIZE", std::to_string(spec.world_size)},
@@ -51,6 +92,7 @@ std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::strin
     env["PET_MASTER_ADDR"] = spec.master_addr;
     env["PET_MASTER_PORT"] = std::to_string(spec.master_port);
   }
+  if (spec.gpu_share_milli > 0) add_share_env(spec, mps_pipe_dir, env);
   return env;
 }
 

@@ -3,7 +3,8 @@
 // the values (server/controllers/assignments.h: ranks, world size, master address and port,
 // devices, restore point) into a WorkerSpec; the agent's launcher sets worker_env() over its own
 // environment and the spec's env, so these always win; the job spec validator refuses a
-// spec that sets one of these names, or ranks would disagree about the world.
+// spec that sets one of these names, or ranks would disagree about the world (and, for
+// NVIDIA MPS's, tenants sharing a GPU about their shares).
 //
 // Thread safety: pure functions.
 #pragma once
@@ -31,6 +32,12 @@ inline constexpr std::string_view kTorchrunLauncherEnv[] = {
 // Corral's own variables all start with this; a spec may set none that does.
 inline constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 
+// NVIDIA MPS's variables all start with this. Corral sets its client limits for a worker
+// with a share of a GPU, and a spec may set none: a tenant that set its own thread
+// percentage, memory limit or pipe directory would take the other tenants' share of the
+// GPU, or leave MPS altogether.
+inline constexpr std::string_view kMpsEnvPrefix = "CUDA_MPS_";
+
 // What Corral sets for the worker `spec` describes:
 //   CUDA_VISIBLE_DEVICES  spec.visible_devices       RANK, LOCAL_RANK, NODE_RANK, WORLD_SIZE
 //   LOCAL_WORLD_SIZE      ranks on this node          GROUP_RANK = NODE_RANK
@@ -42,7 +49,19 @@ inline constexpr std::string_view kCorralEnvPrefix = "CORRAL_";
 //   a task of a job array only: CORRAL_ARRAY_JOB_ID, CORRAL_ARRAY_INDEX, CORRAL_ARRAY_COUNT
 //   a trial of a sweep only: CORRAL_SWEEP_PARAMS (its parameters as one JSON object) and
 //   CORRAL_PARAM_<NAME> for each (upper case; a string without its quotes)
+//   a share of a GPU only (spec.gpu_share_milli > 0), NVIDIA MPS's client settings:
+//     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE  the share as a whole percentage of the GPU's
+//                                        threads, rounded up ("25" for 250 thousandths)
+//     CUDA_MPS_PINNED_DEVICE_MEM_LIMIT   spec.gpu_memory_mib on each of its GPUs, by the
+//                                        index the worker sees ("0=20480M,1=20480M");
+//                                        only when gpu_memory_mib > 0
+//     CUDA_MPS_PIPE_DIRECTORY            `mps_pipe_dir`, where the node's MPS control
+//                                        daemon listens; unset when empty (MPS's default,
+//                                        /tmp/nvidia-mps)
+//     CORRAL_GPU_SHARE                   the share as a fraction ("0.25"), for a program
+//                                        that sizes itself
 std::map<std::string, std::string> worker_env(const WorkerSpec& spec, std::string_view agent_url,
-                                              std::string_view worker_token);
+                                              std::string_view worker_token,
+                                              std::string_view mps_pipe_dir = {});
 
 }  // namespace corral::core

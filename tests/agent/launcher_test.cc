@@ -91,6 +91,33 @@ TEST_F(LauncherTest, SetsTheWorkerEnvironmentLogsAndReportsTheExitCode) {
   EXPECT_TRUE(eventually([&] { return changes_ >= 2; }));  // start and exit
 }
 
+// A share of a GPU runs as an NVIDIA MPS client of the daemon at the agent's
+// --mps-pipe-dir, within its share's limits; whole GPUs stay out of MPS.
+TEST_F(LauncherTest, AShareWorkerGetsMpsLimitsAndTheAgentsPipeDirectory) {
+  Launcher launcher(Launcher::Options{.state_dir = dir_.path() + "/state",
+                                      .supervisor_exe = CORRAL_AGENT_PATH,
+                                      .agent_url = "http://127.0.0.1:9",
+                                      .mps_pipe_dir = "/run/corral-mps",
+                                      .clock = &clock_});
+  core::WorkerSpec share = spec(43, 0, "env > env.txt");
+  share.gpu_share_milli = 250;
+  share.gpu_memory_mib = 20480;
+  auto record = launcher.start(share);
+  ASSERT_TRUE(record.ok()) << record.status().to_string();
+  EXPECT_EQ(wait_exited(launcher, *record).exit_code, 0);
+  const std::string env = "\n" + slurp(work_dir(43, 0) + "/env.txt");
+  for (const char* line :
+       {"CUDA_MPS_PIPE_DIRECTORY=/run/corral-mps", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25",
+        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=20480M", "CORRAL_GPU_SHARE=0.25"}) {
+    EXPECT_NE(env.find("\n" + std::string(line) + "\n"), std::string::npos) << line;
+  }
+
+  auto whole = launcher.start(spec(44, 0, "env > env.txt"));
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  EXPECT_EQ(wait_exited(launcher, *whole).exit_code, 0);
+  EXPECT_EQ(slurp(work_dir(44, 0) + "/env.txt").find("CUDA_MPS_PIPE_DIRECTORY"), std::string::npos);
+}
+
 TEST_F(LauncherTest, NeverStartsTheSameRankTwice) {
   auto launcher = make_launcher();
   ASSERT_TRUE(launcher->start(spec(1, 0, "sleep 30")).ok());

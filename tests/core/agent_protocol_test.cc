@@ -3,6 +3,7 @@
 // its value.
 #include "core/agent_protocol.h"
 
+#include <cstdint>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -40,6 +41,12 @@ TEST(AgentProtocol, EveryMessageRoundTrips) {
   Assignments per_node = a;
   per_node.workers[0].spec.per_node = true;
   EXPECT_EQ(*decode_assignments(encode_assignments(per_node)), per_node);
+
+  // A share of a GPU keeps its share and memory limit.
+  Assignments share = a;
+  share.workers[0].spec.gpu_share_milli = 250;
+  share.workers[0].spec.gpu_memory_mib = 20480;
+  EXPECT_EQ(*decode_assignments(encode_assignments(share)), share);
 
   const Heartbeat h{.epoch = 3,
                     .applied_version = 17,
@@ -176,6 +183,23 @@ TEST(AgentProtocol, JoinRequestHandsTheNodeToItsDecoder) {
   EXPECT_EQ(refused.status().field(), "node.gpus[0].type");
 }
 
+// A corrald older than shares sends neither field: the worker has whole GPUs, no limit.
+TEST(AgentProtocol, WorkerWithoutShareFieldsHasWholeGpus) {
+  DesiredWorker w = sample_worker();
+  w.spec.gpu_share_milli = 250;
+  w.spec.gpu_memory_mib = 20480;
+  json body = json::parse(encode_assignments({.epoch = 1, .workers = {w}}));
+  ASSERT_EQ(body["workers"][0]["gpuShareMilli"], 250);
+  ASSERT_EQ(body["workers"][0]["gpuMemoryMib"], 20480);
+  body["workers"][0].erase("gpuShareMilli");
+  body["workers"][0].erase("gpuMemoryMib");
+  auto decoded = decode_assignments(body.dump());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->workers[0].spec.gpu_share_milli, 0);
+  EXPECT_EQ(decoded->workers[0].spec.gpu_memory_mib, 0);
+  EXPECT_EQ(decoded->workers[0], sample_worker());
+}
+
 struct BadBody {
   const char* name;
   std::string body;
@@ -200,6 +224,13 @@ TEST(AgentProtocol, MalformedBodiesNameTheFieldAndNeverEchoValues) {
       {"gpu index", assignments_with("gpus", {0, 5000}), "workers[1].gpus[1]"},
       {"processes", assignments_with("processes", "perRack"), "workers[1].processes"},
       {"local world size", assignments_with("localWorldSize", 0), "workers[1].localWorldSize"},
+      {"a whole GPU as a share", assignments_with("gpuShareMilli", 1000),
+       "workers[1].gpuShareMilli"},
+      {"share negative", assignments_with("gpuShareMilli", -1), "workers[1].gpuShareMilli"},
+      {"share not a number", assignments_with("gpuShareMilli", "0.25"), "workers[1].gpuShareMilli"},
+      {"memory negative", assignments_with("gpuMemoryMib", -1), "workers[1].gpuMemoryMib"},
+      {"memory over 16 TiB", assignments_with("gpuMemoryMib", (std::int64_t{16} << 20) + 1),
+       "workers[1].gpuMemoryMib"},
   };
   for (const BadBody& c : assignments) {
     SCOPED_TRACE(c.name);

@@ -318,6 +318,13 @@ std::vector<BadCase> bad_cases() {
        "is reserved: the launcher sets PET_NNODES for torchrun when processes is perNode"},
       {"EnvCorralPrefix", with("env: {CORRAL_JOB_ID: x}\n"), "env.CORRAL_JOB_ID",
        "names starting with CORRAL_"},
+      // A share's isolation under NVIDIA MPS is these variables: a job's own would undo it.
+      {"EnvMpsPrefix", with("env: {CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: \"100\"}\n"),
+       "env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+       "is reserved: names starting with CUDA_MPS_ are NVIDIA MPS's, which corral sets for a "
+       "share of a GPU so that no job takes another's compute or memory"},
+      {"SecretEnvMpsPrefix", with("secretEnv: {CUDA_MPS_PIPE_DIRECTORY: /tmp/mine}\n"),
+       "secretEnv.CUDA_MPS_PIPE_DIRECTORY", "names starting with CUDA_MPS_"},
       {"EnvBadName", with("env: {1BAD: x}\n"), "env.1BAD", "must be a variable name"},
       {"EnvNumberValue", with("env: {OMP_NUM_THREADS: 4}\n"), "env.OMP_NUM_THREADS",
        "must be a string (quote it: \"4\"), got 4"},

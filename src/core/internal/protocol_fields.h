@@ -33,6 +33,8 @@ using nlohmann::json;
 // nothing overflows once read.
 inline constexpr std::int64_t kMaxRank = 1 << 20;
 inline constexpr std::int64_t kMaxGpuIndex = 63;  // at most 64 GPUs a node, as registered nodes
+inline constexpr std::int64_t kMaxGpuShareMilli = 999;  // a share is less than a whole GPU
+inline constexpr std::int64_t kMaxGpuMemoryMib = std::int64_t{16} << 20;  // 16 TiB of one GPU
 inline constexpr std::int64_t kMaxRackPowerCapW = 10'000'000;
 inline constexpr std::int64_t kMaxTimeMs = std::int64_t{1}
                                            << 50;  // ms since the epoch: year 37,648
