@@ -47,7 +47,9 @@ SnapshotInput make_input(std::int32_t pending, bool preemptible = false, std::in
   SnapshotInput in = testing::random_fleet(rng, shape);
   // Generous borrow limits so the fleet fills up; quotas still bind some tenants.
   for (core::Tenant& t : in.tenants) {
-    for (auto& [type, q] : t.quotas) q.borrow_limit = std::max<std::int64_t>(q.borrow_limit, 400);
+    for (auto& [type, q] : t.quotas) {
+      q.borrow_limit_milli = std::max<std::int64_t>(q.borrow_limit_milli, 400'000);
+    }
   }
   const testing::WorkloadShape small{.max_gpus = 8};
   std::int64_t next_id = 1;

@@ -119,6 +119,19 @@ sys.exit(0 if ended == s["trials"] else 1)' && break
 done
 "${corral[@]}" sweep "$sweep"
 echo
+echo "== shares of a GPU (docs/jobspec.md): a quarter for vision and a half for nlp, side by"
+echo "   side on one H100, each worker held to its part by MPS's limits"
+quarter=$(submit examples/local/probe-quarter.yaml)
+half=$(submit examples/local/eval-half.yaml)
+for job in "$quarter" "$half"; do
+  for _ in $(seq 60); do
+    "${corral[@]}" logs "$job" --rank 0 2>/dev/null | grep -q '^share=' && break
+    sleep 0.5
+  done
+  "${corral[@]}" job "$job" | grep -E '^(job|placed) '
+  "${corral[@]}" logs "$job" --rank 0 | grep '^share='
+done
+echo
 echo "== queue (pending jobs, their position and reason)"
 "${corral[@]}" queue
 echo

@@ -168,8 +168,8 @@ void Validator::read_gpu_share(const TreeNode* share, const TreeNode* memory) {
   const double max_gib = static_cast<double>(kMaxMemoryPerGpuMib) / 1024;
   if (!(gib * 1024 >= 1 && gib <= max_gib)) {
     fail("resources.gpuMemoryGiB",
-         fmt::format("must be a number of GiB between 1 MiB (0.0009765625) and {}, got {}",
-                     max_gib, describe(*memory)));
+         fmt::format("must be a number of GiB between 1 MiB (0.0009765625) and {}, got {}", max_gib,
+                     describe(*memory)));
     return;
   }
   r.gpu_memory_mib = std::llround(gib * 1024);

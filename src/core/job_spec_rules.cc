@@ -107,7 +107,8 @@ void Validator::check_cross_field() {
 void Validator::check_share() {
   if (spec_.resources.gpu_milli == 0) return;
   const char* why = "a job of shares has a share of one GPU per worker";
-  if (elastic_present_) fail("elastic", fmt::format("is not allowed with resources.gpuShare ({})", why));
+  if (elastic_present_)
+    fail("elastic", fmt::format("is not allowed with resources.gpuShare ({})", why));
   if (gpus_per_node_.has_value()) {
     fail("resources.gpusPerNode", fmt::format("is not allowed with resources.gpuShare ({})", why));
   }
@@ -115,8 +116,9 @@ void Validator::check_share() {
     fail("processes", fmt::format("must be perGpu with resources.gpuShare ({})", why));
   }
   if (spec_.topology.mode == TopologyMode::kRequired && spec_.topology.pack != PackLevel::kNone) {
-    fail("topology.mode", "must be preferred with resources.gpuShare (shares are placed against "
-                          "fragmentation, not packed)");
+    fail("topology.mode",
+         "must be preferred with resources.gpuShare (shares are placed against "
+         "fragmentation, not packed)");
   }
 }
 

@@ -1,11 +1,12 @@
 // Tenants, their place in the sharing hierarchy, and their quotas.
 //
 // A tenant may have a parent (an organisation); siblings share their parent's weight in
-// fair share. Quotas are per GPU type:
-//   guaranteed    GPUs of the type the tenant is entitled to at any time; borrowers
-//                 on them are reclaimed (preempted) when the tenant wants them back.
-//   borrow_limit  how many GPUs beyond `guaranteed` the tenant may use when others
-//                 leave capacity idle; such allocations are marked borrowed.
+// fair share. Quotas are per GPU type, in thousandths of a GPU (a guarantee of 3.5 GPUs is
+// 3500), as shares of a GPU are counted:
+//   guaranteed    what of the type the tenant is entitled to at any time; borrowers on it
+//                 are reclaimed (preempted) when the tenant wants it back.
+//   borrow_limit  how much beyond `guaranteed` the tenant may use when others leave
+//                 capacity idle; such allocations are marked borrowed.
 // A type with no quota entry uses `default_quota`.
 #pragma once
 
@@ -19,12 +20,18 @@
 namespace corral::core {
 
 inline constexpr std::int64_t kUnlimited = std::numeric_limits<std::int32_t>::max();
+// A borrow limit of kUnlimited GPUs, in thousandths.
+inline constexpr std::int64_t kUnlimitedMilli = kUnlimited * 1000;
 
 struct Quota {
-  std::int64_t guaranteed = 0;
-  std::int64_t borrow_limit = kUnlimited;
+  std::int64_t guaranteed_milli = 0;
+  std::int64_t borrow_limit_milli = kUnlimitedMilli;
 
-  std::int64_t max_total() const { return guaranteed + borrow_limit; }
+  std::int64_t max_total_milli() const { return guaranteed_milli + borrow_limit_milli; }
+  // A quota of whole GPUs.
+  static constexpr Quota gpus(std::int64_t guaranteed, std::int64_t borrow_limit = kUnlimited) {
+    return {.guaranteed_milli = guaranteed * 1000, .borrow_limit_milli = borrow_limit * 1000};
+  }
   friend bool operator==(const Quota&, const Quota&) = default;
 };
 

@@ -113,9 +113,10 @@ v("powerCapWatts", t.power_cap_watts);
 }
 ;
 
-CORRAL_CYCLE_FIELDS(core::Quota, 2){template <typename V, typename T>
-                                    static void visit(V & v, T& t){v("guaranteed", t.guaranteed);
-v("borrowLimit", t.borrow_limit);
+CORRAL_CYCLE_FIELDS(core::Quota,
+                    2){template <typename V, typename T>
+                       static void visit(V & v, T& t){v("guaranteedMilli", t.guaranteed_milli);
+v("borrowLimitMilli", t.borrow_limit_milli);
 }
 }
 ;

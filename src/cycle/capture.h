@@ -30,8 +30,9 @@ namespace corral::cycle {
 
 // The version this build writes and the only one it reads. A change that gives an
 // existing key another meaning bumps it; a new key with a default does not (a missing
-// key reads as the field's default, so older files still read).
-inline constexpr std::int32_t kCaptureFormatVersion = 1;
+// key reads as the field's default, so older files still read). Version 2: quotas in
+// thousandths of a GPU (guaranteedMilli, borrowLimitMilli), for shares of a GPU.
+inline constexpr std::int32_t kCaptureFormatVersion = 2;
 
 struct CapturedCycle {
   sched::SnapshotInput input;

@@ -53,7 +53,7 @@ std::vector<TypeTotal> attribute(Attribution mode, const std::vector<TypeTotal>&
   }
   std::map<core::GpuTypeId, std::map<core::TenantId, std::int64_t>> guaranteed_ms;
   for (const Guarantee& g : guarantees) {
-    if (g.gpus > 0) guaranteed_ms[g.type][g.tenant] += g.gpus * core::to_ms(window);
+    if (g.milli > 0) guaranteed_ms[g.type][g.tenant] += g.milli * core::to_ms(window) / 1000;
   }
   std::vector<TypeTotal> out;
   for (const auto& [type, pool] : pools) {

@@ -45,7 +45,7 @@ struct TypeTotal {
 struct Guarantee {
   core::TenantId tenant;
   core::GpuTypeId type;
-  std::int64_t gpus = 0;
+  std::int64_t milli = 0;  // thousandths of a GPU (core::Quota::guaranteed_milli)
 };
 
 // The share of the unattributed totals (tenant empty in `totals`) each tenant pays, one

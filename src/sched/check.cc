@@ -355,7 +355,7 @@ class Checker {
       const TenantIx tenant = *s_.find_tenant(r.tenant);
       const TypeIx type = s_.topo()[takes[0].node].type;
       const core::Quota& q = s_.tenants()[tenant].quota_for(s_.gpu_types()[type].id);
-      if (tenant_used_[{tenant, type}] > 1000 * q.guaranteed && !p.borrowed) {
+      if (tenant_used_[{tenant, type}] > q.guaranteed_milli && !p.borrowed) {
         fail(cat(job, " goes beyond its tenant's guarantee but is not marked borrowed"));
       }
       if (is_session(r) && p.borrowed) {
@@ -405,9 +405,10 @@ class Checker {
       if (!grew_.count(key)) continue;
       const core::Tenant& t = s_.tenants()[key.first];
       const core::Quota& q = t.quota_for(s_.gpu_types()[key.second].id);
-      if (used > 1000 * q.max_total()) {
+      if (used > q.max_total_milli()) {
         fail(cat("tenant ", t.id.value, " holds ", core::format_gpu_milli(used), " ",
-                 s_.gpu_types()[key.second].id.value, ", past its limit of ", q.max_total()));
+                 s_.gpu_types()[key.second].id.value, ", past its limit of ",
+                 core::format_gpu_milli(q.max_total_milli())));
       }
     }
     // A tenant's priority-class caps (core::Tenant::max_gpus_by_tier).

@@ -60,7 +60,7 @@ RunningIndex::RunningIndex(const ClusterSnapshot& s) {
     std::int64_t& used = filled[{tenant[ix], t}];
     used += gpu_milli_of(running[ix].request, static_cast<std::int32_t>(running[ix].gpus.size()));
     const core::Quota& q = s.tenants()[tenant[ix]].quota_for(s.gpu_types()[t].id);
-    borrowed[ix] = used > 1000 * q.guaranteed;
+    borrowed[ix] = used > q.guaranteed_milli;
   }
 
   by_type.resize(s.gpu_types().size());

@@ -219,7 +219,10 @@ std::int32_t Engine::idle_while_waiting() const {
         continue;
       }
       const auto it = held.find({j.tenant, type});
-      if ((it == held.end() ? 0 : it->second) + gpus > tenant.quota_for(type).max_total()) continue;
+      if (1000 * ((it == held.end() ? 0 : it->second) + gpus) >
+          tenant.quota_for(type).max_total_milli()) {
+        continue;
+      }
       if (const std::int32_t per_node = j.request.gpus_per_node; per_node > 0) {
         std::int32_t nodes = 0;
         for (auto n = pool.nodes_by_free.lower_bound(per_node); n != pool.nodes_by_free.end();

@@ -110,15 +110,13 @@ Result<core::Tenant> parse_tenant(YamlFields& f, const std::set<core::GpuTypeId>
     }
   }
   // A tenant with no quota written may use anything (guarantee 0, borrowing unlimited).
-  t.default_quota = {.guaranteed = lookup(guaranteed, "*", 0),
-                     .borrow_limit = lookup(borrow, "*", core::kUnlimited)};
+  // Fleet files count whole GPUs.
+  t.default_quota =
+      core::Quota::gpus(lookup(guaranteed, "*", 0), lookup(borrow, "*", core::kUnlimited));
   for (const core::GpuTypeId& type : types) {
-    const core::Quota q{.guaranteed = lookup(guaranteed, type.value, 0),
-                        .borrow_limit = lookup(borrow, type.value, core::kUnlimited)};
-    if (q.guaranteed != t.default_quota.guaranteed ||
-        q.borrow_limit != t.default_quota.borrow_limit) {
-      t.quotas[type] = q;
-    }
+    const core::Quota q = core::Quota::gpus(lookup(guaranteed, type.value, 0),
+                                            lookup(borrow, type.value, core::kUnlimited));
+    if (q != t.default_quota) t.quotas[type] = q;
   }
   return t;
 }
@@ -346,14 +344,13 @@ core::Result<std::vector<core::Tenant>> resolve_tenants(const Fleet& fleet,
   for (const core::TenantId& id : missing) {
     const TraceTenantRule& rule = *fleet.trace_tenants;
     core::Tenant t{.id = id, .weight = rule.weight};
-    t.default_quota = {.guaranteed = 0, .borrow_limit = rule.borrow_limit};
+    t.default_quota = core::Quota::gpus(0, rule.borrow_limit);
     if (rule.equal_guarantee) {
       // Equal split of each type's capacity among the trace's own tenants; the remainder
       // GPUs stay unguaranteed (anyone may borrow them).
       const auto n = static_cast<std::int64_t>(missing.size());
       for (const core::GpuType& type : fleet.gpu_types) {
-        t.quotas[type.id] = {.guaranteed = fleet.gpus_of_type(type.id) / n,
-                             .borrow_limit = rule.borrow_limit};
+        t.quotas[type.id] = core::Quota::gpus(fleet.gpus_of_type(type.id) / n, rule.borrow_limit);
       }
     }
     out[id] = std::move(t);

@@ -7,18 +7,19 @@
 namespace corral::sim {
 namespace {
 
-// GPUs of each type the tenant owns alone: its guarantee where it has one, else its
-// entitlement of the type, rounded; at least one.
+// GPUs of each type the tenant owns alone: its guarantee where it has one (a fraction
+// rounded down: a GPU it shares with others is not its own), else its entitlement of the
+// type, rounded; at least one.
 std::map<core::GpuTypeId, std::int64_t> share_of(const Fleet& fleet, const core::Tenant& t,
                                                  double entitlement) {
   bool guaranteed = false;
   for (const core::GpuType& type : fleet.gpu_types) {
-    guaranteed = guaranteed || t.quota_for(type.id).guaranteed > 0;
+    guaranteed = guaranteed || t.quota_for(type.id).guaranteed_milli > 0;
   }
   std::map<core::GpuTypeId, std::int64_t> out;
   for (const core::GpuType& type : fleet.gpu_types) {
     const std::int64_t total = fleet.gpus_of_type(type.id);
-    const std::int64_t share = guaranteed ? t.quota_for(type.id).guaranteed
+    const std::int64_t share = guaranteed ? t.quota_for(type.id).guaranteed_milli / 1000
                                           : std::llround(entitlement * static_cast<double>(total));
     out[type.id] = std::clamp<std::int64_t>(share, 1, total);
   }

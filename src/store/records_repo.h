@@ -88,8 +88,8 @@ struct TelemetryCutoffs {
 // dashboard's over-time views). Counts of events are over the interval ending at `time`.
 struct UsageSampleRow {
   core::Time time;
-  std::string tenant;     // "*": the whole cluster
-  std::int64_t gpus = 0;  // "*": GPUs registered; a tenant: its guarantees, summed
+  std::string tenant;      // "*": the whole cluster
+  double gpus = 0;         // "*": GPUs registered; a tenant: its guarantees, summed (3.5)
   double allocated = 0;    // GPUs held, a share counting its fraction
   double borrowed = 0;     // of those, beyond its guarantee
   double utilization = 0;  // mean over its allocated GPUs, 0..1

@@ -16,8 +16,7 @@ using core::Status;
 using core::StatusCode;
 
 // What an active row holds of its GPU, in thousandths: its share, or the whole.
-constexpr std::string_view kHeldMilli =
-    "CASE WHEN share_milli = 0 THEN 1000 ELSE share_milli END";
+constexpr std::string_view kHeldMilli = "CASE WHEN share_milli = 0 THEN 1000 ELSE share_milli END";
 
 constexpr std::string_view kAllocColumns =
     "id, job_id, attempt, node, gpu_index, gpu_type, epoch, active, borrowed, created_at, "
@@ -71,18 +70,18 @@ Status SqlTx::insert_allocation(const AllocationRow& a) {
   // One statement: the row goes in only if the GPU's active rows (a whole GPU counting
   // 1000) leave room for it. The unique indexes still refuse two whole rows, or two shares
   // of one job, should two writers race.
-  auto res = q(cat("INSERT INTO allocations (job_id, attempt, node, gpu_index, gpu_type, epoch, "
-                   "active, borrowed, created_at, share_milli) SELECT CAST($1 AS BIGINT), CAST($2 "
-                   "AS INTEGER), CAST($3 AS TEXT), CAST($4 AS INTEGER), CAST($5 AS TEXT), CAST($6 "
-                   "AS BIGINT), CAST($7 AS INTEGER), CAST($8 AS INTEGER), CAST($9 AS BIGINT), "
-                   "CAST($10 AS INTEGER) WHERE $7 = 0 OR (SELECT COALESCE(SUM(",
-                   kHeldMilli,
-                   "), 0) FROM allocations WHERE node = $3 AND gpu_index = $4 AND active = 1) + "
-                   "$11 <= 1000"),
-               {a.job.value, std::int64_t{a.attempt}, a.node.value, std::int64_t{a.gpu_index},
-                a.gpu_type.value, a.epoch, std::int64_t{a.active ? 1 : 0},
-                std::int64_t{a.borrowed ? 1 : 0}, ms(a.created_at), std::int64_t{a.share_milli},
-                a.milli()});
+  auto res = q(
+      cat("INSERT INTO allocations (job_id, attempt, node, gpu_index, gpu_type, epoch, "
+          "active, borrowed, created_at, share_milli) SELECT CAST($1 AS BIGINT), CAST($2 "
+          "AS INTEGER), CAST($3 AS TEXT), CAST($4 AS INTEGER), CAST($5 AS TEXT), CAST($6 "
+          "AS BIGINT), CAST($7 AS INTEGER), CAST($8 AS INTEGER), CAST($9 AS BIGINT), "
+          "CAST($10 AS INTEGER) WHERE $7 = 0 OR (SELECT COALESCE(SUM(",
+          kHeldMilli,
+          "), 0) FROM allocations WHERE node = $3 AND gpu_index = $4 AND active = 1) + "
+          "$11 <= 1000"),
+      {a.job.value, std::int64_t{a.attempt}, a.node.value, std::int64_t{a.gpu_index},
+       a.gpu_type.value, a.epoch, std::int64_t{a.active ? 1 : 0}, std::int64_t{a.borrowed ? 1 : 0},
+       ms(a.created_at), std::int64_t{a.share_milli}, a.milli()});
   const std::string gpu = a.node.value + "/" + std::to_string(a.gpu_index);
   if (res.status().code() == StatusCode::kAlreadyExists || (res.ok() && res->affected == 0)) {
     return Status(StatusCode::kAlreadyExists,

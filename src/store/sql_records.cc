@@ -310,7 +310,8 @@ constexpr std::string_view kUsageHistoryColumns =
 Status SqlTx::insert_usage_samples(const std::vector<UsageSampleRow>& rows) {
   const std::string upsert = concat(
       "INSERT INTO usage_history (", kUsageHistoryColumns,
-      ") VALUES ($1, $2, $3, CAST($4 AS DOUBLE PRECISION), CAST($5 AS DOUBLE PRECISION), "
+      ") VALUES ($1, $2, CAST($3 AS DOUBLE PRECISION), CAST($4 AS DOUBLE PRECISION), CAST($5 AS "
+      "DOUBLE PRECISION), "
       "CAST($6 AS DOUBLE PRECISION), CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE "
       "PRECISION), $9, $10, $11, $12, $13) ON CONFLICT (tenant, "
       "time) DO UPDATE SET gpus = excluded.gpus, allocated = excluded.allocated, borrowed = "
@@ -319,9 +320,9 @@ Status SqlTx::insert_usage_samples(const std::vector<UsageSampleRow>& rows) {
       "restarts = excluded.restarts, placed = excluded.placed, wait_ms_sum = excluded.wait_ms_sum");
   for (const UsageSampleRow& r : rows) {
     CORRAL_RETURN_IF_ERROR(
-        q(upsert, {ms(r.time), r.tenant, r.gpus, real(r.allocated), real(r.borrowed), real(r.utilization),
-                   real(r.share), real(r.usage_gpus), r.pending, r.preemptions, r.restarts,
-                   r.placed, r.wait_ms_sum})
+        q(upsert, {ms(r.time), r.tenant, real(r.gpus), real(r.allocated), real(r.borrowed),
+                   real(r.utilization), real(r.share), real(r.usage_gpus), r.pending, r.preemptions,
+                   r.restarts, r.placed, r.wait_ms_sum})
             .status());
   }
   return Status();
@@ -342,7 +343,7 @@ Result<std::vector<UsageSampleRow>> SqlTx::list_usage_samples(
   return read_rows<UsageSampleRow>(res, "usage_history", kUsageHistoryColumns, [](RowReader& in) {
     return UsageSampleRow{.time = in.time(0),
                           .tenant = in.str(1),
-                          .gpus = in.i64(2),
+                          .gpus = in.f64(2),
                           .allocated = in.f64(3),
                           .borrowed = in.f64(4),
                           .utilization = in.f64(5),

@@ -127,8 +127,9 @@ std::vector<BadCase> bad_cases() {
       {"GpuMemoryZero", with_resources("{gpuShare: 0.5, gpuMemoryGiB: 0}"),
        "resources.gpuMemoryGiB", "must be a number of GiB between 1 MiB"},
       {"GpuShareElastic",
-       with_resources("{gpus: 2, gpuShare: 0.5}", std::string("elastic: {minGpus: 1, maxGpus: 4}\n") +
-                                                      std::string(kCheckpoint)),
+       with_resources(
+           "{gpus: 2, gpuShare: 0.5}",
+           std::string("elastic: {minGpus: 1, maxGpus: 4}\n") + std::string(kCheckpoint)),
        "elastic", "is not allowed with resources.gpuShare"},
       {"GpuShareGpusPerNode", with_resources("{gpus: 2, gpuShare: 0.5, gpusPerNode: 2}"),
        "resources.gpusPerNode", "is not allowed with resources.gpuShare"},

@@ -25,11 +25,11 @@ TEST(GpuCatalog, IsSortedAndFindsByName) {
 
 TEST(Tenant, QuotaFallsBackToDefault) {
   Tenant t{.id = TenantId("nlp")};
-  t.quotas[GpuTypeId("H100")] = Quota{.guaranteed = 64, .borrow_limit = 32};
-  t.default_quota = Quota{.guaranteed = 0, .borrow_limit = 8};
-  EXPECT_EQ(t.quota_for(GpuTypeId("H100")).max_total(), 96);
-  EXPECT_EQ(t.quota_for(GpuTypeId("A100-80GB")).guaranteed, 0);
-  EXPECT_EQ(t.quota_for(GpuTypeId("A100-80GB")).borrow_limit, 8);
+  t.quotas[GpuTypeId("H100")] = Quota::gpus(64, 32);
+  t.default_quota = Quota{.guaranteed_milli = 0, .borrow_limit_milli = 8'500};
+  EXPECT_EQ(t.quota_for(GpuTypeId("H100")).max_total_milli(), 96'000);
+  EXPECT_EQ(t.quota_for(GpuTypeId("A100-80GB")).guaranteed_milli, 0);
+  EXPECT_EQ(t.quota_for(GpuTypeId("A100-80GB")).borrow_limit_milli, 8'500);
 }
 
 TEST(PriorityClass, DefaultsAreOrderedByTier) {

@@ -108,7 +108,7 @@ sched::SnapshotInput random_input(Rng& rng) {
   for (core::GpuType& t : in.gpu_types) t.usage_factor = positive_double(rng, 0.1, 4);
   for (core::Tenant& t : in.tenants) {
     t.weight = positive_double(rng, 0.01, 8);
-    if (rng.chance(0.5)) t.default_quota = {.guaranteed = rng.uniform(0, 16)};
+    if (rng.chance(0.5)) t.default_quota = {.guaranteed_milli = rng.uniform(0, 16'000)};
   }
   for (auto& [tenant, usage] : in.usage) usage = positive_double(rng, 0, 1e9);
   // Run-time estimates, of every basis.
@@ -333,8 +333,8 @@ TEST(CaptureParse, ErrorsNameTheJsonPath) {
          j["config"]["lasThresholdsGpuSeconds"] = {1.0, -2.0};
        },
        "config.lasThresholdsGpuSeconds[1]: must be a GPU-second count >= 0, got -2"},
-      {"unknown version", [](json& j) { j["version"] = 2; },
-       "version: this build reads version 1 only, the file is version 2"},
+      {"unknown version", [](json& j) { j["version"] = 3; },
+       "version: this build reads version 2 only, the file is version 3"},
       {"no version", [](json& j) { j.erase("version"); },
        "version: must be an integer, got nothing"},
       {"not a cycle file", [](json& j) { j.erase("format"); },

@@ -1,8 +1,8 @@
 // Shares of a GPU end to end: a real corrald and a real agent with a simulated 8-GPU node.
 // Two tenants' shares land on the one GPU a whole-GPU job leaves free; each worker gets
 // that GPU and MPS's limits for its share; a third share that does not fit waits with
-// the reason; the node and fleet views show both shares; the ledger bills each share its
-// part of the GPU's time.
+// the reason; the node and fleet views show both shares, and the room a cancelled share
+// leaves takes the waiting one. (How the ledger bills shares: AccrualControllerTest.)
 #include "cluster_fixture.h"
 
 namespace corral::testing {
@@ -18,11 +18,11 @@ class SharesTest : public ClusterTest {
   // A job that prints its GPU environment and then waits to be cancelled.
   json share_job(const std::string& name, const std::string& tenant, double share,
                  std::optional<int> memory_gib) {
-    json spec = {{"name", name},
-                 {"tenant", tenant},
-                 {"resources", {{"gpuShare", share}, {"gpuTypes", {"H100"}}}},
-                 {"command",
-                  {"sh", "-c", "env | grep -E '^(CUDA_|CORRAL_GPU)' | sort; exec sleep 600"}}};
+    json spec = {
+        {"name", name},
+        {"tenant", tenant},
+        {"resources", {{"gpuShare", share}, {"gpuTypes", {"H100"}}}},
+        {"command", {"sh", "-c", "env | grep -E '^(CUDA_|CORRAL_GPU)' | sort; exec sleep 600"}}};
     if (memory_gib) spec["resources"]["gpuMemoryGiB"] = *memory_gib;
     return spec;
   }
@@ -52,8 +52,9 @@ TEST_F(SharesTest, TwoTenantsShareOneGpuEachWithItsOwnLimits) {
                 {"command", {"sleep", "600"}}};
   const std::int64_t big = submit(whole);
   ASSERT_TRUE(wait_phase(big, "running")) << job(big).dump();
+  const json placed = job(big);
   std::set<int> taken;
-  for (const auto& g : job(big)["allocation"]["gpus"]) taken.insert(g.value("index", -1));
+  for (const auto& g : placed["allocation"]["gpus"]) taken.insert(g.value("index", -1));
   int free_gpu = 0;
   while (taken.contains(free_gpu)) ++free_gpu;
 
@@ -68,6 +69,9 @@ TEST_F(SharesTest, TwoTenantsShareOneGpuEachWithItsOwnLimits) {
   }
   EXPECT_EQ(job(a)["allocation"].value("shareMilli", 0), 250);
   EXPECT_EQ(job(b)["allocation"].value("shareMilli", 0), 500);
+  const auto placed_a = event_messages(a, "placed");
+  ASSERT_EQ(placed_a.size(), 1u);
+  EXPECT_EQ(placed_a[0], "placed a 0.25 share on one H100: n1[" + std::to_string(free_gpu) + "]");
 
   // Each worker sees the shared GPU, and MPS holds it to its share of the SMs and memory.
   std::map<std::string, std::string> env;

@@ -23,8 +23,8 @@ std::vector<TypeTotal> day() {
           {core::TenantId("vision"), kH100, 10 * kMsPerHour, 10'000'000},
           {core::TenantId(), kH100, 10 * kMsPerHour, 10'000'000}};
 }
-const std::vector<Guarantee> kGuarantees = {{core::TenantId("nlp"), kH100, 2},
-                                            {core::TenantId("vision"), kH100, 2}};
+const std::vector<Guarantee> kGuarantees = {{core::TenantId("nlp"), kH100, 2'000},
+                                            {core::TenantId("vision"), kH100, 2'000}};
 
 TEST(Attribution, NoneLeavesItWithTheOperator) {
   EXPECT_TRUE(attribute(Attribution::kNone, day(), kGuarantees, core::seconds(36000)).empty());
@@ -42,8 +42,8 @@ TEST(Attribution, AGuaranteeLeftIdlePaysForTheIdleTime) {
       attribute(Attribution::kGuarantee, day(), kGuarantees, core::seconds(36000)),
       (std::vector<TypeTotal>{{core::TenantId("vision"), kH100, 10 * kMsPerHour, 10'000'000}}));
   // Guaranteed more than the idle time: they share it by idle guarantee.
-  const std::vector<Guarantee> big = {{core::TenantId("nlp"), kH100, 4},
-                                      {core::TenantId("vision"), kH100, 4}};
+  const std::vector<Guarantee> big = {{core::TenantId("nlp"), kH100, 4'000},
+                                      {core::TenantId("vision"), kH100, 4'000}};
   const auto shares = attribute(Attribution::kGuarantee, day(), big, core::seconds(36000));
   // Idle guarantees: nlp 40-20 = 20 h, vision 40-10 = 30 h; 10 h to share, 2:3.
   EXPECT_EQ(shares,
@@ -65,7 +65,8 @@ TEST(AttributionProperty, SharesAddUpAndNeverExceedThePool) {
         const core::TenantId tenant("t" + std::to_string(rng.uniform(0, 5)));
         totals.push_back(
             {tenant, type, rng.uniform(0, 50 * kMsPerHour), rng.uniform(0, 99'999'999)});
-        if (rng.chance(0.6)) guarantees.push_back({tenant, type, rng.uniform(0, 8)});
+        // Thousandths of a GPU: fractions (2.5 GPUs) as well as whole ones.
+        if (rng.chance(0.6)) guarantees.push_back({tenant, type, rng.uniform(0, 8'000)});
       }
       if (rng.chance(0.8)) {
         totals.push_back(
@@ -84,7 +85,9 @@ TEST(AttributionProperty, SharesAddUpAndNeverExceedThePool) {
         charged_total[t.type].first += t.gpu_ms;
       }
     }
-    for (const auto& g : guarantees) guaranteed[{g.tenant, g.type}] += g.gpus * core::to_ms(window);
+    for (const auto& g : guarantees) {
+      guaranteed[{g.tenant, g.type}] += g.milli * core::to_ms(window) / 1000;
+    }
     for (const Attribution mode : {Attribution::kProportional, Attribution::kGuarantee}) {
       std::map<core::GpuTypeId, std::pair<std::int64_t, std::int64_t>> shared;
       for (const TypeTotal& s : attribute(mode, totals, guarantees, window)) {

@@ -173,7 +173,7 @@ void expect_shares_fit(const ClusterSnapshot& s, const SnapshotInput& in, const 
     const JobRequest& r = *requests.at(p.job);
     const core::Tenant& t = s.tenants()[*s.find_tenant(r.tenant)];
     const std::int64_t held = milli[std::make_pair(r.tenant, p.gpu_type)];
-    EXPECT_LE(held, 1000 * t.quota_for(p.gpu_type).max_total())
+    EXPECT_LE(held, t.quota_for(p.gpu_type).max_total_milli())
         << "tenant " << r.tenant.value << " past its quota on " << p.gpu_type.value;
   }
 }

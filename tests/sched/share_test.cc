@@ -74,6 +74,29 @@ TEST(Share, QuotaCountsSharesExactly) {
             "quota: tenant t1 holds 1/1 guaranteed H100, may not borrow, and needs 0.25 more");
 }
 
+// A guarantee of 1.5 GPUs with 0.5 to borrow: three halves fill the guarantee, a quarter
+// more borrows, and a half past that waits at the borrow limit, each counted exactly.
+TEST(Share, AGuaranteeWithAFractionIsFilledExactly) {
+  const auto s = FleetBuilder()
+                     .dgx("n1")
+                     .quota_milli("t1", "H100", 1'500, 500)
+                     .running(JobBuilder(1).share(500), {{"n1", 0}})
+                     .running(JobBuilder(2).share(500), {{"n1", 1}})
+                     .pending(JobBuilder(3).share(500).queued_at(0))
+                     .pending(JobBuilder(4).share(250).queued_at(1))
+                     .pending(JobBuilder(5).share(500).queued_at(2))
+                     .build();
+  const Decisions d = decide_checked(s);
+  ASSERT_NE(placement_of(d, 3), nullptr);
+  EXPECT_FALSE(placement_of(d, 3)->borrowed);
+  ASSERT_NE(placement_of(d, 4), nullptr);
+  EXPECT_TRUE(placement_of(d, 4)->borrowed);
+  ASSERT_NE(pending_of(d, 5), nullptr);
+  EXPECT_EQ(pending_of(d, 5)->reason,
+            "quota: tenant t1 holds 1.75 H100 (1.5 guaranteed + 0.25/0.5 borrowed) and is at its "
+            "borrow limit for 0.5 more");
+}
+
 TEST(Share, GpuMemoryIsNeverPromisedTwice) {
   // An H100 has 80 GiB: 60 GiB are promised, so 30 more do not fit and 20 do.
   const auto s = FleetBuilder()

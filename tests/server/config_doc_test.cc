@@ -99,8 +99,9 @@ TEST(ConfigDoc, TheReferenceFileLoadsAndHoldsTheDefaults) {
   ASSERT_NE(it, tenants.end());
   const server::TenantConfig fresh = server::default_server_config().tenants.front();
   EXPECT_EQ(it->tenant.weight, fresh.tenant.weight);
-  EXPECT_EQ(it->tenant.default_quota.guaranteed, fresh.tenant.default_quota.guaranteed);
-  EXPECT_EQ(it->tenant.default_quota.borrow_limit, fresh.tenant.default_quota.borrow_limit);
+  EXPECT_EQ(it->tenant.default_quota.guaranteed_milli, fresh.tenant.default_quota.guaranteed_milli);
+  EXPECT_EQ(it->tenant.default_quota.borrow_limit_milli,
+            fresh.tenant.default_quota.borrow_limit_milli);
   EXPECT_EQ(it->max_pending_jobs, fresh.max_pending_jobs);
   EXPECT_EQ(it->submit.rate_per_second, fresh.submit.rate_per_second);
   EXPECT_EQ(it->submit.burst, fresh.submit.burst);

@@ -59,8 +59,8 @@ TEST(Fleet, SmallFleetHasPcieNvlinkPairsAndTenantTree) {
   EXPECT_EQ(pcie.gpus[2].nvlink_domain, 1);
   ASSERT_EQ(f->tenants.size(), 4u);
   EXPECT_EQ(f->tenants[1].parent, core::TenantId("research"));
-  EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("A100-80GB")).guaranteed, 8);
-  EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("L40S")).guaranteed, 0);
+  EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("A100-80GB")).guaranteed_milli, 8'000);
+  EXPECT_EQ(f->tenants[1].quota_for(core::GpuTypeId("L40S")).guaranteed_milli, 0);
 }
 
 // Every example loads, and its nodes and racks are the pool expansion's that the
@@ -92,8 +92,8 @@ TEST(Fleet, PhillyPerVcFleetPartitionsByQuota) {
   std::int64_t guaranteed = 0;
   for (const core::Tenant& t : f->tenants) {
     const core::Quota& q = t.quota_for(core::GpuTypeId("P100"));
-    guaranteed += q.guaranteed;
-    EXPECT_EQ(q.borrow_limit, 0) << t.id.value;
+    guaranteed += q.guaranteed_milli / 1000;
+    EXPECT_EQ(q.borrow_limit_milli, 0) << t.id.value;
   }
   EXPECT_EQ(guaranteed, 2816);
 }
@@ -216,8 +216,9 @@ TEST(Fleet, TraceTenantsGetAnEqualGuaranteeByRule) {
   ASSERT_TRUE(tenants.ok()) << tenants.status().to_string();
   ASSERT_EQ(tenants->size(), 3u);
   EXPECT_EQ((*tenants)[0].id.value, "a");
-  EXPECT_EQ((*tenants)[0].quota_for(core::GpuTypeId("T4")).guaranteed, 64 / 3);
-  EXPECT_EQ((*tenants)[0].quota_for(core::GpuTypeId("T4")).borrow_limit, core::kUnlimited);
+  EXPECT_EQ((*tenants)[0].quota_for(core::GpuTypeId("T4")).guaranteed_milli, 64 / 3 * 1000);
+  EXPECT_EQ((*tenants)[0].quota_for(core::GpuTypeId("T4")).borrow_limit_milli,
+            core::kUnlimitedMilli);
   EXPECT_DOUBLE_EQ((*tenants)[2].weight, 1.0);
 }
 

@@ -452,16 +452,16 @@ TYPED_TEST(StoreConformance, SharesOfAGpuNeverAddUpToMoreThanTheGpu) {
   // another share.
   std::optional<JobRow> released;
   std::vector<AllocationRow> active;
-  ASSERT_TRUE(this->store_
-                  ->transact([&](Tx& tx) {
-                    CORRAL_RETURN_IF_ERROR(tx.allocations()
-                                               .release_allocations(jobs[0], core::time_from_ms(11'000))
-                                               .status());
-                    CORRAL_ASSIGN_OR_RETURN(released, tx.jobs().get_job(jobs[0]));
-                    CORRAL_ASSIGN_OR_RETURN(active, tx.allocations().list_active_allocations());
-                    return Status();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      this->store_
+          ->transact([&](Tx& tx) {
+            CORRAL_RETURN_IF_ERROR(
+                tx.allocations().release_allocations(jobs[0], core::time_from_ms(11'000)).status());
+            CORRAL_ASSIGN_OR_RETURN(released, tx.jobs().get_job(jobs[0]));
+            CORRAL_ASSIGN_OR_RETURN(active, tx.allocations().list_active_allocations());
+            return Status();
+          })
+          .ok());
   ASSERT_TRUE(released.has_value());
   EXPECT_EQ(released->attained_gpu_ms, 5'000);
   ASSERT_EQ(active.size(), 3u);
@@ -472,21 +472,37 @@ TYPED_TEST(StoreConformance, SharesOfAGpuNeverAddUpToMoreThanTheGpu) {
   EXPECT_TRUE(take(4, 3, 500).ok());
 }
 
-// Twelve writers at once each take a 0.3 share of one GPU: three fit, whatever the order.
-// PostgreSQL reads committed rows, so without insert_allocation's lock on the GPU several
-// would each find room beside the others.
+// Twelve writers at once, each on its own handle of the database (as replicas are), take
+// a 0.3 share of one GPU: three fit, whatever the order. PostgreSQL reads committed rows,
+// so without insert_allocation's lock on the GPU each would find room beside the others'
+// uncommitted shares.
 TYPED_TEST(StoreConformance, ConcurrentSharesNeverOversubscribeAGpu) {
-  std::atomic<int> won{0};
+  constexpr int kWriters = 12;
+  std::vector<std::unique_ptr<Store>> handles;
+  for (int t = 0; t < kWriters; ++t) {
+    auto handle = open_store(this->factory_.url());
+    ASSERT_TRUE(handle.ok()) << handle.status().to_string();
+    handles.push_back(std::move(*handle));
+  }
+  std::atomic<int> won{0}, tried{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < 12; ++t) {
+  for (int t = 0; t < kWriters; ++t) {
     threads.emplace_back([&, t] {
-      const Status s = this->store_->transact([&](Tx& tx) {
-        return tx.allocations().insert_allocation({.job = core::JobId(200 + t),
-                                                   .node = core::NodeId("race"),
-                                                   .gpu_index = 0,
-                                                   .gpu_type = core::GpuTypeId("A100"),
-                                                   .epoch = 1,
-                                                   .share_milli = 300});
+      const Status s = handles[t]->transact([&](Tx& tx) {
+        const Status put = tx.allocations().insert_allocation({.job = core::JobId(200 + t),
+                                                               .node = core::NodeId("race"),
+                                                               .gpu_index = 0,
+                                                               .gpu_type = core::GpuTypeId("A100"),
+                                                               .epoch = 1,
+                                                               .share_milli = 300});
+        // Uncommitted until the others have tried too (or 50 ms): without the lock they
+        // all would, and all find room. With it, this wait is one writer's turn.
+        ++tried;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+        while (tried.load() < kWriters && std::chrono::steady_clock::now() < until) {
+          std::this_thread::yield();
+        }
+        return put;
       });
       if (s.ok()) ++won;
     });
@@ -1033,11 +1049,12 @@ TYPED_TEST(StoreConformance, KeepsTelemetrySamples) {
 // Usage samples come back exactly, by (time, tenant); one again at the same (tenant,
 // time) replaces it; a window, a tenant filter and the retention delete each hold.
 TYPED_TEST(StoreConformance, KeepsUsageHistory) {
-  const auto sample = [](std::int64_t t_ms, const char* tenant, std::int64_t allocated) {
+  // Allocated GPUs with a share's fraction (2.25), exact in binary as `share` below.
+  const auto sample = [](std::int64_t t_ms, const char* tenant, double allocated) {
     return UsageSampleRow{
         .time = core::time_from_ms(t_ms),
         .tenant = tenant,
-        .gpus = 32,
+        .gpus = 32.5,
         .allocated = allocated,
         .borrowed = allocated / 2,
         .utilization = 0.625,
@@ -1049,8 +1066,8 @@ TYPED_TEST(StoreConformance, KeepsUsageHistory) {
         .placed = 4,
         .wait_ms_sum = 12'345};
   };
-  std::vector<UsageSampleRow> rows = {sample(2'000, "b", 8), sample(1'000, "*", 16),
-                                      sample(1'000, "a", 4), sample(2'000, "a", 6),
+  std::vector<UsageSampleRow> rows = {sample(2'000, "b", 8), sample(1'000, "*", 16.75),
+                                      sample(1'000, "a", 4.25), sample(2'000, "a", 6),
                                       sample(3'000, "a", 2)};
   ASSERT_TRUE(
       this->store_->transact([&](Tx& tx) { return tx.records().insert_usage_samples(rows); }).ok());

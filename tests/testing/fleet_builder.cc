@@ -97,7 +97,17 @@ FleetBuilder& FleetBuilder::quota(const std::string& tenant, const std::string& 
                                   std::int64_t guaranteed, std::int64_t borrow_limit) {
   const core::TenantId id(tenant);
   ensure_tenant(id);
-  tenants_[id].quotas[core::GpuTypeId(type)] = {guaranteed, borrow_limit};
+  tenants_[id].quotas[core::GpuTypeId(type)] = core::Quota::gpus(guaranteed, borrow_limit);
+  return *this;
+}
+
+FleetBuilder& FleetBuilder::quota_milli(const std::string& tenant, const std::string& type,
+                                        std::int64_t guaranteed_milli,
+                                        std::int64_t borrow_limit_milli) {
+  const core::TenantId id(tenant);
+  ensure_tenant(id);
+  tenants_[id].quotas[core::GpuTypeId(type)] = {.guaranteed_milli = guaranteed_milli,
+                                                .borrow_limit_milli = borrow_limit_milli};
   return *this;
 }
 
@@ -105,7 +115,7 @@ FleetBuilder& FleetBuilder::default_quota(const std::string& tenant, std::int64_
                                           std::int64_t borrow_limit) {
   const core::TenantId id(tenant);
   ensure_tenant(id);
-  tenants_[id].default_quota = {guaranteed, borrow_limit};
+  tenants_[id].default_quota = core::Quota::gpus(guaranteed, borrow_limit);
   return *this;
 }
 

@@ -208,6 +208,9 @@ class FleetBuilder {
                        std::optional<std::string> parent = std::nullopt);
   FleetBuilder& quota(const std::string& tenant, const std::string& type, std::int64_t guaranteed,
                       std::int64_t borrow_limit);
+  // A quota in thousandths of a GPU (a guarantee of 1.5 GPUs: 1500).
+  FleetBuilder& quota_milli(const std::string& tenant, const std::string& type,
+                            std::int64_t guaranteed_milli, std::int64_t borrow_limit_milli);
   FleetBuilder& default_quota(const std::string& tenant, std::int64_t guaranteed,
                               std::int64_t borrow_limit);
   FleetBuilder& usage(const std::string& tenant, double weighted_gpu_seconds);

@@ -136,8 +136,11 @@ sched::SnapshotInput random_fleet(Rng& rng, const FleetShape& shape) {
     if (shape.quotas) {
       for (const core::GpuType& type : in.gpu_types) {
         if (rng.chance(0.6)) {
-          tenant.quotas[type.id] = {.guaranteed = rng.uniform(0, 32),
-                                    .borrow_limit = rng.chance(0.2) ? 0 : rng.uniform(0, 64)};
+          // Whole GPUs mostly, a guarantee with a fraction (2.5) at times.
+          tenant.quotas[type.id] = {
+              .guaranteed_milli =
+                  1000 * rng.uniform(0, 32) + (rng.chance(0.2) ? rng.uniform(1, 999) : 0),
+              .borrow_limit_milli = rng.chance(0.2) ? 0 : 1000 * rng.uniform(0, 64)};
         }
       }
     }

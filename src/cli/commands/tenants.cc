@@ -45,21 +45,33 @@ core::Status apply_quota(const std::string& spec, json& quotas) {
   if (!core::find_builtin_gpu_type(type)) return bad("unknown GPU type \"" + type + "\"");
   const std::string rest = spec.substr(eq + 1);
   const auto colon = rest.find(':');
-  const auto number = [&](const std::string& s, std::int64_t& out) {
+  // GPUs, whole or with up to three decimals (3.5: shares of a GPU fill a guarantee
+  // exactly); corrald checks the range.
+  const auto number = [&](const std::string& s, json& out) {
     if (s == "unlimited") return (out = core::kUnlimited), true;
-    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    const auto dot = s.find('.');
+    const std::string whole = s.substr(0, dot);
+    const std::string part = dot == std::string::npos ? "" : s.substr(dot + 1);
+    const auto digits = [](const std::string& d) {
+      return d.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (whole.empty() || whole.size() > 9 || !digits(whole) || !digits(part) || part.size() > 3 ||
+        (dot != std::string::npos && part.empty())) {
       return false;
-    out = std::stoll(s);
+    }
+    out = part.empty() ? json(std::stoll(whole)) : json(std::stod(s));
     return true;
   };
-  std::int64_t guaranteed = 0;
-  std::int64_t limit = field(field(quotas, type.c_str()), "borrowLimit").is_number_integer()
-                           ? quotas[type]["borrowLimit"].get<std::int64_t>()
-                           : core::kUnlimited;
-  if (!number(rest.substr(0, colon), guaranteed) || guaranteed >= core::kUnlimited ||
+  json guaranteed = 0;
+  json limit = field(field(quotas, type.c_str()), "borrowLimit").is_number()
+                   ? quotas[type]["borrowLimit"]
+                   : json(core::kUnlimited);
+  if (rest.substr(0, colon) == "unlimited" || !number(rest.substr(0, colon), guaranteed) ||
       (colon != std::string::npos && !number(rest.substr(colon + 1), limit))) {
-    return bad("counts must be whole numbers of GPUs (or unlimited for the borrow limit), got \"" +
-               spec + "\"");
+    return bad(
+        "counts must be numbers of GPUs, whole or with up to three decimals (or unlimited "
+        "for the borrow limit), got \"" +
+        spec + "\"");
   }
   quotas[type] = {{"guaranteed", guaranteed}, {"borrowLimit", limit}};
   return core::Status();

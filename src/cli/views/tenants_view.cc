@@ -14,18 +14,18 @@ namespace {
 
 using nlohmann::json;
 
-std::string limit_text(const json& limit) {
-  if (!limit.is_number_integer() || limit.get<std::int64_t>() >= core::kUnlimited) {
-    return "unlimited";
-  }
-  return text(limit);
-}
-
 std::string number_text(const json& v) {
   if (!v.is_number()) return text(v);
   const double d = v.get<double>();
   return d == static_cast<double>(static_cast<std::int64_t>(d)) ? fmt::format("{:.0f}", d)
                                                                 : fmt::format("{:g}", d);
+}
+
+std::string limit_text(const json& limit) {
+  if (!limit.is_number() || limit.get<double>() >= static_cast<double>(core::kUnlimited)) {
+    return "unlimited";
+  }
+  return number_text(limit);
 }
 
 const json& share_of(const json& shares, const std::string& tenant) {
@@ -47,7 +47,7 @@ std::vector<TypeRow> type_rows(const json& tenant, const json& share) {
   for (const auto& [type, q] : field(tenant, "quotas").items()) {
     rows[type] = {.type = type,
                   .used = "0",
-                  .guaranteed = text(field(q, "guaranteed")),
+                  .guaranteed = number_text(field(q, "guaranteed")),
                   .limit = limit_text(field(q, "borrowLimit")),
                   .borrowed = "0",
                   .lent = "0"};
@@ -55,10 +55,10 @@ std::vector<TypeRow> type_rows(const json& tenant, const json& share) {
   for (const auto& g : field(share, "gpus")) {
     const std::string type = text(field(g, "type"));
     rows[type] = {.type = type,
-                  .used = text(field(g, "allocated")),
-                  .guaranteed = text(field(g, "guaranteed")),
+                  .used = number_text(field(g, "allocated")),
+                  .guaranteed = number_text(field(g, "guaranteed")),
                   .limit = limit_text(field(g, "borrowLimit")),
-                  .borrowed = text(field(g, "borrowed")),
+                  .borrowed = number_text(field(g, "borrowed")),
                   .lent = number_text(field(g, "lent"))};
   }
   std::vector<TypeRow> out;
@@ -67,7 +67,7 @@ std::vector<TypeRow> type_rows(const json& tenant, const json& share) {
     const json& q = field(tenant, "defaultQuota");
     out.push_back({.type = "*",
                    .used = "0",
-                   .guaranteed = q.is_object() ? text(field(q, "guaranteed")) : "0",
+                   .guaranteed = q.is_object() ? number_text(field(q, "guaranteed")) : "0",
                    .limit = limit_text(field(q, "borrowLimit")),
                    .borrowed = "0",
                    .lent = "0"});

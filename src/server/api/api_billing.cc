@@ -35,7 +35,7 @@ Result<std::vector<ledger::Guarantee>> guarantees(store::TenantRepo& tenants) {
   std::vector<ledger::Guarantee> out;
   for (const TenantConfig& cfg : stored_tenants(rows)) {
     for (const auto& [type, q] : cfg.tenant.quotas) {
-      if (q.guaranteed > 0) out.push_back({cfg.tenant.id, type, q.guaranteed});
+      if (q.guaranteed_milli > 0) out.push_back({cfg.tenant.id, type, q.guaranteed_milli});
     }
   }
   return out;

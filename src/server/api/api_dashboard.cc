@@ -95,7 +95,8 @@ Result<Reply> whoami(const Call& c) {
 // ---- GET /v1/fleet ----------------------------------------------------------------
 
 // The allocations on one GPU: a whole GPU's one, or its shares.
-using HeldGpus = std::map<std::pair<std::string, std::int32_t>, std::vector<const store::AllocationRow*>>;
+using HeldGpus =
+    std::map<std::pair<std::string, std::int32_t>, std::vector<const store::AllocationRow*>>;
 
 json gpu_json(const core::Gpu& gpu, const store::ObservedNode* observed, const HeldGpus& held,
               const std::map<std::int64_t, std::string>& tenant_of, const Principal& who,
@@ -227,7 +228,7 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
     TypeTotals& t = types[g.gpu_type];
     t.allocated += g.allocated;
     t.borrowed += g.borrowed;
-    t.idle_guarantee += std::max(0.0, static_cast<double>(g.guaranteed) - g.allocated);
+    t.idle_guarantee += std::max(0.0, g.guaranteed - g.allocated);
   }
   std::map<std::string, const sched::TenantShare*> share_of;
   const auto loop_shares = api.loop.tenant_shares();
@@ -266,17 +267,16 @@ Result<Reply> shares(ApiContext& api, const Call& c, store::Tx& tx) {
     json limit = nullptr;  // unlimited
     if (const auto cfg = configs.find(g.tenant); cfg != configs.end()) {
       const core::Quota& q = cfg->second.tenant.quota_for(core::GpuTypeId(g.gpu_type));
-      if (q.borrow_limit != core::kUnlimited) limit = q.borrow_limit;
+      if (q.borrow_limit_milli != core::kUnlimitedMilli) limit = gpus_json(q.borrow_limit_milli);
     }
     const TypeTotals& t = types[g.gpu_type];
-    entry(g.tenant)["gpus"].push_back(
-        {{"type", g.gpu_type},
-         {"guaranteed", g.guaranteed},
-         {"borrowLimit", limit},
-         {"allocated", g.allocated},
-         {"borrowed", g.borrowed},
-         {"lent", lent_gpus(std::max(0.0, static_cast<double>(g.guaranteed) - g.allocated),
-                            t.idle_guarantee, t.borrowed)}});
+    entry(g.tenant)["gpus"].push_back({{"type", g.gpu_type},
+                                       {"guaranteed", g.guaranteed},
+                                       {"borrowLimit", limit},
+                                       {"allocated", g.allocated},
+                                       {"borrowed", g.borrowed},
+                                       {"lent", lent_gpus(std::max(0.0, g.guaranteed - g.allocated),
+                                                          t.idle_guarantee, t.borrowed)}});
   }
   for (const auto& [tenant, cfg] : configs) {
     if (can_see_tenant(c.who, tenant)) entry(tenant);

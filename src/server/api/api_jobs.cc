@@ -113,23 +113,25 @@ Status check_session(const sched::SchedulerConfig& config, const TenantConfig& t
                               std::to_string(gpus));
   }
   const core::Tenant& t = tenant.tenant;
-  // The largest guarantee of a type it accepts (any type: the default's or a listed one's).
+  // The largest guarantee of a type it accepts (any type: the default's or a listed one's),
+  // in thousandths.
   std::int64_t most = 0;
   if (spec.resources.gpu_types.empty()) {
-    most = t.default_quota.guaranteed;
-    for (const auto& [type, quota] : t.quotas) most = std::max(most, quota.guaranteed);
+    most = t.default_quota.guaranteed_milli;
+    for (const auto& [type, quota] : t.quotas) most = std::max(most, quota.guaranteed_milli);
   }
   for (const core::GpuTypeId& type : spec.resources.gpu_types) {
-    most = std::max(most, t.quota_for(type).guaranteed);
+    most = std::max(most, t.quota_for(type).guaranteed_milli);
   }
   // A session of shares needs its thousandths inside the guarantee, as admission counts.
-  const std::int64_t milli = std::int64_t{gpus} * (spec.resources.gpu_milli > 0 ? spec.resources.gpu_milli : 1000);
-  if (milli > most * 1000) {
+  const std::int64_t milli =
+      std::int64_t{gpus} * (spec.resources.gpu_milli > 0 ? spec.resources.gpu_milli : 1000);
+  if (milli > most) {
     return core::invalid_argument(
-        "resources.gpus", "a session starts only inside its tenant's guarantee, and tenant " +
-                              t.id.value + " is guaranteed at most " + std::to_string(most) +
-                              " GPUs of any type this session accepts; it asks for " +
-                              core::format_gpu_milli(milli));
+        "resources.gpus",
+        "a session starts only inside its tenant's guarantee, and tenant " + t.id.value +
+            " is guaranteed at most " + core::format_gpu_milli(most) +
+            " GPUs of any type this session accepts; it asks for " + core::format_gpu_milli(milli));
   }
   return Status();
 }

@@ -239,7 +239,7 @@ std::string render_refreshed(const RefreshedState& state) {
       {"corral_tenant_gpus_borrowed", "GPUs the tenant holds beyond its guarantee, by GPU type",
        [](const TenantGpuGauge& t) { return t.borrowed; }},
       {"corral_tenant_gpus_guaranteed", "the tenant's guaranteed GPUs (quota), by GPU type",
-       [](const TenantGpuGauge& t) { return static_cast<double>(t.guaranteed); }},
+       [](const TenantGpuGauge& t) { return t.guaranteed; }},
   };
   for (const Gauge& g : kGauges) {
     family(out, g.name, "gauge", g.help);

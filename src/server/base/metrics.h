@@ -113,9 +113,9 @@ class LedgerCounters {
 struct TenantGpuGauge {
   std::string tenant;
   std::string gpu_type;
-  double allocated = 0;         // GPUs its jobs hold (a share counts its fraction: 2.25)
-  double borrowed = 0;          // of those, beyond its guarantee: max(0, allocated - guaranteed)
-  std::int64_t guaranteed = 0;  // its quota's guarantee
+  double allocated = 0;   // GPUs its jobs hold (a share counts its fraction: 2.25)
+  double borrowed = 0;    // of those, beyond its guarantee: max(0, allocated - guaranteed)
+  double guaranteed = 0;  // its quota's guarantee (3.5)
 };
 
 // One GPU, its holder and its latest readings, as DCGM's exporter would label it.

@@ -1,6 +1,7 @@
 #include "server/base/model_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -86,11 +87,31 @@ Status read_bool(const json& obj, std::string_view path, const char* key, bool& 
   return Status();
 }
 
+// A number of GPUs, whole or with a fraction in thousandths (3.5: a guarantee shares of a
+// GPU fill exactly), into thousandths.
+Status read_gpus(const json& obj, std::string_view path, const char* key, std::int64_t& milli) {
+  if (!obj.contains(key) || obj[key].is_null()) return Status();
+  const json& v = obj[key];
+  const double gpus = v.is_number() ? v.get<double>() : -1;
+  const double thousandths = std::round(gpus * 1000);
+  if (!(gpus >= 0 && gpus <= static_cast<double>(core::kUnlimited))) {
+    return core::invalid_argument(join(path, key), "must be a number of GPUs between 0 and " +
+                                                       std::to_string(core::kUnlimited) + ", got " +
+                                                       v.dump());
+  }
+  if (std::abs(gpus * 1000 - thousandths) > 1e-6) {
+    return core::invalid_argument(join(path, key),
+                                  "must be a multiple of 0.001 GPUs, got " + v.dump());
+  }
+  milli = static_cast<std::int64_t>(thousandths);
+  return Status();
+}
+
 Status read_quota(const json& obj, const std::string& path, core::Quota& q) {
   if (!obj.is_object()) return core::invalid_argument(path, "must be an object");
   CORRAL_RETURN_IF_ERROR(core::only_fields(obj, path, {"guaranteed", "borrowLimit"}));
-  CORRAL_RETURN_IF_ERROR(read_int(obj, path, "guaranteed", 0, core::kUnlimited, q.guaranteed));
-  CORRAL_RETURN_IF_ERROR(read_int(obj, path, "borrowLimit", 0, core::kUnlimited, q.borrow_limit));
+  CORRAL_RETURN_IF_ERROR(read_gpus(obj, path, "guaranteed", q.guaranteed_milli));
+  CORRAL_RETURN_IF_ERROR(read_gpus(obj, path, "borrowLimit", q.borrow_limit_milli));
   return Status();
 }
 
@@ -152,10 +173,16 @@ Result<registry::RetrainingBudget> read_retraining(const json& r) {
 }
 
 json quota_json(const core::Quota& q) {
-  return {{"guaranteed", q.guaranteed}, {"borrowLimit", q.borrow_limit}};
+  return {{"guaranteed", gpus_json(q.guaranteed_milli)},
+          {"borrowLimit", gpus_json(q.borrow_limit_milli)}};
 }
 
 }  // namespace
+
+json gpus_json(std::int64_t milli) {
+  if (milli % 1000 == 0) return milli / 1000;
+  return static_cast<double>(milli) / 1000;
+}
 
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > 63) return false;
@@ -170,7 +197,7 @@ bool valid_name(std::string_view name) {
 TenantConfig default_tenant_config(const core::TenantId& id) {
   TenantConfig c;
   c.tenant.id = id;
-  c.tenant.default_quota = core::Quota{.guaranteed = 0, .borrow_limit = core::kUnlimited};
+  c.tenant.default_quota = core::Quota::gpus(0);
   return c;
 }
 

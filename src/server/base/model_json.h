@@ -56,6 +56,10 @@ TenantConfig default_tenant_config(const core::TenantId& id);
 //  "maxPendingJobs", "submitRatePerSecond", "submitBurst", "datasets": {"allowPending",
 //  "stopOnQuarantine"}, "retraining": {"maxGpus", "gpuHours", "period"}}; absent fields keep
 //  defaults.
+// Thousandths of GPUs as the API writes them: an integer when whole (16), else a decimal
+// (3.5); tenant quotas read such numbers back into thousandths.
+nlohmann::json gpus_json(std::int64_t milli);
+
 core::Result<TenantConfig> tenant_config_from_json(std::string_view name, std::string_view text);
 std::string tenant_config_to_json(const TenantConfig& config);
 

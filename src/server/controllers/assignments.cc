@@ -102,6 +102,9 @@ std::vector<core::DesiredWorker> node_assignments(const NodeAssignmentInput& inp
     const core::Checkpoint* restore = restore_point(j->checkpoints, attempt);
     core::WorkerSpec shared{
         .world_size = static_cast<std::int32_t>(slots.size()),
+        // A share of a GPU: MPS's limits for it (core/worker_env.h), the same on each GPU.
+        .gpu_share_milli = spec.resources.gpu_milli,
+        .gpu_memory_mib = spec.resources.gpu_memory_mib,
         .command = spec.command,
         .env = spec.env,
         .master_addr = master_addr,

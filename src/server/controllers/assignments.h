@@ -12,6 +12,8 @@
 //   MASTER_PORT                  master_port(): unique among the live attempts whose rank 0
 //                                runs on the same node
 //   CUDA_VISIBLE_DEVICES         the rank's GPU indices
+//   CUDA_MPS_*, CORRAL_GPU_SHARE a job of shares: its share and gpuMemoryGiB (the agent adds
+//                                its MPS pipe directory)
 //   CORRAL_CHECKPOINT_DIR        the spec's checkpoint.dir
 //   CORRAL_RESTORE_FROM          the newest checkpoint of an earlier attempt
 // and the spec's env with its secretEnv values over it, and the stop's grace.

@@ -65,7 +65,7 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
     std::set<std::string> types;
     if (tenant != nullptr) {
       for (const auto& [type, q] : tenant->quotas) types.insert(type.value);
-      if (tenant->default_quota.guaranteed > 0) {
+      if (tenant->default_quota.guaranteed_milli > 0) {
         types.insert(fleet_types.begin(), fleet_types.end());
       }
     }
@@ -77,21 +77,23 @@ Result<RefreshedState> read_refreshed_state(store::Tx& tx, core::Time now) {
       TenantGpuGauge g{.tenant = row.id.value, .gpu_type = type};
       if (const auto u = usage.find({row.id.value, type}); u != usage.end())
         g.allocated = static_cast<double>(u->second) / 1000;
-      if (tenant != nullptr) g.guaranteed = tenant->quota_for(core::GpuTypeId(type)).guaranteed;
+      if (tenant != nullptr) {
+        g.guaranteed =
+            static_cast<double>(tenant->quota_for(core::GpuTypeId(type)).guaranteed_milli) / 1000;
+      }
       // Borrowed as admission counts it: what the tenant holds beyond its guarantee (a
       // placement's `borrowed` flag marks the whole gang, not the GPUs past the line).
-      g.borrowed = std::max(0.0, g.allocated - static_cast<double>(g.guaranteed));
+      g.borrowed = std::max(0.0, g.allocated - g.guaranteed);
       state.tenant_gpus.push_back(std::move(g));
     }
   }
   // A holder whose tenant row is gone still shows what it holds.
   for (const auto& [key, u] : usage) {
     if (tenant_names.count(key.first) > 0) continue;
-    state.tenant_gpus.push_back(
-        {.tenant = key.first,
-         .gpu_type = key.second,
-         .allocated = static_cast<double>(u) / 1000,
-         .borrowed = static_cast<double>(u) / 1000});
+    state.tenant_gpus.push_back({.tenant = key.first,
+                                 .gpu_type = key.second,
+                                 .allocated = static_cast<double>(u) / 1000,
+                                 .borrowed = static_cast<double>(u) / 1000});
   }
   std::sort(state.tenant_gpus.begin(), state.tenant_gpus.end(),
             [](const TenantGpuGauge& a, const TenantGpuGauge& b) {

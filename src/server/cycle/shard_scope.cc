@@ -119,7 +119,7 @@ core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched
     const auto tenant = snapshot.find_tenant(core::TenantId(key.first));
     if (!tenant) continue;
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(core::GpuTypeId(key.second));
-    if (held_now + milli > q.max_total() * 1000) over.insert(key);
+    if (held_now + milli > q.max_total_milli()) over.insert(key);
   }
   if (grew.empty()) return out;
   out.dropped = drop_placements(d, [&](const sched::Placement& p) {
@@ -134,7 +134,7 @@ core::Result<QuotaRecount> recount_quotas(store::SchedulerRepo& scheduler, sched
     const auto tenant = snapshot.find_tenant(core::TenantId(key->first));
     if (p.borrowed || !tenant) continue;
     const core::Quota& q = snapshot.tenants()[*tenant].quota_for(p.gpu_type);
-    if (held->second > q.guaranteed * 1000) {
+    if (held->second > q.guaranteed_milli) {
       p.borrowed = true;
       ++out.borrowed;
     }

@@ -41,11 +41,11 @@ function gpuTitle(n, g) {
   return esc(parts.join('\n'));
 }
 
-// A GPU of shares, for people: "job 12 of vision 0.25, another tenant's 0.5; 0.25 free".
+// A GPU of shares, for people: "job 12 (vision) 0.25, another tenant's 0.5; 0.25 free".
 // `job` writes a visible share's job (plain text for a title, a link for the table);
 // the result is HTML-escaped but for what `job` returns.
 function shareText(g, job = (id) => `job ${id}`) {
-  const each = g.shares.map((s) => `${s.job ? `${job(s.job)} of ${esc(s.tenant)}` : 'another tenant&#39;s'} ${s.milli / 1000}`);
+  const each = g.shares.map((s) => `${s.job ? `${job(s.job)} (${esc(s.tenant)})` : 'another tenant&#39;s'} ${s.milli / 1000}`);
   const free = 1000 - g.heldMilli;
   return each.join(', ') + (free > 0 ? `; ${free / 1000} free` : '');
 }

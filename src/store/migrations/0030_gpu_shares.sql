@@ -14,11 +14,15 @@ CREATE UNIQUE INDEX allocations_one_share_per_job ON allocations (node, gpu_inde
 -- What insert_allocation sums, for a GPU's active rows of every kind.
 CREATE INDEX allocations_active_by_gpu ON allocations (node, gpu_index) WHERE active = 1;
 
--- A tenant's GPUs held, in the usage history, in GPUs with their fractions (2.25).
-ALTER TABLE usage_history ADD COLUMN allocated_gpus DOUBLE PRECISION NOT NULL DEFAULT 0;
-ALTER TABLE usage_history ADD COLUMN borrowed_gpus DOUBLE PRECISION NOT NULL DEFAULT 0;
-UPDATE usage_history SET allocated_gpus = allocated, borrowed_gpus = borrowed;
+-- In the usage history, GPUs with their fractions: what a tenant holds (2.25) and is
+-- guaranteed (3.5).
+ALTER TABLE usage_history ADD COLUMN gpus_f DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE usage_history ADD COLUMN allocated_f DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE usage_history ADD COLUMN borrowed_f DOUBLE PRECISION NOT NULL DEFAULT 0;
+UPDATE usage_history SET gpus_f = gpus, allocated_f = allocated, borrowed_f = borrowed;
+ALTER TABLE usage_history DROP COLUMN gpus;
 ALTER TABLE usage_history DROP COLUMN allocated;
 ALTER TABLE usage_history DROP COLUMN borrowed;
-ALTER TABLE usage_history RENAME COLUMN allocated_gpus TO allocated;
-ALTER TABLE usage_history RENAME COLUMN borrowed_gpus TO borrowed;
+ALTER TABLE usage_history RENAME COLUMN gpus_f TO gpus;
+ALTER TABLE usage_history RENAME COLUMN allocated_f TO allocated;
+ALTER TABLE usage_history RENAME COLUMN borrowed_f TO borrowed;

@@ -910,6 +910,31 @@ TYPED_TEST(ApiTest, TenantWritesThatWouldBreakTheTreeAreRefusedWithTheirField) {
   EXPECT_EQ(body(this->admin().get("/v1/tenants/org")).value("parent", json()), json());
 }
 
+// A guarantee may have a fraction (shares of a GPU fill it exactly): it is kept in
+// thousandths and written back as the number given; finer than a thousandth is refused
+// with its field.
+TYPED_TEST(ApiTest, AQuotaMayHaveAFractionOfAGpu) {
+  const auto put = this->admin().put(
+      "/v1/tenants/eval", R"({"quotas": {"H100": {"guaranteed": 3.5, "borrowLimit": 2}}})");
+  ASSERT_LT(put.status, 300) << put.body;
+  const json quota = body(this->admin().get("/v1/tenants/eval"))["quotas"]["H100"];
+  EXPECT_EQ(quota["guaranteed"], json(3.5)) << quota.dump();
+  EXPECT_TRUE(quota["borrowLimit"].is_number_integer()) << quota.dump();
+  EXPECT_EQ(quota["borrowLimit"], 2);
+  const auto fine =
+      this->admin().put("/v1/tenants/eval", R"({"quotas": {"H100": {"guaranteed": 3.0005}}})");
+  EXPECT_EQ(fine.status, 400) << fine.body;
+  const json e = body(fine)["error"];
+  EXPECT_EQ(e.value("field", ""), "quotas.H100.guaranteed") << fine.body;
+  EXPECT_NE(e.value("message", "").find("must be a multiple of 0.001 GPUs, got 3.0005"),
+            std::string::npos)
+      << fine.body;
+  const auto text =
+      this->admin().put("/v1/tenants/eval", R"({"quotas": {"H100": {"borrowLimit": "8"}}})");
+  EXPECT_EQ(text.status, 400) << text.body;
+  EXPECT_EQ(body(text)["error"].value("field", ""), "quotas.H100.borrowLimit") << text.body;
+}
+
 // No sequence of tenant writes the API accepts can make a scheduling cycle fail: random
 // writes (parents among the tenants, weights, quotas), some refused, then cycles.
 TYPED_TEST(ApiTest, NoAcceptedSequenceOfTenantWritesBreaksACycle) {

@@ -76,6 +76,15 @@ class AccrualControllerTest : public ::testing::Test {
         .status();
   }
 
+  // Accrues minute 0 once its grace has passed, as the controller does.
+  void accrue_minute_zero() {
+    AccrualController controller(*store_, clock_, specs_, one_minute_periods());
+    clock_.set(at_t0(kMin + 10'000));
+    auto r = controller.accrue_due();
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->periods, 1);
+  }
+
   std::map<std::string, std::int64_t> buckets(std::int64_t period, const std::string& node,
                                               int gpu) {
     std::map<std::string, std::int64_t> out;
@@ -282,11 +291,7 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
             return place(2, 29'995, 30'500);
           })
           .ok());
-  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
-  this->clock_.set(at_t0(kMin + 10'000));
-  auto r = controller.accrue_due();
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(r->periods, 1);
+  this->accrue_minute_zero();
   using B = std::map<std::string, std::int64_t>;
   // Job 1: 30 s used; job 2: start-up from 0:30.000 to 0:30.500, then used.
   EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 30'000 + 29'500}, {"restart_overhead", 500}}));
@@ -302,7 +307,8 @@ TYPED_TEST(AccrualControllerTest, SharesAreBilledTheirShareAndAPlacementWaitsFor
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
             for (int i = 0; i < 3; ++i) CORRAL_RETURN_IF_ERROR(this->add_job(tx));
-            const auto place = [&](int job, std::int32_t milli, std::int64_t when) {
+            const auto place = [&](int job, std::int32_t milli, std::int64_t when,
+                                   std::int64_t started) {
               CORRAL_RETURN_IF_ERROR(
                   tx.allocations().insert_allocation({.job = core::JobId(job),
                                                       .attempt = 1,
@@ -312,23 +318,19 @@ TYPED_TEST(AccrualControllerTest, SharesAreBilledTheirShareAndAPlacementWaitsFor
                                                       .created_at = at_t0(when),
                                                       .share_milli = milli}));
               return tx.records().append_job_event(
-                  {.job = core::JobId(job), .time = at_t0(when), .kind = "started"});
+                  {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
             };
-            CORRAL_RETURN_IF_ERROR(place(1, 500, 0));
-            CORRAL_RETURN_IF_ERROR(place(2, 250, 0));
+            CORRAL_RETURN_IF_ERROR(place(1, 500, 0, 0));
+            CORRAL_RETURN_IF_ERROR(place(2, 250, 0, 0));
             CORRAL_RETURN_IF_ERROR(
                 tx.allocations().release_allocations(core::JobId(1), at_t0(30'000)).status());
-            return place(3, 500, 29'995);
+            return place(3, 500, 29'995, 30'000);
           })
           .ok());
-  AccrualController controller(*this->store_, this->clock_, this->specs_, one_minute_periods());
-  this->clock_.set(at_t0(kMin + 10'000));
-  auto r = controller.accrue_due();
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(r->periods, 1);
+  this->accrue_minute_zero();
   using B = std::map<std::string, std::int64_t>;
   // Job 1: 15 s (half of 30 s); job 2: 15 s (a quarter of 60 s); job 3: 15 s (half of the
-  // last 30 s, from job 1's release on; its event says it started 5 ms earlier). Free: a
+  // last 30 s, from job 1's release on, when its workers started). Free: a
   // quarter of the first half minute and a quarter of the second.
   EXPECT_EQ(this->buckets(0, "n1", 0), (B{{"used", 45'000}, {"unallocated", 15'000}}));
 }

@@ -130,9 +130,11 @@ class SnapshotContractTest : public ::testing::Test {
     racks_ = {{.name = "r1", .power_cap_watts = 20'000}, {.name = "r2", .power_cap_watts = 6'000}};
     server::TenantConfig a = server::default_tenant_config(core::TenantId("a"));
     a.tenant.weight = 2;
-    a.tenant.quotas[core::GpuTypeId("H100")] = {.guaranteed = 12, .borrow_limit = 8};
+    a.tenant.quotas[core::GpuTypeId("H100")] = core::Quota::gpus(12, 8);
     server::TenantConfig b = server::default_tenant_config(core::TenantId("b"));
-    b.tenant.quotas[core::GpuTypeId("H100")] = {.guaranteed = 0, .borrow_limit = 24};
+    // A guarantee with a fraction: shares of a GPU fill it exactly.
+    b.tenant.quotas[core::GpuTypeId("H100")] = {.guaranteed_milli = 2'500,
+                                                .borrow_limit_milli = 24'000};
     tenant_configs_ = {a, b};
     reservations_ = {{.id = core::ReservationId("launch"),
                       .tenant = core::TenantId("b"),
@@ -340,15 +342,15 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
       const store::JobRow row{.id = JobId(r.job.id)};
       const int earlier_attempts = r.earlier_gpu_s > 0 ? 1 : 0;
       for (const auto& g : r.gpus) {
-        CORRAL_RETURN_IF_ERROR(
-            tx.allocations().insert_allocation({.job = row.id,
-                                                .attempt = earlier_attempts + 1,
-                                                .node = g.node,
-                                                .gpu_index = g.index,
-                                                .gpu_type = core::GpuTypeId("H100"),
-                                                .borrowed = r.borrowed,
-                                                .created_at = at_s(r.started_s),
-                                                .share_milli = parse(r.job.spec).resources.gpu_milli}));
+        CORRAL_RETURN_IF_ERROR(tx.allocations().insert_allocation(
+            {.job = row.id,
+             .attempt = earlier_attempts + 1,
+             .node = g.node,
+             .gpu_index = g.index,
+             .gpu_type = core::GpuTypeId("H100"),
+             .borrowed = r.borrowed,
+             .created_at = at_s(r.started_s),
+             .share_milli = parse(r.job.spec).resources.gpu_milli}));
       }
       if (r.checkpoint_s) {
         CORRAL_RETURN_IF_ERROR(tx.checkpoints().insert_checkpoint({.job = row.id,
@@ -483,7 +485,7 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_TRUE(from_store == from_fleet);
 
   // ... and the facts the policy depends on are really there, not both left at defaults.
-  ASSERT_EQ(from_store.running.size(), 4u);
+  ASSERT_EQ(from_store.running.size(), 5u);
   EXPECT_EQ(from_store.running[0].last_checkpoint_at, at_s(-10));
   EXPECT_EQ(from_store.running[1].last_checkpoint_at, at_s(-3600));
   EXPECT_EQ(from_store.running[1].preemptions, 1);
@@ -497,17 +499,23 @@ TYPED_TEST(SnapshotContractTest, StoreAndFleetAdaptersGiveTheSameInput) {
   EXPECT_EQ(from_store.running[3].request.estimate.basis, sched::EstimateBasis::kHistory);
   EXPECT_EQ(from_store.running[3].request.estimate.runs, 3);
   EXPECT_EQ(from_store.running[3].request.estimate.runtime, seconds(3600));
-  ASSERT_EQ(from_store.pending.size(), 6u);
+  // The gang of shares: a quarter of each GPU with 20 GiB, and its service a quarter of
+  // the GPUs' time (2 x 100 s / 4).
+  EXPECT_EQ(from_store.running[4].request.gpu_milli, 250);
+  EXPECT_EQ(from_store.running[4].request.gpu_memory_mib, 20 * 1024);
+  EXPECT_DOUBLE_EQ(from_store.running[4].attained_gpu_seconds, 50.0);
+  ASSERT_EQ(from_store.pending.size(), 7u);
+  EXPECT_EQ(from_store.pending[6].request.gpu_milli, 500);
   EXPECT_EQ(from_store.pending[5].request.tier, core::kInteractiveTier);
   EXPECT_EQ(from_store.pending[5].request.user, "alice");
   ASSERT_TRUE(from_store.pending[3].request.array.has_value());
-  EXPECT_EQ(from_store.pending[3].request.array->array, JobId(8));
+  EXPECT_EQ(from_store.pending[3].request.array->array, JobId(9));
   EXPECT_EQ(from_store.pending[3].request.array->max_running, 1);
   ASSERT_EQ(from_store.pending[4].dependencies.size(), 2u);
   EXPECT_TRUE(from_store.pending[4].dependencies[0].started);  // job 1 runs
   EXPECT_EQ(from_store.pending[4].dependencies[0].started_at, at_s(running[0].started_s));
   EXPECT_FALSE(from_store.pending[4].dependencies[0].ended);
-  EXPECT_EQ(from_store.pending[4].dependencies[1].job, JobId(8));  // the array, summed up
+  EXPECT_EQ(from_store.pending[4].dependencies[1].job, JobId(9));  // the array, summed up
   EXPECT_FALSE(from_store.pending[4].dependencies[1].started);
   EXPECT_EQ(from_store.pending[4].dependencies[1].on, core::DependencyCondition::kSuccess);
   EXPECT_EQ(from_store.pending[0].preemptions, 3);
