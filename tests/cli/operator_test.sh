@@ -72,6 +72,11 @@ YAML
     -d "{\"epoch\":$epoch,\"job\":1,\"attempt\":1,\"metrics\":[{\"name\":\"eval/acc\",\"step\":1,\"value\":0.9}],\"artifacts\":[{\"name\":\"model\",\"uri\":\"s3://m/1\",\"digest\":\"$digest\",\"bytes\":10}]}" >/dev/null ||
     fail "run report failed"
 }
+# $dir/v1.yaml: version v1 of report_model's artifact, with the YAML lines given after it.
+version_file() {
+  printf 'version: v1\nrun: 1\nartifactUri: s3://m/1\ndigest: "%s"\n' "$digest" >"$dir/v1.yaml"
+  printf '%s\n' "$@" >>"$dir/v1.yaml"
+}
 
 case "$case" in
   jobs_columns)
@@ -496,6 +501,178 @@ YAML
     run feature lookup user-stats@v1 --entity u1 --at tomorrowish
     expect_rc 2
     err_has '--at'
+    ;;
+  model_register)   # issue 42 item 5: POST /v1/models/{id}/versions without curl
+    report_model
+    version_file 'inputSchema: {tokens: "int32[]"}' \
+      'gates: {metrics: [{metric: eval/acc, min: 0.8}], approvals: [safety]}'
+    run model register llm -f "$dir/v1.yaml"
+    expect_rc 0
+    out_has '^model llm@v1: registered$'
+    out_has '^run: +1$'
+    out_has '^artifact: +s3://m/1$'
+    out_has "^digest: +$digest$"
+    out_has '^input: +tokens int32\[\]$'
+    out_has '^gate: +metric eval/acc >= 0.8$'
+    out_has '^gate: +approval safety: not yet \(an admin\)$'
+    out_has '^created: +token:bootstrap-admin, 20[0-9-]+ [0-9:]+ \((now|[0-9]+s ago)\)$'
+    out_lacks '[0-9]{13}'
+    run model register llm -f "$dir/v1.yaml"   # the same content again: a retry
+    expect_rc 0
+    out_has '^model llm@v1: already registered with this content$'
+    input=$(python3 -c 'import json,sys; print(json.dumps({"version": "v2", "run": 1, "artifactUri": "s3://m/1", "digest": sys.argv[1]}))' "$digest")
+    run_in model register llm -f - -o json
+    expect_rc 0
+    out_has '"version": "v2"'
+    out_has '"createdAtMs": [0-9]{13}'
+    out_has '"approved": \[\]'
+    # Refusals name the field and the reason as the API gives them.
+    sed -e 's/^version: v1/version: v3/' -e 's/cccc/dddd/' "$dir/v1.yaml" >"$dir/v3.yaml"
+    run model register llm -f "$dir/v3.yaml"
+    expect_rc 1
+    err_has "^corral model register: 400 invalid_argument: digest: does not match the artifact run 1 reported at that URI \($digest\)$"
+    sed -e 's/^version: v1/version: v3/' -e 's/min: 0.8/max: 0.8, min: 0.1/' "$dir/v1.yaml" >"$dir/v3.yaml"
+    run model register llm -f "$dir/v3.yaml"
+    expect_rc 1
+    err_has '^corral model register: 400 invalid_argument: gates.metrics\[0\]: needs exactly one of min and max$'
+    sed -e 's/^run: 1/run: 9/' "$dir/v1.yaml" >"$dir/v3.yaml"
+    run model register llm -f "$dir/v3.yaml"
+    expect_rc 1
+    err_has '^corral model register: 400 invalid_argument: run: unknown run 9$'
+    sed -e 's/s3:\/\/m\/1/s3:\/\/m\/2/' "$dir/v1.yaml" >"$dir/v3.yaml"
+    run model register llm -f "$dir/v3.yaml"   # v1 again, from another artifact
+    expect_rc 1
+    err_has '^corral model register: 400 invalid_argument: artifactUri: run 1 reported no artifact at s3://m/2$'
+    run model register llm -f "$dir/nope.yaml"
+    expect_rc 2
+    err_has 'nope.yaml: cannot be read'
+    run model get llm
+    out_has '^v1 +1 +sha256:cccccccccccc +1 metrics, 1 approvals +- '
+    out_has '^v2 +1 '
+    ;;
+  model_approve)   # issue 42 item 5: POST .../versions/{v}/approvals without curl
+    report_model
+    version_file 'gates: {approvals: [safety]}'
+    run model register llm -f "$dir/v1.yaml"
+    expect_rc 0
+    run model promote llm production v1
+    expect_rc 1
+    err_has 'approval safety failed \(not approved\)'
+    # Separation of duties: the admin token registered v1, so it may not approve it.
+    run model approve llm v1 safety --reason "red-teamed"
+    expect_rc 1
+    err_has '^corral model approve: 403 permission_denied: approval safety of llm@v1: its registrant cannot approve it; someone else must$'
+    run token create --name reviewer --role admin --owner ops@example.com
+    expect_rc 0
+    reviewer=$(grep -E '^[^ :]+$' "$dir/out" | head -1)
+    CORRAL_TOKEN=$reviewer run model approve llm v1 safety --reason "red-teamed"
+    expect_rc 0
+    out_has '^model llm@v1: approval safety recorded$'
+    out_has '^gate: +approval safety: approved by token:reviewer, 20[0-9-]+ [0-9:]+ \((now|[0-9]+s ago)\): red-teamed$'
+    out_lacks '[0-9]{13}'
+    CORRAL_TOKEN=$reviewer run model approve llm v1 safety --reason "red-teamed" -o json
+    expect_rc 0   # a retry
+    out_has '"name": "safety"'
+    out_has '"atMs": [0-9]{13}'
+    CORRAL_TOKEN=$reviewer run model approve llm v1 safety
+    out_has '^model llm@v1: approval safety was recorded already$'
+    CORRAL_TOKEN=$reviewer run model approve llm v1 legal
+    expect_rc 1
+    err_has '^corral model approve: 400 invalid_argument: name: must be one of the approvals llm@v1 asks for: \["safety"\]$'
+    CORRAL_TOKEN=$reviewer run model approve llm v9 safety
+    expect_rc 1
+    err_has '^corral model approve: 404 not_found: model version llm@v9 not found$'
+    run model promote llm production v1 --reason "approved"
+    expect_rc 0
+    out_has '^alias production of llm points at v1$'
+    ;;
+  features_write)   # issue 42 item 5: POST /v1/features/{name}/versions/{v}/values without curl
+    api POST /v1/features/user-stats/versions '{"version":"v1","schema":{"clicks":"int","ctr":"float"},"source":"kafka://clicks"}'
+    cat >"$dir/values.yaml" <<'YAML'
+values:
+  - {entity: u1, eventTimeMs: 1780000000000, values: {clicks: 3, ctr: 0.12}}
+  - {entity: u2, eventTimeMs: 1780000600000, values: {clicks: 5}}
+watermarks: {"kafka://clicks": 1780000660000}
+YAML
+    run features write user-stats@v1 -f "$dir/values.yaml" --utc
+    expect_rc 0
+    out_has '^wrote 2 values to user-stats@v1$'
+    out_has '^event times: 2026-05-28 20:26:40 UTC \([0-9]+d ago\) to 2026-05-28 20:36:40 UTC \([0-9]+d ago\)$'
+    out_has '^watermark: +kafka://clicks at 2026-05-28 20:37:40 UTC \([0-9]+d ago\)$'
+    out_lacks '[0-9]{13}'
+    run feature lookup user-stats@v1 --entity u1 --entity u2 --at 2026-05-28T20:40:00Z --ttl 1h
+    out_has '^u1 .*\{"clicks":3,"ctr":0.12\}$'
+    out_has '^u2 .*\{"clicks":5\}$'
+    input='{"values": [{"entity": "u3", "eventTimeMs": 1780000000000, "values": {"clicks": 1}}]}'
+    run_in features write user-stats@v1 -f - -o json
+    expect_rc 0
+    out_has '"written": 1'
+    # Refusals name the field and the reason as the API gives them.
+    input='{"values": [{"entity": "u4", "eventTimeMs": 1780000000000, "values": {"clicks": 1}}, {"entity": "u4", "eventTimeMs": 1780000000000, "values": {"clicks": "many"}}]}'
+    run_in features write user-stats@v1 -f -
+    expect_rc 1
+    err_has '^corral features write: 400 invalid_argument: values\[1\].values.clicks: must be a int$'
+    input='{"values": [{"entity": "u4", "eventTimeMs": 1780000000000, "values": {"views": 1}}]}'
+    run_in features write user-stats@v1 -f -
+    expect_rc 1
+    err_has '^corral features write: 400 invalid_argument: values\[0\].values.views: is not in the schema$'
+    input='{"values": [], "watermarks": {"kafka://clicks": -1}}'
+    run_in features write user-stats@v1 -f -
+    expect_rc 1
+    err_has '^corral features write: 400 invalid_argument: watermarks.kafka://clicks: '
+    run features write user-stats@v9 -f "$dir/values.yaml"
+    expect_rc 1
+    err_has '^corral features write: 404 not_found: feature set user-stats@v9 not found$'
+    run features write user-stats -f "$dir/values.yaml"
+    expect_rc 2
+    err_has '^corral features write: must be NAME@VERSION$'
+    ;;
+  drift_report)   # issue 42 item 5: POST /v1/models/{id}/versions/{v}/drift without curl
+    report_model
+    api POST /v1/models/llm/versions "{\"version\":\"v1\",\"run\":1,\"artifactUri\":\"s3://m/1\",\"digest\":\"$digest\"}"
+    python3 -c 'import json; print(json.dumps({"features": {"score": [1.5 + i / 100 for i in range(150)]}, "segment": "eu"}))' >"$dir/shifted.json"
+    python3 -c 'import json; print(json.dumps({"features": {"score": [i / 75 for i in range(150)]}}))' >"$dir/same.json"
+    run drift report llm v1 -f "$dir/shifted.json"
+    expect_rc 1
+    err_has '^corral drift report: 409 failed_precondition: llm@v1 has no drift reference: set one first \(POST .../drift/reference\)$'
+    python3 -c 'import json; print(json.dumps({"features": {"score": [i / 100 for i in range(200)]}}))' >"$dir/ref.json"
+    run drift reference llm v1 -f "$dir/ref.json"
+    expect_rc 0
+    run drift report llm v1 -f "$dir/shifted.json"
+    expect_rc 0
+    out_has '^drift report 1 of llm@v1, segment eu$'
+    out_has '^when: +20[0-9-]+ [0-9:]+ \((now|[0-9]+s ago)\)$'
+    out_has '^drifted: +score of 1$'
+    out_has '^retraining: +no template$'
+    out_has '^FEATURE +DRIFTED +STATISTIC +VALUE +THRESHOLD +PSI +JENSEN-SHANNON +REFERENCE +CURRENT$'
+    out_has '^score +yes +KS p-value +[0-9.e-]+ +0.05 +[0-9.e-]+ +[0-9.e-]+ +200 +150$'
+    out_lacks '[0-9]{13}'
+    run drift report llm v1 -f "$dir/same.json" -o json
+    expect_rc 0
+    out_has '"drifted": false'
+    out_has '"atMs": [0-9]{13}'
+    out_has '"ksP": '
+    input='{"features": {"score": [0.5, 1.0, 1.5]}, "segment": "us"}'
+    run_in drift report llm v1 -f -
+    expect_rc 0
+    out_has '^drift report 3 of llm@v1, segment us$'
+    out_has '^score +(yes|no) +KS p-value '
+    run drift reports llm v1
+    [[ $(grep -cE '^20' "$dir/out") -eq 3 ]] || fail "3 reports listed"
+    # Refusals name the field and the reason as the API gives them.
+    run drift report llm v9 -f "$dir/shifted.json"
+    expect_rc 1
+    err_has '^corral drift report: 404 not_found: model version llm@v9 not found$'
+    input='{"features": {"score": [0.5, "high"]}}'
+    run_in drift report llm v1 -f -
+    expect_rc 1
+    err_has '^corral drift report: 400 invalid_argument: features.score\[1\]: must be a finite number$'
+    input='{"features": {"score": [0.5]}, "segment": "EU West"}'
+    run_in drift report llm v1 -f -
+    expect_rc 1
+    err_has '^corral drift report: 400 invalid_argument: segment: must be a segment label \(a DNS label\)$'
+    run drift reports llm v1
+    [[ $(grep -cE '^20' "$dir/out") -eq 3 ]] || fail "a refused report was kept"
     ;;
   watch)
     add_node dgx01 r1 l1

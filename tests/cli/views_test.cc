@@ -17,7 +17,9 @@
 #include "cli/format/table.h"
 #include "cli/format/time_text.h"
 #include "cli/views/audit_view.h"
+#include "cli/views/drift_view.h"
 #include "cli/views/jobs_view.h"
+#include "cli/views/models_view.h"
 #include "cli/views/nodes_view.h"
 #include "cli/views/racks_view.h"
 #include "cli/views/reservations_view.h"
@@ -92,6 +94,9 @@ std::vector<GoldenCase> golden_cases() {
       {"token_created", [=] { return token_text(fixture("token_created"), local); }},
       {"audit", [=] { return table(audit_table(audit, local, false)); }},
       {"audit_wide_utc", [=] { return table(audit_table(audit, utc, true)); }},
+      {"model_version",
+       [=] { return model_version_text(fixture("model_version"), "registered", local); }},
+      {"drift_report", [=] { return drift_report_text(fixture("drift_report"), local); }},
       {"reservations_yaml",
        [=] { return output_text(Format::kYaml, fixture("reservations"), nullptr); }},
   };
@@ -226,6 +231,35 @@ TEST(Views, SweepNamesItsBestTrialAndEachTrialsRungs) {
             "INDEX  JOB  STATE      PARAMETERS        RUNGS            STEP  VALUE   GPU-HOURS\n"
             "0      13   cancelled  lr=0.5 opt=adam   0, stopped at 0  40    0.4     0.00\n"
             "1      14   succeeded  lr=0.05 opt=adam  2                360   0.0125  2.00\n");
+}
+
+// `corral model register` of a version with no gates or schemas, and `corral drift report`
+// of a labels report that did not drift: the lines they lack read as such, not as blanks.
+TEST(Views, AVersionWithoutGatesAndAReportOfLabels) {
+  const json version = json::parse(R"({"model": "llm", "version": "v2", "tenant": "nlp",
+      "run": 43, "artifactUri": "/ckpt/43/model.pt", "digest": "sha256:ab",
+      "inputSchema": {}, "outputSchema": {}, "createdBy": "token:ci-bot",
+      "createdAtMs": 1796306700000, "approved": []})");
+  const std::string text = model_version_text(version, "already registered", utc_style());
+  EXPECT_NE(text.find("model llm@v2: already registered\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ninput:      -\noutput:     -\ngates:      none\n"), std::string::npos)
+      << text;
+  const json labels = json::parse(R"({"id": 9, "kind": "labels", "model": "llm",
+      "version": "v2", "segment": "", "drifted": false, "atMs": 1796306700000,
+      "features": {"label": {"method": "ks", "threshold": 0.05, "drifted": false,
+                             "ksP": 0.62, "psi": 0.01, "jensenShannon": 0.03,
+                             "referenceValues": 200, "currentValues": 40}},
+      "performance": {"labeled": 40, "mae": 0.125, "rmse": 0.2, "accuracy": 0.95}})");
+  EXPECT_EQ(drift_report_text(labels, utc_style()),
+            "drift report 9 of llm@v2\n"
+            "when:        2026-12-03 14:05:00 UTC (now)\n"
+            "drifted:     none of 1\n"
+            "performance: 40 labels, mae 0.125, accuracy 95.0%\n"
+            "\n"
+            "FEATURE  DRIFTED  STATISTIC   VALUE  THRESHOLD  PSI   JENSEN-SHANNON  REFERENCE  "
+            "CURRENT\n"
+            "label    no       KS p-value  0.62   0.05       0.01  0.03            200        "
+            "40\n");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // `corral drift reports MODEL VERSION` lists a version's drift reports; `corral drift
-// reference MODEL VERSION -f FILE` sets its reference ({features} or {window}, with
-// thresholds); `corral drift retraining MODEL` shows the model's retraining template,
-// its tenant's retraining budget and the jobs its drift submitted, `-f JOB_FILE` sets
-// the template from a job spec and `--delete` removes it (docs/drift.md).
+// report MODEL VERSION -f FILE` posts current samples ({features, segment}) and prints the
+// report they made; `corral drift reference MODEL VERSION -f FILE` sets its reference
+// ({features} or {window}, with thresholds); `corral drift retraining MODEL` shows the model's
+// retraining template, its tenant's retraining budget and the jobs its drift submitted, `-f
+// JOB_FILE` sets the template from a job spec and `--delete` removes it (docs/drift.md).
 #include <iostream>
 #include <memory>
 
@@ -77,6 +78,29 @@ void add_drift_commands(CLI::App& app, const CommandEnv& env) {
                          });
   l->add_option("model", list->model, "model id")->required();
   l->add_option("version", list->version, "the version")->required();
+
+  // One report per invocation: a retry after no answer is the same request under the same
+  // key, so it neither keeps a second report nor submits a second retraining job.
+  auto post = std::make_shared<DriftArgs>();
+  CLI::App* p = add_remote_command(
+      *group, env, "report",
+      "Judge current samples against the version's reference and keep the report (a YAML or "
+      "JSON file)",
+      [post](const RemoteOptions& o) {
+        const auto doc = read_document(post->file);
+        if (!doc.ok()) return usage_error("drift report", doc.status().to_string());
+        const Answer a = post_once(o, version_path(*post), doc->dump());
+        if (a.status != 201) return report_failure("drift report", a, std::cerr);
+        const TimeStyle style = time_style(o);
+        print_output(std::cout, o, a.body, [&](bool) { return drift_report_text(a.body, style); });
+        return kExitOk;
+      });
+  p->add_option("model", post->model, "model id")->required();
+  p->add_option("version", post->version, "the version")->required();
+  p->add_option("-f,--file", post->file,
+                "{features: {NAME: [values] or {edges, counts}}, segment: LABEL}; - reads "
+                "standard input")
+      ->required();
 
   auto ref = std::make_shared<DriftArgs>();
   CLI::App* r = add_remote_command(

@@ -1,11 +1,13 @@
-// `corral models` lists models; `corral model get ID`, `promote ID ALIAS VERSION [--reason
-// R] [--canary V --weight W] [--endpoint URL]`, `rollback ID ALIAS [--reason R]` and
-// `history ID ALIAS` (docs/models.md).
+// `corral models` lists models; `corral model get ID`, `register ID -f FILE`, `approve ID
+// VERSION NAME [--reason R]`, `promote ID ALIAS VERSION [--reason R] [--canary V --weight
+// W] [--endpoint URL]`, `rollback ID ALIAS [--reason R]` and `history ID ALIAS`
+// (docs/models.md).
 #include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands/input_file.h"
 #include "cli/commands/remote.h"
 #include "cli/commands/remote_commands.h"
 #include "cli/commands/validate.h"
@@ -23,6 +25,22 @@ struct AliasMove {
 
 std::string alias_path(const std::string& model, const std::string& alias) {
   return "/v1/models/" + query_value(model) + "/aliases/" + query_value(alias);
+}
+
+struct ApprovalArgs {
+  std::string model, version, name, reason;
+};
+
+// A version as register and approve answer it: 201 when this call added it, 200 when it
+// was there already (a retry).
+int print_model_version(const RemoteOptions& o, const char* command, const Answer& a,
+                        const std::string& added, const std::string& already) {
+  if (a.status != 200 && a.status != 201) return report_failure(command, a, std::cerr);
+  const TimeStyle style = time_style(o);
+  print_output(std::cout, o, a.body, [&](bool) {
+    return model_version_text(a.body, a.status == 201 ? added : already, style);
+  });
+  return kExitOk;
 }
 
 int print_alias(const RemoteOptions& o, const char* command, const Answer& a) {
@@ -47,7 +65,8 @@ void add_models_commands(CLI::App& app, const CommandEnv& env) {
         return kExitOk;
       });
 
-  CLI::App* group = app.add_subcommand("model", "Show a model, promote or roll back an alias");
+  CLI::App* group = app.add_subcommand(
+      "model", "Show a model, register or approve a version, promote or roll back an alias");
   group->require_subcommand(1);
 
   auto id = std::make_shared<std::string>();
@@ -62,6 +81,42 @@ void add_models_commands(CLI::App& app, const CommandEnv& env) {
                      })
       ->add_option("model", *id, "model id")
       ->required();
+
+  auto reg = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* g = add_remote_command(
+      *group, env, "register",
+      "Register a version from an artifact its run reported (a YAML or JSON file)",
+      [reg](const RemoteOptions& o) {
+        const auto doc = read_document(reg->second);
+        if (!doc.ok()) return usage_error("model register", doc.status().to_string());
+        const Answer a =
+            call(o, "POST", "/v1/models/" + query_value(reg->first) + "/versions", doc->dump());
+        return print_model_version(o, "model register", a, "registered",
+                                   "already registered with this content");
+      });
+  g->add_option("model", reg->first, "model id")->required();
+  g->add_option("-f,--file", reg->second,
+                "the version: version, run, artifactUri, digest, inputSchema, outputSchema, "
+                "gates; - reads standard input")
+      ->required();
+
+  auto approval = std::make_shared<ApprovalArgs>();
+  CLI::App* ap = add_remote_command(
+      *group, env, "approve", "Record an approval a version's gates ask for",
+      [approval](const RemoteOptions& o) {
+        json body = {{"name", approval->name}};
+        if (!approval->reason.empty()) body["reason"] = approval->reason;
+        const std::string path = "/v1/models/" + query_value(approval->model) + "/versions/" +
+                                 query_value(approval->version) + "/approvals";
+        return print_model_version(o, "model approve", call(o, "POST", path, body.dump()),
+                                   "approval " + approval->name + " recorded",
+                                   "approval " + approval->name + " was recorded already");
+      });
+  ap->add_option("model", approval->model, "model id")->required();
+  ap->add_option("version", approval->version, "the version")->required();
+  ap->add_option("name", approval->name, "the approval, as its gates name it (safety, legal, ...)")
+      ->required();
+  ap->add_option("--reason", approval->reason, "why, kept with the approval and in the audit log");
 
   auto move = std::make_shared<AliasMove>();
   CLI::App* p = add_remote_command(

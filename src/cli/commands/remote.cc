@@ -7,6 +7,7 @@
 #include <fstream>
 #include <httplib.h>
 #include <iostream>
+#include <random>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -147,6 +148,18 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
   answer.body = json ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json(r->body);
   if (answer.body.is_discarded()) answer.body = nlohmann::json(r->body);
   return answer;
+}
+
+Answer post_once(const RemoteOptions& options, const std::string& path, const std::string& body,
+                 const std::string& content_type, std::string key) {
+  if (key.empty()) {
+    key = "cli-" + std::to_string(std::random_device{}()) + "-" +
+          std::to_string(std::random_device{}());
+  }
+  Answer a = call(options, "POST", path, body, content_type, {{"Idempotency-Key", key}});
+  if (a.status == 0)
+    a = call(options, "POST", path, body, content_type, {{"Idempotency-Key", key}});
+  return a;
 }
 
 std::string query_value(const std::string& value) {

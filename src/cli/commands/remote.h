@@ -66,6 +66,12 @@ Answer call(const RemoteOptions& options, const std::string& method, const std::
             const std::string& body = {}, const std::string& content_type = "application/json",
             const std::map<std::string, std::string>& headers = {});
 
+// A POST that adds something (a job, feature values, a drift report) and must do so once:
+// sent with `key` as its Idempotency-Key (empty: one made for this invocation), and sent
+// once more under it when the first try got no answer, so that the retry cannot add twice.
+Answer post_once(const RemoteOptions& options, const std::string& path, const std::string& body,
+                 const std::string& content_type = "application/json", std::string key = {});
+
 // A GET of a list (docs/api/openapi.yaml, "Lists") with every page: follows nextCursor
 // to the end and answers the first page's body with all pages' `items_key` items. The
 // first failed page's answer when one fails.

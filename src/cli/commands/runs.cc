@@ -4,7 +4,6 @@
 // pinned (docs/runs.md). `corral sweep ID` shows a sweep (docs/jobspec.md#sweeps).
 #include <iostream>
 #include <memory>
-#include <random>
 
 #include <CLI/CLI.hpp>
 
@@ -54,16 +53,7 @@ void add_runs_commands(CLI::App& app, const CommandEnv& env) {
   auto source = std::make_shared<std::string>();
   add_remote_command(*runs, env, "reproduce", "Submit a job with a run's manifest pinned",
                      [source](const RemoteOptions& o) {
-                       // One key for this invocation: a retry inside it cannot submit twice.
-                       const std::string key = "cli-reproduce-" +
-                                               std::to_string(std::random_device{}()) + "-" +
-                                               std::to_string(std::random_device{}());
-                       Answer a = call(o, "POST", run_path(*source) + "/reproduce", "{}",
-                                       "application/json", {{"Idempotency-Key", key}});
-                       if (a.status == 0) {
-                         a = call(o, "POST", run_path(*source) + "/reproduce", "{}",
-                                  "application/json", {{"Idempotency-Key", key}});
-                       }
+                       const Answer a = post_once(o, run_path(*source) + "/reproduce", "{}");
                        if (a.status != 201) return report_failure("runs reproduce", a, std::cerr);
                        print_output(std::cout, o, a.body, [&](bool) {
                          return "run " + text(field(a.body, "id")) +

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -76,12 +75,7 @@ int start_session(const RemoteOptions& o, const SessionArgs& args) {
     if (!parsed.ok()) return usage_error("session", "--timeout: " + parsed.status().message());
     timeout = *parsed;
   }
-  const std::string key = "cli-session-" + std::to_string(std::random_device{}()) + "-" +
-                          std::to_string(std::random_device{}());
-  Answer a = call(o, "POST", "/v1/jobs", *spec, "application/json", {{"Idempotency-Key", key}});
-  if (a.status == 0) {
-    a = call(o, "POST", "/v1/jobs", *spec, "application/json", {{"Idempotency-Key", key}});
-  }
+  const Answer a = post_once(o, "/v1/jobs", *spec);
   if (a.status != 201) return report_failure("session", a, std::cerr);
   const std::string id = std::to_string(a.body.value("id", std::int64_t{0}));
   std::cerr << "session " << id << " submitted; waiting for its GPUs\n";

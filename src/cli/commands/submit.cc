@@ -6,7 +6,6 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <random>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -37,17 +36,8 @@ void add_submit_command(CLI::App& app, const CommandEnv& env) {
         }
         const std::string body = input.str();
         const bool json = file->ends_with(".json") || body.starts_with("{");
-        // A key per invocation unless given: retries inside this call cannot duplicate.
-        std::string k = *key;
-        if (k.empty())
-          k = "cli-" + std::to_string(std::random_device{}()) + "-" +
-              std::to_string(std::random_device{}());
-        const std::string path = *workflow ? "/v1/workflows" : "/v1/jobs";
-        Answer a = call(o, "POST", path, body, json ? "application/json" : "application/yaml",
-                        {{"Idempotency-Key", k}});
-        if (a.status == 0)
-          a = call(o, "POST", path, body, json ? "application/json" : "application/yaml",
-                   {{"Idempotency-Key", k}});
+        const Answer a = post_once(o, *workflow ? "/v1/workflows" : "/v1/jobs", body,
+                                   json ? "application/json" : "application/yaml", *key);
         if (a.status != 201) return report_failure("submit", a, std::cerr);
         print_output(std::cout, o, a.body, [&](bool) {
           if (*workflow) {

@@ -59,6 +59,41 @@ Table drift_reports_table(const json& reports, const TimeStyle& style) {
   return t;
 }
 
+std::string drift_report_text(const json& r, const TimeStyle& style) {
+  std::ostringstream out;
+  const auto line = [&](const char* key, const std::string& value) {
+    out << fmt::format("{:<13}{}\n", std::string(key) + ":", value);
+  };
+  const std::string segment = text(field(r, "segment"));
+  out << "drift report " << text(field(r, "id")) << " of " << text(field(r, "model")) << "@"
+      << text(field(r, "version")) << (segment.empty() ? "" : ", segment " + segment) << "\n";
+  line("when", when_text(field(r, "atMs"), style));
+  line("drifted", features_text(field(r, "features")));
+  if (field(r, "performance").is_object()) {
+    line("performance", performance_text(field(r, "performance")));
+  }
+  if (field(r, "retraining").is_object()) {
+    line("retraining", retraining_outcome_text(field(r, "retraining")));
+  }
+  // Each feature is judged by one statistic (registry/drift.h): the KS p-value drifts
+  // below its threshold, the normed Wasserstein distance at or above it.
+  Table t{.headers = {"FEATURE", "DRIFTED", "STATISTIC", "VALUE", "THRESHOLD", "PSI",
+                      "JENSEN-SHANNON", "REFERENCE", "CURRENT"}};
+  const auto number = [](const json& v) {
+    return v.is_number() ? fmt::format("{:.3g}", v.get<double>()) : std::string("-");
+  };
+  for (const auto& [name, f] : field(r, "features").items()) {
+    const bool ks = field(f, "method") == "ks";
+    t.rows.push_back(
+        {name, field(f, "drifted") == true ? "yes" : "no", ks ? "KS p-value" : "normed Wasserstein",
+         number(field(f, ks ? "ksP" : "wassersteinNormed")), number(field(f, "threshold")),
+         number(field(f, "psi")), number(field(f, "jensenShannon")),
+         text(field(f, "referenceValues")), text(field(f, "currentValues"))});
+  }
+  out << "\n" << table_text(t);
+  return out.str();
+}
+
 std::string retraining_text(const json& s, const TimeStyle& style) {
   std::ostringstream out;
   out << "model " << text(field(s, "model")) << " (tenant " << text(field(s, "tenant")) << ")\n";
