@@ -119,8 +119,8 @@ sys.exit(0 if ended == s["trials"] else 1)' && break
 done
 "${corral[@]}" sweep "$sweep"
 echo
-echo "== shares of a GPU (docs/jobspec.md): a quarter for vision and a half for nlp, side by"
-echo "   side on one H100, each worker held to its part by MPS's limits"
+echo "== shares of a GPU (docs/jobspec.md): a quarter of an H100 for vision and a half for nlp,"
+echo "   placed against fragmentation beside other shares, each worker held to its part by MPS"
 quarter=$(submit examples/local/probe-quarter.yaml)
 half=$(submit examples/local/eval-half.yaml)
 for job in "$quarter" "$half"; do
@@ -128,7 +128,7 @@ for job in "$quarter" "$half"; do
     "${corral[@]}" logs "$job" --rank 0 2>/dev/null | grep -q '^share=' && break
     sleep 0.5
   done
-  "${corral[@]}" job "$job" | grep -E '^(job|placed) '
+  "${corral[@]}" job "$job" | grep -E '^(job |placed:)'
   "${corral[@]}" logs "$job" --rank 0 | grep '^share='
 done
 echo

@@ -76,6 +76,21 @@ class AccrualControllerTest : public ::testing::Test {
         .status();
   }
 
+  // Job `job` placed on n1/0 at `when` (its share: `milli`, 0 for the whole GPU), its
+  // workers started at `started`.
+  Status place(store::Tx& tx, int job, std::int64_t when, std::int64_t started,
+               std::int32_t milli = 0) {
+    CORRAL_RETURN_IF_ERROR(tx.allocations().insert_allocation({.job = core::JobId(job),
+                                                               .attempt = 1,
+                                                               .node = core::NodeId("n1"),
+                                                               .gpu_index = 0,
+                                                               .gpu_type = core::GpuTypeId("H100"),
+                                                               .created_at = at_t0(when),
+                                                               .share_milli = milli}));
+    return tx.records().append_job_event(
+        {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
+  }
+
   // Accrues minute 0 once its grace has passed, as the controller does.
   void accrue_minute_zero() {
     AccrualController controller(*store_, clock_, specs_, one_minute_periods());
@@ -274,21 +289,10 @@ TYPED_TEST(AccrualControllerTest, APlacementStampedBeforeTheLastReleaseStartsAtI
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
             CORRAL_RETURN_IF_ERROR(this->add_job(tx));
             CORRAL_RETURN_IF_ERROR(this->add_job(tx));
-            const auto place = [&](int job, std::int64_t when, std::int64_t started) {
-              CORRAL_RETURN_IF_ERROR(
-                  tx.allocations().insert_allocation({.job = core::JobId(job),
-                                                      .attempt = 1,
-                                                      .node = core::NodeId("n1"),
-                                                      .gpu_index = 0,
-                                                      .gpu_type = core::GpuTypeId("H100"),
-                                                      .created_at = at_t0(when)}));
-              return tx.records().append_job_event(
-                  {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
-            };
-            CORRAL_RETURN_IF_ERROR(place(1, 0, 0));
+            CORRAL_RETURN_IF_ERROR(this->place(tx, 1, 0, 0));
             CORRAL_RETURN_IF_ERROR(
                 tx.allocations().release_allocations(core::JobId(1), at_t0(30'000)).status());
-            return place(2, 29'995, 30'500);
+            return this->place(tx, 2, 29'995, 30'500);
           })
           .ok());
   this->accrue_minute_zero();
@@ -307,24 +311,11 @@ TYPED_TEST(AccrualControllerTest, SharesAreBilledTheirShareAndAPlacementWaitsFor
           ->transact([&](store::Tx& tx) {
             CORRAL_RETURN_IF_ERROR(this->fleet(tx));
             for (int i = 0; i < 3; ++i) CORRAL_RETURN_IF_ERROR(this->add_job(tx));
-            const auto place = [&](int job, std::int32_t milli, std::int64_t when,
-                                   std::int64_t started) {
-              CORRAL_RETURN_IF_ERROR(
-                  tx.allocations().insert_allocation({.job = core::JobId(job),
-                                                      .attempt = 1,
-                                                      .node = core::NodeId("n1"),
-                                                      .gpu_index = 0,
-                                                      .gpu_type = core::GpuTypeId("H100"),
-                                                      .created_at = at_t0(when),
-                                                      .share_milli = milli}));
-              return tx.records().append_job_event(
-                  {.job = core::JobId(job), .time = at_t0(started), .kind = "started"});
-            };
-            CORRAL_RETURN_IF_ERROR(place(1, 500, 0, 0));
-            CORRAL_RETURN_IF_ERROR(place(2, 250, 0, 0));
+            CORRAL_RETURN_IF_ERROR(this->place(tx, 1, 0, 0, 500));
+            CORRAL_RETURN_IF_ERROR(this->place(tx, 2, 0, 0, 250));
             CORRAL_RETURN_IF_ERROR(
                 tx.allocations().release_allocations(core::JobId(1), at_t0(30'000)).status());
-            return place(3, 500, 29'995, 30'000);
+            return this->place(tx, 3, 29'995, 30'000, 500);
           })
           .ok());
   this->accrue_minute_zero();
