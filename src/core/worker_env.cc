@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/sweep.h"
+#include "core/units.h"
 
 namespace corral::core {
 
@@ -38,10 +39,7 @@ void add_share_env(const WorkerSpec& spec, std::string_view mps_pipe_dir,
   // The control daemon's directory: a client that looks elsewhere finds no daemon and runs
   // outside MPS, unlimited.
   if (!mps_pipe_dir.empty()) env["CUDA_MPS_PIPE_DIRECTORY"] = std::string(mps_pipe_dir);
-  // 250 thousandths: "0.25"; 5: "0.005".
-  std::string digits = fmt::format("{:03d}", spec.gpu_share_milli);
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  env["CORRAL_GPU_SHARE"] = "0." + digits;
+  env["CORRAL_GPU_SHARE"] = format_gpu_milli(spec.gpu_share_milli);  // 250: "0.25"
 }
 
 }  // namespace

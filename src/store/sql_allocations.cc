@@ -15,9 +15,6 @@ using core::Result;
 using core::Status;
 using core::StatusCode;
 
-// What an active row holds of its GPU, in thousandths: its share, or the whole.
-constexpr std::string_view kHeldMilli = "CASE WHEN share_milli = 0 THEN 1000 ELSE share_milli END";
-
 constexpr std::string_view kAllocColumns =
     "id, job_id, attempt, node, gpu_index, gpu_type, epoch, active, borrowed, created_at, "
     "released_at, share_milli";

@@ -159,9 +159,9 @@ Result<TenantTypeCounts> SqlTx::lock_tenant_holdings(const std::vector<core::Ten
   CORRAL_RETURN_IF_ERROR(lock_tenants(tenants, TenantLock::kRecount));
   IdChunk names = tenant_list(tenants);
   CORRAL_ASSIGN_OR_RETURN(
-      auto res, q(cat("SELECT j.tenant, a.gpu_type, SUM(CASE WHEN a.share_milli = 0 THEN 1000 ELSE "
-                      "a.share_milli END) FROM allocations a JOIN jobs j ON j.id = a.job_id WHERE "
-                      "a.active = 1 AND j.tenant IN ",
+      auto res, q(cat(cat("SELECT j.tenant, a.gpu_type, SUM(", kHeldMilli,
+                          ") FROM allocations a JOIN jobs j ON j.id = a.job_id WHERE a.active = 1 "
+                          "AND j.tenant IN "),
                       names.list, " GROUP BY j.tenant, a.gpu_type"),
                   std::move(names.params)));
   for (const auto& r : res.rows) {

@@ -21,12 +21,12 @@ using core::JobPhase;
 using core::Status;
 
 std::string describe(const sched::Placement& p) {
-  std::string out =
-      p.share_milli > 0
-          ? "placed a " + core::format_gpu_milli(p.share_milli) + " share on " +
-                (p.gpus.size() == 1 ? "one " : "each of " + std::to_string(p.gpus.size()) + " ") +
-                p.gpu_type.value + ":"
-          : "placed on " + std::to_string(p.gpus.size()) + " " + p.gpu_type.value + ":";
+  const std::string count = std::to_string(p.gpus.size());
+  std::string out = "placed on " + count + " " + p.gpu_type.value + ":";
+  if (p.share_milli > 0) {  // "placed a 0.25 share on one H100:", "... on each of 2 H100:"
+    out = "placed a " + core::format_gpu_milli(p.share_milli) + " share on " +
+          (p.gpus.size() == 1 ? "one " : "each of " + count + " ") + p.gpu_type.value + ":";
+  }
   std::string node;
   for (const auto& g : p.gpus) {
     if (g.node.value != node) {

@@ -78,6 +78,10 @@ class RowReader {
 std::string_view column_name(std::string_view columns, std::size_t col);
 
 inline std::int64_t ms(core::Time t) { return core::to_ms(t); }
+// What an active allocations row holds of its GPU, in thousandths: its share, or the whole
+// GPU (share_milli 0). The one spelling of it in SQL, for every query that counts them.
+inline constexpr std::string_view kHeldMilli =
+    "CASE WHEN share_milli = 0 THEN 1000 ELSE share_milli END";
 // A double bound as text, read back with CAST($n AS DOUBLE PRECISION): both drivers
 // then keep all of its precision.
 std::string double_text(double v);
